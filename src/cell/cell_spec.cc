@@ -1,0 +1,76 @@
+#include "cell/cell_spec.h"
+
+#include <nlohmann/json.hpp>
+
+namespace mcpcell {
+namespace {
+
+template <typename T>
+nlohmann::json LimitJson(const Limit<T>& l) {
+  nlohmann::json j;
+  j["value"] = l.value ? nlohmann::json(*l.value) : nlohmann::json(nullptr);
+  j["requested"] = l.requested;
+  return j;
+}
+
+}  // namespace
+
+std::string ToString(MountSpec::Kind kind) {
+  return kind == MountSpec::Kind::kBind ? "bind" : "tmpfs";
+}
+
+std::string ToString(NetworkSpec::Mode mode) {
+  switch (mode) {
+    case NetworkSpec::Mode::kNone: return "none";
+    case NetworkSpec::Mode::kAllowList: return "allow-list";
+    case NetworkSpec::Mode::kOpen: return "open";
+  }
+  return "?";
+}
+
+nlohmann::json ToJson(const CellSpec& s) {
+  nlohmann::json mounts = nlohmann::json::array();
+  for (const auto& m : s.mounts) {
+    nlohmann::json j{{"kind", ToString(m.kind)}, {"target", m.target}, {"writable", m.writable},
+                     {"why", m.why}};
+    if (m.kind == MountSpec::Kind::kBind) j["source"] = m.source;
+    if (m.optional) j["optional"] = true;
+    if (m.size_bytes != 0) j["size_bytes"] = m.size_bytes;
+    mounts.push_back(std::move(j));
+  }
+  nlohmann::json secrets = nlohmann::json::array();
+  for (const auto& sec : s.secrets) {
+    nlohmann::json j{{"name", sec.name}, {"host_file", sec.host_file},
+                     {"path", "/run/secrets/" + sec.name}};
+    if (sec.env_name) j["env"] = *sec.env_name;
+    secrets.push_back(std::move(j));
+  }
+  nlohmann::json limits{{"memory_bytes", LimitJson(s.limits.memory_bytes)},
+                        {"pids", LimitJson(s.limits.pids)},
+                        {"cpus", LimitJson(s.limits.cpus)},
+                        {"tmp_bytes", s.limits.tmp_bytes},
+                        {"nofile", s.limits.nofile},
+                        {"core_bytes", s.limits.core_bytes}};
+  limits["timeout_ms"] =
+      s.limits.timeout ? nlohmann::json(s.limits.timeout->count()) : nlohmann::json(nullptr);
+  return nlohmann::json{
+      {"backend", s.backend},
+      {"argv", s.argv},
+      {"env", s.env},
+      {"workdir", s.workdir},
+      {"hostname", s.hostname},
+      {"user", {{"uid", s.uid}, {"gid", s.gid}, {"home", s.home}}},
+      {"mounts", mounts},
+      {"network",
+       {{"mode", ToString(s.network.mode)},
+        {"allow_hosts", s.network.allow_hosts},
+        {"allow_ports", s.network.allow_ports}}},
+      {"limits", limits},
+      {"secrets", secrets},
+      {"seccomp", s.seccomp},
+      {"landlock", s.landlock},
+      {"stop_grace_ms", s.stop_grace.count()},
+  };
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,86 @@
+#pragma once
+// CellSpec: the one declarative description of a cell. Flags, policy, profile
+// and registry defaults all lower into it; every backend only reads it; it can
+// be printed (`--dry-run`) so a user sees exactly what will be enforced.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace mcpcell {
+
+/// Something that appears inside the cell's filesystem.
+struct MountSpec {
+  enum class Kind { kBind, kTmpfs };
+  Kind kind = Kind::kBind;
+  std::string source;   ///< host path for kBind (absolute, resolved); empty for kTmpfs
+  std::string target;   ///< absolute path inside the cell
+  bool writable = false;
+  bool optional = false;  ///< skip silently if the source is missing (system dirs like /lib64)
+  std::uint64_t size_bytes = 0;  ///< kTmpfs only; 0 = backend default
+  std::string why;  ///< where it came from: "system", "server", "--read", "--write", "masked", ...
+};
+
+/// A limit and whether the user asked for it. A requested limit that cannot be
+/// enforced is an error; a default one only a warning.
+template <typename T>
+struct Limit {
+  std::optional<T> value;
+  bool requested = false;  ///< true when it came from a flag, profile or policy, not a default
+};
+
+struct Limits {
+  Limit<std::uint64_t> memory_bytes;
+  Limit<std::uint64_t> pids;
+  Limit<double> cpus;            ///< CPU cores (1.5 = 150% of one core)
+  std::uint64_t tmp_bytes = 0;   ///< size of the cell's /tmp tmpfs
+  std::uint64_t nofile = 4096;   ///< RLIMIT_NOFILE
+  std::uint64_t core_bytes = 0;  ///< RLIMIT_CORE: no core dumps of secrets by default
+  std::optional<std::chrono::milliseconds> timeout;  ///< wall clock for the whole run
+};
+
+/// What network the cell gets. kNone: loopback only. kAllowList: only through
+/// the egress proxy (not yet implemented: refused). kOpen: the host's network.
+struct NetworkSpec {
+  enum class Mode { kNone, kAllowList, kOpen };
+  Mode mode = Mode::kNone;
+  std::vector<std::string> allow_hosts;
+  std::vector<std::uint16_t> allow_ports;
+};
+
+/// A secret delivered as a read-only file at /run/secrets/<name>.
+struct SecretSpec {
+  std::string name;
+  std::string host_file;
+  std::optional<std::string> env_name;  ///< only when the user asked to map it to an env var
+};
+
+struct CellSpec {
+  std::vector<std::string> argv;             ///< argv[0] resolved inside the cell via PATH
+  std::map<std::string, std::string> env;    ///< the complete environment; nothing else leaks in
+  std::string workdir = "/";                 ///< cwd inside the cell
+  std::string hostname = "mcpcell";
+  std::uint32_t uid = 1000;                  ///< uid/gid inside the cell
+  std::uint32_t gid = 1000;
+  std::string home = "/home/mcp";            ///< a writable tmpfs
+  std::vector<MountSpec> mounts;             ///< in the order they were added; planner sorts
+  NetworkSpec network;
+  Limits limits;
+  std::vector<SecretSpec> secrets;
+  bool seccomp = true;
+  bool landlock = true;
+  std::chrono::milliseconds stop_grace{2000};  ///< SIGTERM → SIGKILL
+  std::string backend = "native";
+};
+
+/// The spec as JSON, for --dry-run and the audit log.
+nlohmann::json ToJson(const CellSpec& spec);
+std::string ToString(MountSpec::Kind kind);
+std::string ToString(NetworkSpec::Mode mode);
+
+}  // namespace mcpcell

@@ -1,0 +1,66 @@
+#pragma once
+// Resource limits through cgroups, v2 and v1 (hybrid machines included), plus rlimits.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cell/cell_spec.h"
+#include "util/error.h"
+
+namespace mcpcell {
+
+/// The cgroup(s) of one cell. Created before the cell's first process runs,
+/// removed on destruction (after the cell's processes are gone). On v1 one
+/// directory per controller; on v2 one directory.
+class CellCgroup {
+ public:
+  /// Creates cgroups for `limits`. A limit with requested=true that cannot be
+  /// enforced (no delegation, controller missing) is an Error naming what is
+  /// missing; a default one adds a line to *warnings and is skipped.
+  static Result<CellCgroup> Create(const Limits& limits, const std::string& cell_id,
+                                   std::vector<std::string>* warnings);
+
+  CellCgroup(CellCgroup&&) noexcept;
+  CellCgroup& operator=(CellCgroup&&) noexcept;
+  CellCgroup(const CellCgroup&) = delete;
+  CellCgroup& operator=(const CellCgroup&) = delete;
+  ~CellCgroup();
+
+  /// Moves `pid` into every cgroup of this cell.
+  Status AddProcess(pid_t pid) const;
+  /// Peak memory use in bytes, where the kernel reports it.
+  std::optional<std::uint64_t> PeakMemoryBytes() const;
+  /// True when the cell is in at least one cgroup (something is enforced).
+  bool active() const { return !dirs_.empty(); }
+  /// "v1", "v2" or "none".
+  const std::string& version() const { return version_; }
+  const std::vector<std::string>& dirs() const { return dirs_; }
+
+ private:
+  CellCgroup() = default;
+  std::vector<std::string> dirs_;
+  std::string version_ = "none";
+};
+
+/// Removes empty cgroups left by mcpcell supervisors that no longer run
+/// (their name carries the supervisor's pid). Returns how many were removed.
+int ReapStaleCgroups();
+
+/// Sets the calling process's rlimits from `limits` (RLIMIT_NOFILE, RLIMIT_CORE,
+/// and RLIMIT_NPROC as a pids fallback, which Linux counts per user namespace).
+Status ApplyRlimits(const Limits& limits);
+
+}  // namespace mcpcell
+
+namespace mcpcell {
+
+/// Forks a small detached janitor that outlives a supervisor killed with -9:
+/// it waits until the supervisor is gone (pipe EOF) and the cell's cgroups are
+/// empty, removes them, and exits. Call after Create, before the cell starts.
+Status StartCgroupJanitor(const CellCgroup& cgroup);
+
+}  // namespace mcpcell

@@ -1,0 +1,38 @@
+#pragma once
+// The cell's seccomp filter (libseccomp): default allow, deny what an MCP
+// server has no business doing, each with a clear errno. Applied last, just
+// before execve, after no_new_privs.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+
+namespace mcpcell {
+
+/// One argument comparison (maps onto scmp_arg_cmp).
+struct SyscallArgCheck {
+  unsigned arg = 0;          ///< argument index 0..5
+  enum class Op { kEq, kMaskedEq } op = Op::kEq;
+  std::uint64_t mask = 0;    ///< for kMaskedEq: (arg & mask) == value
+  std::uint64_t value = 0;
+};
+
+/// A syscall denied with `errno_value`, optionally only when all `checks` hold.
+/// Several rules for one syscall are OR-ed, as in libseccomp.
+struct SyscallRule {
+  std::string syscall;       ///< name as libseccomp knows it
+  int errno_value = 0;       ///< EPERM, ENOSYS (clone3: libc falls back to clone), EAFNOSUPPORT...
+  std::vector<SyscallArgCheck> checks;
+  std::string why;           ///< one line: the reason, shown by `mcpcell doctor --seccomp`/tests
+};
+
+/// The deny list as data, so it can be unit tested and printed.
+std::vector<SyscallRule> SeccompDenyRules();
+
+/// Loads the filter for the calling process (all threads). Requires no_new_privs
+/// (or CAP_SYS_ADMIN). Foreign architectures (i386/x32 on x86_64) are killed.
+Status ApplySeccomp(const std::vector<SyscallRule>& rules);
+
+}  // namespace mcpcell
