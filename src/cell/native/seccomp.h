@@ -11,12 +11,18 @@
 
 namespace mcpcell {
 
-/// One argument comparison (maps onto scmp_arg_cmp).
+/// One argument comparison (maps onto scmp_arg_cmp). Comparisons see all 64
+/// bits of the register; the kernel truncates `int`/`unsigned int` arguments to
+/// 32, so an exact match on such an argument must be kMaskedEq with mask
+/// 0xffffffff, or high bits slip past it (flatpak CVE-2019-10063, TIOCSTI).
+/// libseccomp allows one comparison per argument index within a rule.
 struct SyscallArgCheck {
   unsigned arg = 0;          ///< argument index 0..5
-  enum class Op { kEq, kMaskedEq } op = Op::kEq;
+  enum class Op { kEq, kMaskedEq, kNe, kGe } op = Op::kEq;
   std::uint64_t mask = 0;    ///< for kMaskedEq: (arg & mask) == value
   std::uint64_t value = 0;
+
+  bool operator==(const SyscallArgCheck&) const = default;
 };
 
 /// A syscall denied with `errno_value`, optionally only when all `checks` hold.
@@ -26,10 +32,19 @@ struct SyscallRule {
   int errno_value = 0;       ///< EPERM, ENOSYS (clone3: libc falls back to clone), EAFNOSUPPORT...
   std::vector<SyscallArgCheck> checks;
   std::string why;           ///< one line: the reason, shown by `mcpcell doctor --seccomp`/tests
+
+  bool operator==(const SyscallRule&) const = default;
 };
 
 /// The deny list as data, so it can be unit tested and printed.
 std::vector<SyscallRule> SeccompDenyRules();
+
+/// Names in `rules` that this libseccomp cannot resolve for the native
+/// architecture; ApplySeccomp skips them (they stay allowed), doctor lists them.
+std::vector<std::string> SeccompUnknownSyscalls(const std::vector<SyscallRule>& rules);
+
+/// One line for a human: "socket(a0&0xffffffff==17) -> EAFNOSUPPORT  # why".
+std::string FormatRule(const SyscallRule& rule);
 
 /// Loads the filter for the calling process (all threads). Requires no_new_privs
 /// (or CAP_SYS_ADMIN). Foreign architectures (i386/x32 on x86_64) are killed.
