@@ -10,8 +10,17 @@
 
 #include "cell/cell_spec.h"
 #include "util/error.h"
+#include "util/unique_fd.h"
 
 namespace mcpcell {
+
+class CellCgroup;
+Status StartCgroupJanitor(const CellCgroup& cgroup);
+
+/// A fresh cell id, "mcpcell-<supervisor pid>-<8 random hex digits>"; also the
+/// name of the cell's cgroup directories, so ReapStaleCgroups can tell from the
+/// name whether the supervisor that made them still runs.
+std::string NewCellId();
 
 /// The cgroup(s) of one cell. Created before the cell's first process runs,
 /// removed on destruction (after the cell's processes are gone). On v1 one
@@ -32,7 +41,8 @@ class CellCgroup {
 
   /// Moves `pid` into every cgroup of this cell.
   Status AddProcess(pid_t pid) const;
-  /// Peak memory use in bytes, where the kernel reports it.
+  /// Peak memory use in bytes, where the kernel reports it (v2 memory.peak,
+  /// v1 memory.max_usage_in_bytes); nullopt without a memory cgroup.
   std::optional<std::uint64_t> PeakMemoryBytes() const;
   /// True when the cell is in at least one cgroup (something is enforced).
   bool active() const { return !dirs_.empty(); }
@@ -41,9 +51,18 @@ class CellCgroup {
   const std::vector<std::string>& dirs() const { return dirs_; }
 
  private:
+  friend Status StartCgroupJanitor(const CellCgroup& cgroup);
   CellCgroup() = default;
+  void Remove();
+
   std::vector<std::string> dirs_;
   std::string version_ = "none";
+  std::string memory_dir_;  ///< the dir holding the memory controller's files, if any
+  /// Write end of the janitor's pipe (O_CLOEXEC, never passed into the cell).
+  /// Closing it, by destruction or by the kernel when the supervisor dies,
+  /// tells the janitor to clean up. Mutable: it is supervision state attached
+  /// by StartCgroupJanitor(const CellCgroup&), not part of the cgroup's value.
+  mutable UniqueFd janitor_pipe_;
 };
 
 /// Removes empty cgroups left by mcpcell supervisors that no longer run
