@@ -16,7 +16,7 @@ after(removeTempDirs);
 
 test('a server that exits 3 before answering: the client sees the close, mcpcell exits 3', { timeout: 60_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
-  const s = startServer([], [NODE_BIN, '-e', 'process.exit(3)']);
+  const s = startServer(t, [], [NODE_BIN, '-e', 'process.exit(3)']);
   await assert.rejects(s.connect(), /Connection closed/i);
   assert.equal(s.transportClosed(), true);
   assert.deepEqual(await s.exited, { code: 3, signal: null }, `mcpcell stderr:\n${s.stderr()}`);

@@ -29,15 +29,19 @@ test('server-filesystem: --read/--write are the only host files the server can t
 
   // Control: without a cell, this very server with "/" allowed reads the outside file.
   const plain = new Client({ name: 'e2e-control', version: '0' });
-  await plain.connect(new StdioClientTransport({
-    command: NODE_BIN, args: [serverEntry('server-filesystem'), '/'], stderr: 'ignore',
-  }));
-  const control = await readText(plain, path.join(outsideDir, 'secret.txt'));
-  await plain.close();
+  let control;
+  try {
+    await plain.connect(new StdioClientTransport({
+      command: NODE_BIN, args: [serverEntry('server-filesystem'), '/'], stderr: 'ignore',
+    }));
+    control = await readText(plain, path.join(outsideDir, 'secret.txt'));
+  } finally {
+    await plain.close();
+  }
   assert.equal(control.isError, undefined, resultText(control));
   assert.equal(resultText(control), 'beta-outside');
 
-  const s = startServer(['--read', readDir, '--write', writeDir], [NODE_BIN, serverEntry('server-filesystem'), '/']);
+  const s = startServer(t, ['--read', readDir, '--write', writeDir], [NODE_BIN, serverEntry('server-filesystem'), '/']);
   try {
     await s.connect();
   } catch (e) {

@@ -12,8 +12,8 @@ import { makeWritableDir, removeTempDirs } from './lib/tmp.mjs';
 
 after(removeTempDirs);
 
-async function withMemoryServer(memoryFile, writeDir, body) {
-  const s = startServer(['--write', writeDir, '--env', `MEMORY_FILE_PATH=${memoryFile}`],
+async function withMemoryServer(t, memoryFile, writeDir, body) {
+  const s = startServer(t, ['--write', writeDir, '--env', `MEMORY_FILE_PATH=${memoryFile}`],
     [NODE_BIN, serverEntry('server-memory')]);
   try {
     await s.connect();
@@ -31,7 +31,7 @@ test('server-memory: create_entities → read_graph, persisted to the host throu
   const memoryFile = path.join(writeDir, 'graph.jsonl');
   const entity = { name: 'mcpcell-e2e', entityType: 'project', observations: ['runs MCP servers in cells'] };
 
-  await withMemoryServer(memoryFile, writeDir, async (client) => {
+  await withMemoryServer(t, memoryFile, writeDir, async (client) => {
     const created = await client.callTool({ name: 'create_entities', arguments: { entities: [entity] } });
     assert.equal(created.isError, undefined, resultText(created));
     const graph = JSON.parse(resultText(await client.callTool({ name: 'read_graph', arguments: {} })));
@@ -42,7 +42,7 @@ test('server-memory: create_entities → read_graph, persisted to the host throu
   assert.deepEqual(onHost, [{ type: 'entity', ...entity }]);
 
   // A fresh cell reads what the first one wrote.
-  await withMemoryServer(memoryFile, writeDir, async (client) => {
+  await withMemoryServer(t, memoryFile, writeDir, async (client) => {
     const graph = JSON.parse(resultText(await client.callTool({ name: 'read_graph', arguments: {} })));
     assert.deepEqual(graph.entities, [entity]);
   });

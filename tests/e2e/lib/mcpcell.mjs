@@ -77,13 +77,15 @@ export function runInCell(cellArgs, command, options) {
 /**
  * Starts `mcpcell run --isolate <cellArgs> -- <command>` as the stdio server of
  * an SDK Client. Does not connect: call `await s.connect()` (it may reject when
- * a test expects the server to die). Returns
+ * a test expects the server to die). `t` is the test: when it ends, a mcpcell
+ * still running is SIGKILLed, so a failed assertion cannot leave the test file
+ * hanging on an open child. Returns
  *   { client, transport, connect(), stderr(), exited, killsSent }
  * where `exited` resolves to {code, signal} of mcpcell itself and `killsSent`
  * lists the signals the SDK had to send to mcpcell (empty = it exited on its own
  * after stdin closed).
  */
-export function startServer(cellArgs, command, { capabilities = {}, env, clientInfo } = {}) {
+export function startServer(t, cellArgs, command, { capabilities = {}, env, clientInfo } = {}) {
   assertBinaryExists();
   const transport = new StdioClientTransport({
     command: MCPCELL_BIN,
@@ -95,6 +97,10 @@ export function startServer(cellArgs, command, { capabilities = {}, env, clientI
   transport.stderr.setEncoding('utf8').on('data', (d) => (stderrText += d));
 
   const killsSent = [];
+  let child = null;
+  t.after(() => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   let resolveExit;
   const exited = new Promise((r) => (resolveExit = r));
   // The SDK keeps the child process private and forgets it on close(); the
@@ -103,7 +109,7 @@ export function startServer(cellArgs, command, { capabilities = {}, env, clientI
   const originalStart = transport.start.bind(transport);
   transport.start = () => {
     const started = originalStart();
-    const child = transport._process;
+    child = transport._process;
     if (!child || typeof child.on !== 'function') {
       throw new Error('SDK StdioClientTransport no longer exposes _process: update lib/mcpcell.mjs');
     }

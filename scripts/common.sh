@@ -1,0 +1,65 @@
+# Shared steps of scripts/test.sh and scripts/setup-and-demo.sh. Sourced, not run.
+# Expects: set -euo pipefail, cwd = the repository root.
+
+BUILD_DIR=${BUILD_DIR:-build}
+E2E_SRC=tests/e2e
+
+log() { printf '\n== %s\n' "$*" >&2; }
+
+require_root() {
+  if [ "$(id -u)" != 0 ]; then
+    echo "$0: needs root (installs packages, creates a test user): sudo $0" >&2
+    exit 2
+  fi
+}
+
+# Installs only what is missing, with one `apt-get update` at most, so a second
+# run on a ready machine touches nothing.
+install_packages() {
+  local want=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libseccomp-dev
+              libfmt-dev libgtest-dev libgmock-dev bubblewrap util-linux iproute2 uidmap)
+  command -v node >/dev/null 2>&1 || want+=(nodejs)
+  command -v npm >/dev/null 2>&1 || want+=(npm)
+  local missing=() p
+  for p in "${want[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    log "packages: all present"
+    return
+  fi
+  log "packages: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build_mcpcell() {
+  log "build: cmake in $BUILD_DIR/"
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$BUILD_DIR" -j "$(nproc)"
+}
+
+# The pinned SDK and servers from package-lock.json; prefers the npm cache so a
+# re-run works offline once the cache is warm.
+install_npm_servers() {
+  log "npm ci in $E2E_SRC"
+  (cd "$E2E_SRC" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error)
+}
+
+# Copies the binary and the e2e tree (with node_modules) into a fresh
+# world-readable directory and prints its path. Why a copy: a cell's uid is
+# never the caller's (as root it maps to an unprivileged host uid), and the
+# unprivileged test user must read the tree too, so every path component must be
+# readable by anyone. The repository may live under /root (0700); chmod'ing the
+# caller's home would silently weaken it, a copy in /tmp changes nothing of theirs.
+# (The name must not start with "mcpcell": the e2e leak check watches /tmp/mcpcell*.)
+stage_tree() {
+  local stage
+  stage=$(mktemp -d /tmp/e2e-stage.XXXXXX)
+  chmod 0755 "$stage"
+  cp "$BUILD_DIR/mcpcell" "$stage/mcpcell"
+  cp -a "$E2E_SRC" "$stage/e2e"
+  chmod -R a+rX "$stage"
+  echo "$stage"
+}
