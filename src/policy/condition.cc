@@ -1,0 +1,282 @@
+#include "policy/condition.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "util/json_input.h"
+
+namespace mcpcell {
+namespace {
+
+using nlohmann::json;
+using Kind = Condition::Kind;
+
+struct Named { std::string_view name; Kind kind; };
+constexpr Named kFlags[] = {{"always", Kind::kAlways},
+                            {"untrusted_source", Kind::kUntrustedSource},
+                            {"unpinned_version", Kind::kUnpinnedVersion},
+                            {"not_in_registry", Kind::kNotInRegistry},
+                            {"requests_network", Kind::kRequestsNetwork},
+                            {"requests_write", Kind::kRequestsWrite}};
+constexpr Named kValued[] = {{"source", Kind::kSource}, {"name", Kind::kName},
+                             {"registry_tier", Kind::kRegistryTier}};
+constexpr Named kCombinators[] = {{"all", Kind::kAll}, {"any", Kind::kAny}, {"not", Kind::kNot}};
+constexpr std::string_view kKnown =
+    "always, untrusted_source, unpinned_version, not_in_registry, requests_network, requests_write, "
+    "{\"source\": ...}, {\"name\": ...}, {\"registry_tier\": ...}, {\"all\": [...]}, {\"any\": [...]}, "
+    "{\"not\": ...}";
+
+/// fnmatch(3) without FNM_PATHNAME: '*' also matches '/', so "npx://@scope/*" works.
+bool GlobMatch(const std::string& glob, const std::string& text) {
+  return ::fnmatch(glob.c_str(), text.c_str(), 0) == 0;
+}
+
+bool BracketsBalanced(const std::string& glob) {
+  bool open = false;
+  for (std::size_t i = 0; i < glob.size(); ++i) {
+    if (glob[i] == '\\') { ++i; continue; }
+    if (glob[i] == '[' && !open) open = true;
+    else if (glob[i] == ']' && open) open = false;
+  }
+  return !open;
+}
+
+std::string Name(Kind kind) {
+  for (const auto& n : kFlags) if (n.kind == kind) return std::string(n.name);
+  for (const auto& n : kValued) if (n.kind == kind) return std::string(n.name);
+  for (const auto& n : kCombinators) if (n.kind == kind) return std::string(n.name);
+  return "?";
+}
+
+Status CheckNameGlob(const std::string& glob, const std::string& origin, const std::string& path) {
+  if (!BracketsBalanced(glob)) {
+    return JsonPathError(origin, path, "glob \"" + glob + "\" has an unclosed '[' and can never match");
+  }
+  if (glob.find("://") != std::string::npos) {
+    return JsonPathError(origin, path,
+                         "glob \"" + glob + "\" can never match: \"name\" matches package, image or "
+                         "command names (\"@scope/*\"), not sources; use trusted_sources for \"npx://...\"");
+  }
+  return {};
+}
+
+Result<std::vector<std::string>> ReadValues(const json& v, const std::string& origin,
+                                            const std::string& path, Kind kind) {
+  std::vector<std::string> values;
+  if (v.is_string()) {
+    auto s = JsonString(origin, path, v);
+    if (!s.ok()) return s.error();
+    values.push_back(*s);
+  } else {
+    auto l = JsonStringList(origin, path, v);
+    if (!l.ok()) return l.error();
+    if (l->empty()) return JsonPathError(origin, path, "an empty list can never match; give at least one value");
+    values = std::move(*l);
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::string vpath = v.is_string() ? path : JsonChild(path, i);
+    const std::string& s = values[i];
+    if (kind == Kind::kSource && s != "npx" && s != "uvx" && s != "docker" && s != "command") {
+      return JsonPathError(origin, vpath, "unknown source kind \"" + s + "\"; expected npx, uvx, docker or command");
+    }
+    if (kind == Kind::kRegistryTier && s != "official" && s != "verified" && s != "community") {
+      return JsonPathError(origin, vpath, "unknown tier \"" + s + "\"; expected official, verified or community");
+    }
+    if (kind == Kind::kName) MCPCELL_TRY(CheckNameGlob(s, origin, vpath));
+  }
+  return values;
+}
+
+bool IsTrusted(const TrustFacts& f, const TrustSettings& t, std::string* why) {
+  std::string unversioned = f.kind + "://" + f.name;
+  for (const auto& g : t.trusted_sources) {
+    if (GlobMatch(g, f.source) || GlobMatch(g, unversioned)) {
+      *why = f.source + " matches trusted_sources glob \"" + g + "\"";
+      return true;
+    }
+  }
+  bool tier_ok = std::find(t.trusted_tiers.begin(), t.trusted_tiers.end(), f.registry_tier) !=
+                 t.trusted_tiers.end();
+  if (f.registry_pinned && tier_ok) {
+    *why = f.source + " is the registry's pinned entry \"" + f.registry_name + "\" of trusted tier " + f.registry_tier;
+    return true;
+  }
+  std::string reg;
+  if (!f.in_registry) reg = "it is not in the registry";
+  else if (!f.registry_pinned) reg = "it is registry entry \"" + f.registry_name + "\" but not at the registry's pinned version";
+  else reg = "its registry tier \"" + f.registry_tier + "\" is not in trusted_tiers [" + fmt::format("{}", fmt::join(t.trusted_tiers, ", ")) + "]";
+  *why = f.source + " matches no trusted_sources glob [" + fmt::format("{}", fmt::join(t.trusted_sources, ", ")) +
+         "] and " + reg;
+  return false;
+}
+
+ConditionResult Flag(bool held, std::string why) { return {held, std::move(why)}; }
+
+}  // namespace
+
+Status CheckSourceGlob(const std::string& glob, const std::string& origin, const std::string& path) {
+  if (!BracketsBalanced(glob)) {
+    return JsonPathError(origin, path, "glob \"" + glob + "\" has an unclosed '[' and can never match");
+  }
+  static const std::string_view prefixes[] = {"npx://", "uvx://", "docker://", "command://"};
+  bool ok = glob[0] == '*' || glob[0] == '?' || glob[0] == '[';
+  for (auto p : prefixes) ok = ok || glob.rfind(p, 0) == 0;
+  if (!ok) {
+    return JsonPathError(origin, path,
+                         "glob \"" + glob + "\" can never match: sources are written npx://PKG[@VER], "
+                         "uvx://PKG[@VER], docker://IMAGE[:TAG][@DIGEST] or command://PATH, e.g. \"npx://" +
+                             glob + "\"");
+  }
+  return {};
+}
+
+Result<Condition> ParseCondition(const json& j, const std::string& origin, const std::string& path) {
+  Condition c;
+  if (j.is_string()) {
+    std::string s = j.get<std::string>();
+    for (const auto& n : kFlags) {
+      if (n.name == s) { c.kind = n.kind; return c; }
+    }
+    for (const auto& n : kValued) {
+      if (n.name == s) {
+        return JsonPathError(origin, path, "\"" + s + "\" needs a value: write {\"" + s + "\": ...}");
+      }
+    }
+    return JsonPathError(origin, path, "unknown condition \"" + s + "\"; expected one of " + std::string(kKnown));
+  }
+  if (!j.is_object()) return JsonTypeError(origin, path, "a condition (a string or a one-key object)", j);
+  if (j.size() != 1) {
+    return JsonPathError(origin, path, "a condition object has exactly one key; combine several with {\"all\": [...]}");
+  }
+  const auto& [key, v] = *j.items().begin();
+  std::string vpath = JsonChild(path, key);
+  for (const auto& n : kFlags) {
+    if (n.name == key) {
+      if (!v.is_boolean() || !v.get<bool>()) return JsonTypeError(origin, vpath, "true (or write \"" + key + "\" as a string)", v);
+      c.kind = n.kind;
+      return c;
+    }
+  }
+  for (const auto& n : kValued) {
+    if (n.name == key) {
+      c.kind = n.kind;
+      auto values = ReadValues(v, origin, vpath, n.kind);
+      if (!values.ok()) return values.error();
+      c.values = std::move(*values);
+      return c;
+    }
+  }
+  if (key == "not") {
+    c.kind = Kind::kNot;
+    auto child = ParseCondition(v, origin, vpath);
+    if (!child.ok()) return child.error();
+    c.children.push_back(std::move(*child));
+    return c;
+  }
+  if (key == "all" || key == "any") {
+    c.kind = key == "all" ? Kind::kAll : Kind::kAny;
+    if (!v.is_array()) return JsonTypeError(origin, vpath, "an array of conditions", v);
+    if (v.empty()) {
+      return JsonPathError(origin, vpath, "an empty \"" + key + "\" list is ambiguous; give at least one condition");
+    }
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      auto child = ParseCondition(v[i], origin, JsonChild(vpath, i));
+      if (!child.ok()) return child.error();
+      c.children.push_back(std::move(*child));
+    }
+    return c;
+  }
+  return JsonPathError(origin, vpath, "unknown condition \"" + key + "\"; expected one of " + std::string(kKnown));
+}
+
+ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& f, const TrustSettings& t) {
+  switch (c.kind) {
+    case Kind::kAlways: return Flag(true, "always holds");
+    case Kind::kUntrustedSource: {
+      std::string why;
+      bool trusted = IsTrusted(f, t, &why);
+      return Flag(!trusted, why);
+    }
+    case Kind::kUnpinnedVersion:
+      if (f.kind == "command") return Flag(false, "a local command has no version to pin");
+      if (f.pinned) return Flag(false, f.source + " is pinned" + (f.kind == "docker" ? " by digest" : " to an exact version"));
+      return Flag(true, f.source + (f.kind == "docker" ? " has no @sha256 digest" : " has no exact version (" + (f.version.empty() ? std::string("latest") : f.version) + ")"));
+    case Kind::kNotInRegistry:
+      return f.in_registry ? Flag(false, f.name + " is registry entry \"" + f.registry_name + "\"")
+                           : Flag(true, f.name + " is not in the registry");
+    case Kind::kRequestsNetwork:
+      return Flag(f.requests_network, f.requests_network ? "the profile or flags ask for outbound network access"
+                                                         : "no outbound network access is asked for");
+    case Kind::kRequestsWrite:
+      return Flag(f.requests_write, f.requests_write ? "the profile or flags ask for a writable host path"
+                                                     : "no writable host path is asked for");
+    case Kind::kSource: {
+      bool held = std::find(c.values.begin(), c.values.end(), f.kind) != c.values.end();
+      return Flag(held, "source kind is " + f.kind + (held ? ", listed" : ", not in [" + fmt::format("{}", fmt::join(c.values, ", ")) + "]"));
+    }
+    case Kind::kName: {
+      std::vector<std::string> names{f.name};
+      if (!f.registry_name.empty()) names.push_back(f.registry_name);
+      if (f.kind == "command") names.push_back(std::filesystem::path(f.name).filename().string());
+      for (const auto& g : c.values) {
+        for (const auto& n : names) {
+          if (GlobMatch(g, n)) return Flag(true, "name \"" + n + "\" matches \"" + g + "\"");
+        }
+      }
+      return Flag(false, "name \"" + f.name + "\" matches none of [" + fmt::format("{}", fmt::join(c.values, ", ")) + "]");
+    }
+    case Kind::kRegistryTier: {
+      if (!f.in_registry) return Flag(false, "not in the registry, so it has no tier");
+      bool held = std::find(c.values.begin(), c.values.end(), f.registry_tier) != c.values.end();
+      return Flag(held, "registry tier is " + f.registry_tier + (held ? ", listed" : ", not listed"));
+    }
+    case Kind::kNot: {
+      ConditionResult r = EvaluateCondition(c.children[0], f, t);
+      return Flag(!r.held, "not (" + r.why + ")");
+    }
+    case Kind::kAll: {
+      std::vector<std::string> whys;
+      for (const auto& child : c.children) {
+        ConditionResult r = EvaluateCondition(child, f, t);
+        if (!r.held) return Flag(false, "all: this one failed: " + r.why);
+        whys.push_back(r.why);
+      }
+      return Flag(true, "all held: " + fmt::format("{}", fmt::join(whys, "; ")));
+    }
+    case Kind::kAny: {
+      std::vector<std::string> whys;
+      for (const auto& child : c.children) {
+        ConditionResult r = EvaluateCondition(child, f, t);
+        if (r.held) return Flag(true, "any: " + r.why);
+        whys.push_back(r.why);
+      }
+      return Flag(false, "none held: " + fmt::format("{}", fmt::join(whys, "; ")));
+    }
+  }
+  return Flag(false, "?");
+}
+
+json ToJson(const Condition& c) {
+  switch (c.kind) {
+    case Kind::kSource:
+    case Kind::kName:
+    case Kind::kRegistryTier:
+      return json{{Name(c.kind), c.values.size() == 1 ? json(c.values[0]) : json(c.values)}};
+    case Kind::kNot: return json{{"not", ToJson(c.children[0])}};
+    case Kind::kAll:
+    case Kind::kAny: {
+      json list = json::array();
+      for (const auto& child : c.children) list.push_back(ToJson(child));
+      return json{{Name(c.kind), list}};
+    }
+    default: return Name(c.kind);
+  }
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,137 @@
+#include "profile/lower.h"
+
+#include <charconv>
+#include <filesystem>
+#include <regex>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace mcpcell {
+
+RunRequest MergeProfile(const PermissionProfile& profile, const RunRequest& req) {
+  RunRequest out = req;
+  out.read = profile.read;
+  out.read.insert(out.read.end(), req.read.begin(), req.read.end());
+  out.write = profile.write;
+  out.write.insert(out.write.end(), req.write.begin(), req.write.end());
+  const ProfileExtension& x = profile.ext;
+  if (!out.memory && x.memory) out.memory = x.memory;
+  if (!out.pids && x.pids) out.pids = std::to_string(*x.pids);
+  if (!out.cpus && x.cpus) out.cpus = fmt::format("{}", *x.cpus);
+  if (!out.tmp_size && x.tmp_size) out.tmp_size = x.tmp_size;
+  if (!out.timeout && x.timeout) out.timeout = x.timeout;
+  // Profile env first so a later --env of the same name wins.
+  std::vector<std::string> env;
+  for (const auto& [k, v] : x.env) env.push_back(k + "=" + v);
+  env.insert(env.end(), req.env.begin(), req.env.end());
+  out.env = std::move(env);
+  std::vector<std::string> secrets;
+  for (const auto& [k, v] : x.secrets) {
+    bool overridden = false;
+    for (const auto& s : req.secrets) overridden = overridden || s.rfind(k + "=", 0) == 0;
+    if (!overridden) secrets.push_back(k + "=" + v);
+  }
+  secrets.insert(secrets.end(), req.secrets.begin(), req.secrets.end());
+  out.secrets = std::move(secrets);
+  std::vector<std::string> secret_env;
+  for (const auto& [k, v] : x.secret_env) secret_env.push_back(k + "=" + v);
+  secret_env.insert(secret_env.end(), req.secret_env.begin(), req.secret_env.end());
+  out.secret_env = std::move(secret_env);
+  return out;
+}
+
+Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,
+                                 const std::vector<std::string>& flag_hosts,
+                                 const std::vector<std::string>& flag_ports) {
+  NetworkPlan plan;
+  std::vector<std::string> hosts = profile.allow_host;
+  std::vector<std::uint16_t> ports = profile.allow_port;
+  for (const auto& h : flag_hosts) {
+    if (auto problem = AllowHostProblem(h)) return MakeError("--allow-host", h, *problem);
+    hosts.push_back(h);
+  }
+  for (const auto& p : flag_ports) {
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+    if (ec != std::errc() || end != p.data() + p.size() || value < 1 || value > 65535) {
+      return MakeError("--allow-port", p, "expected a port number 1-65535");
+    }
+    ports.push_back(static_cast<std::uint16_t>(value));
+  }
+  if (profile.insecure_allow_all) {
+    plan.spec.mode = NetworkSpec::Mode::kOpen;
+    plan.enforced = "open: the host's network, every host and port (insecure_allow_all)";
+    plan.warnings.push_back(
+        "WARNING: network is OPEN for this server (profile '" + profile.name +
+        "' sets insecure_allow_all): it can reach any host, your LAN and cloud metadata "
+        "endpoints. Use a profile without insecure_allow_all to cut it off.");
+    if (!hosts.empty() || !ports.empty()) {
+      plan.warnings.push_back("note: --allow-host/--allow-port add nothing: the network is already open");
+    }
+    return plan;
+  }
+  if (!hosts.empty() || !ports.empty()) {
+    plan.spec.mode = NetworkSpec::Mode::kAllowList;
+    plan.spec.allow_hosts = hosts;
+    plan.spec.allow_ports = ports;
+    std::string what = fmt::format("hosts [{}] ports [{}]", fmt::join(hosts, ", "),
+                                   ports.empty() ? std::string("any") : fmt::format("{}", fmt::join(ports, ", ")));
+    if (hosts.empty()) what = fmt::format("any host on ports [{}]", fmt::join(ports, ", "));
+    plan.enforced = "allow-list requested (" + what +
+                    "): NOT enforceable yet — the egress proxy is not built, so the native backend refuses to start";
+    plan.warnings.push_back(
+        "mcpcell: the permission profile asks for outbound access to " + what +
+        ". This allow-list cannot be enforced yet (mcpcell's egress proxy is not implemented), and "
+        "mcpcell will not silently give the server no network or all of it: the cell backend will "
+        "refuse to start. To run now, choose --permission-profile none (loopback only) or a profile "
+        "with \"insecure_allow_all\": true (open network).");
+    return plan;
+  }
+  plan.spec.mode = NetworkSpec::Mode::kNone;
+  plan.enforced = "none: loopback only, no route out";
+  return plan;
+}
+
+Result<std::vector<SecretSpec>> LowerSecrets(const std::vector<std::string>& secret_flags,
+                                             const std::vector<std::string>& secret_env_flags) {
+  static const std::regex name_re("^[A-Za-z0-9_][A-Za-z0-9_.-]*$");
+  static const std::regex env_re("^[A-Za-z_][A-Za-z0-9_]*$");
+  std::vector<SecretSpec> out;
+  for (const auto& flag : secret_flags) {
+    std::size_t eq = flag.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size()) {
+      return MakeError("--secret", flag, "expected NAME=FILE (the file holding the secret value)");
+    }
+    SecretSpec s;
+    s.name = flag.substr(0, eq);
+    if (!std::regex_match(s.name, name_re) || s.name == "." || s.name == "..") {
+      return MakeError("--secret", flag, "secret NAME may use letters, digits, '_', '.', '-' only");
+    }
+    std::error_code ec;
+    std::filesystem::path file = std::filesystem::absolute(flag.substr(eq + 1), ec);
+    if (ec || !std::filesystem::is_regular_file(file, ec)) {
+      return MakeError("--secret", flag, "'" + file.string() + "' is not a readable regular file");
+    }
+    s.host_file = file.lexically_normal().string();
+    // A later definition of the same NAME replaces an earlier one (flag over profile).
+    std::erase_if(out, [&](const SecretSpec& o) { return o.name == s.name; });
+    out.push_back(std::move(s));
+  }
+  for (const auto& flag : secret_env_flags) {
+    std::size_t eq = flag.find('=');
+    std::string name = flag.substr(0, eq);
+    std::string var = eq == std::string::npos ? name : flag.substr(eq + 1);
+    if (!std::regex_match(var, env_re)) {
+      return MakeError("--secret-env", flag, "'" + var + "' is not an environment variable name");
+    }
+    auto it = std::find_if(out.begin(), out.end(), [&](const SecretSpec& s) { return s.name == name; });
+    if (it == out.end()) {
+      return MakeError("--secret-env", flag, "no secret named '" + name + "'; give --secret " + name + "=FILE first");
+    }
+    it->env_name = var;
+  }
+  return out;
+}
+
+}  // namespace mcpcell

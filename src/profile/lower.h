@@ -1,0 +1,45 @@
+#pragma once
+// Lowering a permission profile onto a run: its paths, limits, env and
+// secrets join the request (so they pass the same checks as --read/--write,
+// including the credential-path refusal), and its network section becomes the
+// CellSpec's NetworkSpec with a plain sentence saying what is enforced.
+
+#include <string>
+#include <vector>
+
+#include "cell/cell_spec.h"
+#include "cli/run_request.h"
+#include "profile/permission_profile.h"
+#include "util/error.h"
+
+namespace mcpcell {
+
+/// A copy of `req` with the profile folded in: profile read/write paths first,
+/// then the flags'; limits, env and secrets from the profile only where no
+/// flag set them (a flag on the command line wins).
+RunRequest MergeProfile(const PermissionProfile& profile, const RunRequest& req);
+
+/// The network the cell gets, and what a user must be told about it.
+struct NetworkPlan {
+  NetworkSpec spec;
+  std::string enforced;               ///< one sentence: what will actually be enforced
+  std::vector<std::string> warnings;  ///< loud lines for stderr (open network, unenforceable list)
+};
+
+/// Profile outbound rules plus --allow-host/--allow-port. insecure_allow_all
+/// → kOpen (with a warning); any host or port → kAllowList, which needs the
+/// egress proxy (not yet built): the warning says the native backend will
+/// refuse it and how to choose none or open instead; otherwise kNone.
+/// Errors: a bad --allow-host or --allow-port value.
+Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,
+                                 const std::vector<std::string>& flag_hosts,
+                                 const std::vector<std::string>& flag_ports);
+
+/// Secrets from "NAME=FILE" flags (and the profile), with --secret-env
+/// "NAME[=VAR]" mapping. Errors name the flag and what was expected; a
+/// --secret-env for an unknown secret is refused. Files must be absolute
+/// after resolution (relative ones are made absolute against the cwd).
+Result<std::vector<SecretSpec>> LowerSecrets(const std::vector<std::string>& secret_flags,
+                                             const std::vector<std::string>& secret_env_flags);
+
+}  // namespace mcpcell

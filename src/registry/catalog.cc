@@ -1,0 +1,141 @@
+#include "registry/catalog.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+#include "util/json_input.h"
+
+namespace mcpcell {
+namespace {
+
+using nlohmann::json;
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+Result<std::vector<RegistryEnvVar>> ReadEnvVars(const std::string& origin, const std::string& path,
+                                                const json& j) {
+  if (!j.is_array()) return JsonTypeError(origin, path, "an array of {name, description, required, secret}", j);
+  std::vector<RegistryEnvVar> out;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    std::string p = JsonChild(path, i);
+    MCPCELL_TRY(CheckObjectKeys(origin, p, j[i], {"name", "description", "required", "secret", "default"}));
+    RegistryEnvVar v;
+    if (!j[i].contains("name")) return JsonPathError(origin, p, "missing \"name\"");
+    auto name = JsonString(origin, JsonChild(p, "name"), j[i]["name"]);
+    if (!name.ok()) return name.error();
+    v.name = *name;
+    v.description = j[i].value("description", "");
+    v.required = j[i].value("required", false);
+    v.secret = j[i].value("secret", false);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Result<RegistryEntry> ReadEntry(const std::string& origin, const std::string& path,
+                                const std::string& name, const json& j) {
+  // Our keys, then ToolHive registry keys we accept and ignore (metadata only).
+  MCPCELL_TRY(CheckObjectKeys(
+      origin, path, j,
+      {"description", "source", "image", "tier", "status", "transport", "repository_url", "usage",
+       "tags", "env_vars", "permissions", "path_args", "args", "tools", "metadata", "provenance",
+       "target_port", "docker_tags", "custom_metadata", "name", "title", "overview"}));
+  RegistryEntry e;
+  e.name = name;
+  e.description = j.value("description", "");
+  std::string src;
+  if (j.contains("source")) {
+    auto s = JsonString(origin, JsonChild(path, "source"), j["source"]);
+    if (!s.ok()) return s.error();
+    src = *s;
+  } else if (j.contains("image")) {
+    auto s = JsonString(origin, JsonChild(path, "image"), j["image"]);
+    if (!s.ok()) return s.error();
+    src = "docker://" + *s;
+  } else {
+    return JsonPathError(origin, path, "missing \"source\" (npx://PKG@VERSION, uvx://..., docker://...) or \"image\"");
+  }
+  auto ref = ParseServerRef(src, {});
+  if (!ref.ok() || ref->kind == ServerRef::Kind::kRegistry) {
+    return JsonPathError(origin, JsonChild(path, "source"),
+                         "\"" + src + "\" is not an npx://, uvx:// or docker:// source");
+  }
+  e.source = *ref;
+  e.tier = Lower(j.value("tier", "community"));
+  if (e.tier != "official" && e.tier != "verified" && e.tier != "community") {
+    return JsonPathError(origin, JsonChild(path, "tier"), "expected official, verified or community");
+  }
+  e.status = Lower(j.value("status", "active"));
+  e.transport = j.value("transport", "stdio");
+  e.repository_url = j.value("repository_url", "");
+  e.usage = j.value("usage", "");
+  if (j.contains("tags")) {
+    auto t = JsonStringList(origin, JsonChild(path, "tags"), j["tags"]);
+    if (!t.ok()) return t.error();
+    e.tags = std::move(*t);
+  }
+  if (j.contains("env_vars")) {
+    auto v = ReadEnvVars(origin, JsonChild(path, "env_vars"), j["env_vars"]);
+    if (!v.ok()) return v.error();
+    e.env_vars = std::move(*v);
+  }
+  if (j.contains("permissions")) {
+    auto p = ProfileFromJson(j["permissions"], origin, JsonChild(path, "permissions"));
+    if (!p.ok()) return p.error();
+    e.permissions = std::move(*p);
+  }
+  e.permissions.name = "registry:" + name;
+  if (j.contains("path_args")) {
+    auto pa = JsonString(origin, JsonChild(path, "path_args"), j["path_args"]);
+    if (!pa.ok()) return pa.error();
+    if (*pa != "read" && *pa != "write") {
+      return JsonPathError(origin, JsonChild(path, "path_args"), "expected \"read\" or \"write\"");
+    }
+    e.path_args = *pa;
+  }
+  return e;
+}
+
+}  // namespace
+
+const RegistryEntry* Catalog::Find(std::string_view name) const {
+  for (const auto& e : entries_) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+const RegistryEntry* Catalog::FindBySource(const ServerRef& ref) const {
+  for (const auto& e : entries_) {
+    if (e.source.kind == ref.kind && e.source.package == ref.package) return &e;
+  }
+  return nullptr;
+}
+
+Result<Catalog> ParseCatalog(std::string_view text, const std::string& origin) {
+  auto doc = ParseJsonText(text, origin);
+  if (!doc.ok()) return doc.error();
+  MCPCELL_TRY(CheckObjectKeys(origin, "$", *doc,
+                              {"$schema", "version", "last_updated", "servers", "remote_servers", "groups"}));
+  if (!doc->contains("servers") || !(*doc)["servers"].is_object()) {
+    return JsonPathError(origin, "$.servers", "expected an object of NAME: entry");
+  }
+  std::vector<RegistryEntry> entries;
+  for (const auto& [name, entry] : (*doc)["servers"].items()) {
+    auto e = ReadEntry(origin, JsonChild("$.servers", name), name, entry);
+    if (!e.ok()) return e.error();
+    entries.push_back(std::move(*e));
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const RegistryEntry& a, const RegistryEntry& b) { return a.name < b.name; });
+  return Catalog(std::move(entries));
+}
+
+Result<Catalog> BundledCatalog() { return ParseCatalog(BundledCatalogJson(), "bundled registry"); }
+
+}  // namespace mcpcell

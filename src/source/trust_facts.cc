@@ -1,0 +1,88 @@
+#include "source/trust_facts.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "registry/catalog.h"
+
+namespace mcpcell {
+
+std::string FindOnPath(const std::string& command) {
+  std::error_code ec;
+  if (command.find('/') != std::string::npos) {
+    auto p = std::filesystem::absolute(command, ec);
+    return (!ec && ::access(p.c_str(), X_OK) == 0) ? p.lexically_normal().string() : "";
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t colon = dirs.find(':', start);
+    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (!dir.empty()) {
+      std::filesystem::path candidate = std::filesystem::path(dir) / command;
+      if (::access(candidate.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(candidate, ec)) {
+        return candidate.string();
+      }
+    }
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return "";
+}
+
+TrustFacts GatherTrustFacts(const ServerRef& ref, const RegistryEntry* entry) {
+  TrustFacts f;
+  f.kind = ToString(ref.kind);
+  f.source = CanonicalSource(ref);
+  f.name = ref.package;
+  f.version = ref.version;
+  switch (ref.kind) {
+    case ServerRef::Kind::kNpx:
+    case ServerRef::Kind::kUvx:
+      f.pinned = IsExactVersion(ref.version);
+      f.publisher_scope = PublisherScope(ref.package);
+      break;
+    case ServerRef::Kind::kDocker: {
+      f.pinned = !ref.digest.empty();
+      std::size_t slash = ref.package.rfind('/');
+      f.publisher_scope = slash == std::string::npos ? "library" : ref.package.substr(0, slash);
+      break;
+    }
+    case ServerRef::Kind::kCommand:
+    case ServerRef::Kind::kRegistry:
+      f.local_path = FindOnPath(ref.package);
+      break;
+  }
+  if (entry != nullptr) {
+    f.in_registry = true;
+    f.registry_name = entry->name;
+    f.registry_tier = entry->tier;
+    f.registry_pinned = ref.kind == ServerRef::Kind::kDocker
+                            ? (!ref.digest.empty() && ref.digest == entry->source.digest)
+                            : (f.pinned && ref.version == entry->source.version);
+  }
+  return f;
+}
+
+nlohmann::json ToJson(const TrustFacts& f) {
+  return nlohmann::json{{"kind", f.kind},
+                        {"source", f.source},
+                        {"name", f.name},
+                        {"version", f.version},
+                        {"pinned", f.pinned},
+                        {"in_registry", f.in_registry},
+                        {"registry_pinned", f.registry_pinned},
+                        {"registry_name", f.registry_name},
+                        {"registry_tier", f.registry_tier},
+                        {"publisher_scope", f.publisher_scope},
+                        {"local_path", f.local_path},
+                        {"requests_network", f.requests_network},
+                        {"requests_write", f.requests_write}};
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,41 @@
+#pragma once
+// TrustFacts: what the policy may know about a server before it runs —
+// where it comes from, whether the version is pinned, whether the registry
+// knows it and at what tier, who publishes it, and what it asks for.
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "source/server_ref.h"
+
+namespace mcpcell {
+
+struct RegistryEntry;
+
+struct TrustFacts {
+  std::string kind;             ///< npx | uvx | docker | command
+  std::string source;           ///< canonical source, e.g. "npx://@scope/pkg@1.2.3"
+  std::string name;             ///< package, image, or the command as given
+  std::string version;          ///< version spec or tag as given ("" = latest/none)
+  bool pinned = false;          ///< exact version, or an image digest
+  bool in_registry = false;
+  bool registry_pinned = false; ///< in the registry AND at the registry's pinned version/digest
+  std::string registry_name;
+  std::string registry_tier;    ///< official | verified | community | ""
+  std::string publisher_scope;  ///< "@scope" for scoped npm packages, image namespace for docker
+  std::string local_path;       ///< command: absolute path found on the host PATH ("" if not found)
+  bool requests_network = false;  ///< the profile + flags ask for any outbound access
+  bool requests_write = false;    ///< the profile + flags ask for any writable host path
+};
+
+/// Facts about a resolved reference (never kind kRegistry: expand it first).
+/// `entry` is the registry entry for this package, or nullptr.
+TrustFacts GatherTrustFacts(const ServerRef& ref, const RegistryEntry* entry);
+
+/// Finds `command` on the host's PATH as execvp would ("" if absent).
+std::string FindOnPath(const std::string& command);
+
+nlohmann::json ToJson(const TrustFacts& facts);
+
+}  // namespace mcpcell

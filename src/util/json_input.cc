@@ -1,0 +1,118 @@
+#include "util/json_input.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace mcpcell {
+
+Result<std::string> ReadTextFile(const std::string& path, const std::string& what) {
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    Error e = ErrnoError(what, path);
+    if (e.err == 0) e.detail = "cannot open the file";
+    return e;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return ErrnoError(what, path);
+  return ss.str();
+}
+
+void LineColumn(std::string_view text, std::size_t byte, std::size_t* line, std::size_t* column) {
+  std::size_t end = byte == 0 ? 0 : std::min(byte - 1, text.size());
+  *line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++*line;
+      line_start = i + 1;
+    }
+  }
+  *column = end - line_start + 1;
+}
+
+Result<nlohmann::json> ParseJsonText(std::string_view text, const std::string& origin) {
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    std::size_t line = 0, column = 0;
+    LineColumn(text, e.byte, &line, &column);
+    // what() is "[json.exception.parse_error.101] parse error at line L, column C: <why>";
+    // keep only <why>, the position is ours (1-based, on the offending byte).
+    std::string why = e.what();
+    std::size_t pos = why.find("parse error");
+    if (pos != std::string::npos) pos = why.find(": ", pos);
+    if (pos != std::string::npos) why = why.substr(pos + 2);
+    return MakeError(origin + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                         ": invalid JSON",
+                     "", why);
+  }
+}
+
+namespace {
+std::string Render(const nlohmann::json& got) {
+  std::string s = got.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return std::string(got.type_name()) + " " + s;
+}
+}  // namespace
+
+Error JsonTypeError(const std::string& origin, const std::string& path, const std::string& expected,
+                    const nlohmann::json& got) {
+  return MakeError(origin + ": at " + path, "", "expected " + expected + ", got " + Render(got));
+}
+
+Error JsonPathError(const std::string& origin, const std::string& path, const std::string& detail) {
+  return MakeError(origin + ": at " + path, "", detail);
+}
+
+Status CheckObjectKeys(const std::string& origin, const std::string& path, const nlohmann::json& j,
+                       std::initializer_list<std::string_view> allowed) {
+  if (!j.is_object()) return JsonTypeError(origin, path, "an object", j);
+  for (const auto& [key, value] : j.items()) {
+    bool known = false;
+    for (std::string_view a : allowed) known = known || a == key;
+    if (known) continue;
+    std::string list;
+    for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    return JsonPathError(origin, JsonChild(path, key),
+                         "unknown key \"" + key + "\" (allowed here: " + list + ")");
+  }
+  return {};
+}
+
+Result<std::string> JsonString(const std::string& origin, const std::string& path,
+                               const nlohmann::json& j, bool nonempty) {
+  if (!j.is_string()) return JsonTypeError(origin, path, "a string", j);
+  std::string s = j.get<std::string>();
+  if (nonempty && s.empty()) return JsonPathError(origin, path, "expected a non-empty string");
+  return s;
+}
+
+Result<std::vector<std::string>> JsonStringList(const std::string& origin, const std::string& path,
+                                                const nlohmann::json& j) {
+  if (!j.is_array()) return JsonTypeError(origin, path, "an array of strings", j);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    auto s = JsonString(origin, JsonChild(path, i), j[i]);
+    if (!s.ok()) return s.error();
+    out.push_back(std::move(*s));
+  }
+  return out;
+}
+
+Result<bool> JsonBool(const std::string& origin, const std::string& path, const nlohmann::json& j) {
+  if (!j.is_boolean()) return JsonTypeError(origin, path, "true or false", j);
+  return j.get<bool>();
+}
+
+std::string JsonChild(const std::string& path, std::string_view key) {
+  return path + "." + std::string(key);
+}
+
+std::string JsonChild(const std::string& path, std::size_t index) {
+  return path + "[" + std::to_string(index) + "]";
+}
+
+}  // namespace mcpcell
