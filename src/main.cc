@@ -3,7 +3,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -12,13 +15,23 @@ int main(int argc, char** argv) {
   CLI::App app{"mcpcell — run MCP servers in isolation cells decided by a policy", "mcpcell"};
   app.set_version_flag("--version", MCPCELL_VERSION);
   app.require_subcommand(1);
+  // Everything after the first "--" is the server's command line, verbatim:
+  // split it off so CLI11 never interprets a server's own flags.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::vector<std::string> after_dashes;
+  auto dashes = std::find(args.begin(), args.end(), "--");
+  if (dashes != args.end()) {
+    after_dashes.assign(dashes + 1, args.end());
+    args.erase(dashes, args.end());
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
   int exit_code = 0;
-  mcpcell::AddRunCommand(app, &exit_code);
+  mcpcell::AddRunCommand(app, &exit_code, &after_dashes);
   mcpcell::AddDoctorCommand(app, &exit_code);
   mcpcell::AddPolicyCommand(app, &exit_code);
   mcpcell::AddRegistryCommand(app, &exit_code);
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     // Help goes to stderr too: a client may have started us by mistake.
     std::fputs(app.help().c_str(), stderr);

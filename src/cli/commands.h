@@ -2,13 +2,18 @@
 // Each subcommand lives in its own file and registers itself on the app.
 // The callback stores the command's exit status in *exit_code.
 
+#include <string>
+#include <vector>
+
 namespace CLI {
 class App;
 }
 
 namespace mcpcell {
 
-void AddRunCommand(CLI::App& app, int* exit_code);
+/// `after_dashes` holds everything after the first `--` on the command line
+/// (the server command), split off before CLI11 sees argv.
+void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>* after_dashes);
 void AddDoctorCommand(CLI::App& app, int* exit_code);
 void AddPolicyCommand(CLI::App& app, int* exit_code);
 void AddRegistryCommand(CLI::App& app, int* exit_code);

@@ -1,0 +1,183 @@
+#include "cell/native/cell_init.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <linux/close_range.h>
+#include <linux/securebits.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <string>
+
+#include "cell/native/cgroup.h"
+#include "cell/native/landlock.h"
+#include "cell/native/landlock_plan.h"
+#include "cell/native/loopback.h"
+#include "cell/native/privileges.h"
+#include "cell/native/rootfs.h"
+#include "cell/native/seccomp.h"
+#include "cell/native/setup_report.h"
+#include "cli/exit_codes.h"
+
+namespace mcpcell {
+namespace {
+
+// Signals PID 1 passes on to the server. SIGCHLD is ours (reaping).
+constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+
+[[noreturn]] void Fail(int sync_fd, const Error& e, int code = kExitSetupFailed) {
+  SendSetupError(sync_fd, e);
+  ::_exit(code);
+}
+
+void Check(int sync_fd, const Status& s) {
+  if (!s) Fail(sync_fd, s.error());
+}
+
+std::vector<char*> CStrings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Finds argv[0] on the cell's PATH; execve (not execvpe) so the search uses
+// the cell's environment, not mcpcell's.
+std::string ResolveInCell(const CellSpec& spec) {
+  const std::string& a0 = spec.argv[0];
+  if (a0.find('/') != std::string::npos) return a0;
+  auto it = spec.env.find("PATH");
+  std::string path = it != spec.env.end() ? it->second : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string cand = path.substr(start, end - start) + "/" + a0;
+    if (::access(cand.c_str(), X_OK) == 0) return cand;
+    start = end + 1;
+  }
+  return {};
+}
+
+// The server process: last privilege steps, then execve. Order matters:
+// rlimits and user switch need privileges; capabilities go next; Landlock and
+// seccomp need no_new_privs; seccomp is last so the steps before it may use
+// what it denies.
+[[noreturn]] void ExecServer(const CellInitArgs& a, const sigset_t& old_mask) {
+  const CellSpec& spec = *a.spec;
+  int fd = a.sync_fd;
+  // Dispositions set to "ignore" survive execve (signal(7)); mcpcell ignores
+  // SIGPIPE, the server must not inherit that.
+  for (int sig = 1; sig < NSIG; ++sig) std::signal(sig, SIG_DFL);
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  // Every fd but stdio and the report socket closes at exec: nothing of
+  // mcpcell's leaks into the server.
+  ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+  Check(fd, ApplyRlimits(spec.limits));
+  // Securebits: uid 0 inside never regains capabilities through execve, and
+  // this can't be undone (capabilities(7), "The securebits flags").
+  if (::prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                                     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED) != 0) {
+    Fail(fd, ErrnoError("set securebits"));
+  }
+  Check(fd, DropAllCapabilities());
+  Check(fd, SetNoNewPrivs());
+  if (spec.landlock) {
+    auto ll = ApplyLandlock(LandlockPathsFor(spec, *a.planned));
+    if (!ll) Fail(fd, ll.error());
+  }
+  std::string exe = ResolveInCell(spec);
+  if (exe.empty()) {
+    Fail(fd, MakeError("server command not found in the cell", spec.argv[0],
+                       "it must be on the cell's PATH or inside a mounted directory; add its directory with --read"),
+         kExitNotFound);
+  }
+  std::vector<std::string> argv = spec.argv;
+  std::vector<std::string> envs;
+  for (const auto& [k, v] : spec.env) envs.push_back(k + "=" + v);
+  auto cargv = CStrings(argv);
+  auto cenv = CStrings(envs);
+  if (spec.seccomp) Check(fd, ApplySeccomp(SeccompDenyRules()));
+  ::execve(exe.c_str(), cargv.data(), cenv.data());
+  int err = errno;
+  Fail(fd, Error{"exec server", exe, err, {}}, err == ENOENT ? kExitNotFound : kExitCannotExec);
+}
+
+int StatusToExit(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return kExitSetupFailed;
+}
+
+// PID 1's loop: signals arrive synchronously through sigwaitinfo, so there
+// is no async handler and no race with waitpid.
+[[noreturn]] void Supervise(pid_t server, const sigset_t& mask) {
+  for (;;) {
+    siginfo_t info{};
+    int sig = ::sigwaitinfo(&mask, &info);
+    if (sig < 0) continue;
+    if (sig != SIGCHLD) {
+      ::kill(server, sig);
+      continue;
+    }
+    int status = 0;
+    pid_t pid = 0;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      // When PID 1 exits the kernel kills everything left in the namespace.
+      if (pid == server) ::_exit(StatusToExit(status));
+    }
+  }
+}
+
+}  // namespace
+
+[[noreturn]] void CellInitMain(const CellInitArgs& a) {
+  const CellSpec& spec = *a.spec;
+  int fd = a.sync_fd;
+  // If the supervisor dies, so does the cell (PID 1 dying kills the namespace).
+  // The supervisor is single-threaded, so the parent "thread" is the process.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) Fail(fd, ErrnoError("set parent-death signal"));
+  char go = 0;
+  if (::read(fd, &go, 1) != 1 || go != 'g') ::_exit(kExitSetupFailed);  // supervisor gone or refused
+  // The supervisor blocked its signals for signalfd; the cell starts clean.
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Now inside its own cgroup (the supervisor moved us before "go"): a cgroup
+  // namespace rooted here hides the host's hierarchy. Best effort: old kernels.
+  (void)::unshare(CLONE_NEWCGROUP);
+
+  if (::sethostname(spec.hostname.data(), spec.hostname.size()) != 0) Fail(fd, ErrnoError("sethostname"));
+  // Sources are opened with the caller's host identity, before the switch.
+  auto sources = OpenRootfsSources(spec, *a.planned);
+  if (!sources) Fail(fd, sources.error());
+  // Become the cell user now: files created while building the root must be
+  // owned by an id that exists in this user namespace. Capabilities in the
+  // namespace survive because uid 0 is not mapped (capabilities(7)).
+  Check(fd, SwitchUser(spec.uid, spec.gid, a.host.privileged));
+  Check(fd, BuildRootfs(spec, *a.planned, *sources));
+  if (a.own_netns) Check(fd, BringUpLoopback());
+
+  sigset_t mask;
+  sigset_t old_mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGCHLD);
+  for (int sig : kForwarded) sigaddset(&mask, sig);
+  ::sigprocmask(SIG_BLOCK, &mask, &old_mask);
+
+  pid_t server = ::fork();
+  if (server < 0) Fail(fd, ErrnoError("fork server"));
+  if (server == 0) ExecServer(a, old_mask);
+  ::close(fd);  // now only the server holds it: EOF at its exec tells the supervisor
+  // PID 1 keeps nothing a server could use: no capabilities, not ptraceable.
+  (void)DropAllCapabilities();
+  (void)SetNoNewPrivs();
+  ::prctl(PR_SET_DUMPABLE, 0);
+  Supervise(server, mask);
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,25 @@
+#pragma once
+// The cell's PID 1: runs in the child created by clone3 inside the new
+// namespaces. It builds the root filesystem, starts the server as its only
+// child, reaps zombies, forwards signals, and exits with the server's status.
+
+#include <vector>
+
+#include "cell/cell_spec.h"
+#include "cell/native/id_map.h"
+
+namespace mcpcell {
+
+struct CellInitArgs {
+  const CellSpec* spec = nullptr;
+  const std::vector<MountSpec>* planned = nullptr;
+  HostIds host;
+  int sync_fd = -1;       ///< the child's end of the sync socket (O_CLOEXEC)
+  bool own_netns = true;  ///< bring up lo
+};
+
+/// Never returns. Exit status: the server's (128+N when killed by signal N), or
+/// 125/126/127 after a setup or exec failure that was reported on sync_fd.
+[[noreturn]] void CellInitMain(const CellInitArgs& args);
+
+}  // namespace mcpcell

@@ -1,0 +1,33 @@
+#pragma once
+// uid/gid maps of the cell's user namespace, written by the supervisor.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "util/error.h"
+
+namespace mcpcell {
+
+/// Who the cell's user is on the host. An unprivileged caller can only map
+/// itself. Root maps the cell user to an unprivileged host id instead of root:
+/// a cell user that is host root would pass DAC checks on host files such as
+/// /proc/sys entries even without capabilities.
+struct HostIds {
+  std::uint32_t uid = 0;
+  std::uint32_t gid = 0;
+  bool privileged = false;  ///< caller is root: may keep setgroups and drop supplementary groups
+};
+
+inline constexpr std::uint32_t kRootCellHostId = 65534;  // nobody/nogroup
+
+HostIds CellHostIds();
+
+/// Writes /proc/<pid>/{setgroups,uid_map,gid_map}: one line each, cell id → host id.
+Status WriteIdMaps(pid_t pid, std::uint32_t cell_uid, std::uint32_t cell_gid, const HostIds& host);
+
+/// Explains when `path` (a --write dir) is not writable by the cell's host ids.
+Status CheckCellCanWrite(const std::string& path, const HostIds& host);
+
+}  // namespace mcpcell

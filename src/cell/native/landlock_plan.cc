@@ -1,0 +1,29 @@
+#include "cell/native/landlock_plan.h"
+
+#include "cell/native/rootfs.h"
+
+namespace mcpcell {
+
+std::vector<LandlockPath> LandlockPathsFor(const CellSpec& spec, const std::vector<MountSpec>& planned) {
+  std::vector<LandlockPath> out;
+  // "/" gets no rights of its own beyond what ApplyLandlock grants a listed
+  // path read-only; execute=false keeps a stray file at the root from running.
+  for (const char* f : {"/etc/passwd", "/etc/group", "/etc/hosts", "/etc/hostname"}) {
+    out.push_back(LandlockPath{f, false, false, false});
+  }
+  for (const auto& m : planned) {
+    if (m.why == "masked") continue;
+    out.push_back(LandlockPath{m.target, m.writable, m.kind == MountSpec::Kind::kBind, false});
+  }
+  for (const char* name : kDeviceNodes) {
+    out.push_back(LandlockPath{std::string("/dev/") + name, true, false, std::string(name) == "tty"});
+  }
+  out.push_back(LandlockPath{"/dev/pts", true, false, true});
+  out.push_back(LandlockPath{"/dev/ptmx", true, false, true});
+  out.push_back(LandlockPath{"/dev/shm", true, false, false});
+  out.push_back(LandlockPath{"/proc", false, false, false});
+  if (!spec.secrets.empty()) out.push_back(LandlockPath{"/run/secrets", false, false, false});
+  return out;
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,262 @@
+#include "cell/native/native_cell.h"
+
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+
+#include "cell/mount_plan.h"
+#include "cell/native/cell_init.h"
+#include "cell/native/cgroup.h"
+#include "cell/native/id_map.h"
+#include "cell/native/setup_report.h"
+#include "cli/exit_codes.h"
+#include "util/unique_fd.h"
+
+namespace mcpcell {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+CellResult Failed(int code, Error e) {
+  CellResult r;
+  r.exit_code = code;
+  r.error = std::move(e);
+  r.backend = "native";
+  return r;
+}
+
+// clone3(2) into new namespaces, returning a pidfd. Raw syscall: glibc has no
+// wrapper. The child continues in CellInitMain and never returns here.
+pid_t CloneCell(const CellInitArgs& init, std::uint64_t flags, int* pidfd) {
+  struct clone_args args{};
+  args.flags = flags | CLONE_PIDFD;
+  args.pidfd = reinterpret_cast<std::uintptr_t>(pidfd);
+  args.exit_signal = SIGCHLD;
+  long pid = ::syscall(SYS_clone3, &args, sizeof args);
+  if (pid == 0) CellInitMain(init);
+  return static_cast<pid_t>(pid);
+}
+
+UniqueFd Timer(std::chrono::milliseconds after) {
+  UniqueFd fd(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC));
+  struct itimerspec its{};
+  auto ms = std::max<long long>(after.count(), 1);
+  its.it_value.tv_sec = static_cast<time_t>(ms / 1000);
+  its.it_value.tv_nsec = static_cast<long>((ms % 1000) * 1'000'000);
+  ::timerfd_settime(fd.get(), 0, &its, nullptr);
+  return fd;
+}
+
+// The supervisor's event loop: one epoll over the cell's pidfd, our signals,
+// the client's stdin (hang-up only — the server reads it, we never do), and
+// one-shot timers for --timeout and the stop grace period. No polling.
+class Supervisor {
+ public:
+  Supervisor(pid_t pid, int pidfd, const CellSpec& spec) : pid_(pid), pidfd_(pidfd), spec_(spec) {}
+
+  /// Returns the cell's wait status (waitid'd) once PID 1 is gone.
+  int Run(bool* timed_out) {
+    UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&sigs, s);
+    UniqueFd sfd(::signalfd(-1, &sigs, SFD_CLOEXEC));
+    Add(ep.get(), pidfd_, EPOLLIN);
+    Add(ep.get(), sfd.get(), EPOLLIN);
+    // events=0: only EPOLLHUP/EPOLLERR are reported, never readable data.
+    // Fails for regular files and /dev/null, which never hang up: fine.
+    bool watching_stdin = Add(ep.get(), STDIN_FILENO, 0);
+    if (spec_.limits.timeout) {
+      timeout_ = Timer(*spec_.limits.timeout);
+      Add(ep.get(), timeout_.get(), EPOLLIN);
+    }
+    for (;;) {
+      struct epoll_event ev[8];
+      int n = ::epoll_wait(ep.get(), ev, 8, -1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) break;
+      for (int i = 0; i < n; ++i) {
+        int fd = ev[i].data.fd;
+        if (fd == pidfd_) return Reap();
+        if (fd == sfd.get()) {
+          struct signalfd_siginfo si{};
+          if (::read(sfd.get(), &si, sizeof si) != sizeof si) continue;
+          BeginStop(ep.get(), SIGTERM, "signal");
+        } else if (fd == STDIN_FILENO && watching_stdin) {
+          // The client closed our stdin: the server saw EOF too. Give it the
+          // grace period to exit on its own, then SIGTERM (MCP's order).
+          ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, STDIN_FILENO, nullptr);
+          watching_stdin = false;
+          if (stage_ == Stage::kRunning) {
+            stage_ = Stage::kStdinClosed;
+            grace_ = Timer(spec_.stop_grace);
+            Add(ep.get(), grace_.get(), EPOLLIN);
+          }
+        } else if (fd == timeout_.get()) {
+          *timed_out = true;
+          std::fprintf(stderr, "mcpcell: --timeout of %lld ms reached; stopping the server\n",
+                       static_cast<long long>(spec_.limits.timeout->count()));
+          ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, timeout_.get(), nullptr);
+          BeginStop(ep.get(), SIGTERM, "timeout");
+        } else if (grace_ && fd == grace_.get()) {
+          ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, grace_.get(), nullptr);
+          grace_.reset();
+          if (stage_ == Stage::kStdinClosed) {
+            stage_ = Stage::kRunning;
+            BeginStop(ep.get(), SIGTERM, "stdin closed");
+          } else {
+            ::kill(pid_, SIGKILL);  // PID 1 dies; the kernel kills the rest of the namespace
+          }
+        }
+      }
+    }
+    return Reap();
+  }
+
+ private:
+  enum class Stage { kRunning, kStdinClosed, kTerminating };
+
+  static bool Add(int ep, int fd, std::uint32_t events) {
+    struct epoll_event ev{};
+    ev.events = events;
+    ev.data.fd = fd;
+    return ::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0;
+  }
+
+  void BeginStop(int ep, int sig, const char* /*why*/) {
+    if (stage_ == Stage::kTerminating) {
+      ::kill(pid_, SIGKILL);  // a second request: no more waiting
+      return;
+    }
+    stage_ = Stage::kTerminating;
+    ::kill(pid_, sig);  // PID 1 forwards it to the server
+    if (grace_) ::epoll_ctl(ep, EPOLL_CTL_DEL, grace_.get(), nullptr);
+    grace_ = Timer(spec_.stop_grace);
+    Add(ep, grace_.get(), EPOLLIN);
+  }
+
+  int Reap() {
+    siginfo_t info{};
+    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_), &info, WEXITED) != 0 && errno == EINTR) {
+    }
+    if (info.si_code == CLD_EXITED) return info.si_status;
+    return 128 + info.si_status;
+  }
+
+  pid_t pid_;
+  int pidfd_;
+  const CellSpec& spec_;
+  Stage stage_ = Stage::kRunning;
+  UniqueFd timeout_;
+  UniqueFd grace_;
+};
+
+Status CheckSupported(const CellSpec& spec, const HostIds& host, const std::vector<MountSpec>& planned) {
+  if (spec.network.mode == NetworkSpec::Mode::kAllowList) {
+    return MakeError("network allow-list", "",
+                     "needs mcpcell's egress proxy, which this version does not have yet; the cell would get "
+                     "either no network or all of it. Use a profile without allow_host (no network) or "
+                     "insecure_allow_all (host network)");
+  }
+  for (const auto& m : planned) {
+    if (m.writable && m.kind == MountSpec::Kind::kBind) MCPCELL_TRY(CheckCellCanWrite(m.source, host));
+  }
+  return {};
+}
+
+}  // namespace
+
+CellResult RunNativeCell(const CellSpec& spec, const LaunchCallback& on_launch) {
+  auto start = Clock::now();
+  auto planned = PlanMounts(spec.mounts);
+  if (!planned) return Failed(kExitSetupFailed, planned.error());
+  HostIds host = CellHostIds();
+  if (auto ok = CheckSupported(spec, host, *planned); !ok) return Failed(kExitIsolationUnavailable, ok.error());
+
+  std::string cell_id = NewCellId();
+  (void)ReapStaleCgroups();
+  std::vector<std::string> warnings;
+  auto cgroup = CellCgroup::Create(spec.limits, cell_id, &warnings);
+  if (!cgroup) return Failed(kExitIsolationUnavailable, cgroup.error());
+  for (const auto& w : warnings) std::fprintf(stderr, "mcpcell: warning: %s\n", w.c_str());
+  if (cgroup->active()) {
+    if (auto j = StartCgroupJanitor(*cgroup); !j) {
+      std::fprintf(stderr, "mcpcell: warning: %s\n", j.error().Message().c_str());
+    }
+  }
+
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    return Failed(kExitSetupFailed, ErrnoError("socketpair"));
+  }
+  UniqueFd parent_end(sv[0]);
+  UniqueFd child_end(sv[1]);
+  bool own_netns = spec.network.mode != NetworkSpec::Mode::kOpen;
+  CellInitArgs init{&spec, &*planned, host, child_end.get(), own_netns};
+  std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+                        (own_netns ? CLONE_NEWNET : 0);
+  // The supervisor handles these through signalfd; block before clone so none
+  // is lost. The child resets its mask.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&sigs, s);
+  ::sigprocmask(SIG_BLOCK, &sigs, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  int pidfd_raw = -1;
+  pid_t pid = CloneCell(init, flags, &pidfd_raw);
+  if (pid < 0) {
+    Error e = ErrnoError("create the cell's namespaces (clone3)");
+    e.detail = "user namespaces may be disabled: run 'mcpcell doctor' for what this machine supports";
+    return Failed(kExitIsolationUnavailable, e);
+  }
+  UniqueFd pidfd(pidfd_raw);
+  child_end.reset();
+
+  auto abort_cell = [&](int code, Error e) {
+    ::kill(pid, SIGKILL);
+    siginfo_t info{};
+    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WEXITED);
+    return Failed(code, std::move(e));
+  };
+  if (auto ok = WriteIdMaps(pid, spec.uid, spec.gid, host); !ok) return abort_cell(kExitSetupFailed, ok.error());
+  if (cgroup->active()) {
+    if (auto ok = cgroup->AddProcess(pid); !ok) return abort_cell(kExitSetupFailed, ok.error());
+  }
+  if (::send(parent_end.get(), "g", 1, MSG_NOSIGNAL) != 1) return abort_cell(kExitSetupFailed, ErrnoError("start cell"));
+
+  std::optional<Error> setup_error = AwaitSetupResult(parent_end.get());
+  CellResult result;
+  result.backend = "native";
+  result.cell_id = cell_id;
+  if (!setup_error && on_launch) {
+    on_launch(nlohmann::json{{"backend", "native"},
+                             {"cell_id", cell_id},
+                             {"pid", pid},
+                             {"cgroup", cgroup->version()},
+                             {"cgroup_dirs", cgroup->dirs()},
+                             {"host_uid", host.uid}});
+  }
+  Supervisor sup(pid, pidfd.get(), spec);
+  result.exit_code = sup.Run(&result.timed_out);
+  if (setup_error) {
+    result.error = *setup_error;
+  } else if (result.timed_out) {
+    result.exit_code = kExitTimeout;
+  }
+  result.peak_memory_bytes = cgroup->PeakMemoryBytes();
+  result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+  return result;
+}
+
+}  // namespace mcpcell

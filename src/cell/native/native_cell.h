@@ -1,0 +1,15 @@
+#pragma once
+// The OS-native backend: runs a CellSpec in new Linux namespaces with no
+// daemon. The supervisor (this process) stays outside the cell, owns the
+// cgroup, forwards stop requests and reports the server's exit status.
+
+#include "cell/cell_result.h"
+#include "cell/cell_spec.h"
+
+namespace mcpcell {
+
+/// Runs the server to completion. The server's stdio is mcpcell's own stdio
+/// (no copy). Blocks until the cell is gone.
+CellResult RunNativeCell(const CellSpec& spec, const LaunchCallback& on_launch);
+
+}  // namespace mcpcell

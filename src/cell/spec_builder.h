@@ -1,0 +1,35 @@
+#pragma once
+// Lowers `mcpcell run` flags into a CellSpec: resolves the server command,
+// adds the system directories it needs to start, its own directory, the
+// user's --read/--write paths (credential locations refused or masked), the
+// environment and the limits. Policy and profile add to the result later.
+
+#include <string>
+#include <vector>
+
+#include "cell/cell_spec.h"
+#include "cli/run_request.h"
+#include "util/error.h"
+
+namespace mcpcell {
+
+/// Defaults chosen for MCP servers (Node/Python runtimes), not CTF jails.
+inline constexpr std::uint64_t kDefaultMemoryBytes = 1ULL << 30;  // 1 GiB
+inline constexpr std::uint64_t kDefaultPids = 512;
+inline constexpr std::uint64_t kDefaultTmpBytes = 128ULL << 20;   // 128 MiB
+inline constexpr const char* kCellPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// Builds the spec for running `argv` with the flags in `req`. `notes` receives
+/// one line per thing a user may want to know (auto-mounted dirs, masks).
+Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::string>& argv,
+                               std::vector<std::string>* notes);
+
+/// Adds a bind of `host_spec` ("PATH" or "HOST:CELL"). Credential locations are
+/// refused unless `force`; ones beneath a named directory are masked.
+Status AddUserBind(CellSpec* spec, const std::string& host_spec, bool writable, bool force,
+                   const std::string& why, std::vector<std::string>* notes);
+
+/// System directories a dynamically linked runtime needs; /etc network files only when networked.
+std::vector<MountSpec> SystemMounts(bool networked);
+
+}  // namespace mcpcell

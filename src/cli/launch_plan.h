@@ -1,0 +1,31 @@
+#pragma once
+// The decision for one `mcpcell run`: isolate (with the CellSpec to enforce),
+// allow (run plainly, only because a policy rule said so), or deny.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cell/cell_spec.h"
+#include "cli/run_request.h"
+#include "util/error.h"
+
+namespace mcpcell {
+
+struct LaunchPlan {
+  enum class Action { kIsolate, kAllow, kDeny };
+  Action action = Action::kIsolate;
+  std::string level = "auto";  ///< auto | native | container | docker | podman | gvisor
+  std::string rule;            ///< which rule decided ("--isolate", "policy rule 0", "built-in default")
+  std::string reason;          ///< one sentence for a human
+  CellSpec spec;               ///< what will be enforced (also filled for kAllow: argv/env)
+  nlohmann::json explain;      ///< decision details for --dry-run and the audit log
+};
+
+/// Resolves the server, evaluates the policy and lowers everything into a plan.
+/// Errors are bad input (malformed policy/profile, bad flag values).
+Result<LaunchPlan> PlanLaunch(const RunRequest& req);
+
+std::string ToString(LaunchPlan::Action action);
+
+}  // namespace mcpcell

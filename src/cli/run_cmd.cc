@@ -1,0 +1,131 @@
+// `mcpcell run`: decide, build the cell, run the server in it.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cell/native/native_cell.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/launch_plan.h"
+#include "cli/run_request.h"
+
+namespace mcpcell {
+namespace {
+
+constexpr const char* kLevels[] = {"auto", "native", "container", "docker", "podman", "gvisor"};
+
+bool IsLevel(const std::string& s) {
+  for (const char* l : kLevels) {
+    if (s == l) return true;
+  }
+  return false;
+}
+
+void Say(const std::string& line) { std::fprintf(stderr, "mcpcell: %s\n", line.c_str()); }
+
+// Runs the server with no cell, because a policy rule said so. Replaces mcpcell.
+int RunPlainly(const CellSpec& spec) {
+  std::vector<std::string> envs;
+  for (const auto& [k, v] : spec.env) envs.push_back(k + "=" + v);
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  std::vector<std::string> args = spec.argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  ::execvpe(argv[0], argv.data(), envp.data());
+  Say("cannot run " + spec.argv[0] + ": " + std::strerror(errno));
+  return errno == ENOENT ? kExitNotFound : kExitCannotExec;
+}
+
+int Run(RunRequest req) {
+  if (req.isolate && !req.isolate->empty() && !IsLevel(*req.isolate)) {
+    // `--isolate npx://pkg`: the optional level swallowed the SERVER.
+    if (req.server) {
+      Say("--isolate: unknown level '" + *req.isolate + "' (use auto, native, container, docker, podman or gvisor)");
+      return kExitUsage;
+    }
+    req.server = *req.isolate;
+    req.isolate = "auto";
+  }
+  if (!req.server && req.command.empty()) {
+    Say("nothing to run: give a SERVER or a command after --");
+    return kExitUsage;
+  }
+  auto plan = PlanLaunch(req);
+  if (!plan) {
+    Say(plan.error().Message());
+    return kExitUsage;
+  }
+  if (req.dry_run) {
+    nlohmann::json out{{"decision", plan->explain}, {"cell", ToJson(plan->spec)}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  switch (plan->action) {
+    case LaunchPlan::Action::kDeny:
+      Say("denied by " + plan->rule + ": " + plan->reason);
+      return kExitDenied;
+    case LaunchPlan::Action::kAllow:
+      Say("running WITHOUT a cell, allowed by " + plan->rule + ": " + plan->reason);
+      return RunPlainly(plan->spec);
+    case LaunchPlan::Action::kIsolate:
+      break;
+  }
+  if (plan->level != "auto" && plan->level != "native") {
+    Say("isolation level '" + plan->level + "' needs a container backend, which this version does not have yet; "
+        "refusing to run without it (use --isolate=native)");
+    return kExitIsolationUnavailable;
+  }
+  CellResult r = RunNativeCell(plan->spec, nullptr);
+  if (r.error) {
+    std::string kind = r.exit_code == kExitIsolationUnavailable ? "isolation unavailable"
+                       : r.exit_code == kExitNotFound           ? "server not found"
+                       : r.exit_code == kExitCannotExec         ? "server not executable"
+                                                                : "cell setup failed";
+    Say(kind + ": " + r.error->Message());
+  }
+  return r.exit_code;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>* after_dashes) {
+  auto req = std::make_shared<RunRequest>();
+  auto* cmd = app.add_subcommand("run", "Run an MCP server in an isolation cell (its stdio is the client's)");
+  cmd->add_option("server", req->server, "npx://pkg[@ver], uvx://pkg, docker://image, or a registry name");
+  cmd->add_option("--isolate", req->isolate, "isolate the server: auto (default), native, container, docker, podman, gvisor")
+      ->expected(0, 1);
+  cmd->add_option("--policy", req->policy_file, "policy file deciding isolate / deny / allow");
+  cmd->add_option("--permission-profile", req->profile, "ToolHive permission profile: none, network, or a FILE");
+  cmd->add_option("--audit-log", req->audit_log, "append JSON-lines audit events to FILE (created 0600)");
+  cmd->add_option("--read", req->read, "make PATH (or HOST:CELL) readable in the cell")->type_name("PATH");
+  cmd->add_option("--write", req->write, "make PATH (or HOST:CELL) writable in the cell")->type_name("PATH");
+  cmd->add_option("--env", req->env, "pass NAME from the environment, or set NAME=VALUE")->type_name("NAME[=VALUE]");
+  cmd->add_option("--secret", req->secrets, "secret file, readable in the cell at /run/secrets/NAME")->type_name("NAME=FILE");
+  cmd->add_option("--secret-env", req->secret_env, "also expose secret NAME as an env var (only when asked)")->type_name("NAME[=VAR]");
+  cmd->add_option("--allow-host", req->allow_host, "allow outbound connections to HOST (.domain for subdomains)");
+  cmd->add_option("--allow-port", req->allow_port, "allow outbound connections to PORT");
+  cmd->add_option("--memory", req->memory, "memory limit, e.g. 512m (default 1g)");
+  cmd->add_option("--pids", req->pids, "process/thread limit (default 512)");
+  cmd->add_option("--cpus", req->cpus, "CPU limit in cores, e.g. 0.5");
+  cmd->add_option("--tmp-size", req->tmp_size, "size of the cell's /tmp (default 128m)");
+  cmd->add_option("--timeout", req->timeout, "stop the server after this long, e.g. 30s, 5m (exit 124)");
+  cmd->add_option("--grace", req->grace, "time between stdin close / SIGTERM and SIGKILL (default 2s)");
+  cmd->add_option("--uid", req->uid, "uid inside the cell (default 1000)");
+  cmd->add_option("--gid", req->gid, "gid inside the cell (default: the uid)");
+  cmd->add_option("--system-mount", req->system_mounts, "extra read-only host directory at the same path");
+  cmd->add_flag("--no-auto-mount", req->no_auto_mount, "do not mount the server's own directory automatically");
+  cmd->add_flag("--force-credentials", req->force_credentials, "allow naming credential locations (~/.ssh, ...)");
+  cmd->add_flag("--dry-run", req->dry_run, "print the decision and the CellSpec as JSON; run nothing");
+  cmd->add_flag("-v,--verbose", req->verbose, "say on stderr what the cell is built from");
+  cmd->callback([req, exit_code, after_dashes] {
+    req->command = *after_dashes;
+    *exit_code = Run(*req);
+  });
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,40 @@
+#pragma once
+// What the user asked `mcpcell run` for, exactly as given (flags parsed, no
+// decisions made). Lowering into a CellSpec happens in cell/spec_builder.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mcpcell {
+
+struct RunRequest {
+  std::optional<std::string> server;        ///< SERVER: npx://pkg, uvx://pkg, docker://img, registry name
+  std::vector<std::string> command;         ///< after `--`: the server command, or extra args for SERVER
+  std::optional<std::string> isolate;       ///< --isolate[=auto|native|docker|podman|gvisor]
+  std::optional<std::string> policy_file;   ///< --policy FILE
+  std::optional<std::string> profile;       ///< --permission-profile NAME|FILE
+  std::optional<std::string> audit_log;     ///< --audit-log FILE
+  std::vector<std::string> read;            ///< --read PATH or HOST:CELL (read-only bind)
+  std::vector<std::string> write;           ///< --write PATH or HOST:CELL (read-write bind)
+  std::vector<std::string> env;             ///< --env NAME (copy from host) or NAME=VALUE
+  std::vector<std::string> secrets;         ///< --secret NAME=FILE
+  std::vector<std::string> secret_env;      ///< --secret-env NAME[=VAR]
+  std::vector<std::string> allow_host;      ///< --allow-host
+  std::vector<std::string> allow_port;      ///< --allow-port
+  std::optional<std::string> memory;        ///< --memory 512m
+  std::optional<std::string> pids;          ///< --pids 128
+  std::optional<std::string> cpus;          ///< --cpus 1.5
+  std::optional<std::string> tmp_size;      ///< --tmp-size 64m
+  std::optional<std::string> timeout;       ///< --timeout 30s
+  std::optional<std::string> grace;         ///< --grace 2s (SIGTERM → SIGKILL)
+  std::optional<unsigned> uid;              ///< --uid inside the cell
+  std::optional<unsigned> gid;              ///< --gid inside the cell
+  std::vector<std::string> system_mounts;   ///< --system-mount PATH (extra read-only system dirs)
+  bool no_auto_mount = false;               ///< --no-auto-mount: don't bind the server's own dir
+  bool force_credentials = false;           ///< --force-credentials: allow naming ~/.ssh etc.
+  bool dry_run = false;                     ///< --dry-run: print decision + CellSpec, run nothing
+  bool verbose = false;                     ///< -v: say what the cell is built from, on stderr
+};
+
+}  // namespace mcpcell
