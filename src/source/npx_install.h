@@ -1,0 +1,56 @@
+#pragma once
+// npx sources are installed OUTSIDE the cell, before launch, into a
+// per-package, per-version cache:
+//   $XDG_CACHE_HOME/mcpcell/npx/<@scope+name>@<version>/node_modules/<pkg>/...
+// (~/.cache when XDG_CACHE_HOME is unset). The cell gets that directory
+// read-only, so the server needs no network to install itself and its
+// install cannot touch the user's files. npm runs with --ignore-scripts:
+// install scripts would otherwise run on the host, unsandboxed, as the user.
+
+#include <memory>
+#include <string>
+
+#include "source/server_ref.h"
+#include "util/error.h"
+
+namespace mcpcell {
+
+/// The side effects of package installation, behind an interface so tests
+/// can use a fake.
+class PackageTool {
+ public:
+  virtual ~PackageTool() = default;
+  /// The exact version `spec` ("" = latest, a range, a tag) resolves to.
+  virtual Result<std::string> ResolveVersion(const std::string& package, const std::string& spec) = 0;
+  /// Installs package@version under `prefix` (prefix/node_modules/<package>).
+  virtual Status Install(const std::string& package, const std::string& version,
+                         const std::string& prefix) = 0;
+};
+
+/// The real npm: `npm view` and `npm install --prefix ... --ignore-scripts`,
+/// stdin from /dev/null and stdout sent to stderr (stdout is the client's).
+std::unique_ptr<PackageTool> MakeNpmTool();
+
+/// $XDG_CACHE_HOME/mcpcell/npx, else $HOME/.cache/mcpcell/npx.
+Result<std::string> NpxCacheRoot();
+
+struct InstalledPackage {
+  std::string version;      ///< exact version installed
+  std::string cache_dir;    ///< the per-package per-version directory (mount read-only)
+  std::string package_dir;  ///< cache_dir/node_modules/<package>
+  std::string bin_path;     ///< absolute path of the bin script node runs
+  bool installed_now = false;
+  bool present = false;     ///< false only for a dry run of a package not yet in the cache
+};
+
+/// Finds the bin entry npx would run: "bin" as a string, the only entry, or
+/// the entry named like the unscoped package. Reads package_dir/package.json.
+Result<std::string> PackageBin(const std::string& package_dir, const std::string& package);
+
+/// Resolves the version, and installs into the cache unless already there
+/// (when `may_install` is false a missing package is reported with present=false).
+/// Progress lines go to stderr.
+Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& tool,
+                                          const std::string& cache_root, bool may_install);
+
+}  // namespace mcpcell
