@@ -1,12 +1,113 @@
-// The first plan: explicit isolation of a plain command. The policy work
-// (issue 3) replaces this file with sources, policy evaluation and profiles.
+// PlanLaunch: the decision pipeline of `mcpcell run`, one way through:
+//   ServerRef → (registry) → TrustFacts → policy → Decision → profile + flags
+//   → CellSpec (via BuildCellSpec) → LaunchPlan with an explain record.
+// Nothing is installed for a denied server; nothing runs here.
 #include "cli/launch_plan.h"
 
 #include <cstdio>
+#include <filesystem>
 
 #include "cell/spec_builder.h"
+#include "policy/evaluate.h"
+#include "policy/policy.h"
+#include "profile/lower.h"
+#include "profile/permission_profile.h"
+#include "registry/catalog.h"
+#include "source/npx_install.h"
+#include "source/server_ref.h"
+#include "source/trust_facts.h"
 
 namespace mcpcell {
+namespace {
+
+using nlohmann::json;
+
+void Say(const std::string& line) { std::fprintf(stderr, "mcpcell: %s\n", line.c_str()); }
+
+/// For registry entries whose arguments are directories (filesystem): bind
+/// each absolute, existing argument at the same path, read-only or writable.
+void AddPathArgs(const RegistryEntry* entry, const std::vector<std::string>& args, RunRequest* req,
+                 std::vector<std::string>* notes) {
+  if (entry == nullptr || entry->path_args.empty()) return;
+  for (const auto& a : args) {
+    std::error_code ec;
+    if (a.empty() || a[0] != '/' || !std::filesystem::exists(a, ec)) continue;
+    (entry->path_args == "write" ? req->write : req->read).push_back(a);
+    notes->push_back("registry entry \"" + entry->name + "\" takes directories as arguments: " + a +
+                     " is bound " + (entry->path_args == "write" ? "read-write" : "read-only"));
+  }
+}
+
+/// The system files a networked runtime needs (resolv.conf, hosts, certs),
+/// added when the network is open; BuildCellSpec built for no network.
+void AddNetworkSystemMounts(CellSpec* spec) {
+  for (auto& m : SystemMounts(true)) {
+    bool have = false;
+    for (const auto& existing : spec->mounts) have = have || existing.target == m.target;
+    if (!have) spec->mounts.push_back(std::move(m));
+  }
+}
+
+struct Resolved {
+  std::vector<std::string> argv;
+  std::optional<InstalledPackage> npx;
+};
+
+Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req) {
+  Resolved r;
+  switch (ref.kind) {
+    case ServerRef::Kind::kCommand:
+      r.argv = ref.args;
+      return r;
+    case ServerRef::Kind::kNpx: {
+      auto root = NpxCacheRoot();
+      if (!root.ok()) return root.error();
+      auto tool = MakeNpmTool();
+      auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run);
+      if (!inst.ok()) return inst.error();
+      r.argv = {"node", inst->bin_path};
+      r.argv.insert(r.argv.end(), ref.args.begin(), ref.args.end());
+      r.npx = std::move(*inst);
+      return r;
+    }
+    case ServerRef::Kind::kUvx:
+      if (!req.dry_run) {
+        return MakeError("resolve", CanonicalSource(ref),
+                         "uvx:// sources are decided by the policy but cannot be launched yet: installing "
+                         "PyPI packages outside the cell is not implemented; install the server yourself "
+                         "and run its command after --");
+      }
+      r.argv = {"uvx", ref.package + (ref.version.empty() ? "" : "==" + ref.version)};
+      r.argv.insert(r.argv.end(), ref.args.begin(), ref.args.end());
+      return r;
+    case ServerRef::Kind::kDocker:
+    case ServerRef::Kind::kRegistry:
+      r.argv = ref.args;
+      return r;
+  }
+  return r;
+}
+
+json PermissionsJson(const RunRequest& merged, const CellSpec& spec, const NetworkPlan& net,
+                     const PermissionProfile& profile) {
+  json secrets = json::array();
+  for (const auto& s : spec.secrets) {
+    json j{{"name", s.name}, {"path", "/run/secrets/" + s.name}};
+    if (s.env_name) j["env"] = *s.env_name;
+    secrets.push_back(std::move(j));
+  }
+  return json{{"profile", profile.name},
+              {"read", merged.read},
+              {"write", merged.write},
+              {"network", {{"mode", ToString(net.spec.mode)},
+                           {"allow_hosts", net.spec.allow_hosts},
+                           {"allow_ports", net.spec.allow_ports},
+                           {"enforced", net.enforced}}},
+              {"secrets", secrets},
+              {"tools", {{"allow", profile.ext.tools_allow}, {"deny", profile.ext.tools_deny}}}};
+}
+
+}  // namespace
 
 std::string ToString(LaunchPlan::Action action) {
   switch (action) {
@@ -18,25 +119,137 @@ std::string ToString(LaunchPlan::Action action) {
 }
 
 Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
-  if (req.server) {
-    return MakeError("SERVER", *req.server, "server sources (npx://, uvx://, docker://, registry names) are not supported yet; give the command after --");
+  auto parsed = ParseServerRef(req.server, req.command);
+  if (!parsed.ok()) return parsed.error();
+  auto catalog = BundledCatalog();
+  if (!catalog.ok()) return catalog.error();
+
+  // A registry name stands for its pinned source; any other source may still be a known entry.
+  ServerRef ref = *parsed;
+  const RegistryEntry* entry = nullptr;
+  if (ref.kind == ServerRef::Kind::kRegistry) {
+    entry = catalog->Find(ref.package);
+    if (entry == nullptr) {
+      return MakeError("find server", ref.package,
+                       "not a registry name (see 'mcpcell registry list'); for a package write npx://" +
+                           ref.package + ", for a command put it after --");
+    }
+    ref = entry->source;
+    ref.args = parsed->args;
+  } else {
+    entry = catalog->FindBySource(ref);
   }
-  if (req.policy_file || req.profile) {
-    return MakeError("--policy/--permission-profile", "", "not supported yet");
-  }
-  LaunchPlan plan;
-  plan.level = req.isolate && !req.isolate->empty() ? *req.isolate : "auto";
-  plan.rule = req.isolate ? "--isolate" : "built-in default";
-  plan.reason = req.isolate ? "isolation requested on the command line" : "with no policy every server is isolated";
+
+  Result<Policy> policy = req.policy_file ? LoadPolicy(*req.policy_file) : Result<Policy>(DefaultPolicy());
+  if (!policy.ok()) return policy.error();
+
+  // What the server asks for, before the policy speaks: --permission-profile,
+  // else the registry's default, else none; plus the additive flags.
+  Result<PermissionProfile> requested = req.profile ? LoadProfile(*req.profile)
+                                        : entry      ? Result<PermissionProfile>(entry->permissions)
+                                                     : Result<PermissionProfile>(*BuiltinProfile("none"));
+  if (!requested.ok()) return requested.error();
+  for (const auto& w : requested->warnings) Say("warning: " + w);
+
   std::vector<std::string> notes;
-  auto spec = BuildCellSpec(req, req.command, &notes);
-  if (!spec) return spec.error();
-  if (req.verbose) {
-    for (const auto& n : notes) std::fprintf(stderr, "mcpcell: %s\n", n.c_str());
+  RunRequest with_args = req;
+  AddPathArgs(entry, ref.args, &with_args, &notes);
+
+  TrustFacts facts = GatherTrustFacts(ref, entry);
+  facts.requests_network = requested->RequestsNetwork() || !req.allow_host.empty() || !req.allow_port.empty();
+  facts.requests_write = requested->RequestsWrite() || !with_args.write.empty();
+
+  Decision decision = EvaluatePolicy(*policy, facts);
+  for (const auto& w : decision.warnings) Say("warning: " + w);
+
+  LaunchPlan plan;
+  std::string decided_by = policy->origin + " " + decision.rule;
+  plan.rule = decided_by;
+  plan.reason = decision.reason;
+  plan.level = decision.level;
+  switch (decision.action) {
+    case PolicyAction::Kind::kDeny: plan.action = LaunchPlan::Action::kDeny; break;
+    case PolicyAction::Kind::kAllow: plan.action = LaunchPlan::Action::kAllow; break;
+    default: plan.action = LaunchPlan::Action::kIsolate; break;
   }
-  plan.spec = std::move(*spec);
-  plan.explain = {{"action", ToString(plan.action)}, {"level", plan.level}, {"rule", plan.rule},
-                  {"reason", plan.reason}, {"notes", notes}};
+  if (!decision.message.empty()) plan.reason += " — " + decision.message;
+  // --isolate can only make things stricter: it turns allow into isolate, never overrides deny.
+  if (req.isolate && plan.action != LaunchPlan::Action::kDeny) {
+    plan.action = LaunchPlan::Action::kIsolate;
+    if (!req.isolate->empty() && *req.isolate != "auto") plan.level = *req.isolate;
+    plan.rule = "--isolate";
+    plan.reason = "isolation asked for on the command line (the policy said: " + decision.reason + ")";
+  }
+  if (ref.kind == ServerRef::Kind::kDocker && plan.level == "auto") plan.level = "container";
+
+  std::string server = ref.kind == ServerRef::Kind::kCommand ? ref.package : CanonicalSource(ref);
+  plan.explain = json{{"server", server},
+                      {"source", ToJson(*parsed)},
+                      {"registry_entry", entry != nullptr ? json(entry->name) : json(nullptr)},
+                      {"trust_facts", ToJson(facts)},
+                      {"policy", {{"file", policy->origin},
+                                  {"trusted_sources", policy->trust.trusted_sources},
+                                  {"trusted_tiers", policy->trust.trusted_tiers}}},
+                      {"decision", ToJson(decision)},
+                      {"action", ToString(plan.action)},
+                      {"rule", plan.rule},
+                      {"reason", plan.reason},
+                      {"level", plan.level},
+                      {"warnings", decision.warnings}};
+  if (plan.action == LaunchPlan::Action::kDeny) return plan;  // nothing installed, nothing built
+
+  Result<PermissionProfile> profile = decision.profile ? LoadProfile(*decision.profile) : requested;
+  if (!profile.ok()) return profile.error();
+  if (decision.profile && req.profile && *decision.profile != *req.profile) {
+    Say("note: the policy's " + decision.rule + " sets profile '" + *decision.profile +
+        "', which replaces --permission-profile " + *req.profile);
+  }
+
+  auto resolved = ResolveArgv(ref, req);
+  if (!resolved.ok()) return resolved.error();
+  RunRequest merged = MergeProfile(*profile, with_args);
+  auto secrets = LowerSecrets(merged.secrets, merged.secret_env);
+  if (!secrets.ok()) return secrets.error();
+  auto net = LowerNetwork(*profile, req.allow_host, req.allow_port);
+  if (!net.ok()) return net.error();
+
+  CellSpec spec;
+  if (ref.kind == ServerRef::Kind::kDocker) {
+    spec.argv = resolved->argv;
+    spec.backend = "docker";
+    notes.push_back("docker:// sources run on a container backend; the image's entrypoint gets these args");
+  } else {
+    auto built = BuildCellSpec(merged, resolved->argv, &notes);
+    if (!built.ok()) return built.error();
+    spec = std::move(*built);
+  }
+  spec.network = net->spec;
+  if (spec.network.mode == NetworkSpec::Mode::kOpen) AddNetworkSystemMounts(&spec);
+  spec.secrets = std::move(*secrets);
+  if (resolved->npx) {
+    MountSpec m;
+    m.source = resolved->npx->cache_dir;
+    m.target = resolved->npx->cache_dir;
+    m.writable = false;
+    m.optional = !resolved->npx->present;
+    m.why = "npx package cache (installed outside the cell)";
+    spec.mounts.push_back(std::move(m));
+    plan.explain["install"] = {{"package", ref.package}, {"version", resolved->npx->version},
+                               {"cache_dir", resolved->npx->cache_dir}, {"bin", resolved->npx->bin_path},
+                               {"installed_now", resolved->npx->installed_now},
+                               {"present", resolved->npx->present}};
+  }
+  for (const auto& w : net->warnings) Say(w);
+  if (facts.requests_network || spec.network.mode != NetworkSpec::Mode::kNone) {
+    Say("network: " + net->enforced);
+  }
+  if (req.verbose) {
+    for (const auto& n : notes) Say(n);
+  }
+  plan.explain["permissions"] = PermissionsJson(merged, spec, *net, *profile);
+  plan.explain["profile"] = ToJson(*profile);
+  plan.explain["notes"] = notes;
+  plan.spec = std::move(spec);
   return plan;
 }
 
