@@ -207,7 +207,9 @@ std::string TcpBannerV4(const std::string& ip, int port, std::string* why) {
   return ConnectAndRead(AF_INET, reinterpret_cast<sockaddr*>(&sa), sizeof sa, why);
 }
 
-std::string UnixBanner(const std::string& path, bool abstract, std::string* why) {
+/// Abstract names may be bound with their exact length or padded with NULs to
+/// the whole sun_path (libuv did the latter for years); try as told.
+std::string UnixBanner(const std::string& path, bool abstract, std::string* why, bool padded = false) {
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
   std::size_t off = abstract ? 1 : 0;  // abstract names start with a NUL byte
@@ -216,7 +218,8 @@ std::string UnixBanner(const std::string& path, bool abstract, std::string* why)
     return "";
   }
   std::memcpy(sa.sun_path + off, path.data(), path.size());
-  auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + off + path.size());
+  auto len = padded ? static_cast<socklen_t>(sizeof sa)
+                    : static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + off + path.size());
   return ConnectAndRead(AF_UNIX, reinterpret_cast<sockaddr*>(&sa), len, why);
 }
 
@@ -645,11 +648,17 @@ Outcome DnsLookup(const Args& a) {
 
 Outcome AbstractUnixSocket(const Args& a) {
   if (a.abstract_socket.empty()) return {false, "no abstract_socket given"};
-  std::string why;
-  std::string got = UnixBanner(a.abstract_socket, true, &why);
   Outcome o;
-  o.escaped = HasSecret(a, got);
-  o.detail = "@" + a.abstract_socket + ": " + (o.escaped ? "HOST LISTENER ANSWERED" : why);
+  std::vector<std::string> notes;
+  for (bool padded : {false, true}) {
+    std::string why;
+    std::string got = UnixBanner(a.abstract_socket, true, &why, padded);
+    bool hit = HasSecret(a, got);
+    o.escaped |= hit;
+    notes.push_back("@" + a.abstract_socket + (padded ? " (NUL-padded)" : " (exact)") + ": " +
+                    (hit ? "HOST LISTENER ANSWERED" : why));
+  }
+  o.detail = Join(notes);
   return o;
 }
 
@@ -777,8 +786,10 @@ bool HostProcessVisible(const Args& a, std::string* how) {
   ReadResult cmd = ReadSome(dir + "/cmdline");
   // Pids in a fresh pid namespace are small; a host pid number could still
   // collide with one of ours, so insist that it is the test's `sleep`.
-  bool is_host = cmd.data.rfind("sleep", 0) == 0;
-  *how = dir + " exists, cmdline '" + cmd.data.substr(0, cmd.data.find('\0')) + "'";
+  std::string argv0 = cmd.data.substr(0, cmd.data.find('\0'));
+  std::string base = argv0.substr(argv0.rfind('/') + 1);  // npos + 1 == 0
+  bool is_host = base == "sleep";
+  *how = dir + " exists, argv[0] '" + argv0 + "'";
   return is_host;
 }
 
