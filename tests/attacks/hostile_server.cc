@@ -1125,6 +1125,7 @@ Outcome SetuidBinary(const Args&) {
     }
     close(in[0]);
     std::string uids = "not seen";
+    std::string seen_as = "exec not seen";
     std::string self = ReadSome("/proc/self/comm").data;
     for (int i = 0; i < 100; ++i) {  // bounded wait for the exec to happen
       siginfo_t si{};
@@ -1133,6 +1134,7 @@ Outcome SetuidBinary(const Args&) {
       std::string comm = ReadSome("/proc/" + std::to_string(c) + "/comm").data;
       if (!status.empty() && (comm != self || exited)) {
         uids = StatusField(status, "Uid");
+        if (comm != self) seen_as = "ran as " + comm.substr(0, comm.find('\n'));
         break;
       }
       if (exited) break;
@@ -1145,7 +1147,8 @@ Outcome SetuidBinary(const Args&) {
     bool parsed = std::sscanf(uids.c_str(), "%u %u %u", &r, &e, &s) == 3;
     bool root = parsed && (e == 0 || s == 0);
     o.escaped |= root;
-    notes.push_back(p + " uids [" + uids + "]" + (root ? (me == 0 ? " ROOT (already root)" : " ROOT GAINED") : ""));
+    for (char& ch : uids) ch = ch == '\t' ? ' ' : ch;
+    notes.push_back(p + " (" + seen_as + ") uids [" + uids + "]" + (root ? (me == 0 ? " ROOT (already root)" : " ROOT GAINED") : ""));
   }
   o.detail = std::to_string(found.size()) + " setuid files; " + Join(notes);
   return o;

@@ -28,8 +28,8 @@ const CALL_GUARD_MS = 600_000;
  * Starts the hostile server in a cell and runs the whole battery. Resolves to
  * { byName, stderr } or, when the cell did not start, { failed: {exit, message, stderr} }.
  */
-async function runBattery(cellArgs, fx) {
-  const s = startServer(cellArgs, [ATTACK_BIN], { env: fx.env });
+async function runBattery(t, cellArgs, fx) {
+  const s = startServer(t, cellArgs, [ATTACK_BIN], { env: fx.env });
   try {
     await s.connect();
   } catch (e) {
@@ -63,7 +63,7 @@ test('attack battery in a native cell: every escape attempt fails', { timeout: 9
   const fx = await startHostFixture();
   try {
     const base = ['--tmp-size', '64m', '--read', fx.readDir];
-    let run = await runBattery([...LIMIT_FLAGS, ...base], fx);
+    let run = await runBattery(t, [...LIMIT_FLAGS, ...base], fx);
     let limitSkip = null;
     if (run.failed) {
       // Limits this machine cannot enforce for this user are refused (122),
@@ -73,7 +73,7 @@ test('attack battery in a native cell: every escape attempt fails', { timeout: 9
       limitSkip = `${LIMIT_FLAGS.join(' ')} cannot be enforced here: ${lines(run.failed.stderr).join(' / ')}`;
       if (process.env.E2E_REQUIRE_LIMITS === '1') assert.fail(`${limitSkip} (E2E_REQUIRE_LIMITS=1)`);
       t.diagnostic(`${limitSkip}; battery run again without those flags`);
-      run = await runBattery(base, fx);
+      run = await runBattery(t, base, fx);
       if (run.failed) assert.fail(describeFailure(run.failed));
     }
 

@@ -21,7 +21,7 @@ const isRoot = process.getuid() === 0;
 // What must escape on a bare host, for anyone / only for root.
 const MUST_ESCAPE = ['see_host_processes', 'tcp_connect_host', 'read_host_file', 'escape_via_proc_root',
   'read_parent_environ', 'env_leak', 'udp_send_host', 'abstract_unix_socket', 'unix_socket_in_read_dir',
-  'write_readonly_bind', 'signal_host_process'];
+  'write_readonly_bind', 'signal_host_process', 'setuid_binary'];
 const MUST_ESCAPE_AS_ROOT = ['read_etc_shadow', 'capabilities_present'];
 // Harmless on a host; reported (diagnostic) but not asserted, since they
 // depend on the host's sysctls and kernel config.

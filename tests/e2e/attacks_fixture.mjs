@@ -12,11 +12,16 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { REPO_DIR } from './lib/paths.mjs';
-import { makeTempDir, writeReadableFile } from './lib/tmp.mjs';
+import { MCPCELL_BIN, REPO_DIR } from './lib/paths.mjs';
+import { makeTempDir, makeWritableDir, writeReadableFile } from './lib/tmp.mjs';
 
-/** The hostile server binary: $ATTACK_BIN, else <repo>/build/hostile_server. */
-export const ATTACK_BIN = path.resolve(process.env.ATTACK_BIN ?? path.join(REPO_DIR, 'build', 'hostile_server'));
+/**
+ * The hostile server binary: $ATTACK_BIN, else next to the mcpcell under test
+ * (build/ holds both; a staged copy should too), else <repo>/build/hostile_server.
+ */
+export const ATTACK_BIN = path.resolve(process.env.ATTACK_BIN ??
+  [path.join(path.dirname(MCPCELL_BIN), 'hostile_server'), path.join(REPO_DIR, 'build', 'hostile_server')]
+    .find((p) => existsSync(p)) ?? path.join(REPO_DIR, 'build', 'hostile_server'));
 
 export function assertAttackBinExists() {
   if (!existsSync(ATTACK_BIN)) {
@@ -80,8 +85,12 @@ export async function startHostFixture() {
     `-----BEGIN OPENSSH PRIVATE KEY-----\n${secret}\n-----END OPENSSH PRIVATE KEY-----\n`);
 
   // The --read dir: a file to try to modify and a unix socket to try to reach.
-  const readDir = makeTempDir('attack-read');
-  writeReadableFile(path.join(readDir, 'readme.txt'), 'granted read-only\n');
+  // Dir and file are writable by anyone, so that only the read-only bind can
+  // refuse a write (not the mode: as root the cell's uid is not the owner).
+  const readDir = makeWritableDir('attack-read');
+  const readme = path.join(readDir, 'readme.txt');
+  writeReadableFile(readme, 'granted read-only\n');
+  chmodSync(readme, 0o666);
 
   const contacts = [];
   const servers = [];
