@@ -69,7 +69,8 @@ Result<PolicyAction> ReadAction(const json& j, const std::string& origin, const 
       auto loaded = LoadProfile(name);
       if (!loaded.ok()) {
         Error e = loaded.error();
-        e.detail += " (named by " + origin + " at " + JsonChild(path, "profile") + ")";
+        std::string named = "named by " + origin + " at " + JsonChild(path, "profile");
+        e.detail = e.detail.empty() ? named : e.detail + " (" + named + ")";
         return e;
       }
     }

@@ -1,0 +1,90 @@
+// PlanLaunch end to end on plain commands (no npm, no privileges): the
+// policy decides, --isolate only tightens, deny names its rule, profiles and
+// secrets reach the CellSpec.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli/launch_plan.h"
+
+namespace mcpcell {
+namespace {
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  std::string path = std::filesystem::path(::testing::TempDir() + "/" + name + "-" + std::to_string(::getpid()))
+                         .lexically_normal().string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+RunRequest Cmd(std::optional<std::string> policy) {
+  RunRequest r;
+  r.command = {"/bin/true"};
+  r.policy_file = std::move(policy);
+  r.dry_run = true;
+  return r;
+}
+
+TEST(PlanLaunch, DenyNamesTheRuleAndBuildsNothing) {
+  auto policy = WriteFile("deny.json", R"({"rules": [{"name": "no-commands", "condition": {"source": "command"}, "action": "deny"}]})");
+  auto plan = PlanLaunch(Cmd(policy));
+  ASSERT_TRUE(plan.ok()) << plan.error().Message();
+  EXPECT_EQ(plan->action, LaunchPlan::Action::kDeny);
+  EXPECT_EQ(plan->rule, policy + " rule 0 \"no-commands\"");
+  EXPECT_TRUE(plan->spec.argv.empty());
+  // --isolate never overrides a deny.
+  RunRequest r = Cmd(policy);
+  r.isolate = "";
+  EXPECT_EQ(PlanLaunch(r)->action, LaunchPlan::Action::kDeny);
+}
+
+TEST(PlanLaunch, AllowByARuleAndIsolateTightensIt) {
+  auto policy = WriteFile("allow.json", R"({"rules": [{"condition": {"name": "true"}, "action": "allow"}]})");
+  auto plan = PlanLaunch(Cmd(policy));
+  ASSERT_TRUE(plan.ok()) << plan.error().Message();
+  EXPECT_EQ(plan->action, LaunchPlan::Action::kAllow);
+  RunRequest r = Cmd(policy);
+  r.isolate = "native";
+  auto isolated = PlanLaunch(r);
+  ASSERT_TRUE(isolated.ok());
+  EXPECT_EQ(isolated->action, LaunchPlan::Action::kIsolate);
+  EXPECT_EQ(isolated->rule, "--isolate");
+  EXPECT_EQ(isolated->level, "native");
+}
+
+TEST(PlanLaunch, NoPolicyIsolatesWithTheBuiltInDefault) {
+  auto plan = PlanLaunch(Cmd(std::nullopt));
+  ASSERT_TRUE(plan.ok()) << plan.error().Message();
+  EXPECT_EQ(plan->action, LaunchPlan::Action::kIsolate);
+  EXPECT_EQ(plan->rule, "built-in default default");
+  EXPECT_EQ(plan->spec.network.mode, NetworkSpec::Mode::kNone);
+  EXPECT_EQ(plan->explain["trust_facts"]["kind"], "command");
+}
+
+TEST(PlanLaunch, RuleProfileAndSecretsReachTheSpec) {
+  auto profile = WriteFile("fetch.json", R"({"network": {"outbound": {"allow_host": [".acmecorp.com"], "allow_port": [443]}}})");
+  auto policy = WriteFile("prof.json", R"({"rules": [{"condition": "always", "action": "isolate", "profile": ")" + profile + R"("}]})");
+  auto secret = WriteFile("token", "s3cr3t");
+  RunRequest r = Cmd(policy);
+  r.secrets = {"TOKEN=" + secret};
+  auto plan = PlanLaunch(r);
+  ASSERT_TRUE(plan.ok()) << plan.error().Message();
+  EXPECT_EQ(plan->spec.network.mode, NetworkSpec::Mode::kAllowList);
+  EXPECT_EQ(plan->spec.network.allow_hosts, std::vector<std::string>{".acmecorp.com"});
+  ASSERT_EQ(plan->spec.secrets.size(), 1u);
+  EXPECT_EQ(plan->spec.secrets[0].name, "TOKEN");
+  EXPECT_EQ(plan->spec.secrets[0].host_file, secret);
+  EXPECT_EQ(plan->explain.dump().find("s3cr3t"), std::string::npos);
+  for (const auto& [k, v] : plan->spec.env) EXPECT_EQ(v.find("s3cr3t"), std::string::npos) << k;
+}
+
+TEST(PlanLaunch, BadPolicyIsAnErrorNotADecision) {
+  auto policy = WriteFile("bad.json", R"({"rules": [{"condition": "nope", "action": "isolate"}]})");
+  auto plan = PlanLaunch(Cmd(policy));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.error().Message().find("$.rules[0].condition: unknown condition \"nope\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mcpcell

@@ -1,0 +1,149 @@
+// ServerRef parsing, TrustFacts and the npx install cache (with a fake npm).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "registry/catalog.h"
+#include "source/npx_install.h"
+#include "source/server_ref.h"
+#include "source/trust_facts.h"
+
+namespace mcpcell {
+namespace {
+
+TEST(ServerRef, NpxSchemeAndSlashSpellingAreTheSame) {
+  auto a = ParseServerRef(std::string("npx://@modelcontextprotocol/server-filesystem"), {"/data"});
+  auto b = ParseServerRef(std::string("npx/@modelcontextprotocol/server-filesystem"), {"/data"});
+  ASSERT_TRUE(a.ok()) << a.error().Message();
+  ASSERT_TRUE(b.ok()) << b.error().Message();
+  EXPECT_EQ(a->kind, ServerRef::Kind::kNpx);
+  EXPECT_EQ(a->package, "@modelcontextprotocol/server-filesystem");
+  EXPECT_EQ(a->version, "");
+  EXPECT_EQ(b->package, a->package);
+  EXPECT_EQ(a->args, std::vector<std::string>{"/data"});
+  EXPECT_EQ(CanonicalSource(*a), "npx://@modelcontextprotocol/server-filesystem");
+}
+
+TEST(ServerRef, ScopedPackageWithVersion) {
+  auto r = ParseServerRef(std::string("npx://@scope/pkg@1.2.3"), {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->package, "@scope/pkg");
+  EXPECT_EQ(r->version, "1.2.3");
+  auto u = ParseServerRef(std::string("uvx://mcp-server-fetch@2025.4.7"), {});
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->kind, ServerRef::Kind::kUvx);
+  EXPECT_EQ(u->package, "mcp-server-fetch");
+}
+
+TEST(ServerRef, DockerTagAndDigest) {
+  std::string digest = "sha256:" + std::string(64, 'a');
+  auto r = ParseServerRef("docker://ghcr.io:443/org/img:v1@" + digest, {});
+  ASSERT_TRUE(r.ok()) << r.error().Message();
+  EXPECT_EQ(r->package, "ghcr.io:443/org/img");
+  EXPECT_EQ(r->version, "v1");
+  EXPECT_EQ(r->digest, digest);
+  EXPECT_FALSE(ParseServerRef(std::string("docker://img@sha256:abc"), {}).ok());
+}
+
+TEST(ServerRef, RegistryNameAndCommand) {
+  auto r = ParseServerRef(std::string("filesystem"), {"/data"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->kind, ServerRef::Kind::kRegistry);
+  auto c = ParseServerRef(std::nullopt, {"node", "server.js"});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->kind, ServerRef::Kind::kCommand);
+  EXPECT_EQ(c->package, "node");
+  EXPECT_FALSE(ParseServerRef(std::nullopt, {}).ok());
+}
+
+TEST(ServerRef, RefusesNamesThatNpmWouldReadAsFlags) {
+  for (std::string bad : {"npx://--registry=http://evil", "npx://-g", "npx://Upper", "npx://a b",
+                          "npx://@scope", "npx://pkg@", "npx://pkg@--tag", "ftp://x", "npx://"}) {
+    auto r = ParseServerRef(bad, {});
+    EXPECT_FALSE(r.ok()) << bad;
+  }
+}
+
+TEST(ServerRef, ExactVersions) {
+  EXPECT_TRUE(IsExactVersion("1.2.3"));
+  EXPECT_TRUE(IsExactVersion("2026.8.31"));
+  EXPECT_TRUE(IsExactVersion("1.0.0-rc.1"));
+  EXPECT_FALSE(IsExactVersion(""));
+  EXPECT_FALSE(IsExactVersion("latest"));
+  EXPECT_FALSE(IsExactVersion("^1.2.3"));
+  EXPECT_FALSE(IsExactVersion("1.2"));
+}
+
+TEST(TrustFacts, RegistryPinnedOnlyAtTheRegistryVersion) {
+  auto cat = BundledCatalog();
+  ASSERT_TRUE(cat.ok());
+  const RegistryEntry* e = cat->Find("filesystem");
+  ASSERT_NE(e, nullptr);
+  TrustFacts pinned = GatherTrustFacts(e->source, e);
+  EXPECT_TRUE(pinned.pinned);
+  EXPECT_TRUE(pinned.registry_pinned);
+  EXPECT_EQ(pinned.registry_tier, "official");
+  EXPECT_EQ(pinned.publisher_scope, "@modelcontextprotocol");
+  auto loose = ParseServerRef(std::string("npx://@modelcontextprotocol/server-filesystem"), {});
+  TrustFacts f = GatherTrustFacts(*loose, cat->FindBySource(*loose));
+  EXPECT_TRUE(f.in_registry);
+  EXPECT_FALSE(f.pinned);
+  EXPECT_FALSE(f.registry_pinned);
+}
+
+class FakeNpm : public PackageTool {
+ public:
+  int installs = 0;
+  std::string bin = "\"dist/index.js\"";
+  Result<std::string> ResolveVersion(const std::string&, const std::string&) override { return std::string("4.5.6"); }
+  Status Install(const std::string& package, const std::string&, const std::string& prefix) override {
+    ++installs;
+    std::filesystem::create_directories(prefix + "/node_modules/" + package);
+    std::ofstream(prefix + "/node_modules/" + package + "/package.json") << "{\"bin\": " << bin << "}";
+    return {};
+  }
+};
+
+TEST(NpxInstall, InstallsOnceIntoAPerVersionCacheAndFindsTheBin) {
+  std::string root = std::filesystem::path(::testing::TempDir() + "/npx-cache-" + std::to_string(::getpid())).lexically_normal().string();
+  std::filesystem::remove_all(root);
+  FakeNpm npm;
+  auto ref = ParseServerRef(std::string("npx://@acme/srv"), {});
+  auto a = EnsureNpxPackage(*ref, npm, root, true);
+  ASSERT_TRUE(a.ok()) << a.error().Message();
+  EXPECT_EQ(a->version, "4.5.6");
+  EXPECT_EQ(a->cache_dir, root + "/@acme+srv@4.5.6");
+  EXPECT_EQ(a->bin_path, root + "/@acme+srv@4.5.6/node_modules/@acme/srv/dist/index.js");
+  EXPECT_TRUE(a->installed_now);
+  auto b = EnsureNpxPackage(*ref, npm, root, true);
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE(b->installed_now);
+  EXPECT_EQ(npm.installs, 1);
+  std::filesystem::remove_all(root);
+}
+
+TEST(NpxInstall, DryRunDoesNotInstall) {
+  std::string root = ::testing::TempDir() + "/npx-dry-" + std::to_string(::getpid());
+  FakeNpm npm;
+  auto ref = ParseServerRef(std::string("npx://pkg@1.0.0"), {});
+  auto a = EnsureNpxPackage(*ref, npm, root, false);
+  ASSERT_TRUE(a.ok());
+  EXPECT_FALSE(a->present);
+  EXPECT_EQ(npm.installs, 0);
+}
+
+TEST(NpxInstall, RefusesABinOutsideThePackage) {
+  std::string root = ::testing::TempDir() + "/npx-escape-" + std::to_string(::getpid());
+  std::filesystem::remove_all(root);
+  FakeNpm npm;
+  npm.bin = "\"../../../../etc/passwd\"";
+  auto ref = ParseServerRef(std::string("npx://evil@1.0.0"), {});
+  auto a = EnsureNpxPackage(*ref, npm, root, true);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.error().Message().find("outside the package"), std::string::npos);
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
+}  // namespace mcpcell
