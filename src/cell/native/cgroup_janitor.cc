@@ -1,17 +1,25 @@
 // The janitor: a detached process that removes a cell's cgroups if the
 // supervisor dies without doing it (kill -9, OOM kill, crash).
 //
-// It blocks in read(2) on a pipe whose only write end the supervisor holds
-// (O_CLOEXEC, so a cell that execs never has it). The kernel closes that end
-// when the supervisor exits for any reason, so the read returns 0 (EOF): no
-// polling and no PDEATHSIG (which fires on the death of the forking *thread*,
-// not process — prctl(2)).
+// It blocks in poll(2) on two things: a pipe whose write end the supervisor
+// holds (O_CLOEXEC, so a cell that execs never has it), which reaches EOF when
+// the supervisor closes it after removing the cgroups itself or dies; and a
+// pidfd of the supervisor (pidfd_open(2), Linux 5.3), readable when it exits.
+// The pidfd is needed because the pipe alone is not enough: every process
+// forked from the supervisor inherits the write end until it execs, and the
+// cell's PID 1 never execs — a cell orphaned by a killed supervisor would keep
+// the janitor asleep for ever (seen: PR_SET_PDEATHSIG is cleared by the
+// setuid in the cell, so PID 1 survived a kill -9 of the supervisor).
+// No periodic polling and no PDEATHSIG (which fires on the death of the
+// forking *thread*, not the process — prctl(2)).
 //
 // After fork the child may only use async-signal-safe calls (fork(2) in a
 // multithreaded program): every path is computed before fork and the child
 // touches only syscalls and stack buffers — no malloc, no stdio, no locks.
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -112,23 +120,49 @@ void RemoveDirs(const JanitorPaths& p) {
   }
 }
 
-[[noreturn]] void RunJanitor(int read_fd, const JanitorPaths& paths) {
+// Closes every fd but `keep_a` and `keep_b` (-1 = none).
+void CloseAllBut(int keep_a, int keep_b) {
+  int lo = keep_a < keep_b ? keep_a : keep_b;
+  int hi = keep_a < keep_b ? keep_b : keep_a;
+  unsigned next = 0;
+  for (int keep : {lo, hi}) {
+    if (keep < 0) continue;
+    if (static_cast<unsigned>(keep) > next) ::close_range(next, static_cast<unsigned>(keep) - 1, 0);
+    next = static_cast<unsigned>(keep) + 1;
+  }
+  ::close_range(next, ~0U, 0);
+}
+
+// Returns when the pipe reaches EOF or the supervisor (pidfd) has exited.
+void WaitForSupervisor(int read_fd, int pid_fd) {
+  struct pollfd fds[2] = {{read_fd, POLLIN, 0}, {pid_fd, POLLIN, 0}};
+  nfds_t n = pid_fd >= 0 ? 2 : 1;
+  while (true) {
+    int r = ::poll(fds, n, -1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return;
+    if (n == 2 && fds[1].revents != 0) return;  // the supervisor exited
+    if (fds[0].revents != 0) {
+      char buf[64];
+      ssize_t got = ::read(read_fd, buf, sizeof buf);
+      if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) return;  // EOF
+      // Bytes written by anyone holding the write end are ignored.
+    }
+  }
+}
+
+[[noreturn]] void RunJanitor(int read_fd, int pid_fd, const JanitorPaths& paths) {
   // Hold nothing of the supervisor's: above all not the client's stdio pipes,
   // or the MCP client would never see EOF when the supervisor dies
   // (close_range(2), Linux 5.9).
-  if (read_fd > 0) ::close_range(0, static_cast<unsigned>(read_fd) - 1, 0);
-  ::close_range(static_cast<unsigned>(read_fd) + 1, ~0U, 0);
+  CloseAllBut(read_fd, pid_fd);
   // Ctrl-C in the client's terminal reaches the whole foreground process
   // group; the janitor has its own session, but ignore the usual stop
-  // signals anyway so only the pipe decides when it runs.
+  // signals anyway so only the supervisor's end decides when it runs.
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_IGN);
   ::prctl(PR_SET_NAME, "mcpcell-janitor", 0, 0, 0);
   (void)!::chdir("/");  // do not pin the supervisor's cwd (a mount, a temp dir)
-  char byte;
-  while (true) {
-    ssize_t n = ::read(read_fd, &byte, 1);
-    if (n == 0 || (n < 0 && errno != EINTR)) break;
-  }
+  WaitForSupervisor(read_fd, pid_fd);
   if (!WaitEmpty(paths, kWaitPolls)) {
     KillRemaining(paths);
     WaitEmpty(paths, kAfterKillPolls);
@@ -152,6 +186,10 @@ Status StartCgroupJanitor(const CellCgroup& cgroup) {
   if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoError("start cgroup janitor: pipe2");
   UniqueFd read_end(fds[0]);
   UniqueFd write_end(fds[1]);
+  // Our own pidfd, inherited by the janitor (pidfds are close-on-exec). On
+  // kernels before 5.3 the pipe alone remains.
+  // (raw syscall: glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++.)
+  UniqueFd self_pidfd(static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0)));
 
   pid_t middle = ::fork();
   if (middle < 0) return ErrnoError("start cgroup janitor: fork");
@@ -162,7 +200,7 @@ Status StartCgroupJanitor(const CellCgroup& cgroup) {
     pid_t janitor = ::fork();
     if (janitor == 0) {
       ::close(write_end.get());
-      RunJanitor(read_end.get(), paths);
+      RunJanitor(read_end.get(), self_pidfd.get(), paths);
     }
     ::_exit(janitor < 0 ? 1 : 0);
   }
