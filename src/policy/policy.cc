@@ -20,7 +20,7 @@ constexpr std::string_view kDefaultPolicy = R"json({
     { "name": "note unpinned versions", "condition": "unpinned_version", "action": "warn",
       "message": "the version is not pinned: what runs may change between launches; pin it (npx://pkg@1.2.3) or use a registry name" }
   ],
-  "default": { "action": "isolate", "profile": "none", "level": "auto" }
+  "default": { "action": "isolate", "level": "auto" }
 }
 )json";
 

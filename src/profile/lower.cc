@@ -81,7 +81,7 @@ Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,
     plan.enforced = "allow-list requested (" + what +
                     "): NOT enforceable yet — the egress proxy is not built, so the native backend refuses to start";
     plan.warnings.push_back(
-        "mcpcell: the permission profile asks for outbound access to " + what +
+        "the permission profile asks for outbound access to " + what +
         ". This allow-list cannot be enforced yet (mcpcell's egress proxy is not implemented), and "
         "mcpcell will not silently give the server no network or all of it: the cell backend will "
         "refuse to start. To run now, choose --permission-profile none (loopback only) or a profile "
