@@ -1,6 +1,7 @@
 #include "cell/native/cell_init.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <linux/close_range.h>
 #include <linux/securebits.h>
@@ -141,6 +142,10 @@ int StatusToExit(int status) {
   // If the supervisor dies, so does the cell (PID 1 dying kills the namespace).
   // The supervisor is single-threaded, so the parent "thread" is the process.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) Fail(fd, ErrnoError("set parent-death signal"));
+  // Keep only stdio and the sync socket: fds inherited from the supervisor
+  // (the cgroup janitor's pipe among them) have no business in the cell.
+  if (fd > 3) ::syscall(SYS_close_range, 3U, static_cast<unsigned>(fd - 1), 0U);
+  ::syscall(SYS_close_range, static_cast<unsigned>(fd + 1), ~0U, 0U);
   char go = 0;
   if (::read(fd, &go, 1) != 1 || go != 'g') ::_exit(kExitSetupFailed);  // supervisor gone or refused
   // The supervisor blocked its signals for signalfd; the cell starts clean.
@@ -159,6 +164,12 @@ int StatusToExit(int status) {
   // owned by an id that exists in this user namespace. Capabilities in the
   // namespace survive because uid 0 is not mapped (capabilities(7)).
   Check(fd, SwitchUser(spec.uid, spec.gid, a.host.privileged));
+  // Changing credentials clears the parent-death signal (prctl(2)): set it
+  // again, then make sure the supervisor did not die in between — its end of
+  // the sync socket is open for as long as it lives.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) Fail(fd, ErrnoError("set parent-death signal"));
+  struct pollfd pfd{fd, POLLRDHUP, 0};
+  if (::poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP)) != 0) ::_exit(kExitSetupFailed);
   Check(fd, BuildRootfs(spec, *a.planned, *sources));
   if (a.own_netns) Check(fd, BringUpLoopback());
 
