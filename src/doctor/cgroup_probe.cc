@@ -1,5 +1,6 @@
 // cgroups: which version is mounted, and what the caller may control in its
-// own cgroup (that is where a cell's cgroup would be created).
+// own cgroup (that is where a cell's cgroup would be created). The layout comes
+// from the cgroup module itself, so doctor reports what cells will really use.
 
 #include <linux/magic.h>
 #include <sys/statfs.h>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "cell/native/cgroup_layout.h"
 #include "doctor/checks.h"
 #include "doctor/host.h"
 #include "doctor/parse.h"
@@ -41,8 +43,15 @@ bool Writable(const std::string& dir, std::string* why) {
   return true;
 }
 
-Probe VersionProbe(const CgroupMounts& mounts) {
-  std::string version = mounts.Version();
+std::vector<std::string> ReadWords(const std::string& path) {
+  auto text = ReadHostFile(path);
+  return text ? SplitWords(*text) : std::vector<std::string>{};
+}
+
+Probe VersionProbe(const CgroupLayout& layout) {
+  bool v1 = false, v2 = false;
+  for (const CgroupMount& m : layout.mounts) (m.v2 ? v2 : v1) = true;
+  std::string version = v1 && v2 ? "hybrid" : v2 ? "v2" : v1 ? "v1" : "none";
   struct statfs fs {};
   std::string root_fs = "not mounted";
   if (::statfs(kCgroupRoot, &fs) == 0) {
@@ -53,10 +62,12 @@ Probe VersionProbe(const CgroupMounts& mounts) {
     else root_fs = "other";
   }
   std::string value = version + " (" + kCgroupRoot + " is " + root_fs;
-  if (mounts.v2) value += "; v2 at " + mounts.v2->mount_point;
-  value += ")";
+  if (const CgroupMount* m = layout.V2Mount(); m != nullptr && version == "hybrid") {
+    value += "; v2 at " + m->mount_point;
+  }
+  value += "); cells use " + ToString(layout.kind);
   Probe p{"cgroup version", S::kOk, value, "", ""};
-  if (version == "none") {
+  if (layout.kind == CgroupLayout::Kind::kNone) {
     p.status = S::kMissing;
     p.detail = "no cgroup filesystem is mounted: memory/pids/cpu limits fall back to rlimits";
     p.fix = "mount cgroup2 on /sys/fs/cgroup (mount -t cgroup2 none /sys/fs/cgroup)";
@@ -64,24 +75,13 @@ Probe VersionProbe(const CgroupMounts& mounts) {
   return p;
 }
 
-const ProcCgroup* FindSelf(const std::vector<ProcCgroup>& self, const std::string& controller) {
-  for (const ProcCgroup& c : self) {
-    if (controller.empty() ? c.hierarchy == 0 : Contains(c.controllers, controller)) return &c;
-  }
-  return nullptr;
-}
-
-std::vector<std::string> ReadWords(const std::string& path) {
-  auto text = ReadHostFile(path);
-  return text ? SplitWords(*text) : std::vector<std::string>{};
-}
-
-Probe V2Probe(const MountEntry& mount, const std::vector<ProcCgroup>& self, bool hybrid) {
+// `informational`: cells use v1 here, so what v2 lacks is not a problem.
+Probe V2Probe(const CgroupLayout& layout, const CgroupMount& mount, bool informational) {
   Probe p{"cgroup v2", S::kOk, "", "", ""};
-  const ProcCgroup* own = FindSelf(self, "");
-  auto dir = own ? CgroupDir(mount, own->path) : std::nullopt;
+  auto path = UnifiedCgroupPath(layout.self);
+  auto dir = path ? CgroupDirUnder(mount, *path) : std::nullopt;
   if (!dir) {
-    p.status = hybrid ? S::kOk : S::kWarn;
+    p.status = informational ? S::kOk : S::kWarn;
     p.value = "own cgroup not visible under " + mount.mount_point;
     p.detail = "the caller's cgroup lies outside this mount (cgroup namespace or sub-mount)";
     return p;
@@ -94,40 +94,44 @@ Probe V2Probe(const MountEntry& mount, const std::vector<ProcCgroup>& self, bool
             Join(controllers) + "; subtree_control: " + Join(subtree);
   bool has_limits = Contains(controllers, "memory") && Contains(controllers, "pids");
   if (writable && has_limits) return p;
-  if (hybrid) {
-    // On a hybrid host the memory/pids controllers are normally bound to v1.
+  if (informational) {
+    // On a hybrid host the memory/pids controllers are bound to v1 (one hierarchy each).
     p.detail = "hybrid host: limits go through the v1 hierarchies";
     return p;
   }
   p.status = S::kWarn;
   if (!writable) {
-    p.detail = "the caller's cgroup is not delegated (" + why + "): memory/pids/cpu limits fall back to rlimits";
+    p.detail = "the caller's cgroup is not delegated (" + why +
+               "): memory/pids/cpu limits fall back to rlimits";
     p.fix = "run as root, or start mcpcell in a delegated cgroup: "
             "systemd-run --user --scope -p Delegate=yes mcpcell ...";
   } else {
     p.detail = "the memory and pids controllers are not offered to the caller's cgroup";
-    p.fix = "enable them in the parent's cgroup.subtree_control (echo +memory +pids > .../cgroup.subtree_control)";
+    p.fix = "enable them in the parent's cgroup.subtree_control "
+            "(echo +memory +pids > .../cgroup.subtree_control)";
   }
   return p;
 }
 
-Probe V1Probe(const CgroupMounts& mounts, const std::vector<ProcCgroup>& self) {
+Probe V1Probe(const CgroupLayout& layout) {
   Probe p{"cgroup v1", S::kOk, "", "", ""};
   std::vector<std::string> unusable;
-  for (const std::string controller : {"memory", "pids", "cpu"}) {
-    auto mount = mounts.v1.find(controller);
-    const ProcCgroup* own = FindSelf(self, controller);
+  for (std::string_view controller : kCellControllers) {
+    const CgroupMount* mount = layout.V1Mount(controller);
+    auto path = V1CgroupPath(layout.self, controller);
     std::string state;
-    if (mount == mounts.v1.end()) {
+    bool ok = false;
+    if (mount == nullptr) {
       state = "not mounted";
-    } else if (auto dir = own ? CgroupDir(mount->second, own->path) : std::nullopt; !dir) {
+    } else if (auto dir = path ? CgroupDirUnder(*mount, *path) : std::nullopt; !dir) {
       state = "own cgroup not visible";
     } else {
       std::string why;
-      state = Writable(*dir, &why) ? "writable " + *dir : "not writable (" + why + ")";
+      ok = Writable(*dir, &why);
+      state = ok ? "writable " + *dir : "not writable (" + why + ")";
     }
-    if (state.rfind("writable", 0) != 0 && controller != "cpu") unusable.push_back(controller);
-    p.value += (p.value.empty() ? "" : "; ") + controller + ": " + state;
+    if (!ok && controller != "cpu") unusable.emplace_back(controller);
+    p.value += (p.value.empty() ? "" : "; ") + std::string(controller) + ": " + state;
   }
   if (!unusable.empty()) {
     p.status = S::kWarn;
@@ -142,14 +146,15 @@ Probe V1Probe(const CgroupMounts& mounts, const std::vector<ProcCgroup>& self) {
 }  // namespace
 
 std::vector<Probe> ProbeCgroups() {
-  auto mountinfo = ReadHostFile("/proc/self/mountinfo");
-  auto proc_cgroup = ReadHostFile("/proc/self/cgroup");
-  CgroupMounts mounts = FindCgroupMounts(ParseMountinfo(mountinfo.value_or("")));
-  std::vector<ProcCgroup> self = ParseProcCgroup(proc_cgroup.value_or(""));
-  std::vector<Probe> out{VersionProbe(mounts)};
-  bool hybrid = mounts.Version() == "hybrid";
-  if (mounts.v2) out.push_back(V2Probe(*mounts.v2, self, hybrid));
-  if (!mounts.v1.empty()) out.push_back(V1Probe(mounts, self));
+  auto layout = DetectCgroupLayout();
+  if (!layout.ok()) return {{"cgroup version", S::kWarn, "unknown", layout.error().Message(), ""}};
+  std::vector<Probe> out{VersionProbe(*layout)};
+  bool any_v1 = false;
+  for (const CgroupMount& m : layout->mounts) any_v1 = any_v1 || !m.v2;
+  if (const CgroupMount* v2 = layout->V2Mount()) {
+    out.push_back(V2Probe(*layout, *v2, layout->kind != CgroupLayout::Kind::kV2));
+  }
+  if (any_v1) out.push_back(V1Probe(*layout));
   return out;
 }
 

@@ -140,6 +140,8 @@ Probe DockerSocketProbe(EngineFacts* facts, std::map<std::string, std::string>* 
     p.detail = "no Docker daemon answered /_ping";
     if (r.first_err == EACCES) {
       p.fix = "add your user to the docker group (root-equivalent), or use rootless Docker or Podman";
+    } else if (r.first_err == EAGAIN) {
+      p.fix = "the daemon accepted but did not answer: check it (systemctl status docker, its log)";
     } else if (r.first_err == ECONNREFUSED) {
       p.fix = "restart the daemon: systemctl restart docker (or start dockerd)";
     } else {

@@ -28,18 +28,6 @@ std::vector<std::string_view> Lines(std::string_view text) {
   return out;
 }
 
-std::vector<std::string> Split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t pos = s.find(sep, start);
-    out.emplace_back(s.substr(start, pos - start));
-    if (pos == std::string_view::npos) break;
-    start = pos + 1;
-  }
-  return out;
-}
-
 std::string Lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
@@ -75,100 +63,6 @@ std::optional<std::string> Dechunk(std::string_view body) {
 }
 
 }  // namespace
-
-std::string DecodeOctalEscapes(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {  // needs three digits after the backslash
-      auto code = ToNumber<unsigned>(s.substr(i + 1, 3), 8);
-      if (code && *code < 256) {
-        out.push_back(static_cast<char>(*code));
-        i += 3;
-        continue;
-      }
-    }
-    out.push_back(s[i]);
-  }
-  return out;
-}
-
-std::vector<MountEntry> ParseMountinfo(std::string_view text) {
-  std::vector<MountEntry> out;
-  for (std::string_view line : Lines(text)) {
-    // Optional fields vary in number; " - " separates them from fstype/source/super options.
-    size_t sep = line.find(" - ");
-    if (sep == std::string_view::npos) continue;
-    std::vector<std::string> head = SplitWords(line.substr(0, sep));
-    std::vector<std::string> tail = SplitWords(line.substr(sep + 3));
-    if (head.size() < 6 || tail.size() < 2) continue;
-    MountEntry e;
-    e.root = DecodeOctalEscapes(head[3]);
-    e.mount_point = DecodeOctalEscapes(head[4]);
-    e.fstype = tail[0];
-    e.source = DecodeOctalEscapes(tail[1]);
-    if (tail.size() >= 3) e.super_options = tail[2];
-    out.push_back(std::move(e));
-  }
-  return out;
-}
-
-std::string CgroupMounts::Version() const {
-  if (v2 && !v1.empty()) return "hybrid";
-  if (v2) return "v2";
-  if (!v1.empty()) return "v1";
-  return "none";
-}
-
-CgroupMounts FindCgroupMounts(const std::vector<MountEntry>& mounts) {
-  CgroupMounts out;
-  for (const MountEntry& m : mounts) {
-    if (m.fstype == "cgroup2") {
-      if (!out.v2) out.v2 = m;
-    } else if (m.fstype == "cgroup") {
-      // Super options carry the controllers bound to this hierarchy (plus rw/ro and flags).
-      for (const std::string& opt : Split(m.super_options, ',')) {
-        if (opt == "rw" || opt == "ro" || opt.empty()) continue;
-        out.v1.emplace(opt, m);  // first mount of a controller wins
-      }
-    }
-  }
-  return out;
-}
-
-std::vector<ProcCgroup> ParseProcCgroup(std::string_view text) {
-  std::vector<ProcCgroup> out;
-  for (std::string_view line : Lines(text)) {
-    // The path may itself contain ':', so split only on the first two.
-    size_t a = line.find(':');
-    if (a == std::string_view::npos) continue;
-    size_t b = line.find(':', a + 1);
-    if (b == std::string_view::npos) continue;
-    auto id = ToNumber<int>(line.substr(0, a));
-    if (!id) continue;
-    ProcCgroup c;
-    c.hierarchy = *id;
-    std::string_view list = line.substr(a + 1, b - a - 1);
-    if (!list.empty()) c.controllers = Split(list, ',');
-    c.path = std::string(line.substr(b + 1));
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
-std::optional<std::string> CgroupDir(const MountEntry& mount, const std::string& path) {
-  std::string_view rest = path;
-  if (mount.root != "/") {
-    if (rest.substr(0, mount.root.size()) != mount.root) return std::nullopt;
-    rest.remove_prefix(mount.root.size());
-    if (!rest.empty() && rest.front() != '/') return std::nullopt;  // "/a" is not under "/ab"
-  }
-  // A cgroup namespace shows paths outside it as "/.." prefixes (cgroup_namespaces(7)).
-  if (rest.substr(0, 3) == "/..") return std::nullopt;
-  std::string dir = mount.mount_point;
-  if (!rest.empty() && rest != "/") dir += std::string(rest);
-  return dir;
-}
 
 std::vector<std::string> SplitWords(std::string_view s) {
   std::vector<std::string> out;

@@ -1,8 +1,9 @@
 #pragma once
-// Pure parsers for the files and answers `mcpcell doctor` reads: mountinfo,
-// /proc/<pid>/cgroup, /proc/<pid>/status, sysctl values, uname releases, HTTP
+// Pure parsers for the files and answers `mcpcell doctor` reads:
+// /proc/<pid>/status, sysctl values, cgroup word lists, uname releases, HTTP
 // answers from an engine socket and Docker runtime lists. No I/O here, so the
-// unit tests can feed them sample contents.
+// unit tests can feed them sample contents. (mountinfo and /proc/<pid>/cgroup
+// are parsed by cell/native/cgroup_parse.h, shared with the cgroup backend.)
 
 #include <map>
 #include <optional>
@@ -11,47 +12,6 @@
 #include <vector>
 
 namespace mcpcell::doctor {
-
-/// One line of /proc/<pid>/mountinfo (proc(5)), with \NNN octal escapes decoded.
-struct MountEntry {
-  std::string root;           ///< field 4: the path within the filesystem that is mounted
-  std::string mount_point;    ///< field 5
-  std::string fstype;         ///< after the " - " separator
-  std::string source;
-  std::string super_options;  ///< e.g. "rw,memory" for a cgroup v1 hierarchy
-};
-
-/// Parses mountinfo text; malformed lines are skipped.
-std::vector<MountEntry> ParseMountinfo(std::string_view text);
-
-/// Decodes the \040-style octal escapes the kernel uses in mountinfo paths.
-std::string DecodeOctalEscapes(std::string_view s);
-
-/// Which cgroup hierarchies are mounted where.
-struct CgroupMounts {
-  std::optional<MountEntry> v2;                 ///< the cgroup2 mount (first one seen)
-  std::map<std::string, MountEntry> v1;         ///< controller or "name=x" -> its v1 mount
-  /// "v2" (only cgroup2), "v1" (only v1), "hybrid" (both), "none".
-  std::string Version() const;
-};
-
-/// Picks the cgroup mounts out of parsed mountinfo.
-CgroupMounts FindCgroupMounts(const std::vector<MountEntry>& mounts);
-
-/// One line of /proc/<pid>/cgroup: "hierarchy-ID:controller-list:path" (cgroups(7)).
-struct ProcCgroup {
-  int hierarchy = 0;                     ///< 0 is the v2 unified hierarchy
-  std::vector<std::string> controllers;  ///< empty for v2
-  std::string path;
-};
-
-/// Parses /proc/<pid>/cgroup; malformed lines are skipped.
-std::vector<ProcCgroup> ParseProcCgroup(std::string_view text);
-
-/// The directory of cgroup `path` under `mount`, or nullopt when the cgroup
-/// lies outside the part of the hierarchy this mount shows (its root field),
-/// as happens inside containers with a cgroup namespace or a sub-mount.
-std::optional<std::string> CgroupDir(const MountEntry& mount, const std::string& path);
 
 /// Splits on ASCII whitespace ("cpu memory pids", "kill_process errno ...").
 std::vector<std::string> SplitWords(std::string_view s);

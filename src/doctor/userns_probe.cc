@@ -145,7 +145,10 @@ std::string TrialFix(const Trial& t) {
     return "sysctl -w user.max_user_namespaces=15000 (it is 0)";
   }
   if (t.step == kUnshareUser && t.err == ENOSPC) {
-    return "the user namespace limit is reached: raise user.max_user_namespaces";
+    // The limit applies in every ancestor user namespace too: a container or
+    // `bwrap --disable-userns` can set it to 0 above us where we cannot see it.
+    return "the user namespace limit is reached here or in an enclosing namespace (a container, "
+           "bwrap --disable-userns): raise user.max_user_namespaces there, or run mcpcell outside it";
   }
   if (t.step == kUnshareUser && debian && *debian == 0) {
     return "sysctl -w kernel.unprivileged_userns_clone=1 (Debian's switch is off)";
@@ -159,6 +162,11 @@ std::string TrialFix(const Trial& t) {
 }
 
 Probe TrialProbe(const std::string& name, const Trial& t) {
+  if (t.step == kDropIds) {
+    // Not a verdict on user namespaces: uid 65534 is not available to switch to
+    // (e.g. mcpcell already runs in a user namespace that maps only root).
+    return {name, S::kWarn, "could not test: " + TrialText(t), "uid 65534 is not usable here", ""};
+  }
   Probe p{name, t.step == kDone ? S::kOk : S::kMissing, TrialText(t), "", ""};
   if (t.step != kDone) {
     p.detail = "native cells start in a new user namespace";
