@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { rmdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -60,6 +61,20 @@ test('a bad flag value is a usage error (2) and runs nothing', { timeout: 60_000
 test('kill -9 of mcpcell mid-run leaves no process, cgroup, mount or /tmp dir behind', { timeout: 60_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const marker = `e2e-marker-${randomBytes(6).toString('hex')}`;
+  // If mcpcell fails this test, do not leave its cell running into later tests.
+  t.after(async () => {
+    for (const pid of pidsWithArg(marker)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {}
+    }
+    await pollUntilClean(() => (pidsWithArg(marker).length ? 'still exiting' : null), 5_000);
+    for (const dir of cgroupDirsNamed(`mcpcell-${mcpcellPid}-`)) {
+      try {
+        rmdirSync(dir);
+      } catch {}
+    }
+  });
   const mountsBefore = mountinfo();
   const tmpBefore = tmpEntriesNamedMcpcell();
   let mcpcellPid = null;
@@ -95,4 +110,5 @@ test('kill -9 of mcpcell mid-run leaves no process, cgroup, mount or /tmp dir be
     return problems.length ? problems.join('; ') : null;
   });
   assert.equal(leftover, null, leftover);
+  assert.equal(result.pipesHeldOpen, false, "something of the cell kept mcpcell's stdout/stderr open");
 });

@@ -22,6 +22,8 @@ export const EXIT = Object.freeze({
 
 /** Safety net so a hung run fails the test instead of hanging the suite; not a measurement. */
 const HANG_GUARD_MS = 60_000;
+/** How long stdout/stderr may stay open after mcpcell exited before we stop reading them. */
+const PIPE_DRAIN_MS = 3_000;
 
 export function assertBinaryExists() {
   if (!existsSync(MCPCELL_BIN)) {
@@ -35,8 +37,8 @@ export function runArgv(cellArgs, command) {
 }
 
 /**
- * Runs mcpcell with `args`, feeds `input` (if any) on stdin and collects
- * everything. Resolves to {code, signal, stdout, stderr, pid}.
+ * Runs mcpcell with `args`, feeds `input` (if any, then EOF) on stdin and
+ * collects everything. Resolves to {code, signal, stdout, stderr, pid, pipesHeldOpen}.
  * `onSpawn(child)` lets a test act on the running process (e.g. kill it).
  */
 export function runMcpcell(args, { input, env, onSpawn, guardMs = HANG_GUARD_MS } = {}) {
@@ -58,13 +60,29 @@ export function runMcpcell(args, { input, env, onSpawn, guardMs = HANG_GUARD_MS 
       clearTimeout(guard);
       reject(e);
     });
-    child.on('close', (code, signal) => {
+    // 'close' waits for stdout/stderr to reach EOF. If something mcpcell left
+    // behind still holds them (a bug the kill -9 test looks for), give up on
+    // them shortly after mcpcell itself exited so the test can report it.
+    let exitTimer = null;
+    const finish = (code, signal, pipesHeldOpen) => {
       clearTimeout(guard);
-      resolve({ code, signal, stdout, stderr, pid: child.pid });
+      clearTimeout(exitTimer);
+      resolve({ code, signal, stdout, stderr, pid: child.pid, pipesHeldOpen });
+    };
+    child.on('exit', (code, signal) => {
+      child.stdin.destroy();
+      exitTimer = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        finish(code, signal, true);
+      }, PIPE_DRAIN_MS);
     });
+    child.on('close', (code, signal) => finish(code, signal, false));
     child.stdin.on('error', () => {}); // the cell may exit before reading stdin
+    // Without `input`, stdin stays open for the whole run, like an MCP client's:
+    // mcpcell treats EOF on stdin as the client leaving (it closes the server's
+    // stdin, then SIGTERMs it after the grace period).
     if (input !== undefined) child.stdin.end(input);
-    else child.stdin.end();
     if (onSpawn) child.once('spawn', () => onSpawn(child));
   });
 }
