@@ -47,7 +47,7 @@ install_npm_servers() {
   (cd "$E2E_SRC" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error)
 }
 
-# Copies the binary and the e2e tree (with node_modules) into a fresh
+# Copies the binary (and the test programs) and the e2e tree (with node_modules) into a fresh
 # world-readable directory and prints its path. Why a copy: a cell's uid is
 # never the caller's (as root it maps to an unprivileged host uid), and the
 # unprivileged test user must read the tree too, so every path component must be
@@ -59,6 +59,14 @@ stage_tree() {
   stage=$(mktemp -d /tmp/e2e-stage.XXXXXX)
   chmod 0755 "$stage"
   cp "$BUILD_DIR/mcpcell" "$stage/mcpcell"
+  # The test programs built from tests/attacks/*.cc sit next to the binary, where
+  # the e2e fixtures look for them (ATTACK_BIN defaults to that directory).
+  local src name
+  for src in tests/attacks/*.cc; do
+    [ -e "$src" ] || continue
+    name=$(basename "$src" .cc)
+    [ ! -x "$BUILD_DIR/$name" ] || cp "$BUILD_DIR/$name" "$stage/$name"
+  done
   cp -a "$E2E_SRC" "$stage/e2e"
   chmod -R a+rX "$stage"
   echo "$stage"

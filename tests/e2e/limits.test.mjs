@@ -16,8 +16,10 @@ import { NODE_BIN } from './lib/paths.mjs';
 async function skipIfLimitUnavailable(t, r, what) {
   if (r.code !== EXIT.isolationUnavailable) return false;
   const d = await doctor();
+  const cgroupChecks = (d.json?.checks ?? []).filter((c) => /cgroup/i.test(c.name))
+    .map((c) => `${c.name}: ${c.status} ${c.value} ${c.detail}`.trim());
   const reason = `${what} cannot be enforced here: ${lines(r.stderr).join(' / ')}` +
-    (d.json ? ` (doctor: ${JSON.stringify(d.json.cgroup ?? d.json.cgroups ?? d.json)})` : ` (${d.reason})`);
+    (d.json ? ` (doctor: ${cgroupChecks.join('; ') || 'no cgroup checks'})` : ` (${d.reason})`);
   if (process.env.E2E_REQUIRE_LIMITS === '1') assert.fail(`${reason} (E2E_REQUIRE_LIMITS=1)`);
   t.skip(reason);
   return true;
