@@ -1,11 +1,21 @@
 // The doctor's parsers, fed with sample file contents from real machines.
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "doctor/parse.h"
 #include "doctor/probe.h"
+#include "doctor/unix_http.h"
+#include "util/unique_fd.h"
 
 namespace mcpcell::doctor {
 namespace {
@@ -109,6 +119,85 @@ TEST(ParseDockerRuntimes, DaemonJsonAndInfo) {
   EXPECT_TRUE(ParseDockerRuntimes("{not json").empty());
   EXPECT_TRUE(ParseDockerRuntimes(R"({"log-driver": "json-file"})").empty());
   EXPECT_TRUE(GvisorRuntimes(ParseDockerRuntimes(R"({"runtimes": {"crun": {"path": "/usr/bin/crun"}}})")).empty());
+}
+
+// A listening unix socket in a fresh temp dir; removed with the dir.
+class UnixServer {
+ public:
+  explicit UnixServer(bool listen) {
+    char tmpl[] = "/tmp/doctor-test-XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+    path_ = dir_ + "/engine.sock";
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path_.c_str(), sizeof addr.sun_path - 1);
+    fd_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    bound_ = ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+             (!listen || ::listen(fd_.get(), 4) == 0);
+    if (!listen) fd_.reset();  // the file stays, nobody listens: connect is refused
+  }
+  ~UnixServer() {
+    ::unlink(path_.c_str());
+    ::rmdir(dir_.c_str());
+  }
+  const std::string& path() const { return path_; }
+  bool bound() const { return bound_; }
+  /// Answers one request with `answer`, then keeps the connection open until the peer closes.
+  std::thread ServeOnce(std::string answer) {
+    return std::thread([this, answer] {
+      UniqueFd c(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      std::string request;
+      char buf[1024];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        ssize_t n = ::recv(c.get(), buf, sizeof buf, 0);
+        if (n <= 0) return;
+        request.append(buf, static_cast<size_t>(n));
+      }
+      (void)!::send(c.get(), answer.data(), answer.size(), MSG_NOSIGNAL);
+      while (::recv(c.get(), buf, sizeof buf, 0) > 0) {
+      }
+    });
+  }
+
+ private:
+  std::string dir_, path_;
+  UniqueFd fd_;
+  bool bound_ = false;
+};
+
+TEST(UnixHttpRequest, StopsAtContentLengthOnKeepAlive) {
+  UnixServer server(/*listen=*/true);
+  ASSERT_TRUE(server.bound());
+  // The server holds the connection open: waiting for EOF would end in the timeout error.
+  std::thread t = server.ServeOnce("HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Length: 2\r\n\r\nOK");
+  auto r = UnixHttpRequest(server.path(), "GET /_ping HTTP/1.1\r\nHost: d\r\n\r\n", std::chrono::seconds(30));
+  t.join();
+  ASSERT_TRUE(r.ok()) << r.error().Message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "OK");
+  EXPECT_EQ(r->headers.at("api-version"), "1.41");
+}
+
+TEST(UnixHttpRequest, NamesWhyItFailed) {
+  auto missing = UnixHttpRequest("/nonexistent/docker.sock", "GET /_ping HTTP/1.1\r\n\r\n", std::chrono::seconds(1));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().err, ENOENT);
+  EXPECT_EQ(missing.error().path, "/nonexistent/docker.sock");
+
+  UnixServer dead(/*listen=*/false);
+  ASSERT_TRUE(dead.bound());
+  auto refused = UnixHttpRequest(dead.path(), "GET /_ping HTTP/1.1\r\n\r\n", std::chrono::seconds(1));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().err, ECONNREFUSED);
+
+  UnixServer garbage(/*listen=*/true);
+  ASSERT_TRUE(garbage.bound());
+  std::thread t = garbage.ServeOnce("SSH-2.0-OpenSSH_9.2\r\n\r\n");
+  // Not HTTP and the server never closes: the answer can only end by the timeout.
+  auto bad = UnixHttpRequest(garbage.path(), "GET /_ping HTTP/1.1\r\n\r\n", std::chrono::milliseconds(200));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().err, EAGAIN);
+  t.join();
 }
 
 TEST(Report, JsonAndTableCarryEveryCheck) {
