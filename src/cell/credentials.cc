@@ -16,7 +16,7 @@ struct Location {
 
 // Relative entries are matched as path components anywhere, not only under
 // $HOME: /srv/backup/alice/.ssh is as secret as ~/.ssh.
-constexpr std::array<Location, 27> kLocations{{
+constexpr std::array<Location, 32> kLocations{{
     {".ssh", "SSH keys"},
     {".gnupg", "GnuPG keys"},
     {".aws", "AWS credentials"},
@@ -35,6 +35,11 @@ constexpr std::array<Location, 27> kLocations{{
     {".config/google-chrome", "browser profile"},
     {".config/chromium", "browser profile"},
     {"/var/run/docker.sock", "Docker engine socket (root on the host)"},
+    {"/run/user", "per-user runtime sockets (session bus, agents, rootless engines)"},
+    {"/run/dbus", "system D-Bus socket"},
+    {"/var/run/dbus", "system D-Bus socket"},
+    {"/run/systemd", "systemd control sockets"},
+    {"/tmp/.X11-unix", "X11 display sockets"},
     {"/run/docker.sock", "Docker engine socket (root on the host)"},
     {"/run/podman", "Podman engine socket"},
     {"/run/containerd", "containerd socket"},

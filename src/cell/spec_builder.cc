@@ -9,12 +9,16 @@
 
 #include "cell/credentials.h"
 #include "cell/mount_plan.h"
+#include "cell/socket_scan.h"
 #include "util/units.h"
 
 namespace mcpcell {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Entries visited per granted directory when looking for unix sockets.
+constexpr std::size_t kSocketScanBudget = 100'000;
 
 bool IsFile(const std::string& p) {
   struct stat st{};
@@ -257,6 +261,16 @@ Status AddUserBind(CellSpec* spec, const std::string& host_spec, bool writable, 
   spec->mounts.push_back(MountSpec{MountSpec::Kind::kBind, *real, *target, writable, false, 0, why});
   if (force) return {};
   if (IsDir(*real)) {
+    SocketScan scan = FindSockets(*real, kSocketScanBudget);
+    for (const auto& sock : scan.sockets) {
+      spec->mounts.push_back(MountSpec{MountSpec::Kind::kBind, "/dev/null", *target + sock.substr(real->size()),
+                                       false, false, 0, "masked"});
+      notes->push_back("masked unix socket " + sock + " inside " + host_spec);
+    }
+    if (scan.truncated) {
+      notes->push_back("warning: " + host_spec + " is too large to check fully for unix sockets (over " +
+                       std::to_string(kSocketScanBudget) + " entries); a socket deeper inside would be reachable");
+    }
     for (const auto& cred : CredentialsBeneath(*real)) {
       std::string inside = *target + cred.substr(real->size());
       // An empty read-only tmpfs over a directory; /dev/null over a file.

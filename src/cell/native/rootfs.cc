@@ -34,6 +34,10 @@ Status MkdirP(const std::string& rel, mode_t mode = 0755) {
 }
 
 Status MakeMountPoint(const std::string& rel, bool dir) {
+  // Already there (a masked file or socket inside a read-only bind): mount
+  // over it as it is; creating would fail with EROFS or ENXIO.
+  struct stat st{};
+  if (::lstat(rel.c_str(), &st) == 0 && S_ISDIR(st.st_mode) == dir) return {};
   auto slash = rel.rfind('/');
   MCPCELL_TRY(MkdirP(rel.substr(0, slash)));
   if (dir) {
