@@ -3,8 +3,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 #include <nlohmann/json.hpp>
 
+#include "audit/audit_log.h"
+#include "audit/events.h"
 #include "cell/native/native_cell.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -60,11 +63,27 @@ int Run(RunRequest req) {
     Say(plan.error().Message());
     return kExitUsage;
   }
+  // The audit log is opened before anything happens, so a run that cannot
+  // be recorded does not happen at all.
+  std::optional<AuditLog> audit;
+  if (req.audit_log && !req.dry_run) {
+    auto opened = AuditLog::Open(*req.audit_log);
+    if (!opened) {
+      Say("--audit-log: " + opened.error().Message());
+      return kExitUsage;
+    }
+    audit.emplace(std::move(*opened));
+  }
+  auto record = [&audit](const nlohmann::json& event) {
+    if (!audit) return;
+    if (auto ok = audit->Write(event); !ok) Say("warning: audit log: " + ok.error().Message());
+  };
   if (req.dry_run) {
     nlohmann::json out{{"decision", plan->explain}, {"cell", ToJson(plan->spec)}};
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
+  record(DecisionEvent(*plan));
   switch (plan->action) {
     case LaunchPlan::Action::kDeny:
       Say("denied by " + plan->rule + ": " + plan->reason);
@@ -80,7 +99,18 @@ int Run(RunRequest req) {
         "refusing to run without it (use --isolate=native)");
     return kExitIsolationUnavailable;
   }
-  CellResult r = RunNativeCell(plan->spec, nullptr);
+  CellResult r = RunNativeCell(plan->spec, [&](const nlohmann::json& launch) {
+    nlohmann::json event = LaunchEvent(*plan, launch.value("cell_id", ""), launch.value("pid", 0));
+    for (const auto& [k, v] : launch.items()) {
+      if (!event.contains(k)) event[k] = v;
+    }
+    record(event);
+  });
+  int signal = r.exit_code > 128 && r.exit_code < 128 + 65 && !r.error && !r.timed_out ? r.exit_code - 128 : 0;
+  nlohmann::json exit_event = ExitEvent(*plan, r.cell_id, r.exit_code, signal, r.duration, r.peak_memory_bytes);
+  if (r.error) exit_event["error"] = r.error->Message();
+  if (r.timed_out) exit_event["timed_out"] = true;
+  record(exit_event);
   if (r.error) {
     std::string kind = r.exit_code == kExitIsolationUnavailable ? "isolation unavailable"
                        : r.exit_code == kExitNotFound           ? "server not found"
