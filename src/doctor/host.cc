@@ -1,6 +1,7 @@
 #include "doctor/host.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -37,7 +38,11 @@ std::string FindOnPath(const std::string& name) {
     std::string_view dir = path.substr(0, colon);
     if (dir.empty()) dir = ".";  // an empty PATH entry means the current directory (execvp(3))
     std::string candidate = fmt::format("{}/{}", dir, name);
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    struct stat st {};
+    // A directory named like the program is searchable (X_OK) but not a program.
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
     if (colon == std::string_view::npos) break;
     path.remove_prefix(colon + 1);
   }
