@@ -78,6 +78,7 @@ std::size_t AttrSize(int abi) {
 }
 
 Access AllowedFor(const LandlockPath& p, Access handled, bool is_dir) {
+  if (p.list_only) return is_dir ? (LANDLOCK_ACCESS_FS_READ_DIR & handled) : 0;
   Access allowed = kRead;
   if (p.execute) allowed |= LANDLOCK_ACCESS_FS_EXECUTE;
   if (p.write) allowed |= kWrite;

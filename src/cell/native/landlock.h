@@ -15,6 +15,8 @@ struct LandlockPath {
   bool write = false;    ///< write/create/remove/truncate beneath it
   bool execute = true;   ///< run programs from it
   bool device = false;   ///< ioctl on device files (ABI 5), for /dev/pts ttys
+  bool list_only = false;  ///< only list directories beneath it (READ_DIR): for "/", so
+                           ///< `ls /` works without granting every file below
 };
 
 /// What was enforced, for the report on stderr / doctor.

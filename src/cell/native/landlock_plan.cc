@@ -5,9 +5,8 @@
 namespace mcpcell {
 
 std::vector<LandlockPath> LandlockPathsFor(const CellSpec& spec, const std::vector<MountSpec>& planned) {
-  std::vector<LandlockPath> out;
-  // "/" gets no rights of its own beyond what ApplyLandlock grants a listed
-  // path read-only; execute=false keeps a stray file at the root from running.
+  // "/" may be listed, nothing more: file access needs a rule of its own.
+  std::vector<LandlockPath> out{LandlockPath{"/", false, false, false, true}};
   for (const char* f : {"/etc/passwd", "/etc/group", "/etc/hosts", "/etc/hostname"}) {
     out.push_back(LandlockPath{f, false, false, false});
   }
