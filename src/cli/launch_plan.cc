@@ -8,8 +8,7 @@
 #include <filesystem>
 
 #include "cell/spec_builder.h"
-#include "policy/evaluate.h"
-#include "policy/policy.h"
+#include "policy/decide.h"
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
 #include "registry/catalog.h"
@@ -121,45 +120,21 @@ std::string ToString(LaunchPlan::Action action) {
 Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   auto parsed = ParseServerRef(req.server, req.command);
   if (!parsed.ok()) return parsed.error();
-  auto catalog = BundledCatalog();
-  if (!catalog.ok()) return catalog.error();
-
-  // A registry name stands for its pinned source; any other source may still be a known entry.
-  ServerRef ref = *parsed;
-  const RegistryEntry* entry = nullptr;
-  if (ref.kind == ServerRef::Kind::kRegistry) {
-    entry = catalog->Find(ref.package);
-    if (entry == nullptr) {
-      return MakeError("find server", ref.package,
-                       "not a registry name (see 'mcpcell registry list'); for a package write npx://" +
-                           ref.package + ", for a command put it after --");
-    }
-    ref = entry->source;
-    ref.args = parsed->args;
-  } else {
-    entry = catalog->FindBySource(ref);
-  }
-
-  Result<Policy> policy = req.policy_file ? LoadPolicy(*req.policy_file) : Result<Policy>(DefaultPolicy());
-  if (!policy.ok()) return policy.error();
-
-  // What the server asks for, before the policy speaks: --permission-profile,
-  // else the registry's default, else none; plus the additive flags.
-  Result<PermissionProfile> requested = req.profile ? LoadProfile(*req.profile)
-                                        : entry      ? Result<PermissionProfile>(entry->permissions)
-                                                     : Result<PermissionProfile>(*BuiltinProfile("none"));
-  if (!requested.ok()) return requested.error();
-  for (const auto& w : requested->warnings) Say("warning: " + w);
+  DecideInputs in{req.policy_file, req.profile, !req.allow_host.empty() || !req.allow_port.empty(),
+                  !req.write.empty(), false};
+  auto decided = Decide(*parsed, in);
+  if (!decided.ok()) return decided.error();
+  const ServerRef& ref = decided->ref;
+  const RegistryEntry* entry = decided->entry_ptr();
+  const Policy* policy = &decided->policy;
+  const TrustFacts& facts = decided->facts;
+  const Decision& decision = decided->decision;
+  for (const auto& w : decided->requested.warnings) Say("warning: " + w);
 
   std::vector<std::string> notes;
   RunRequest with_args = req;
   AddPathArgs(entry, ref.args, &with_args, &notes);
 
-  TrustFacts facts = GatherTrustFacts(ref, entry);
-  facts.requests_network = requested->RequestsNetwork() || !req.allow_host.empty() || !req.allow_port.empty();
-  facts.requests_write = requested->RequestsWrite() || !with_args.write.empty();
-
-  Decision decision = EvaluatePolicy(*policy, facts);
   for (const auto& w : decision.warnings) Say("warning: " + w);
 
   LaunchPlan plan;
@@ -198,8 +173,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
                       {"warnings", decision.warnings}};
   if (plan.action == LaunchPlan::Action::kDeny) return plan;  // nothing installed, nothing built
 
-  Result<PermissionProfile> profile = decision.profile ? LoadProfile(*decision.profile) : requested;
-  if (!profile.ok()) return profile.error();
+  const PermissionProfile* profile = &decided->profile;
   if (decision.profile && req.profile && *decision.profile != *req.profile) {
     Say("note: the policy's " + decision.rule + " sets profile '" + *decision.profile +
         "', which replaces --permission-profile " + *req.profile);

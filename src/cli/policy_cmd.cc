@@ -12,8 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "policy/evaluate.h"
-#include "policy/policy.h"
+#include "policy/decide.h"
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
 #include "registry/catalog.h"
@@ -42,32 +41,14 @@ std::string List(const std::vector<std::string>& v) {
 Result<json> Explain(const ExplainArgs& a) {
   auto parsed = ParseServerRef(a.server, {});
   if (!parsed.ok()) return parsed.error();
-  auto catalog = BundledCatalog();
-  if (!catalog.ok()) return catalog.error();
-  ServerRef ref = *parsed;
-  const RegistryEntry* entry = nullptr;
-  if (ref.kind == ServerRef::Kind::kRegistry) {
-    entry = catalog->Find(ref.package);
-    if (entry == nullptr) {
-      ref.kind = ServerRef::Kind::kCommand;  // a bare word that is no registry name: a command
-    } else {
-      ref = entry->source;
-    }
-  } else {
-    entry = catalog->FindBySource(ref);
-  }
-  Result<Policy> policy = a.policy ? LoadPolicy(*a.policy) : Result<Policy>(DefaultPolicy());
-  if (!policy.ok()) return policy.error();
-  Result<PermissionProfile> requested = a.profile ? LoadProfile(*a.profile)
-                                        : entry    ? Result<PermissionProfile>(entry->permissions)
-                                                   : Result<PermissionProfile>(*BuiltinProfile("none"));
-  if (!requested.ok()) return requested.error();
-  TrustFacts facts = GatherTrustFacts(ref, entry);
-  facts.requests_network = requested->RequestsNetwork() || !a.allow_host.empty() || !a.allow_port.empty();
-  facts.requests_write = requested->RequestsWrite() || !a.write.empty();
-  Decision d = EvaluatePolicy(*policy, facts);
-  Result<PermissionProfile> profile = d.profile ? LoadProfile(*d.profile) : requested;
-  if (!profile.ok()) return profile.error();
+  DecideInputs in{a.policy, a.profile, !a.allow_host.empty() || !a.allow_port.empty(), !a.write.empty(), true};
+  auto decided = Decide(*parsed, in);
+  if (!decided.ok()) return decided.error();
+  const RegistryEntry* entry = decided->entry_ptr();
+  const Policy* policy = &decided->policy;
+  const TrustFacts& facts = decided->facts;
+  const Decision& d = decided->decision;
+  const PermissionProfile* profile = &decided->profile;
   auto net = LowerNetwork(*profile, a.allow_host, a.allow_port);
   if (!net.ok()) return net.error();
   std::vector<std::string> write = profile->write;
