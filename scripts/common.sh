@@ -1,5 +1,6 @@
 # Shared steps of scripts/test.sh and scripts/setup-and-demo.sh. Sourced, not run.
 # Expects: set -euo pipefail, cwd = the repository root.
+# Every step logs to stderr, so a script's stdout carries only its own result.
 
 BUILD_DIR=${BUILD_DIR:-build}
 E2E_SRC=tests/e2e
@@ -30,21 +31,21 @@ install_packages() {
   fi
   log "packages: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
 build_mcpcell() {
   log "build: cmake in $BUILD_DIR/"
   cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build "$BUILD_DIR" -j "$(nproc)"
+  cmake --build "$BUILD_DIR" -j "$(nproc)" >&2
 }
 
 # The pinned SDK and servers from package-lock.json; prefers the npm cache so a
 # re-run works offline once the cache is warm.
 install_npm_servers() {
   log "npm ci in $E2E_SRC"
-  (cd "$E2E_SRC" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error)
+  (cd "$E2E_SRC" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error >&2)
 }
 
 # Copies the binary (and the test programs) and the e2e tree (with node_modules) into a fresh
