@@ -1,0 +1,66 @@
+#include "cell/backend.h"
+
+#include <cstdio>
+
+#include "cell/docker/docker_cell.h"
+#include "cell/docker/engine_client.h"
+#include "cell/native/native_cell.h"
+#include "cli/exit_codes.h"
+
+namespace mcpcell {
+namespace {
+
+Result<docker::DockerCellOptions> ContainerOptionsFor(const std::string& level) {
+  docker::DockerCellOptions o;
+  if (level == "docker" || level == "container") {
+    o.backend_name = "docker";
+  } else if (level == "podman") {
+    o.engine = docker::Engine::kPodman;
+    o.backend_name = "podman";
+  } else if (level == "gvisor") {
+    o.runtime = "runsc";
+    o.backend_name = "gvisor";
+  } else {
+    return MakeError("isolation level", level, "use auto, native, container, docker, podman or gvisor");
+  }
+  return o;
+}
+
+}  // namespace
+
+Result<Fallback> ParseFallback(const std::string& text) {
+  if (text == "none") return Fallback::kNone;
+  if (text == "native") return Fallback::kNative;
+  return MakeError("--fallback", text, "expected none or native");
+}
+
+CellResult RunCell(const std::string& level, const CellSpec& spec, const LaunchCallback& on_launch,
+                   Fallback fallback) {
+  if (level == "auto" || level == "native") return RunNativeCell(spec, on_launch);
+  auto opts = ContainerOptionsFor(level);
+  if (!opts) {
+    CellResult r;
+    r.exit_code = kExitUsage;
+    r.error = opts.error();
+    return r;
+  }
+  auto ok = docker::CheckEngine(*opts);
+  if (!ok) {
+    bool missing = docker::IsEngineUnreachable(ok.error()) || ok.error().what == "container runtime";
+    if (missing && fallback == Fallback::kNative) {
+      std::fprintf(stderr, "mcpcell: warning: %s cell unavailable (%s); falling back to a native cell as "
+                   "--fallback=native allows\n", opts->backend_name.c_str(), ok.error().Message().c_str());
+      return RunNativeCell(spec, on_launch);
+    }
+    CellResult r;
+    r.backend = opts->backend_name;
+    r.exit_code = kExitIsolationUnavailable;
+    r.error = ok.error();
+    if (missing) r.error->detail += " (refusing to run without a " + opts->backend_name + " cell; --fallback=native "
+                                    "would run a native cell instead)";
+    return r;
+  }
+  return docker::RunDockerCell(spec, *opts, on_launch);
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,144 @@
+#include "cell/docker/create_body.h"
+
+#include <cmath>
+
+namespace mcpcell::docker {
+namespace {
+
+constexpr std::uint64_t kDefaultTmpfsBytes = 64ULL << 20;
+
+nlohmann::json EnvList(const CellSpec& spec) {
+  nlohmann::json env = nlohmann::json::array();
+  for (const auto& [k, v] : spec.env) env.push_back(k + "=" + v);
+  return env;
+}
+
+nlohmann::json Labels(const ContainerOptions& o) {
+  return {{kLabelCell, o.cell_id},
+          {kLabelSupervisor, std::to_string(o.supervisor_pid)},
+          {kLabelSupervisorStart, o.supervisor_start}};
+}
+
+nlohmann::json BindMount(const std::string& source, const std::string& target, bool writable) {
+  // rprivate: nothing the host mounts later under `source` propagates in.
+  return {{"Type", "bind"},
+          {"Source", source},
+          {"Target", target},
+          {"ReadOnly", !writable},
+          {"BindOptions", {{"Propagation", "rprivate"}}}};
+}
+
+Result<nlohmann::json> NetworkMode(const CellSpec& spec) {
+  switch (spec.network.mode) {
+    case NetworkSpec::Mode::kNone: return nlohmann::json("none");
+    case NetworkSpec::Mode::kOpen: return nlohmann::json("bridge");
+    case NetworkSpec::Mode::kAllowList: break;
+  }
+  return MakeError("container network", "",
+                   "an egress allow-list is not implemented for container cells yet; refusing rather than "
+                   "opening the network (use no --allow-host, or the 'network' profile for full access)");
+}
+
+}  // namespace
+
+std::string TmpfsOptions(const MountSpec& m, const CellSpec& spec) {
+  std::uint64_t size = m.size_bytes != 0 ? m.size_bytes : kDefaultTmpfsBytes;
+  std::string o = m.writable ? "rw" : "ro";
+  o += ",nosuid,nodev";
+  if (m.target == "/tmp") {
+    // Sticky and world-writable like any /tmp; noexec: nothing downloaded
+    // there can be run directly.
+    return o + ",noexec,size=" + std::to_string(size) + ",mode=1777";
+  }
+  o += ",size=" + std::to_string(size);
+  // A writable tmpfs (the home) belongs to the cell's user, else it could not write it.
+  if (m.writable) {
+    o += ",mode=0700,uid=" + std::to_string(spec.uid) + ",gid=" + std::to_string(spec.gid);
+  } else {
+    o += ",mode=0755";
+  }
+  return o;
+}
+
+Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOptions& opts) {
+  for (const auto& s : spec.secrets) {
+    if (s.env_name) {
+      return MakeError("secret " + s.name, "",
+                       "mapping a secret to an environment variable is refused in container cells: the value "
+                       "would be visible in `docker inspect`; read it from /run/secrets/" + s.name);
+    }
+  }
+  auto network = NetworkMode(spec);
+  if (!network) return network.error();
+
+  nlohmann::json mounts = nlohmann::json::array();
+  nlohmann::json tmpfs = nlohmann::json::object();
+  for (const auto& m : spec.mounts) {
+    if (m.kind == MountSpec::Kind::kTmpfs) {
+      tmpfs[m.target] = TmpfsOptions(m, spec);
+      continue;
+    }
+    if (m.optional && opts.exists && !opts.exists(m.source)) continue;
+    // The engine bind-mounts its init (Init: true) at /sbin/docker-init; a
+    // read-only /sbin from the host leaves it no mountpoint and start fails.
+    // System binaries stay reachable through /usr/sbin (PATH has it).
+    if (m.target == "/sbin" && m.why == "system") continue;
+    mounts.push_back(BindMount(m.source, m.target, m.writable));
+  }
+  if (!opts.secrets_host_dir.empty()) mounts.push_back(BindMount(opts.secrets_host_dir, kSecretsTarget, false));
+
+  nlohmann::json ulimits = nlohmann::json::array();
+  auto nofile = static_cast<std::int64_t>(spec.limits.nofile);
+  auto core = static_cast<std::int64_t>(spec.limits.core_bytes);
+  ulimits.push_back({{"Name", "nofile"}, {"Soft", nofile}, {"Hard", nofile}});
+  ulimits.push_back({{"Name", "core"}, {"Soft", core}, {"Hard", core}});
+
+  nlohmann::json host{
+      {"ReadonlyRootfs", true},
+      {"CapDrop", {"ALL"}},
+      {"SecurityOpt", {"no-new-privileges:true"}},
+      {"Privileged", false},
+      {"Init", true},
+      {"NetworkMode", *network},
+      {"IpcMode", "private"},
+      {"CgroupnsMode", "private"},
+      {"Mounts", mounts},
+      {"Tmpfs", tmpfs},
+      {"Ulimits", ulimits},
+      // Engine logs would copy every stdout byte (tool results) to disk.
+      {"LogConfig", {{"Type", "none"}, {"Config", nlohmann::json::object()}}},
+      {"AutoRemove", false},  // mcpcell removes it after reading the exit status
+  };
+  if (spec.limits.memory_bytes.value) {
+    auto mem = static_cast<std::int64_t>(*spec.limits.memory_bytes.value);
+    host["Memory"] = mem;
+    host["MemorySwap"] = mem;  // equal to Memory: no swap on top
+  }
+  if (spec.limits.pids.value) host["PidsLimit"] = static_cast<std::int64_t>(*spec.limits.pids.value);
+  if (spec.limits.cpus.value) host["NanoCpus"] = std::llround(*spec.limits.cpus.value * 1e9);
+  if (!opts.runtime.empty()) host["Runtime"] = opts.runtime;
+
+  nlohmann::json body{
+      {"Image", opts.image},
+      {"Env", EnvList(spec)},
+      {"WorkingDir", spec.workdir},
+      {"User", std::to_string(spec.uid) + ":" + std::to_string(spec.gid)},
+      {"Hostname", spec.hostname},
+      {"Labels", Labels(opts)},
+      // stdio through attach: stdin kept open until the client's EOF, which
+      // StdinOnce turns into EOF on the server's stdin. No TTY: a TTY would
+      // mangle binary data and merge stderr into stdout.
+      {"AttachStdin", true},
+      {"AttachStdout", true},
+      {"AttachStderr", true},
+      {"OpenStdin", true},
+      {"StdinOnce", true},
+      {"Tty", false},
+      {"NetworkDisabled", spec.network.mode == NetworkSpec::Mode::kNone},
+      {"HostConfig", host},
+  };
+  if (!spec.argv.empty()) body["Cmd"] = spec.argv;
+  return body;
+}
+
+}  // namespace mcpcell::docker

@@ -1,0 +1,46 @@
+#pragma once
+// The body of POST /containers/create for a CellSpec: the hardened container
+// configuration, built from the spec alone (pure; unit-tested).
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cell/cell_spec.h"
+#include "util/error.h"
+
+namespace mcpcell::docker {
+
+/// Label keys every mcpcell container carries; `mcpcell gc` reaps by them.
+inline constexpr const char* kLabelCell = "io.mcpcell.cell";
+inline constexpr const char* kLabelSupervisor = "io.mcpcell.supervisor";
+inline constexpr const char* kLabelSupervisorStart = "io.mcpcell.supervisor-start";
+
+/// Where secrets appear inside the container (a read-only bind, see secrets_dir.h).
+inline constexpr const char* kSecretsTarget = "/run/secrets";
+
+/// Facts about this run that are not part of the CellSpec.
+struct ContainerOptions {
+  std::string image;               ///< image reference
+  std::string cell_id;
+  long supervisor_pid = 0;         ///< mcpcell's pid, for the gc label
+  std::string supervisor_start;    ///< its start time (/proc/PID/stat field 22): guards against pid reuse
+  std::string runtime;             ///< "" = the engine's default; "runsc" for gVisor
+  std::string secrets_host_dir;    ///< non-empty: bound read-only at /run/secrets
+  /// Whether a host path exists; optional mounts whose source is missing are skipped.
+  std::function<bool(const std::string&)> exists;
+};
+
+/// The create body. Hardening that does not depend on the spec is always on:
+/// read-only root, CapDrop ALL, no-new-privileges, an init process, no log
+/// driver (stdio never lands in a json log on disk), private IPC and cgroup
+/// namespaces. Fails for what a container cell cannot honour: an egress
+/// allow-list (not implemented), or a secret mapped to an env var (its value
+/// would show in `docker inspect`).
+Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOptions& opts);
+
+/// Mount options for one tmpfs of the spec, e.g. "rw,nosuid,nodev,noexec,size=134217728,mode=1777".
+std::string TmpfsOptions(const MountSpec& m, const CellSpec& spec);
+
+}  // namespace mcpcell::docker

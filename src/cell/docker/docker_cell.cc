@@ -1,0 +1,227 @@
+#include "cell/docker/docker_cell.h"
+
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "cell/docker/base_image.h"
+#include "cell/docker/create_body.h"
+#include "cell/docker/engine_client.h"
+#include "cell/docker/reaper.h"
+#include "cell/docker/secrets_dir.h"
+#include "cell/docker/stdio_pump.h"
+#include "cli/exit_codes.h"
+
+namespace mcpcell::docker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void Say(const std::string& line) { std::fprintf(stderr, "mcpcell: %s\n", line.c_str()); }
+
+std::string RandomId() {
+  unsigned char b[6] = {};
+  if (::getrandom(b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) {
+    auto t = static_cast<unsigned long long>(Clock::now().time_since_epoch().count()) ^
+             static_cast<unsigned long long>(::getpid());
+    for (auto& c : b) c = static_cast<unsigned char>(t >>= 8);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id;
+  for (unsigned char c : b) {
+    id += kHex[c >> 4];
+    id += kHex[c & 15];
+  }
+  return id;
+}
+
+bool PathExists(const std::string& p) {
+  struct stat st{};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+// Removes the container when the run ends, however it ends.
+class ContainerGuard {
+ public:
+  ContainerGuard(const EngineClient& engine, std::string id) : engine_(engine), id_(std::move(id)) {}
+  ContainerGuard(const ContainerGuard&) = delete;
+  ContainerGuard& operator=(const ContainerGuard&) = delete;
+  ~ContainerGuard() {
+    auto r = engine_.Call("DELETE", "/containers/" + id_ + "?force=1&v=1");
+    if (!r) {
+      Say("could not remove container " + id_ + ": " + r.error().Message() + "; `mcpcell gc` will reap it");
+    } else if (r->status != 204 && r->status != 404) {
+      Say("could not remove container " + id_ + ": " + EngineMessage(*r) + "; `mcpcell gc` will reap it");
+    }
+  }
+
+ private:
+  const EngineClient& engine_;
+  std::string id_;
+};
+
+CellResult Fail(CellResult r, int code, Error e) {
+  r.exit_code = code;
+  r.error = std::move(e);
+  return r;
+}
+
+// The exit code for a start that the runtime refused (runc's words).
+int StartFailureCode(const std::string& msg) {
+  if (msg.find("executable file not found") != std::string::npos ||
+      msg.find("no such file or directory") != std::string::npos) {
+    return kExitNotFound;
+  }
+  if (msg.find("permission denied") != std::string::npos) return kExitCannotExec;
+  return kExitSetupFailed;
+}
+
+Status RequireStatus(const Result<HttpReply>& r, unsigned want, const std::string& what, const std::string& name) {
+  if (!r) return r.error();
+  if (r->status != want) return MakeError(what, name, EngineMessage(*r));
+  return {};
+}
+
+// Exit status once the stream ended: the container normally has exited
+// already; if it only closed its stdout/stderr, give it the grace period,
+// then SIGKILL, then ask again.
+Result<int> WaitExit(const EngineClient& engine, const std::string& id, std::chrono::milliseconds grace) {
+  EngineClient bounded(engine.socket_path(), grace + std::chrono::seconds(5));
+  auto r = bounded.Call("POST", "/containers/" + id + "/wait?condition=not-running");
+  if (!r && r.error().err == ETIMEDOUT) {
+    (void)engine.Call("POST", "/containers/" + id + "/kill?signal=SIGKILL");
+    r = engine.Call("POST", "/containers/" + id + "/wait?condition=not-running");
+  }
+  if (!r) return r.error();
+  if (r->status != 200) return MakeError("wait for container", id, EngineMessage(*r));
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  if (!j.is_object() || !j.contains("StatusCode") || !j["StatusCode"].is_number_integer()) {
+    return MakeError("wait for container", id, "engine sent no StatusCode: " + r->body);
+  }
+  return j["StatusCode"].get<int>();
+}
+
+}  // namespace
+
+Status CheckEngine(const DockerCellOptions& opts) {
+  auto sock = EngineSocket(opts.engine);
+  if (!sock) return sock.error();
+  EngineClient engine(*sock, std::chrono::seconds(5));
+  auto ping = engine.Call("GET", "/_ping");
+  if (!ping) return ping.error();
+  if (ping->status != 200) return MakeError("ping container engine", *sock, EngineMessage(*ping));
+  if (opts.runtime.empty()) return {};
+  auto info = engine.Call("GET", "/info");
+  if (!info) return info.error();
+  auto j = nlohmann::json::parse(info->body, nullptr, false);
+  if (j.is_object() && j.contains("Runtimes") && j["Runtimes"].is_object() && j["Runtimes"].contains(opts.runtime)) {
+    return {};
+  }
+  return MakeError("container runtime", opts.runtime,
+                   "the engine at " + *sock + " has no runtime '" + opts.runtime +
+                       "': install it (apt-get install runsc) and register it in daemon.json "
+                       "(\"runtimes\": {\"runsc\": {\"path\": \"/usr/bin/runsc\", \"runtimeArgs\": "
+                       "[\"--network=none\"]}}), then restart the engine");
+}
+
+CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, const LaunchCallback& on_launch) {
+  auto started = Clock::now();
+  CellResult result;
+  result.backend = opts.backend_name;
+  result.cell_id = RandomId();
+  // Before anything exists in the engine: a Ctrl-C from here on is handled
+  // by the pump (or ends setup) instead of killing us with a container left.
+  BlockSupervisorSignals();
+
+  auto sock = EngineSocket(opts.engine);
+  if (!sock) return Fail(result, kExitIsolationUnavailable, sock.error());
+  EngineClient engine(*sock);
+  if (auto ok = CheckEngine(opts); !ok) return Fail(result, kExitIsolationUnavailable, ok.error());
+  if (auto reaped = ReapOrphans(engine); !reaped) {
+    Say("warning: could not reap orphaned cells: " + reaped.error().Message());
+  } else if (!reaped->empty()) {
+    Say("removed " + std::to_string(reaped->size()) + " container(s) left by a dead mcpcell");
+  }
+  ReapSecretDirs();
+
+  std::string image = opts.image;
+  if (image.empty()) {
+    if (auto ok = EnsureBaseImage(engine); !ok) return Fail(result, kExitSetupFailed, ok.error());
+    image = kBaseImage;
+  }
+  auto secrets = SecretsDir::Create(spec.secrets, spec.uid, spec.gid);
+  if (!secrets) return Fail(result, kExitSetupFailed, secrets.error());
+
+  ContainerOptions copts{image, result.cell_id, static_cast<long>(::getpid()), ProcessStartTime(::getpid()),
+                         opts.runtime, secrets->bind_source(), PathExists};
+  auto body = BuildCreateBody(spec, copts);
+  if (!body) return Fail(result, kExitIsolationUnavailable, body.error());
+
+  std::string name = "mcpcell-" + result.cell_id;
+  auto created = engine.Call("POST", "/containers/create?name=" + name, body->dump());
+  if (auto ok = RequireStatus(created, 201, "create container", name); !ok) {
+    return Fail(result, kExitSetupFailed, ok.error());
+  }
+  auto cj = nlohmann::json::parse(created->body, nullptr, false);
+  std::string id = cj.is_object() ? cj.value("Id", "") : "";
+  if (id.empty()) return Fail(result, kExitSetupFailed, MakeError("create container", name, "no Id in reply"));
+  ContainerGuard guard(engine, id);
+  for (const auto& w : cj.value("Warnings", nlohmann::json::array())) {
+    if (w.is_string()) Say("engine warning: " + w.get<std::string>());
+  }
+
+  // Attach before start, so not one byte of output is missed.
+  auto stream = engine.Hijack("/containers/" + id + "/attach?stream=1&stdin=1&stdout=1&stderr=1");
+  if (!stream) return Fail(result, kExitSetupFailed, stream.error());
+  auto start = engine.Call("POST", "/containers/" + id + "/start");
+  if (!start) return Fail(result, kExitSetupFailed, start.error());
+  if (start->status != 204 && start->status != 304) {
+    std::string msg = EngineMessage(*start);
+    return Fail(result, StartFailureCode(msg), MakeError("start container", name, msg));
+  }
+  if (on_launch) {
+    on_launch(nlohmann::json{{"backend", opts.backend_name}, {"cell_id", result.cell_id}, {"container", name},
+                             {"container_id", id}, {"image", image}, {"engine", *sock},
+                             {"runtime", opts.runtime.empty() ? "default" : opts.runtime}});
+  }
+
+  PumpConfig pc;
+  pc.grace = spec.stop_grace;
+  pc.timeout = spec.limits.timeout;
+  pc.kill = [&engine, &id](const char* sig) -> Status {
+    auto r = engine.Call("POST", "/containers/" + id + "/kill?signal=" + sig);
+    if (!r) return r.error();
+    // 409: already not running — the stop raced its exit, which is fine.
+    if (r->status != 204 && r->status != 409 && r->status != 404) {
+      return MakeError(std::string("send ") + sig + " to container", id, EngineMessage(*r));
+    }
+    return {};
+  };
+  auto pumped = RunStdioPump(std::move(*stream), pc);
+  result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  if (!pumped) return Fail(result, kExitSetupFailed, pumped.error());
+  result.timed_out = pumped->timed_out;
+
+  auto code = WaitExit(engine, id, spec.stop_grace);
+  if (!code) {
+    Error e = code.error();
+    if (e.what.rfind("connect", 0) == 0 || pumped->stream_cut) {
+      e.detail += "; the container engine went away while the server ran (dockerd stopped or restarted), "
+                  "which stops its containers";
+    }
+    return Fail(result, kExitSetupFailed, e);
+  }
+  if (pumped->stream_cut) {
+    return Fail(result, kExitSetupFailed,
+                MakeError("read attach stream", name, "the engine cut the stream mid-frame (did it restart?)"));
+  }
+  result.exit_code = result.timed_out ? kExitTimeout : *code;
+  return result;
+}
+
+}  // namespace mcpcell::docker

@@ -1,0 +1,34 @@
+#pragma once
+// The container backend: runs a CellSpec as a hardened container through the
+// Docker Engine API (dockerd, or Podman's compatible service), gVisor being
+// the same with the runsc runtime. The supervisor (this process) carries the
+// stdio over the attach stream, forwards stop requests as API kills, and
+// removes the container when the run ends.
+
+#include <string>
+
+#include "cell/cell_result.h"
+#include "cell/cell_spec.h"
+#include "cell/docker/engine_endpoint.h"
+#include "util/error.h"
+
+namespace mcpcell::docker {
+
+struct DockerCellOptions {
+  Engine engine = Engine::kDocker;
+  std::string runtime;  ///< "" = engine default; "runsc" = gVisor
+  std::string image;    ///< "" = mcpcell's empty base image (host runtime bound read-only)
+  std::string backend_name = "docker";  ///< for CellResult.backend and messages
+};
+
+/// Answers whether the engine is reachable (GET /_ping) and, when `runtime`
+/// is set, whether it knows that runtime (GET /info). The Error of an
+/// unreachable engine satisfies IsEngineUnreachable(); an unknown runtime is
+/// reported with what "container runtime".
+Status CheckEngine(const DockerCellOptions& opts);
+
+/// Runs the server to completion in a container: create → attach → start →
+/// stdio pump → wait → remove. Blocks until the container is gone.
+CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, const LaunchCallback& on_launch);
+
+}  // namespace mcpcell::docker

@@ -1,0 +1,175 @@
+#include "cell/docker/engine_client.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+// GCC 12 reports -Wnull-dereference inside asio's scheduler after inlining
+// (boost/asio/detail/impl/scheduler.ipp); the pointer is never null there.
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+namespace mcpcell::docker {
+namespace {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using Socket = asio::local::stream_protocol::socket;
+
+constexpr const char* kConnectStep = "connect to container engine";
+
+// What a user can do about a socket that does not answer.
+std::string ConnectHint(int err) {
+  switch (err) {
+    case ENOENT: return "no engine listens there: start it (dockerd, or `podman system service`), or set DOCKER_HOST";
+    case ECONNREFUSED: return "the socket exists but nothing accepts: the engine is down or restarting";
+    case EACCES: return "permission denied: run as root or join the engine's group (docker)";
+    default: return "is the engine running?";
+  }
+}
+
+Result<void> Connect(Socket& sock, const std::string& path) {
+  boost::system::error_code ec;
+  sock.connect(asio::local::stream_protocol::endpoint(path), ec);
+  if (ec) return Error{kConnectStep, path, ec.value(), ConnectHint(ec.value())};
+  return {};
+}
+
+http::request<http::string_body> MakeRequest(std::string_view method, const std::string& target,
+                                             const std::string& body, std::string_view content_type) {
+  http::request<http::string_body> req{http::string_to_verb(std::string(method)), std::string(kApiPrefix) + target,
+                                       11};
+  req.set(http::field::host, "docker");
+  req.set(http::field::user_agent, "mcpcell");
+  if (!body.empty()) {
+    req.set(http::field::content_type, std::string(content_type));
+    req.body() = body;
+  }
+  req.prepare_payload();
+  return req;
+}
+
+// Runs the queued async operations for at most `timeout` (forever when
+// `no_timeout`); on expiry closes the socket so they complete with an error.
+bool RunBounded(asio::io_context& ioc, Socket& sock, std::chrono::milliseconds timeout, bool no_timeout) {
+  if (no_timeout) {
+    ioc.run();
+    return true;
+  }
+  ioc.run_for(timeout);
+  if (ioc.stopped()) return true;
+  boost::system::error_code ignored;
+  sock.close(ignored);
+  ioc.run();
+  return false;
+}
+
+Error ExchangeError(const std::string& what, const std::string& path, const boost::system::error_code& ec) {
+  // A reset or EOF mid-reply is what a dying/restarting engine looks like.
+  return Error{what, path, ec.category() == boost::system::system_category() ? ec.value() : 0,
+               ec.message() + " (did the engine stop or restart?)"};
+}
+
+}  // namespace
+
+EngineClient::EngineClient(std::string socket_path, std::chrono::milliseconds timeout)
+    : socket_path_(std::move(socket_path)), timeout_(timeout) {}
+
+Result<HttpReply> EngineClient::Call(std::string_view method, const std::string& target, const std::string& body,
+                                     std::string_view content_type, bool no_timeout) const {
+  asio::io_context ioc;
+  Socket sock(ioc);
+  MCPCELL_TRY(Connect(sock, socket_path_));
+  auto req = MakeRequest(method, target, body, content_type);
+  boost::beast::flat_buffer buf;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64ULL << 20);  // engine replies are small JSON; image import progress at most
+  boost::system::error_code op_ec;
+  http::async_write(sock, req, [&](boost::system::error_code ec, std::size_t) {
+    if (ec) {
+      op_ec = ec;
+      return;
+    }
+    http::async_read(sock, buf, parser, [&](boost::system::error_code rec, std::size_t) { op_ec = rec; });
+  });
+  std::string what = std::string("engine API ") + std::string(method) + " " + target;
+  if (!RunBounded(ioc, sock, timeout_, no_timeout)) {
+    return Error{what, socket_path_, ETIMEDOUT, "no reply within " + std::to_string(timeout_.count()) + " ms"};
+  }
+  if (op_ec) return ExchangeError(what, socket_path_, op_ec);
+  auto res = parser.release();
+  return HttpReply{res.result_int(), std::move(res.body())};
+}
+
+Result<HijackedStream> EngineClient::Hijack(const std::string& target) const {
+  asio::io_context ioc;
+  Socket sock(ioc);
+  MCPCELL_TRY(Connect(sock, socket_path_));
+  auto req = MakeRequest("POST", target, {}, {});
+  // The engine switches the connection to a raw stream on this upgrade.
+  req.set(http::field::connection, "Upgrade");
+  req.set(http::field::upgrade, "tcp");
+  boost::beast::flat_buffer buf;
+  http::response_parser<http::empty_body> parser;
+  parser.skip(true);  // a 101/200 here has no body: everything after the header is the stream
+  boost::system::error_code op_ec;
+  http::async_write(sock, req, [&](boost::system::error_code ec, std::size_t) {
+    if (ec) {
+      op_ec = ec;
+      return;
+    }
+    http::async_read_header(sock, buf, parser, [&](boost::system::error_code rec, std::size_t) { op_ec = rec; });
+  });
+  std::string what = "engine API attach " + target;
+  if (!RunBounded(ioc, sock, timeout_, false)) return Error{what, socket_path_, ETIMEDOUT, "no reply"};
+  if (op_ec) return ExchangeError(what, socket_path_, op_ec);
+  unsigned status = parser.get().result_int();
+  if (status != 101 && status != 200) {
+    return MakeError(what, socket_path_, "engine answered HTTP " + std::to_string(status));
+  }
+  HijackedStream out;
+  auto data = buf.data();
+  out.leftover.assign(static_cast<const char*>(data.data()), data.size());
+  // Take the fd away from asio: the stdio pump drives it with poll(2).
+  out.fd = UniqueFd(::fcntl(sock.native_handle(), F_DUPFD_CLOEXEC, 3));
+  if (!out.fd) return ErrnoError("dup engine stream socket", socket_path_);
+  int fl = ::fcntl(out.fd.get(), F_GETFL);
+  // asio made the description non-blocking; the pump expects to choose itself.
+  if (fl < 0 || ::fcntl(out.fd.get(), F_SETFL, fl & ~O_NONBLOCK) < 0) {
+    return ErrnoError("make engine stream blocking", socket_path_);
+  }
+  return out;
+}
+
+bool IsEngineUnreachable(const Error& e) {
+  return e.what == kConnectStep && (e.err == ENOENT || e.err == ECONNREFUSED || e.err == EACCES ||
+                                    e.err == ENOTSOCK || e.err == ENOTDIR || e.err == EPERM);
+}
+
+std::string EngineMessage(const HttpReply& reply) {
+  auto j = nlohmann::json::parse(reply.body, nullptr, false);
+  if (j.is_object() && j.contains("message") && j["message"].is_string()) return j["message"].get<std::string>();
+  std::string b = reply.body;
+  while (!b.empty() && (b.back() == '\n' || b.back() == '\r')) b.pop_back();
+  return b.empty() ? "HTTP " + std::to_string(reply.status) : b;
+}
+
+std::string UrlEncode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace mcpcell::docker

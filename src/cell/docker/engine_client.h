@@ -1,0 +1,66 @@
+#pragma once
+// A client for the Docker Engine API (also served by Podman) over a unix
+// socket, built on Boost.Beast. One connection per call: a local socket
+// connect costs microseconds, and no state survives between calls.
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "util/error.h"
+#include "util/unique_fd.h"
+
+namespace mcpcell::docker {
+
+/// API version every path is prefixed with. 1.41 is served by Docker 20.10+
+/// and by Podman's compat service.
+inline constexpr std::string_view kApiPrefix = "/v1.41";
+
+struct HttpReply {
+  unsigned status = 0;
+  std::string body;
+};
+
+/// The connection after an HTTP upgrade (attach): dockerd's raw stream.
+/// `leftover` holds stream bytes that arrived with the response header.
+struct HijackedStream {
+  UniqueFd fd;  ///< blocking, close-on-exec
+  std::string leftover;
+};
+
+class EngineClient {
+ public:
+  /// `timeout` bounds each call except Wait-style calls made with `no_timeout`.
+  explicit EngineClient(std::string socket_path,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+  /// Sends `method target` (target without the API prefix) with `body` and
+  /// reads the whole reply. Fails only when the exchange failed (connect,
+  /// timeout, malformed reply); an HTTP error status is a reply, not an Error.
+  /// A connect failure's Error has what "connect to container engine" and the
+  /// errno (ENOENT, ECONNREFUSED, EACCES): see IsEngineUnreachable.
+  Result<HttpReply> Call(std::string_view method, const std::string& target, const std::string& body = {},
+                         std::string_view content_type = "application/json", bool no_timeout = false) const;
+
+  /// POSTs `target` asking for a protocol upgrade and returns the raw stream
+  /// once the engine answered 101 (or 200, which older engines send).
+  Result<HijackedStream> Hijack(const std::string& target) const;
+
+  const std::string& socket_path() const { return socket_path_; }
+
+ private:
+  std::string socket_path_;
+  std::chrono::milliseconds timeout_;
+};
+
+/// True when `e` says the engine could not be reached at all (no socket,
+/// refused, permission denied): the cases where a fallback may apply.
+bool IsEngineUnreachable(const Error& e);
+
+/// The engine's own words from an error reply ({"message": "..."}), else the raw body.
+std::string EngineMessage(const HttpReply& reply);
+
+/// `s` escaped for a URL query value.
+std::string UrlEncode(std::string_view s);
+
+}  // namespace mcpcell::docker

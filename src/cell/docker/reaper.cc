@@ -1,0 +1,66 @@
+#include "cell/docker/reaper.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cell/docker/create_body.h"
+
+namespace mcpcell::docker {
+
+std::string ProcessStartTime(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return {};
+  // comm (field 2) may contain spaces and ')': fields restart after the last ')'.
+  auto close = line.rfind(')');
+  if (close == std::string::npos) return {};
+  std::istringstream rest(line.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 22) return field;
+  }
+  return {};
+}
+
+bool SupervisorAlive(const std::string& pid_label, const std::string& start_label) {
+  char* end = nullptr;
+  long pid = std::strtol(pid_label.c_str(), &end, 10);
+  if (end == pid_label.c_str() || *end != '\0' || pid <= 0) return false;
+  std::string start = ProcessStartTime(pid);
+  if (start.empty()) return false;
+  return start_label.empty() || start == start_label;  // a reused pid has another start time
+}
+
+Result<std::vector<std::string>> ReapOrphans(const EngineClient& engine) {
+  nlohmann::json filters{{"label", {kLabelSupervisor}}};
+  auto r = engine.Call("GET", "/containers/json?all=1&filters=" + UrlEncode(filters.dump()));
+  if (!r) return r.error();
+  if (r->status != 200) return MakeError("list mcpcell containers", "", EngineMessage(*r));
+  auto list = nlohmann::json::parse(r->body, nullptr, false);
+  if (!list.is_array()) return MakeError("list mcpcell containers", "", "engine sent no JSON array");
+  std::vector<std::string> removed;
+  for (const auto& c : list) {
+    const auto& labels = c.value("Labels", nlohmann::json::object());
+    std::string pid = labels.value(kLabelSupervisor, "");
+    std::string start = labels.value(kLabelSupervisorStart, "");
+    if (SupervisorAlive(pid, start)) continue;
+    std::string id = c.value("Id", "");
+    if (id.empty()) continue;
+    auto del = engine.Call("DELETE", "/containers/" + id + "?force=1&v=1");
+    if (!del) return del.error();
+    if (del->status != 204 && del->status != 404) {
+      return MakeError("remove orphaned container", id, EngineMessage(*del));
+    }
+    std::string name = id.substr(0, 12);
+    if (c.contains("Names") && c["Names"].is_array() && !c["Names"].empty()) {
+      name = c["Names"][0].get<std::string>();
+      if (!name.empty() && name[0] == '/') name.erase(0, 1);
+    }
+    removed.push_back(name);
+  }
+  return removed;
+}
+
+}  // namespace mcpcell::docker

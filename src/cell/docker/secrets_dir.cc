@@ -1,0 +1,121 @@
+#include "cell/docker/secrets_dir.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <utility>
+
+#include "util/unique_fd.h"
+
+namespace mcpcell::docker {
+namespace {
+
+constexpr const char* kSecretsParent = "/dev/shm";
+constexpr const char* kSecretsPrefix = "mcpcell-secrets-";
+
+Result<std::string> ReadSecret(const std::string& path) {
+  // O_NOFOLLOW: the user named this file; a symlink swapped in later is not it.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return ErrnoError("open secret file", path);
+  std::string data;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("read secret file", path);
+    if (n == 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+  }
+  return data;
+}
+
+Status WriteSecret(const std::string& path, const std::string& data, std::uint32_t uid, std::uint32_t gid) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0400));
+  if (!fd) return ErrnoError("create secret copy", path);
+  // fchown before writing: the value never sits in a file the cell's user cannot own.
+  if (::fchown(fd.get(), uid, gid) != 0 && ::geteuid() != uid) {
+    return Error{"hand secret to the cell's user", path, errno,
+                 "mcpcell must run as root (or as uid " + std::to_string(uid) + ") to give secrets to the cell"};
+  }
+  std::size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd.get(), data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("write secret copy", path);
+    off += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+}  // namespace
+
+SecretsDir::SecretsDir(SecretsDir&& o) noexcept
+    : outer_(std::exchange(o.outer_, {})), inner_(std::exchange(o.inner_, {})) {}
+
+SecretsDir& SecretsDir::operator=(SecretsDir&& o) noexcept {
+  if (this != &o) {
+    Remove();
+    outer_ = std::exchange(o.outer_, {});
+    inner_ = std::exchange(o.inner_, {});
+  }
+  return *this;
+}
+
+SecretsDir::~SecretsDir() { Remove(); }
+
+void SecretsDir::Remove() {
+  if (outer_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(outer_, ec);
+  outer_.clear();
+  inner_.clear();
+}
+
+Result<SecretsDir> SecretsDir::Create(const std::vector<SecretSpec>& secrets, std::uint32_t uid,
+                                      std::uint32_t gid) {
+  SecretsDir dir;
+  if (secrets.empty()) return dir;
+  // /dev/shm is a tmpfs: the copies never reach a disk.
+  std::string tmpl = std::string(kSecretsParent) + "/" + kSecretsPrefix + std::to_string(::getpid()) + "-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) return ErrnoError("create secrets directory", tmpl);
+  dir.outer_ = tmpl;  // from here on the destructor cleans up
+  std::string inner = tmpl + "/s";
+  if (::mkdir(inner.c_str(), 0700) != 0) return ErrnoError("create secrets directory", inner);
+  for (const auto& s : secrets) {
+    if (s.name.empty() || s.name.find('/') != std::string::npos || s.name == "." || s.name == "..") {
+      return MakeError("secret name", s.name, "must be a plain file name");
+    }
+    auto data = ReadSecret(s.host_file);
+    if (!data) return data.error();
+    MCPCELL_TRY(WriteSecret(inner + "/" + s.name, *data, uid, gid));
+  }
+  if (::chown(inner.c_str(), uid, gid) != 0 && ::geteuid() != uid) {
+    return ErrnoError("hand secrets directory to the cell's user", inner);
+  }
+  if (::chmod(inner.c_str(), 0500) != 0) return ErrnoError("chmod secrets directory", inner);
+  dir.inner_ = inner;
+  return dir;
+}
+
+int ReapSecretDirs() {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(kSecretsParent, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(kSecretsPrefix, 0) != 0) continue;
+    // Only our own: a directory owned by another user is theirs to clean.
+    struct stat st{};
+    if (::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    long pid = std::strtol(name.c_str() + std::string(kSecretsPrefix).size(), nullptr, 10);
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code rec;
+    if (std::filesystem::remove_all(e.path(), rec) > 0 && !rec) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace mcpcell::docker

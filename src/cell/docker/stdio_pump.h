@@ -1,0 +1,42 @@
+#pragma once
+// Carries the client's stdio over a hijacked attach stream while the
+// container runs: stdin → stream (raw), stream → demultiplexed stdout/stderr.
+// Also the supervisor's clock: SIGINT/SIGTERM/SIGHUP/SIGQUIT, --timeout, and
+// the MCP shutdown order (stdin EOF → grace → SIGTERM → grace → SIGKILL), the
+// signals sent through the engine API.
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "cell/docker/engine_client.h"
+#include "util/error.h"
+
+namespace mcpcell::docker {
+
+struct PumpConfig {
+  std::chrono::milliseconds grace{2000};
+  std::optional<std::chrono::milliseconds> timeout;
+  /// Sends a signal to the container (POST /containers/{id}/kill?signal=).
+  std::function<Status(const char* signal)> kill;
+};
+
+struct PumpOutcome {
+  bool timed_out = false;
+  bool client_gone = false;        ///< our stdout was closed under us
+  bool stream_cut = false;         ///< the stream ended inside a frame (engine died?)
+  std::string stop_reason;         ///< why a stop signal was sent, if one was
+};
+
+/// Blocks SIGINT, SIGTERM, SIGHUP, SIGQUIT (handled through signalfd by
+/// RunStdioPump) and SIGPIPE (so a vanished client is an EPIPE, not a death).
+/// Call before creating the container so no signal is lost in between.
+void BlockSupervisorSignals();
+
+/// Runs until the engine closes the stream (the container's stdout and
+/// stderr ended). Errors are failures of mcpcell's own side (read/write of
+/// the stream, a malformed frame).
+Result<PumpOutcome> RunStdioPump(HijackedStream stream, const PumpConfig& config);
+
+}  // namespace mcpcell::docker
