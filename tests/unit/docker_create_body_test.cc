@@ -1,0 +1,209 @@
+// The container create body built from a CellSpec: every hardening option is
+// there, limits and mounts are lowered faithfully, secrets never reach Env.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cell/docker/create_body.h"
+#include "cell/spec_builder.h"
+
+namespace mcpcell::docker {
+namespace {
+
+CellSpec SampleSpec() {
+  CellSpec s;
+  s.argv = {"node", "/srv/app/server.js"};
+  s.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", "/home/mcp"}};
+  s.workdir = "/home/mcp";
+  s.mounts = SystemMounts(false);
+  s.mounts.push_back({MountSpec::Kind::kTmpfs, "", "/tmp", true, false, 128ULL << 20, "tmp"});
+  s.mounts.push_back({MountSpec::Kind::kTmpfs, "", "/home/mcp", true, false, 64ULL << 20, "home"});
+  s.mounts.push_back({MountSpec::Kind::kBind, "/srv/app", "/srv/app", false, false, 0, "--read"});
+  s.mounts.push_back({MountSpec::Kind::kBind, "/srv/data", "/data", true, false, 0, "--write"});
+  s.mounts.push_back({MountSpec::Kind::kTmpfs, "", "/srv/app/.ssh", false, false, 4096, "masked"});
+  s.limits.memory_bytes = {512ULL << 20, true};
+  s.limits.pids = {256, false};
+  s.limits.cpus = {1.5, true};
+  s.limits.nofile = 4096;
+  return s;
+}
+
+ContainerOptions SampleOptions() {
+  ContainerOptions o;
+  o.image = "mcpcell-base:1";
+  o.cell_id = "abc123";
+  o.supervisor_pid = 4242;
+  o.supervisor_start = "987654";
+  // Pretend /lib32 and /libx32 are missing on this host.
+  o.exists = [](const std::string& p) { return p != "/lib32" && p != "/libx32"; };
+  return o;
+}
+
+nlohmann::json Build(const CellSpec& s, const ContainerOptions& o) {
+  auto b = BuildCreateBody(s, o);
+  EXPECT_TRUE(b.ok()) << (b.ok() ? "" : b.error().Message());
+  return b.ok() ? *b : nlohmann::json();
+}
+
+const nlohmann::json* FindMount(const nlohmann::json& body, const std::string& target) {
+  for (const auto& m : body["HostConfig"]["Mounts"]) {
+    if (m["Target"] == target) return &m;
+  }
+  return nullptr;
+}
+
+TEST(DockerCreateBody, HardeningIsAlwaysOn) {
+  auto b = Build(SampleSpec(), SampleOptions());
+  const auto& h = b["HostConfig"];
+  EXPECT_EQ(h["ReadonlyRootfs"], true);
+  EXPECT_EQ(h["CapDrop"], nlohmann::json::array({"ALL"}));
+  EXPECT_FALSE(h.contains("CapAdd"));
+  EXPECT_EQ(h["SecurityOpt"], nlohmann::json::array({"no-new-privileges:true"}));
+  EXPECT_EQ(h["Privileged"], false);
+  EXPECT_EQ(h["Init"], true);
+  EXPECT_EQ(h["IpcMode"], "private");
+  EXPECT_EQ(h["LogConfig"]["Type"], "none");
+  EXPECT_EQ(b["User"], "1000:1000");
+  EXPECT_EQ(b["Tty"], false);
+  EXPECT_EQ(b["OpenStdin"], true);
+  EXPECT_EQ(b["StdinOnce"], true);
+  EXPECT_FALSE(h.contains("Runtime"));
+}
+
+TEST(DockerCreateBody, UserComesFromTheSpec) {
+  auto s = SampleSpec();
+  s.uid = 2000;
+  s.gid = 3000;
+  auto b = Build(s, SampleOptions());
+  EXPECT_EQ(b["User"], "2000:3000");
+  EXPECT_NE(b["HostConfig"]["Tmpfs"]["/home/mcp"].get<std::string>().find("uid=2000,gid=3000"), std::string::npos);
+}
+
+TEST(DockerCreateBody, NetworkNoneUnlessOpen) {
+  auto s = SampleSpec();
+  auto b = Build(s, SampleOptions());
+  EXPECT_EQ(b["HostConfig"]["NetworkMode"], "none");
+  EXPECT_EQ(b["NetworkDisabled"], true);
+  s.network.mode = NetworkSpec::Mode::kOpen;
+  b = Build(s, SampleOptions());
+  EXPECT_EQ(b["HostConfig"]["NetworkMode"], "bridge");
+  EXPECT_EQ(b["NetworkDisabled"], false);
+}
+
+TEST(DockerCreateBody, AllowListIsRefusedNotOpened) {
+  auto s = SampleSpec();
+  s.network.mode = NetworkSpec::Mode::kAllowList;
+  s.network.allow_hosts = {"example.com"};
+  auto b = BuildCreateBody(s, SampleOptions());
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().Message().find("allow-list"), std::string::npos);
+}
+
+TEST(DockerCreateBody, Limits) {
+  auto b = Build(SampleSpec(), SampleOptions());
+  const auto& h = b["HostConfig"];
+  EXPECT_EQ(h["Memory"], 512LL << 20);
+  EXPECT_EQ(h["MemorySwap"], 512LL << 20);
+  EXPECT_EQ(h["PidsLimit"], 256);
+  EXPECT_EQ(h["NanoCpus"], 1500000000LL);
+  bool nofile = false, core = false;
+  for (const auto& u : h["Ulimits"]) {
+    if (u["Name"] == "nofile") nofile = u["Soft"] == 4096 && u["Hard"] == 4096;
+    if (u["Name"] == "core") core = u["Soft"] == 0 && u["Hard"] == 0;
+  }
+  EXPECT_TRUE(nofile);
+  EXPECT_TRUE(core);
+}
+
+TEST(DockerCreateBody, NoCpuLimitWhenUnset) {
+  auto s = SampleSpec();
+  s.limits.cpus = {};
+  auto b = Build(s, SampleOptions());
+  EXPECT_FALSE(b["HostConfig"].contains("NanoCpus"));
+}
+
+TEST(DockerCreateBody, TmpIsNoexecAndSizeCapped) {
+  auto b = Build(SampleSpec(), SampleOptions());
+  std::string tmp = b["HostConfig"]["Tmpfs"]["/tmp"];
+  EXPECT_NE(tmp.find("noexec"), std::string::npos) << tmp;
+  EXPECT_NE(tmp.find("nosuid"), std::string::npos) << tmp;
+  EXPECT_NE(tmp.find("size=134217728"), std::string::npos) << tmp;
+  EXPECT_NE(tmp.find("mode=1777"), std::string::npos) << tmp;
+  std::string mask = b["HostConfig"]["Tmpfs"]["/srv/app/.ssh"];
+  EXPECT_EQ(mask.rfind("ro,", 0), 0U) << mask;
+}
+
+TEST(DockerCreateBody, BindsAreReadOnlyUnlessWritable) {
+  auto b = Build(SampleSpec(), SampleOptions());
+  const auto* app = FindMount(b, "/srv/app");
+  ASSERT_NE(app, nullptr);
+  EXPECT_EQ((*app)["ReadOnly"], true);
+  EXPECT_EQ((*app)["Type"], "bind");
+  const auto* data = FindMount(b, "/data");
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ((*data)["ReadOnly"], false);
+  EXPECT_EQ((*data)["Source"], "/srv/data");
+  const auto* usr = FindMount(b, "/usr");
+  ASSERT_NE(usr, nullptr);
+  EXPECT_EQ((*usr)["ReadOnly"], true);
+  for (const auto& m : b["HostConfig"]["Mounts"]) {
+    if (m["Target"] != "/data") {
+      EXPECT_EQ(m["ReadOnly"], true) << m.dump();
+    }
+  }
+}
+
+TEST(DockerCreateBody, MissingOptionalMountsAndSbinAreLeftOut) {
+  auto b = Build(SampleSpec(), SampleOptions());
+  EXPECT_EQ(FindMount(b, "/lib32"), nullptr);
+  EXPECT_EQ(FindMount(b, "/libx32"), nullptr);
+  EXPECT_NE(FindMount(b, "/lib"), nullptr);
+  // The engine's init lives at /sbin/docker-init.
+  EXPECT_EQ(FindMount(b, "/sbin"), nullptr);
+}
+
+TEST(DockerCreateBody, LabelsNameTheCellAndItsSupervisor) {
+  auto b = Build(SampleSpec(), SampleOptions());
+  EXPECT_EQ(b["Labels"][kLabelCell], "abc123");
+  EXPECT_EQ(b["Labels"][kLabelSupervisor], "4242");
+  EXPECT_EQ(b["Labels"][kLabelSupervisorStart], "987654");
+}
+
+TEST(DockerCreateBody, ArgvEnvWorkdir) {
+  auto b = Build(SampleSpec(), SampleOptions());
+  EXPECT_EQ(b["Cmd"], nlohmann::json::array({"node", "/srv/app/server.js"}));
+  EXPECT_EQ(b["Env"], nlohmann::json::array({"HOME=/home/mcp", "PATH=/usr/bin:/bin"}));
+  EXPECT_EQ(b["WorkingDir"], "/home/mcp");
+  EXPECT_EQ(b["Image"], "mcpcell-base:1");
+}
+
+TEST(DockerCreateBody, SecretsAreABindNeverEnv) {
+  auto s = SampleSpec();
+  s.secrets.push_back({"token", "/etc/host-token", std::nullopt});
+  auto o = SampleOptions();
+  o.secrets_host_dir = "/dev/shm/mcpcell-secrets-1-x/s";
+  auto b = Build(s, o);
+  const auto* sec = FindMount(b, "/run/secrets");
+  ASSERT_NE(sec, nullptr);
+  EXPECT_EQ((*sec)["Source"], "/dev/shm/mcpcell-secrets-1-x/s");
+  EXPECT_EQ((*sec)["ReadOnly"], true);
+  EXPECT_EQ(b.dump().find("host-token"), std::string::npos) << "the secret's host path leaked into the body";
+}
+
+TEST(DockerCreateBody, SecretAsEnvIsRefused) {
+  auto s = SampleSpec();
+  s.secrets.push_back({"token", "/etc/host-token", std::string("API_TOKEN")});
+  auto b = BuildCreateBody(s, SampleOptions());
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().Message().find("docker inspect"), std::string::npos);
+}
+
+TEST(DockerCreateBody, GvisorSetsTheRuntime) {
+  auto o = SampleOptions();
+  o.runtime = "runsc";
+  auto b = Build(SampleSpec(), o);
+  EXPECT_EQ(b["HostConfig"]["Runtime"], "runsc");
+}
+
+}  // namespace
+}  // namespace mcpcell::docker
