@@ -55,9 +55,8 @@ test('server-filesystem: --read/--write are the only host files the server can t
   const outside = await readText(client, path.join(outsideDir, 'secret.txt'));
   assert.equal(outside.isError, true, `cell let the server read ${outsideDir}: ${resultText(outside)}`);
   // The server's realpath() fails with ENOENT (the dir is not in the cell); it
-  // then looks for a Unicode-equivalent name by listing from "/" down, which
-  // the cell's root refuses to uid 1000 — either message proves the miss.
-  assert.match(resultText(outside), /ENOENT|no such file|Parent directory does not exist|EACCES: permission denied, scandir '\/'/i);
+  // then looks for a Unicode-equivalent name from "/" down and reports the miss.
+  assert.match(resultText(outside), /ENOENT|no such file|Parent directory does not exist/i);
   assert.doesNotMatch(resultText(outside), /beta-outside/);
 
   const written = await writeText(client, path.join(writeDir, 'out.txt'), 'gamma-written');
