@@ -1,0 +1,319 @@
+// Container cells (docker, and gVisor = docker with the runsc runtime) through
+// a real dockerd: real npm servers driven by the SDK client, stdio integrity,
+// the hardening as `docker inspect` shows it, secrets, stop/timeout/kill -9
+// cleanup and the fallback rules when the engine is down.
+//
+// These need a running engine and root (the docker socket): scripts/test.sh's
+// e2e-docker step starts dockerd (scripts/docker.sh) and runs this file with
+// MCPCELL_E2E_BACKEND=docker. There, a missing engine FAILS every test. In the
+// plain e2e runs (no MCPCELL_E2E_BACKEND) the file skips with that reason.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+import { EXIT, assertBinaryExists, resultText, runMcpcell } from './lib/mcpcell.mjs';
+import { MCPCELL_BIN, NODE_BIN, nodeCellArgs, serverEntry } from './lib/paths.mjs';
+import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+
+after(removeTempDirs);
+
+const SOCKET = (process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock').replace(/^unix:\/\//, '');
+const ENABLED = process.env.MCPCELL_E2E_BACKEND === 'docker';
+const LEVELS = ['docker', 'gvisor'];
+
+/** GET/POST/DELETE on the engine API; resolves {status, body (parsed when JSON)}. */
+function engine(method, p) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ socketPath: SOCKET, path: `/v1.41${p}`, method }, (res) => {
+      let data = '';
+      res.setEncoding('utf8').on('data', (d) => (data += d));
+      res.on('end', () => {
+        let body = data;
+        try {
+          body = JSON.parse(data);
+        } catch {}
+        resolve({ status: res.statusCode, body });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const labelFilter = (label) => encodeURIComponent(JSON.stringify({ label: [label] }));
+
+/** Containers carrying mcpcell's supervisor label, optionally for one supervisor pid. */
+async function mcpcellContainers(pid) {
+  const label = pid === undefined ? 'io.mcpcell.supervisor' : `io.mcpcell.supervisor=${pid}`;
+  const r = await engine('GET', `/containers/json?all=1&filters=${labelFilter(label)}`);
+  assert.equal(r.status, 200, `engine list failed: ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** Skips (plain e2e runs) or fails loudly (MCPCELL_E2E_BACKEND=docker) when there is no engine. */
+async function needEngine(t) {
+  if (!ENABLED) {
+    t.skip('container cells: set MCPCELL_E2E_BACKEND=docker with a running dockerd (scripts/test.sh e2e-docker step)');
+    return false;
+  }
+  let r;
+  try {
+    r = await engine('GET', '/_ping');
+  } catch (e) {
+    assert.fail(`MCPCELL_E2E_BACKEND=docker but no engine answers on ${SOCKET}: ${e.message} (start it: scripts/docker.sh)`);
+  }
+  assert.equal(r.status, 200, `engine /_ping answered ${r.status}`);
+  return true;
+}
+
+/** `mcpcell run --isolate=LEVEL <node cell args> <extra> -- <command>` as an argv. */
+function argv(level, extra, command) {
+  return ['run', `--isolate=${level}`, ...nodeCellArgs(), ...extra, '--', ...command];
+}
+
+/** An SDK client whose server is mcpcell running `command` in a `level` cell. */
+function startServer(t, level, extra, command) {
+  assertBinaryExists();
+  // The SDK refuses lines over 10 MiB by default; server-filesystem sends a
+  // 10 MiB file twice (content and structuredContent) in one line.
+  const transport = new StdioClientTransport({
+    command: MCPCELL_BIN, args: argv(level, extra, command), env: {}, stderr: 'pipe', maxBufferSize: 64 * 1024 * 1024,
+  });
+  let stderr = '';
+  transport.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  const client = new Client({ name: 'mcpcell-e2e-docker', version: '0.0.0' }, { capabilities: {} });
+  t.after(async () => {
+    const child = transport._process;
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return {
+    client,
+    transport,
+    stderr: () => stderr,
+    async connect() {
+      try {
+        await client.connect(transport);
+      } catch (e) {
+        assert.fail(`connect through a ${level} cell failed: ${e.message}\nmcpcell stderr:\n${stderr}`);
+      }
+    },
+  };
+}
+
+/** Waits until `fn()` is truthy (polling the engine: its state is not ours to be told about). */
+async function eventually(fn, what, ms = 20_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+for (const level of LEVELS) {
+  test(`${level}: server-everything lists and calls tools; nothing is left afterwards`, { timeout: 90_000 }, async (t) => {
+    if (!(await needEngine(t))) return;
+    const s = startServer(t, level, [], [NODE_BIN, serverEntry('server-everything')]);
+    await s.connect();
+    assert.equal(s.client.getServerVersion()?.name, 'mcp-servers/everything');
+    const { tools } = await s.client.listTools();
+    assert.ok(tools.some((x) => x.name === 'echo'), `tools/list: ${tools.map((x) => x.name).join(', ')}`);
+    const echo = await s.client.callTool({ name: 'echo', arguments: { message: `hello from a ${level} cell` } });
+    assert.equal(resultText(echo), `Echo: hello from a ${level} cell`);
+    const pid = s.transport.pid;
+    assert.equal((await mcpcellContainers(pid)).length, 1, 'exactly one container while the server runs');
+    await s.client.close();
+    await eventually(async () => (await mcpcellContainers(pid)).length === 0, 'the container to be removed');
+  });
+
+  test(`${level}: server-filesystem reads, writes, and returns a 10 MiB file intact`, { timeout: 120_000 }, async (t) => {
+    if (!(await needEngine(t))) return;
+    const readDir = makeTempDir(`${level}-read`);
+    const writeDir = makeWritableDir(`${level}-write`);
+    // 10 MiB + a bit of text with multi-byte characters: one JSON-RPC line of more than 10 MiB.
+    const big = ('0123456789abcdef'.repeat(64) + 'ü€\n').repeat(10 * 1024 + 3);
+    writeReadableFile(path.join(readDir, 'big.txt'), big);
+    writeReadableFile(path.join(readDir, 'small.txt'), 'alpha');
+    const s = startServer(t, level, ['--read', readDir, '--write', writeDir],
+      [NODE_BIN, serverEntry('server-filesystem'), readDir, writeDir]);
+    await s.connect();
+    const small = await s.client.callTool({ name: 'read_text_file', arguments: { path: path.join(readDir, 'small.txt') } });
+    assert.equal(resultText(small), 'alpha');
+    const w = await s.client.callTool({ name: 'write_file', arguments: { path: path.join(writeDir, 'out.txt'), content: 'written in a container' } });
+    assert.equal(w.isError, undefined, resultText(w));
+    assert.equal(readFileSync(path.join(writeDir, 'out.txt'), 'utf8'), 'written in a container');
+    const denied = await s.client.callTool({ name: 'write_file', arguments: { path: path.join(readDir, 'nope.txt'), content: 'x' } });
+    assert.equal(denied.isError, true, 'a --read dir must be read-only in the container');
+    const r = await s.client.callTool({ name: 'read_text_file', arguments: { path: path.join(readDir, 'big.txt') } });
+    const text = resultText(r);
+    assert.ok(Buffer.byteLength(text) > 10 * 1024 * 1024, `got only ${Buffer.byteLength(text)} bytes`);
+    assert.ok(text === big, 'the 10 MiB result differs from the file');
+    await s.client.close();
+  });
+
+  test(`${level}: stdio is binary-safe, stderr stays apart, the exit status comes back`, { timeout: 60_000 }, async (t) => {
+    if (!(await needEngine(t))) return;
+    const data = randomBytes(12 * 1024 * 1024);
+    const r = await new Promise((resolve, reject) => {
+      const child = spawn(MCPCELL_BIN, argv(level, [], ['/bin/sh', '-c', 'cat; echo to-stderr >&2; exit 7']));
+      const out = [];
+      let err = '';
+      child.stdout.on('data', (d) => out.push(d));
+      child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, out: Buffer.concat(out), err }));
+      child.stdin.end(data);
+    });
+    assert.equal(r.code, 7, r.err);
+    assert.equal(r.out.length, data.length);
+    assert.ok(r.out.equals(data), 'bytes changed on the way through the container');
+    assert.match(r.err, /to-stderr/);
+    assert.doesNotMatch(r.out.subarray(-64).toString('latin1'), /to-stderr/);
+  });
+
+  test(`${level}: docker inspect shows the hardening and no secret value; the secret is a file`, { timeout: 60_000 }, async (t) => {
+    if (!(await needEngine(t))) return;
+    const dir = makeTempDir(`${level}-secret`);
+    const value = `s3cr3t-${randomBytes(8).toString('hex')}`;
+    const file = path.join(dir, 'token');
+    writeFileSync(file, value);
+    chmodSync(file, 0o600);
+    // The server prints what it sees, then waits for stdin to close.
+    const script = [
+      'const fs=require("fs");',
+      'const out={secret:fs.readFileSync("/run/secrets/api","utf8"), env:JSON.stringify(process.env), uid:process.getuid()};',
+      'try{fs.writeFileSync("/root-write","x");out.rootWritable=true}catch(e){out.rootWritable=false}',
+      'try{fs.writeFileSync("/run/secrets/api","x");out.secretWritable=true}catch(e){out.secretWritable=false}',
+      'console.log(JSON.stringify(out)); process.stdin.resume();',
+    ].join('');
+    const child = spawn(MCPCELL_BIN, argv(level, ['--secret', `api=${file}`, '--memory', '256m', '--pids', '128', '--cpus', '0.5'],
+      [NODE_BIN, '-e', script]), { stdio: ['pipe', 'pipe', 'pipe'] });
+    t.after(() => child.exitCode === null && child.kill('SIGKILL'));
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
+    const exited = new Promise((resolve) => child.on('close', resolve));
+    await eventually(() => out.includes('\n') || child.exitCode !== null, 'the server to report');
+    const seen = JSON.parse(out.split('\n')[0] || 'null');
+    assert.ok(seen, `no report; stderr: ${err}`);
+    assert.equal(seen.secret, value, 'the secret file holds the value');
+    assert.equal(seen.env.includes(value), false, 'the secret must not be in the environment');
+    assert.equal(seen.uid, 1000);
+    assert.equal(seen.rootWritable, false, 'root filesystem must be read-only');
+    assert.equal(seen.secretWritable, false, '/run/secrets must be read-only');
+
+    const [c] = await mcpcellContainers(child.pid);
+    assert.ok(c, 'container not found by its supervisor label');
+    const { body: info } = await engine('GET', `/containers/${c.Id}/json`);
+    const h = info.HostConfig;
+    assert.equal(h.ReadonlyRootfs, true);
+    assert.deepEqual(h.CapDrop, ['ALL']);
+    assert.ok((h.CapAdd ?? []).length === 0);
+    assert.ok(h.SecurityOpt.includes('no-new-privileges:true'), JSON.stringify(h.SecurityOpt));
+    assert.equal(h.Privileged, false);
+    assert.equal(h.NetworkMode, 'none');
+    assert.equal(h.Init, true);
+    assert.equal(h.Memory, 256 * 1024 * 1024);
+    assert.equal(h.PidsLimit, 128);
+    assert.equal(h.NanoCpus, 500_000_000);
+    assert.match(h.Tmpfs['/tmp'], /noexec/);
+    assert.match(h.Tmpfs['/tmp'], /size=\d+/);
+    assert.equal(info.Config.User, '1000:1000');
+    assert.equal(info.Config.Labels['io.mcpcell.supervisor'], String(child.pid));
+    assert.match(info.Name, /^\/mcpcell-[0-9a-f]+$/);
+    if (level === 'gvisor') assert.equal(h.Runtime, 'runsc');
+    for (const m of info.Mounts) {
+      if (m.Type === 'bind') assert.equal(m.RW, false, `bind ${m.Destination} must be read-only`);
+    }
+    assert.equal(JSON.stringify(info).includes(value), false, 'docker inspect shows the secret value');
+
+    child.stdin.end();
+    assert.equal(await exited, 0, err);
+    assert.equal((await mcpcellContainers(child.pid)).length, 0, 'container left after exit');
+  });
+}
+
+test('docker: SIGTERM to mcpcell stops the container and removes it', { timeout: 60_000 }, async (t) => {
+  if (!(await needEngine(t))) return;
+  const child = spawn(MCPCELL_BIN, argv('docker', ['--grace', '1s'], ['/bin/sh', '-c', 'echo up; exec sleep 600']));
+  t.after(() => child.exitCode === null && child.kill('SIGKILL'));
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  const exited = new Promise((resolve) => child.on('close', (code) => resolve(code)));
+  await eventually(() => out.includes('up'), 'the server to start');
+  child.kill('SIGTERM');
+  const code = await exited;
+  assert.ok(code === 128 + 15 || code === 128 + 9, `exit ${code}: the server should die of SIGTERM (or SIGKILL after the grace)`);
+  assert.equal((await mcpcellContainers(child.pid)).length, 0);
+});
+
+test('docker: --timeout stops the server with exit 124', { timeout: 60_000 }, async (t) => {
+  if (!(await needEngine(t))) return;
+  const r = await runMcpcell(argv('docker', ['--timeout', '2s', '--grace', '1s'], ['/bin/sleep', '600']), { input: undefined });
+  assert.equal(r.code, EXIT.timeout, r.stderr);
+  assert.match(r.stderr, /timeout/);
+  assert.equal((await mcpcellContainers(r.pid)).length, 0);
+});
+
+test('docker: stdin EOF reaches the server (MCP shutdown order)', { timeout: 60_000 }, async (t) => {
+  if (!(await needEngine(t))) return;
+  // wc only prints once its stdin is closed: proves the half-close crossed the engine.
+  const r = await runMcpcell(argv('docker', [], ['/usr/bin/wc', '-c']), { input: 'x'.repeat(12345) });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), '12345');
+});
+
+test('docker: a missing command is exit 127 with the reason', { timeout: 60_000 }, async (t) => {
+  if (!(await needEngine(t))) return;
+  const r = await runMcpcell(argv('docker', [], ['/nonexistent/server']));
+  assert.equal(r.code, EXIT.notFound, r.stderr);
+  assert.match(r.stderr, /not found|no such file/i);
+});
+
+test('docker: kill -9 of mcpcell leaves a container that `mcpcell gc` removes', { timeout: 60_000 }, async (t) => {
+  if (!(await needEngine(t))) return;
+  const child = spawn(MCPCELL_BIN, argv('docker', [], ['/bin/sh', '-c', 'echo up; exec sleep 600']));
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  const exited = new Promise((resolve) => child.on('close', resolve));
+  await eventually(() => out.includes('up'), 'the server to start');
+  child.kill('SIGKILL');
+  await exited;
+  const orphans = await mcpcellContainers(child.pid);
+  assert.equal(orphans.length, 1, 'the control: kill -9 gives mcpcell no chance to remove its container');
+  const gc = await runMcpcell(['gc']);
+  assert.equal(gc.code, 0, gc.stderr);
+  assert.match(gc.stderr, /removed orphaned container mcpcell-/);
+  assert.equal((await mcpcellContainers(child.pid)).length, 0, 'gc left the orphan');
+});
+
+test('fallback: engine down → refuse by default (122), native cell with --fallback=native', { timeout: 60_000 }, async (t) => {
+  if (!(await needEngine(t))) return;
+  const env = { ...process.env, DOCKER_HOST: 'unix:///nonexistent/docker.sock' };
+  const probe = ['/bin/sh', '-c', 'test -e /.dockerenv && echo container || echo not-container'];
+  for (const level of ['docker', 'gvisor']) {
+    const refused = await runMcpcell(argv(level, [], probe), { env });
+    assert.equal(refused.code, EXIT.isolationUnavailable, refused.stderr);
+    assert.match(refused.stderr, /nonexistent\/docker\.sock/);
+    assert.match(refused.stderr, /--fallback=native/);
+    assert.equal(refused.stdout, '', 'nothing may run when the fallback is none');
+    const fell = await runMcpcell(argv(level, ['--fallback=native'], probe), { env });
+    assert.equal(fell.code, 0, fell.stderr);
+    assert.equal(fell.stdout.trim(), 'not-container');
+    assert.match(fell.stderr, /falling back to a native cell/);
+  }
+  // Control: with the engine up, the same probe runs in a container.
+  const up = await runMcpcell(argv('docker', ['--fallback=native'], probe));
+  assert.equal(up.stdout.trim(), 'container', up.stderr);
+});
