@@ -68,6 +68,15 @@ ensure_docker() {
   return 1
 }
 
+# scripts/test.sh's e2e-docker step: the container-cell e2e tests of the staged
+# tree $1 against a real engine. Fails (never skips) when no engine can be had.
+e2e_docker() {
+  local stage=$1
+  ensure_docker || return 1
+  (cd "$stage/e2e" && env MCPCELL_BIN="$stage/mcpcell" MCPCELL_E2E_BACKEND=docker \
+    node --test --test-concurrency=1 --test-reporter=spec ./docker*.test.mjs)
+}
+
 # Run directly: start the engine and report.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -euo pipefail

@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
+source scripts/docker.sh
 
 TEST_USER=mcpcell-test
 START=$SECONDS
@@ -95,7 +96,7 @@ trap 'rc=$?; rm -rf "$STAGE"; summary $rc' EXIT
 step e2e-root e2e_as_root
 step "e2e-$TEST_USER" e2e_as_test_user
 
-# DOCKER: the docker/podman/gvisor backends' e2e run goes here (a later issue):
-# start dockerd if needed, then `step e2e-docker ...` with MCPCELL_E2E_BACKEND=docker.
+# Container cells (docker, gVisor): starts dockerd if needed (scripts/docker.sh).
+step e2e-docker e2e_docker "$STAGE"
 
 exit "$FAILED"
