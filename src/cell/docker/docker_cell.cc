@@ -51,7 +51,13 @@ class ContainerGuard {
   ContainerGuard(const EngineClient& engine, std::string id) : engine_(engine), id_(std::move(id)) {}
   ContainerGuard(const ContainerGuard&) = delete;
   ContainerGuard& operator=(const ContainerGuard&) = delete;
+  /// The engine is gone: the run's error already says so and names gc.
+  void Quiet() { quiet_ = true; }
   ~ContainerGuard() {
+    if (quiet_) {
+      (void)engine_.Call("DELETE", "/containers/" + id_ + "?force=1&v=1");
+      return;
+    }
     auto r = engine_.Call("DELETE", "/containers/" + id_ + "?force=1&v=1");
     if (!r) {
       Say("could not remove container " + id_ + ": " + r.error().Message() + "; `mcpcell gc` will reap it");
@@ -63,6 +69,7 @@ class ContainerGuard {
  private:
   const EngineClient& engine_;
   std::string id_;
+  bool quiet_ = false;
 };
 
 CellResult Fail(CellResult r, int code, Error e) {
@@ -209,12 +216,14 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
 
   auto code = WaitExit(engine, id, spec.stop_grace);
   if (!code) {
-    Error e = code.error();
-    if (e.what.rfind("connect", 0) == 0 || pumped->stream_cut) {
-      e.detail += "; the container engine went away while the server ran (dockerd stopped or restarted), "
-                  "which stops its containers";
+    if (IsEngineUnreachable(code.error()) || pumped->stream_cut) {
+      guard.Quiet();
+      return Fail(result, kExitSetupFailed,
+                  Error{"container engine went away while the server ran", *sock, code.error().err,
+                        "the engine stopped or restarted, which stops its containers; run `mcpcell gc` once it "
+                        "is back to remove what is left"});
     }
-    return Fail(result, kExitSetupFailed, e);
+    return Fail(result, kExitSetupFailed, code.error());
   }
   if (pumped->stream_cut) {
     return Fail(result, kExitSetupFailed,
