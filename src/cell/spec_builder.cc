@@ -142,7 +142,8 @@ Status AddServerMounts(CellSpec* spec, std::vector<std::string>* notes) {
     const std::string& a = spec->argv[i];
     if (a.empty() || a.front() == '-') continue;
     std::string abs = Absolute(a);
-    if (!IsFile(abs)) break;
+    // Kernel files (/proc/self/cgroup, /sys/...) are arguments, not server code.
+    if (IsReservedTarget(abs) || AtOrBelow(abs, "/sys") || !IsFile(abs)) break;
     auto script = RealPath(abs);
     if (!script) break;
     std::string root = PackageRoot(*script);

@@ -64,17 +64,32 @@ std::string ResolveInCell(const CellSpec& spec) {
   return {};
 }
 
+// Everything the server process needs, prepared by PID 1 before it forks, so
+// the child only makes syscalls: it is started with vfork (no copy of PID 1's
+// address space, which on this kind of VM costs more than all the mounts).
+struct ServerLaunch {
+  std::string exe;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+  std::vector<char*> cargv;
+  std::vector<char*> cenv;
+  PreparedLandlock landlock;
+};
+
 // The server process: last privilege steps, then execve. Order matters:
-// rlimits and user switch need privileges; capabilities go next; Landlock and
-// seccomp need no_new_privs; seccomp is last so the steps before it may use
-// what it denies.
-[[noreturn]] void ExecServer(const CellInitArgs& a, const sigset_t& old_mask) {
+// rlimits need privileges; capabilities go next; Landlock and seccomp need
+// no_new_privs; seccomp is last so the steps before it may use what it denies.
+[[noreturn]] void ExecServer(const CellInitArgs& a, const ServerLaunch& l) {
   const CellSpec& spec = *a.spec;
   int fd = a.sync_fd;
   // Dispositions set to "ignore" survive execve (signal(7)); mcpcell ignores
   // SIGPIPE, the server must not inherit that.
-  for (int sig = 1; sig < NSIG; ++sig) std::signal(sig, SIG_DFL);
-  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < 32; ++sig) ::sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
   // Every fd but stdio and the report socket closes at exec: nothing of
   // mcpcell's leaks into the server.
   ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
@@ -87,25 +102,32 @@ std::string ResolveInCell(const CellSpec& spec) {
   }
   Check(fd, DropAllCapabilities());
   Check(fd, SetNoNewPrivs());
-  if (spec.landlock) {
-    auto ll = ApplyLandlock(LandlockPathsFor(spec, *a.planned));
-    if (!ll) Fail(fd, ll.error());
-  }
-  std::string exe = ResolveInCell(spec);
-  if (exe.empty()) {
-    Fail(fd, MakeError("server command not found in the cell", spec.argv[0],
-                       "it must be on the cell's PATH or inside a mounted directory; add its directory with --read"),
+  Check(fd, RestrictLandlock(l.landlock));
+  if (a.seccomp != nullptr) Check(fd, LoadSeccompProgram(*a.seccomp));
+  ::execve(l.exe.c_str(), l.cargv.data(), l.cenv.data());
+  int err = errno;
+  Fail(fd, Error{"exec server", l.exe, err, {}}, err == ENOENT ? kExitNotFound : kExitCannotExec);
+}
+
+ServerLaunch PrepareServer(const CellInitArgs& a) {
+  const CellSpec& spec = *a.spec;
+  ServerLaunch l;
+  l.exe = ResolveInCell(spec);
+  if (l.exe.empty()) {
+    Fail(a.sync_fd, MakeError("server command not found in the cell", spec.argv[0],
+                              "it must be on the cell's PATH or inside a mounted directory; add its directory with --read"),
          kExitNotFound);
   }
-  std::vector<std::string> argv = spec.argv;
-  std::vector<std::string> envs;
-  for (const auto& [k, v] : spec.env) envs.push_back(k + "=" + v);
-  auto cargv = CStrings(argv);
-  auto cenv = CStrings(envs);
-  if (spec.seccomp) Check(fd, ApplySeccomp(SeccompDenyRules()));
-  ::execve(exe.c_str(), cargv.data(), cenv.data());
-  int err = errno;
-  Fail(fd, Error{"exec server", exe, err, {}}, err == ENOENT ? kExitNotFound : kExitCannotExec);
+  if (spec.landlock) {
+    auto ll = PrepareLandlock(LandlockPathsFor(spec, *a.planned));
+    if (!ll) Fail(a.sync_fd, ll.error());
+    l.landlock = std::move(*ll);
+  }
+  l.argv = spec.argv;
+  for (const auto& [k, v] : spec.env) l.env.push_back(k + "=" + v);
+  l.cargv = CStrings(l.argv);
+  l.cenv = CStrings(l.env);
+  return l;
 }
 
 int StatusToExit(int status) {
@@ -174,15 +196,17 @@ int StatusToExit(int status) {
   if (a.own_netns) Check(fd, BringUpLoopback());
 
   sigset_t mask;
-  sigset_t old_mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGCHLD);
   for (int sig : kForwarded) sigaddset(&mask, sig);
-  ::sigprocmask(SIG_BLOCK, &mask, &old_mask);
+  ::sigprocmask(SIG_BLOCK, &mask, nullptr);
 
-  pid_t server = ::fork();
-  if (server < 0) Fail(fd, ErrnoError("fork server"));
-  if (server == 0) ExecServer(a, old_mask);
+  ServerLaunch launch = PrepareServer(a);
+  // vfork: PID 1 waits until the server has exec'd (or failed); the child
+  // touches only the prepared data above and makes syscalls.
+  pid_t server = ::vfork();
+  if (server < 0) Fail(fd, ErrnoError("start server"));
+  if (server == 0) ExecServer(a, launch);
   ::close(fd);  // now only the server holds it: EOF at its exec tells the supervisor
   // PID 1 keeps nothing a server could use: no capabilities, not ptraceable.
   (void)DropAllCapabilities();

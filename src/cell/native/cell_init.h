@@ -7,6 +7,7 @@
 
 #include "cell/cell_spec.h"
 #include "cell/native/id_map.h"
+#include "cell/native/seccomp.h"
 
 namespace mcpcell {
 
@@ -16,6 +17,7 @@ struct CellInitArgs {
   HostIds host;
   int sync_fd = -1;       ///< the child's end of the sync socket (O_CLOEXEC)
   bool own_netns = true;  ///< bring up lo
+  const SeccompProgram* seccomp = nullptr;  ///< compiled by the supervisor; null: no filter
 };
 
 /// Never returns. Exit status: the server's (128+N when killed by signal N), or

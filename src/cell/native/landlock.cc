@@ -136,12 +136,13 @@ int LandlockAbi() {
   return abi > 0 ? static_cast<int>(abi) : 0;
 }
 
-Result<LandlockReport> ApplyLandlock(const std::vector<LandlockPath>& paths) {
-  LandlockReport report;
+Result<PreparedLandlock> PrepareLandlock(const std::vector<LandlockPath>& paths) {
+  PreparedLandlock out;
+  LandlockReport& report = out.report;
   report.abi = LandlockAbi();
   if (report.abi == 0) {
     report.note = "Landlock unavailable: kernel without CONFIG_SECURITY_LANDLOCK or not in lsm=";
-    return report;
+    return out;
   }
   RulesetAttr attr;
   attr.handled_access_fs = HandledFs(report.abi);
@@ -151,22 +152,33 @@ Result<LandlockReport> ApplyLandlock(const std::vector<LandlockPath>& paths) {
     // host's abstract sockets (e.g. @/tmp/.X11-unix) even in a shared netns.
     attr.scoped = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
   }
-  UniqueFd ruleset(static_cast<int>(
-      syscall(SYS_landlock_create_ruleset, &attr, AttrSize(report.abi), 0)));
-  if (!ruleset) return ErrnoError("landlock_create_ruleset");
+  out.ruleset.reset(static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, AttrSize(report.abi), 0)));
+  if (!out.ruleset) return ErrnoError("landlock_create_ruleset");
   report.note = AbiNote(report.abi);
   for (const auto& p : paths) {
-    MCPCELL_TRY(AddPathRule(ruleset.get(), p, attr.handled_access_fs, report.note));
-  }
-  if (syscall(SYS_landlock_restrict_self, ruleset.get(), 0) != 0) {
-    Error e = ErrnoError("landlock_restrict_self");
-    e.detail = "needs no_new_privs (SetNoNewPrivs) or CAP_SYS_ADMIN";
-    return e;
+    MCPCELL_TRY(AddPathRule(out.ruleset.get(), p, attr.handled_access_fs, report.note));
   }
   report.enforced = true;
   report.scoped_signals = (attr.scoped & LANDLOCK_SCOPE_SIGNAL) != 0;
   report.scoped_abstract_unix = (attr.scoped & LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET) != 0;
-  return report;
+  return out;
+}
+
+Status RestrictLandlock(const PreparedLandlock& prepared) {
+  if (!prepared.ruleset) return {};
+  if (syscall(SYS_landlock_restrict_self, prepared.ruleset.get(), 0) != 0) {
+    Error e = ErrnoError("landlock_restrict_self");
+    e.detail = "needs no_new_privs (SetNoNewPrivs) or CAP_SYS_ADMIN";
+    return e;
+  }
+  return {};
+}
+
+Result<LandlockReport> ApplyLandlock(const std::vector<LandlockPath>& paths) {
+  auto prepared = PrepareLandlock(paths);
+  if (!prepared.ok()) return prepared.error();
+  MCPCELL_TRY(RestrictLandlock(*prepared));
+  return prepared->report;
 }
 
 }  // namespace mcpcell

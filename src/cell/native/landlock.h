@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/unique_fd.h"
 
 namespace mcpcell {
 
@@ -30,6 +31,19 @@ struct LandlockReport {
 
 /// The kernel's Landlock ABI version, 0 if unavailable or disabled.
 int LandlockAbi();
+
+/// A ruleset built ahead of time, so the process that applies it only makes
+/// one syscall (it may be a vfork child that must not allocate).
+struct PreparedLandlock {
+  UniqueFd ruleset;  ///< invalid when Landlock is unavailable
+  LandlockReport report;
+};
+
+/// Builds the ruleset for `paths` (paths as the restricted process will see them).
+Result<PreparedLandlock> PrepareLandlock(const std::vector<LandlockPath>& paths);
+
+/// landlock_restrict_self with a prepared ruleset; a no-op when none. Needs no_new_privs.
+Status RestrictLandlock(const PreparedLandlock& prepared);
 
 /// Restricts the calling thread (and its future children) to `paths`; everything
 /// else in the filesystem is denied for the access rights this ABI handles.

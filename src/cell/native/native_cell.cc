@@ -18,6 +18,7 @@
 #include "cell/native/cell_init.h"
 #include "cell/native/cgroup.h"
 #include "cell/native/id_map.h"
+#include "cell/native/seccomp.h"
 #include "cell/native/setup_report.h"
 #include "cli/exit_codes.h"
 #include "util/unique_fd.h"
@@ -189,12 +190,14 @@ CellResult RunNativeCell(const CellSpec& spec, const LaunchCallback& on_launch) 
   auto cgroup = CellCgroup::Create(spec.limits, cell_id, &warnings);
   if (!cgroup) return Failed(kExitIsolationUnavailable, cgroup.error());
   for (const auto& w : warnings) std::fprintf(stderr, "mcpcell: warning: %s\n", w.c_str());
-  if (cgroup->active()) {
-    if (auto j = StartCgroupJanitor(*cgroup); !j) {
-      std::fprintf(stderr, "mcpcell: warning: %s\n", j.error().Message().c_str());
-    }
-  }
 
+  // Compiled once here, loaded by the server with one syscall.
+  std::optional<SeccompProgram> seccomp;
+  if (spec.seccomp) {
+    auto compiled = CompileSeccomp(SeccompDenyRules());
+    if (!compiled) return Failed(kExitSetupFailed, compiled.error());
+    seccomp = std::move(*compiled);
+  }
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
     return Failed(kExitSetupFailed, ErrnoError("socketpair"));
@@ -202,7 +205,7 @@ CellResult RunNativeCell(const CellSpec& spec, const LaunchCallback& on_launch) 
   UniqueFd parent_end(sv[0]);
   UniqueFd child_end(sv[1]);
   bool own_netns = spec.network.mode != NetworkSpec::Mode::kOpen;
-  CellInitArgs init{&spec, &*planned, host, child_end.get(), own_netns};
+  CellInitArgs init{&spec, &*planned, host, child_end.get(), own_netns, seccomp ? &*seccomp : nullptr};
   std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
                         (own_netns ? CLONE_NEWNET : 0);
   // The supervisor handles these through signalfd; block before clone so none
@@ -234,6 +237,14 @@ CellResult RunNativeCell(const CellSpec& spec, const LaunchCallback& on_launch) 
     if (auto ok = cgroup->AddProcess(pid); !ok) return abort_cell(kExitSetupFailed, ok.error());
   }
   if (::send(parent_end.get(), "g", 1, MSG_NOSIGNAL) != 1) return abort_cell(kExitSetupFailed, ErrnoError("start cell"));
+  // Started while the cell builds its root, off the launch's critical path.
+  // A supervisor killed before this point leaves cgroups that the next run
+  // (or the janitor of any later run) reaps as stale.
+  if (cgroup->active()) {
+    if (auto j = StartCgroupJanitor(*cgroup); !j) {
+      std::fprintf(stderr, "mcpcell: warning: %s\n", j.error().Message().c_str());
+    }
+  }
 
   std::optional<Error> setup_error = AwaitSetupResult(parent_end.get());
   CellResult result;

@@ -1,5 +1,10 @@
 #include "cell/native/privileges.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include <grp.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
@@ -43,9 +48,15 @@ Status RaiseEffective() {
 /// yet inside the cell, so fall back to probing: PR_CAPBSET_READ fails with
 /// EINVAL past the last capability (prctl(2)).
 int LastCap() {
-  std::ifstream file("/proc/sys/kernel/cap_last_cap");
-  int last = -1;
-  if (file >> last && last >= 0 && last < 64) return last;
+  // Plain read(2), no allocation: this may run in a vfork child.
+  int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    char buf[16] = {};
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    int last = n > 0 ? std::atoi(buf) : -1;
+    if (last > 0 && last < 64) return last;
+  }
   int cap = 0;
   while (cap < 64 && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0) ++cap;
   return cap - 1;

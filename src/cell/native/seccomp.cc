@@ -1,5 +1,15 @@
 #include "cell/native/seccomp.h"
 
+#include "util/unique_fd.h"
+
+#include <linux/seccomp.h>
+
+#include <unistd.h>
+
+#include <sys/syscall.h>
+
+#include <sys/mman.h>
+
 #include <linux/netlink.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -336,6 +346,35 @@ Status ApplySeccomp(const std::vector<SyscallRule>& rules) {
     return SeccompError("seccomp_load", {}, rc,
                         "loading a filter needs no_new_privs (SetNoNewPrivs) or CAP_SYS_ADMIN; "
                         "ESRCH means another thread has a different filter (TSYNC)");
+  }
+  return {};
+}
+
+Result<SeccompProgram> CompileSeccomp(const std::vector<SyscallRule>& rules) {
+  auto filter = BuildFilter(rules);
+  if (!filter.ok()) return filter.error();
+  // libseccomp 2.5 exports BPF only to an fd; a memfd keeps it off the disk.
+  UniqueFd mem(static_cast<int>(::syscall(SYS_memfd_create, "mcpcell-seccomp", MFD_CLOEXEC)));
+  if (!mem) return ErrnoError("memfd_create for the seccomp program");
+  int rc = seccomp_export_bpf(filter->get(), mem.get());
+  if (rc != 0) return SeccompError("seccomp_export_bpf", {}, rc, "");
+  off_t size = ::lseek(mem.get(), 0, SEEK_END);
+  if (size <= 0 || size % static_cast<off_t>(sizeof(sock_filter)) != 0) {
+    return MakeError("export seccomp program", "", "unexpected size " + std::to_string(size));
+  }
+  SeccompProgram program(static_cast<std::size_t>(size) / sizeof(sock_filter));
+  if (::pread(mem.get(), program.data(), static_cast<std::size_t>(size), 0) != size) {
+    return ErrnoError("read the seccomp program back");
+  }
+  return program;
+}
+
+Status LoadSeccompProgram(const SeccompProgram& program) {
+  sock_fprog prog{static_cast<unsigned short>(program.size()), const_cast<sock_filter*>(program.data())};
+  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
+    Error e = ErrnoError("load the seccomp filter");
+    e.detail = "needs no_new_privs (SetNoNewPrivs) or CAP_SYS_ADMIN";
+    return e;
   }
   return {};
 }

@@ -3,6 +3,8 @@
 // server has no business doing, each with a clear errno. Applied last, just
 // before execve, after no_new_privs.
 
+#include <linux/filter.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -49,5 +51,13 @@ std::string FormatRule(const SyscallRule& rule);
 /// Loads the filter for the calling process (all threads). Requires no_new_privs
 /// (or CAP_SYS_ADMIN). Foreign architectures (i386/x32 on x86_64) are killed.
 Status ApplySeccomp(const std::vector<SyscallRule>& rules);
+
+/// The filter compiled to classic BPF once, in the supervisor, so the process
+/// that loads it only makes one syscall (no libseccomp work per launch in the cell).
+using SeccompProgram = std::vector<sock_filter>;
+Result<SeccompProgram> CompileSeccomp(const std::vector<SyscallRule>& rules);
+
+/// Loads a compiled program for the calling thread (seccomp(2)). Needs no_new_privs.
+Status LoadSeccompProgram(const SeccompProgram& program);
 
 }  // namespace mcpcell
