@@ -44,6 +44,24 @@ int RunPlainly(const CellSpec& spec) {
   return errno == ENOENT ? kExitNotFound : kExitCannotExec;
 }
 
+// -v: one line per thing the cell is built from, so a user can check it
+// without reading the --dry-run JSON.
+void DescribeCell(const CellSpec& spec) {
+  Say("cell: backend " + spec.backend + ", user " + std::to_string(spec.uid) + ":" + std::to_string(spec.gid) +
+      ", network " + ToString(spec.network.mode) + ", workdir " + spec.workdir);
+  for (const auto& m : spec.mounts) {
+    std::string what = m.kind == MountSpec::Kind::kTmpfs ? "tmpfs" : m.source;
+    Say("  " + std::string(m.writable ? "rw " : "ro ") + m.target + " <- " + what + " (" + m.why +
+        (m.optional ? ", if present" : "") + ")");
+  }
+  auto limit = [](const auto& l, const std::string& unit) {
+    return l.value ? std::to_string(*l.value) + unit + (l.requested ? "" : " (default)") : std::string("none");
+  };
+  Say("  limits: memory " + limit(spec.limits.memory_bytes, " bytes") + ", pids " + limit(spec.limits.pids, "") +
+      ", cpus " + limit(spec.limits.cpus, "") + ", /tmp " + std::to_string(spec.limits.tmp_bytes) + " bytes");
+  for (const auto& sec : spec.secrets) Say("  secret /run/secrets/" + sec.name + " <- " + sec.host_file);
+}
+
 int Run(RunRequest req) {
   if (req.isolate && !req.isolate->empty() && !IsLevel(*req.isolate)) {
     // `--isolate npx://pkg`: the optional level swallowed the SERVER.
@@ -99,6 +117,7 @@ int Run(RunRequest req) {
         "refusing to run without it (use --isolate=native)");
     return kExitIsolationUnavailable;
   }
+  if (req.verbose) DescribeCell(plan->spec);
   CellResult r = RunNativeCell(plan->spec, [&](const nlohmann::json& launch) {
     nlohmann::json event = LaunchEvent(*plan, launch.value("cell_id", ""), launch.value("pid", 0));
     for (const auto& [k, v] : launch.items()) {
