@@ -20,6 +20,9 @@ Result<docker::DockerCellOptions> ContainerOptionsFor(const std::string& level) 
   } else if (level == "gvisor") {
     o.runtime = "runsc";
     o.backend_name = "gvisor";
+    // runsc's gofer refuses to open host FIFOs (EPERM) unless started with
+    // --host-fifo=open; gVisor cells keep stdio on the attach stream.
+    o.fifo_stdio = false;
   } else {
     return MakeError("isolation level", level, "use auto, native, container, docker, podman or gvisor");
   }

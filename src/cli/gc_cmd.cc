@@ -11,6 +11,7 @@
 #include "cell/docker/engine_endpoint.h"
 #include "cell/docker/reaper.h"
 #include "cell/docker/secrets_dir.h"
+#include "cell/docker/stdio_fifos.h"
 #include "cli/commands.h"
 
 namespace mcpcell {
@@ -39,8 +40,8 @@ int Gc() {
                                                 name.c_str(), c.c_str());
     std::fprintf(stderr, "mcpcell gc: %s: %zu orphaned container(s) removed\n", name.c_str(), removed->size());
   }
-  int dirs = docker::ReapSecretDirs();
-  if (dirs > 0) std::fprintf(stderr, "mcpcell gc: removed %d secrets directory(ies) of dead runs\n", dirs);
+  int dirs = docker::ReapSecretDirs() + docker::ReapStdioDirs();
+  if (dirs > 0) std::fprintf(stderr, "mcpcell gc: removed %d secrets/stdio directory(ies) of dead runs\n", dirs);
   return failures == 0 ? 0 : 1;
 }
 

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -292,10 +292,14 @@ test('docker: kill -9 of mcpcell leaves a container that `mcpcell gc` removes', 
   await exited;
   const orphans = await mcpcellContainers(child.pid);
   assert.equal(orphans.length, 1, 'the control: kill -9 gives mcpcell no chance to remove its container');
+  assert.ok(readdirSync('/dev/shm').some((n) => n.startsWith(`mcpcell-stdio-${child.pid}-`)),
+    'the control: kill -9 leaves the FIFO directory of the run');
   const gc = await runMcpcell(['gc']);
   assert.equal(gc.code, 0, gc.stderr);
   assert.match(gc.stderr, /removed orphaned container mcpcell-/);
   assert.equal((await mcpcellContainers(child.pid)).length, 0, 'gc left the orphan');
+  const leftovers = readdirSync('/dev/shm').filter((n) => n.startsWith(`mcpcell-stdio-${child.pid}-`) || n.startsWith(`mcpcell-secrets-${child.pid}-`));
+  assert.deepEqual(leftovers, [], 'gc left the dead run\'s FIFO/secrets directory in /dev/shm');
 });
 
 test('fallback: engine down → refuse by default (122), native cell with --fallback=native', { timeout: 60_000 }, async (t) => {

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "cell/docker/stdio_fifos.h"
+
 namespace mcpcell::docker {
 namespace {
 
@@ -86,6 +88,9 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
     mounts.push_back(BindMount(m.source, m.target, m.writable));
   }
   if (!opts.secrets_host_dir.empty()) mounts.push_back(BindMount(opts.secrets_host_dir, kSecretsTarget, false));
+  // Read-only is enough: opening a FIFO for writing does not write the filesystem.
+  bool fifo = !opts.stdio_host_dir.empty();
+  if (fifo) mounts.push_back(BindMount(opts.stdio_host_dir, kStdioTarget, false));
 
   nlohmann::json ulimits = nlohmann::json::array();
   auto nofile = static_cast<std::int64_t>(spec.limits.nofile);
@@ -128,16 +133,16 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
       // stdio through attach: stdin kept open until the client's EOF, which
       // StdinOnce turns into EOF on the server's stdin. No TTY: a TTY would
       // mangle binary data and merge stderr into stdout.
-      {"AttachStdin", true},
+      {"AttachStdin", !fifo},
       {"AttachStdout", true},
       {"AttachStderr", true},
-      {"OpenStdin", true},
-      {"StdinOnce", true},
+      {"OpenStdin", !fifo},
+      {"StdinOnce", !fifo},
       {"Tty", false},
       {"NetworkDisabled", spec.network.mode == NetworkSpec::Mode::kNone},
       {"HostConfig", host},
   };
-  if (!spec.argv.empty()) body["Cmd"] = spec.argv;
+  if (!spec.argv.empty()) body["Cmd"] = fifo ? FifoCommand(spec.argv) : spec.argv;
   return body;
 }
 

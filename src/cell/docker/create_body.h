@@ -28,6 +28,9 @@ struct ContainerOptions {
   std::string supervisor_start;    ///< its start time (/proc/PID/stat field 22): guards against pid reuse
   std::string runtime;             ///< "" = the engine's default; "runsc" for gVisor
   std::string secrets_host_dir;    ///< non-empty: bound read-only at /run/secrets
+  /// Non-empty: the FIFO directory (stdio_fifos.h), bound at /run/mcpcell-stdio;
+  /// the command is wrapped to use it and the attach stream carries no stdin.
+  std::string stdio_host_dir;
   /// Whether a host path exists; optional mounts whose source is missing are skipped.
   std::function<bool(const std::string&)> exists;
 };

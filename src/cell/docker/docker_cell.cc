@@ -14,6 +14,7 @@
 #include "cell/docker/engine_client.h"
 #include "cell/docker/reaper.h"
 #include "cell/docker/secrets_dir.h"
+#include "cell/docker/stdio_fifos.h"
 #include "cell/docker/stdio_pump.h"
 #include "cli/exit_codes.h"
 
@@ -155,6 +156,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
     Say("removed " + std::to_string(reaped->size()) + " container(s) left by a dead mcpcell");
   }
   ReapSecretDirs();
+  ReapStdioDirs();
 
   std::string image = opts.image;
   if (image.empty()) {
@@ -164,8 +166,16 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   auto secrets = SecretsDir::Create(spec.secrets, spec.uid, spec.gid);
   if (!secrets) return Fail(result, kExitSetupFailed, secrets.error());
 
+  StdioFifos fifos;
+  bool use_fifos = opts.fifo_stdio && opts.image.empty() && !spec.argv.empty();
+  if (use_fifos) {
+    auto f = StdioFifos::Create(spec.uid, spec.gid);
+    if (!f) return Fail(result, kExitSetupFailed, f.error());
+    fifos = std::move(*f);
+  }
+
   ContainerOptions copts{image, result.cell_id, static_cast<long>(::getpid()), ProcessStartTime(::getpid()),
-                         opts.runtime, secrets->bind_source(), PathExists};
+                         opts.runtime, secrets->bind_source(), fifos.bind_source(), PathExists};
   auto body = BuildCreateBody(spec, copts);
   if (!body) return Fail(result, kExitIsolationUnavailable, body.error());
 
@@ -183,7 +193,8 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   }
 
   // Attach before start, so not one byte of output is missed.
-  auto stream = engine.Hijack("/containers/" + id + "/attach?stream=1&stdin=1&stdout=1&stderr=1");
+  auto stream = engine.Hijack("/containers/" + id + "/attach?stream=1&stdout=1&stderr=1" +
+                              (use_fifos ? "" : "&stdin=1"));
   if (!stream) return Fail(result, kExitSetupFailed, stream.error());
   auto start = engine.Call("POST", "/containers/" + id + "/start");
   if (!start) return Fail(result, kExitSetupFailed, start.error());
@@ -194,12 +205,17 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   if (on_launch) {
     on_launch(nlohmann::json{{"backend", opts.backend_name}, {"cell_id", result.cell_id}, {"container", name},
                              {"container_id", id}, {"image", image}, {"engine", *sock},
-                             {"runtime", opts.runtime.empty() ? "default" : opts.runtime}});
+                             {"runtime", opts.runtime.empty() ? "default" : opts.runtime},
+                             {"stdio", use_fifos ? "fifo" : "attach"}});
   }
 
   PumpConfig pc;
   pc.grace = spec.stop_grace;
   pc.timeout = spec.limits.timeout;
+  if (use_fifos) {
+    pc.stdin_fifo = &fifos.in();
+    pc.stdout_fifo = &fifos.out();
+  }
   pc.kill = [&engine, &id](const char* sig) -> Status {
     auto r = engine.Call("POST", "/containers/" + id + "/kill?signal=" + sig);
     if (!r) return r.error();

@@ -19,6 +19,9 @@ struct DockerCellOptions {
   std::string runtime;  ///< "" = engine default; "runsc" = gVisor
   std::string image;    ///< "" = mcpcell's empty base image (host runtime bound read-only)
   std::string backend_name = "docker";  ///< for CellResult.backend and messages
+  /// stdin/stdout through FIFOs (stdio_fifos.h) instead of the attach stream.
+  /// Used only with the base image, where the host's /bin/sh is in the cell.
+  bool fifo_stdio = true;
 };
 
 /// Answers whether the engine is reachable (GET /_ping) and, when `runtime`

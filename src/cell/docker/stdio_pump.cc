@@ -51,24 +51,34 @@ class Pump {
     if (config_.timeout) timeout_at_ = Clock::now() + *config_.timeout;
     MCPCELL_TRY(demux_.Feed(stream_.leftover));
     for (;;) {
-      pollfd fds[3] = {};
-      fds[0] = {stream_.fd.get(), static_cast<short>(POLLIN | (pending_.empty() ? 0 : POLLOUT)), 0};
+      pollfd fds[5] = {};
+      bool want_out = !pending_.empty() && !Fifo();
+      fds[0] = {stream_.fd.get(), static_cast<short>(POLLIN | (want_out ? POLLOUT : 0)), 0};
       fds[1] = {sfd.get(), POLLIN, 0};
       bool want_stdin = !stdin_eof_ && pending_.size() < kMaxPending;
       fds[2] = {want_stdin ? STDIN_FILENO : -1, POLLIN, 0};
-      int n = ::poll(fds, 3, PollTimeoutMs());
+      bool fifo_out = Fifo() && !pending_.empty() && config_.stdin_fifo->valid();
+      fds[3] = {fifo_out ? config_.stdin_fifo->get() : -1, POLLOUT, 0};
+      fds[4] = {Fifo() ? config_.stdout_fifo->get() : -1, POLLIN, 0};
+      int n = ::poll(fds, 5, PollTimeoutMs());
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return ErrnoError("poll the attach stream");
       MCPCELL_TRY(OnDeadlines());
       if ((fds[1].revents & POLLIN) != 0) MCPCELL_TRY(OnSignal(sfd.get()));
       if (fds[2].revents != 0) ReadStdin();
-      if ((fds[0].revents & POLLOUT) != 0 || (stdin_eof_ && !shut_wr_)) MCPCELL_TRY(FlushStdin());
+      if (fds[4].revents != 0) MCPCELL_TRY(DrainStdoutFifo());
+      if ((fds[0].revents & POLLOUT) != 0 || fds[3].revents != 0 || (fds[2].revents != 0 && !pending_.empty()) ||
+          (stdin_eof_ && !shut_wr_)) {
+        MCPCELL_TRY(FlushStdin());
+      }
       if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
         auto more = ReadStream();
         if (!more) return more.error();
         if (!*more) break;
       }
     }
+    // The container is gone: whatever it wrote to the stdout FIFO is there.
+    if (Fifo()) MCPCELL_TRY(DrainStdoutFifo());
     outcome_.stream_cut = !demux_.AtFrameBoundary();
     return outcome_;
   }
@@ -88,6 +98,22 @@ class Pump {
       return BeginStop("client closed stdout");
     }
     return {};
+  }
+
+  bool Fifo() const { return config_.stdin_fifo != nullptr && config_.stdout_fifo != nullptr; }
+
+  // Reads the stdout FIFO until it is empty (non-blocking: we hold a write end
+  // too, so it never reports EOF) and passes it on as stream 1.
+  Status DrainStdoutFifo() {
+    char buf[kChunk];
+    for (;;) {
+      ssize_t n = ::read(config_.stdout_fifo->get(), buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) return {};
+      if (n < 0) return ErrnoError("read the server's stdout FIFO");
+      if (n == 0) return {};
+      MCPCELL_TRY(Sink(1, std::string_view(buf, static_cast<std::size_t>(n))));
+    }
   }
 
   int PollTimeoutMs() const {
@@ -149,7 +175,12 @@ class Pump {
 
   Status FlushStdin() {
     while (!pending_.empty()) {
-      ssize_t n = ::send(stream_.fd.get(), pending_.data(), pending_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (Fifo() && !config_.stdin_fifo->valid()) {
+        pending_.clear();
+        break;
+      }
+      ssize_t n = Fifo() ? ::write(config_.stdin_fifo->get(), pending_.data(), pending_.size())
+                         : ::send(stream_.fd.get(), pending_.data(), pending_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return {};
       if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
@@ -162,7 +193,11 @@ class Pump {
     if (stdin_eof_ && !shut_wr_) {
       // Half-close: with StdinOnce the engine closes the server's stdin and
       // keeps sending its output (shutdown(2) SHUT_WR sends our FIN only).
-      ::shutdown(stream_.fd.get(), SHUT_WR);
+      if (Fifo()) {
+        config_.stdin_fifo->reset();  // the last writer gone: the server reads EOF
+      } else {
+        ::shutdown(stream_.fd.get(), SHUT_WR);
+      }
       shut_wr_ = true;
       if (stage_ == Stage::kRunning) {
         stage_ = Stage::kStdinClosed;

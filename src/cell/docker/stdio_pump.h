@@ -11,11 +11,18 @@
 #include <string>
 
 #include "cell/docker/engine_client.h"
+#include "util/unique_fd.h"
 #include "util/error.h"
 
 namespace mcpcell::docker {
 
 struct PumpConfig {
+  /// The FIFO path (stdio_fifos.h): when both are valid, stdin goes to
+  /// `stdin_fifo` and stdout comes from `stdout_fifo`; the attach stream then
+  /// only carries stderr (and its end is the end of the run). Otherwise
+  /// stdin/stdout travel on the attach stream itself.
+  UniqueFd* stdin_fifo = nullptr;
+  UniqueFd* stdout_fifo = nullptr;
   std::chrono::milliseconds grace{2000};
   std::optional<std::chrono::milliseconds> timeout;
   /// Sends a signal to the container (POST /containers/{id}/kill?signal=).

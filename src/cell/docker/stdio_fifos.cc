@@ -1,0 +1,105 @@
+#include "cell/docker/stdio_fifos.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <utility>
+
+namespace mcpcell::docker {
+namespace {
+
+constexpr const char* kParent = "/dev/shm";
+constexpr const char* kPrefix = "mcpcell-stdio-";
+// Room for a few large JSON-RPC chunks in flight each way (fcntl(2) F_SETPIPE_SZ;
+// capped by /proc/sys/fs/pipe-max-size for unprivileged callers, so best effort).
+constexpr int kPipeBytes = 1 << 20;
+
+Result<UniqueFd> MakeFifo(const std::string& path, std::uint32_t uid, std::uint32_t gid) {
+  if (::mkfifo(path.c_str(), 0600) != 0) return ErrnoError("create stdio FIFO", path);
+  if (::chown(path.c_str(), uid, gid) != 0 && ::geteuid() != uid) {
+    return ErrnoError("hand stdio FIFO to the cell's user", path);
+  }
+  // O_RDWR on a FIFO never blocks (fifo(7)); O_NOFOLLOW: it is the node we just made.
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return ErrnoError("open stdio FIFO", path);
+  (void)::fcntl(fd.get(), F_SETPIPE_SZ, kPipeBytes);
+  return fd;
+}
+
+}  // namespace
+
+StdioFifos::StdioFifos(StdioFifos&& o) noexcept
+    : outer_(std::exchange(o.outer_, {})),
+      inner_(std::exchange(o.inner_, {})),
+      in_(std::move(o.in_)),
+      out_(std::move(o.out_)) {}
+
+StdioFifos& StdioFifos::operator=(StdioFifos&& o) noexcept {
+  if (this != &o) {
+    Remove();
+    outer_ = std::exchange(o.outer_, {});
+    inner_ = std::exchange(o.inner_, {});
+    in_ = std::move(o.in_);
+    out_ = std::move(o.out_);
+  }
+  return *this;
+}
+
+StdioFifos::~StdioFifos() { Remove(); }
+
+void StdioFifos::Remove() {
+  if (outer_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(outer_, ec);
+  outer_.clear();
+  inner_.clear();
+}
+
+Result<StdioFifos> StdioFifos::Create(std::uint32_t uid, std::uint32_t gid) {
+  StdioFifos f;
+  std::string tmpl = std::string(kParent) + "/" + kPrefix + std::to_string(::getpid()) + "-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) return ErrnoError("create stdio FIFO directory", tmpl);
+  f.outer_ = tmpl;
+  std::string inner = tmpl + "/d";
+  if (::mkdir(inner.c_str(), 0700) != 0) return ErrnoError("create stdio FIFO directory", inner);
+  auto in = MakeFifo(inner + "/in", uid, gid);
+  if (!in) return in.error();
+  auto out = MakeFifo(inner + "/out", uid, gid);
+  if (!out) return out.error();
+  if (::chown(inner.c_str(), uid, gid) != 0 && ::geteuid() != uid) {
+    return ErrnoError("hand stdio FIFO directory to the cell's user", inner);
+  }
+  f.inner_ = inner;
+  f.in_ = std::move(*in);
+  f.out_ = std::move(*out);
+  return f;
+}
+
+std::vector<std::string> FifoCommand(const std::vector<std::string>& argv) {
+  std::string dir = kStdioTarget;
+  std::vector<std::string> cmd{"/bin/sh", "-c", "exec \"$@\" <" + dir + "/in >" + dir + "/out", "mcpcell-stdio"};
+  cmd.insert(cmd.end(), argv.begin(), argv.end());
+  return cmd;
+}
+
+int ReapStdioDirs() {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(kParent, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(kPrefix, 0) != 0) continue;
+    struct stat st{};
+    if (::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    long pid = std::strtol(name.c_str() + std::string(kPrefix).size(), nullptr, 10);
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code rec;
+    if (std::filesystem::remove_all(e.path(), rec) > 0 && !rec) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace mcpcell::docker
