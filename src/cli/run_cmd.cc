@@ -8,7 +8,7 @@
 
 #include "audit/audit_log.h"
 #include "audit/events.h"
-#include "cell/native/native_cell.h"
+#include "cell/backend.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/launch_plan.h"
@@ -112,19 +112,19 @@ int Run(RunRequest req) {
     case LaunchPlan::Action::kIsolate:
       break;
   }
-  if (plan->level != "auto" && plan->level != "native") {
-    Say("isolation level '" + plan->level + "' needs a container backend, which this version does not have yet; "
-        "refusing to run without it (use --isolate=native)");
-    return kExitIsolationUnavailable;
+  auto fallback = ParseFallback(req.fallback);
+  if (!fallback) {
+    Say(fallback.error().Message());
+    return kExitUsage;
   }
   if (req.verbose) DescribeCell(plan->spec);
-  CellResult r = RunNativeCell(plan->spec, [&](const nlohmann::json& launch) {
+  CellResult r = RunCell(plan->level, plan->spec, [&](const nlohmann::json& launch) {
     nlohmann::json event = LaunchEvent(*plan, launch.value("cell_id", ""), launch.value("pid", 0));
     for (const auto& [k, v] : launch.items()) {
       if (!event.contains(k)) event[k] = v;
     }
     record(event);
-  });
+  }, *fallback);
   int signal = r.exit_code > 128 && r.exit_code < 128 + 65 && !r.error && !r.timed_out ? r.exit_code - 128 : 0;
   nlohmann::json exit_event = ExitEvent(*plan, r.cell_id, r.exit_code, signal, r.duration, r.peak_memory_bytes);
   if (r.error) exit_event["error"] = r.error->Message();
@@ -148,6 +148,7 @@ void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>
   cmd->add_option("server", req->server, "npx://pkg[@ver], uvx://pkg, docker://image, or a registry name");
   cmd->add_option("--isolate", req->isolate, "isolate the server: auto (default), native, container, docker, podman, gvisor")
       ->expected(0, 1);
+  cmd->add_option("--fallback", req->fallback, "when the level's engine is down: none (refuse, default) or native");
   cmd->add_option("--policy", req->policy_file, "policy file deciding isolate / deny / allow");
   cmd->add_option("--permission-profile", req->profile, "ToolHive permission profile: none, network, or a FILE");
   cmd->add_option("--audit-log", req->audit_log, "append JSON-lines audit events to FILE (created 0600)");
