@@ -282,6 +282,22 @@ test('policy explain --json: the rule trace for the user story, from the same ca
   }
 });
 
+// Known bug (reported, not fixed here): `policy explain` drops the arguments
+// after `--` (src/cli/policy_cmd.cc calls ParseServerRef(a.server, {})), so a
+// registry entry's directory arguments never make requests_write hold, and
+// explain says "isolate" where run denies. A todo: it does not fail the suite,
+// and shows as passing once explain and run agree.
+test('explain agrees with run for a registry entry\'s directory arguments (requests_write)', { todo: 'policy explain ignores args after --', timeout: 30_000 }, async () => {
+  const policy = writePolicy('{"rules":[{"condition":"requests_write","action":"deny"}]}\n');
+  const dir = makeTempDir('explain-args');
+  const explained = await runMcpcell(['policy', 'explain', 'filesystem', '--policy', policy, '--json', '--', dir], { env: mcpcellEnv() });
+  assert.equal(explained.code, 0, explained.stderr);
+  const dry = await runMcpcell(['run', 'filesystem', '--policy', policy, '--dry-run', '--', dir], { env: mcpcellEnv() });
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.equal(JSON.parse(dry.stdout).decision.action, 'deny');
+  assert.equal(JSON.parse(explained.stdout).decision.action, 'deny', 'explain and run decide differently');
+});
+
 test('registry: list has at least 20 servers; info filesystem shows its permissions', { timeout: 30_000 }, async () => {
   const list = await runMcpcell(['registry', 'list']);
   assert.equal(list.code, 0, list.stderr);
