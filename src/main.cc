@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   mcpcell::AddRunCommand(app, &exit_code, &after_dashes);
   mcpcell::AddDoctorCommand(app, &exit_code);
-  mcpcell::AddPolicyCommand(app, &exit_code);
+  mcpcell::AddPolicyCommand(app, &exit_code, &after_dashes);
   mcpcell::AddRegistryCommand(app, &exit_code);
   try {
     app.parse(args);

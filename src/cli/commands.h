@@ -15,7 +15,7 @@ namespace mcpcell {
 /// (the server command), split off before CLI11 sees argv.
 void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>* after_dashes);
 void AddDoctorCommand(CLI::App& app, int* exit_code);
-void AddPolicyCommand(CLI::App& app, int* exit_code);
+void AddPolicyCommand(CLI::App& app, int* exit_code, const std::vector<std::string>* after_dashes);
 void AddRegistryCommand(CLI::App& app, int* exit_code);
 
 }  // namespace mcpcell

@@ -31,6 +31,7 @@ struct ExplainArgs {
   std::vector<std::string> allow_host;
   std::vector<std::string> allow_port;
   std::vector<std::string> write;
+  std::vector<std::string> args;  ///< after `--`: the server's arguments, as on run
   bool json_out = false;
 };
 
@@ -39,7 +40,7 @@ std::string List(const std::vector<std::string>& v) {
 }
 
 Result<json> Explain(const ExplainArgs& a) {
-  auto parsed = ParseServerRef(a.server, {});
+  auto parsed = ParseServerRef(a.server, a.args);
   if (!parsed.ok()) return parsed.error();
   DecideInputs in{a.policy, a.profile, !a.allow_host.empty() || !a.allow_port.empty(), !a.write.empty(), true};
   auto decided = Decide(*parsed, in);
@@ -108,7 +109,7 @@ void PrintText(const json& e) {
 
 }  // namespace
 
-void AddPolicyCommand(CLI::App& app, int* exit_code) {
+void AddPolicyCommand(CLI::App& app, int* exit_code, const std::vector<std::string>* after_dashes) {
   auto* cmd = app.add_subcommand("policy", "Show the default policy, or explain a policy's decision for a server");
   cmd->require_subcommand(1);
   auto* show = cmd->add_subcommand("show-default", "Print the built-in policy used when no --policy is given");
@@ -125,7 +126,8 @@ void AddPolicyCommand(CLI::App& app, int* exit_code) {
   explain->add_option("--allow-port", args->allow_port, "as on run");
   explain->add_option("--write", args->write, "as on run");
   explain->add_flag("--json", args->json_out, "print the explanation as JSON");
-  explain->callback([args, exit_code] {
+  explain->callback([args, exit_code, after_dashes] {
+    args->args = *after_dashes;
     auto e = Explain(*args);
     if (!e.ok()) {
       std::fprintf(stderr, "mcpcell: %s\n", e.error().Message().c_str());

@@ -1,7 +1,6 @@
 #include "source/npx_install.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "util/json_input.h"
+#include <sys/prctl.h>
+#include <csignal>
+#include <cstring>
+#include <chrono>
 #include "util/unique_fd.h"
 
 extern char** environ;
@@ -27,22 +30,23 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, bool capture) 
   int pipefd[2] = {-1, -1};
   if (capture && ::pipe2(pipefd, O_CLOEXEC) != 0) return ErrnoError("pipe for", argv[0]);
   UniqueFd rd(pipefd[0]), wr(pipefd[1]);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  if (capture) posix_spawn_file_actions_adddup2(&fa, wr.get(), 1);
-  else posix_spawn_file_actions_adddup2(&fa, 2, 1);
   std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: posix_spawn's signature
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: execvp's signature
   args.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    errno = rc;
-    Error e = ErrnoError("run", argv[0]);
-    e.detail = "npx:// sources need npm on the host PATH (Debian: apt-get install npm)";
-    return e;
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) return ErrnoError("fork for", argv[0]);
+  if (pid == 0) {
+    // npm must not outlive mcpcell: a client that kills us mid-install would
+    // otherwise leave npm running, holding its stderr open (prctl(2)).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(capture ? wr.get() : 2, 1) < 0) ::_exit(127);
+    ::execvp(args[0], args.data());
+    std::fprintf(stderr, "mcpcell: cannot run %s: %s — npx:// sources need npm on the host PATH "
+                 "(Debian: apt-get install npm)\n", args[0], std::strerror(errno));
+    ::_exit(127);
   }
   wr.reset();
   std::string out;
@@ -67,6 +71,18 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, bool capture) 
                                        : "killed by signal " + std::to_string(WTERMSIG(status)));
   }
   return out;
+}
+
+/// Half-finished install directories of an mcpcell that was killed mid-install.
+/// An install takes minutes at most; one untouched for an hour is abandoned.
+void RemoveAbandonedInstalls(const std::string& cache_root) {
+  std::error_code ec;
+  auto now = fs::file_time_type::clock::now();
+  for (const auto& e : fs::directory_iterator(cache_root, ec)) {
+    if (e.path().filename().string().rfind(".install-", 0) != 0) continue;
+    auto mtime = fs::last_write_time(e.path(), ec);
+    if (!ec && now - mtime > std::chrono::hours(1)) fs::remove_all(e.path(), ec);
+  }
 }
 
 class NpmTool : public PackageTool {
@@ -163,6 +179,7 @@ Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& too
     }
     fs::create_directories(cache_root, ec);
     if (ec) return MakeError("create package cache", cache_root, ec.message());
+    RemoveAbandonedInstalls(cache_root);
     std::string tmpl = cache_root + "/.install-XXXXXX";
     if (::mkdtemp(tmpl.data()) == nullptr) return ErrnoError("create install directory in", cache_root);
     // mkdtemp makes 0700; the cell's user must be able to read the package.

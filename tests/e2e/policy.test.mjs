@@ -282,12 +282,9 @@ test('policy explain --json: the rule trace for the user story, from the same ca
   }
 });
 
-// Known bug (reported, not fixed here): `policy explain` drops the arguments
-// after `--` (src/cli/policy_cmd.cc calls ParseServerRef(a.server, {})), so a
-// registry entry's directory arguments never make requests_write hold, and
-// explain says "isolate" where run denies. A todo: it does not fail the suite,
-// and shows as passing once explain and run agree.
-test('explain agrees with run for a registry entry\'s directory arguments (requests_write)', { todo: 'policy explain ignores args after --', timeout: 30_000 }, async () => {
+// `policy explain` takes the arguments after `--` as run does: a registry
+// entry's directory arguments make requests_write hold in both.
+test('explain agrees with run for a registry entry\'s directory arguments (requests_write)', { timeout: 30_000 }, async () => {
   const policy = writePolicy('{"rules":[{"condition":"requests_write","action":"deny"}]}\n');
   const dir = makeTempDir('explain-args');
   const explained = await runMcpcell(['policy', 'explain', 'filesystem', '--policy', policy, '--json', '--', dir], { env: mcpcellEnv() });
