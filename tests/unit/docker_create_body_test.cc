@@ -58,7 +58,19 @@ TEST(DockerCreateBody, HardeningIsAlwaysOn) {
   EXPECT_EQ(h["ReadonlyRootfs"], true);
   EXPECT_EQ(h["CapDrop"], nlohmann::json::array({"ALL"}));
   EXPECT_FALSE(h.contains("CapAdd"));
-  EXPECT_EQ(h["SecurityOpt"], nlohmann::json::array({"no-new-privileges:true"}));
+  ASSERT_EQ(h["SecurityOpt"].size(), 2U);
+  EXPECT_EQ(h["SecurityOpt"][0], "no-new-privileges:true");
+  std::string seccomp = h["SecurityOpt"][1];
+  ASSERT_EQ(seccomp.rfind("seccomp=", 0), 0U);
+  auto profile = nlohmann::json::parse(seccomp.substr(8));
+  EXPECT_EQ(profile["defaultAction"], "SCMP_ACT_ALLOW");
+  bool ptrace = false, io_uring = false;
+  for (const auto& r : profile["syscalls"]) {
+    ptrace = ptrace || (r["names"][0] == "ptrace" && r["action"] == "SCMP_ACT_ERRNO" && r["args"].empty());
+    io_uring = io_uring || r["names"][0] == "io_uring_setup";
+  }
+  EXPECT_TRUE(ptrace) << "docker's default profile allows ptrace; ours must not";
+  EXPECT_TRUE(io_uring);
   EXPECT_EQ(h["Privileged"], false);
   EXPECT_EQ(h["Init"], true);
   EXPECT_EQ(h["IpcMode"], "private");
@@ -196,6 +208,42 @@ TEST(DockerCreateBody, SecretAsEnvIsRefused) {
   auto b = BuildCreateBody(s, SampleOptions());
   ASSERT_FALSE(b.ok());
   EXPECT_NE(b.error().Message().find("docker inspect"), std::string::npos);
+}
+
+TEST(DockerCreateBody, SeccompOffLeavesTheEngineDefault) {
+  auto s = SampleSpec();
+  s.seccomp = false;
+  auto b = Build(s, SampleOptions());
+  EXPECT_EQ(b["HostConfig"]["SecurityOpt"], nlohmann::json::array({"no-new-privileges:true"}));
+}
+
+TEST(DockerCreateBody, MaskedArgumentChecksPutTheMaskInValue) {
+  auto s = SampleSpec();
+  auto b = Build(s, SampleOptions());
+  std::string seccomp = b["HostConfig"]["SecurityOpt"][1];
+  auto profile = nlohmann::json::parse(seccomp.substr(8));
+  bool seen = false;
+  for (const auto& r : profile["syscalls"]) {
+    for (const auto& a : r["args"]) {
+      if (a["op"] != "SCMP_CMP_MASKED_EQ") continue;
+      seen = true;
+      // runc: MakeCondition(index, MaskedEqual, value=mask, valueTwo=datum); the datum fits the mask.
+      EXPECT_EQ(a["valueTwo"].get<std::uint64_t>() & ~a["value"].get<std::uint64_t>(), 0U) << r.dump();
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST(DockerCreateBody, GvisorRefusesAPidsLimitItsSandboxCannotStartWith) {
+  auto s = SampleSpec();
+  s.limits.pids = {64, true};
+  auto o = SampleOptions();
+  o.runtime = "runsc";
+  auto b = BuildCreateBody(s, o);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().Message().find("at least 256"), std::string::npos);
+  o.runtime = "";
+  EXPECT_TRUE(BuildCreateBody(s, o).ok());
 }
 
 TEST(DockerCreateBody, GvisorSetsTheRuntime) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "cell/docker/seccomp_profile.h"
 #include "cell/docker/stdio_fifos.h"
 
 namespace mcpcell::docker {
@@ -72,6 +73,14 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
   }
   auto network = NetworkMode(spec);
   if (!network) return network.error();
+  if (opts.runtime == "runsc" && spec.limits.pids.value && *spec.limits.pids.value < kGvisorMinPids) {
+    // The pids cgroup of a gVisor container holds the sandbox's own threads
+    // (the Sentry and gofer), not the guest's processes; below this the
+    // sandbox cannot even start (runsc start hangs).
+    return MakeError("--pids", std::to_string(*spec.limits.pids.value),
+                     "a gVisor cell needs a pids limit of at least " + std::to_string(kGvisorMinPids) +
+                         " (it counts the sandbox's threads, not the server's processes)");
+  }
 
   nlohmann::json mounts = nlohmann::json::array();
   nlohmann::json tmpfs = nlohmann::json::object();
@@ -98,10 +107,13 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
   ulimits.push_back({{"Name", "nofile"}, {"Soft", nofile}, {"Hard", nofile}});
   ulimits.push_back({{"Name", "core"}, {"Soft", core}, {"Hard", core}});
 
+  nlohmann::json security_opt = {"no-new-privileges:true"};
+  // The same deny list as a native cell (docker's default profile allows ptrace and io_uring).
+  if (spec.seccomp) security_opt.push_back("seccomp=" + SeccompProfile(SeccompDenyRules()).dump());
   nlohmann::json host{
       {"ReadonlyRootfs", true},
       {"CapDrop", {"ALL"}},
-      {"SecurityOpt", {"no-new-privileges:true"}},
+      {"SecurityOpt", security_opt},
       {"Privileged", false},
       {"Init", true},
       {"NetworkMode", *network},

@@ -20,6 +20,9 @@ inline constexpr const char* kLabelSupervisorStart = "io.mcpcell.supervisor-star
 /// Where secrets appear inside the container (a read-only bind, see secrets_dir.h).
 inline constexpr const char* kSecretsTarget = "/run/secrets";
 
+/// The lowest pids limit a gVisor (runsc) container starts with.
+inline constexpr std::uint64_t kGvisorMinPids = 256;
+
 /// Facts about this run that are not part of the CellSpec.
 struct ContainerOptions {
   std::string image;               ///< image reference
