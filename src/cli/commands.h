@@ -17,5 +17,6 @@ void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>
 void AddDoctorCommand(CLI::App& app, int* exit_code);
 void AddPolicyCommand(CLI::App& app, int* exit_code, const std::vector<std::string>* after_dashes);
 void AddRegistryCommand(CLI::App& app, int* exit_code);
+void AddGcCommand(CLI::App& app, int* exit_code);
 
 }  // namespace mcpcell
