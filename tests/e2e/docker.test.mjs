@@ -324,3 +324,15 @@ test('fallback: engine down → refuse by default (122), native cell with --fall
   const up = await runMcpcell(argv('docker', ['--fallback=native'], probe));
   assert.equal(up.stdout.trim(), 'container', up.stderr);
 });
+
+test('docker: stdin already closed at start still reaches the server as EOF (no SIGTERM needed)', { timeout: 60_000 }, async (t) => {
+  if (!(await needEngine(t))) return;
+  // Regression: closing our end of the stdin FIFO before the cell opened its
+  // end left the cell's open() waiting for a writer forever; the run then
+  // ended only by the grace-period SIGTERM (exit 143) instead of 0.
+  for (let i = 0; i < 5; i += 1) {
+    const r = await runMcpcell(argv('docker', ['--grace', '30s'], ['/usr/bin/wc', '-c']), { input: '' });
+    assert.equal(r.code, 0, `run ${i}: ${r.stderr}`);
+    assert.equal(r.stdout.trim(), '0');
+  }
+});

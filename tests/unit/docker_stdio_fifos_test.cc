@@ -20,7 +20,9 @@ TEST(StdioFifos, CommandExecsTheServerWithRedirectedStdio) {
   ASSERT_EQ(cmd.size(), 7U);
   EXPECT_EQ(cmd[0], "/bin/sh");
   EXPECT_EQ(cmd[1], "-c");
-  EXPECT_EQ(cmd[2], "exec \"$@\" </run/mcpcell-stdio/in >/run/mcpcell-stdio/out");
+  EXPECT_EQ(cmd[2],
+            "exec </run/mcpcell-stdio/in >/run/mcpcell-stdio/out && printf x >/run/mcpcell-stdio/ready && "
+            "exec \"$@\"");
   // The server's argv travels as positional parameters: never parsed by the shell.
   EXPECT_EQ(cmd[4], "node");
   EXPECT_EQ(cmd[5], "/srv/a b.js");

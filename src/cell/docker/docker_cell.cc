@@ -215,6 +215,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   if (use_fifos) {
     pc.stdin_fifo = &fifos.in();
     pc.stdout_fifo = &fifos.out();
+    pc.ready_fifo = &fifos.ready();
   }
   pc.kill = [&engine, &id](const char* sig) -> Status {
     auto r = engine.Call("POST", "/containers/" + id + "/kill?signal=" + sig);

@@ -36,7 +36,8 @@ StdioFifos::StdioFifos(StdioFifos&& o) noexcept
     : outer_(std::exchange(o.outer_, {})),
       inner_(std::exchange(o.inner_, {})),
       in_(std::move(o.in_)),
-      out_(std::move(o.out_)) {}
+      out_(std::move(o.out_)),
+      ready_(std::move(o.ready_)) {}
 
 StdioFifos& StdioFifos::operator=(StdioFifos&& o) noexcept {
   if (this != &o) {
@@ -45,6 +46,7 @@ StdioFifos& StdioFifos::operator=(StdioFifos&& o) noexcept {
     inner_ = std::exchange(o.inner_, {});
     in_ = std::move(o.in_);
     out_ = std::move(o.out_);
+    ready_ = std::move(o.ready_);
   }
   return *this;
 }
@@ -70,18 +72,23 @@ Result<StdioFifos> StdioFifos::Create(std::uint32_t uid, std::uint32_t gid) {
   if (!in) return in.error();
   auto out = MakeFifo(inner + "/out", uid, gid);
   if (!out) return out.error();
+  auto ready = MakeFifo(inner + "/ready", uid, gid);
+  if (!ready) return ready.error();
   if (::chown(inner.c_str(), uid, gid) != 0 && ::geteuid() != uid) {
     return ErrnoError("hand stdio FIFO directory to the cell's user", inner);
   }
   f.inner_ = inner;
   f.in_ = std::move(*in);
   f.out_ = std::move(*out);
+  f.ready_ = std::move(*ready);
   return f;
 }
 
 std::vector<std::string> FifoCommand(const std::vector<std::string>& argv) {
   std::string dir = kStdioTarget;
-  std::vector<std::string> cmd{"/bin/sh", "-c", "exec \"$@\" <" + dir + "/in >" + dir + "/out", "mcpcell-stdio"};
+  std::vector<std::string> cmd{
+      "/bin/sh", "-c",
+      "exec <" + dir + "/in >" + dir + "/out && printf x >" + dir + "/ready && exec \"$@\"", "mcpcell-stdio"};
   cmd.insert(cmd.end(), argv.begin(), argv.end());
   return cmd;
 }

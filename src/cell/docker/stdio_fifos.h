@@ -14,7 +14,7 @@
 //    byte it wrote is in the pipe).
 //
 // Layout: /dev/shm/mcpcell-stdio-PID-XXXXXX (0700) / d (0700, the cell's uid)
-//         / in, out (0600, the cell's uid); d is bound at /run/mcpcell-stdio.
+//         / in, out, ready (0600, the cell's uid); d is bound at /run/mcpcell-stdio.
 
 #include <string>
 #include <vector>
@@ -44,6 +44,10 @@ class StdioFifos {
   UniqueFd& in() { return in_; }
   /// Our end of the server's stdout.
   UniqueFd& out() { return out_; }
+  /// One byte arrives here once the cell has opened `in` and `out`: only then
+  /// may our end of `in` be closed (a reader that opens a FIFO with no writer
+  /// left would block forever instead of reading EOF).
+  UniqueFd& ready() { return ready_; }
 
  private:
   void Remove();
@@ -51,9 +55,12 @@ class StdioFifos {
   std::string inner_;
   UniqueFd in_;
   UniqueFd out_;
+  UniqueFd ready_;
 };
 
-/// The container command that wires `argv` to the FIFOs: /bin/sh -c 'exec "$@" <in >out'.
+/// The container command that wires `argv` to the FIFOs:
+///   /bin/sh -c 'exec <in >out && printf x >ready && exec "$@"' mcpcell-stdio ARGV...
+/// (exec and printf are builtins: no extra process.)
 /// sh's own errors (command not found: 127, not executable: 126) go to stderr
 /// and its exit status, like exec's would.
 std::vector<std::string> FifoCommand(const std::vector<std::string>& argv);

@@ -51,7 +51,7 @@ class Pump {
     if (config_.timeout) timeout_at_ = Clock::now() + *config_.timeout;
     MCPCELL_TRY(demux_.Feed(stream_.leftover));
     for (;;) {
-      pollfd fds[5] = {};
+      pollfd fds[6] = {};
       bool want_out = !pending_.empty() && !Fifo();
       fds[0] = {stream_.fd.get(), static_cast<short>(POLLIN | (want_out ? POLLOUT : 0)), 0};
       fds[1] = {sfd.get(), POLLIN, 0};
@@ -60,13 +60,18 @@ class Pump {
       bool fifo_out = Fifo() && !pending_.empty() && config_.stdin_fifo->valid();
       fds[3] = {fifo_out ? config_.stdin_fifo->get() : -1, POLLOUT, 0};
       fds[4] = {Fifo() ? config_.stdout_fifo->get() : -1, POLLIN, 0};
-      int n = ::poll(fds, 5, PollTimeoutMs());
+      fds[5] = {Fifo() && !cell_ready_ && config_.ready_fifo != nullptr ? config_.ready_fifo->get() : -1, POLLIN, 0};
+      int n = ::poll(fds, 6, PollTimeoutMs());
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return ErrnoError("poll the attach stream");
       MCPCELL_TRY(OnDeadlines());
       if ((fds[1].revents & POLLIN) != 0) MCPCELL_TRY(OnSignal(sfd.get()));
       if (fds[2].revents != 0) ReadStdin();
       if (fds[4].revents != 0) MCPCELL_TRY(DrainStdoutFifo());
+      if (fds[5].revents != 0) {
+        char b;
+        if (::read(config_.ready_fifo->get(), &b, 1) == 1) cell_ready_ = true;
+      }
       if ((fds[0].revents & POLLOUT) != 0 || fds[3].revents != 0 || (fds[2].revents != 0 && !pending_.empty()) ||
           (stdin_eof_ && !shut_wr_)) {
         MCPCELL_TRY(FlushStdin());
@@ -190,7 +195,7 @@ class Pump {
       if (n < 0) return ErrnoError("write stdin to the attach stream");
       pending_.erase(0, static_cast<std::size_t>(n));
     }
-    if (stdin_eof_ && !shut_wr_) {
+    if (stdin_eof_ && !shut_wr_ && (!Fifo() || cell_ready_ || config_.ready_fifo == nullptr)) {
       // Half-close: with StdinOnce the engine closes the server's stdin and
       // keeps sending its output (shutdown(2) SHUT_WR sends our FIN only).
       if (Fifo()) {
@@ -229,6 +234,7 @@ class Pump {
   std::string pending_;
   bool stdin_eof_ = false;
   bool shut_wr_ = false;
+  bool cell_ready_ = false;  ///< FIFO path: the cell has opened its end of `in`
   std::optional<Clock::time_point> timeout_at_;
   std::optional<Clock::time_point> grace_at_;
 };

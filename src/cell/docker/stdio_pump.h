@@ -23,6 +23,9 @@ struct PumpConfig {
   /// stdin/stdout travel on the attach stream itself.
   UniqueFd* stdin_fifo = nullptr;
   UniqueFd* stdout_fifo = nullptr;
+  /// The cell writes one byte here once it holds `in` open (stdio_fifos.h);
+  /// stdin EOF is passed on (our end of `in` closed) only after that.
+  UniqueFd* ready_fifo = nullptr;
   std::chrono::milliseconds grace{2000};
   std::optional<std::chrono::milliseconds> timeout;
   /// Sends a signal to the container (POST /containers/{id}/kill?signal=).
