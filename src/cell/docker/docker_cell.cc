@@ -148,9 +148,14 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
 
   auto sock = EngineSocket(opts.engine);
   if (!sock) return Fail(result, kExitIsolationUnavailable, sock.error());
+  // Cleanup, kill and wait calls use `engine`; setup calls use `setup`,
+  // which a signal interrupts (nothing has started yet, the guard removes
+  // what was created).
   EngineClient engine(*sock);
+  EngineClient setup(*sock);
+  setup.set_interruptible(true);
   if (auto ok = CheckEngine(opts); !ok) return Fail(result, kExitIsolationUnavailable, ok.error());
-  if (auto reaped = ReapOrphans(engine); !reaped) {
+  if (auto reaped = ReapOrphans(setup); !reaped) {
     Say("warning: could not reap orphaned cells: " + reaped.error().Message());
   } else if (!reaped->empty()) {
     Say("removed " + std::to_string(reaped->size()) + " container(s) left by a dead mcpcell");
@@ -160,7 +165,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
 
   std::string image = opts.image;
   if (image.empty()) {
-    if (auto ok = EnsureBaseImage(engine); !ok) return Fail(result, kExitSetupFailed, ok.error());
+    if (auto ok = EnsureBaseImage(setup); !ok) return Fail(result, kExitSetupFailed, ok.error());
     image = kBaseImage;
   }
   auto secrets = SecretsDir::Create(spec.secrets, spec.uid, spec.gid);
@@ -180,7 +185,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   if (!body) return Fail(result, kExitIsolationUnavailable, body.error());
 
   std::string name = "mcpcell-" + result.cell_id;
-  auto created = engine.Call("POST", "/containers/create?name=" + name, body->dump());
+  auto created = setup.Call("POST", "/containers/create?name=" + name, body->dump());
   if (auto ok = RequireStatus(created, 201, "create container", name); !ok) {
     return Fail(result, kExitSetupFailed, ok.error());
   }
@@ -193,10 +198,10 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   }
 
   // Attach before start, so not one byte of output is missed.
-  auto stream = engine.Hijack("/containers/" + id + "/attach?stream=1&stdout=1&stderr=1" +
+  auto stream = setup.Hijack("/containers/" + id + "/attach?stream=1&stdout=1&stderr=1" +
                               (use_fifos ? "" : "&stdin=1"));
   if (!stream) return Fail(result, kExitSetupFailed, stream.error());
-  auto start = engine.Call("POST", "/containers/" + id + "/start");
+  auto start = setup.Call("POST", "/containers/" + id + "/start");
   if (!start) return Fail(result, kExitSetupFailed, start.error());
   if (start->status != 204 && start->status != 304) {
     std::string msg = EngineMessage(*start);

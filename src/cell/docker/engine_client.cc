@@ -1,13 +1,18 @@
 #include "cell/docker/engine_client.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
+
+#include <optional>
 
 // GCC 12 reports -Wnull-dereference inside asio's scheduler after inlining
 // (boost/asio/detail/impl/scheduler.ipp); the pointer is never null there.
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
@@ -52,19 +57,52 @@ http::request<http::string_body> MakeRequest(std::string_view method, const std:
   return req;
 }
 
-// Runs the queued async operations for at most `timeout` (forever when
-// `no_timeout`); on expiry closes the socket so they complete with an error.
-bool RunBounded(asio::io_context& ioc, Socket& sock, std::chrono::milliseconds timeout, bool no_timeout) {
-  if (no_timeout) {
-    ioc.run();
-    return true;
-  }
-  ioc.run_for(timeout);
-  if (ioc.stopped()) return true;
+enum class Outcome { kDone, kTimedOut, kInterrupted };
+
+// Runs the queued operations until `done`, for at most `timeout` (forever when
+// `no_timeout`). When `interruptible`, a pending supervisor signal (readable
+// on a signalfd because it is blocked; not consumed here) ends the wait too.
+// A wait that did not finish closes the socket so the operations complete.
+Outcome RunBounded(asio::io_context& ioc, Socket& sock, const bool& done, std::chrono::milliseconds timeout,
+                   bool no_timeout, bool interruptible) {
+  Outcome out = Outcome::kDone;
   boost::system::error_code ignored;
-  sock.close(ignored);
-  ioc.run();
-  return false;
+  std::optional<asio::posix::stream_descriptor> sig;
+  if (interruptible) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, s);
+    int fd = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (fd >= 0) {
+      sig.emplace(ioc, fd);
+      sig->async_wait(asio::posix::stream_descriptor::wait_read, [&](boost::system::error_code ec) {
+        if (ec || done) return;
+        out = Outcome::kInterrupted;
+        sock.close(ignored);
+      });
+    }
+  }
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done) {
+    std::size_t n = no_timeout ? ioc.run_one() : ioc.run_one_until(deadline);
+    if (n == 0) break;
+  }
+  if (!done) {
+    if (out == Outcome::kDone) out = Outcome::kTimedOut;
+    sock.close(ignored);
+  }
+  if (sig) sig->close(ignored);
+  ioc.restart();
+  ioc.run();  // the cancelled handlers complete here
+  return out;
+}
+
+Result<void> Bounded(Outcome o, const std::string& what, const std::string& path, std::chrono::milliseconds t) {
+  if (o == Outcome::kTimedOut) {
+    return Error{what, path, ETIMEDOUT, "no reply within " + std::to_string(t.count()) + " ms"};
+  }
+  if (o == Outcome::kInterrupted) return Error{what, path, EINTR, "interrupted by a signal"};
+  return {};
 }
 
 Error ExchangeError(const std::string& what, const std::string& path, const boost::system::error_code& ec) {
@@ -88,17 +126,21 @@ Result<HttpReply> EngineClient::Call(std::string_view method, const std::string&
   http::response_parser<http::string_body> parser;
   parser.body_limit(64ULL << 20);  // engine replies are small JSON; image import progress at most
   boost::system::error_code op_ec;
+  bool done = false;
   http::async_write(sock, req, [&](boost::system::error_code ec, std::size_t) {
     if (ec) {
       op_ec = ec;
+      done = true;
       return;
     }
-    http::async_read(sock, buf, parser, [&](boost::system::error_code rec, std::size_t) { op_ec = rec; });
+    http::async_read(sock, buf, parser, [&](boost::system::error_code rec, std::size_t) {
+      op_ec = rec;
+      done = true;
+    });
   });
   std::string what = std::string("engine API ") + std::string(method) + " " + target;
-  if (!RunBounded(ioc, sock, timeout_, no_timeout)) {
-    return Error{what, socket_path_, ETIMEDOUT, "no reply within " + std::to_string(timeout_.count()) + " ms"};
-  }
+  MCPCELL_TRY(Bounded(RunBounded(ioc, sock, done, timeout_, no_timeout, interruptible_), what, socket_path_,
+                      timeout_));
   if (op_ec) return ExchangeError(what, socket_path_, op_ec);
   auto res = parser.release();
   return HttpReply{res.result_int(), std::move(res.body())};
@@ -116,15 +158,20 @@ Result<HijackedStream> EngineClient::Hijack(const std::string& target) const {
   http::response_parser<http::empty_body> parser;
   parser.skip(true);  // a 101/200 here has no body: everything after the header is the stream
   boost::system::error_code op_ec;
+  bool done = false;
   http::async_write(sock, req, [&](boost::system::error_code ec, std::size_t) {
     if (ec) {
       op_ec = ec;
+      done = true;
       return;
     }
-    http::async_read_header(sock, buf, parser, [&](boost::system::error_code rec, std::size_t) { op_ec = rec; });
+    http::async_read_header(sock, buf, parser, [&](boost::system::error_code rec, std::size_t) {
+      op_ec = rec;
+      done = true;
+    });
   });
   std::string what = "engine API attach " + target;
-  if (!RunBounded(ioc, sock, timeout_, false)) return Error{what, socket_path_, ETIMEDOUT, "no reply"};
+  MCPCELL_TRY(Bounded(RunBounded(ioc, sock, done, timeout_, false, interruptible_), what, socket_path_, timeout_));
   if (op_ec) return ExchangeError(what, socket_path_, op_ec);
   unsigned status = parser.get().result_int();
   if (status != 101 && status != 200) {

@@ -48,9 +48,16 @@ class EngineClient {
 
   const std::string& socket_path() const { return socket_path_; }
 
+  /// When set, a pending SIGINT/SIGTERM/SIGHUP/SIGQUIT (blocked by the
+  /// supervisor, see BlockSupervisorSignals) aborts a call with EINTR instead
+  /// of letting a slow engine hold a user's Ctrl-C for the whole timeout. For
+  /// setup calls only: cleanup calls must run even with a signal pending.
+  void set_interruptible(bool on) { interruptible_ = on; }
+
  private:
   std::string socket_path_;
   std::chrono::milliseconds timeout_;
+  bool interruptible_ = false;
 };
 
 /// True when `e` says the engine could not be reached at all (no socket,
