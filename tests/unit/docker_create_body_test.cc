@@ -34,6 +34,7 @@ ContainerOptions SampleOptions() {
   o.cell_id = "abc123";
   o.supervisor_pid = 4242;
   o.supervisor_start = "987654";
+  o.supervisor_pidns = "pid:[4026531836]";
   // Pretend /lib32 and /libx32 are missing on this host.
   o.exists = [](const std::string& p) { return p != "/lib32" && p != "/libx32"; };
   return o;
@@ -179,6 +180,7 @@ TEST(DockerCreateBody, LabelsNameTheCellAndItsSupervisor) {
   EXPECT_EQ(b["Labels"][kLabelCell], "abc123");
   EXPECT_EQ(b["Labels"][kLabelSupervisor], "4242");
   EXPECT_EQ(b["Labels"][kLabelSupervisorStart], "987654");
+  EXPECT_EQ(b["Labels"][kLabelSupervisorPidNs], "pid:[4026531836]");
 }
 
 TEST(DockerCreateBody, ArgvEnvWorkdir) {

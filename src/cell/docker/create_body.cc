@@ -19,7 +19,8 @@ nlohmann::json EnvList(const CellSpec& spec) {
 nlohmann::json Labels(const ContainerOptions& o) {
   return {{kLabelCell, o.cell_id},
           {kLabelSupervisor, std::to_string(o.supervisor_pid)},
-          {kLabelSupervisorStart, o.supervisor_start}};
+          {kLabelSupervisorStart, o.supervisor_start},
+          {kLabelSupervisorPidNs, o.supervisor_pidns}};
 }
 
 nlohmann::json BindMount(const std::string& source, const std::string& target, bool writable) {

@@ -16,6 +16,9 @@ namespace mcpcell::docker {
 inline constexpr const char* kLabelCell = "io.mcpcell.cell";
 inline constexpr const char* kLabelSupervisor = "io.mcpcell.supervisor";
 inline constexpr const char* kLabelSupervisorStart = "io.mcpcell.supervisor-start";
+/// The supervisor's pid namespace (readlink /proc/self/ns/pid): its pid means
+/// nothing to a reaper in another namespace, which must leave it alone.
+inline constexpr const char* kLabelSupervisorPidNs = "io.mcpcell.supervisor-pidns";
 
 /// Where secrets appear inside the container (a read-only bind, see secrets_dir.h).
 inline constexpr const char* kSecretsTarget = "/run/secrets";
@@ -29,6 +32,7 @@ struct ContainerOptions {
   std::string cell_id;
   long supervisor_pid = 0;         ///< mcpcell's pid, for the gc label
   std::string supervisor_start;    ///< its start time (/proc/PID/stat field 22): guards against pid reuse
+  std::string supervisor_pidns;    ///< e.g. "pid:[4026531836]"
   std::string runtime;             ///< "" = the engine's default; "runsc" for gVisor
   std::string secrets_host_dir;    ///< non-empty: bound read-only at /run/secrets
   /// Non-empty: the FIFO directory (stdio_fifos.h), bound at /run/mcpcell-stdio;

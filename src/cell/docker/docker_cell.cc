@@ -179,8 +179,15 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
     fifos = std::move(*f);
   }
 
-  ContainerOptions copts{image, result.cell_id, static_cast<long>(::getpid()), ProcessStartTime(::getpid()),
-                         opts.runtime, secrets->bind_source(), fifos.bind_source(), PathExists};
+  ContainerOptions copts{image,
+                         result.cell_id,
+                         static_cast<long>(::getpid()),
+                         ProcessStartTime(::getpid()),
+                         OwnPidNamespace(),
+                         opts.runtime,
+                         secrets->bind_source(),
+                         fifos.bind_source(),
+                         PathExists};
   auto body = BuildCreateBody(spec, copts);
   if (!body) return Fail(result, kExitIsolationUnavailable, body.error());
 

@@ -1,5 +1,8 @@
 #include "cell/docker/reaper.h"
 
+#include <unistd.h>
+
+#include <climits>
 #include <fstream>
 #include <sstream>
 
@@ -33,6 +36,18 @@ bool SupervisorAlive(const std::string& pid_label, const std::string& start_labe
   return start_label.empty() || start == start_label;  // a reused pid has another start time
 }
 
+std::string OwnPidNamespace() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/ns/pid", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+bool Reapable(const std::string& pid_label, const std::string& start_label, const std::string& pidns_label,
+              const std::string& own_pidns) {
+  if (pidns_label.empty() || own_pidns.empty() || pidns_label != own_pidns) return false;
+  return !SupervisorAlive(pid_label, start_label);
+}
+
 Result<std::vector<std::string>> ReapOrphans(const EngineClient& engine) {
   nlohmann::json filters{{"label", {kLabelSupervisor}}};
   auto r = engine.Call("GET", "/containers/json?all=1&filters=" + UrlEncode(filters.dump()));
@@ -41,11 +56,12 @@ Result<std::vector<std::string>> ReapOrphans(const EngineClient& engine) {
   auto list = nlohmann::json::parse(r->body, nullptr, false);
   if (!list.is_array()) return MakeError("list mcpcell containers", "", "engine sent no JSON array");
   std::vector<std::string> removed;
+  std::string own_pidns = OwnPidNamespace();
   for (const auto& c : list) {
     const auto& labels = c.value("Labels", nlohmann::json::object());
     std::string pid = labels.value(kLabelSupervisor, "");
     std::string start = labels.value(kLabelSupervisorStart, "");
-    if (SupervisorAlive(pid, start)) continue;
+    if (!Reapable(pid, start, labels.value(kLabelSupervisorPidNs, ""), own_pidns)) continue;
     std::string id = c.value("Id", "");
     if (id.empty()) continue;
     auto del = engine.Call("DELETE", "/containers/" + id + "?force=1&v=1");
