@@ -31,12 +31,14 @@ install_docker_packages() {
 
 # A config of our own (not /etc/docker/daemon.json: that file is the admin's).
 # runsc needs --network=none on this kind of host (see /work/shared/FACTS.md);
-# mcpcell's gVisor cells have no network anyway.
+# mcpcell's gVisor cells have no network anyway. --oci-seccomp: without it
+# runsc ignores the container's seccomp profile (mcpcell's deny list), and
+# ptrace, unshare and io_uring stay allowed inside the sandbox.
 write_daemon_config() {
   mkdir -p "$DOCKER_STATE"
   local runtimes='{}'
   if command -v runsc >/dev/null 2>&1; then
-    runtimes="{\"runsc\": {\"path\": \"$(command -v runsc)\", \"runtimeArgs\": [\"--network=none\"]}}"
+    runtimes="{\"runsc\": {\"path\": \"$(command -v runsc)\", \"runtimeArgs\": [\"--network=none\", \"--oci-seccomp\"]}}"
   fi
   cat >"$DOCKER_STATE/daemon.json" <<EOF
 {

@@ -1,5 +1,7 @@
 // The attack battery (tests/attacks/hostile_server.cc, host side in
-// attacks_fixture.mjs) pointed at container cells: docker (runc) and gVisor.
+// attacks_fixture.mjs) pointed at container cells: docker (runc) and gVisor
+// (runsc with --oci-seccomp, scripts/docker.sh; without it runsc ignores the
+// seccomp profile and ptrace/unshare/io_uring are allowed in the sandbox).
 // Every attempt must fail, asserted by name, with the attacker's own account
 // in the failure message; the host listeners must hear nothing. Runs only with
 // MCPCELL_E2E_BACKEND=docker (scripts/test.sh's e2e-docker step), where a
@@ -37,7 +39,13 @@ function ping() {
   });
 }
 
-async function runBattery(t, level, fx) {
+/**
+ * Runs the hostile server's battery (or only the named attempts) in a `level`
+ * cell. Resolves to { byName, stderr, pid }, or { died: message, stderr, pid }
+ * when the cell went away during the call (gVisor: a bomb takes the whole
+ * sandbox down with it).
+ */
+async function runBattery(t, level, fx, only) {
   // runsc cannot start a sandbox whose bind mounts hold a host unix socket
   // (the fixture plants one in readDir): gVisor gets no --read dir, so the
   // attempts aimed at it meet a missing path there instead of a read-only one.
@@ -56,19 +64,36 @@ async function runBattery(t, level, fx) {
   } catch (e) {
     assert.fail(`mcpcell did not start the hostile server in a ${level} cell (${e.message}); stderr:\n${stderr}`);
   }
-  const result = await client.callTool({ name: 'run_attacks', arguments: fx.args }, undefined, { timeout: 600_000 });
-  await client.close();
-  return { byName: parseBattery(result), stderr };
+  const pid = transport.pid;
+  try {
+    const result = await client.callTool({ name: 'run_attacks', arguments: only ? { ...fx.args, only } : fx.args },
+      undefined, { timeout: 600_000 });
+    await client.close();
+    return { byName: parseBattery(result), stderr, pid };
+  } catch (e) {
+    await client.close().catch(() => {});
+    return { died: e.message, stderr, pid };
+  }
 }
 
-// gVisor: the sandbox dies part-way through the battery (the whole runsc
-// sandbox goes down, the client sees the connection close), so no per-attempt
-// verdict comes back yet. Reported as TODO (visible, not counted as a pass)
-// until the culprit attempt is found; the docker battery is a hard gate.
-const TODO = { gvisor: 'runsc sandbox dies mid-battery; per-attempt verdicts not available yet' };
+function containersOf(pid) {
+  const filters = encodeURIComponent(JSON.stringify({ label: [`io.mcpcell.supervisor=${pid}`] }));
+  return new Promise((resolve, reject) => {
+    const req = http.request({ socketPath: SOCKET, path: `/v1.41/containers/json?all=1&filters=${filters}` }, (res) => {
+      let data = '';
+      res.setEncoding('utf8').on('data', (d) => (data += d));
+      res.on('end', () => resolve(JSON.parse(data)));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Attempts that gVisor contains by losing the whole sandbox (its memory/pids cgroup). */
+const SANDBOX_KILLERS = ['fork_bomb', 'memory_bomb'];
 
 for (const level of ['docker', 'gvisor']) {
-  test(`attack battery in a ${level} cell: every escape attempt fails`, { timeout: 900_000, todo: TODO[level] }, async (t) => {
+  test(`attack battery in a ${level} cell: every escape attempt fails`, { timeout: 900_000 }, async (t) => {
     if (!ENABLED) {
       t.skip('container cells: set MCPCELL_E2E_BACKEND=docker with a running dockerd (scripts/test.sh e2e-docker step)');
       return;
@@ -83,8 +108,24 @@ for (const level of ['docker', 'gvisor']) {
     assertAttackBinExists();
     const fx = await startHostFixture();
     try {
-      const run = await runBattery(t, level, fx);
-      for (const name of ATTEMPTS) {
+      // gVisor: the bombs run on their own (below); they end the whole sandbox.
+      const killers = level === 'gvisor' ? SANDBOX_KILLERS : [];
+      const run = await runBattery(t, level, fx, killers.length ? ATTEMPTS.filter((a) => !killers.includes(a)) : undefined);
+      assert.ok(!run.died, `the ${level} cell died during the battery (${run.died}); stderr:\n${run.stderr}`);
+      for (const name of killers) {
+        await t.test(`${name} (alone: contained, or the sandbox dies and is removed)`, async (st) => {
+          const r = await runBattery(st, level, fx, [name]);
+          if (r.died) {
+            st.diagnostic(`the ${level} sandbox went down: ${r.died}`);
+            assert.deepEqual(await containersOf(r.pid), [], 'the dead sandbox\'s container was left behind');
+          } else {
+            const v = r.byName.get(name);
+            assert.ok(v, `${name} missing from the report`);
+            assert.equal(v.escaped, false, `${name} ESCAPED the ${level} cell: ${v.detail}`);
+          }
+        });
+      }
+      for (const name of ATTEMPTS.filter((a) => !killers.includes(a))) {
         await t.test(name, (st) => {
           const r = run.byName.get(name);
           assert.ok(r, `${name} is missing from the battery's report; mcpcell stderr:\n${run.stderr}`);
@@ -93,7 +134,7 @@ for (const level of ['docker', 'gvisor']) {
         });
       }
       await t.test('the battery ran exactly the expected attempts', () => {
-        assert.deepEqual([...run.byName.keys()], [...ATTEMPTS]);
+        assert.deepEqual([...run.byName.keys()], ATTEMPTS.filter((a) => !killers.includes(a)));
       });
       await t.test('no host listener heard from the cell', () => {
         assert.deepEqual(fx.contacts, [], `the host was reached: ${fx.contacts.join(', ')}`);

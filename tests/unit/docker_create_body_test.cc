@@ -248,6 +248,25 @@ TEST(DockerCreateBody, GvisorRefusesAPidsLimitItsSandboxCannotStartWith) {
   EXPECT_TRUE(BuildCreateBody(s, o).ok());
 }
 
+bool ProfileDenies(const nlohmann::json& body, const std::string& syscall) {
+  std::string opt = body["HostConfig"]["SecurityOpt"][1];
+  auto profile = nlohmann::json::parse(opt.substr(8));
+  for (const auto& r : profile["syscalls"]) {
+    if (r["names"][0] == syscall) return true;
+  }
+  return false;
+}
+
+TEST(DockerCreateBody, Clone3IsLeftToGvisorsOwnKernel) {
+  auto o = SampleOptions();
+  EXPECT_TRUE(ProfileDenies(Build(SampleSpec(), o), "clone3"));
+  o.runtime = "runsc";
+  auto b = Build(SampleSpec(), o);
+  // runsc answers EPERM instead of errnoRet ENOSYS, and glibc then never falls back to clone.
+  EXPECT_FALSE(ProfileDenies(b, "clone3"));
+  EXPECT_TRUE(ProfileDenies(b, "ptrace"));
+}
+
 TEST(DockerCreateBody, GvisorSetsTheRuntime) {
   auto o = SampleOptions();
   o.runtime = "runsc";

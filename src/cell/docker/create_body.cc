@@ -110,7 +110,17 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
 
   nlohmann::json security_opt = {"no-new-privileges:true"};
   // The same deny list as a native cell (docker's default profile allows ptrace and io_uring).
-  if (spec.seccomp) security_opt.push_back("seccomp=" + SeccompProfile(SeccompDenyRules()).dump());
+  if (spec.seccomp) {
+    auto rules = SeccompDenyRules();
+    if (opts.runtime == "runsc") {
+      // runsc (--oci-seccomp) answers a denied clone3 with EPERM whatever
+      // errnoRet says; glibc falls back to clone only on ENOSYS, so every new
+      // thread would fail. gVisor's own kernel handles clone3 (the battery's
+      // clone3_namespace attempt fails there without this rule).
+      std::erase_if(rules, [](const SyscallRule& r) { return r.syscall == "clone3"; });
+    }
+    security_opt.push_back("seccomp=" + SeccompProfile(rules).dump());
+  }
   nlohmann::json host{
       {"ReadonlyRootfs", true},
       {"CapDrop", {"ALL"}},

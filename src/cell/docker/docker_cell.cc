@@ -128,6 +128,15 @@ Status CheckEngine(const DockerCellOptions& opts) {
   if (!info) return info.error();
   auto j = nlohmann::json::parse(info->body, nullptr, false);
   if (j.is_object() && j.contains("Runtimes") && j["Runtimes"].is_object() && j["Runtimes"].contains(opts.runtime)) {
+    const auto& rt = j["Runtimes"][opts.runtime];
+    bool oci_seccomp = false;
+    for (const auto& a : rt.value("runtimeArgs", nlohmann::json::array())) oci_seccomp |= a == "--oci-seccomp";
+    if (opts.runtime == "runsc" && !oci_seccomp) {
+      // runsc ignores a container's seccomp profile unless told otherwise: the
+      // sandbox still isolates, but mcpcell's deny list is not applied inside.
+      Say("warning: the engine's runsc runtime lacks \"--oci-seccomp\" in its runtimeArgs, so mcpcell's seccomp "
+          "deny list is not applied inside the gVisor sandbox; add it in daemon.json");
+    }
     return {};
   }
   return MakeError("container runtime", opts.runtime,
