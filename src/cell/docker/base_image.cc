@@ -13,7 +13,10 @@ Status EnsureBaseImage(const EngineClient& engine) {
   }
   // An empty tar archive is two 512-byte zero blocks (POSIX ustar end marker).
   std::string empty_tar(1024, '\0');
-  auto r = engine.Call("POST", "/images/create?fromSrc=-&repo=mcpcell-base&tag=1", empty_tar, "application/x-tar");
+  // The tag inside `repo`: Podman's compat import ignores a separate `tag`
+  // (it tagged "latest"); Docker parses either form.
+  auto r = engine.Call("POST", "/images/create?fromSrc=-&repo=" + UrlEncode(kBaseImage), empty_tar,
+                       "application/x-tar");
   if (!r) return r.error();
   if (r->status != 200) return MakeError("import base image", kBaseImage, EngineMessage(*r));
   // Import reports failures inside a 200 stream of JSON lines ({"error": ...}).

@@ -45,7 +45,19 @@ Result<nlohmann::json> NetworkMode(const CellSpec& spec) {
 
 }  // namespace
 
-std::string TmpfsOptions(const MountSpec& m, const CellSpec& spec) {
+nlohmann::json CellSeccompProfile(const std::string& runtime) {
+  auto rules = SeccompDenyRules();
+  if (runtime == "runsc") {
+    // runsc (--oci-seccomp) answers a denied clone3 with EPERM whatever
+    // errnoRet says; glibc falls back to clone only on ENOSYS, so every new
+    // thread would fail. gVisor's own kernel handles clone3 (the battery's
+    // clone3_namespace attempt fails there without this rule).
+    std::erase_if(rules, [](const SyscallRule& r) { return r.syscall == "clone3"; });
+  }
+  return SeccompProfile(rules);
+}
+
+std::string TmpfsOptions(const MountSpec& m, const CellSpec& spec, bool owner_options) {
   std::uint64_t size = m.size_bytes != 0 ? m.size_bytes : kDefaultTmpfsBytes;
   std::string o = m.writable ? "rw" : "ro";
   o += ",nosuid,nodev";
@@ -56,7 +68,9 @@ std::string TmpfsOptions(const MountSpec& m, const CellSpec& spec) {
   }
   o += ",size=" + std::to_string(size);
   // A writable tmpfs (the home) belongs to the cell's user, else it could not write it.
-  if (m.writable) {
+  if (m.writable && !owner_options) {
+    o += ",mode=1777";
+  } else if (m.writable) {
     o += ",mode=0700,uid=" + std::to_string(spec.uid) + ",gid=" + std::to_string(spec.gid);
   } else {
     o += ",mode=0755";
@@ -87,7 +101,7 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
   nlohmann::json tmpfs = nlohmann::json::object();
   for (const auto& m : spec.mounts) {
     if (m.kind == MountSpec::Kind::kTmpfs) {
-      tmpfs[m.target] = TmpfsOptions(m, spec);
+      tmpfs[m.target] = TmpfsOptions(m, spec, opts.tmpfs_owner_options);
       continue;
     }
     if (m.optional && opts.exists && !opts.exists(m.source)) continue;
@@ -111,15 +125,8 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
   nlohmann::json security_opt = {"no-new-privileges:true"};
   // The same deny list as a native cell (docker's default profile allows ptrace and io_uring).
   if (spec.seccomp) {
-    auto rules = SeccompDenyRules();
-    if (opts.runtime == "runsc") {
-      // runsc (--oci-seccomp) answers a denied clone3 with EPERM whatever
-      // errnoRet says; glibc falls back to clone only on ENOSYS, so every new
-      // thread would fail. gVisor's own kernel handles clone3 (the battery's
-      // clone3_namespace attempt fails there without this rule).
-      std::erase_if(rules, [](const SyscallRule& r) { return r.syscall == "clone3"; });
-    }
-    security_opt.push_back("seccomp=" + SeccompProfile(rules).dump());
+    security_opt.push_back("seccomp=" + (opts.seccomp_profile_file.empty() ? CellSeccompProfile(opts.runtime).dump()
+                                                                          : opts.seccomp_profile_file));
   }
   nlohmann::json host{
       {"ReadonlyRootfs", true},

@@ -38,6 +38,12 @@ struct ContainerOptions {
   /// Non-empty: the FIFO directory (stdio_fifos.h), bound at /run/mcpcell-stdio;
   /// the command is wrapped to use it and the attach stream carries no stdin.
   std::string stdio_host_dir;
+  /// Non-empty: pass the seccomp profile as this host file (Podman's compat API
+  /// reads "seccomp=" as a path; Docker's takes the JSON itself).
+  std::string seccomp_profile_file;
+  /// Podman refuses tmpfs uid=/gid= options: a writable tmpfs (the home) is then
+  /// mode 1777 instead of 0700 owned by the cell's user (the cell has one user).
+  bool tmpfs_owner_options = true;
   /// Whether a host path exists; optional mounts whose source is missing are skipped.
   std::function<bool(const std::string&)> exists;
 };
@@ -50,7 +56,10 @@ struct ContainerOptions {
 /// would show in `docker inspect`).
 Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOptions& opts);
 
+/// The seccomp profile a container cell gets: mcpcell's deny list, adapted to `runtime`.
+nlohmann::json CellSeccompProfile(const std::string& runtime);
+
 /// Mount options for one tmpfs of the spec, e.g. "rw,nosuid,nodev,noexec,size=134217728,mode=1777".
-std::string TmpfsOptions(const MountSpec& m, const CellSpec& spec);
+std::string TmpfsOptions(const MountSpec& m, const CellSpec& spec, bool owner_options = true);
 
 }  // namespace mcpcell::docker

@@ -1,5 +1,6 @@
 #include "cell/docker/docker_cell.h"
 
+#include <stdlib.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "cell/docker/stdio_fifos.h"
 #include "cell/docker/stdio_pump.h"
 #include "cli/exit_codes.h"
+#include "util/unique_fd.h"
 
 namespace mcpcell::docker {
 namespace {
@@ -45,6 +47,35 @@ bool PathExists(const std::string& p) {
   struct stat st{};
   return ::stat(p.c_str(), &st) == 0;
 }
+
+// A host file holding the seccomp profile, for Podman (see ContainerOptions).
+class ProfileFile {
+ public:
+  ProfileFile() = default;
+  ProfileFile(const ProfileFile&) = delete;
+  ProfileFile& operator=(const ProfileFile&) = delete;
+  ~ProfileFile() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  Status Write(const std::string& text) {
+    std::string tmpl = "/dev/shm/mcpcell-seccomp-" + std::to_string(::getpid()) + "-XXXXXX";
+    UniqueFd fd(::mkstemp(tmpl.data()));
+    if (!fd) return ErrnoError("create seccomp profile file", tmpl);
+    path_ = tmpl;
+    std::size_t off = 0;
+    while (off < text.size()) {
+      ssize_t n = ::write(fd.get(), text.data() + off, text.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return ErrnoError("write seccomp profile file", path_);
+      off += static_cast<std::size_t>(n);
+    }
+    return {};
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // Removes the container when the run ends, however it ends.
 class ContainerGuard {
@@ -188,6 +219,12 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
     fifos = std::move(*f);
   }
 
+  ProfileFile profile_file;
+  if (opts.engine == Engine::kPodman && spec.seccomp) {
+    if (auto ok = profile_file.Write(CellSeccompProfile(opts.runtime).dump()); !ok) {
+      return Fail(result, kExitSetupFailed, ok.error());
+    }
+  }
   ContainerOptions copts{image,
                          result.cell_id,
                          static_cast<long>(::getpid()),
@@ -196,6 +233,8 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
                          opts.runtime,
                          secrets->bind_source(),
                          fifos.bind_source(),
+                         profile_file.path(),
+                         opts.engine != Engine::kPodman,
                          PathExists};
   auto body = BuildCreateBody(spec, copts);
   if (!body) return Fail(result, kExitIsolationUnavailable, body.error());
