@@ -17,7 +17,7 @@ require_root() {
 # Installs only what is missing, with one `apt-get update` at most, so a second
 # run on a ready machine touches nothing.
 install_packages() {
-  local want=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libseccomp-dev
+  local want=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libseccomp-dev libboost-dev
               libfmt-dev libgtest-dev libgmock-dev bubblewrap util-linux iproute2 uidmap)
   command -v node >/dev/null 2>&1 || want+=(nodejs)
   command -v npm >/dev/null 2>&1 || want+=(npm)

@@ -47,7 +47,14 @@ CellResult RunCell(const std::string& level, const CellSpec& spec, const LaunchC
     r.error = opts.error();
     return r;
   }
-  auto ok = docker::CheckEngine(*opts);
+  // Podman's Docker-compatible API answers 409 to attach-before-start, which
+  // the container cell relies on (src/cell/docker/README.md): refuse plainly
+  // instead of failing halfway through a launch.
+  Status ok = level == "podman"
+                  ? Status(MakeError("container runtime", "podman",
+                                     "podman cells are not supported yet (its API refuses attach before start); "
+                                     "use --isolate=docker, gvisor or native"))
+                  : docker::CheckEngine(*opts);
   if (!ok) {
     bool missing = docker::IsEngineUnreachable(ok.error()) || ok.error().what == "container runtime";
     if (missing && fallback == Fallback::kNative) {

@@ -112,6 +112,13 @@ int Run(RunRequest req) {
     case LaunchPlan::Action::kIsolate:
       break;
   }
+  if (plan->spec.backend == "docker") {
+    // A docker:// source names an image; the container cell so far runs host
+    // commands in mcpcell's own minimal image (no pull, no entrypoint yet).
+    Say("docker:// images cannot run yet: the container cell runs commands given after -- "
+        "(mcpcell run --isolate=docker -- CMD); pulling and running images comes later");
+    return kExitIsolationUnavailable;
+  }
   auto fallback = ParseFallback(req.fallback);
   if (!fallback) {
     Say(fallback.error().Message());
