@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "cell/docker/run_dirs.h"
 #include "util/unique_fd.h"
 
 namespace mcpcell::docker {
@@ -101,21 +102,6 @@ Result<SecretsDir> SecretsDir::Create(const std::vector<SecretSpec>& secrets, st
   return dir;
 }
 
-int ReapSecretDirs() {
-  int removed = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(kSecretsParent, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.rfind(kSecretsPrefix, 0) != 0) continue;
-    // Only our own: a directory owned by another user is theirs to clean.
-    struct stat st{};
-    if (::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
-    long pid = std::strtol(name.c_str() + std::string(kSecretsPrefix).size(), nullptr, 10);
-    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
-    std::error_code rec;
-    if (std::filesystem::remove_all(e.path(), rec) > 0 && !rec) ++removed;
-  }
-  return removed;
-}
+int ReapSecretDirs() { return ReapDeadRunDirs(kSecretsParent, kSecretsPrefix); }
 
 }  // namespace mcpcell::docker

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <utility>
 
+#include "cell/docker/run_dirs.h"
+
 namespace mcpcell::docker {
 namespace {
 
@@ -93,20 +95,6 @@ std::vector<std::string> FifoCommand(const std::vector<std::string>& argv) {
   return cmd;
 }
 
-int ReapStdioDirs() {
-  int removed = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(kParent, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.rfind(kPrefix, 0) != 0) continue;
-    struct stat st{};
-    if (::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
-    long pid = std::strtol(name.c_str() + std::string(kPrefix).size(), nullptr, 10);
-    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
-    std::error_code rec;
-    if (std::filesystem::remove_all(e.path(), rec) > 0 && !rec) ++removed;
-  }
-  return removed;
-}
+int ReapStdioDirs() { return ReapDeadRunDirs(kParent, kPrefix); }
 
 }  // namespace mcpcell::docker

@@ -1,0 +1,30 @@
+#include "cell/docker/run_dirs.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+
+namespace mcpcell::docker {
+
+int ReapDeadRunDirs(const std::string& parent, const std::string& prefix) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(parent, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    // Only our own: a directory owned by another user is theirs to clean.
+    struct stat st{};
+    if (::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code rec;
+    if (std::filesystem::remove_all(e.path(), rec) > 0 && !rec) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace mcpcell::docker
