@@ -10,6 +10,21 @@
 
 namespace mcpcell::docker {
 
+Result<RunDir> RunDir::Create(const std::string& parent, const std::string& prefix, const std::string& what) {
+  std::string tmpl = parent + "/" + prefix + std::to_string(::getpid()) + "-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) return ErrnoError("create " + what, tmpl);
+  RunDir dir;
+  dir.path_ = std::move(tmpl);
+  return dir;
+}
+
+void RunDir::Remove() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+  path_.clear();
+}
+
 int ReapDeadRunDirs(const std::string& parent, const std::string& prefix) {
   int removed = 0;
   std::error_code ec;

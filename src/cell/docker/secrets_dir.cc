@@ -54,37 +54,15 @@ Status WriteSecret(const std::string& path, const std::string& data, std::uint32
 
 }  // namespace
 
-SecretsDir::SecretsDir(SecretsDir&& o) noexcept
-    : outer_(std::exchange(o.outer_, {})), inner_(std::exchange(o.inner_, {})) {}
-
-SecretsDir& SecretsDir::operator=(SecretsDir&& o) noexcept {
-  if (this != &o) {
-    Remove();
-    outer_ = std::exchange(o.outer_, {});
-    inner_ = std::exchange(o.inner_, {});
-  }
-  return *this;
-}
-
-SecretsDir::~SecretsDir() { Remove(); }
-
-void SecretsDir::Remove() {
-  if (outer_.empty()) return;
-  std::error_code ec;
-  std::filesystem::remove_all(outer_, ec);
-  outer_.clear();
-  inner_.clear();
-}
-
 Result<SecretsDir> SecretsDir::Create(const std::vector<SecretSpec>& secrets, std::uint32_t uid,
                                       std::uint32_t gid) {
   SecretsDir dir;
   if (secrets.empty()) return dir;
   // /dev/shm is a tmpfs: the copies never reach a disk.
-  std::string tmpl = std::string(kSecretsParent) + "/" + kSecretsPrefix + std::to_string(::getpid()) + "-XXXXXX";
-  if (::mkdtemp(tmpl.data()) == nullptr) return ErrnoError("create secrets directory", tmpl);
-  dir.outer_ = tmpl;  // from here on the destructor cleans up
-  std::string inner = tmpl + "/s";
+  auto outer = RunDir::Create(kSecretsParent, kSecretsPrefix, "secrets directory");
+  if (!outer) return outer.error();
+  dir.outer_ = std::move(*outer);  // from here on the destructor cleans up
+  std::string inner = dir.outer_.path() + "/s";
   if (::mkdir(inner.c_str(), 0700) != 0) return ErrnoError("create secrets directory", inner);
   for (const auto& s : secrets) {
     if (s.name.empty() || s.name.find('/') != std::string::npos || s.name == "." || s.name == "..") {

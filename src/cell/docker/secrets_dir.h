@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cell/cell_spec.h"
+#include "cell/docker/run_dirs.h"
 #include "util/error.h"
 
 namespace mcpcell::docker {
@@ -25,11 +26,6 @@ namespace mcpcell::docker {
 class SecretsDir {
  public:
   SecretsDir() = default;
-  SecretsDir(SecretsDir&& o) noexcept;
-  SecretsDir& operator=(SecretsDir&& o) noexcept;
-  SecretsDir(const SecretsDir&) = delete;
-  SecretsDir& operator=(const SecretsDir&) = delete;
-  ~SecretsDir();
 
   /// Copies each secret's host file in, owned by uid:gid. An empty list makes
   /// no directory (bind_source() is then empty).
@@ -39,8 +35,7 @@ class SecretsDir {
   const std::string& bind_source() const { return inner_; }
 
  private:
-  void Remove();
-  std::string outer_;
+  RunDir outer_;  ///< removed with everything in it when this goes away
   std::string inner_;
 };
 

@@ -34,41 +34,12 @@ Result<UniqueFd> MakeFifo(const std::string& path, std::uint32_t uid, std::uint3
 
 }  // namespace
 
-StdioFifos::StdioFifos(StdioFifos&& o) noexcept
-    : outer_(std::exchange(o.outer_, {})),
-      inner_(std::exchange(o.inner_, {})),
-      in_(std::move(o.in_)),
-      out_(std::move(o.out_)),
-      ready_(std::move(o.ready_)) {}
-
-StdioFifos& StdioFifos::operator=(StdioFifos&& o) noexcept {
-  if (this != &o) {
-    Remove();
-    outer_ = std::exchange(o.outer_, {});
-    inner_ = std::exchange(o.inner_, {});
-    in_ = std::move(o.in_);
-    out_ = std::move(o.out_);
-    ready_ = std::move(o.ready_);
-  }
-  return *this;
-}
-
-StdioFifos::~StdioFifos() { Remove(); }
-
-void StdioFifos::Remove() {
-  if (outer_.empty()) return;
-  std::error_code ec;
-  std::filesystem::remove_all(outer_, ec);
-  outer_.clear();
-  inner_.clear();
-}
-
 Result<StdioFifos> StdioFifos::Create(std::uint32_t uid, std::uint32_t gid) {
   StdioFifos f;
-  std::string tmpl = std::string(kParent) + "/" + kPrefix + std::to_string(::getpid()) + "-XXXXXX";
-  if (::mkdtemp(tmpl.data()) == nullptr) return ErrnoError("create stdio FIFO directory", tmpl);
-  f.outer_ = tmpl;
-  std::string inner = tmpl + "/d";
+  auto outer = RunDir::Create(kParent, kPrefix, "stdio FIFO directory");
+  if (!outer) return outer.error();
+  f.outer_ = std::move(*outer);
+  std::string inner = f.outer_.path() + "/d";
   if (::mkdir(inner.c_str(), 0700) != 0) return ErrnoError("create stdio FIFO directory", inner);
   auto in = MakeFifo(inner + "/in", uid, gid);
   if (!in) return in.error();

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cell/docker/run_dirs.h"
 #include "util/error.h"
 #include "util/unique_fd.h"
 
@@ -29,11 +30,6 @@ inline constexpr const char* kStdioTarget = "/run/mcpcell-stdio";
 class StdioFifos {
  public:
   StdioFifos() = default;
-  StdioFifos(StdioFifos&& o) noexcept;
-  StdioFifos& operator=(StdioFifos&& o) noexcept;
-  StdioFifos(const StdioFifos&) = delete;
-  StdioFifos& operator=(const StdioFifos&) = delete;
-  ~StdioFifos();
 
   /// Makes the FIFOs, owned by uid:gid, and opens mcpcell's ends (non-blocking).
   static Result<StdioFifos> Create(std::uint32_t uid, std::uint32_t gid);
@@ -50,8 +46,7 @@ class StdioFifos {
   UniqueFd& ready() { return ready_; }
 
  private:
-  void Remove();
-  std::string outer_;
+  RunDir outer_;  ///< removed with the FIFOs when this goes away
   std::string inner_;
   UniqueFd in_;
   UniqueFd out_;
