@@ -53,6 +53,10 @@ nlohmann::json ToJson(const CellSpec& s) {
                         {"core_bytes", s.limits.core_bytes}};
   limits["timeout_ms"] =
       s.limits.timeout ? nlohmann::json(s.limits.timeout->count()) : nlohmann::json(nullptr);
+  auto pins = nlohmann::json::array();
+  for (const auto& pin : s.network.resolve) {
+    pins.push_back({{"host", pin.host}, {"port", pin.port}, {"address", pin.address}});
+  }
   return nlohmann::json{
       {"backend", s.backend},
       {"argv", s.argv},
@@ -63,8 +67,10 @@ nlohmann::json ToJson(const CellSpec& s) {
       {"mounts", mounts},
       {"network",
        {{"mode", ToString(s.network.mode)},
+        {"allow_all", s.network.allow_all},
         {"allow_hosts", s.network.allow_hosts},
-        {"allow_ports", s.network.allow_ports}}},
+        {"allow_ports", s.network.allow_ports},
+        {"resolve", pins}}},
       {"limits", limits},
       {"secrets", secrets},
       {"seccomp", s.seccomp},

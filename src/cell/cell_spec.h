@@ -44,13 +44,26 @@ struct Limits {
   std::optional<std::chrono::milliseconds> timeout;  ///< wall clock for the whole run
 };
 
-/// What network the cell gets. kNone: loopback only. kAllowList: only through
-/// the egress proxy (not yet implemented: refused). kOpen: the host's network.
+/// A name pinned to an address for one port, like curl's --resolve: the
+/// egress proxy uses it instead of DNS. Pinning is explicit, so a pinned
+/// private or loopback address is allowed (tests point names at local servers).
+struct ResolvePin {
+  std::string host;         ///< lower-case name, no trailing dot
+  std::uint16_t port = 0;   ///< 0 = every port ("*" in the flag)
+  std::string address;      ///< numeric IPv4 or IPv6
+};
+
+/// What network the cell gets. kNone: loopback only. kAllowList: loopback,
+/// plus every outbound TCP connection and DNS query handed to mcpcell's
+/// egress proxy, which checks it against the rules and audits it. kOpen: the
+/// host's network, unmediated (only on explicit request).
 struct NetworkSpec {
   enum class Mode { kNone, kAllowList, kOpen };
   Mode mode = Mode::kNone;
-  std::vector<std::string> allow_hosts;
-  std::vector<std::uint16_t> allow_ports;
+  bool allow_all = false;                 ///< kAllowList: insecure_allow_all (every host and port, still audited)
+  std::vector<std::string> allow_hosts;   ///< "example.com" exact, ".example.com" the domain and below
+  std::vector<std::uint16_t> allow_ports; ///< empty = any port
+  std::vector<ResolvePin> resolve;        ///< --resolve pins
 };
 
 /// A secret delivered as a read-only file at /run/secrets/<name>.

@@ -1,0 +1,98 @@
+#include "egress/host_rules.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace mcpcell {
+namespace {
+
+bool HostMatches(const std::string& entry, const std::string& host) {
+  if (entry.empty()) return false;
+  if (entry[0] != '.') return entry == host;
+  // ".example.com": the domain itself and anything ending in ".example.com".
+  std::string_view domain(entry.data() + 1, entry.size() - 1);
+  if (host == domain) return true;
+  return host.size() > entry.size() && host.compare(host.size() - entry.size(), entry.size(), entry) == 0;
+}
+
+const std::string* FindHost(const EgressRules& rules, const std::string& host) {
+  for (const auto& e : rules.hosts) {
+    if (HostMatches(e, host)) return &e;
+  }
+  return nullptr;
+}
+
+bool PortAllowed(const EgressRules& rules, std::uint16_t port) {
+  return rules.ports.empty() || std::find(rules.ports.begin(), rules.ports.end(), port) != rules.ports.end();
+}
+
+std::string HostLine(const std::string& host) {
+  return fmt::format("add \"{}\" to network.outbound.allow_host in the permission profile (or pass --allow-host {})",
+                     host, host);
+}
+
+std::string PortLine(std::uint16_t port) {
+  return fmt::format("add {} to network.outbound.allow_port in the permission profile (or pass --allow-port {})",
+                     port, port);
+}
+
+}  // namespace
+
+std::string NormaliseHost(std::string_view host) {
+  std::string out(host);
+  if (out.size() >= 2 && out.front() == '[' && out.back() == ']') out = out.substr(1, out.size() - 2);
+  while (!out.empty() && out.back() == '.') out.pop_back();
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+EgressRules EgressRules::FromSpec(const NetworkSpec& network) {
+  EgressRules rules;
+  rules.allow_all = network.allow_all || network.mode == NetworkSpec::Mode::kOpen;
+  for (const auto& h : network.allow_hosts) {
+    // Keep the leading dot of a domain entry; normalise the rest.
+    bool domain = !h.empty() && h[0] == '.';
+    std::string n = NormaliseHost(domain ? std::string_view(h).substr(1) : std::string_view(h));
+    if (!n.empty()) rules.hosts.push_back(domain ? "." + n : n);
+  }
+  rules.ports = network.allow_ports;
+  return rules;
+}
+
+RuleVerdict MatchConnection(const EgressRules& rules, std::string_view raw_host, std::uint16_t port) {
+  if (rules.allow_all) return {true, "insecure_allow_all", ""};
+  std::string host = NormaliseHost(raw_host);
+  const std::string* entry = rules.hosts.empty() ? nullptr : FindHost(rules, host);
+  if (!rules.hosts.empty() && entry == nullptr) {
+    std::string how = HostLine(host);
+    if (!PortAllowed(rules, port)) how += ", and " + PortLine(port);
+    return {false, fmt::format("no allow_host entry matches \"{}\"", host), how};
+  }
+  if (!PortAllowed(rules, port)) {
+    return {false, fmt::format("port {} is not in allow_port [{}]", port, fmt::join(rules.ports, ", ")),
+            PortLine(port)};
+  }
+  if (rules.hosts.empty() && rules.ports.empty()) {
+    return {false, "the profile allows no outbound host or port", HostLine(host)};
+  }
+  std::string rule = entry ? fmt::format("allow_host \"{}\"", *entry) : std::string("any host");
+  if (!rules.ports.empty()) rule += fmt::format(" + allow_port {}", port);
+  return {true, rule, ""};
+}
+
+RuleVerdict MatchName(const EgressRules& rules, std::string_view raw_host) {
+  if (rules.allow_all) return {true, "insecure_allow_all", ""};
+  std::string host = NormaliseHost(raw_host);
+  if (rules.hosts.empty()) {
+    if (rules.ports.empty()) return {false, "the profile allows no outbound host or port", HostLine(host)};
+    return {true, fmt::format("any host on allow_port [{}]", fmt::join(rules.ports, ", ")), ""};
+  }
+  if (const std::string* entry = FindHost(rules, host)) return {true, fmt::format("allow_host \"{}\"", *entry), ""};
+  return {false, fmt::format("no allow_host entry matches \"{}\"", host), HostLine(host)};
+}
+
+}  // namespace mcpcell
