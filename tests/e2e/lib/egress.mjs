@@ -1,0 +1,190 @@
+// The host side of the egress tests: upstream HTTP servers standing for named
+// sites (each answers with its own token and records every request and every
+// TCP contact), a UDP listener, the host's own addresses, profiles, the audit
+// log, and the two programs run in cells (tests/attacks/egress_probe.cc, the
+// fetch MCP servers in tests/e2e/servers/).
+
+import { randomBytes } from 'node:crypto';
+import dgram from 'node:dgram';
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+
+import { runInCell } from './mcpcell.mjs';
+import { E2E_DIR, MCPCELL_BIN, REPO_DIR } from './paths.mjs';
+import { writeReadableFile } from './tmp.mjs';
+
+/** The probe binary: $EGRESS_PROBE_BIN, else next to the mcpcell under test, else <repo>/build/egress_probe. */
+export const PROBE_BIN = path.resolve(process.env.EGRESS_PROBE_BIN ??
+  [path.join(path.dirname(MCPCELL_BIN), 'egress_probe'), path.join(REPO_DIR, 'build', 'egress_probe')]
+    .find((p) => existsSync(p)) ?? path.join(REPO_DIR, 'build', 'egress_probe'));
+
+export function assertProbeExists() {
+  if (!existsSync(PROBE_BIN)) {
+    throw new Error(`${PROBE_BIN} is missing: build it (cmake --build build --target egress_probe) or set EGRESS_PROBE_BIN`);
+  }
+}
+
+/** The two fetch MCP servers. */
+export const FETCH_BUILTIN = path.join(E2E_DIR, 'servers', 'fetch_builtin.mjs');
+export const FETCH_PROXY_AWARE = path.join(E2E_DIR, 'servers', 'fetch_proxy_aware.mjs');
+
+/** The port of the proxy inside a cell (src/egress/egress_service.h). */
+export const CELL_PROXY_PORT = 3128;
+/** The synthetic range the cell's DNS stub answers allowed names from (src/egress/name_map.h). */
+export const SYNTHETIC = /^198\.(18|19)\.\d+\.\d+$/;
+
+/** A random token shared by every upstream of one test; what "reached" means. */
+export function newSecret() {
+  return `EGRESS-SECRET-${randomBytes(8).toString('hex')}`;
+}
+
+function listen(server, port, host) {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/**
+ * An HTTP server standing for one site. It listens on every address of the
+ * host (dual stack when IPv6 exists), so a cell that could reach the host's
+ * own addresses directly would reach it too. Every TCP contact and every
+ * request is recorded; each answer carries `token` = `${secret}-${label}`.
+ * Returns { label, port, token, requests: [{method, url, host, remote}],
+ * contacts: [remote...], close() }.
+ */
+export async function startUpstream(label, secret) {
+  const token = `${secret}-${label}`;
+  const requests = [];
+  const contacts = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      requests.push({ method: req.method, url: req.url, host: req.headers.host ?? '', remote: req.socket.remoteAddress, body });
+      res.writeHead(200, { 'content-type': 'text/plain', connection: 'close' });
+      res.end(`upstream=${label} token=${token} host=${req.headers.host ?? ''}\n`);
+    });
+  });
+  server.on('connection', (sock) => contacts.push(sock.remoteAddress));
+  try {
+    await listen(server, 0, '::');
+  } catch {
+    await listen(server, 0, '0.0.0.0'); // no IPv6 on this host
+  }
+  return {
+    label,
+    token,
+    port: server.address().port,
+    requests,
+    contacts,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections?.();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** A UDP listener on 0.0.0.0 that answers every datagram with the secret; records contacts. */
+export async function startUdpListener(secret) {
+  const contacts = [];
+  const sock = dgram.createSocket('udp4');
+  sock.on('message', (msg, rinfo) => {
+    contacts.push(`${rinfo.address}:${rinfo.port}`);
+    sock.send(secret, rinfo.port, rinfo.address);
+  });
+  await new Promise((resolve) => sock.bind(0, '0.0.0.0', resolve));
+  return { port: sock.address().port, contacts, close: () => sock.close() };
+}
+
+/** The host's first non-loopback IPv4 and global (not link-local) IPv6 address, '' when none. */
+export function hostAddresses() {
+  let v4 = '';
+  let v6 = '';
+  for (const addrs of Object.values(os.networkInterfaces())) {
+    for (const a of addrs ?? []) {
+      if (a.internal) continue;
+      if (a.family === 'IPv4' && !v4) v4 = a.address;
+      if (a.family === 'IPv6' && !v6 && !a.address.toLowerCase().startsWith('fe80')) v6 = a.address;
+    }
+  }
+  return { v4, v6 };
+}
+
+/** Writes a ToolHive permission profile readable by anyone; returns its path. */
+export function writeProfile(dir, outbound, name = 'profile.json') {
+  const file = path.join(dir, name);
+  writeReadableFile(file, JSON.stringify({ network: { outbound } }, null, 2));
+  return file;
+}
+
+/** The flags of an allow-list run: profile, audit log, --resolve pins ("host:port:addr"). */
+export function egressFlags({ profile, audit, resolve = [] }) {
+  const flags = ['--permission-profile', profile];
+  if (audit) flags.push('--audit-log', audit);
+  for (const pin of resolve) flags.push('--resolve', pin);
+  return flags;
+}
+
+/** Every event of a JSON-lines audit log ([] when the file does not exist). */
+export function auditEvents(file) {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/** The egress events of an audit log, optionally only those matching `where` (field → value). */
+export function egressEvents(file, where = {}) {
+  return auditEvents(file).filter((e) => e.event === 'egress' &&
+    Object.entries(where).every(([k, v]) => e[k] === v));
+}
+
+/** Lines of mcpcell's stderr that deny `host` (the once-per-host sentence). */
+export function denialLines(stderr, host) {
+  return stderr.split('\n').filter((l) => l.includes('egress denied') && l.includes(host));
+}
+
+/** The JSON a fetch_url tool call answered, parsed (the tool returns one JSON text item). */
+export function fetchResult(result) {
+  const text = (result.content ?? []).map((c) => c.text ?? '').join('');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`fetch_url did not answer JSON: ${text}`);
+  }
+}
+
+/**
+ * Runs egress_probe in a cell with `cellArgs` and `config`; resolves to
+ * { byName: Map attempt → report, run } (run: runMcpcell's result).
+ */
+export async function runProbe(cellArgs, config, options = {}) {
+  assertProbeExists();
+  const run = await runInCell(cellArgs, [PROBE_BIN, JSON.stringify(config)], { input: '', ...options });
+  const byName = new Map();
+  for (const line of run.stdout.split('\n').filter(Boolean)) {
+    let r;
+    try {
+      r = JSON.parse(line);
+    } catch {
+      continue; // not the probe's (should not happen: stdout is the probe's alone)
+    }
+    byName.set(r.attempt, r);
+  }
+  return { byName, run };
+}
+
+/** One attempt's report, failing loudly (with mcpcell's stderr) when the probe did not print it. */
+export function attempt(probe, name) {
+  const r = probe.byName.get(name);
+  if (!r) {
+    throw new Error(`egress_probe printed no line for ${name}; mcpcell exit ${probe.run.code} ` +
+      `signal ${probe.run.signal}; stdout:\n${probe.run.stdout}\nstderr:\n${probe.run.stderr}`);
+  }
+  return r;
+}
