@@ -53,6 +53,7 @@ trap 'rm -f "$tmp"' EXIT
   echo
   bash "$BENCH_DIR/stdio.sh" "${quick_flag[@]}"
   echo
+  bash "$BENCH_DIR/egress.sh" "${quick_flag[@]}"; echo # prints its own "## Egress proxy" section
   echo "Load average at end: $(cut -d' ' -f1-3 /proc/loadavg)."
 } >"$tmp"
 chmod 644 "$tmp"

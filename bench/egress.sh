@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# Egress proxies in one run against the same loopback upstream (bench/egress_load.c serve): direct
+# (no proxy), Squid, tinyproxy and `mcpcell egress-proxy`, each allowed CONNECT to the upstream's
+# one port only. Measures (a) new tunnel + 1 KiB GET latency, (b) 1 GiB through one tunnel,
+# (c) requests/s with 200 concurrent clients each opening a new tunnel per request, (d) the proxy's
+# RSS idle and with 900 idle tunnels. Prints a Markdown section ("## Egress proxy") on stdout.
+#   bench/egress.sh [--quick]        (MCPCELL=path to use a given binary)
+# Installs squid/tinyproxy with apt-get when missing; starts every process itself (no systemd) and
+# kills them all on exit.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+LAT_N=1000 LAT_ROUNDS=10 BULK_BYTES=$((1 << 30)) BULK_REPS=3 RPS_CONC=200 RPS_SECS=1.5 RPS_ROUNDS=4
+IDLE_TUNNELS=900
+if (( QUICK )); then
+  LAT_N=100 LAT_ROUNDS=2 BULK_BYTES=$((64 << 20)) BULK_REPS=1 RPS_SECS=1 RPS_ROUNDS=1 IDLE_TUNNELS=100
+fi
+
+install_proxies() {
+  local missing=() p
+  for p in squid tinyproxy; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  (( ${#missing[@]} == 0 )) && return
+  bench_log "egress: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  # The packages' own services are not ours: policy-rc.d answer 101 keeps them from starting.
+  local rc_d=/usr/sbin/policy-rc.d created=0
+  if [[ ! -e $rc_d ]]; then printf '#!/bin/sh\nexit 101\n' >"$rc_d" && chmod 755 "$rc_d" && created=1; fi
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 || { (( created )) && rm -f "$rc_d"; exit 2; }
+  (( created )) && rm -f "$rc_d"
+  return 0
+}
+
+install_proxies
+ensure_mcpcell
+mkdir -p "$BENCH_BIN"
+cc -O2 -Wall -Wextra -Wconversion -Werror -o "$BENCH_BIN/egress_load" "$BENCH_DIR/egress_load.c"
+LOAD=$BENCH_BIN/egress_load
+
+WORK=$(mktemp -d /tmp/mcpcell-egress-bench.XXXXXX)
+chmod 755 "$WORK"
+PIDS=()
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do
+    for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Background a command, remember its pid for cleanup (stdout/stderr to $WORK/<name>.out/.err).
+start() {
+  local name=$1; shift
+  "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+  PIDS+=($!)
+  eval "PID_$name=$!"
+}
+
+# RSS in kB of a process and all its descendants (Squid or tinyproxy may fork helpers).
+rss_kb() {
+  local total=0 pid kids
+  for pid in "$@"; do
+    [[ -r /proc/$pid/status ]] || continue
+    total=$(( total + $(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status") ))
+    kids=$(cat /proc/"$pid"/task/*/children 2>/dev/null || true)
+    [[ -n "$kids" ]] && total=$(( total + $(rss_kb $kids) ))
+  done
+  echo "$total"
+}
+
+# CONNECT through proxy port $1 to target $2 and GET 16 bytes; prints the CONNECT status.
+probe() {
+  curl -s -o /dev/null --max-time 2 -p -x "http://127.0.0.1:$1" -w '%{http_connect}' "http://$2/bytes/16" || true
+}
+
+wait_ready() {
+  local name=$1 port=$2 target=$3 pid_var=PID_$1
+  for _ in $(seq 100); do
+    [[ $(probe "$port" "$target") == 200 ]] && return 0
+    kill -0 "${!pid_var}" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "bench: egress: $name did not answer a CONNECT to $target on 127.0.0.1:$port" >&2
+  tail -n 20 "$WORK/$name.err" "$WORK"/"$name"*.log 2>/dev/null >&2 || true
+  exit 1
+}
+
+# --- upstream and proxies -------------------------------------------------------------------------
+start upstream "$LOAD" serve
+for _ in $(seq 50); do [[ -s $WORK/upstream.out ]] && break; sleep 0.1; done
+UP=$(head -n1 "$WORK/upstream.out")
+[[ $UP =~ ^[0-9]+$ ]] || { echo "bench: egress: the upstream did not start" >&2; cat "$WORK/upstream.err" >&2; exit 1; }
+[[ $(curl -s --max-time 2 "http://127.0.0.1:$UP/bytes/1024" | wc -c) == 1024 ]] \
+  || { echo "bench: egress: the upstream on 127.0.0.1:$UP does not answer" >&2; exit 1; }
+
+fill() { sed -e "s|@PORT@|$1|g" -e "s|@UPSTREAM_PORT@|$UP|g" -e "s|@DIR@|$WORK|g" "$2" >"$3"; }
+
+SQUID_PORT=$("$LOAD" freeport)
+fill "$SQUID_PORT" "$BENCH_DIR/egress/squid.conf.in" "$WORK/squid.conf"
+touch "$WORK/squid-cache.log"
+chown proxy "$WORK/squid-cache.log" 2>/dev/null || chmod 666 "$WORK/squid-cache.log"
+start squid squid -N -f "$WORK/squid.conf"
+
+TINY_PORT=$("$LOAD" freeport)
+fill "$TINY_PORT" "$BENCH_DIR/egress/tinyproxy.conf.in" "$WORK/tinyproxy.conf"
+cp "$BENCH_DIR/egress/tinyproxy-filter" "$WORK/tinyproxy-filter"
+start tinyproxy tinyproxy -d -c "$WORK/tinyproxy.conf"
+
+labels=(direct squid tinyproxy)
+declare -A PORT=([direct]=$UP [squid]=$SQUID_PORT [tinyproxy]=$TINY_PORT)
+declare -A TARGET=([direct]=- [squid]=127.0.0.1:$UP [tinyproxy]=127.0.0.1:$UP)
+declare -A PID=()
+
+MCPCELL_NOTE=""
+# CLI11 answers --help of an unknown subcommand with the top-level help: look for it in the list.
+if "$MCPCELL" --help 2>/dev/null | grep -qE '^ +egress-proxy( |$)'; then
+  MC_PORT=$("$LOAD" freeport)
+  start mcpcell "$MCPCELL" egress-proxy --listen "127.0.0.1:$MC_PORT" --allow-host bench.test \
+    --allow-port "$UP" --resolve "bench.test:$UP:127.0.0.1"
+  labels+=(mcpcell)
+  PORT[mcpcell]=$MC_PORT
+  TARGET[mcpcell]=bench.test:$UP
+else
+  MCPCELL_NOTE="\`$MCPCELL egress-proxy\` does not exist in this build: mcpcell's row is missing."
+  bench_log "egress: $MCPCELL has no egress-proxy command; measuring direct, squid and tinyproxy only"
+fi
+
+wait_ready squid "$SQUID_PORT" "127.0.0.1:$UP"
+wait_ready tinyproxy "$TINY_PORT" "127.0.0.1:$UP"
+PID[squid]=$PID_squid PID[tinyproxy]=$PID_tinyproxy
+if [[ -n ${PORT[mcpcell]:-} ]]; then
+  wait_ready mcpcell "$MC_PORT" "bench.test:$UP"
+  PID[mcpcell]=$PID_mcpcell
+fi
+
+# Same allow-list: each proxy must refuse a port that is not the upstream's.
+for l in "${labels[@]:1}"; do
+  host=${TARGET[$l]%:*}
+  code=$(probe "${PORT[$l]}" "$host:$(( UP == 65535 ? 1 : UP + 1 ))")
+  [[ $code == 200 ]] && { echo "bench: egress: $l allowed a CONNECT to a port off its allow-list" >&2; exit 1; }
+done
+
+RES=$WORK/results.tsv
+: >"$RES"
+configs=()
+for l in "${labels[@]}"; do
+  (( ${#configs[@]} )) && configs+=(::)
+  configs+=("$l" "${PORT[$l]}" "${TARGET[$l]}")
+done
+
+# --- (d) RSS idle (after the readiness probes) and with N idle tunnels -----------------------------
+sleep 0.5
+for l in "${labels[@]:1}"; do
+  echo -e "RESULT\t$l\trss_idle_kb\t$(rss_kb "${PID[$l]}")" >>"$RES"
+done
+bench_log "egress: RSS with $IDLE_TUNNELS idle tunnels"
+for l in "${labels[@]:1}"; do
+  "$LOAD" idle "$IDLE_TUNNELS" "${PORT[$l]}" "${TARGET[$l]}" >"$WORK/idle.out" 2>"$WORK/idle.err" &
+  idle_pid=$!
+  PIDS+=("$idle_pid")
+  for _ in $(seq 300); do
+    grep -q ready "$WORK/idle.out" 2>/dev/null && break
+    kill -0 "$idle_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if grep -q ready "$WORK/idle.out"; then
+    sleep 0.5
+    echo -e "RESULT\t$l\trss_tunnels_kb\t$(rss_kb "${PID[$l]}")" >>"$RES"
+  else
+    bench_log "egress: $l: $IDLE_TUNNELS tunnels could not be opened: $(tail -n 3 "$WORK/idle.err")"
+  fi
+  kill -TERM "$idle_pid" 2>/dev/null || true
+  wait "$idle_pid" 2>/dev/null || true
+  sleep 1 # the proxy closes its side of 900 tunnels
+done
+
+# --- (a) latency, (b) bulk, (c) requests/s -------------------------------------------------------
+bench_log "egress: latency, $LAT_N sequential new tunnels + 1 KiB GET per config"
+"$LOAD" latency "$LAT_N" "$LAT_ROUNDS" "${configs[@]}" >>"$RES"
+bench_log "egress: bulk, $BULK_REPS x $((BULK_BYTES >> 20)) MiB through one tunnel per config"
+"$LOAD" bulk "$BULK_BYTES" "$BULK_REPS" "${configs[@]}" >>"$RES"
+bench_log "egress: requests/s, $RPS_CONC concurrent clients, ${RPS_ROUNDS} x ${RPS_SECS} s per config"
+"$LOAD" rps "$RPS_CONC" "$RPS_SECS" "$RPS_ROUNDS" "${configs[@]}" >>"$RES"
+
+for l in "${labels[@]:1}"; do
+  kill -0 "${PID[$l]}" 2>/dev/null || { echo "bench: egress: $l died during the run" >&2; tail "$WORK/$l.err" >&2; exit 1; }
+done
+
+# --- report --------------------------------------------------------------------------------------
+squid_version=$(squid -v 2>/dev/null | awk 'NR==1 {print $4}')
+tiny_version=$(tinyproxy -v 2>/dev/null | awk '{print $2}')
+echo "## Egress proxy"
+echo
+quick_note=""
+(( QUICK )) && quick_note=" --quick"
+echo "\`bench/egress.sh$quick_note\` on $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)),"
+echo "load average at end $(cut -d' ' -f1-3 /proc/loadavg). One upstream on loopback (\`bench/egress_load.c serve\`,"
+echo "one epoll thread, no keep-alive); every proxy allows CONNECT to that port only (Squid $squid_version and"
+echo "tinyproxy $tiny_version with \`bench/egress/\` configs, caching and per-request logs off; mcpcell as"
+echo "\`egress-proxy --allow-host bench.test --allow-port UP --resolve bench.test:UP:127.0.0.1\`). Client,"
+echo "proxy and upstream share the machine's cores. Measurements interleaved across configs."
+[[ -n $MCPCELL_NOTE ]] && { echo; echo "$MCPCELL_NOTE"; }
+echo
+awk -F'\t' -v lat_n="$LAT_N" -v bulk_mib="$((BULK_BYTES >> 20))" -v bulk_reps="$BULK_REPS" \
+    -v conc="$RPS_CONC" -v tunnels="$IDLE_TUNNELS" -v order="${labels[*]}" '
+  $1 == "RESULT" { v[$2, $3] = $4 }
+  function r(a, b) { return (a == "" || b == "" || b + 0 == 0) ? "—" : sprintf("%.2f", a / b) }
+  function mb(kb) { return kb == "" ? "—" : sprintf("%.1f", kb / 1024) }
+  function ms(us) { return us == "" ? "—" : sprintf("%.3f", us / 1000) }
+  function val(x) { return x == "" ? "—" : x }
+  END {
+    n = split(order, L, " ")
+    name["direct"] = "direct (no proxy)"; name["squid"] = "Squid"; name["tinyproxy"] = "tinyproxy"
+    name["mcpcell"] = "mcpcell egress-proxy"
+    printf "| config | tunnel + 1 KiB GET p50 ms | p99 ms | bulk MB/s | req/s, %d clients | RSS idle MB | RSS %d tunnels MB |\n", conc, tunnels
+    print "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    for (i = 1; i <= n; i++) {
+      l = L[i]
+      printf "| %s | %s | %s | %s | %s | %s | %s |\n", name[l], ms(v[l, "lat_p50_us"]), ms(v[l, "lat_p99_us"]),
+        val(v[l, "bulk_mbs"]), val(v[l, "rps"]), mb(v[l, "rss_idle_kb"]), mb(v[l, "rss_tunnels_kb"])
+    }
+    print ""
+    printf "%d sequential requests per config (each a new connection: connect, CONNECT, GET 1 KiB, timed to\n", lat_n
+    printf "the last body byte); bulk: median of %d × %d MiB through one tunnel, timed from the GET; req/s: %d\n", bulk_reps, bulk_mib, conc
+    print "clients each opening a new tunnel per request and reading to EOF. RSS sums the proxy process and its"
+    print "children (VmRSS), idle after the readiness probe."
+    print ""
+    print "| config | p50 × direct | p50 × Squid | bulk × direct | bulk × Squid | req/s × direct | req/s × Squid | RSS tunnels × Squid |"
+    print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    for (i = 1; i <= n; i++) {
+      l = L[i]
+      printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", name[l],
+        r(v[l, "lat_p50_us"], v["direct", "lat_p50_us"]), r(v[l, "lat_p50_us"], v["squid", "lat_p50_us"]),
+        r(v[l, "bulk_mbs"], v["direct", "bulk_mbs"]), r(v[l, "bulk_mbs"], v["squid", "bulk_mbs"]),
+        r(v[l, "rps"], v["direct", "rps"]), r(v[l, "rps"], v["squid", "rps"]),
+        r(v[l, "rss_tunnels_kb"], v["squid", "rss_tunnels_kb"])
+    }
+    errs = ""
+    for (i = 1; i <= n; i++) if (v[L[i], "rps_errors"] + 0 > 0) errs = errs " " name[L[i]] " " v[L[i], "rps_errors"]
+    if (errs != "") { print ""; print "Failed requests during the req/s run:" errs "." }
+    print ""
+    print "Goals for mcpcell (issue 5): p50 ≤ 0.5× Squid, bulk ≥ 0.9× direct, req/s ≥ 2× Squid, RSS with 900 tunnels ≤ 8 MB."
+    m = "mcpcell"
+    if (v[m, "lat_p50_us"] == "") { print ""; print "(no mcpcell row in this run: goals not assessed)"; exit }
+    print ""
+    print "| goal | target | measured | met |"
+    print "| --- | ---: | ---: | --- |"
+    x = v[m, "lat_p50_us"] / v["squid", "lat_p50_us"]
+    printf "| p50 latency vs Squid | ≤ 0.50× | %.2f× | %s |\n", x, (x <= 0.5 ? "yes" : "**no**")
+    x = v[m, "bulk_mbs"] / v["direct", "bulk_mbs"]
+    printf "| bulk vs direct | ≥ 0.90× | %.2f× | %s |\n", x, (x >= 0.9 ? "yes" : "**no**")
+    x = v[m, "rps"] / v["squid", "rps"]
+    printf "| req/s vs Squid | ≥ 2.00× | %.2f× | %s |\n", x, (x >= 2 ? "yes" : "**no**")
+    x = v[m, "rss_tunnels_kb"] / 1024
+    if (v[m, "rss_tunnels_kb"] == "") printf "| RSS, %d tunnels | ≤ 8 MB | — | **no** |\n", tunnels
+    else printf "| RSS, %d tunnels%s | ≤ 8 MB | %.1f MB | %s |\n", tunnels, (tunnels == 900 ? "" : " (quick: not 900)"), x, (x <= 8 ? "yes" : "**no**")
+  }' "$RES"
