@@ -121,8 +121,8 @@ declare -A TARGET=([direct]=- [squid]=127.0.0.1:$UP [tinyproxy]=127.0.0.1:$UP)
 declare -A PID=()
 
 MCPCELL_NOTE=""
-# CLI11 answers --help of an unknown subcommand with the top-level help: look for it in the list.
-if "$MCPCELL" --help 2>/dev/null | grep -qE '^ +egress-proxy( |$)'; then
+# CLI11 answers --help of an unknown subcommand with the top-level help (on stderr): look in the list.
+if "$MCPCELL" --help 2>&1 | grep -qE '^ +egress-proxy( |$)'; then
   MC_PORT=$("$LOAD" freeport)
   start mcpcell "$MCPCELL" egress-proxy --listen "127.0.0.1:$MC_PORT" --allow-host bench.test \
     --allow-port "$UP" --resolve "bench.test:$UP:127.0.0.1"
