@@ -4,6 +4,7 @@
 // log, and the two programs run in cells (tests/attacks/egress_probe.cc, the
 // fetch MCP servers in tests/e2e/servers/).
 
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
 import { existsSync, readFileSync } from 'node:fs';
@@ -160,23 +161,15 @@ export function fetchResult(result) {
 }
 
 /**
- * Runs egress_probe in a cell with `cellArgs` and `config`; resolves to
+ * Runs egress_probe in a cell with `cellArgs` and `config` (stdin stays open:
+ * EOF on mcpcell's stdin means "the client left" and would stop the probe);
+ * resolves to
  * { byName: Map attempt → report, run } (run: runMcpcell's result).
  */
 export async function runProbe(cellArgs, config, options = {}) {
   assertProbeExists();
-  const run = await runInCell(cellArgs, [PROBE_BIN, JSON.stringify(config)], { input: '', ...options });
-  const byName = new Map();
-  for (const line of run.stdout.split('\n').filter(Boolean)) {
-    let r;
-    try {
-      r = JSON.parse(line);
-    } catch {
-      continue; // not the probe's (should not happen: stdout is the probe's alone)
-    }
-    byName.set(r.attempt, r);
-  }
-  return { byName, run };
+  const run = await runInCell(cellArgs, [PROBE_BIN, JSON.stringify(config)], { guardMs: 170_000, ...options });
+  return probeReports(run);
 }
 
 /** One attempt's report, failing loudly (with mcpcell's stderr) when the probe did not print it. */
@@ -187,4 +180,89 @@ export function attempt(probe, name) {
       `signal ${probe.run.signal}; stdout:\n${probe.run.stdout}\nstderr:\n${probe.run.stderr}`);
   }
   return r;
+}
+
+/** The allow-list of the user story (issue 5), plus the ports of the local sites. */
+export const STORY_HOSTS = Object.freeze(['localhost', '.acmecorp.com', 'acmecorp.atlassian.net']);
+
+/**
+ * The user story's sites on this machine, each an upstream on an ephemeral
+ * port, named with --resolve pins to 127.0.0.1:
+ *   wiki       wiki.acmecorp.com:P         allowed (".acmecorp.com", port in allow_port)
+ *   atlassian  acmecorp.atlassian.net:P    allowed (exact entry)
+ *   evil       evil.example:P              denied by host (its port IS in allow_port, and it is
+ *                                          pinned: a leak would land here and be seen)
+ *   otherPort  wiki.acmecorp.com:P         denied by port (not in allow_port; pinned too)
+ * Returns { secret, wiki, atlassian, evil, otherPort, upstreams, outbound, resolve, close() }.
+ */
+export async function startStorySites() {
+  const secret = newSecret();
+  const wiki = await startUpstream('wiki', secret);
+  const atlassian = await startUpstream('atlassian', secret);
+  const evil = await startUpstream('evil', secret);
+  const otherPort = await startUpstream('otherport', secret);
+  const upstreams = [wiki, atlassian, evil, otherPort];
+  return {
+    secret,
+    wiki,
+    atlassian,
+    evil,
+    otherPort,
+    upstreams,
+    outbound: {
+      allow_host: [...STORY_HOSTS],
+      allow_port: [wiki.port, atlassian.port, evil.port],
+      insecure_allow_all: false,
+    },
+    resolve: [
+      `wiki.acmecorp.com:${wiki.port}:127.0.0.1`,
+      `wiki.acmecorp.com:${otherPort.port}:127.0.0.1`,
+      `acmecorp.atlassian.net:${atlassian.port}:127.0.0.1`,
+      `evil.example:${evil.port}:127.0.0.1`,
+    ],
+    close: () => Promise.all(upstreams.map((u) => u.close())),
+  };
+}
+
+/**
+ * Spawns `argv[0]` with the rest of argv (e.g. `unshare -m sh -c ... mcpcell run ...`)
+ * like runMcpcell does for mcpcell itself; stdin stays open until it exits
+ * (EOF would tell mcpcell the client left). Resolves to {code, signal, stdout, stderr}.
+ */
+export function runWrapped(argv, { env, guardMs = 170_000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { env: env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    const guard = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${argv.join(' ')} still running after ${guardMs} ms; stderr:\n${stderr}`));
+    }, guardMs);
+    child.on('error', (e) => {
+      clearTimeout(guard);
+      reject(e);
+    });
+    child.on('exit', () => child.stdin.destroy());
+    child.on('close', (code, signal) => {
+      clearTimeout(guard);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin.on('error', () => {});
+  });
+}
+
+/** Parses egress_probe's lines (see runProbe) out of a run's stdout. */
+export function probeReports(run) {
+  const byName = new Map();
+  for (const line of run.stdout.split('\n').filter(Boolean)) {
+    try {
+      const r = JSON.parse(line);
+      byName.set(r.attempt, r);
+    } catch {
+      // not a probe line
+    }
+  }
+  return { byName, run };
 }

@@ -1,0 +1,302 @@
+// Network egress (issue 5), the user story: a fetch MCP server in a native
+// cell with the profile
+//   {"network":{"outbound":{"allow_host":["localhost",".acmecorp.com","acmecorp.atlassian.net"],
+//                           "allow_port":[...]}}}
+// reaches wiki.acmecorp.com and acmecorp.atlassian.net and nothing else, and
+// every attempt is on the audit log with the rule that decided. The "sites"
+// are HTTP servers on this machine (ephemeral ports), named with --resolve
+// pins; evil.example is pinned to a server of its own too, so a leak would be
+// seen there, not just inferred. Two real servers on the SDK: one with Node's
+// built-in fetch (ignores proxy variables: DNS stub + redirect), one with a
+// proxy-aware client (HTTP forwarding and CONNECT).
+//
+// Bypass attempts: egress_bypass.test.mjs. Fail closed: egress_fail_closed.test.mjs.
+
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import {
+  FETCH_BUILTIN, FETCH_PROXY_AWARE, SYNTHETIC, denialLines, egressEvents, egressFlags, fetchResult, startStorySites,
+  startUpstream, auditEvents, newSecret, writeProfile,
+} from './lib/egress.mjs';
+import { skipWithoutCell, startServer } from './lib/mcpcell.mjs';
+import { NODE_BIN } from './lib/paths.mjs';
+import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
+
+after(removeTempDirs);
+
+/** The sentence mcpcell prints and answers with for a host the profile does not list. */
+const hostDenial = (host) => new RegExp(`no allow_host entry matches "${host.replace(/\./g, '\\.')}"`);
+
+/**
+ * Starts `script` (a fetch server) in a cell with the story's profile and an
+ * audit log; returns {s, fetch(url, extra), audit}.
+ */
+async function startFetchServer(t, script, sites, outbound = sites.outbound, resolve = sites.resolve) {
+  const dir = makeTempDir('egress');
+  const profile = writeProfile(dir, outbound);
+  const audit = path.join(dir, 'audit.jsonl');
+  const s = startServer(t, egressFlags({ profile, audit, resolve }), [NODE_BIN, script]);
+  try {
+    await s.connect();
+  } catch (e) {
+    assert.fail(`the fetch server did not start in an allow-list cell (${e.message}); mcpcell stderr:\n${s.stderr()}`);
+  }
+  const fetch = async (url, extra = {}) =>
+    fetchResult(await s.client.callTool({ name: 'fetch_url', arguments: { url, ...extra } }, undefined, { timeout: 60_000 }));
+  return { s, fetch, audit };
+}
+
+/** Closes the client and waits for mcpcell: attempts are audited when they end. */
+async function finish(s) {
+  await s.client.close();
+  const exit = await s.exited;
+  assert.deepEqual(exit, { code: 0, signal: null }, `mcpcell did not exit cleanly; stderr:\n${s.stderr()}`);
+}
+
+/** The one launch event's server name: every egress event must name the server the same way. */
+function serverName(audit) {
+  const launch = auditEvents(audit).filter((e) => e.event === 'launch');
+  assert.equal(launch.length, 1, `expected one launch event, got ${JSON.stringify(auditEvents(audit))}`);
+  assert.ok(launch[0].server, 'launch event has no server');
+  return launch[0].server;
+}
+
+/** Field-by-field check of one allowed, completed connection. */
+function assertAllowedEvent(e, { server, via, host, port, rule }) {
+  assert.equal(e.event, 'egress');
+  assert.equal(e.server, server);
+  assert.equal(e.via, via);
+  assert.equal(e.host, host);
+  assert.equal(e.port, port);
+  assert.equal(e.address, '127.0.0.1', 'the pinned address is the one connected to');
+  assert.equal(e.allowed, true);
+  assert.equal(e.rule, rule);
+  assert.ok(Number.isInteger(e.bytes_out) && e.bytes_out > 0, `bytes_out ${e.bytes_out}`);
+  assert.ok(Number.isInteger(e.bytes_in) && e.bytes_in > 0, `bytes_in ${e.bytes_in}`);
+  assert.ok(Number.isInteger(e.duration_ms) && e.duration_ms >= 0, `duration_ms ${e.duration_ms}`);
+  assert.match(e.ts, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.equal(e.how_to_allow, undefined);
+}
+
+/** Field-by-field check of one denied attempt. */
+function assertDeniedEvent(e, { server, via, host, port, rule }) {
+  assert.equal(e.event, 'egress');
+  assert.equal(e.server, server);
+  assert.equal(e.via, via);
+  assert.equal(e.host, host);
+  assert.equal(e.port, port);
+  assert.equal(e.allowed, false);
+  assert.match(e.rule, rule);
+  assert.equal(e.address, '', 'a denied attempt connects to no address');
+  assert.equal(e.bytes_in, 0, 'nothing came back to a denied attempt');
+  assert.ok(Number.isInteger(e.duration_ms) && e.duration_ms >= 0, `duration_ms ${e.duration_ms}`);
+  assert.match(e.how_to_allow ?? '', /network\.outbound\.allow_(host|port)/);
+}
+
+test('egress user story, built-in fetch: wiki.acmecorp.com and acmecorp.atlassian.net reached, evil.example denied, all audited', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const sites = await startStorySites();
+  t.after(() => sites.close());
+  const { s, fetch, audit } = await startFetchServer(t, FETCH_BUILTIN, sites);
+
+  const wikiUrl = `http://wiki.acmecorp.com:${sites.wiki.port}/page?id=1`;
+  const wiki = await fetch(wikiUrl);
+  assert.equal(wiki.ok, true, `allowed fetch failed: ${JSON.stringify(wiki)}; stderr:\n${s.stderr()}`);
+  assert.equal(wiki.status, 200);
+  assert.match(wiki.body, new RegExp(sites.wiki.token));
+
+  const atlassian = await fetch(`http://acmecorp.atlassian.net:${sites.atlassian.port}/`);
+  assert.equal(atlassian.ok, true, JSON.stringify(atlassian));
+  assert.match(atlassian.body, new RegExp(sites.atlassian.token));
+
+  // Denied by name: the cell's DNS stub does not even resolve it.
+  const evil = await fetch(`http://evil.example:${sites.evil.port}/steal`);
+  assert.equal(evil.ok, false, `evil.example was fetched: ${JSON.stringify(evil)}`);
+  assert.match(evil.error, /ENOTFOUND|EAI_NONAME|getaddrinfo/, JSON.stringify(evil));
+
+  // Allowed name, denied port: it resolves (to a synthetic address), the
+  // connection is redirected to the proxy, which refuses it.
+  const badPort = await fetch(`http://wiki.acmecorp.com:${sites.otherPort.port}/`);
+  assert.equal(badPort.ok, false, `a port outside allow_port was fetched: ${JSON.stringify(badPort)}`);
+
+  await finish(s);
+  const stderr = s.stderr();
+
+  await t.test('the upstreams saw exactly the allowed requests', () => {
+    assert.deepEqual(sites.wiki.requests.map((r) => [r.method, r.url, r.host]),
+      [['GET', '/page?id=1', `wiki.acmecorp.com:${sites.wiki.port}`]]);
+    assert.equal(sites.atlassian.requests.length, 1);
+    assert.deepEqual(sites.evil.contacts, [], 'evil.example (pinned to a local server) was reached');
+    assert.deepEqual(sites.otherPort.contacts, [], 'the port outside allow_port was reached');
+  });
+
+  const server = serverName(audit);
+  await t.test('audit: the allowed connections, field by field', () => {
+    const wikiEvents = egressEvents(audit, { host: 'wiki.acmecorp.com', port: sites.wiki.port });
+    assert.equal(wikiEvents.length, 1, JSON.stringify(wikiEvents));
+    assertAllowedEvent(wikiEvents[0], { server, via: 'redirect', host: 'wiki.acmecorp.com', port: sites.wiki.port,
+      rule: `allow_host ".acmecorp.com" + allow_port ${sites.wiki.port}` });
+    const atl = egressEvents(audit, { host: 'acmecorp.atlassian.net', port: sites.atlassian.port });
+    assert.equal(atl.length, 1, JSON.stringify(atl));
+    assertAllowedEvent(atl[0], { server, via: 'redirect', host: 'acmecorp.atlassian.net', port: sites.atlassian.port,
+      rule: `allow_host "acmecorp.atlassian.net" + allow_port ${sites.atlassian.port}` });
+  });
+
+  await t.test('audit: evil.example denied at the DNS stub (one event per query)', () => {
+    const events = egressEvents(audit, { host: 'evil.example' });
+    assert.ok(events.length >= 1, `no audit event for evil.example: ${JSON.stringify(egressEvents(audit))}`);
+    for (const e of events) {
+      assertDeniedEvent(e, { server, via: 'dns', host: 'evil.example', port: 0, rule: hostDenial('evil.example') });
+      assert.match(e.dns_type, /^(A|AAAA)$/);
+      assert.equal(e.bytes_out, 0);
+    }
+  });
+
+  await t.test('audit: the port outside allow_port denied at the proxy', () => {
+    const events = egressEvents(audit, { host: 'wiki.acmecorp.com', port: sites.otherPort.port });
+    assert.equal(events.length, 1, JSON.stringify(egressEvents(audit)));
+    assertDeniedEvent(events[0], { server, via: 'redirect', host: 'wiki.acmecorp.com', port: sites.otherPort.port,
+      rule: new RegExp(`port ${sites.otherPort.port} is not in allow_port`) });
+  });
+
+  await t.test('audit: allowed names resolved to synthetic addresses only (any dns events are allowed ones)', () => {
+    for (const e of egressEvents(audit, { via: 'dns', allowed: true })) {
+      assert.match(e.host, /^(wiki\.acmecorp\.com|acmecorp\.atlassian\.net)$/, JSON.stringify(e));
+      if (e.address) assert.match(e.address, SYNTHETIC);
+    }
+  });
+
+  await t.test('stderr: the denial sentence, once per host', () => {
+    const evilLines = denialLines(stderr, 'evil.example');
+    assert.equal(evilLines.length, 1, `stderr:\n${stderr}`);
+    assert.match(evilLines[0], /^mcpcell: egress denied: /);
+    assert.match(evilLines[0], hostDenial('evil.example'));
+    assert.match(evilLines[0], /add "evil\.example" to network\.outbound\.allow_host/);
+    const portLines = denialLines(stderr, `wiki.acmecorp.com:${sites.otherPort.port}`);
+    assert.equal(portLines.length, 1, `stderr:\n${stderr}`);
+    assert.match(portLines[0], new RegExp(`add ${sites.otherPort.port} to network\\.outbound\\.allow_port`));
+  });
+});
+
+test('egress, proxy-aware fetch server: forwarding and CONNECT reach only the allowed host; denials are 403s that explain', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const sites = await startStorySites();
+  t.after(() => sites.close());
+  const { s, fetch, audit } = await startFetchServer(t, FETCH_PROXY_AWARE, sites);
+  const wikiHost = `wiki.acmecorp.com:${sites.wiki.port}`;
+
+  const forwarded = await fetch(`http://${wikiHost}/fwd`);
+  assert.equal(forwarded.ok, true, `${JSON.stringify(forwarded)}; stderr:\n${s.stderr()}`);
+  assert.equal(forwarded.via, 'forward', 'the server did not use the cell\'s HTTP_PROXY');
+  assert.equal(forwarded.status, 200);
+  assert.match(forwarded.body, new RegExp(sites.wiki.token));
+
+  const tunnelled = await fetch(`http://${wikiHost}/tunnel`, { mode: 'connect' });
+  assert.equal(tunnelled.via, 'connect', JSON.stringify(tunnelled));
+  assert.equal(tunnelled.status, 200);
+  assert.match(tunnelled.body, new RegExp(sites.wiki.token));
+
+  const evilFwd = await fetch(`http://evil.example:${sites.evil.port}/fwd`);
+  assert.equal(evilFwd.status, 403, JSON.stringify(evilFwd));
+  assert.match(evilFwd.body, /egress denied: evil\.example/);
+  assert.match(evilFwd.body, hostDenial('evil.example'));
+  assert.match(evilFwd.body, /network\.outbound\.allow_host/);
+
+  const evilConnect = await fetch(`http://evil.example:${sites.evil.port}/tunnel`, { mode: 'connect' });
+  assert.equal(evilConnect.via, 'connect-refused', JSON.stringify(evilConnect));
+  assert.equal(evilConnect.status, 403);
+  assert.match(evilConnect.body, hostDenial('evil.example'));
+
+  const badPort = await fetch(`http://wiki.acmecorp.com:${sites.otherPort.port}/`, { mode: 'connect' });
+  assert.equal(badPort.status, 403, JSON.stringify(badPort));
+  assert.match(badPort.body, new RegExp(`wiki\\.acmecorp\\.com:${sites.otherPort.port}`));
+  assert.match(badPort.body, new RegExp(`port ${sites.otherPort.port} is not in allow_port`));
+
+  // localhost is in NO_PROXY, so the client goes direct: to the CELL's own
+  // loopback, where nothing listens (the host's 127.0.0.1 is another machine).
+  const local = await fetch(`http://localhost:${sites.wiki.port}/`);
+  assert.equal(local.ok, false, `the host's loopback was reached: ${JSON.stringify(local)}`);
+  assert.equal(local.code, 'ECONNREFUSED', JSON.stringify(local));
+
+  await finish(s);
+  const stderr = s.stderr();
+
+  await t.test('the upstreams saw exactly the allowed requests', () => {
+    assert.deepEqual(sites.wiki.requests.map((r) => [r.url, r.host]), [['/fwd', wikiHost], ['/tunnel', wikiHost]]);
+    assert.deepEqual(sites.evil.contacts, [], 'evil.example was reached');
+    assert.deepEqual(sites.otherPort.contacts, [], 'the port outside allow_port was reached');
+  });
+
+  const server = serverName(audit);
+  await t.test('audit: forwarded and tunnelled requests, field by field', () => {
+    const events = egressEvents(audit, { host: 'wiki.acmecorp.com', port: sites.wiki.port });
+    assert.deepEqual(events.map((e) => e.via).sort(), ['connect', 'http'], JSON.stringify(events));
+    const rule = `allow_host ".acmecorp.com" + allow_port ${sites.wiki.port}`;
+    for (const e of events) assertAllowedEvent(e, { server, via: e.via, host: 'wiki.acmecorp.com', port: sites.wiki.port, rule });
+  });
+
+  await t.test('audit: the denials, field by field', () => {
+    const evil = egressEvents(audit, { host: 'evil.example' });
+    assert.deepEqual(evil.map((e) => e.via).sort(), ['connect', 'http'], JSON.stringify(evil));
+    for (const e of evil) {
+      assertDeniedEvent(e, { server, via: e.via, host: 'evil.example', port: sites.evil.port, rule: hostDenial('evil.example') });
+    }
+    const port = egressEvents(audit, { host: 'wiki.acmecorp.com', port: sites.otherPort.port });
+    assert.equal(port.length, 1, JSON.stringify(port));
+    assertDeniedEvent(port[0], { server, via: 'connect', host: 'wiki.acmecorp.com', port: sites.otherPort.port,
+      rule: new RegExp(`port ${sites.otherPort.port} is not in allow_port`) });
+  });
+
+  await t.test('stderr: the 403 sentence, once per host', () => {
+    const lines = denialLines(stderr, 'evil.example');
+    assert.equal(lines.length, 1, `two denials of evil.example, one sentence expected; stderr:\n${stderr}`);
+    assert.ok(lines[0].endsWith(evilFwd.body.trim()) || evilFwd.body.includes(lines[0].replace(/^mcpcell: /, '')),
+      `stderr and the 403 body differ:\n${lines[0]}\n${evilFwd.body}`);
+  });
+});
+
+test('egress insecure_allow_all: audit-only mode — a public-looking pinned name is reached and audited, internal addresses still refused', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const secret = newSecret();
+  const site = await startUpstream('public', secret);
+  t.after(() => site.close());
+  const name = 'downloads.example-public.org';
+  const sites = { outbound: { insecure_allow_all: true }, resolve: [`${name}:${site.port}:127.0.0.1`] };
+
+  await t.test('built-in fetch (DNS stub + redirect)', async (st) => {
+    const { s, fetch, audit } = await startFetchServer(st, FETCH_BUILTIN, sites);
+    const r = await fetch(`http://${name}:${site.port}/file`);
+    assert.equal(r.ok, true, `${JSON.stringify(r)}; stderr:\n${s.stderr()}`);
+    assert.match(r.body, new RegExp(site.token));
+    await finish(s);
+    const events = egressEvents(audit, { host: name, port: site.port });
+    assert.equal(events.length, 1, `the reached site is not audited once: ${JSON.stringify(egressEvents(audit))}`);
+    assertAllowedEvent(events[0], { server: serverName(audit), via: 'redirect', host: name, port: site.port,
+      rule: 'insecure_allow_all' });
+  });
+
+  await t.test('proxy-aware client; an unpinned name resolving to loopback is refused', async (st) => {
+    const { s, fetch, audit } = await startFetchServer(st, FETCH_PROXY_AWARE, sites);
+    const r = await fetch(`http://${name}:${site.port}/fwd`);
+    assert.equal(r.status, 200, `${JSON.stringify(r)}; stderr:\n${s.stderr()}`);
+    assert.match(r.body, new RegExp(site.token));
+    // "localhost" is allowed by name in this mode, but the proxy resolves it
+    // to 127.0.0.1, which nobody pinned: refused (CONNECT: the proxy-aware
+    // client would go direct for localhost, NO_PROXY).
+    const before = site.requests.length;
+    const local = await fetch(`http://localhost:${site.port}/`, { mode: 'connect' });
+    assert.notEqual(local.status, 200, `unpinned localhost reached the host's loopback: ${JSON.stringify(local)}`);
+    assert.equal(site.requests.length, before, 'the host loopback server got the request');
+    await finish(s);
+    const reached = egressEvents(audit, { host: name, port: site.port });
+    assert.equal(reached.length, 1, JSON.stringify(egressEvents(audit)));
+    assertAllowedEvent(reached[0], { server: serverName(audit), via: 'http', host: name, port: site.port,
+      rule: 'insecure_allow_all' });
+    const refused = egressEvents(audit, { host: 'localhost', port: site.port });
+    assert.equal(refused.length, 1, JSON.stringify(egressEvents(audit)));
+    assert.equal(refused[0].allowed, false);
+    assert.match(refused[0].rule, /loopback/);
+  });
+});
