@@ -609,7 +609,9 @@ std::vector<std::pair<std::string, Attempt>> Attempts(const Config& cfg) {
          // do to smuggle a file out through a resolver that forwards queries.
          static const char* hex = "0123456789abcdef";
          std::string data;
-         for (unsigned char ch : c.secret + "|exfiltrated") {
+         std::string payload = c.secret + "|";
+         for (int i = 0; i < 4; ++i) payload += "exfiltrated-file-content-";
+         for (unsigned char ch : payload) {
            data += hex[ch >> 4];
            data += hex[ch & 15];
          }
