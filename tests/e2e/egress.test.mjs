@@ -20,7 +20,7 @@ import {
   FETCH_BUILTIN, FETCH_PROXY_AWARE, SYNTHETIC, denialLines, egressEvents, egressFlags, fetchResult, startStorySites,
   startUpstream, auditEvents, newSecret, writeProfile,
 } from './lib/egress.mjs';
-import { skipWithoutCell, startServer } from './lib/mcpcell.mjs';
+import { runInCell, skipWithoutCell, startServer } from './lib/mcpcell.mjs';
 import { NODE_BIN } from './lib/paths.mjs';
 import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
 
@@ -302,4 +302,29 @@ test('egress insecure_allow_all: audit-only mode — a public-looking pinned nam
     assert.equal(refused[0].allowed, false);
     assert.match(refused[0].rule, /loopback/);
   });
+});
+
+test('egress: inside an allow-list cell the proxy variables and the resolver point at mcpcell', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const dir = makeTempDir('egress-env');
+  const profile = writeProfile(dir, { allow_host: ['.acmecorp.com'], allow_port: [443] });
+  const script = `
+    const fs = require('fs'), os = require('os');
+    let resolv; try { resolv = fs.readFileSync('/etc/resolv.conf', 'utf8'); } catch (e) { resolv = e.code; }
+    console.log(JSON.stringify({ env: process.env, resolv, interfaces: Object.keys(os.networkInterfaces()) }));`;
+  const r = await runInCell(egressFlags({ profile }), [NODE_BIN, '-e', script]);
+  assert.equal(r.code, 0, `mcpcell exit ${r.code}; stderr:\n${r.stderr}`);
+  const seen = JSON.parse(r.stdout);
+  for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) {
+    assert.equal(seen.env[name], 'http://127.0.0.1:3128', `${name} in the cell: ${seen.env[name]}`);
+  }
+  for (const name of ['ALL_PROXY', 'all_proxy']) {
+    assert.equal(seen.env[name], 'socks5h://127.0.0.1:3128', `${name} in the cell: ${seen.env[name]}`);
+  }
+  for (const name of ['NO_PROXY', 'no_proxy']) {
+    assert.deepEqual((seen.env[name] ?? '').split(',').sort(), ['127.0.0.1', '::1', 'localhost'], `${name}: ${seen.env[name]}`);
+  }
+  assert.match(seen.resolv, /^nameserver 127\.0\.0\.53$/m, `/etc/resolv.conf in the cell: ${seen.resolv}`);
+  assert.doesNotMatch(seen.resolv, /^nameserver (?!127\.0\.0\.53$)/m, 'another resolver is configured in the cell');
+  assert.deepEqual(seen.interfaces, ['lo'], 'the cell has an interface besides lo');
 });
