@@ -18,7 +18,7 @@ import { after, test } from 'node:test';
 
 import {
   FETCH_BUILTIN, FETCH_PROXY_AWARE, SYNTHETIC, denialLines, egressEvents, egressFlags, fetchResult, startStorySites,
-  startUpstream, auditEvents, newSecret, writeProfile,
+  startUpstream, auditEvents, makeCertificate, newSecret, writeProfile,
 } from './lib/egress.mjs';
 import { runInCell, skipWithoutCell, startServer } from './lib/mcpcell.mjs';
 import { NODE_BIN } from './lib/paths.mjs';
@@ -33,11 +33,11 @@ const hostDenial = (host) => new RegExp(`no allow_host entry matches "${host.rep
  * Starts `script` (a fetch server) in a cell with the story's profile and an
  * audit log; returns {s, fetch(url, extra), audit}.
  */
-async function startFetchServer(t, script, sites, outbound = sites.outbound, resolve = sites.resolve) {
+async function startFetchServer(t, script, sites, { outbound = sites.outbound, resolve = sites.resolve, extraArgs = [] } = {}) {
   const dir = makeTempDir('egress');
   const profile = writeProfile(dir, outbound);
   const audit = path.join(dir, 'audit.jsonl');
-  const s = startServer(t, egressFlags({ profile, audit, resolve }), [NODE_BIN, script]);
+  const s = startServer(t, [...egressFlags({ profile, audit, resolve }), ...extraArgs], [NODE_BIN, script]);
   try {
     await s.connect();
   } catch (e) {
@@ -327,4 +327,94 @@ test('egress: inside an allow-list cell the proxy variables and the resolver poi
   assert.match(seen.resolv, /^nameserver 127\.0\.0\.53$/m, `/etc/resolv.conf in the cell: ${seen.resolv}`);
   assert.doesNotMatch(seen.resolv, /^nameserver (?!127\.0\.0\.53$)/m, 'another resolver is configured in the cell');
   assert.deepEqual(seen.interfaces, ['lo'], 'the cell has an interface besides lo');
+});
+
+test('egress over TLS: https to the allowed host works end to end through both paths (redirect and CONNECT), byte counts included', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const certDir = makeTempDir('egress-tls');
+  const cert = makeCertificate(certDir, ['wiki.acmecorp.com', 'evil.example']);
+  if (!cert.cert) {
+    t.skip(cert.reason);
+    return;
+  }
+  const sites = await startStorySites();
+  t.after(() => sites.close());
+  const secure = await startUpstream('wiki-tls', sites.secret, { tls: cert });
+  t.after(() => secure.close());
+  const outbound = { ...sites.outbound, allow_port: [...sites.outbound.allow_port, secure.port] };
+  const resolve = [...sites.resolve, `wiki.acmecorp.com:${secure.port}:127.0.0.1`];
+  // The cell trusts the test certificate (and nothing about the host's store changes).
+  const extraArgs = ['--read', certDir, '--env', `NODE_EXTRA_CA_CERTS=${cert.certFile}`];
+  const big = 300_000;
+  const url = `https://wiki.acmecorp.com:${secure.port}/big?n=${big}`;
+
+  for (const [script, via] of [[FETCH_BUILTIN, 'redirect'], [FETCH_PROXY_AWARE, 'connect']]) {
+    await t.test(path.basename(script), async (st) => {
+      const before = secure.requests.length;
+      const { s, fetch, audit } = await startFetchServer(st, script, sites, { outbound, resolve, extraArgs });
+      const r = await fetch(url);
+      assert.equal(r.ok, true, `${JSON.stringify(r)}; stderr:\n${s.stderr()}`);
+      assert.equal(r.status, 200);
+      assert.match(r.body, new RegExp(secure.token));
+      const evil = await fetch(`https://evil.example:${sites.evil.port}/`);
+      assert.notEqual(evil.status, 200, JSON.stringify(evil));
+      await finish(s);
+      assert.equal(secure.requests.length, before + 1);
+      assert.deepEqual(sites.evil.contacts, []);
+      const events = egressEvents(audit, { host: 'wiki.acmecorp.com', port: secure.port });
+      assert.equal(events.length, 1, JSON.stringify(egressEvents(audit)));
+      assertAllowedEvent(events[0], { server: serverName(audit), via, host: 'wiki.acmecorp.com', port: secure.port,
+        rule: `allow_host ".acmecorp.com" + allow_port ${secure.port}` });
+      // Everything the upstream sent came through the proxy (plus TLS framing).
+      assert.ok(events[0].bytes_in >= big, `bytes_in ${events[0].bytes_in} < the ${big}-byte body`);
+      assert.ok(events[0].bytes_out >= 100, `bytes_out ${events[0].bytes_out}: less than a TLS ClientHello`);
+    });
+  }
+});
+
+test('egress with a third-party client (curl in the cell): proxy variables, SOCKS5 and a direct connection all obey the rules', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const sites = await startStorySites();
+  t.after(() => sites.close());
+  const dir = makeTempDir('egress-curl');
+  const profile = writeProfile(dir, sites.outbound);
+  const audit = path.join(dir, 'audit.jsonl');
+  const wiki = `wiki.acmecorp.com:${sites.wiki.port}`;
+  const evil = `evil.example:${sites.evil.port}`;
+  const socks = 'socks5h://127.0.0.1:3128';
+  // One line per case: NAME<TAB>curl's exit status<TAB>HTTP code<TAB>body.
+  const cases = {
+    forward: `http://${wiki}/curl-forward`,
+    socks: `--proxy ${socks} http://${wiki}/curl-socks`,
+    direct: `--noproxy * http://${wiki}/curl-direct`,
+    evil_forward: `http://${evil}/curl-forward`,
+    evil_socks: `--proxy ${socks} http://${evil}/curl-socks`,
+    evil_direct: `--noproxy * http://${evil}/curl-direct`,
+  };
+  const script = Object.entries(cases).map(([name, args]) =>
+    `out=$(curl -sS --max-time 20 -w '\\t%{http_code}' ${args.replace('*', "'*'")} 2>/dev/null); rc=$?; ` +
+    `printf '%s\\t%s\\t%s\\n' ${name} $rc "$(printf '%s' "$out" | tr '\\n' ' ')"`).join('\n');
+  const r = await runInCell(egressFlags({ profile, audit, resolve: sites.resolve }), ['/bin/sh', '-c', script]);
+  const got = Object.fromEntries(r.stdout.trim().split('\n').map((l) => {
+    const [name, rc, ...rest] = l.split('\t');
+    const code = rest.pop();
+    return [name, { rc: Number(rc), code, body: rest.join('\t') }];
+  }));
+  const show = `${JSON.stringify(got, null, 1)}\nmcpcell exit ${r.code} signal ${r.signal}; stderr:\n${r.stderr}`;
+  for (const name of ['forward', 'socks', 'direct']) {
+    assert.equal(got[name]?.rc, 0, `${name}: ${show}\nstderr:\n${r.stderr}`);
+    assert.equal(got[name].code, '200', show);
+    assert.match(got[name].body, new RegExp(sites.wiki.token), show);
+  }
+  assert.equal(got.evil_forward.code, '403', show);
+  assert.match(got.evil_forward.body, /no allow_host entry matches "evil\.example"/, show);
+  assert.equal(got.evil_socks.rc, 97, `curl: SOCKS5 refusal is exit 97: ${show}`);
+  assert.equal(got.evil_direct.rc, 6, `curl: a name that does not resolve is exit 6: ${show}`);
+  assert.deepEqual(sites.evil.contacts, []);
+  assert.deepEqual(sites.wiki.requests.map((q) => q.url).sort(), ['/curl-direct', '/curl-forward', '/curl-socks']);
+  const vias = egressEvents(audit, { host: 'wiki.acmecorp.com', port: sites.wiki.port, allowed: true }).map((e) => e.via).sort();
+  assert.deepEqual(vias, ['http', 'redirect', 'socks5'], JSON.stringify(egressEvents(audit)));
+  const denied = egressEvents(audit, { host: 'evil.example', allowed: false }).map((e) => e.via);
+  for (const via of ['http', 'socks5', 'dns']) assert.ok(denied.includes(via), `no denied ${via} event: ${JSON.stringify(denied)}`);
+  assert.equal(r.code, 0, show);
 });

@@ -4,11 +4,12 @@
 // log, and the two programs run in cells (tests/attacks/egress_probe.cc, the
 // fetch MCP servers in tests/e2e/servers/).
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -59,20 +60,27 @@ function listen(server, port, host) {
  * Returns { label, port, token, requests: [{method, url, host, remote}],
  * contacts: [remote...], close() }.
  */
-export async function startUpstream(label, secret) {
+export async function startUpstream(label, secret, { tls } = {}) {
   const token = `${secret}-${label}`;
   const requests = [];
   const contacts = [];
-  const server = http.createServer((req, res) => {
+  const handler = (req, res) => {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (d) => (body += d));
     req.on('end', () => {
       requests.push({ method: req.method, url: req.url, host: req.headers.host ?? '', remote: req.socket.remoteAddress, body });
-      res.writeHead(200, { 'content-type': 'text/plain', connection: 'close' });
-      res.end(`upstream=${label} token=${token} host=${req.headers.host ?? ''}\n`);
+      const text = `upstream=${label} token=${token} host=${req.headers.host ?? ''}\n`;
+      // /big?n=N: N bytes of body (after the token line), to check the byte counts.
+      const n = Number(new URL(req.url, 'http://x').searchParams.get('n') ?? 0);
+      const payload = req.url.startsWith('/big') ? text + 'x'.repeat(Math.max(0, n - text.length)) : text;
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(payload), connection: 'close' });
+      res.end(payload);
     });
-  });
+  };
+  // tls: {key, cert} makes it an HTTPS server (the TLS session then runs end
+  // to end between the cell and here: the proxy only sees bytes).
+  const server = tls ? https.createServer({ key: tls.key, cert: tls.cert }, handler) : http.createServer(handler);
   server.on('connection', (sock) => contacts.push(sock.remoteAddress));
   try {
     await listen(server, 0, '::');
@@ -265,4 +273,23 @@ export function probeReports(run) {
     }
   }
   return { byName, run };
+}
+
+/**
+ * A self-signed certificate (EC P-256, one day) for `names`, made with the
+ * openssl CLI into `dir` (world-readable: the cell reads cert.pem as its CA).
+ * Returns {key, cert, certFile}, or null with `reason` when openssl is missing.
+ */
+export function makeCertificate(dir, names) {
+  const keyFile = path.join(dir, 'key.pem');
+  const certFile = path.join(dir, 'cert.pem');
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+      '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', `/CN=${names[0]}`,
+      '-addext', `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (e) {
+    return { reason: `openssl could not make a test certificate: ${e.code === 'ENOENT' ? 'openssl is not installed' : e.message}` };
+  }
+  writeReadableFile(certFile, readFileSync(certFile, 'utf8'));
+  return { key: readFileSync(keyFile), cert: readFileSync(certFile), certFile };
 }
