@@ -1,0 +1,169 @@
+// `mcpcell egress-proxy`: mcpcell's egress proxy on a host port, outside any
+// cell, with the same rules a cell would get (the profile and flags lower
+// through LowerNetwork exactly as for `mcpcell run`). For benchmarks against
+// other proxies and for testing rules by hand with curl. No DNS stub and no
+// redirected connections in this mode: clients must be pointed at the proxy.
+
+// GCC 12 reports -Wnull-dereference inside asio's scheduler after inlining
+// (boost/asio/detail/impl/scheduler.ipp); the pointer is never null there.
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#include <utility>  // first: Boost 1.74's asio/awaitable.hpp uses std::exchange without it
+
+#include <CLI/CLI.hpp>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <csignal>
+#include <cstring>
+#include <memory>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <fmt/format.h>
+
+#include "audit/audit_log.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "egress/egress_audit.h"
+#include "egress/http_target.h"
+#include "egress/proxy.h"
+#include "egress/proxy_context.h"
+#include "egress/resolver.h"
+#include "profile/lower.h"
+#include "profile/permission_profile.h"
+
+namespace mcpcell {
+namespace {
+
+struct EgressProxyOptions {
+  std::string listen;
+  std::string profile = "none";
+  std::vector<std::string> allow_host;
+  std::vector<std::string> allow_port;
+  std::vector<std::string> resolve;
+  std::string audit_log;
+};
+
+/// A listening TCP socket on `listen` ("127.0.0.1:3128", "[::1]:0").
+Result<UniqueFd> Listen(const std::string& listen) {
+  auto where = ParseAuthority(listen, 0);
+  boost::system::error_code ec;
+  auto address = where ? boost::asio::ip::make_address(where->host, ec) : boost::asio::ip::address();
+  if (!where || ec) return MakeError("--listen", listen, "expected ADDRESS:PORT with a numeric address, e.g. 127.0.0.1:3128");
+  boost::asio::ip::tcp::endpoint endpoint(address, where->port);
+  UniqueFd fd(::socket(address.is_v4() ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return ErrnoError("egress proxy: socket");
+  int one = 1;
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd.get(), endpoint.data(), static_cast<socklen_t>(endpoint.size())) != 0) {
+    return ErrnoError("egress proxy: bind", listen);
+  }
+  if (::listen(fd.get(), 4096) != 0) return ErrnoError("egress proxy: listen", listen);
+  return fd;
+}
+
+/// Every tunnel holds two sockets (and a pipe while data flows): lift the
+/// soft descriptor limit to the hard one so hundreds of tunnels fit.
+void RaiseFdLimit() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
+Result<NetworkSpec> RulesFrom(const EgressProxyOptions& o) {
+  auto profile = LoadProfile(o.profile);
+  if (!profile) return profile.error();
+  auto plan = LowerNetwork(*profile, o.allow_host, o.allow_port);
+  if (!plan) return plan.error();
+  NetworkSpec spec = plan->spec;
+  // insecure_allow_all: for this proxy it means audit-only (every name and
+  // port, address checks still on), whatever mode the run path gives it.
+  if (profile->insecure_allow_all || spec.mode == NetworkSpec::Mode::kOpen) spec.allow_all = true;
+  spec.resolve.clear();
+  for (const auto& r : o.resolve) {
+    auto pin = ParseResolvePin(r);
+    if (!pin) return pin.error();
+    spec.resolve.push_back(*pin);
+  }
+  return spec;
+}
+
+int RunEgressProxy(const EgressProxyOptions& o) {
+  auto spec = RulesFrom(o);
+  if (!spec) {
+    std::fprintf(stderr, "mcpcell egress-proxy: %s\n", spec.error().Message().c_str());
+    return kExitUsage;
+  }
+  std::optional<AuditLog> log;
+  if (!o.audit_log.empty()) {
+    auto opened = AuditLog::Open(o.audit_log);
+    if (!opened) {
+      std::fprintf(stderr, "mcpcell egress-proxy: %s\n", opened.error().Message().c_str());
+      return kExitUsage;
+    }
+    log.emplace(std::move(*opened));
+  }
+  auto listener = Listen(o.listen);
+  if (!listener) {
+    std::fprintf(stderr, "mcpcell egress-proxy: %s\n", listener.error().Message().c_str());
+    return 1;
+  }
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  ::getsockname(listener->get(), reinterpret_cast<sockaddr*>(&bound), &len);
+  boost::asio::ip::tcp::endpoint shown;
+  std::memcpy(shown.data(), &bound, len);
+  RaiseFdLimit();
+
+  EgressAudit audit(log ? &*log : nullptr, "egress-proxy");
+  ProxyContext ctx{EgressRules::FromSpec(*spec), Resolver(spec->resolve), audit, nullptr};
+  boost::asio::io_context io(1);
+  if (auto started = StartProxy(io, std::move(*listener), ctx); !started) {
+    std::fprintf(stderr, "mcpcell egress-proxy: %s\n", started.error().Message().c_str());
+    return 1;
+  }
+  boost::asio::signal_set stop(io, SIGINT, SIGTERM);
+  stop.async_wait([&io](const boost::system::error_code&, int) { io.stop(); });
+  std::fprintf(stderr, "mcpcell egress-proxy: listening on %s (%s)\n",
+               fmt::format("{}:{}", shown.address().is_v6() ? "[" + shown.address().to_string() + "]"
+                                                            : shown.address().to_string(),
+                           shown.port())
+                   .c_str(),
+               spec->allow_all ? "insecure_allow_all: every host and port, audited" : "allow-list");
+  for (;;) {
+    try {
+      io.run();
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "mcpcell egress-proxy: unexpected error, still serving: %s\n", e.what());
+    }
+  }
+}
+
+}  // namespace
+
+void AddEgressProxyCommand(CLI::App& app, int* exit_code) {
+  auto opts = std::make_shared<EgressProxyOptions>();
+  auto* cmd = app.add_subcommand(
+      "egress-proxy", "Run mcpcell's egress proxy on a host port (HTTP CONNECT, HTTP, SOCKS5) with a profile's rules");
+  cmd->add_option("--listen", opts->listen, "ADDRESS:PORT to listen on, e.g. 127.0.0.1:3128 (port 0: any)")
+      ->required();
+  cmd->add_option("--permission-profile", opts->profile, "ToolHive permission profile: none (default), network, or a FILE");
+  cmd->add_option("--allow-host", opts->allow_host, "allow HOST (.domain for the domain and below)");
+  cmd->add_option("--allow-port", opts->allow_port, "allow PORT");
+  cmd->add_option("--resolve", opts->resolve, "pin HOST on PORT (* = any) to ADDRESS, like curl's")
+      ->type_name("HOST:PORT:ADDRESS");
+  cmd->add_option("--audit-log", opts->audit_log, "append one JSON line per attempt to FILE (created 0600)");
+  cmd->callback([opts, exit_code] { *exit_code = RunEgressProxy(*opts); });
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,94 @@
+// EgressService: the proxy and the DNS stub of one cell on one thread.
+
+// GCC 12 reports -Wnull-dereference inside asio's scheduler after inlining
+// (boost/asio/detail/impl/scheduler.ipp); the pointer is never null there.
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+// GCC 12 also pairs asio's coroutine-frame operator new/delete wrongly after
+// inlining (-Wmismatched-new-delete); both are asio's own recycling allocator.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#include <utility>  // first: Boost 1.74's asio/awaitable.hpp uses std::exchange without it
+
+#include "egress/egress_service.h"
+
+#include <pthread.h>
+
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+
+#include "egress/dns_stub.h"
+#include "egress/egress_audit.h"
+#include "egress/name_map.h"
+#include "egress/proxy.h"
+#include "egress/proxy_context.h"
+
+namespace mcpcell {
+namespace {
+
+class EgressServiceImpl final : public EgressService {
+ public:
+  explicit EgressServiceImpl(const EgressConfig& config)
+      : audit_(config.audit, config.server),
+        ctx_{EgressRules::FromSpec(config.network), Resolver(config.network.resolve), audit_, &names_} {}
+
+  ~EgressServiceImpl() override {
+    io_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  Status Start(EgressSockets sockets) {
+    if (!sockets.proxy_listener) return MakeError("egress service", "", "no proxy listening socket was handed over");
+    MCPCELL_TRY(StartProxy(io_, std::move(sockets.proxy_listener), ctx_));
+    if (sockets.dns_socket) {
+      dns_.emplace(io_, std::move(sockets.dns_socket), ctx_.rules, names_, audit_);
+      dns_->Start();
+    }
+    try {
+      thread_ = std::thread([this] { Run(); });
+    } catch (const std::system_error& e) {
+      return MakeError("egress service: start its thread", "", e.what());
+    }
+    return {};
+  }
+
+ private:
+  void Run() {
+    pthread_setname_np(pthread_self(), "mcpcell-egress");
+    // Handlers catch their own exceptions; this is the last line, so one bug
+    // cannot take the cell's network down with it.
+    for (;;) {
+      try {
+        io_.run();
+        return;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "mcpcell: egress: unexpected error, still serving: %s\n", e.what());
+      } catch (...) {
+        std::fprintf(stderr, "mcpcell: egress: unexpected error, still serving\n");
+      }
+    }
+  }
+
+  // Destruction runs bottom-up: the thread is joined in the destructor body;
+  // the DNS stub's socket goes before the io_context it belongs to; the
+  // io_context (and with it every connection's coroutine) before the state
+  // those coroutines refer to.
+  EgressAudit audit_;
+  NameMap names_;
+  ProxyContext ctx_;
+  boost::asio::io_context io_{1};
+  std::optional<DnsStub> dns_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<EgressService>> EgressService::Start(EgressConfig config, EgressSockets sockets) {
+  auto service = std::make_unique<EgressServiceImpl>(config);
+  MCPCELL_TRY(service->Start(std::move(sockets)));
+  return std::unique_ptr<EgressService>(std::move(service));
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,133 @@
+// GCC 12 reports -Wnull-dereference inside asio's scheduler after inlining
+// (boost/asio/detail/impl/scheduler.ipp); the pointer is never null there.
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+// GCC 12 also pairs asio's coroutine-frame operator new/delete wrongly after
+// inlining (-Wmismatched-new-delete); both are asio's own recycling allocator.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#include <utility>  // first: Boost 1.74's asio/awaitable.hpp uses std::exchange without it
+
+#include "egress/proxy.h"
+
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+
+#include "egress/http_proxy.h"
+#include "egress/redirect.h"
+#include "egress/socks5.h"
+
+namespace mcpcell {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using asio::ip::tcp;
+
+namespace {
+
+constexpr std::uint8_t kSocks5Version = 0x05;
+
+/// Whether `socket` reached us through the cell's redirect rule, and if so
+/// where it was going. A connection made to the listener itself has either
+/// no conntrack entry or an original destination equal to the listener.
+std::optional<tcp::endpoint> RedirectedFrom(const ProxyContext& ctx, tcp::socket& socket) {
+  if (ctx.names == nullptr) return std::nullopt;
+  auto original = OriginalDestination(socket.native_handle());
+  boost::system::error_code ec;
+  auto local = socket.local_endpoint(ec);
+  if (!original || ec || *original == local) return std::nullopt;
+  return original;
+}
+
+asio::awaitable<void> ServeConnection(ProxyContext& ctx, tcp::socket socket) {
+  boost::system::error_code ec;
+  socket.set_option(tcp::no_delay(true), ec);
+  if (auto destination = RedirectedFrom(ctx, socket)) {
+    co_await ServeRedirect(ctx, socket, *destination);
+    co_return;
+  }
+  beast::tcp_stream client(std::move(socket));
+  beast::flat_buffer buffer;
+  client.expires_after(ctx.request_timeout);
+  std::size_t n = co_await client.async_read_some(buffer.prepare(1024), asio::use_awaitable);
+  buffer.commit(n);
+  if (static_cast<const std::uint8_t*>(buffer.data().data())[0] == kSocks5Version) {
+    co_await ServeSocks5(ctx, client, buffer);
+  } else {
+    co_await ServeHttp(ctx, client, buffer);
+  }
+}
+
+void Spawn(asio::io_context& io, ProxyContext& ctx, tcp::socket socket) {
+  asio::co_spawn(io, ServeConnection(ctx, std::move(socket)), [](std::exception_ptr e) {
+    // Client I/O errors before an attempt existed (the client went away, timed
+    // out, spoke garbage): nothing to audit, nothing to tell the user.
+    // Anything else would be a bug in the proxy: say so, keep serving.
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const boost::system::system_error&) {
+    } catch (const std::exception& ex) {
+      std::fprintf(stderr, "mcpcell: egress proxy: connection dropped: %s\n", ex.what());
+    } catch (...) {
+      std::fprintf(stderr, "mcpcell: egress proxy: connection dropped: unknown exception\n");
+    }
+  });
+}
+
+asio::awaitable<void> AcceptLoop(asio::io_context& io, tcp::acceptor acceptor, ProxyContext& ctx) {
+  for (;;) {
+    boost::system::error_code ec;
+    tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {
+      Spawn(io, ctx, std::move(socket));
+      continue;
+    }
+    if (ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor) co_return;
+    // EMFILE/ENFILE/ENOBUFS: out of descriptors or memory. Say so once per
+    // episode and back off briefly instead of spinning on a ready listener.
+    std::fprintf(stderr, "mcpcell: egress proxy: accept: %s (retrying)\n", ec.message().c_str());
+    asio::steady_timer pause(io, std::chrono::milliseconds(100));
+    co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+}
+
+}  // namespace
+
+Status StartProxy(asio::io_context& io, UniqueFd listener, ProxyContext& ctx) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return ErrnoError("egress proxy: getsockname on the listening socket");
+  }
+  if (addr.ss_family != AF_INET && addr.ss_family != AF_INET6) {
+    return MakeError("egress proxy: adopt the listening socket", "", "not an IPv4 or IPv6 socket");
+  }
+  tcp::acceptor acceptor(io);
+  boost::system::error_code ec;
+  acceptor.assign(addr.ss_family == AF_INET ? tcp::v4() : tcp::v6(), listener.get(), ec);
+  if (ec) return MakeError("egress proxy: adopt the listening socket", "", ec.message());
+  listener.release();
+  asio::co_spawn(io, AcceptLoop(io, std::move(acceptor), ctx), [](std::exception_ptr e) {
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      std::fprintf(stderr, "mcpcell: egress proxy stopped accepting: %s\n", ex.what());
+    } catch (...) {
+    }
+  });
+  return {};
+}
+
+}  // namespace mcpcell

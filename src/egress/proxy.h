@@ -1,0 +1,25 @@
+#pragma once
+// mcpcell's egress proxy: one listening TCP socket, served on an Asio
+// io_context by one thread, one coroutine per connection (no thread per
+// connection). Each connection is told apart by how it arrived:
+//   redirected by the cell's nft rule (SO_ORIGINAL_DST is not the listener)
+//                                        → src/egress/redirect.h
+//   first byte 0x05                      → SOCKS5, src/egress/socks5.h
+//   anything else                        → HTTP CONNECT / forwarding, src/egress/http_proxy.h
+// Every path ends in OpenUpstream (rules, resolution, address check) and one
+// audit event. Exceptions never leave a connection's coroutine.
+
+#include <boost/asio/io_context.hpp>
+
+#include "egress/proxy_context.h"
+#include "util/error.h"
+#include "util/unique_fd.h"
+
+namespace mcpcell {
+
+/// Adopts `listener` (a bound, listening TCP socket, IPv4 or IPv6) and
+/// accepts connections on `io` until io stops. `ctx` must outlive io's run.
+/// Errors: the fd is not a listening TCP socket.
+Status StartProxy(boost::asio::io_context& io, UniqueFd listener, ProxyContext& ctx);
+
+}  // namespace mcpcell

@@ -1,0 +1,153 @@
+// GCC 12 reports -Wnull-dereference inside asio's scheduler after inlining
+// (boost/asio/detail/impl/scheduler.ipp); the pointer is never null there.
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+// GCC 12 also pairs asio's coroutine-frame operator new/delete wrongly after
+// inlining (-Wmismatched-new-delete); both are asio's own recycling allocator.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#include <utility>  // first: Boost 1.74's asio/awaitable.hpp uses std::exchange without it
+
+#include "egress/socks5.h"
+
+#include <array>
+#include <chrono>
+#include <exception>
+
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/ip/address_v4.hpp>
+#include <boost/asio/ip/address_v6.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include "egress/host_rules.h"
+#include "egress/tunnel.h"
+
+namespace mcpcell {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+
+namespace {
+
+constexpr std::uint8_t kVersion = 0x05;
+constexpr std::uint8_t kNoAuth = 0x00;
+constexpr std::uint8_t kNoAcceptableMethod = 0xFF;
+constexpr std::uint8_t kCmdConnect = 0x01;
+constexpr std::uint8_t kAtypIPv4 = 0x01, kAtypDomain = 0x03, kAtypIPv6 = 0x04;
+constexpr std::uint8_t kSucceeded = 0x00, kGeneralFailure = 0x01, kNotAllowed = 0x02, kNetworkUnreachable = 0x03,
+                       kHostUnreachable = 0x04, kConnectionRefused = 0x05, kTtlExpired = 0x06,
+                       kCommandNotSupported = 0x07, kAddressTypeNotSupported = 0x08;
+
+/// Reads until `buffer` holds at least `n` bytes (under the stream's timeout).
+asio::awaitable<void> Fill(beast::tcp_stream& client, beast::flat_buffer& buffer, std::size_t n) {
+  while (buffer.size() < n) {
+    std::size_t got = co_await client.async_read_some(buffer.prepare(n - buffer.size()), asio::use_awaitable);
+    buffer.commit(got);
+  }
+}
+
+std::uint8_t At(const beast::flat_buffer& buffer, std::size_t i) {
+  return static_cast<const std::uint8_t*>(buffer.data().data())[i];
+}
+
+/// A reply with BND.ADDR 0.0.0.0:0: clients ignore it for CONNECT, and the
+/// proxy's real outbound address is none of the cell's business.
+asio::awaitable<void> Reply(beast::tcp_stream& client, std::uint8_t code) {
+  std::array<std::uint8_t, 10> reply{kVersion, code, 0x00, kAtypIPv4, 0, 0, 0, 0, 0, 0};
+  co_await asio::async_write(client.socket(), asio::buffer(reply), asio::use_awaitable);
+}
+
+struct Socks5Request {
+  std::uint8_t command = 0;
+  std::uint8_t atyp = 0;
+  std::string host;
+  std::uint16_t port = 0;
+};
+
+/// Greeting, method choice and request; consumes them from `buffer`.
+/// nullopt: the client offered no acceptable method (already answered).
+asio::awaitable<std::optional<Socks5Request>> ReadRequest(beast::tcp_stream& client, beast::flat_buffer& buffer) {
+  co_await Fill(client, buffer, 2);
+  std::size_t methods = At(buffer, 1);
+  co_await Fill(client, buffer, 2 + methods);
+  bool no_auth = false;
+  for (std::size_t i = 0; i < methods; ++i) no_auth = no_auth || At(buffer, 2 + i) == kNoAuth;
+  buffer.consume(2 + methods);
+  std::array<std::uint8_t, 2> choice{kVersion, no_auth ? kNoAuth : kNoAcceptableMethod};
+  co_await asio::async_write(client.socket(), asio::buffer(choice), asio::use_awaitable);
+  if (!no_auth) co_return std::nullopt;
+
+  Socks5Request req;
+  co_await Fill(client, buffer, 5);  // VER CMD RSV ATYP + first address byte
+  req.command = At(buffer, 1);
+  req.atyp = At(buffer, 3);
+  std::size_t address_len = req.atyp == kAtypIPv4 ? 4 : req.atyp == kAtypIPv6 ? 16 : req.atyp == kAtypDomain ? 1 + At(buffer, 4) : 0;
+  if (address_len == 0) co_return req;
+  co_await Fill(client, buffer, 4 + address_len + 2);
+  const auto* p = static_cast<const std::uint8_t*>(buffer.data().data()) + 4;
+  if (req.atyp == kAtypIPv4) {
+    req.host = asio::ip::address_v4({p[0], p[1], p[2], p[3]}).to_string();
+  } else if (req.atyp == kAtypIPv6) {
+    asio::ip::address_v6::bytes_type b;
+    for (std::size_t i = 0; i < 16; ++i) b[i] = p[i];
+    req.host = asio::ip::address_v6(b).to_string();
+  } else {
+    req.host = NormaliseHost(std::string(reinterpret_cast<const char*>(p + 1), p[0]));
+  }
+  req.port = static_cast<std::uint16_t>((p[address_len] << 8) | p[address_len + 1]);
+  buffer.consume(4 + address_len + 2);
+  co_return req;
+}
+
+}  // namespace
+
+std::uint8_t Socks5ReplyFor(UpstreamFailure failure) {
+  switch (failure) {
+    case UpstreamFailure::kNone: return kSucceeded;
+    case UpstreamFailure::kDenied: return kNotAllowed;
+    case UpstreamFailure::kNameNotFound: return kHostUnreachable;
+    case UpstreamFailure::kRefused: return kConnectionRefused;
+    case UpstreamFailure::kUnreachable: return kNetworkUnreachable;
+    case UpstreamFailure::kTimeout: return kTtlExpired;
+    case UpstreamFailure::kOther: return kGeneralFailure;
+  }
+  return kGeneralFailure;
+}
+
+asio::awaitable<void> ServeSocks5(ProxyContext& ctx, beast::tcp_stream& client, beast::flat_buffer& buffer) {
+  client.expires_after(ctx.request_timeout);
+  auto req = co_await ReadRequest(client, buffer);
+  if (!req) co_return;
+  if (req->atyp != kAtypIPv4 && req->atyp != kAtypIPv6 && req->atyp != kAtypDomain) {
+    co_await Reply(client, kAddressTypeNotSupported);
+    co_return;
+  }
+  if (req->command != kCmdConnect) {  // BIND and UDP ASSOCIATE: no inbound, no UDP out of a cell
+    co_await Reply(client, kCommandNotSupported);
+    co_return;
+  }
+  auto start = std::chrono::steady_clock::now();
+  EgressAttempt a;
+  a.via = "socks5";
+  a.host = req->host;
+  a.port = req->port;
+  Upstream up = co_await OpenUpstream(ctx, a);
+  if (!up.socket) {
+    FinishAttempt(ctx, a, start);
+    std::uint8_t code = Socks5ReplyFor(up.failure);
+    co_await Reply(client, code);
+    co_return;
+  }
+  try {
+    co_await Reply(client, kSucceeded);
+    client.expires_never();
+    if (buffer.size() > 0) a.bytes_out += co_await asio::async_write(*up.socket, buffer.data(), asio::use_awaitable);
+    buffer.consume(buffer.size());
+    buffer.shrink_to_fit();
+    co_await RunTunnel(client.socket(), *up.socket, &a.bytes_out, &a.bytes_in);
+  } catch (const std::exception& e) {
+    a.error = e.what();
+  }
+  FinishAttempt(ctx, a, start);
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,102 @@
+// GCC 12 reports -Wnull-dereference inside asio's scheduler after inlining
+// (boost/asio/detail/impl/scheduler.ipp); the pointer is never null there.
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+// GCC 12 also pairs asio's coroutine-frame operator new/delete wrongly after
+// inlining (-Wmismatched-new-delete); both are asio's own recycling allocator.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#include <utility>  // first: Boost 1.74's asio/awaitable.hpp uses std::exchange without it
+
+#include "egress/upstream.h"
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <fmt/format.h>
+
+#include "egress/address_check.h"
+
+namespace mcpcell {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+UpstreamFailure FailureOf(const boost::system::error_code& ec) {
+  if (ec == boost::beast::error::timeout) return UpstreamFailure::kTimeout;
+  if (ec == asio::error::connection_refused) return UpstreamFailure::kRefused;
+  if (ec == asio::error::network_unreachable || ec == asio::error::host_unreachable) {
+    return UpstreamFailure::kUnreachable;
+  }
+  return UpstreamFailure::kOther;
+}
+
+}  // namespace
+
+std::string DescribeConnectError(const boost::system::error_code& ec) {
+  if (ec == boost::beast::error::timeout) return "connect timed out";
+  return ec.message();
+}
+
+asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& a) {
+  Upstream out;
+  RuleVerdict by_name = MatchConnection(ctx.rules, a.host, a.port);
+  a.allowed = by_name.allowed;
+  a.rule = by_name.rule;
+  a.how_to_allow = by_name.how_to_allow;
+  if (!by_name.allowed) {
+    out.failure = UpstreamFailure::kDenied;
+    co_return out;
+  }
+  Resolution resolved = co_await ctx.resolver.Resolve(a.host, a.port);
+  if (!resolved.error.empty()) {
+    a.error = resolved.error;
+    out.failure = UpstreamFailure::kNameNotFound;
+    co_return out;
+  }
+  std::optional<RuleVerdict> first_refusal;
+  boost::system::error_code last_error;
+  auto executor = co_await asio::this_coro::executor;
+  for (const auto& address : resolved.addresses) {
+    RuleVerdict by_address = CheckAddress(ctx.rules, NormaliseHost(a.host), a.port, address, resolved.pinned);
+    if (!by_address.allowed) {
+      if (!first_refusal) first_refusal = by_address;
+      continue;
+    }
+    a.address = address.to_string();
+    // beast::tcp_stream gives the connect a timeout without a hand-rolled
+    // timer racing the socket's lifetime.
+    boost::beast::tcp_stream stream(executor);
+    stream.expires_after(ctx.connect_timeout);
+    tcp::endpoint endpoint(address, a.port);
+    co_await stream.async_connect(endpoint, asio::redirect_error(asio::use_awaitable, last_error));
+    if (last_error) continue;
+    stream.expires_never();
+    tcp::socket socket = stream.release_socket();
+    socket.set_option(tcp::no_delay(true), last_error);  // small requests must not wait for Nagle
+    a.rule = by_address.rule == "public address" ? by_name.rule : by_name.rule + "; " + by_address.rule;
+    a.error.clear();
+    out.socket.emplace(std::move(socket));
+    co_return out;
+  }
+  if (last_error) {
+    a.error = fmt::format("connect to {} port {}: {}", a.address, a.port, DescribeConnectError(last_error));
+    out.failure = FailureOf(last_error);
+    co_return out;
+  }
+  // Every address was refused by the address check.
+  a.allowed = false;
+  a.rule = first_refusal->rule;
+  a.how_to_allow = first_refusal->how_to_allow;
+  a.address = resolved.addresses.front().to_string();
+  out.failure = UpstreamFailure::kDenied;
+  co_return out;
+}
+
+void FinishAttempt(ProxyContext& ctx, EgressAttempt& a, std::chrono::steady_clock::time_point start) {
+  a.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  ctx.audit.Record(a);
+}
+
+}  // namespace mcpcell
