@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   mcpcell::AddPolicyCommand(app, &exit_code, &after_dashes);
   mcpcell::AddRegistryCommand(app, &exit_code);
   mcpcell::AddGcCommand(app, &exit_code);
+  mcpcell::AddEgressProxyCommand(app, &exit_code);
   try {
     app.parse(args);
   } catch (const CLI::CallForHelp& e) {

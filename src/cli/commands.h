@@ -18,5 +18,6 @@ void AddDoctorCommand(CLI::App& app, int* exit_code);
 void AddPolicyCommand(CLI::App& app, int* exit_code, const std::vector<std::string>* after_dashes);
 void AddRegistryCommand(CLI::App& app, int* exit_code);
 void AddGcCommand(CLI::App& app, int* exit_code);
+void AddEgressProxyCommand(CLI::App& app, int* exit_code);
 
 }  // namespace mcpcell
