@@ -4,6 +4,7 @@
 // Nothing is installed for a denied server; nothing runs here.
 #include "cli/launch_plan.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -12,6 +13,7 @@
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
 #include "registry/catalog.h"
+#include "source/image_ref.h"
 #include "source/npx_install.h"
 #include "source/server_ref.h"
 #include "source/trust_facts.h"
@@ -189,9 +191,25 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
 
   CellSpec spec;
   if (ref.kind == ServerRef::Kind::kDocker) {
-    spec.argv = resolved->argv;
+    // The image is the filesystem and names the command: the spec keeps what
+    // the user asked for (binds, secrets, env, limits), none of the host's
+    // system dirs; PATH and the working directory are the image's (the
+    // container cell completes argv, env, workdir and user from it).
+    RunRequest image_req = merged;
+    image_req.no_auto_mount = true;
+    auto built = BuildCellSpec(image_req, resolved->argv, &notes);
+    if (!built.ok()) return built.error();
+    spec = std::move(*built);
+    std::erase_if(spec.mounts, [](const MountSpec& m) { return m.why == "system"; });
+    bool path_given = std::any_of(merged.env.begin(), merged.env.end(),
+                                  [](const std::string& e) { return e == "PATH" || e.rfind("PATH=", 0) == 0; });
+    if (!path_given) spec.env.erase("PATH");
+    spec.workdir.clear();
     spec.backend = "docker";
-    notes.push_back("docker:// sources run on a container backend; the image's entrypoint gets these args");
+    plan.explain["image"] = {{"reference", ImageRefFrom(ref).Reference()},
+                             {"user_given", req.uid.has_value() || req.gid.has_value()}};
+    notes.push_back("docker:// sources run in a container cell: the image's Entrypoint runs, with these args "
+                    "replacing its Cmd (as docker run IMAGE ARGS); workdir \"\" = the image's");
   } else {
     auto built = BuildCellSpec(merged, resolved->argv, &notes);
     if (!built.ok()) return built.error();

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/launch_plan.h"
+#include "cli/run_image.h"
 #include "cli/run_request.h"
 
 namespace mcpcell {
@@ -112,13 +113,8 @@ int Run(RunRequest req) {
     case LaunchPlan::Action::kIsolate:
       break;
   }
-  if (plan->spec.backend == "docker") {
-    // A docker:// source names an image; the container cell so far runs host
-    // commands in mcpcell's own minimal image (no pull, no entrypoint yet).
-    Say("docker:// images cannot run yet: the container cell runs commands given after -- "
-        "(mcpcell run --isolate=docker -- CMD); pulling and running images comes later");
-    return kExitIsolationUnavailable;
-  }
+  // A docker:// source: the image is the cell (src/cell/docker/README.md).
+  if (plan->spec.backend == "docker") return RunImagePlan(*plan, record);
   auto fallback = ParseFallback(req.fallback);
   if (!fallback) {
     Say(fallback.error().Message());

@@ -121,6 +121,10 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
   auto core = static_cast<std::int64_t>(spec.limits.core_bytes);
   ulimits.push_back({{"Name", "nofile"}, {"Soft", nofile}, {"Hard", nofile}});
   ulimits.push_back({{"Name", "core"}, {"Soft", core}, {"Hard", core}});
+  if (opts.nproc_limit) {
+    auto nproc = spec.limits.pids.value ? static_cast<std::int64_t>(*spec.limits.pids.value) : kDefaultNproc;
+    ulimits.push_back({{"Name", "nproc"}, {"Soft", nproc}, {"Hard", nproc}});
+  }
 
   nlohmann::json security_opt = {"no-new-privileges:true"};
   // The same deny list as a native cell (docker's default profile allows ptrace and io_uring).
@@ -172,7 +176,14 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
       {"NetworkDisabled", spec.network.mode == NetworkSpec::Mode::kNone},
       {"HostConfig", host},
   };
-  if (!spec.argv.empty()) body["Cmd"] = fifo ? FifoCommand(spec.argv) : spec.argv;
+  if (!spec.argv.empty()) {
+    auto cmd = fifo ? FifoCommand(spec.argv) : spec.argv;
+    if (opts.set_entrypoint) {
+      body["Entrypoint"] = nlohmann::json::array({cmd.front()});
+      cmd.erase(cmd.begin());
+    }
+    body["Cmd"] = cmd;
+  }
   return body;
 }
 

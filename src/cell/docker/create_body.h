@@ -23,6 +23,9 @@ inline constexpr const char* kLabelSupervisorPidNs = "io.mcpcell.supervisor-pidn
 /// Where secrets appear inside the container (a read-only bind, see secrets_dir.h).
 inline constexpr const char* kSecretsTarget = "/run/secrets";
 
+/// RLIMIT_NPROC when nproc_limit is set and the spec has no pids limit.
+inline constexpr std::int64_t kDefaultNproc = 1000;
+
 /// The lowest pids limit a gVisor (runsc) container starts with.
 inline constexpr std::uint64_t kGvisorMinPids = 256;
 
@@ -46,6 +49,14 @@ struct ContainerOptions {
   bool tmpfs_owner_options = true;
   /// Whether a host path exists; optional mounts whose source is missing are skipped.
   std::function<bool(const std::string&)> exists;
+  /// The cell runs an image's own command line (docker:// source): the
+  /// command goes in as Entrypoint [argv0] + Cmd [rest], replacing the
+  /// image's Entrypoint (spec.argv already holds the image's, completed).
+  bool set_entrypoint = false;
+  /// Set RLIMIT_NPROC (to the pids limit, else kDefaultNproc): Podman's
+  /// default copies the engine's own limits, which a root without
+  /// CAP_SYS_RESOURCE may not raise to (the container fails to start).
+  bool nproc_limit = false;
 };
 
 /// The create body. Hardening that does not depend on the spec is always on:

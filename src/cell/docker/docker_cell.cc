@@ -13,6 +13,8 @@
 #include "cell/docker/base_image.h"
 #include "cell/docker/create_body.h"
 #include "cell/docker/engine_client.h"
+#include "cell/docker/image_config.h"
+#include "cell/docker/image_pull.h"
 #include "cell/docker/reaper.h"
 #include "cell/docker/secrets_dir.h"
 #include "cell/docker/stdio_fifos.h"
@@ -145,6 +147,33 @@ Result<int> WaitExit(const EngineClient& engine, const std::string& id, std::chr
   return j["StatusCode"].get<int>();
 }
 
+struct PreparedImage {
+  std::string id;
+  CellSpec spec;
+};
+
+// The image in the engine (pulled if need be, pin checked) and the spec completed from it.
+Result<PreparedImage> PrepareImage(const EngineClient& engine, const ImageRef& ref, const CellSpec& spec,
+                                   bool user_given) {
+  auto cfg = EnsureImage(engine, ref, Say);
+  if (!cfg) return cfg.error();
+  std::vector<std::string> notes;
+  auto completed = SpecForImage(spec, *cfg, ImageSpecOptions{user_given}, &notes);
+  if (!completed) return completed.error();
+  for (const auto& n : notes) Say(n);
+  // The image is the whole filesystem: none of the host's system directories
+  // (its libraries would shadow the image's own).
+  std::erase_if(completed->mounts, [](const MountSpec& m) { return m.why == "system"; });
+  return PreparedImage{cfg->id, std::move(*completed)};
+}
+
+// Whether the created (not started) container has a /bin/sh: GET of the
+// archive endpoint stats the path in the container's filesystem.
+bool HasShell(const EngineClient& engine, const std::string& id) {
+  auto r = engine.Call("GET", "/containers/" + id + "/archive?path=" + UrlEncode("/bin/sh"));
+  return r && r->status == 200;
+}
+
 }  // namespace
 
 Status CheckEngine(const DockerCellOptions& opts) {
@@ -203,53 +232,83 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   ReapSecretDirs();
   ReapStdioDirs();
 
-  std::string image = opts.image;
-  if (image.empty()) {
-    if (auto ok = EnsureBaseImage(setup); !ok) return Fail(result, kExitSetupFailed, ok.error());
-    image = kBaseImage;
+  // What runs: a docker:// image completes the spec (argv, env, workdir,
+  // user); otherwise the spec runs in the empty base image.
+  CellSpec cell = spec;
+  std::string image = kBaseImage;
+  std::string image_ref = kBaseImage;
+  if (opts.source_image) {
+    auto prepared = PrepareImage(setup, *opts.source_image, spec, opts.user_given);
+    if (!prepared) return Fail(result, kExitSetupFailed, prepared.error());
+    cell = std::move(prepared->spec);
+    image = prepared->id;  // exactly the image that was checked, not a tag that may move
+    image_ref = opts.source_image->Reference();
+  } else if (auto ok = EnsureBaseImage(setup); !ok) {
+    return Fail(result, kExitSetupFailed, ok.error());
   }
-  auto secrets = SecretsDir::Create(spec.secrets, spec.uid, spec.gid);
+  auto secrets = SecretsDir::Create(cell.secrets, cell.uid, cell.gid);
   if (!secrets) return Fail(result, kExitSetupFailed, secrets.error());
 
   StdioFifos fifos;
-  bool use_fifos = opts.fifo_stdio && opts.image.empty() && !spec.argv.empty();
+  bool use_fifos = opts.fifo_stdio && !cell.argv.empty();
   if (use_fifos) {
-    auto f = StdioFifos::Create(spec.uid, spec.gid);
+    auto f = StdioFifos::Create(cell.uid, cell.gid);
     if (!f) return Fail(result, kExitSetupFailed, f.error());
     fifos = std::move(*f);
   }
 
   ProfileFile profile_file;
-  if (opts.engine == Engine::kPodman && spec.seccomp) {
+  if (opts.engine == Engine::kPodman && cell.seccomp) {
     if (auto ok = profile_file.Write(CellSeccompProfile(opts.runtime).dump()); !ok) {
       return Fail(result, kExitSetupFailed, ok.error());
     }
   }
-  ContainerOptions copts{image,
-                         result.cell_id,
-                         static_cast<long>(::getpid()),
-                         ProcessStartTime(::getpid()),
-                         OwnPidNamespace(),
-                         opts.runtime,
-                         secrets->bind_source(),
-                         fifos.bind_source(),
-                         profile_file.path(),
-                         opts.engine != Engine::kPodman,
-                         PathExists};
-  auto body = BuildCreateBody(spec, copts);
-  if (!body) return Fail(result, kExitIsolationUnavailable, body.error());
-
   std::string name = "mcpcell-" + result.cell_id;
-  auto created = setup.Call("POST", "/containers/create?name=" + name, body->dump());
-  if (auto ok = RequireStatus(created, 201, "create container", name); !ok) {
-    return Fail(result, kExitSetupFailed, ok.error());
-  }
-  auto cj = nlohmann::json::parse(created->body, nullptr, false);
-  std::string id = cj.is_object() ? cj.value("Id", "") : "";
-  if (id.empty()) return Fail(result, kExitSetupFailed, MakeError("create container", name, "no Id in reply"));
-  ContainerGuard guard(engine, id);
-  for (const auto& w : cj.value("Warnings", nlohmann::json::array())) {
-    if (w.is_string()) Say("engine warning: " + w.get<std::string>());
+  auto body_for = [&](bool fifo) -> Result<nlohmann::json> {
+    ContainerOptions copts{image,
+                           result.cell_id,
+                           static_cast<long>(::getpid()),
+                           ProcessStartTime(::getpid()),
+                           OwnPidNamespace(),
+                           opts.runtime,
+                           secrets->bind_source(),
+                           fifo ? fifos.bind_source() : std::string(),
+                           profile_file.path(),
+                           opts.engine != Engine::kPodman,
+                           PathExists};
+    copts.set_entrypoint = opts.source_image.has_value();
+    copts.nproc_limit = opts.engine == Engine::kPodman;
+    return BuildCreateBody(cell, copts);
+  };
+  auto create = [&](const nlohmann::json& body) -> Result<std::string> {
+    auto created = setup.Call("POST", "/containers/create?name=" + name, body.dump());
+    MCPCELL_TRY(RequireStatus(created, 201, "create container", name));
+    auto cj = nlohmann::json::parse(created->body, nullptr, false);
+    std::string cid = cj.is_object() ? cj.value("Id", "") : "";
+    if (cid.empty()) return MakeError("create container", name, "no Id in reply");
+    for (const auto& w : cj.value("Warnings", nlohmann::json::array())) {
+      if (w.is_string()) Say("engine warning: " + w.get<std::string>());
+    }
+    return cid;
+  };
+  auto body = body_for(use_fifos);
+  if (!body) return Fail(result, kExitIsolationUnavailable, body.error());
+  auto created = create(*body);
+  if (!created) return Fail(result, kExitSetupFailed, created.error());
+  std::string id = *created;
+  std::optional<ContainerGuard> guard(std::in_place, engine, id);
+  if (use_fifos && opts.source_image && !HasShell(setup, id)) {
+    // The FIFO wiring is a /bin/sh one-liner in the cell; an image without a
+    // shell (distroless, scratch) keeps its stdio on the attach stream.
+    Say("the image has no /bin/sh for the FIFO stdio path; its stdio goes through the engine's attach stream");
+    guard.reset();
+    use_fifos = false;
+    body = body_for(false);
+    if (!body) return Fail(result, kExitIsolationUnavailable, body.error());
+    created = create(*body);
+    if (!created) return Fail(result, kExitSetupFailed, created.error());
+    id = *created;
+    guard.emplace(engine, id);
   }
 
   // Attach before start, so not one byte of output is missed.
@@ -264,7 +323,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   }
   if (on_launch) {
     on_launch(nlohmann::json{{"backend", opts.backend_name}, {"cell_id", result.cell_id}, {"container", name},
-                             {"container_id", id}, {"image", image}, {"engine", *sock},
+                             {"container_id", id}, {"image", image_ref}, {"image_id", image}, {"engine", *sock},
                              {"runtime", opts.runtime.empty() ? "default" : opts.runtime},
                              {"stdio", use_fifos ? "fifo" : "attach"}});
   }
@@ -294,7 +353,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   auto code = WaitExit(engine, id, spec.stop_grace);
   if (!code) {
     if (IsEngineUnreachable(code.error()) || pumped->stream_cut) {
-      guard.Quiet();
+      guard->Quiet();
       return Fail(result, kExitSetupFailed,
                   Error{"container engine went away while the server ran", *sock, code.error().err,
                         "the engine stopped or restarted, which stops its containers; run `mcpcell gc` once it "

@@ -5,11 +5,13 @@
 // stdio over the attach stream, forwards stop requests as API kills, and
 // removes the container when the run ends.
 
+#include <optional>
 #include <string>
 
 #include "cell/cell_result.h"
 #include "cell/cell_spec.h"
 #include "cell/docker/engine_endpoint.h"
+#include "source/image_ref.h"
 #include "util/error.h"
 
 namespace mcpcell::docker {
@@ -17,10 +19,17 @@ namespace mcpcell::docker {
 struct DockerCellOptions {
   Engine engine = Engine::kDocker;
   std::string runtime;  ///< "" = engine default; "runsc" = gVisor
-  std::string image;    ///< "" = mcpcell's empty base image (host runtime bound read-only)
+  /// A docker:// source: the image is the cell's root filesystem and names
+  /// what runs (spec.argv are then the args after --, as for `docker run IMAGE
+  /// ARGS`); the host's system directories are not mounted. Unset: mcpcell's
+  /// empty base image with the host's runtime bound read-only.
+  std::optional<ImageRef> source_image;
+  /// --uid/--gid were given: they win over the image's USER.
+  bool user_given = false;
   std::string backend_name = "docker";  ///< for CellResult.backend and messages
   /// stdin/stdout through FIFOs (stdio_fifos.h) instead of the attach stream.
-  /// Used only with the base image, where the host's /bin/sh is in the cell.
+  /// Needs a /bin/sh in the cell: the host's with the base image; an image's
+  /// own when it has one (else the run falls back to attach).
   bool fifo_stdio = true;
 };
 

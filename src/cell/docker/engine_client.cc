@@ -146,6 +146,49 @@ Result<HttpReply> EngineClient::Call(std::string_view method, const std::string&
   return HttpReply{res.result_int(), std::move(res.body())};
 }
 
+Result<unsigned> EngineClient::Stream(std::string_view method, const std::string& target,
+                                      const std::function<void(std::string_view)>& on_data) const {
+  asio::io_context ioc;
+  Socket sock(ioc);
+  MCPCELL_TRY(Connect(sock, socket_path_));
+  auto req = MakeRequest(method, target, {}, {});
+  boost::beast::flat_buffer buf;
+  http::response_parser<http::buffer_body> parser;
+  parser.body_limit(boost::none);  // bounded by time per read instead
+  std::string what = std::string("engine API ") + std::string(method) + " " + target;
+  boost::system::error_code op_ec;
+  bool done = false;
+  http::async_write(sock, req, [&](boost::system::error_code ec, std::size_t) {
+    if (ec) {
+      op_ec = ec;
+      done = true;
+      return;
+    }
+    http::async_read_header(sock, buf, parser, [&](boost::system::error_code rec, std::size_t) {
+      op_ec = rec;
+      done = true;
+    });
+  });
+  MCPCELL_TRY(Bounded(RunBounded(ioc, sock, done, timeout_, false, interruptible_), what, socket_path_, timeout_));
+  if (op_ec) return ExchangeError(what, socket_path_, op_ec);
+  char chunk[16384];
+  while (!parser.is_done()) {
+    parser.get().body().data = chunk;
+    parser.get().body().size = sizeof chunk;
+    done = false;
+    http::async_read(sock, buf, parser, [&](boost::system::error_code rec, std::size_t) {
+      op_ec = rec;
+      done = true;
+    });
+    MCPCELL_TRY(Bounded(RunBounded(ioc, sock, done, timeout_, false, interruptible_), what, socket_path_, timeout_));
+    // need_buffer: the chunk is full, not an error (Beast's buffer_body protocol).
+    if (op_ec && op_ec != http::error::need_buffer) return ExchangeError(what, socket_path_, op_ec);
+    std::size_t got = sizeof chunk - parser.get().body().size;
+    if (got > 0) on_data(std::string_view(chunk, got));
+  }
+  return parser.get().result_int();
+}
+
 Result<HijackedStream> EngineClient::Hijack(const std::string& target) const {
   asio::io_context ioc;
   Socket sock(ioc);

@@ -4,6 +4,7 @@
 // connect costs microseconds, and no state survives between calls.
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,14 @@ class EngineClient {
   /// errno (ENOENT, ECONNREFUSED, EACCES): see IsEngineUnreachable.
   Result<HttpReply> Call(std::string_view method, const std::string& target, const std::string& body = {},
                          std::string_view content_type = "application/json", bool no_timeout = false) const;
+
+  /// Sends `method target` and hands the reply body to `on_data` piece by
+  /// piece as it arrives (a pull streams JSON progress for minutes). The
+  /// timeout bounds each read, not the whole exchange: a registry that keeps
+  /// sending may take as long as it needs, one that stalls ends the call.
+  /// Returns the HTTP status; the body of an error status goes to `on_data` too.
+  Result<unsigned> Stream(std::string_view method, const std::string& target,
+                          const std::function<void(std::string_view)>& on_data) const;
 
   /// POSTs `target` asking for a protocol upgrade and returns the raw stream
   /// once the engine answered 101 (or 200, which older engines send).

@@ -1,0 +1,57 @@
+#pragma once
+// What an image says about how it runs (GET /images/NAME/json → Config), and
+// how a CellSpec for a docker:// source is completed from it: the argv the
+// way `docker run IMAGE ARGS` builds it, the image's environment under the
+// spec's, its working directory, and a user that is never root. Pure; unit-tested.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cell/cell_spec.h"
+#include "util/error.h"
+
+namespace mcpcell::docker {
+
+struct ImageConfig {
+  std::string id;                         ///< "sha256:…" (the config digest)
+  std::vector<std::string> repo_digests;  ///< "repo@sha256:…" for images pulled from a registry
+  std::vector<std::string> entrypoint;
+  std::vector<std::string> cmd;
+  std::vector<std::string> env;           ///< "NAME=VALUE"
+  std::string workdir;
+  std::string user;                       ///< as the image says: "", "0", "1000:1000", "node", ...
+};
+
+/// Parses an image inspect reply; `name` is for the error message.
+Result<ImageConfig> ParseImageInspect(const std::string& body, const std::string& name);
+
+/// True when `digest` ("sha256:…") is the image's Id or the digest part of one of its RepoDigests.
+bool MatchesDigest(const ImageConfig& image, const std::string& digest);
+
+/// `docker run IMAGE ARGS`: Entrypoint + (ARGS if any, else Cmd). Empty when the image names nothing to run.
+std::vector<std::string> ImageArgv(const ImageConfig& image, const std::vector<std::string>& args);
+
+struct CellUser {
+  std::uint32_t uid = 1000;
+  std::uint32_t gid = 1000;
+  std::string note;  ///< non-empty when the image's USER was not used, and why
+};
+
+/// The user the cell runs as: the image's USER when it is numeric and not
+/// root (a bare uid gets the same number as gid; gid 0 is replaced likewise),
+/// else `fallback`. A named user ("node") is not resolved: that needs the
+/// image's /etc/passwd, and a name may well be root under another spelling.
+CellUser ImageUser(const std::string& image_user, std::uint32_t fallback_uid, std::uint32_t fallback_gid);
+
+struct ImageSpecOptions {
+  bool user_given = false;  ///< --uid/--gid were given: they win over the image's USER
+};
+
+/// `spec` completed from `image`: argv (spec.argv are the run's args after --),
+/// env (the image's, then the spec's on top), workdir (the spec's if set, else
+/// the image's, else "/") and user. Fails when there is nothing to run.
+Result<CellSpec> SpecForImage(const CellSpec& spec, const ImageConfig& image, const ImageSpecOptions& opts,
+                              std::vector<std::string>* notes);
+
+}  // namespace mcpcell::docker
