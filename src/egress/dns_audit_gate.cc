@@ -11,24 +11,22 @@ constexpr std::size_t kPruneAbove = 4096;
 
 }  // namespace
 
-bool DnsAuditGate::PassDenied(Clock::time_point now, std::uint64_t* held_back) {
-  if (refilled_once_ && now > last_refill_) {
-    std::chrono::duration<double> elapsed = now - last_refill_;
+bool DnsAuditGate::Admit(Clock::time_point now, std::uint64_t* held_back) {
+  if (last_refill_ && now > *last_refill_) {
+    std::chrono::duration<double> elapsed = now - *last_refill_;
     tokens_ = std::min(limits_.burst, tokens_ + elapsed.count() * limits_.per_second);
   }
-  if (!refilled_once_ || now > last_refill_) last_refill_ = now;
-  refilled_once_ = true;
+  if (!last_refill_ || now > *last_refill_) last_refill_ = now;
   if (tokens_ < 1) {
     ++held_back_;
     return false;
   }
   tokens_ -= 1;
-  *held_back = held_back_;
-  held_back_ = 0;
+  *held_back = TakeHeldBack();
   return true;
 }
 
-bool DnsAuditGate::PassAllowed(const std::string& name, Clock::time_point now) {
+bool DnsAuditGate::FreshName(const std::string& name, Clock::time_point now) {
   if (allowed_seen_.size() > kPruneAbove) {
     std::erase_if(allowed_seen_, [&](const auto& kv) { return now - kv.second >= limits_.allowed_window; });
   }

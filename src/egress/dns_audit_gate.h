@@ -1,18 +1,20 @@
 #pragma once
 // Which DNS queries the stub writes to the audit log. Every query for a name
 // that is not allowed is an event (DNS exfiltration is an attack and must be
-// visible name by name), but a cell that floods the stub must not be able to
-// fill the host's disk through mcpcell: denied events pass a token bucket and
-// the ones held back are counted, so the next event that passes can say how
-// many were not logged one by one (nothing disappears without a trace).
-// Allowed lookups repeat all the time (every connect re-resolves after the
-// 5 s TTL), so each name is audited at most once per window.
+// visible name by name). Allowed lookups repeat all the time (every connect
+// re-resolves after the 5 s TTL), so each allowed name is logged at most once
+// per window. And a cell that floods the stub (random names under a denied
+// domain, or under an allowed ".domain" rule) must not be able to fill the
+// host's disk through mcpcell: every event then passes one token bucket, and
+// the ones held back are counted so the next event that passes can say how
+// many were not logged one by one. Nothing disappears without a trace.
 //
 // Time is a parameter so tests need no clock. Not thread-safe: the stub uses
 // it from its io_context thread only.
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -24,31 +26,30 @@ class DnsAuditGate {
   using Clock = std::chrono::steady_clock;
 
   struct Limits {
-    double burst = 1000;        ///< denied events that may be logged at once
-    double per_second = 200;    ///< refill rate after the burst
+    double burst = 1000;      ///< events that may be logged at once
+    double per_second = 200;  ///< refill rate after the burst
     std::chrono::milliseconds allowed_window{5000};  ///< one allowed event per name per window
   };
 
   DnsAuditGate() : DnsAuditGate(Limits{}) {}
   explicit DnsAuditGate(Limits limits) : limits_(limits), tokens_(limits.burst) {}
 
-  /// A denied query at `now`. True: log it, and `*held_back` is how many
-  /// denied queries were held back since the last one logged (reset to 0
-  /// here). False: it was counted instead.
-  bool PassDenied(Clock::time_point now, std::uint64_t* held_back);
+  /// An event about to be logged at `now`. True: log it, and `*held_back` is
+  /// how many events were held back since the last one admitted (the count
+  /// resets). False: it was counted instead.
+  bool Admit(Clock::time_point now, std::uint64_t* held_back);
 
-  /// How many denied queries were held back since the last one passed; resets the count.
+  /// How many events were held back since the last one admitted; resets the count.
   std::uint64_t TakeHeldBack() { return std::exchange(held_back_, 0); }
 
-  /// An allowed lookup of `name` (normalised) at `now`. True when the name
-  /// was not logged within the window.
-  bool PassAllowed(const std::string& name, Clock::time_point now);
+  /// An allowed lookup of `name` (normalised) at `now`: true when the name
+  /// was not seen within the window (then it counts as seen from `now`).
+  bool FreshName(const std::string& name, Clock::time_point now);
 
  private:
   Limits limits_;
   double tokens_;
-  Clock::time_point last_refill_{};
-  bool refilled_once_ = false;
+  std::optional<Clock::time_point> last_refill_;
   std::uint64_t held_back_ = 0;
   std::unordered_map<std::string, Clock::time_point> allowed_seen_;
 };

@@ -200,8 +200,9 @@ DnsStub::~DnsStub() {
   std::uint64_t held = gate_.TakeHeldBack();
   if (held == 0) return;
   EgressAttempt last = held_back_last_;
-  last.error = fmt::format("{} denied DNS queries (the last one this) were not logged one by one "
-                           "(audit rate limit)", held);
+  if (!last.error.empty()) last.error += "; ";
+  last.error += fmt::format("{} DNS queries up to and including this one were not logged one by one "
+                            "(audit rate limit)", held);
   audit_.Record(last);
 }
 
@@ -271,13 +272,13 @@ std::vector<std::uint8_t> DnsStub::AnswerQuestion(const ldns_pkt* query, const l
   if (ldns_rr_get_class(question) != LDNS_RR_CLASS_IN) {
     // Still a name the cell asked about: a denied one is audited like any other.
     RuleVerdict verdict = MatchName(rules_, host);
-    if (!verdict.allowed) AuditDenied(host, static_cast<std::uint16_t>(type), verdict);
+    if (!verdict.allowed) Audit(DnsAttempt(host, type, verdict));
     return ToWire(ReplyTo(query, LDNS_RCODE_NOTIMPL).get());
   }
 
   RuleVerdict verdict = MatchName(rules_, host);
   if (!verdict.allowed) {
-    AuditDenied(host, static_cast<std::uint16_t>(type), verdict);
+    Audit(DnsAttempt(host, type, verdict));
     return ToWire(ReplyTo(query, LDNS_RCODE_NXDOMAIN).get());
   }
   EgressAttempt attempt = DnsAttempt(host, type, verdict);
@@ -295,7 +296,7 @@ std::vector<std::uint8_t> DnsStub::AnswerQuestion(const ldns_pkt* query, const l
       attempt.error = "all synthetic addresses (198.18.0.0/15) are handed out";
     }
   }
-  if (!attempt.error.empty() || gate_.PassAllowed(host, DnsAuditGate::Clock::now())) audit_.Record(attempt);
+  if (gate_.FreshName(host, DnsAuditGate::Clock::now()) || !attempt.error.empty()) Audit(std::move(attempt));
   return ToWire(reply.get());
 }
 
@@ -314,16 +315,16 @@ std::optional<std::vector<std::uint8_t>> DnsStub::AnswerPtr(const ldns_pkt* quer
   return ToWire(reply.get());
 }
 
-void DnsStub::AuditDenied(const std::string& host, std::uint16_t type, const RuleVerdict& verdict) {
-  EgressAttempt attempt = DnsAttempt(host, static_cast<ldns_rr_type>(type), verdict);
+void DnsStub::Audit(EgressAttempt attempt) {
   std::uint64_t held_back = 0;
-  if (!gate_.PassDenied(DnsAuditGate::Clock::now(), &held_back)) {
+  if (!gate_.Admit(DnsAuditGate::Clock::now(), &held_back)) {
     held_back_last_ = std::move(attempt);
     return;
   }
   if (held_back > 0) {
-    attempt.error = fmt::format("{} denied DNS queries before this one were not logged one by one "
-                                "(audit rate limit)", held_back);
+    if (!attempt.error.empty()) attempt.error += "; ";
+    attempt.error += fmt::format("{} DNS queries before this one were not logged one by one (audit rate limit)",
+                                 held_back);
   }
   held_back_last_ = {};
   audit_.Record(attempt);

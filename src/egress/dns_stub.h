@@ -23,12 +23,14 @@
 //
 // Audit (via "dns"): every query for a name that is not allowed is one
 // EgressAttempt with allowed=false; exfiltration through many random labels
-// therefore shows up name by name. To keep a flooding cell from filling the
-// disk, denied events pass a token bucket (1000 at once, 200 a second after
-// that); the ones it holds back are counted and reported in the next event
-// that passes ("error": "N more denied DNS queries not logged one by one").
-// Allowed lookups are audited at most once per name every 5 seconds (the TTL).
-// See src/egress/dns_audit_gate.h.
+// therefore shows up name by name. Allowed lookups are audited at most once
+// per name every 5 seconds (the TTL), with the synthetic address. To keep a
+// flooding cell from filling the host's disk, every event then passes one
+// token bucket (1000 at once, 200 a second after that); the events it holds
+// back are counted, and the next event logged says so in "error" ("N DNS
+// queries before this one were not logged one by one (audit rate limit)"),
+// or, if none comes, the last one held back is logged with the count when
+// the stub is destroyed. See src/egress/dns_audit_gate.h.
 
 #include <array>
 #include <cstdint>
@@ -83,14 +85,15 @@ class DnsStub {
   /// A reverse name the stub knows (synthetic or loopback address); nullopt: an ordinary name.
   std::optional<std::vector<std::uint8_t>> AnswerPtr(const ldns_struct_pkt* query, const ldns_struct_rdf* owner,
                                                      const std::string& host);
-  void AuditDenied(const std::string& host, std::uint16_t type, const RuleVerdict& verdict);
+  /// Records `attempt` if the gate admits it, noting how many it held back before.
+  void Audit(EgressAttempt attempt);
 
   boost::asio::ip::udp::socket socket_;
   const EgressRules& rules_;
   NameMap& names_;
   EgressAudit& audit_;
   DnsAuditGate gate_;
-  EgressAttempt held_back_last_;  ///< the last denied query the gate held back; host empty if none
+  EgressAttempt held_back_last_;  ///< the last event the gate held back; host empty if none
   // 65535: the largest UDP payload; a bigger buffer never fills, a smaller
   // one would silently truncate (and we would answer a different question).
   std::array<std::uint8_t, 65535> buffer_{};
