@@ -1,0 +1,219 @@
+// The pure decisions of egress: ToolHive host/port rules (the lead's
+// host_rules), the synthetic name map, the address check, --resolve parsing
+// and the HTTP target/Host-header rules of the proxy.
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/ip/address.hpp>
+
+#include "egress/address_check.h"
+#include "egress/host_rules.h"
+#include "egress/http_target.h"
+#include "egress/name_map.h"
+#include "egress/resolver.h"
+
+namespace mcpcell {
+namespace {
+
+using boost::asio::ip::make_address;
+
+EgressRules Rules(std::vector<std::string> hosts, std::vector<std::uint16_t> ports = {}, bool all = false) {
+  NetworkSpec n;
+  n.mode = NetworkSpec::Mode::kAllowList;
+  n.allow_hosts = std::move(hosts);
+  n.allow_ports = std::move(ports);
+  n.allow_all = all;
+  return EgressRules::FromSpec(n);
+}
+
+TEST(HostRules, ExactAndDomainEntriesMatchLikeToolHive) {
+  auto r = Rules({"example.com", ".acme.com"});
+  EXPECT_TRUE(MatchConnection(r, "example.com", 443).allowed);
+  EXPECT_TRUE(MatchConnection(r, "EXAMPLE.com.", 443).allowed);
+  EXPECT_FALSE(MatchConnection(r, "www.example.com", 443).allowed);
+  EXPECT_TRUE(MatchConnection(r, "acme.com", 80).allowed);
+  EXPECT_TRUE(MatchConnection(r, "wiki.eu.acme.com", 80).allowed);
+  EXPECT_FALSE(MatchConnection(r, "evilacme.com", 80).allowed);
+  auto denied = MatchConnection(r, "evil.example", 443);
+  EXPECT_EQ(denied.rule, "no allow_host entry matches \"evil.example\"");
+  EXPECT_NE(denied.how_to_allow.find("--allow-host evil.example"), std::string::npos);
+}
+
+TEST(HostRules, HostsAndPortsMustBothMatch) {
+  auto r = Rules({".acme.com"}, {80, 443});
+  EXPECT_TRUE(MatchConnection(r, "wiki.acme.com", 443).allowed);
+  auto port = MatchConnection(r, "wiki.acme.com", 22);
+  EXPECT_FALSE(port.allowed);
+  EXPECT_NE(port.rule.find("port 22"), std::string::npos);
+  EXPECT_NE(port.how_to_allow.find("allow_port"), std::string::npos);
+  auto both = MatchConnection(r, "evil.example", 22);
+  EXPECT_FALSE(both.allowed);
+  EXPECT_NE(both.how_to_allow.find("--allow-port 22"), std::string::npos);
+}
+
+TEST(HostRules, PortsOnlyAllowsAnyHostOnThosePorts) {
+  auto r = Rules({}, {5432});
+  EXPECT_TRUE(MatchConnection(r, "db.internal", 5432).allowed);
+  EXPECT_FALSE(MatchConnection(r, "db.internal", 5433).allowed);
+  EXPECT_TRUE(MatchName(r, "anything.example").allowed);
+}
+
+TEST(HostRules, EmptyRulesDenyAndAllowAllAllows) {
+  EXPECT_FALSE(MatchConnection(Rules({}), "example.com", 443).allowed);
+  EXPECT_FALSE(MatchName(Rules({}), "example.com").allowed);
+  auto all = Rules({}, {}, true);
+  EXPECT_TRUE(MatchConnection(all, "anything", 1).allowed);
+  EXPECT_EQ(MatchConnection(all, "anything", 1).rule, "insecure_allow_all");
+}
+
+TEST(HostRules, MatchNameIgnoresPorts) {
+  auto r = Rules({".acme.com"}, {443});
+  EXPECT_TRUE(MatchName(r, "x.acme.com").allowed);
+  EXPECT_FALSE(MatchName(r, "x.evil.com").allowed);
+}
+
+TEST(NameMap, StableSyntheticAddressesMapBackToNames) {
+  NameMap names;
+  auto a = names.AddressFor("api.example.com");
+  auto b = names.AddressFor("other.example.com");
+  ASSERT_TRUE(a && b);
+  EXPECT_NE(*a, *b);
+  EXPECT_EQ(names.AddressFor("api.example.com"), a);
+  EXPECT_TRUE(NameMap::IsSynthetic(*a));
+  EXPECT_EQ(names.NameOf(*a), "api.example.com");
+  EXPECT_EQ(names.NameOf(*b), "other.example.com");
+  EXPECT_EQ(names.NameOf(*b + 1), std::nullopt);
+  EXPECT_EQ(names.NameOf(NameMap::kBase), std::nullopt);
+  EXPECT_FALSE(NameMap::IsSynthetic(0x7F000001));
+  EXPECT_EQ(NameMap::Format(*a), "198.18.0.1");
+}
+
+TEST(AddressCheck, RestrictedRangesAreNamed) {
+  auto range = [](const char* a) { return RestrictedRange(make_address(a)).value_or("public"); };
+  EXPECT_NE(range("127.0.0.1").find("loopback"), std::string::npos);
+  EXPECT_NE(range("10.1.2.3").find("private"), std::string::npos);
+  EXPECT_NE(range("172.16.0.1").find("private"), std::string::npos);
+  EXPECT_EQ(range("172.32.0.1"), "public");
+  EXPECT_NE(range("192.168.1.1").find("private"), std::string::npos);
+  EXPECT_NE(range("100.64.0.1").find("private"), std::string::npos);
+  EXPECT_NE(range("169.254.169.254").find("cloud metadata"), std::string::npos);
+  EXPECT_NE(range("169.254.1.1").find("link-local"), std::string::npos);
+  EXPECT_NE(range("0.0.0.0").find("unspecified"), std::string::npos);
+  EXPECT_NE(range("224.0.0.1").find("multicast"), std::string::npos);
+  EXPECT_NE(range("198.18.0.1").find("synthetic"), std::string::npos);
+  EXPECT_NE(range("::1").find("loopback"), std::string::npos);
+  EXPECT_NE(range("::").find("unspecified"), std::string::npos);
+  EXPECT_NE(range("fd00:ec2::254").find("cloud metadata"), std::string::npos);
+  EXPECT_NE(range("fd12::1").find("private"), std::string::npos);
+  EXPECT_NE(range("fe80::1").find("link-local"), std::string::npos);
+  EXPECT_NE(range("ff02::1").find("multicast"), std::string::npos);
+  EXPECT_NE(range("::ffff:127.0.0.1").find("loopback"), std::string::npos);
+  EXPECT_NE(range("::ffff:169.254.169.254").find("cloud metadata"), std::string::npos);
+  EXPECT_NE(range("64:ff9b::a01:203").find("private"), std::string::npos);
+  EXPECT_EQ(range("93.184.216.34"), "public");
+  EXPECT_EQ(range("2606:2800:220:1::1"), "public");
+  EXPECT_EQ(range("::ffff:93.184.216.34"), "public");
+}
+
+TEST(AddressCheck, InternalAddressRefusedUnlessNamedExplicitly) {
+  auto r = Rules({"localhost", "10.1.2.3", "::1"});
+  auto v = CheckAddress(r, "localhost", 8080, make_address("127.0.0.1"), false);
+  EXPECT_FALSE(v.allowed);
+  EXPECT_NE(v.rule.find("loopback"), std::string::npos);
+  EXPECT_NE(v.how_to_allow.find("--resolve localhost:8080:127.0.0.1"), std::string::npos);
+  // The same address from a --resolve pin: named explicitly.
+  EXPECT_TRUE(CheckAddress(r, "localhost", 8080, make_address("127.0.0.1"), true).allowed);
+  // An allow_host entry that is the literal.
+  EXPECT_TRUE(CheckAddress(r, "10.1.2.3", 80, make_address("10.1.2.3"), false).allowed);
+  EXPECT_TRUE(CheckAddress(r, "::1", 80, make_address("0:0::1"), false).allowed);
+  // A literal nobody named.
+  auto lit = CheckAddress(r, "10.9.9.9", 80, make_address("10.9.9.9"), false);
+  EXPECT_FALSE(lit.allowed);
+  EXPECT_NE(lit.how_to_allow.find("--allow-host 10.9.9.9"), std::string::npos);
+  // insecure_allow_all does not switch the address check off.
+  EXPECT_FALSE(CheckAddress(Rules({}, {}, true), "x", 80, make_address("169.254.169.254"), false).allowed);
+  EXPECT_TRUE(CheckAddress(r, "example.com", 443, make_address("93.184.216.34"), false).allowed);
+}
+
+TEST(ResolvePin, ParsesCurlForm) {
+  auto pin = ParseResolvePin("API.Example.com:443:203.0.113.7");
+  ASSERT_TRUE(pin.ok()) << pin.error().Message();
+  EXPECT_EQ(pin->host, "api.example.com");
+  EXPECT_EQ(pin->port, 443);
+  EXPECT_EQ(pin->address, "203.0.113.7");
+  auto any = ParseResolvePin("db.test:*:[::1]");
+  ASSERT_TRUE(any.ok()) << any.error().Message();
+  EXPECT_EQ(any->port, 0);
+  EXPECT_EQ(any->address, "::1");
+  auto v6 = ParseResolvePin("db.test:5432:fd00::2");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->address, "fd00::2");
+}
+
+TEST(ResolvePin, ErrorsSayWhatIsWrong) {
+  for (const char* bad : {"example.com", "example.com:443", ":443:1.2.3.4", "example.com:0:1.2.3.4",
+                          "example.com:http:1.2.3.4", "example.com:443:not-an-ip", "x:1:1.2.3.4,5.6.7.8"}) {
+    auto r = ParseResolvePin(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().Message().find("HOST:PORT:ADDRESS"), std::string::npos) << r.error().Message();
+  }
+}
+
+TEST(Resolver, PinsWinForTheirPortOnly) {
+  Resolver resolver({{"api.test", 443, "10.0.0.5"}, {"any.test", 0, "::1"}});
+  EXPECT_EQ(resolver.Pinned("api.test", 443), make_address("10.0.0.5"));
+  EXPECT_EQ(resolver.Pinned("api.test", 80), std::nullopt);
+  EXPECT_EQ(resolver.Pinned("any.test", 1), make_address("::1"));
+  EXPECT_EQ(resolver.Pinned("other.test", 443), std::nullopt);
+}
+
+TEST(HttpTarget, AuthorityForms) {
+  auto hp = ParseAuthority("Example.COM:8443", 0);
+  ASSERT_TRUE(hp);
+  EXPECT_EQ(hp->host, "example.com");
+  EXPECT_EQ(hp->port, 8443);
+  EXPECT_EQ(ParseAuthority("example.com", 80)->port, 80);
+  EXPECT_EQ(ParseAuthority("example.com", 0), std::nullopt);  // CONNECT needs a port
+  EXPECT_EQ(ParseAuthority("[::1]:443", 0)->host, "::1");
+  EXPECT_EQ(ParseAuthority("::1:443", 0), std::nullopt);
+  EXPECT_EQ(ParseAuthority("example.com:99999", 0), std::nullopt);
+  EXPECT_EQ(ParseAuthority("exa mple.com:80", 0), std::nullopt);
+  EXPECT_EQ(FormatHostPort({"::1", 443}), "[::1]:443");
+}
+
+TEST(HttpTarget, AbsoluteFormOnly) {
+  std::string why;
+  auto t = ParseHttpTarget("http://Example.com:8080/a/b?q=1#frag", &why);
+  ASSERT_TRUE(t) << why;
+  EXPECT_EQ(t->where.host, "example.com");
+  EXPECT_EQ(t->where.port, 8080);
+  EXPECT_EQ(t->origin_form, "/a/b?q=1");
+  EXPECT_EQ(ParseHttpTarget("http://example.com", &why)->origin_form, "/");
+  EXPECT_EQ(ParseHttpTarget("http://example.com?x", &why)->origin_form, "/?x");
+  EXPECT_FALSE(ParseHttpTarget("https://example.com/", &why));
+  EXPECT_NE(why.find("CONNECT"), std::string::npos);
+  EXPECT_FALSE(ParseHttpTarget("/index.html", &why));
+  EXPECT_NE(why.find("proxy"), std::string::npos);
+  EXPECT_FALSE(ParseHttpTarget("http://user:pw@example.com/", &why));
+}
+
+TEST(HttpTarget, HostHeaderMustNameTheTarget) {
+  HostPort target{"example.com", 80};
+  EXPECT_TRUE(HostHeaderMatches("example.com", target, 80));
+  EXPECT_TRUE(HostHeaderMatches("EXAMPLE.com:80", target, 80));
+  EXPECT_FALSE(HostHeaderMatches("example.com:8080", target, 80));
+  EXPECT_FALSE(HostHeaderMatches("evil.example", target, 80));
+  EXPECT_FALSE(HostHeaderMatches("", target, 80));
+}
+
+TEST(HttpTarget, HopByHopHeaders) {
+  EXPECT_TRUE(IsHopByHop("Connection", ""));
+  EXPECT_TRUE(IsHopByHop("Proxy-Authorization", ""));
+  EXPECT_TRUE(IsHopByHop("proxy-connection", ""));
+  EXPECT_TRUE(IsHopByHop("Transfer-Encoding", ""));
+  EXPECT_TRUE(IsHopByHop("X-Secret", "keep-alive, X-Secret"));
+  EXPECT_FALSE(IsHopByHop("Accept", "keep-alive"));
+}
+
+}  // namespace
+}  // namespace mcpcell
