@@ -5,6 +5,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <limits>
 #include <optional>
 
 // GCC 12 reports -Wnull-dereference inside asio's scheduler after inlining
@@ -154,7 +155,8 @@ Result<unsigned> EngineClient::Stream(std::string_view method, const std::string
   auto req = MakeRequest(method, target, {}, {});
   boost::beast::flat_buffer buf;
   http::response_parser<http::buffer_body> parser;
-  parser.body_limit(boost::none);  // bounded by time per read instead
+  // Bounded by time per read instead (not boost::none: older Beast takes a plain integer).
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   std::string what = std::string("engine API ") + std::string(method) + " " + target;
   boost::system::error_code op_ec;
   bool done = false;
@@ -176,6 +178,7 @@ Result<unsigned> EngineClient::Stream(std::string_view method, const std::string
     parser.get().body().data = chunk;
     parser.get().body().size = sizeof chunk;
     done = false;
+    ioc.restart();  // the previous RunBounded ran the context out of work, which stops it
     http::async_read(sock, buf, parser, [&](boost::system::error_code rec, std::size_t) {
       op_ec = rec;
       done = true;
