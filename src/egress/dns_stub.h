@@ -14,12 +14,15 @@
 //   PTR for a synthetic address      the name it stands for (127.0.0.1 and ::1:
 //                                    "localhost"); other reverse names are
 //                                    ordinary names (not allowed: NXDOMAIN, audited)
-//   opcode other than QUERY, class   NOTIMP
-//     other than IN
+//   opcode other than QUERY, class   NOTIMP (a denied name in another class is
+//     other than IN                  still audited)
 //   not exactly one question         FORMERR
 //   a packet ldns cannot parse       FORMERR when the 12-byte header is there
 //                                    and is a query; otherwise dropped
 //   a response (QR set)              dropped (never answer an answer: no loops)
+// UDP only: answers are small and never truncated, so clients have no reason
+// to retry over TCP; DNS over TCP from the cell is refused (nothing listens
+// on 127.0.0.53 TCP) or, to an outside resolver, denied at the proxy.
 //
 // Audit (via "dns"): every query for a name that is not allowed is one
 // EgressAttempt with allowed=false; exfiltration through many random labels
