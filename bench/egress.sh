@@ -65,16 +65,21 @@ start() {
   eval "PID_$name=$!"
 }
 
-# RSS in kB of a process and all its descendants (Squid or tinyproxy may fork helpers).
-rss_kb() {
-  local total=0 pid kids
+# Memory in kB of a process and all its descendants (Squid or tinyproxy may fork helpers):
+# FIELD is VmRSS (everything resident, shared library pages included) or RssAnon (private memory).
+mem_kb() {
+  local field=$1 total=0 pid kids; shift
   for pid in "$@"; do
     [[ -r /proc/$pid/status ]] || continue
-    total=$(( total + $(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status") ))
+    total=$(( total + $(awk -v f="$field:" '$1 == f {print $2}' "/proc/$pid/status") ))
     kids=$(cat /proc/"$pid"/task/*/children 2>/dev/null || true)
-    [[ -n "$kids" ]] && total=$(( total + $(rss_kb $kids) ))
+    [[ -n "$kids" ]] && total=$(( total + $(mem_kb "$field" $kids) ))
   done
   echo "$total"
+}
+record_mem() { # LABEL WHEN
+  echo -e "RESULT\t$1\trss_$2_kb\t$(mem_kb VmRSS "${PID[$1]}")" >>"$RES"
+  echo -e "RESULT\t$1\tanon_$2_kb\t$(mem_kb RssAnon "${PID[$1]}")" >>"$RES"
 }
 
 # CONNECT through proxy port $1 to target $2 and GET 16 bytes; prints the CONNECT status.
@@ -153,7 +158,7 @@ done
 # --- (d) RSS idle (after the readiness probes) and with N idle tunnels -----------------------------
 sleep 0.5
 for l in "${labels[@]:1}"; do
-  echo -e "RESULT\t$l\trss_idle_kb\t$(rss_kb "${PID[$l]}")" >>"$RES"
+  record_mem "$l" idle
 done
 bench_log "egress: RSS with $IDLE_TUNNELS idle tunnels"
 for l in "${labels[@]:1}"; do
@@ -167,7 +172,7 @@ for l in "${labels[@]:1}"; do
   done
   if grep -q ready "$WORK/idle.out"; then
     sleep 0.5
-    echo -e "RESULT\t$l\trss_tunnels_kb\t$(rss_kb "${PID[$l]}")" >>"$RES"
+    record_mem "$l" tunnels
   else
     bench_log "egress: $l: $IDLE_TUNNELS tunnels could not be opened: $(tail -n 3 "$WORK/idle.err")"
   fi
@@ -219,24 +224,26 @@ awk -F'\t' -v lat_n="$LAT_N" -v bulk_mib="$((BULK_BYTES >> 20))" -v bulk_reps="$
   $1 == "RESULT" { v[$2, $3] = $4 }
   function r(a, b) { return (a == "" || b == "" || b + 0 == 0) ? "—" : sprintf("%.2f", a / b) }
   function mb(kb) { return kb == "" ? "—" : sprintf("%.1f", kb / 1024) }
+  function mem(l, when) { return v[l, "rss_" when "_kb"] == "" ? "—" : mb(v[l, "rss_" when "_kb"]) " (" mb(v[l, "anon_" when "_kb"]) ")" }
   function ms(us) { return us == "" ? "—" : sprintf("%.3f", us / 1000) }
   function val(x) { return x == "" ? "—" : x }
   END {
     n = split(order, L, " ")
     name["direct"] = "direct (no proxy)"; name["squid"] = "Squid"; name["tinyproxy"] = "tinyproxy"
     name["mcpcell"] = "mcpcell egress-proxy"
-    printf "| config | tunnel + 1 KiB GET p50 ms | p99 ms | bulk MB/s | req/s, %d clients | RSS idle MB | RSS %d tunnels MB |\n", conc, tunnels
+    printf "| config | tunnel + 1 KiB GET p50 ms | p99 ms | bulk MB/s | req/s, %d clients | RSS idle MB (anon) | RSS %d tunnels MB (anon) |\n", conc, tunnels
     print "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
     for (i = 1; i <= n; i++) {
       l = L[i]
       printf "| %s | %s | %s | %s | %s | %s | %s |\n", name[l], ms(v[l, "lat_p50_us"]), ms(v[l, "lat_p99_us"]),
-        val(v[l, "bulk_mbs"]), val(v[l, "rps"]), mb(v[l, "rss_idle_kb"]), mb(v[l, "rss_tunnels_kb"])
+        val(v[l, "bulk_mbs"]), val(v[l, "rps"]), mem(l, "idle"), mem(l, "tunnels")
     }
     print ""
     printf "%d sequential requests per config (each a new connection: connect, CONNECT, GET 1 KiB, timed to\n", lat_n
     printf "the last body byte); bulk: median of %d × %d MiB through one tunnel, timed from the GET; req/s: %d\n", bulk_reps, bulk_mib, conc
     print "clients each opening a new tunnel per request and reading to EOF. RSS sums the proxy process and its"
-    print "children (VmRSS), idle after the readiness probe."
+    print "children (VmRSS: shared library and binary pages included; in brackets RssAnon, the private"
+    print "memory), idle after the readiness probe and with the tunnels open (CONNECT answered, no data)."
     print ""
     print "| config | p50 × direct | p50 × Squid | bulk × direct | bulk × Squid | req/s × direct | req/s × Squid | RSS tunnels × Squid |"
     print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
