@@ -417,3 +417,39 @@ test('egress with profile none: loopback only — no route, no proxy, no DNS', {
     assert.deepEqual(egressEvents(audit), []);
   });
 });
+
+// The address check refuses loopback, private, link-local and metadata
+// addresses, but not the addresses of the host's own interfaces. A connection
+// from the supervisor to one of them never leaves the machine (the kernel
+// routes it over lo), so in audit-only mode (or for any allowed name that
+// resolves there) a cell reaches every host service bound to 0.0.0.0, past a
+// firewall that guards that address from outside. On this kind of machine the
+// host's address is a documentation range (192.0.2.2) that the check treats
+// as public. TODO until the proxy also refuses the host's own addresses
+// unless pinned or named.
+test('egress insecure_allow_all: the host\'s own non-loopback address is refused like loopback', {
+  timeout: 120_000,
+  todo: 'the proxy\'s address check does not know the host\'s own interface addresses',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  assertProbeExists();
+  const { v4 } = hostAddresses();
+  if (!v4) {
+    t.skip('this host has no non-loopback IPv4 address');
+    return;
+  }
+  const sites = await startStorySites();
+  const udp = await startUdpListener(sites.secret);
+  t.after(async () => {
+    udp.close();
+    await sites.close();
+  });
+  const dir = makeTempDir('egress-allow-all-host');
+  const profile = writeProfile(dir, { insecure_allow_all: true });
+  const audit = path.join(dir, 'audit.jsonl');
+  const probe = await runProbe(egressFlags({ profile, audit }), probeConfig(sites, udp, { attempts: ['tcp_host_addr'] }));
+  const r = attempt(probe, 'tcp_host_addr');
+  assertNotReached(r);
+  assert.deepEqual(sites.wiki.requests, [], `the host's server at ${v4}:${sites.wiki.port} was reached from the cell`);
+  assertDeniedAudit(audit, { via: 'redirect', host: v4, port: sites.wiki.port });
+});
