@@ -37,9 +37,9 @@ Result<Fallback> ParseFallback(const std::string& text) {
   return MakeError("--fallback", text, "expected none or native");
 }
 
-CellResult RunCell(const std::string& level, const CellSpec& spec, const LaunchCallback& on_launch,
-                   Fallback fallback) {
-  if (level == "auto" || level == "native") return RunNativeCell(spec, on_launch);
+CellResult RunCell(const std::string& level, const CellSpec& spec, const RunContext& ctx,
+                   const LaunchCallback& on_launch, Fallback fallback) {
+  if (level == "auto" || level == "native") return RunNativeCell(spec, ctx, on_launch);
   auto opts = ContainerOptionsFor(level);
   if (!opts) {
     CellResult r;
@@ -47,20 +47,13 @@ CellResult RunCell(const std::string& level, const CellSpec& spec, const LaunchC
     r.error = opts.error();
     return r;
   }
-  // Podman's Docker-compatible API answers 409 to attach-before-start, which
-  // the container cell relies on (src/cell/docker/README.md): refuse plainly
-  // instead of failing halfway through a launch.
-  Status ok = level == "podman"
-                  ? Status(MakeError("container runtime", "podman",
-                                     "podman cells are not supported yet (its API refuses attach before start); "
-                                     "use --isolate=docker, gvisor or native"))
-                  : docker::CheckEngine(*opts);
+  Status ok = docker::CheckEngine(*opts);
   if (!ok) {
     bool missing = docker::IsEngineUnreachable(ok.error()) || ok.error().what == "container runtime";
     if (missing && fallback == Fallback::kNative) {
       std::fprintf(stderr, "mcpcell: warning: %s cell unavailable (%s); falling back to a native cell as "
                    "--fallback=native allows\n", opts->backend_name.c_str(), ok.error().Message().c_str());
-      return RunNativeCell(spec, on_launch);
+      return RunNativeCell(spec, ctx, on_launch);
     }
     CellResult r;
     r.backend = opts->backend_name;

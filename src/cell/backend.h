@@ -6,6 +6,7 @@
 
 #include "cell/cell_result.h"
 #include "cell/cell_spec.h"
+#include "cell/run_context.h"
 #include "util/error.h"
 
 namespace mcpcell {
@@ -29,7 +30,8 @@ Result<Fallback> ParseFallback(const std::string& text);
 /// runs instead (a warning names what was missing); with kNone the result is
 /// exit 122 with the reason. Never runs the server without a cell. An engine
 /// that answers but fails later (bad image, create refused) never falls back.
-CellResult RunCell(const std::string& level, const CellSpec& spec, const LaunchCallback& on_launch,
-                   Fallback fallback = Fallback::kNone);
+/// `ctx` names the server and the audit log for the cell's own events (egress).
+CellResult RunCell(const std::string& level, const CellSpec& spec, const RunContext& ctx,
+                   const LaunchCallback& on_launch, Fallback fallback = Fallback::kNone);
 
 }  // namespace mcpcell

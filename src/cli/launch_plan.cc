@@ -8,7 +8,10 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "cell/spec_builder.h"
+#include "egress/cell_net.h"
 #include "policy/decide.h"
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
@@ -39,14 +42,28 @@ void AddPathArgs(const RegistryEntry* entry, const std::vector<std::string>& arg
   }
 }
 
-/// The system files a networked runtime needs (resolv.conf, hosts, certs),
-/// added when the network is open; BuildCellSpec built for no network.
+/// The system files a networked runtime needs (resolv.conf, certs, gai.conf),
+/// added when the cell has a network; BuildCellSpec built for no network. An
+/// allow-list cell gets its own resolv.conf (the DNS stub, written by the
+/// cell), never the host's.
 void AddNetworkSystemMounts(CellSpec* spec) {
   for (auto& m : SystemMounts(true)) {
+    if (spec->network.mode == NetworkSpec::Mode::kAllowList && m.target == "/etc/resolv.conf") continue;
     bool have = false;
     for (const auto& existing : spec->mounts) have = have || existing.target == m.target;
     if (!have) spec->mounts.push_back(std::move(m));
   }
+}
+
+/// Proxy-aware programs (curl, Python requests, npm, git) speak to the
+/// egress proxy directly; others are redirected to it anyway. A value the
+/// user set with --env wins. NO_PROXY keeps the cell's own loopback direct.
+void AddProxyEnvironment(CellSpec* spec) {
+  const std::string http = CellProxyUrl();
+  const std::string socks = fmt::format("socks5h://{}:{}", kCellProxyAddress, kCellProxyPort);
+  for (const char* k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) spec->env.emplace(k, http);
+  for (const char* k : {"ALL_PROXY", "all_proxy"}) spec->env.emplace(k, socks);
+  for (const char* k : {"NO_PROXY", "no_proxy"}) spec->env.emplace(k, "localhost,127.0.0.1,::1");
 }
 
 struct Resolved {
@@ -101,8 +118,10 @@ json PermissionsJson(const RunRequest& merged, const CellSpec& spec, const Netwo
               {"read", merged.read},
               {"write", merged.write},
               {"network", {{"mode", ToString(net.spec.mode)},
+                           {"allow_all", net.spec.allow_all},
                            {"allow_hosts", net.spec.allow_hosts},
                            {"allow_ports", net.spec.allow_ports},
+                           {"resolve", ToJson(spec)["network"]["resolve"]},
                            {"enforced", net.enforced}}},
               {"secrets", secrets},
               {"tools", {{"allow", profile.ext.tools_allow}, {"deny", profile.ext.tools_deny}}}};
@@ -186,7 +205,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   RunRequest merged = MergeProfile(*profile, with_args);
   auto secrets = LowerSecrets(merged.secrets, merged.secret_env);
   if (!secrets.ok()) return secrets.error();
-  auto net = LowerNetwork(*profile, req.allow_host, req.allow_port);
+  auto net = LowerNetwork(*profile, req.allow_host, req.allow_port, req.resolve);
   if (!net.ok()) return net.error();
 
   CellSpec spec;
@@ -216,7 +235,8 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
     spec = std::move(*built);
   }
   spec.network = net->spec;
-  if (spec.network.mode == NetworkSpec::Mode::kOpen) AddNetworkSystemMounts(&spec);
+  if (spec.network.mode != NetworkSpec::Mode::kNone) AddNetworkSystemMounts(&spec);
+  if (spec.network.mode == NetworkSpec::Mode::kAllowList) AddProxyEnvironment(&spec);
   spec.secrets = std::move(*secrets);
   if (resolved->npx) {
     MountSpec m;

@@ -121,7 +121,8 @@ int Run(RunRequest req) {
     return kExitUsage;
   }
   if (req.verbose) DescribeCell(plan->spec);
-  CellResult r = RunCell(plan->level, plan->spec, [&](const nlohmann::json& launch) {
+  RunContext ctx{plan->explain.value("server", std::string()), audit ? &*audit : nullptr};
+  CellResult r = RunCell(plan->level, plan->spec, ctx, [&](const nlohmann::json& launch) {
     nlohmann::json event = LaunchEvent(*plan, launch.value("cell_id", ""), launch.value("pid", 0));
     for (const auto& [k, v] : launch.items()) {
       if (!event.contains(k)) event[k] = v;
@@ -162,6 +163,8 @@ void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>
   cmd->add_option("--secret-env", req->secret_env, "also expose secret NAME as an env var (only when asked)")->type_name("NAME[=VAR]");
   cmd->add_option("--allow-host", req->allow_host, "allow outbound connections to HOST (.domain for subdomains)");
   cmd->add_option("--allow-port", req->allow_port, "allow outbound connections to PORT");
+  cmd->add_option("--resolve", req->resolve, "pin HOST on PORT (* = any) to ADDRESS for the egress proxy, like curl's")
+      ->type_name("HOST:PORT:ADDRESS");
   cmd->add_option("--memory", req->memory, "memory limit, e.g. 512m (default 1g)");
   cmd->add_option("--pids", req->pids, "process/thread limit (default 512)");
   cmd->add_option("--cpus", req->cpus, "CPU limit in cores, e.g. 0.5");

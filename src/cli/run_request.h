@@ -23,6 +23,7 @@ struct RunRequest {
   std::vector<std::string> secret_env;      ///< --secret-env NAME[=VAR]
   std::vector<std::string> allow_host;      ///< --allow-host
   std::vector<std::string> allow_port;      ///< --allow-port
+  std::vector<std::string> resolve;         ///< --resolve HOST:PORT:ADDRESS (pin a name for the egress proxy)
   std::optional<std::string> memory;        ///< --memory 512m
   std::optional<std::string> pids;          ///< --pids 128
   std::optional<std::string> cpus;          ///< --cpus 1.5

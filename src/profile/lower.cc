@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "egress/resolver.h"
+
 namespace mcpcell {
 
 RunRequest MergeProfile(const PermissionProfile& profile, const RunRequest& req) {
@@ -41,9 +43,22 @@ RunRequest MergeProfile(const PermissionProfile& profile, const RunRequest& req)
   return out;
 }
 
+Result<ResolvePin> ParseResolveFlag(const std::string& value) {
+  auto pin = ParseResolvePin(value);
+  if (!pin) return pin.error();
+  // A pin names one host: ".example.com" or "*.x" would pin nothing the
+  // proxy ever looks up, silently.
+  if (pin->host[0] == '.' || AllowHostProblem(pin->host)) {
+    return MakeError("--resolve", value, "'" + pin->host + "' is not one host name; expected HOST:PORT:ADDRESS, "
+                                         "e.g. api.example.com:443:203.0.113.7 (PORT may be *)");
+  }
+  return pin;
+}
+
 Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,
                                  const std::vector<std::string>& flag_hosts,
-                                 const std::vector<std::string>& flag_ports) {
+                                 const std::vector<std::string>& flag_ports,
+                                 const std::vector<std::string>& flag_resolve) {
   NetworkPlan plan;
   std::vector<std::string> hosts = profile.allow_host;
   std::vector<std::uint16_t> ports = profile.allow_port;
@@ -59,15 +74,27 @@ Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,
     }
     ports.push_back(static_cast<std::uint16_t>(value));
   }
+  for (const auto& r : flag_resolve) {
+    auto pin = ParseResolveFlag(r);
+    if (!pin) return pin.error();
+    plan.spec.resolve.push_back(std::move(*pin));
+  }
+  const std::string not_covered =
+      "names that are not allowed do not resolve; UDP other than DNS, QUIC, ICMP and IPv6 are denied";
   if (profile.insecure_allow_all) {
-    plan.spec.mode = NetworkSpec::Mode::kOpen;
-    plan.enforced = "open: the host's network, every host and port (insecure_allow_all)";
+    plan.spec.mode = NetworkSpec::Mode::kAllowList;
+    plan.spec.allow_all = true;
+    plan.enforced =
+        "allow-all, audit-only (insecure_allow_all): every host and port, but only through mcpcell's egress "
+        "proxy, which records every attempt and still refuses loopback, private, link-local and cloud-metadata "
+        "addresses; UDP other than DNS, QUIC, ICMP and IPv6 are denied";
     plan.warnings.push_back(
-        "WARNING: network is OPEN for this server (profile '" + profile.name +
-        "' sets insecure_allow_all): it can reach any host, your LAN and cloud metadata "
-        "endpoints. Use a profile without insecure_allow_all to cut it off.");
+        "WARNING: network is OPEN to every public host and port for this server (profile '" + profile.name +
+        "' sets insecure_allow_all). Its connections still go through mcpcell's egress proxy (each one on the "
+        "audit log; your LAN, loopback and cloud metadata endpoints refused). Use a profile with allow_host "
+        "entries to narrow it.");
     if (!hosts.empty() || !ports.empty()) {
-      plan.warnings.push_back("note: --allow-host/--allow-port add nothing: the network is already open");
+      plan.warnings.push_back("note: --allow-host/--allow-port add nothing: every host and port is already allowed");
     }
     return plan;
   }
@@ -78,18 +105,16 @@ Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,
     std::string what = fmt::format("hosts [{}] ports [{}]", fmt::join(hosts, ", "),
                                    ports.empty() ? std::string("any") : fmt::format("{}", fmt::join(ports, ", ")));
     if (hosts.empty()) what = fmt::format("any host on ports [{}]", fmt::join(ports, ", "));
-    plan.enforced = "allow-list requested (" + what +
-                    "): NOT enforceable yet — the egress proxy is not built, so the native backend refuses to start";
-    plan.warnings.push_back(
-        "the permission profile asks for outbound access to " + what +
-        ". This allow-list cannot be enforced yet (mcpcell's egress proxy is not implemented), and "
-        "mcpcell will not silently give the server no network or all of it: the cell backend will "
-        "refuse to start. To run now, choose --permission-profile none (loopback only) or a profile "
-        "with \"insecure_allow_all\": true (open network).");
+    plan.enforced = "allow-list (" + what +
+                    "), enforced: the cell's only way out is mcpcell's egress proxy (every TCP connection and "
+                    "DNS query the cell makes is redirected to it, whatever the program); " + not_covered;
     return plan;
   }
   plan.spec.mode = NetworkSpec::Mode::kNone;
   plan.enforced = "none: loopback only, no route out";
+  if (!plan.spec.resolve.empty()) {
+    plan.warnings.push_back("note: --resolve has no effect: the cell has no network (no allow_host or allow_port)");
+  }
   return plan;
 }
 

@@ -26,14 +26,22 @@ struct NetworkPlan {
   std::vector<std::string> warnings;  ///< loud lines for stderr (open network, unenforceable list)
 };
 
-/// Profile outbound rules plus --allow-host/--allow-port. insecure_allow_all
-/// → kOpen (with a warning); any host or port → kAllowList, which needs the
-/// egress proxy (not yet built): the warning says the native backend will
-/// refuse it and how to choose none or open instead; otherwise kNone.
-/// Errors: a bad --allow-host or --allow-port value.
+/// Profile outbound rules plus --allow-host/--allow-port, and --resolve pins.
+///   insecure_allow_all → kAllowList with allow_all (audit-only: every host
+///                        and port, still through mcpcell's egress proxy,
+///                        with its address checks; a loud warning)
+///   any host or port   → kAllowList: the proxy is the cell's only way out
+///   neither            → kNone: loopback only (pins are kept but unused; a note says so)
+/// kOpen (the host's network) is never produced from a profile.
+/// Errors: a bad --allow-host, --allow-port or --resolve value.
 Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,
                                  const std::vector<std::string>& flag_hosts,
-                                 const std::vector<std::string>& flag_ports);
+                                 const std::vector<std::string>& flag_ports,
+                                 const std::vector<std::string>& flag_resolve = {});
+
+/// One --resolve value: ParseResolvePin (curl's HOST:PORT:ADDRESS, see
+/// egress/resolver.h), and HOST must be one name, not a ".domain" or pattern.
+Result<ResolvePin> ParseResolveFlag(const std::string& value);
 
 /// Secrets from "NAME=FILE" flags (and the profile), with --secret-env
 /// "NAME[=VAR]" mapping. Errors name the flag and what was expected; a

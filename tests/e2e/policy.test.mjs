@@ -502,7 +502,7 @@ test('secrets: /run/secrets/TOKEN is readable in the cell; the value is in no en
   assert.ok(!dry.stdout.includes(value) && !dry.stderr.includes(value), 'secret value in --dry-run output');
 });
 
-test('profiles: ToolHive\'s fetch allow-list is refused (122) saying it cannot be enforced; "network" warns that the network is open', { timeout: 60_000 }, async (t) => {
+test('profiles: ToolHive\'s fetch allow-list runs, enforced by the egress proxy; "network" is audit-only and warns that the network is open', { timeout: 60_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   // The fetch example from ToolHive's documentation, unchanged.
   const profile = path.join(makeTempDir('profile'), 'fetch-profile.json');
@@ -516,17 +516,17 @@ test('profiles: ToolHive\'s fetch allow-list is refused (122) saying it cannot b
     },
   }, null, 2));
   const marker = path.join(makeWritableDir('profile-marker'), 'ran');
-  const refused = await runMcpcell(['run', '--permission-profile', profile, '--', '/bin/sh', '-c', `touch '${marker}'`]);
-  assert.equal(refused.code, EXIT.isolationUnavailable, `stderr:\n${refused.stderr}`);
-  assert.match(refused.stderr, /allow-list cannot be enforced yet/);
-  assert.match(refused.stderr, /localhost, \.acmecorp\.com, acmecorp\.atlassian\.net/);
-  assert.match(refused.stderr, /will not silently give the server no network or all of it/);
-  assert.equal(existsSync(marker), false, 'the server ran with an unenforceable allow-list');
+  const ran = await runMcpcell(['run', '--permission-profile', profile, '--write', path.dirname(marker), '--',
+    '/bin/sh', '-c', `touch '${marker}'`]);
+  assert.equal(ran.code, 0, `stderr:\n${ran.stderr}`);
+  assert.match(ran.stderr, /network: allow-list \(hosts \[localhost, \.acmecorp\.com, acmecorp\.atlassian\.net\] ports \[80, 443\]\), enforced: the cell's only way out is mcpcell's egress proxy/);
+  assert.doesNotMatch(ran.stderr, /not enforceable|cannot be enforced/);
+  assert.equal(existsSync(marker), true, 'the server did not run under the allow-list');
 
   const open = await runMcpcell(['run', '--permission-profile', 'network', '--', '/bin/true']);
   assert.equal(open.code, 0, `stderr:\n${open.stderr}`);
   assert.match(open.stderr, /WARNING: network is OPEN/);
-  assert.match(open.stderr, /network: open/);
+  assert.match(open.stderr, /network: allow-all, audit-only/);
 });
 
 test('the npx install happened once, into the test-owned cache', { timeout: 10_000 }, async (t) => {

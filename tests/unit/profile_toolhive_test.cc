@@ -10,7 +10,7 @@
 namespace mcpcell {
 namespace {
 
-TEST(ToolHiveProfiles, FetchExampleBecomesAnAllowListThatIsSaidToBeUnenforceable) {
+TEST(ToolHiveProfiles, FetchExampleBecomesAnAllowListEnforcedByTheEgressProxy) {
   auto p = ParseProfile(R"({
     "network": {"outbound": {"insecure_allow_all": false,
                              "allow_host": ["localhost", ".acmecorp.com", "acmecorp.atlassian.net"],
@@ -23,9 +23,9 @@ TEST(ToolHiveProfiles, FetchExampleBecomesAnAllowListThatIsSaidToBeUnenforceable
   EXPECT_EQ(net->spec.mode, NetworkSpec::Mode::kAllowList);
   EXPECT_EQ(net->spec.allow_hosts, (std::vector<std::string>{"localhost", ".acmecorp.com", "acmecorp.atlassian.net"}));
   EXPECT_EQ(net->spec.allow_ports, (std::vector<std::uint16_t>{80, 443}));
-  ASSERT_FALSE(net->warnings.empty());
-  EXPECT_NE(net->warnings[0].find("cannot be enforced yet"), std::string::npos);
-  EXPECT_NE(net->enforced.find("NOT enforceable yet"), std::string::npos);
+  EXPECT_TRUE(net->warnings.empty());
+  EXPECT_NE(net->enforced.find("enforced: the cell's only way out is mcpcell's egress proxy"), std::string::npos)
+      << net->enforced;
 }
 
 TEST(ToolHiveProfiles, GitHubEnterpriseWithLegacyTransportIsAcceptedWithAWarning) {
@@ -68,7 +68,9 @@ TEST(ToolHiveProfiles, BuiltInNoneAndNetwork) {
   ASSERT_TRUE(network.ok());
   auto o = LowerNetwork(*network, {}, {});
   ASSERT_TRUE(o.ok());
-  EXPECT_EQ(o->spec.mode, NetworkSpec::Mode::kOpen);
+  // Audit-only: every host and port, but through the egress proxy, never the host's network.
+  EXPECT_EQ(o->spec.mode, NetworkSpec::Mode::kAllowList);
+  EXPECT_TRUE(o->spec.allow_all);
   ASSERT_FALSE(o->warnings.empty());
   EXPECT_NE(o->warnings[0].find("network is OPEN"), std::string::npos);
   // An empty outbound section is ToolHive's "deny all".

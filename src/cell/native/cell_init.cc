@@ -23,6 +23,7 @@
 #include "cell/native/seccomp.h"
 #include "cell/native/setup_report.h"
 #include "cli/exit_codes.h"
+#include "egress/cell_net.h"
 
 namespace mcpcell {
 namespace {
@@ -130,6 +131,19 @@ ServerLaunch PrepareServer(const CellInitArgs& a) {
   return l;
 }
 
+// An allow-list cell: lo, the local default route, the nft redirect and the
+// two sockets, made here while PID 1 still has CAP_NET_ADMIN in the cell's
+// namespaces; the sockets go to the supervisor, which serves them from
+// outside (the proxy's upstream connections are made from the host's
+// network namespace). PID 1 keeps no copy: the server must never hold the
+// listener (it could accept its own connections and skip the proxy).
+void HandOverEgressSockets(int fd) {
+  auto sockets = SetUpCellNet();
+  if (!sockets) Fail(fd, sockets.error());
+  const int fds[] = {sockets->proxy_listener.get(), sockets->dns_socket.get()};
+  Check(fd, SendSetupFds(fd, "egress sockets", fds));
+}
+
 int StatusToExit(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -193,7 +207,11 @@ int StatusToExit(int status) {
   struct pollfd pfd{fd, POLLRDHUP, 0};
   if (::poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP)) != 0) ::_exit(kExitSetupFailed);
   Check(fd, BuildRootfs(spec, *a.planned, *sources));
-  if (a.own_netns) Check(fd, BringUpLoopback());
+  if (spec.network.mode == NetworkSpec::Mode::kAllowList) {
+    HandOverEgressSockets(fd);
+  } else if (a.own_netns) {
+    Check(fd, BringUpLoopback());
+  }
 
   sigset_t mask;
   sigemptyset(&mask);

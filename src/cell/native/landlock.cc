@@ -35,7 +35,12 @@ using Access = std::uint64_t;
 /// first field; the kernel accepts any prefix size it knows (copy_struct_from_user).
 struct RulesetAttr {
   Access handled_access_fs = 0;
-  Access handled_access_net = 0;  // ABI 4; not used: the cell's network namespace decides
+  // ABI 4; deliberately not used. The cell's network namespace decides, and
+  // an allow-list cell's nft rule redirects every TCP connect to the egress
+  // proxy AFTER Landlock's connect hook has seen the ORIGINAL port: handling
+  // LANDLOCK_ACCESS_NET_CONNECT_TCP would refuse connects to 443 that the
+  // proxy is there to judge (see src/egress/cell_net.h).
+  Access handled_access_net = 0;
   Access scoped = 0;              // ABI 6
 };
 

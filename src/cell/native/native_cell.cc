@@ -21,6 +21,7 @@
 #include "cell/native/seccomp.h"
 #include "cell/native/setup_report.h"
 #include "cli/exit_codes.h"
+#include "egress/egress_service.h"
 #include "util/unique_fd.h"
 
 namespace mcpcell {
@@ -162,27 +163,33 @@ class Supervisor {
   UniqueFd grace_;
 };
 
-Status CheckSupported(const CellSpec& spec, const HostIds& host, const std::vector<MountSpec>& planned) {
-  if (spec.network.mode == NetworkSpec::Mode::kAllowList) {
-    return MakeError("network allow-list", "",
-                     "needs mcpcell's egress proxy, which this version does not have yet; the cell would get "
-                     "either no network or all of it. Use a profile without allow_host (no network) or "
-                     "insecure_allow_all (host network)");
-  }
+Status CheckSupported(const HostIds& host, const std::vector<MountSpec>& planned) {
   for (const auto& m : planned) {
     if (m.writable && m.kind == MountSpec::Kind::kBind) MCPCELL_TRY(CheckCellCanWrite(m.source, host));
   }
   return {};
 }
 
+// The supervisor's half of an allow-list: the two sockets the cell made in
+// its network namespace (SCM_RIGHTS, in the order cell_net.cc sends them).
+Result<std::unique_ptr<EgressService>> StartEgress(const CellSpec& spec, const RunContext& ctx,
+                                                   std::vector<UniqueFd> fds) {
+  if (fds.size() != 2) {
+    return MakeError("start the egress proxy", "", "the cell did not hand over its egress sockets (got " +
+                                                       std::to_string(fds.size()) + " fds, expected 2)");
+  }
+  EgressSockets sockets{std::move(fds[0]), std::move(fds[1])};
+  return EgressService::Start(EgressConfig{spec.network, ctx.server, ctx.audit}, std::move(sockets));
+}
+
 }  // namespace
 
-CellResult RunNativeCell(const CellSpec& spec, const LaunchCallback& on_launch) {
+CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const LaunchCallback& on_launch) {
   auto start = Clock::now();
   auto planned = PlanMounts(spec.mounts);
   if (!planned) return Failed(kExitSetupFailed, planned.error());
   HostIds host = CellHostIds();
-  if (auto ok = CheckSupported(spec, host, *planned); !ok) return Failed(kExitIsolationUnavailable, ok.error());
+  if (auto ok = CheckSupported(host, *planned); !ok) return Failed(kExitIsolationUnavailable, ok.error());
 
   std::string cell_id = NewCellId();
   (void)ReapStaleCgroups();
@@ -246,7 +253,18 @@ CellResult RunNativeCell(const CellSpec& spec, const LaunchCallback& on_launch) 
     }
   }
 
-  std::optional<Error> setup_error = AwaitSetupResult(parent_end.get());
+  SetupResult setup = AwaitSetupResult(parent_end.get());
+  std::optional<Error> setup_error = std::move(setup.error);
+  // Serving starts only after the server was exec'd; until then the kernel
+  // queues its connections on the listener (backlog) and its DNS queries on
+  // the socket. No service, no cell: an allow-list cell without its proxy
+  // would be a network-less cell pretending to be allowed.
+  std::unique_ptr<EgressService> egress;
+  if (!setup_error && spec.network.mode == NetworkSpec::Mode::kAllowList) {
+    auto started = StartEgress(spec, ctx, std::move(setup.fds));
+    if (!started) return abort_cell(kExitSetupFailed, started.error());
+    egress = std::move(*started);
+  }
   CellResult result;
   result.backend = "native";
   result.cell_id = cell_id;
@@ -260,6 +278,7 @@ CellResult RunNativeCell(const CellSpec& spec, const LaunchCallback& on_launch) 
   }
   Supervisor sup(pid, pidfd.get(), spec);
   result.exit_code = sup.Run(&result.timed_out);
+  egress.reset();  // the cell is gone: stop serving and close every tunnel
   if (setup_error) {
     result.error = *setup_error;
   } else if (result.timed_out) {

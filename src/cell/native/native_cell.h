@@ -5,11 +5,14 @@
 
 #include "cell/cell_result.h"
 #include "cell/cell_spec.h"
+#include "cell/run_context.h"
 
 namespace mcpcell {
 
 /// Runs the server to completion. The server's stdio is mcpcell's own stdio
-/// (no copy). Blocks until the cell is gone.
-CellResult RunNativeCell(const CellSpec& spec, const LaunchCallback& on_launch);
+/// (no copy). Blocks until the cell is gone. A network allow-list is served
+/// by an EgressService that lives exactly as long as the cell; its audit
+/// events name `ctx.server` and go to `ctx.audit`.
+CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const LaunchCallback& on_launch);
 
 }  // namespace mcpcell

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string>
 
+#include "egress/cell_net.h"
+
 namespace mcpcell {
 namespace {
 
@@ -175,6 +177,12 @@ Status WriteIdentityFiles(const CellSpec& spec) {
                         0644));
   MCPCELL_TRY(WriteFile("./etc/group", "root:x:0:\nmcp:x:" + g + ":\nnogroup:x:65534:\n", 0644));
   MCPCELL_TRY(WriteFile("./etc/hosts", "127.0.0.1\tlocalhost\n::1\tlocalhost\n127.0.1.1\t" + spec.hostname + "\n", 0644));
+  // An allow-list cell asks the DNS stub (src/egress/cell_net.h). UDP to
+  // port 53 anywhere is redirected to the stub too, so a user-mounted
+  // resolv.conf (kept as it is) or a hard-coded resolver changes nothing.
+  if (spec.network.mode == NetworkSpec::Mode::kAllowList && ::access("./etc/resolv.conf", F_OK) != 0) {
+    MCPCELL_TRY(WriteFile("./etc/resolv.conf", std::string("nameserver ") + kCellDnsAddress + "\n", 0644));
+  }
   return WriteFile("./etc/hostname", spec.hostname + "\n", 0644);
 }
 

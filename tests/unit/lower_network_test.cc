@@ -1,0 +1,80 @@
+// The network section of a profile (plus --allow-host/--allow-port/--resolve)
+// lowered into a NetworkSpec, and the sentence that tells the user what holds.
+#include <gtest/gtest.h>
+
+#include "profile/lower.h"
+#include "profile/permission_profile.h"
+
+namespace mcpcell {
+namespace {
+
+PermissionProfile Profile(const char* json) {
+  auto p = ParseProfile(json, "p.json");
+  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().Message());
+  return p.ok() ? *p : PermissionProfile{};
+}
+
+TEST(LowerNetwork, AllowListIsEnforcedThroughTheProxyAndSaysWhatIsNotCovered) {
+  auto p = Profile(R"({"network": {"outbound": {"allow_host": [".acmecorp.com"], "allow_port": [443]}}})");
+  auto n = LowerNetwork(p, {"api.example.com"}, {"8443"});
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->spec.mode, NetworkSpec::Mode::kAllowList);
+  EXPECT_FALSE(n->spec.allow_all);
+  EXPECT_EQ(n->spec.allow_hosts, (std::vector<std::string>{".acmecorp.com", "api.example.com"}));
+  EXPECT_EQ(n->spec.allow_ports, (std::vector<std::uint16_t>{443, 8443}));
+  EXPECT_NE(n->enforced.find("enforced"), std::string::npos) << n->enforced;
+  EXPECT_NE(n->enforced.find("egress proxy"), std::string::npos) << n->enforced;
+  EXPECT_NE(n->enforced.find("UDP other than DNS, QUIC, ICMP and IPv6 are denied"), std::string::npos);
+  EXPECT_EQ(n->enforced.find("not enforceable"), std::string::npos) << n->enforced;
+  EXPECT_EQ(n->enforced.find("NOT"), std::string::npos) << n->enforced;
+  EXPECT_TRUE(n->warnings.empty());
+}
+
+TEST(LowerNetwork, InsecureAllowAllIsAuditOnlyThroughTheProxyNeverTheHostNetwork) {
+  auto p = Profile(R"({"network": {"outbound": {"insecure_allow_all": true}}})");
+  auto n = LowerNetwork(p, {}, {});
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->spec.mode, NetworkSpec::Mode::kAllowList);
+  EXPECT_TRUE(n->spec.allow_all);
+  EXPECT_NE(n->enforced.find("audit-only"), std::string::npos) << n->enforced;
+  ASSERT_FALSE(n->warnings.empty());
+  EXPECT_NE(n->warnings[0].find("WARNING: network is OPEN"), std::string::npos);
+}
+
+TEST(LowerNetwork, NoOutboundRulesMeansNoNetworkAndPinsAreNotedAsUnused) {
+  auto n = LowerNetwork(Profile("{}"), {}, {}, {"a.test:80:127.0.0.1"});
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->spec.mode, NetworkSpec::Mode::kNone);
+  ASSERT_EQ(n->warnings.size(), 1u);
+  EXPECT_NE(n->warnings[0].find("--resolve has no effect"), std::string::npos);
+}
+
+TEST(LowerNetwork, ResolvePinsJoinTheSpec) {
+  auto n = LowerNetwork(Profile("{}"), {"example.test"}, {}, {"Example.Test.:8099:127.0.0.1", "b.test:*:[::1]"});
+  ASSERT_TRUE(n.ok()) << n.error().Message();
+  ASSERT_EQ(n->spec.resolve.size(), 2u);
+  EXPECT_EQ(n->spec.resolve[0].host, "example.test");
+  EXPECT_EQ(n->spec.resolve[0].port, 8099);
+  EXPECT_EQ(n->spec.resolve[0].address, "127.0.0.1");
+  EXPECT_EQ(n->spec.resolve[1].port, 0);
+  EXPECT_EQ(n->spec.resolve[1].address, "::1");
+}
+
+TEST(ParseResolveFlag, RefusesWhatCurlWouldNotTakeAndSaysWhatWasExpected) {
+  for (const char* bad : {"", "host", "host:443", ":443:1.2.3.4", "host:0:1.2.3.4", "host:70000:1.2.3.4",
+                          "host:x:1.2.3.4", "host:443:", "host:443:example.com", "host:443:1.2.3.4,5.6.7.8",
+                          ".example.com:443:1.2.3.4", "*.example.com:443:1.2.3.4"}) {
+    auto r = ParseResolveFlag(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_EQ(r.error().what, "--resolve") << bad;
+      EXPECT_NE(r.error().detail.find("HOST:PORT:ADDRESS"), std::string::npos) << bad << ": " << r.error().detail;
+    }
+  }
+  auto v6 = ParseResolveFlag("h.test:443:2001:db8::1");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->address, "2001:db8::1");
+}
+
+}  // namespace
+}  // namespace mcpcell
