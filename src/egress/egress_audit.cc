@@ -28,6 +28,25 @@ nlohmann::json EgressAudit::ToJson(const EgressAttempt& a) const {
   return j;
 }
 
+namespace {
+
+// DNS denials are told per parent domain (the last two labels): an
+// exfiltration attempt asks for thousands of random names under one domain,
+// and stderr should say so once, not once per name.
+std::string StderrKey(const EgressAttempt& a) {
+  if (a.via != "dns") return a.host;
+  std::size_t last = a.host.rfind('.');
+  if (last == std::string::npos || last == 0) return a.host;
+  std::size_t prev = a.host.rfind('.', last - 1);
+  return prev == std::string::npos ? a.host : "*" + a.host.substr(prev);
+}
+
+// After this many distinct denials stderr says it stops repeating them;
+// the audit log still has every attempt.
+constexpr std::size_t kMaxToldHosts = 20;
+
+}  // namespace
+
 void EgressAudit::Record(const EgressAttempt& a) {
   if (log_ != nullptr) {
     if (auto ok = log_->Write(ToJson(a)); !ok) {
@@ -37,7 +56,12 @@ void EgressAudit::Record(const EgressAttempt& a) {
   if (a.allowed) return;
   {
     std::lock_guard lock(mu_);
-    if (!told_.insert(a.host).second) return;
+    if (told_.size() > kMaxToldHosts) return;
+    if (!told_.insert(StderrKey(a)).second) return;
+    if (told_.size() > kMaxToldHosts) {
+      std::fprintf(stderr, "mcpcell: more egress denials follow; only the audit log (--audit-log) lists them\n");
+      return;
+    }
   }
   std::fprintf(stderr, "mcpcell: %s\n", DenialSentence(a).c_str());
 }
