@@ -8,11 +8,14 @@
 // pins; evil.example is pinned to a server of its own too, so a leak would be
 // seen there, not just inferred. Two real servers on the SDK: one with Node's
 // built-in fetch (ignores proxy variables: DNS stub + redirect), one with a
-// proxy-aware client (HTTP forwarding and CONNECT).
+// proxy-aware client (HTTP forwarding and CONNECT). Also: https end to end
+// through both paths, curl (a third-party client) through every way out,
+// audit-only mode (insecure_allow_all), and the cell's proxy environment.
 //
 // Bypass attempts: egress_bypass.test.mjs. Fail closed: egress_fail_closed.test.mjs.
 
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -374,6 +377,11 @@ test('egress over TLS: https to the allowed host works end to end through both p
 
 test('egress with a third-party client (curl in the cell): proxy variables, SOCKS5 and a direct connection all obey the rules', { timeout: 120_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
+  // The cell sees the host's /usr read-only, so the host's curl is the cell's.
+  if (!['/usr/bin/curl', '/bin/curl'].some((p) => existsSync(p))) {
+    t.skip('curl is not installed on this host (apt-get install curl)');
+    return;
+  }
   const sites = await startStorySites();
   t.after(() => sites.close());
   const dir = makeTempDir('egress-curl');
