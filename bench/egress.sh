@@ -216,6 +216,7 @@ echo "one epoll thread, no keep-alive); every proxy allows CONNECT to that port 
 echo "tinyproxy $tiny_version with \`bench/egress/\` configs, caching and per-request logs off; mcpcell as"
 echo "\`egress-proxy --allow-host bench.test --allow-port UP --resolve bench.test:UP:127.0.0.1\`). Client,"
 echo "proxy and upstream share the machine's cores. Measurements interleaved across configs."
+echo "mcpcell: \`$MCPCELL\`, commit $(git -C "$REPO_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown)."
 [[ -n $MCPCELL_NOTE ]] && { echo; echo "$MCPCELL_NOTE"; }
 for note in "${NOTES[@]}"; do echo; echo "**Warning:** $note"; done
 echo
