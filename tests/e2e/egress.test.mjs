@@ -23,7 +23,7 @@ import {
   FETCH_BUILTIN, FETCH_PROXY_AWARE, SYNTHETIC, denialLines, egressEvents, egressFlags, fetchResult, startStorySites,
   startUpstream, auditEvents, makeCertificate, newSecret, writeProfile,
 } from './lib/egress.mjs';
-import { runInCell, skipWithoutCell, startServer } from './lib/mcpcell.mjs';
+import { EXIT, runInCell, runMcpcell, skipWithoutCell, startServer } from './lib/mcpcell.mjs';
 import { NODE_BIN } from './lib/paths.mjs';
 import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
 
@@ -389,7 +389,12 @@ test('egress with a third-party client (curl in the cell): proxy variables, SOCK
   const audit = path.join(dir, 'audit.jsonl');
   const wiki = `wiki.acmecorp.com:${sites.wiki.port}`;
   const evil = `evil.example:${sites.evil.port}`;
+  const atlassian = `acmecorp.atlassian.net:${sites.atlassian.port}`;
   const socks = 'socks5h://127.0.0.1:3128';
+  // Pins for every port ("*"), and one to an IPv6 address when the host has ::1.
+  const v6 = sites.atlassian.dualStack;
+  const resolve = ['wiki.acmecorp.com:*:127.0.0.1', `evil.example:*:127.0.0.1`,
+    `acmecorp.atlassian.net:*:${v6 ? '[::1]' : '127.0.0.1'}`];
   // One line per case: NAME<TAB>curl's exit status<TAB>HTTP code<TAB>body.
   const cases = {
     forward: `http://${wiki}/curl-forward`,
@@ -398,22 +403,27 @@ test('egress with a third-party client (curl in the cell): proxy variables, SOCK
     evil_forward: `http://${evil}/curl-forward`,
     evil_socks: `--proxy ${socks} http://${evil}/curl-socks`,
     evil_direct: `--noproxy * http://${evil}/curl-direct`,
+    pinned_v6: `http://${atlassian}/curl-v6`,
   };
   const script = Object.entries(cases).map(([name, args]) =>
     `out=$(curl -sS --max-time 20 -w '\\t%{http_code}' ${args.replace('*', "'*'")} 2>/dev/null); rc=$?; ` +
     `printf '%s\\t%s\\t%s\\n' ${name} $rc "$(printf '%s' "$out" | tr '\\n' ' ')"`).join('\n');
-  const r = await runInCell(egressFlags({ profile, audit, resolve: sites.resolve }), ['/bin/sh', '-c', script]);
+  const r = await runInCell(egressFlags({ profile, audit, resolve }), ['/bin/sh', '-c', script]);
   const got = Object.fromEntries(r.stdout.trim().split('\n').map((l) => {
     const [name, rc, ...rest] = l.split('\t');
     const code = rest.pop();
     return [name, { rc: Number(rc), code, body: rest.join('\t') }];
   }));
   const show = `${JSON.stringify(got, null, 1)}\nmcpcell exit ${r.code} signal ${r.signal}; stderr:\n${r.stderr}`;
-  for (const name of ['forward', 'socks', 'direct']) {
+  for (const name of ['forward', 'socks', 'direct', 'pinned_v6']) {
     assert.equal(got[name]?.rc, 0, `${name}: ${show}\nstderr:\n${r.stderr}`);
     assert.equal(got[name].code, '200', show);
-    assert.match(got[name].body, new RegExp(sites.wiki.token), show);
+    assert.match(got[name].body, new RegExp(name === 'pinned_v6' ? sites.atlassian.token : sites.wiki.token), show);
   }
+  const v6Event = egressEvents(audit, { host: 'acmecorp.atlassian.net', port: sites.atlassian.port });
+  assert.equal(v6Event.length, 1, JSON.stringify(egressEvents(audit)));
+  assert.equal(v6Event[0].address, v6 ? '::1' : '127.0.0.1', 'the pinned address is the one connected to');
+  assert.equal(v6Event[0].allowed, true);
   assert.equal(got.evil_forward.code, '403', show);
   assert.match(got.evil_forward.body, /no allow_host entry matches "evil\.example"/, show);
   assert.equal(got.evil_socks.rc, 97, `curl: SOCKS5 refusal is exit 97: ${show}`);
@@ -425,4 +435,16 @@ test('egress with a third-party client (curl in the cell): proxy variables, SOCK
   const denied = egressEvents(audit, { host: 'evil.example', allowed: false }).map((e) => e.via);
   for (const via of ['http', 'socks5', 'dns']) assert.ok(denied.includes(via), `no denied ${via} event: ${JSON.stringify(denied)}`);
   assert.equal(r.code, 0, show);
+});
+
+test('egress: a malformed --resolve is a usage error (2) that says what it expects, and runs nothing', { timeout: 60_000 }, async () => {
+  const profile = writeProfile(makeTempDir('egress-resolve'), { allow_host: ['.acmecorp.com'] });
+  for (const pin of ['nonsense', 'wiki.acmecorp.com:80:not-an-address', 'wiki.acmecorp.com:99999:127.0.0.1']) {
+    const r = await runMcpcell(['run', '--isolate', '--permission-profile', profile, '--resolve', pin, '--',
+      NODE_BIN, '-e', 'console.log("ran")']);
+    assert.equal(r.code, EXIT.usage, `--resolve ${pin}: exit ${r.code}; stderr:\n${r.stderr}`);
+    assert.equal(r.stdout, '', 'the server ran');
+    assert.match(r.stderr, /--resolve/);
+    assert.match(r.stderr, /HOST:PORT:ADDRESS/);
+  }
 });

@@ -91,6 +91,7 @@ export async function startUpstream(label, secret, { tls } = {}) {
     label,
     token,
     port: server.address().port,
+    dualStack: server.address().family === 'IPv6', // listening on :: (so also on ::1)
     requests,
     contacts,
     close: () => new Promise((resolve) => {
