@@ -153,6 +153,7 @@ configs=()
 for l in "${labels[@]}"; do
   (( ${#configs[@]} )) && configs+=(::)
   configs+=("$l" "${PORT[$l]}" "${TARGET[$l]}")
+  [[ -n ${PID[$l]:-} ]] && configs+=("pid=${PID[$l]}")
 done
 
 # --- (d) RSS idle (after the readiness probes) and with N idle tunnels -----------------------------
@@ -232,28 +233,30 @@ awk -F'\t' -v lat_n="$LAT_N" -v bulk_mib="$((BULK_BYTES >> 20))" -v bulk_reps="$
     n = split(order, L, " ")
     name["direct"] = "direct (no proxy)"; name["squid"] = "Squid"; name["tinyproxy"] = "tinyproxy"
     name["mcpcell"] = "mcpcell egress-proxy"
-    printf "| config | tunnel + 1 KiB GET p50 ms | p99 ms | bulk MB/s | req/s, %d clients | RSS idle MB (anon) | RSS %d tunnels MB (anon) |\n", conc, tunnels
-    print "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    printf "| config | tunnel + 1 KiB GET p50 ms | p99 ms | bulk MB/s | req/s, %d clients | proxy CPU µs/req | RSS idle MB (anon) | RSS %d tunnels MB (anon) |\n", conc, tunnels
+    print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     for (i = 1; i <= n; i++) {
       l = L[i]
-      printf "| %s | %s | %s | %s | %s | %s | %s |\n", name[l], ms(v[l, "lat_p50_us"]), ms(v[l, "lat_p99_us"]),
-        val(v[l, "bulk_mbs"]), val(v[l, "rps"]), mem(l, "idle"), mem(l, "tunnels")
+      printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", name[l], ms(v[l, "lat_p50_us"]), ms(v[l, "lat_p99_us"]),
+        val(v[l, "bulk_mbs"]), val(v[l, "rps"]), val(v[l, "rps_cpu_us"]), mem(l, "idle"), mem(l, "tunnels")
     }
     print ""
     printf "%d sequential requests per config (each a new connection: connect, CONNECT, GET 1 KiB, timed to\n", lat_n
     printf "the last body byte); bulk: median of %d × %d MiB through one tunnel, timed from the GET; req/s: %d\n", bulk_reps, bulk_mib, conc
-    print "clients each opening a new tunnel per request and reading to EOF. RSS sums the proxy process and its"
-    print "children (VmRSS: shared library and binary pages included; in brackets RssAnon, the private"
-    print "memory), idle after the readiness probe and with the tunnels open (CONNECT answered, no data)."
+    print "clients each opening a new tunnel per request and reading to EOF; proxy CPU: user + system time the"
+    print "proxy process spent per request during that run (/proc/PID/stat), which the machine'"'"'s other load"
+    print "moves much less than req/s. RSS sums the proxy process and its children (VmRSS: shared library"
+    print "and binary pages included; in brackets RssAnon, the private memory), idle after the readiness"
+    print "probe and with the tunnels open (CONNECT answered, no data)."
     print ""
-    print "| config | p50 × direct | p50 × Squid | bulk × direct | bulk × Squid | req/s × direct | req/s × Squid | RSS tunnels × Squid |"
-    print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    print "| config | p50 × direct | p50 × Squid | bulk × direct | bulk × Squid | req/s × direct | req/s × Squid | CPU/req × Squid | RSS tunnels × Squid |"
+    print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     for (i = 1; i <= n; i++) {
       l = L[i]
-      printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", name[l],
+      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name[l],
         r(v[l, "lat_p50_us"], v["direct", "lat_p50_us"]), r(v[l, "lat_p50_us"], v["squid", "lat_p50_us"]),
         r(v[l, "bulk_mbs"], v["direct", "bulk_mbs"]), r(v[l, "bulk_mbs"], v["squid", "bulk_mbs"]),
-        r(v[l, "rps"], v["direct", "rps"]), r(v[l, "rps"], v["squid", "rps"]),
+        r(v[l, "rps"], v["direct", "rps"]), r(v[l, "rps"], v["squid", "rps"]), r(v[l, "rps_cpu_us"], v["squid", "rps_cpu_us"]),
         r(v[l, "rss_tunnels_kb"], v["squid", "rss_tunnels_kb"])
     }
     errs = ""

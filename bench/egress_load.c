@@ -23,9 +23,11 @@
  *       Opens N tunnels through the proxy at PORT (CONNECT answered 200, no data sent), prints
  *       "ready N", then holds them until killed (SIGTERM). The script measures the proxy's RSS.
  *
- * CONFIGS is LABEL PORT TARGET [:: LABEL PORT TARGET]...: TARGET "-" means direct (GET sent to
- * 127.0.0.1:PORT, the upstream itself); otherwise TARGET is "host:port" for a CONNECT sent to the
- * proxy listening on 127.0.0.1:PORT. Results are lines "RESULT\tlabel\tkey\tvalue" for the script
+ * CONFIGS is LABEL PORT TARGET [pid=PID] [:: LABEL PORT TARGET [pid=PID]]...: TARGET "-" means
+ * direct (GET sent to 127.0.0.1:PORT, the upstream itself); otherwise TARGET is "host:port" for a
+ * CONNECT sent to the proxy listening on 127.0.0.1:PORT. With pid=PID, rps also reports the CPU
+ * time (user + system, all threads, from /proc/PID/stat) that process spent per request in the
+ * measured window: unlike req/s, that figure hardly moves with the rest of the machine's load. Results are lines "RESULT\tlabel\tkey\tvalue" for the script
  * to tabulate. Any failed request is counted and reported; latency/bulk stop at the first failure.
  */
 #define _GNU_SOURCE
@@ -216,6 +218,8 @@ struct config {
   double *mbs;
   long completed, errors;
   double measured_s;
+  int pid;         /* the proxy's, for its CPU time; 0: not measured */
+  double cpu_s;    /* its CPU seconds within the measured windows */
 };
 
 static int write_all(int fd, const char *p, size_t n) {
@@ -316,15 +320,16 @@ static int parse_configs(int argc, char **argv, struct config *cfs, int max) {
   int n = 0;
   for (int i = 0; i < argc;) {
     if (i + 3 > argc || n == max) {
-      fprintf(stderr, "egress_load: configs are LABEL PORT TARGET [:: LABEL PORT TARGET]...\n");
+      fprintf(stderr, "egress_load: configs are LABEL PORT TARGET [pid=PID] [:: LABEL PORT TARGET [pid=PID]]...\n");
       exit(2);
     }
     memset(&cfs[n], 0, sizeof cfs[n]);
     cfs[n].label = argv[i];
     cfs[n].port = atoi(argv[i + 1]);
     cfs[n].target = strcmp(argv[i + 2], "-") == 0 ? NULL : argv[i + 2];
-    n++;
     i += 3;
+    if (i < argc && strncmp(argv[i], "pid=", 4) == 0) cfs[n].pid = atoi(argv[i++] + 4);
+    n++;
     if (i < argc && strcmp(argv[i], "::") == 0) i++;
   }
   return n;
@@ -435,6 +440,23 @@ static int bulk(int argc, char **argv) {
 }
 
 /* ------------------------------------------------------------------ concurrent client */
+
+/* User + system CPU seconds of every thread of `pid` so far (proc(5): fields 14 and 15 of
+ * /proc/PID/stat, in clock ticks), or -1. The command name (field 2) may hold spaces: parse after
+ * its closing parenthesis. */
+static double cpu_seconds(int pid) {
+  char path[64], line[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  size_t n = fread(line, 1, sizeof line - 1, f);
+  fclose(f);
+  line[n] = 0;
+  char *p = strrchr(line, ')');
+  unsigned long long ut = 0, st = 0;
+  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) return -1;
+  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
 
 enum { ST_CONNECTING, ST_PROXY_REPLY, ST_RESPONSE };
 
@@ -554,12 +576,14 @@ static void rps_run(struct config *cf, int conc, double warm, double secs) {
   double t0 = now_s(), start = t0 + warm, end = start + secs;
   long base_c = 0, base_e = 0;
   int measuring = 0;
+  double cpu0 = 0;
   for (;;) {
     double t = now_s();
     if (!measuring && t >= start) {
       measuring = 1;
       base_c = g_completed;
       base_e = g_errors;
+      if (cf->pid) cpu0 = cpu_seconds(cf->pid);
     }
     if (t >= end) break;
     int n = epoll_wait(ep, evs, 256, 50);
@@ -569,6 +593,7 @@ static void rps_run(struct config *cf, int conc, double warm, double secs) {
   cf->completed += g_completed - base_c;
   cf->errors += g_errors - base_e;
   cf->measured_s += now_s() - start;
+  if (cf->pid) cf->cpu_s += cpu_seconds(cf->pid) - cpu0;
   for (int i = 0; i < conc; i++) close(ks[i].fd);
   close(ep);
   free(ks);
@@ -594,6 +619,8 @@ static int rps(int argc, char **argv) {
   for (int c = 0; c < ncf; c++) {
     printf("RESULT\t%s\trps\t%.0f\n", cfs[c].label, (double)cfs[c].completed / cfs[c].measured_s);
     printf("RESULT\t%s\trps_errors\t%ld\n", cfs[c].label, cfs[c].errors);
+    if (cfs[c].pid && cfs[c].completed > 0)
+      printf("RESULT\t%s\trps_cpu_us\t%.0f\n", cfs[c].label, cfs[c].cpu_s * 1e6 / (double)cfs[c].completed);
   }
   return 0;
 }
@@ -638,6 +665,6 @@ int main(int argc, char **argv) {
   if (rc == 2)
     fprintf(stderr, "usage: egress_load serve | latency N ROUNDS CONFIGS | bulk BYTES REPS CONFIGS |"
                     " rps CONCURRENCY SECONDS ROUNDS CONFIGS | idle N PORT TARGET | freeport\n"
-                    "  CONFIGS: LABEL PORT TARGET [:: LABEL PORT TARGET]... (TARGET - = direct)\n");
+                    "  CONFIGS: LABEL PORT TARGET [pid=PID] [:: ...]... (TARGET - = direct)\n");
   return rc;
 }
