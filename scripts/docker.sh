@@ -70,13 +70,62 @@ ensure_docker() {
   return 1
 }
 
+# Podman's Docker-compatible API service, for the podman cells. Podman 4.3 on
+# this kind of host needs runc (crun fails on hybrid cgroups v1+v2); the
+# service is started with it as the default runtime. Like dockerd, it outlives
+# this script (setsid) and answers on a root socket; its pid is kept so
+# stop_podman ends exactly that process.
+PODMAN_SOCK=${PODMAN_SOCK:-/run/podman/podman.sock}
+PODMAN_STATE=${PODMAN_STATE:-/run/mcpcell-podman}
+
+podman_ping() {
+  curl -fsS --max-time 2 --unix-socket "$PODMAN_SOCK" http://localhost/_ping >/dev/null 2>&1
+}
+
+ensure_podman() {
+  if podman_ping; then
+    log "podman: service already answering on $PODMAN_SOCK"
+    return 0
+  fi
+  command -v podman >/dev/null 2>&1 || { echo "podman: not installed (apt-get install podman)" >&2; return 1; }
+  command -v runc >/dev/null 2>&1 || { echo "podman: runc is missing (apt-get install runc)" >&2; return 1; }
+  mkdir -p "$PODMAN_STATE" "$(dirname "$PODMAN_SOCK")"
+  log "podman: starting its API service with runc (log: $PODMAN_STATE/service.log)"
+  setsid podman --runtime "$(command -v runc)" system service --time=0 "unix://$PODMAN_SOCK" \
+    >"$PODMAN_STATE/service.log" 2>&1 </dev/null &
+  echo $! >"$PODMAN_STATE/service.pid"
+  local i
+  for i in $(seq 1 40); do
+    podman_ping && { log "podman: service up after ${i}x0.5s"; return 0; }
+    sleep 0.5
+  done
+  echo "podman: no answer on $PODMAN_SOCK within 20s; last log lines:" >&2
+  tail -n 20 "$PODMAN_STATE/service.log" >&2 || true
+  return 1
+}
+
+# Stops the service ensure_podman started (only that pid, never another podman).
+stop_podman() {
+  local pid
+  pid=$(cat "$PODMAN_STATE/service.pid" 2>/dev/null) || return 0
+  kill "$pid" 2>/dev/null || true
+  rm -f "$PODMAN_STATE/service.pid"
+}
+
 # scripts/test.sh's e2e-docker step: the container-cell e2e tests of the staged
 # tree $1 against a real engine. Fails (never skips) when no engine can be had.
 e2e_docker() {
   local stage=$1
   ensure_docker || return 1
+  # Podman cells are tested when podman is installed; podman.test.mjs fails
+  # (never skips) under MCPCELL_E2E_BACKEND=docker if its service is not up.
+  local podman_tests=()
+  if command -v podman >/dev/null 2>&1; then
+    ensure_podman || return 1
+    podman_tests=(./podman.test.mjs)
+  fi
   (cd "$stage/e2e" && env MCPCELL_BIN="$stage/mcpcell" MCPCELL_E2E_BACKEND=docker \
-    node --test --test-concurrency=1 --test-reporter=spec ./docker*.test.mjs)
+    node --test --test-concurrency=1 --test-reporter=spec ./docker*.test.mjs "${podman_tests[@]}")
 }
 
 # Run directly: start the engine and report.
@@ -86,4 +135,5 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   source scripts/common.sh
   require_root
   ensure_docker
+  if command -v podman >/dev/null 2>&1; then ensure_podman; fi
 fi

@@ -1,5 +1,6 @@
 // Container engines: docker and podman (binary, socket, does the daemon answer
-// /_ping), gVisor's runsc and whether docker knows it as a runtime, bwrap.
+// /_ping), gVisor's runsc and whether it is usable (registered in docker's
+// /info as "runsc", its binary executable, its runtimeArgs), bwrap.
 
 #include <limits.h>
 #include <stdlib.h>
@@ -117,7 +118,7 @@ Probe BinaryProbe(const std::string& name, const std::string& missing_fix, S mis
   return {name, missing_status, "not on PATH", missing_detail, missing_fix};
 }
 
-Probe DockerSocketProbe(EngineFacts* facts, std::map<std::string, std::string>* runtimes) {
+Probe DockerSocketProbe(EngineFacts* facts, nlohmann::json* info_out) {
   Probe p{"docker socket", S::kMissing, "", "", ""};
   std::string host = Env("DOCKER_HOST");
   std::vector<std::string> sockets;
@@ -151,7 +152,7 @@ Probe DockerSocketProbe(EngineFacts* facts, std::map<std::string, std::string>* 
     return p;
   }
   nlohmann::json info = DockerInfo(r.path);
-  *runtimes = ParseDockerRuntimes(info.dump());
+  *info_out = info;
   std::string version = info.value("ServerVersion", std::string());
   p.status = S::kOk;
   p.value = r.path + ": reachable";
@@ -189,25 +190,96 @@ Probe PodmanSocketProbe(EngineFacts* facts, bool have_binary) {
   return p;
 }
 
-Probe GvisorRuntimeProbe(EngineFacts* facts, const std::map<std::string, std::string>& info_runtimes) {
-  Probe p{"gvisor runtime", S::kMissing, "", "", ""};
-  std::string runsc = FindOnPath("runsc");
-  std::string fix = "add {\"runtimes\": {\"runsc\": {\"path\": \"" + (runsc.empty() ? "/usr/bin/runsc" : runsc) +
-                    "\"}}} to /etc/docker/daemon.json and restart dockerd";
-  if (facts->docker_ok) {
-    std::vector<std::string> names = GvisorRuntimes(info_runtimes);
-    if (!names.empty()) {
-      p.status = S::kOk;
-      p.value = "docker runtime \"" + names.front() + "\"";
-      facts->gvisor_runtime = true;
-      facts->gvisor_why = "docker has the gVisor runtime \"" + names.front() + "\"";
-      return p;
+bool Executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
+
+// A runtime entry of docker's /info ("Runtimes": {"runsc": {"path": ..., "runtimeArgs": [...]}}).
+struct RuntimeEntry {
+  std::string path;
+  std::vector<std::string> args;
+};
+
+std::map<std::string, RuntimeEntry> InfoRuntimes(const nlohmann::json& info) {
+  std::map<std::string, RuntimeEntry> out;
+  auto it = info.find("Runtimes");
+  if (it == info.end() || !it->is_object()) return out;
+  for (const auto& [name, rt] : it->items()) {
+    RuntimeEntry e;
+    if (rt.is_object()) {
+      e.path = rt.value("path", std::string());
+      for (const auto& a : rt.value("runtimeArgs", nlohmann::json::array())) {
+        if (a.is_string()) e.args.push_back(a.get<std::string>());
+      }
     }
-    p.value = "docker has no runsc runtime";
-    p.fix = fix;
+    out[name] = e;
+  }
+  return out;
+}
+
+bool Has(const std::vector<std::string>& args, const std::string& a) {
+  for (const auto& x : args) {
+    if (x == a) return true;
+  }
+  return false;
+}
+
+// Usable means what `--isolate=gvisor` needs (src/cell/docker/docker_cell.cc
+// CheckEngine): a runtime registered under the name "runsc" whose binary the
+// daemon can execute. Its args decide how much of mcpcell's hardening holds.
+Probe RegisteredGvisorProbe(EngineFacts* facts, const nlohmann::json& info, const std::string& fix) {
+  Probe p{"gvisor runtime", S::kMissing, "", "", fix};
+  auto runtimes = InfoRuntimes(info);
+  auto it = runtimes.find("runsc");
+  if (it == runtimes.end()) {
+    std::vector<std::string> others = GvisorRuntimes(ParseDockerRuntimes(info.dump()));
+    p.value = others.empty() ? "docker has no runsc runtime"
+                             : "docker has gVisor as \"" + others.front() + "\", but mcpcell asks for \"runsc\"";
+    p.detail = "mcpcell's gVisor cells use the runtime named runsc";
     facts->gvisor_why = p.value;
     return p;
   }
+  // The daemon resolves a bare name on its own PATH; ours is the best guess.
+  std::string path = it->second.path.empty() ? "runsc" : it->second.path;
+  std::string resolved = path.find('/') == std::string::npos ? FindOnPath(path) : path;
+  if (!Executable(resolved)) {
+    p.value = "docker runtime \"runsc\" points at " + path + ", which is not an executable file";
+    p.fix = "apt-get install runsc, or fix the runtime's path in daemon.json and restart dockerd";
+    facts->gvisor_why = p.value;
+    return p;
+  }
+  facts->gvisor_runtime = true;
+  p.status = S::kOk;
+  p.value = "docker runtime \"runsc\" → " + resolved;
+  p.fix.clear();
+  facts->gvisor_why = "docker has the gVisor runtime \"runsc\" (" + resolved + ")";
+  std::vector<std::string> missing;
+  if (!Has(it->second.args, "--oci-seccomp")) missing.push_back("--oci-seccomp");
+  if (!Has(it->second.args, "--network=none")) missing.push_back("--network=none");
+  if (!missing.empty()) {
+    p.status = S::kWarn;
+    std::string list;
+    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    p.detail = "runtimeArgs lack " + list +
+               (Has(missing, "--oci-seccomp") ? ": without --oci-seccomp runsc ignores the container's seccomp "
+                                                "profile, so mcpcell's deny list does not apply in the sandbox"
+                                              : "") +
+               (Has(missing, "--network=none") ? (Has(missing, "--oci-seccomp") ? "; " : ": ") +
+                                                     std::string("runsc's own netstack may fail to start on hosts "
+                                                                 "like this one, and mcpcell's cells have no "
+                                                                 "network anyway")
+                                               : "");
+    p.fix = "\"runtimes\": {\"runsc\": {\"path\": \"" + resolved +
+            "\", \"runtimeArgs\": [\"--network=none\", \"--oci-seccomp\"]}} in daemon.json, then restart dockerd";
+  }
+  return p;
+}
+
+Probe GvisorRuntimeProbe(EngineFacts* facts, const nlohmann::json& info) {
+  std::string runsc = FindOnPath("runsc");
+  std::string fix = "add {\"runtimes\": {\"runsc\": {\"path\": \"" + (runsc.empty() ? "/usr/bin/runsc" : runsc) +
+                    "\", \"runtimeArgs\": [\"--network=none\", \"--oci-seccomp\"]}}} to /etc/docker/daemon.json and "
+                    "restart dockerd";
+  if (facts->docker_ok) return RegisteredGvisorProbe(facts, info, fix);
+  Probe p{"gvisor runtime", S::kMissing, "", "", ""};
   // Without a daemon to ask, daemon.json says what it would offer once started.
   auto config = ReadHostFile("/etc/docker/daemon.json");
   std::vector<std::string> names = config ? GvisorRuntimes(ParseDockerRuntimes(*config)) : std::vector<std::string>{};
@@ -224,17 +296,17 @@ Probe GvisorRuntimeProbe(EngineFacts* facts, const std::map<std::string, std::st
 
 std::vector<Probe> ProbeEngines(EngineFacts* facts) {
   std::vector<Probe> out;
-  std::map<std::string, std::string> runtimes;
+  nlohmann::json info = nlohmann::json::object();
   out.push_back(BinaryProbe("docker", "apt-get install docker.io (the CLI is optional: mcpcell uses the API)",
                             S::kWarn, "not needed by mcpcell itself"));
-  out.push_back(DockerSocketProbe(facts, &runtimes));
+  out.push_back(DockerSocketProbe(facts, &info));
   Probe podman = BinaryProbe("podman", "apt-get install podman", S::kWarn, "optional");
   bool have_podman = podman.status == S::kOk;
   out.push_back(podman);
   out.push_back(PodmanSocketProbe(facts, have_podman));
   out.push_back(BinaryProbe("runsc", "apt-get install runsc, or see https://gvisor.dev/docs/user_guide/install/",
                             S::kWarn, "gVisor's runtime; optional"));
-  out.push_back(GvisorRuntimeProbe(facts, runtimes));
+  out.push_back(GvisorRuntimeProbe(facts, info));
   out.push_back(BinaryProbe("bwrap", "apt-get install bubblewrap", S::kWarn,
                             "optional: mcpcell does not use it; shown for comparison"));
   return out;

@@ -1,0 +1,202 @@
+// Podman cells: the same container backend through Podman's Docker-compatible
+// API service (scripts/docker.sh ensure_podman: `podman --runtime runc system
+// service`), with the real npm servers and the SDK client, the hardening as
+// Podman's inspect shows it, a docker:// image from Podman's own store, and
+// cleanup after a normal exit and after kill -9 (`mcpcell gc`).
+//
+// Run by scripts/test.sh's e2e-docker step when podman is installed
+// (MCPCELL_E2E_BACKEND=docker: a service that does not answer FAILS every
+// test); plain e2e runs skip with that reason.
+
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+import { EXIT, assertBinaryExists, resultText, runMcpcell } from './lib/mcpcell.mjs';
+import { E2E_DIR, MCPCELL_BIN, NODE_BIN, nodeCellArgs, serverEntry } from './lib/paths.mjs';
+import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+
+after(removeTempDirs);
+
+const SOCKET = (process.env.CONTAINER_HOST ?? 'unix:///run/podman/podman.sock').replace(/^unix:\/\//, '');
+const ENABLED = process.env.MCPCELL_E2E_BACKEND === 'docker';
+const IMAGE = 'mcpcell-test/podman-everything:1';
+const EVERYTHING = '/app/node_modules/@modelcontextprotocol/server-everything/dist/index.js';
+
+function engine(method, p) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ socketPath: SOCKET, path: `/v1.41${p}`, method }, (res) => {
+      let data = '';
+      res.setEncoding('utf8').on('data', (d) => (data += d));
+      res.on('end', () => {
+        let body = data;
+        try {
+          body = JSON.parse(data);
+        } catch {}
+        resolve({ status: res.statusCode, body });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function cells(pid) {
+  const filters = encodeURIComponent(JSON.stringify({ label: [`io.mcpcell.supervisor=${pid}`] }));
+  const r = await engine('GET', `/containers/json?all=1&filters=${filters}`);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body;
+}
+
+async function needPodman(t) {
+  if (!ENABLED) {
+    t.skip('podman cells: set MCPCELL_E2E_BACKEND=docker with the podman service up (scripts/test.sh e2e-docker step)');
+    return false;
+  }
+  let r;
+  try {
+    r = await engine('GET', '/_ping');
+  } catch (e) {
+    assert.fail(`no Podman service answers on ${SOCKET}: ${e.message} (start it: scripts/docker.sh)`);
+  }
+  assert.equal(r.status, 200);
+  return true;
+}
+
+async function eventually(fn, what, ms = 20_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+function client(t, args) {
+  assertBinaryExists();
+  const transport = new StdioClientTransport({
+    command: MCPCELL_BIN, args, env: {}, stderr: 'pipe', maxBufferSize: 64 * 1024 * 1024,
+  });
+  let stderr = '';
+  transport.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  const c = new Client({ name: 'mcpcell-e2e-podman', version: '0.0.0' }, { capabilities: {} });
+  t.after(() => {
+    const child = transport._process;
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return {
+    c,
+    transport,
+    stderr: () => stderr,
+    async connect() {
+      try {
+        await c.connect(transport);
+      } catch (e) {
+        assert.fail(`connect through a podman cell failed: ${e.message}\nmcpcell stderr:\n${stderr}`);
+      }
+    },
+  };
+}
+
+const podmanArgs = (extra, command) => ['run', '--isolate=podman', ...nodeCellArgs(), ...extra, '--', ...command];
+
+test('podman: server-everything lists and calls tools; the container is removed afterwards', { timeout: 90_000 }, async (t) => {
+  if (!(await needPodman(t))) return;
+  const s = client(t, podmanArgs([], [NODE_BIN, serverEntry('server-everything')]));
+  await s.connect();
+  assert.equal(s.c.getServerVersion()?.name, 'mcp-servers/everything');
+  const { tools } = await s.c.listTools();
+  assert.ok(tools.some((x) => x.name === 'echo'));
+  const echo = await s.c.callTool({ name: 'echo', arguments: { message: 'from a podman cell' } });
+  assert.equal(resultText(echo), 'Echo: from a podman cell');
+  const pid = s.transport.pid;
+  const [cell] = await cells(pid);
+  assert.ok(cell, 'no podman container carries the supervisor label');
+  const { body: info } = await engine('GET', `/containers/${cell.Id}/json`);
+  const h = info.HostConfig;
+  assert.equal(h.ReadonlyRootfs, true);
+  assert.ok(h.CapDrop.length > 0 && (h.CapAdd ?? []).length === 0, `caps: drop ${h.CapDrop} add ${h.CapAdd}`);
+  assert.ok(h.SecurityOpt.some((o) => o.includes('no-new-privileges')), JSON.stringify(h.SecurityOpt));
+  assert.equal(h.NetworkMode, 'none');
+  assert.equal(info.Config.User, '1000:1000');
+  assert.ok(h.Ulimits.some((u) => /nproc$/i.test(u.Name) && u.Hard === 512), JSON.stringify(h.Ulimits));
+  await s.c.close();
+  await eventually(async () => (await cells(pid)).length === 0, 'the podman container to be removed');
+});
+
+test('podman: server-filesystem writes, refuses a --read dir, returns a 10 MiB file intact', { timeout: 120_000 }, async (t) => {
+  if (!(await needPodman(t))) return;
+  const readDir = makeTempDir('podman-read');
+  const writeDir = makeWritableDir('podman-write');
+  const big = ('0123456789abcdef'.repeat(64) + 'ü€\n').repeat(10 * 1024 + 3);
+  writeReadableFile(path.join(readDir, 'big.txt'), big);
+  const s = client(t, podmanArgs(['--read', readDir, '--write', writeDir],
+    [NODE_BIN, serverEntry('server-filesystem'), readDir, writeDir]));
+  await s.connect();
+  const w = await s.c.callTool({ name: 'write_file', arguments: { path: path.join(writeDir, 'out.txt'), content: 'podman' } });
+  assert.equal(w.isError, undefined, resultText(w));
+  assert.equal(readFileSync(path.join(writeDir, 'out.txt'), 'utf8'), 'podman');
+  const denied = await s.c.callTool({ name: 'write_file', arguments: { path: path.join(readDir, 'x.txt'), content: 'x' } });
+  assert.equal(denied.isError, true, 'a --read dir must be read-only');
+  const r = await s.c.callTool({ name: 'read_text_file', arguments: { path: path.join(readDir, 'big.txt') } });
+  assert.ok(resultText(r) === big, 'the 10 MiB result differs from the file');
+  await s.c.close();
+});
+
+test('podman: exit status, stderr apart from stdout, stdin EOF', { timeout: 60_000 }, async (t) => {
+  if (!(await needPodman(t))) return;
+  const r = await runMcpcell(podmanArgs([], ['/bin/sh', '-c', 'echo out; echo err >&2; exit 3']));
+  assert.equal(r.code, 3, r.stderr);
+  assert.equal(r.stdout, 'out\n');
+  assert.match(r.stderr, /^err$/m);
+  const wc = await runMcpcell(podmanArgs([], ['/usr/bin/wc', '-c']), { input: 'y'.repeat(54321) });
+  assert.equal(wc.stdout.trim(), '54321', wc.stderr);
+  const missing = await runMcpcell(podmanArgs([], ['/nonexistent/server']));
+  assert.equal(missing.code, EXIT.notFound, missing.stderr);
+});
+
+test('podman: a docker:// image from Podman\'s own store (podman import), run as its numeric USER', { timeout: 120_000 }, async (t) => {
+  if (!(await needPodman(t))) return;
+  if ((await engine('GET', `/images/${IMAGE}/json`)).status !== 200) {
+    const ldd = spawnSync('ldd', ['/usr/bin/node', '/bin/sh'], { encoding: 'utf8' });
+    const libs = [...ldd.stdout.matchAll(/(\/\S+) \(0x/g)].map((m) => m[1].replace(/^\//, ''));
+    const files = [...new Set(['usr/bin/node', 'bin/sh', ...libs])];
+    const script = 'tar -C / -c --dereference "$@" -C "$E2E" --transform "s,^node_modules,app/node_modules," node_modules' +
+      ` | podman import --change 'ENTRYPOINT ["/usr/bin/node"]' --change 'CMD ["${EVERYTHING}"]' --change 'USER 2000'` +
+      ` --change 'WORKDIR /app' - ${IMAGE}`;
+    const b = spawnSync('bash', ['-c', script, 'build', ...files], { env: { ...process.env, E2E: E2E_DIR }, encoding: 'utf8' });
+    assert.equal(b.status, 0, `podman import: ${b.stderr}`);
+  }
+  const probe = await runMcpcell(['run', '--isolate=podman', `docker://${IMAGE}`, '--', '-e',
+    'console.log(JSON.stringify({uid:process.getuid(),cwd:process.cwd()}))']);
+  assert.equal(probe.code, 0, probe.stderr);
+  assert.deepEqual(JSON.parse(probe.stdout), { uid: 2000, cwd: '/app' });
+  const s = client(t, ['run', '--isolate=podman', `docker://${IMAGE}`]);
+  await s.connect();
+  const echo = await s.c.callTool({ name: 'echo', arguments: { message: 'image in podman' } });
+  assert.equal(resultText(echo), 'Echo: image in podman');
+  await s.c.close();
+});
+
+test('podman: kill -9 of mcpcell leaves a container that `mcpcell gc` removes', { timeout: 60_000 }, async (t) => {
+  if (!(await needPodman(t))) return;
+  const child = spawn(MCPCELL_BIN, podmanArgs([], ['/bin/sh', '-c', 'echo up; exec sleep 600']));
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  const exited = new Promise((resolve) => child.on('close', resolve));
+  await eventually(() => out.includes('up'), 'the server to start');
+  child.kill('SIGKILL');
+  await exited;
+  assert.equal((await cells(child.pid)).length, 1, 'the control: kill -9 leaves the container');
+  const gc = await runMcpcell(['gc']);
+  assert.equal(gc.code, 0, gc.stderr);
+  await eventually(async () => (await cells(child.pid)).length === 0, 'gc to remove the podman orphan');
+});
