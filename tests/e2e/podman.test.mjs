@@ -28,6 +28,7 @@ after(removeTempDirs);
 const SOCKET = (process.env.CONTAINER_HOST ?? 'unix:///run/podman/podman.sock').replace(/^unix:\/\//, '');
 const ENABLED = process.env.MCPCELL_E2E_BACKEND === 'docker';
 const IMAGE = 'mcpcell-test/podman-everything:1';
+const IMAGE_NO_SH = 'mcpcell-test/podman-everything-nosh:1';
 const EVERYTHING = '/app/node_modules/@modelcontextprotocol/server-everything/dist/index.js';
 
 function engine(method, p) {
@@ -163,18 +164,21 @@ test('podman: exit status, stderr apart from stdout, stdin EOF', { timeout: 60_0
   assert.equal(missing.code, EXIT.notFound, missing.stderr);
 });
 
+/** `podman import` of node + node_modules (+ /bin/sh when `withShell`), unless the image is there. */
+async function podmanImage(tag, withShell, changes) {
+  if ((await engine('GET', `/images/${tag}/json`)).status === 200) return;
+  const ldd = spawnSync('ldd', withShell ? ['/usr/bin/node', '/bin/sh'] : ['/usr/bin/node'], { encoding: 'utf8' });
+  const libs = [...ldd.stdout.matchAll(/(\/\S+) \(0x/g)].map((m) => m[1].replace(/^\//, ''));
+  const files = [...new Set(['usr/bin/node', ...(withShell ? ['bin/sh'] : []), ...libs])];
+  const script = 'tar -C / -c --dereference "$@" -C "$E2E" --transform "s,^node_modules,app/node_modules," node_modules' +
+    ` | podman import ${changes.map((c) => `--change '${c}'`).join(' ')} - ${tag}`;
+  const b = spawnSync('bash', ['-c', script, 'build', ...files], { env: { ...process.env, E2E: E2E_DIR }, encoding: 'utf8' });
+  assert.equal(b.status, 0, `podman import: ${b.stderr}`);
+}
+
 test('podman: a docker:// image from Podman\'s own store (podman import), run as its numeric USER', { timeout: 120_000 }, async (t) => {
   if (!(await needPodman(t))) return;
-  if ((await engine('GET', `/images/${IMAGE}/json`)).status !== 200) {
-    const ldd = spawnSync('ldd', ['/usr/bin/node', '/bin/sh'], { encoding: 'utf8' });
-    const libs = [...ldd.stdout.matchAll(/(\/\S+) \(0x/g)].map((m) => m[1].replace(/^\//, ''));
-    const files = [...new Set(['usr/bin/node', 'bin/sh', ...libs])];
-    const script = 'tar -C / -c --dereference "$@" -C "$E2E" --transform "s,^node_modules,app/node_modules," node_modules' +
-      ` | podman import --change 'ENTRYPOINT ["/usr/bin/node"]' --change 'CMD ["${EVERYTHING}"]' --change 'USER 2000'` +
-      ` --change 'WORKDIR /app' - ${IMAGE}`;
-    const b = spawnSync('bash', ['-c', script, 'build', ...files], { env: { ...process.env, E2E: E2E_DIR }, encoding: 'utf8' });
-    assert.equal(b.status, 0, `podman import: ${b.stderr}`);
-  }
+  await podmanImage(IMAGE, true, ['ENTRYPOINT ["/usr/bin/node"]', `CMD ["${EVERYTHING}"]`, 'USER 2000', 'WORKDIR /app']);
   const probe = await runMcpcell(['run', '--isolate=podman', `docker://${IMAGE}`, '--', '-e',
     'console.log(JSON.stringify({uid:process.getuid(),cwd:process.cwd()}))']);
   assert.equal(probe.code, 0, probe.stderr);
@@ -183,6 +187,17 @@ test('podman: a docker:// image from Podman\'s own store (podman import), run as
   await s.connect();
   const echo = await s.c.callTool({ name: 'echo', arguments: { message: 'image in podman' } });
   assert.equal(resultText(echo), 'Echo: image in podman');
+  await s.c.close();
+});
+
+test('podman: an image without /bin/sh keeps stdio on the attach stream (stdin included) and works', { timeout: 120_000 }, async (t) => {
+  if (!(await needPodman(t))) return;
+  await podmanImage(IMAGE_NO_SH, false, ['ENTRYPOINT ["/usr/bin/node"]', `CMD ["${EVERYTHING}"]`]);
+  const s = client(t, ['run', '--isolate=podman', `docker://${IMAGE_NO_SH}`]);
+  await s.connect();
+  const echo = await s.c.callTool({ name: 'echo', arguments: { message: 'attach in podman' } });
+  assert.equal(resultText(echo), 'Echo: attach in podman');
+  assert.match(s.stderr(), /no \/bin\/sh/);
   await s.c.close();
 });
 
