@@ -63,6 +63,7 @@ CellResult RunCell(const std::string& level, const CellSpec& spec, const RunCont
                                     "would run a native cell instead)";
     return r;
   }
+  opts->run = ctx;  // the egress proxy of an allow-list cell audits with it
   return docker::RunDockerCell(spec, *opts, on_launch);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "cell/docker/container_net.h"
 #include "cell/docker/seccomp_profile.h"
 #include "cell/docker/stdio_fifos.h"
 
@@ -32,15 +33,18 @@ nlohmann::json BindMount(const std::string& source, const std::string& target, b
           {"BindOptions", {{"Propagation", "rprivate"}}}};
 }
 
-Result<nlohmann::json> NetworkMode(const CellSpec& spec) {
+Result<nlohmann::json> NetworkMode(const CellSpec& spec, const ContainerOptions& o) {
   switch (spec.network.mode) {
     case NetworkSpec::Mode::kNone: return nlohmann::json("none");
     case NetworkSpec::Mode::kOpen: return nlohmann::json("bridge");
     case NetworkSpec::Mode::kAllowList: break;
   }
+  // An allow-list: a namespace with only lo, which mcpcell mediates from
+  // outside (container_net.h) before the gate lets the server start.
+  if (!o.egress_host_dir.empty() && !o.stdio_host_dir.empty()) return nlohmann::json("none");
   return MakeError("container network", "",
-                   "an egress allow-list is not implemented for container cells yet; refusing rather than "
-                   "opening the network (use no --allow-host, or the 'network' profile for full access)");
+                   "an egress allow-list in a container cell needs mcpcell's egress directory and the FIFO stdio "
+                   "wrapper (container_net.h); refusing rather than opening the network");
 }
 
 }  // namespace
@@ -86,7 +90,7 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
                        "would be visible in `docker inspect`; read it from /run/secrets/" + s.name);
     }
   }
-  auto network = NetworkMode(spec);
+  auto network = NetworkMode(spec, opts);
   if (!network) return network.error();
   if (opts.runtime == "runsc" && spec.limits.pids.value && *spec.limits.pids.value < kGvisorMinPids) {
     // The pids cgroup of a gVisor container holds the sandbox's own threads
@@ -115,6 +119,10 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
   // Read-only is enough: opening a FIFO for writing does not write the filesystem.
   bool fifo = !opts.stdio_host_dir.empty();
   if (fifo) mounts.push_back(BindMount(opts.stdio_host_dir, kStdioTarget, false));
+  bool egress = spec.network.mode == NetworkSpec::Mode::kAllowList;
+  if (egress) {
+    for (const auto& b : EgressBinds(opts.egress_host_dir)) mounts.push_back(BindMount(b.source, b.target, false));
+  }
 
   nlohmann::json ulimits = nlohmann::json::array();
   auto nofile = static_cast<std::int64_t>(spec.limits.nofile);
@@ -173,11 +181,14 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
       {"OpenStdin", !fifo},
       {"StdinOnce", !fifo},
       {"Tty", false},
-      {"NetworkDisabled", spec.network.mode == NetworkSpec::Mode::kNone},
+      // Also for an allow-list: the runtime still gives the container a
+      // network namespace of its own (lo only), and the engine skips the
+      // ~230 ms of setting up a sandbox for a network we replace anyway.
+      {"NetworkDisabled", spec.network.mode != NetworkSpec::Mode::kOpen},
       {"HostConfig", host},
   };
   if (!spec.argv.empty()) {
-    auto cmd = fifo ? FifoCommand(spec.argv) : spec.argv;
+    auto cmd = fifo ? FifoCommand(spec.argv, egress ? EgressGatePath() : std::string()) : spec.argv;
     if (opts.set_entrypoint) {
       body["Entrypoint"] = nlohmann::json::array({cmd.front()});
       cmd.erase(cmd.begin());

@@ -57,14 +57,20 @@ struct ContainerOptions {
   /// default copies the engine's own limits, which a root without
   /// CAP_SYS_RESOURCE may not raise to (the container fails to start).
   bool nproc_limit = false;
+  /// Non-empty: the cell's network is an egress allow-list set up from
+  /// outside (container_net.h): this per-run directory is bound at
+  /// /run/mcpcell-net and its resolv.conf over /etc/resolv.conf, the
+  /// container gets no network of the engine's, and the FIFO wrapper waits
+  /// at the gate. Needs stdio_host_dir (the gate is in the wrapper).
+  std::string egress_host_dir = {};
 };
 
 /// The create body. Hardening that does not depend on the spec is always on:
 /// read-only root, CapDrop ALL, no-new-privileges, an init process, no log
 /// driver (stdio never lands in a json log on disk), private IPC and cgroup
 /// namespaces. Fails for what a container cell cannot honour: an egress
-/// allow-list (not implemented), or a secret mapped to an env var (its value
-/// would show in `docker inspect`).
+/// allow-list without egress_host_dir and FIFO stdio, or a secret mapped to
+/// an env var (its value would show in `docker inspect`).
 Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOptions& opts);
 
 /// The seccomp profile a container cell gets: mcpcell's deny list, adapted to `runtime`.

@@ -11,10 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cell/docker/base_image.h"
+#include "cell/docker/container_net.h"
 #include "cell/docker/create_body.h"
 #include "cell/docker/engine_client.h"
 #include "cell/docker/image_config.h"
 #include "cell/docker/image_pull.h"
+#include "cell/docker/image_user.h"
 #include "cell/docker/reaper.h"
 #include "cell/docker/secrets_dir.h"
 #include "cell/docker/stdio_fifos.h"
@@ -157,6 +159,13 @@ Result<PreparedImage> PrepareImage(const EngineClient& engine, const ImageRef& r
                                    bool user_given) {
   auto cfg = EnsureImage(engine, ref, Say);
   if (!cfg) return cfg.error();
+  if (!user_given && !cfg->user.empty()) {
+    // A named USER becomes numbers from the image's own /etc/passwd, so that
+    // ImageUser can tell root by any name; unresolvable → 1000:1000 and a note.
+    auto numeric = ResolveImageUser(engine, cfg->id, cfg->user);
+    if (numeric) cfg->user = *numeric;
+    else Say("could not resolve the image's USER: " + numeric.error().Message());
+  }
   std::vector<std::string> notes;
   auto completed = SpecForImage(spec, *cfg, ImageSpecOptions{user_given}, &notes);
   if (!completed) return completed.error();
@@ -224,6 +233,11 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   EngineClient setup(*sock);
   setup.set_interruptible(true);
   if (auto ok = CheckEngine(opts); !ok) return Fail(result, kExitIsolationUnavailable, ok.error());
+  if (spec.network.mode == NetworkSpec::Mode::kAllowList) {
+    if (auto ok = CheckContainerEgress(opts.runtime, opts.fifo_stdio, HasCapSysAdmin()); !ok) {
+      return Fail(result, kExitIsolationUnavailable, ok.error());
+    }
+  }
   if (auto reaped = ReapOrphans(setup); !reaped) {
     Say("warning: could not reap orphaned cells: " + reaped.error().Message());
   } else if (!reaped->empty()) {
@@ -256,6 +270,14 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
     if (!f) return Fail(result, kExitSetupFailed, f.error());
     fifos = std::move(*f);
   }
+  // An allow-list: mediated from outside the container (container_net.h).
+  ContainerEgress egress;
+  bool allow_list = cell.network.mode == NetworkSpec::Mode::kAllowList;
+  if (allow_list) {
+    auto e = ContainerEgress::Prepare(cell.uid, cell.gid);
+    if (!e) return Fail(result, kExitSetupFailed, e.error());
+    egress = std::move(*e);
+  }
 
   ProfileFile profile_file;
   if (opts.engine == Engine::kPodman && cell.seccomp) {
@@ -276,6 +298,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
                            profile_file.path(),
                            opts.engine != Engine::kPodman,
                            PathExists};
+    copts.egress_host_dir = egress.host_dir();
     copts.set_entrypoint = opts.source_image.has_value();
     copts.nproc_limit = opts.engine == Engine::kPodman;
     return BuildCreateBody(cell, copts);
@@ -300,6 +323,9 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   if (use_fifos && opts.source_image && !HasShell(setup, id)) {
     // The FIFO wiring is a /bin/sh one-liner in the cell; an image without a
     // shell (distroless, scratch) keeps its stdio on the attach stream.
+    if (allow_list) {
+      return Fail(result, kExitIsolationUnavailable, CheckContainerEgress(opts.runtime, false, true).error());
+    }
     Say("the image has no /bin/sh for the FIFO stdio path; its stdio goes through the engine's attach stream");
     guard.reset();
     use_fifos = false;
@@ -320,6 +346,12 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   if (start->status != 204 && start->status != 304) {
     std::string msg = EngineMessage(*start);
     return Fail(result, StartFailureCode(msg), MakeError("start container", name, msg));
+  }
+  if (allow_list) {
+    // The server waits at the gate until this returns ok.
+    if (auto ok = egress.Start(setup, id, cell.network, opts.run); !ok) {
+      return Fail(result, kExitSetupFailed, ok.error());
+    }
   }
   if (on_launch) {
     on_launch(nlohmann::json{{"backend", opts.backend_name}, {"cell_id", result.cell_id}, {"container", name},

@@ -11,6 +11,7 @@
 #include "cell/cell_result.h"
 #include "cell/cell_spec.h"
 #include "cell/docker/engine_endpoint.h"
+#include "cell/run_context.h"
 #include "source/image_ref.h"
 #include "util/error.h"
 
@@ -31,6 +32,9 @@ struct DockerCellOptions {
   /// Needs a /bin/sh in the cell: the host's with the base image; an image's
   /// own when it has one (else the run falls back to attach).
   bool fifo_stdio = true;
+  /// Who the run is for: the egress proxy of an allow-list cell
+  /// (container_net.h) writes its audit events with these.
+  RunContext run;
 };
 
 /// Answers whether the engine is reachable (GET /_ping) and, when `runtime`

@@ -57,11 +57,11 @@ Result<StdioFifos> StdioFifos::Create(std::uint32_t uid, std::uint32_t gid) {
   return f;
 }
 
-std::vector<std::string> FifoCommand(const std::vector<std::string>& argv) {
+std::vector<std::string> FifoCommand(const std::vector<std::string>& argv, const std::string& gate) {
   std::string dir = kStdioTarget;
-  std::vector<std::string> cmd{
-      "/bin/sh", "-c",
-      "exec <" + dir + "/in >" + dir + "/out && printf x >" + dir + "/ready && exec \"$@\"", "mcpcell-stdio"};
+  std::string script = "exec <" + dir + "/in >" + dir + "/out && printf x >" + dir + "/ready && exec \"$@\"";
+  if (!gate.empty()) script = "read -r _ <" + gate + " && " + script;
+  std::vector<std::string> cmd{"/bin/sh", "-c", script, "mcpcell-stdio"};
   cmd.insert(cmd.end(), argv.begin(), argv.end());
   return cmd;
 }

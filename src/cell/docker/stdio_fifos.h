@@ -58,7 +58,10 @@ class StdioFifos {
 /// (exec and printf are builtins: no extra process.)
 /// sh's own errors (command not found: 127, not executable: 126) go to stderr
 /// and its exit status, like exec's would.
-std::vector<std::string> FifoCommand(const std::vector<std::string>& argv);
+/// A non-empty `gate` (a FIFO path in the container, see container_net.h)
+/// comes first: `read -r _ <GATE && ...`, so nothing runs until mcpcell
+/// writes a line there, and EOF (mcpcell gone) ends the cell instead.
+std::vector<std::string> FifoCommand(const std::vector<std::string>& argv, const std::string& gate = {});
 
 /// Removes stdio FIFO directories of dead runs (the PID in the name). Returns how many.
 int ReapStdioDirs();
