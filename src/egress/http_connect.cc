@@ -84,13 +84,18 @@ asio::awaitable<void> ServeConnect(ProxyContext& ctx, beast::tcp_stream& client,
     if (buffer.size() > 0) {  // bytes the client sent right behind the head (a TLS ClientHello)
       a.bytes_out += co_await asio::async_write(*up.socket, buffer.data(), asio::use_awaitable);
     }
-    buffer.consume(buffer.size());
-    buffer.shrink_to_fit();
-    co_await RunTunnel(client.socket(), *up.socket, &a.bytes_out, &a.bytes_in);
   } catch (const std::exception& e) {
     a.error = e.what();
   }
-  FinishAttempt(ctx, a, start);
+  if (!a.error.empty()) {
+    FinishAttempt(ctx, a, start);
+    co_return;
+  }
+  buffer.consume(buffer.size());
+  buffer.shrink_to_fit();
+  // The tunnel owns both sockets from here and records the attempt when it
+  // ends; this coroutine (and its frames) can go.
+  StartTunnel(ctx, client.release_socket(), std::move(*up.socket), std::move(a), start);
 }
 
 }  // namespace mcpcell

@@ -65,14 +65,10 @@ asio::awaitable<void> ServeRedirect(ProxyContext& ctx, tcp::socket& client, tcp:
     // instead of a connection that says nothing.
     boost::system::error_code ec;
     client.set_option(asio::socket_base::linger(true, 0), ec);
-  } else {
-    try {
-      co_await RunTunnel(client, *up.socket, &a.bytes_out, &a.bytes_in);
-    } catch (const std::exception& e) {
-      a.error = e.what();
-    }
+    FinishAttempt(ctx, a, start);
+    co_return;
   }
-  FinishAttempt(ctx, a, start);
+  StartTunnel(ctx, std::move(client), std::move(*up.socket), std::move(a), start);
 }
 
 }  // namespace mcpcell

@@ -141,13 +141,16 @@ asio::awaitable<void> ServeSocks5(ProxyContext& ctx, beast::tcp_stream& client, 
     co_await Reply(client, kSucceeded);
     client.expires_never();
     if (buffer.size() > 0) a.bytes_out += co_await asio::async_write(*up.socket, buffer.data(), asio::use_awaitable);
-    buffer.consume(buffer.size());
-    buffer.shrink_to_fit();
-    co_await RunTunnel(client.socket(), *up.socket, &a.bytes_out, &a.bytes_in);
   } catch (const std::exception& e) {
     a.error = e.what();
   }
-  FinishAttempt(ctx, a, start);
+  if (!a.error.empty()) {
+    FinishAttempt(ctx, a, start);
+    co_return;
+  }
+  buffer.consume(buffer.size());
+  buffer.shrink_to_fit();
+  StartTunnel(ctx, client.release_socket(), std::move(*up.socket), std::move(a), start);
 }
 
 }  // namespace mcpcell

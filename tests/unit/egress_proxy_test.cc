@@ -461,9 +461,39 @@ TEST_F(EgressProxyTest, StoppingTheServiceClosesTunnels) {
   UniqueFd c = Proxy();
   std::string head = Connect(c.get(), Target("allowed.test", echo_.port()), "");
   ASSERT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
+  SendAll(c.get(), "x");  // the tunnel is up once a byte went through it
+  ASSERT_EQ(ReadExactly(c.get(), 1), "x");
   service_.reset();  // fails closed: the tunnel goes with the service
   EXPECT_EQ(ReadToEof(c.get()), "");
   EXPECT_FALSE(ConnectTo("127.0.0.1", proxy_port_).valid());
+  auto events = ReadEvents(audit_path_);  // written by the time the service is gone
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["allowed"], true);
+  EXPECT_EQ(events[0]["error"], "egress service stopped");
+}
+
+TEST_F(EgressProxyTest, BulkDataBothWaysArrivesIntactAndIsCounted) {
+  StartDefault();
+  // 3 MiB + a bit each way: bigger than the copy buffer, so the tunnel
+  // switches to splice(2) mid-burst; a pattern that shows reordering or loss.
+  constexpr std::size_t kSize = 3 * 1024 * 1024 + 4321;
+  std::string data(kSize, '\0');
+  for (std::size_t i = 0; i < kSize; ++i) data[i] = static_cast<char>((i * 7 + i / 4096) & 0xff);
+  UniqueFd c = Proxy();
+  std::string head = Connect(c.get(), Target("allowed.test", echo_.port()), "");
+  ASSERT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
+  std::thread writer([&] {
+    SendAll(c.get(), data);
+    shutdown(c.get(), SHUT_WR);
+  });
+  std::string back = ReadToEof(c.get());
+  writer.join();
+  ASSERT_EQ(back.size(), kSize);
+  EXPECT_TRUE(back == data) << "the echoed bytes differ";
+  auto events = WaitForEvents(audit_path_, 1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["bytes_out"], kSize);
+  EXPECT_EQ(events[0]["bytes_in"], kSize);
 }
 
 // ---- redirected connections (SO_ORIGINAL_DST) -----------------------------
