@@ -113,15 +113,15 @@ int Run(RunRequest req) {
     case LaunchPlan::Action::kIsolate:
       break;
   }
+  RunContext ctx{plan->explain.value("server", std::string()), audit ? &*audit : nullptr};
   // A docker:// source: the image is the cell (src/cell/docker/README.md).
-  if (plan->spec.backend == "docker") return RunImagePlan(*plan, record);
+  if (plan->spec.backend == "docker") return RunImagePlan(*plan, ctx, record);
   auto fallback = ParseFallback(req.fallback);
   if (!fallback) {
     Say(fallback.error().Message());
     return kExitUsage;
   }
   if (req.verbose) DescribeCell(plan->spec);
-  RunContext ctx{plan->explain.value("server", std::string()), audit ? &*audit : nullptr};
   CellResult r = RunCell(plan->level, plan->spec, ctx, [&](const nlohmann::json& launch) {
     nlohmann::json event = LaunchEvent(*plan, launch.value("cell_id", ""), launch.value("pid", 0));
     for (const auto& [k, v] : launch.items()) {

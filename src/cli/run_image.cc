@@ -14,14 +14,15 @@ void Say(const std::string& line) { std::fprintf(stderr, "mcpcell: %s\n", line.c
 
 }  // namespace
 
-int RunImagePlan(const LaunchPlan& plan, const std::function<void(const nlohmann::json&)>& record) {
+int RunImagePlan(const LaunchPlan& plan, const RunContext& ctx,
+                 const std::function<void(const nlohmann::json&)>& record) {
   const auto image_json = plan.explain.value("image", nlohmann::json::object());
   auto image = ParseImageRef(image_json.value("reference", std::string()));
   if (!image) {
     Say("docker:// source: " + image.error().Message());
     return kExitUsage;
   }
-  CellResult r = docker::RunImageCell(plan.level, *image, image_json.value("user_given", false), plan.spec,
+  CellResult r = docker::RunImageCell(plan.level, *image, image_json.value("user_given", false), plan.spec, ctx,
                                       [&](const nlohmann::json& launch) {
                                         nlohmann::json event = LaunchEvent(plan, launch.value("cell_id", ""), 0);
                                         for (const auto& [k, v] : launch.items()) {

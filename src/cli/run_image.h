@@ -6,13 +6,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cell/run_context.h"
 #include "cli/launch_plan.h"
 
 namespace mcpcell {
 
 /// Runs the image a docker:// plan names (plan.explain["image"], set by
 /// PlanLaunch) at plan.level; returns the exit code for `mcpcell run`.
-/// `record` receives the launch and exit audit events.
-int RunImagePlan(const LaunchPlan& plan, const std::function<void(const nlohmann::json&)>& record);
+/// `record` receives the launch and exit audit events; `ctx` goes to the
+/// cell (its egress proxy audits with it).
+int RunImagePlan(const LaunchPlan& plan, const RunContext& ctx,
+                 const std::function<void(const nlohmann::json&)>& record);
 
 }  // namespace mcpcell

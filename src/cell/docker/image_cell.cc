@@ -18,8 +18,9 @@ CellResult Refuse(const std::string& backend, int code, Error e) {
 }  // namespace
 
 CellResult RunImageCell(const std::string& level, const ImageRef& image, bool user_given, const CellSpec& spec,
-                        const LaunchCallback& on_launch) {
+                        const RunContext& ctx, const LaunchCallback& on_launch) {
   DockerCellOptions o;
+  o.run = ctx;
   o.source_image = image;
   o.user_given = user_given;
   if (level == "auto" || level == "container" || level == "docker") {

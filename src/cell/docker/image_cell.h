@@ -7,6 +7,7 @@
 
 #include "cell/cell_result.h"
 #include "cell/cell_spec.h"
+#include "cell/run_context.h"
 #include "source/image_ref.h"
 
 namespace mcpcell::docker {
@@ -14,8 +15,9 @@ namespace mcpcell::docker {
 /// Runs `image` with `spec` (argv = the args after --, see DockerCellOptions)
 /// at `level`: auto, container, docker → dockerd; podman; gvisor (runsc).
 /// `native` is refused (exit 122), as is an unreachable engine.
-/// `user_given`: --uid/--gid were on the command line.
+/// `user_given`: --uid/--gid were on the command line. `ctx` names the
+/// server and the audit log for the cell's own events (egress).
 CellResult RunImageCell(const std::string& level, const ImageRef& image, bool user_given, const CellSpec& spec,
-                        const LaunchCallback& on_launch);
+                        const RunContext& ctx, const LaunchCallback& on_launch);
 
 }  // namespace mcpcell::docker
