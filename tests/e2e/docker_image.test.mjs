@@ -10,7 +10,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -189,6 +189,34 @@ test('docker://: args after -- replace Cmd; image Env/WorkingDir apply; numeric 
 
   const uid = await runMcpcell(['run', '--uid', '3000', `docker://${WITH_SH}`, '--', '-e', PROBE]);
   assert.equal(JSON.parse(uid.stdout).uid, 3000, '--uid wins over the image');
+});
+
+/** WITH_SH plus an /etc/passwd and /etc/group, committed with `USER user` (a small layer on top). */
+function namedUserImage(tag, user) {
+  const dir = makeTempDir('image-passwd');
+  writeFileSync(path.join(dir, 'passwd'), 'root:x:0:0:root:/root:/bin/sh\napp:x:2100:2200::/app:/bin/false\ntoor:x:0:0::/:/bin/sh\n');
+  writeFileSync(path.join(dir, 'group'), 'root:x:0:\napp:x:2200:\nstaff:x:50:\n');
+  const script = `set -e; c=$(docker create ${WITH_SH}); trap 'docker rm -f "$c" >/dev/null' EXIT
+    docker cp "$D/passwd" "$c:/etc/passwd"; docker cp "$D/group" "$c:/etc/group"
+    docker commit --change 'USER ${user}' "$c" ${tag} >/dev/null`;
+  const r = spawnSync('bash', ['-c', script], { env: { ...process.env, D: dir }, encoding: 'utf8' });
+  assert.equal(r.status, 0, `building ${tag}: ${r.stderr}`);
+}
+
+test('docker://: a named USER is resolved through the image\'s own /etc/passwd; root by another name is not used', { timeout: 90_000 }, async (t) => {
+  if (!(await needEngine(t))) return;
+  const cases = [['app', 2100, 2200], ['app:staff', 2100, 50], ['toor', 1000, 1000], ['ghost', 1000, 1000]];
+  for (const [user, uid, gid] of cases) {
+    const tag = `mcpcell-test/named-user:${user.replace(':', '-')}`;
+    namedUserImage(tag, user);
+    const r = await runMcpcell(['run', `docker://${tag}`, '--', '-e', PROBE]);
+    assert.equal(r.code, 0, r.stderr);
+    const seen = JSON.parse(r.stdout);
+    assert.deepEqual([seen.uid, seen.gid], [uid, gid], `USER ${user}: ${r.stderr}`);
+    if (user === 'toor') assert.match(r.stderr, /USER is root/);
+    if (user === 'ghost') assert.match(r.stderr, /not in the image's \/etc\/passwd/);
+    assert.equal((await mcpcellContainers(r.pid)).length, 0, 'the lookup container must be removed too');
+  }
 });
 
 test('docker://: --read binds a host directory into the image, read-only', { timeout: 60_000 }, async (t) => {

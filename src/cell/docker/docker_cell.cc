@@ -156,13 +156,17 @@ struct PreparedImage {
 
 // The image in the engine (pulled if need be, pin checked) and the spec completed from it.
 Result<PreparedImage> PrepareImage(const EngineClient& engine, const ImageRef& ref, const CellSpec& spec,
-                                   bool user_given) {
+                                   bool user_given, const std::string& cell_id) {
   auto cfg = EnsureImage(engine, ref, Say);
   if (!cfg) return cfg.error();
   if (!user_given && !cfg->user.empty()) {
     // A named USER becomes numbers from the image's own /etc/passwd, so that
     // ImageUser can tell root by any name; unresolvable → 1000:1000 and a note.
-    auto numeric = ResolveImageUser(engine, cfg->id, cfg->user);
+    nlohmann::json labels{{kLabelCell, cell_id},
+                          {kLabelSupervisor, std::to_string(::getpid())},
+                          {kLabelSupervisorStart, ProcessStartTime(::getpid())},
+                          {kLabelSupervisorPidNs, OwnPidNamespace()}};
+    auto numeric = ResolveImageUser(engine, cfg->id, cfg->user, labels);
     if (numeric) cfg->user = *numeric;
     else Say("could not resolve the image's USER: " + numeric.error().Message());
   }
@@ -252,7 +256,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   std::string image = kBaseImage;
   std::string image_ref = kBaseImage;
   if (opts.source_image) {
-    auto prepared = PrepareImage(setup, *opts.source_image, spec, opts.user_given);
+    auto prepared = PrepareImage(setup, *opts.source_image, spec, opts.user_given, result.cell_id);
     if (!prepared) return Fail(result, kExitSetupFailed, prepared.error());
     cell = std::move(prepared->spec);
     image = prepared->id;  // exactly the image that was checked, not a tag that may move

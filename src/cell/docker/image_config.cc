@@ -77,8 +77,8 @@ CellUser ImageUser(const std::string& image_user, std::uint32_t fallback_uid, st
   std::uint32_t uid = 0;
   std::uint32_t gid = 0;
   if (!ParseId(user, &uid) || (!group.empty() && !ParseId(group, &gid))) {
-    u.note = "the image's USER '" + image_user + "' is a name, which mcpcell does not resolve (it could be root "
-             "by another name); running as " + who + " (give --uid/--gid to choose)";
+    u.note = "the image's USER '" + image_user + "' is a name mcpcell could not resolve to a uid (it could be "
+             "root by another name); running as " + who + " (give --uid/--gid to choose)";
     return u;
   }
   if (uid == 0) {

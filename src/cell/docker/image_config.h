@@ -40,8 +40,8 @@ struct CellUser {
 
 /// The user the cell runs as: the image's USER when it is numeric and not
 /// root (a bare uid gets the same number as gid; gid 0 is replaced likewise),
-/// else `fallback`. A named user ("node") is not resolved: that needs the
-/// image's /etc/passwd, and a name may well be root under another spelling.
+/// else `fallback`. A name left here ("node") is one that could not be
+/// resolved (image_user.h resolves names first): it may be root by another name.
 CellUser ImageUser(const std::string& image_user, std::uint32_t fallback_uid, std::uint32_t fallback_gid);
 
 struct ImageSpecOptions {
