@@ -120,6 +120,13 @@ class Flow {
 
  private:
   ssize_t SpliceIn() {
+    if (!nonblocking_) {
+      // splice(2) blocks on a blocking socket even with SPLICE_F_NONBLOCK;
+      // recv/send above use MSG_DONTWAIT instead, so small tunnels never pay
+      // for these two fcntl pairs.
+      for (int fd : {in_, out_}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+      nonblocking_ = true;
+    }
     if (!pipe_.read_end && !pipe_.Open()) {
       bulk_ = false;  // no pipe to be had (EMFILE): copy instead
       return ::recv(in_, scratch, kScratch, MSG_DONTWAIT);
@@ -131,6 +138,7 @@ class Flow {
   int in_, out_;
   std::uint64_t* count_;
   bool bulk_ = false;
+  bool nonblocking_ = false;
   Pipe pipe_;
   std::size_t in_pipe_ = 0;
   std::string pending_;
@@ -139,11 +147,6 @@ class Flow {
 void ShutdownBoth(tcp::socket& a, tcp::socket& b) {
   ::shutdown(a.native_handle(), SHUT_RDWR);
   ::shutdown(b.native_handle(), SHUT_RDWR);
-}
-
-void NonBlocking(tcp::socket& s) {
-  boost::system::error_code ec;
-  s.native_non_blocking(true, ec);  // splice(2) blocks on a blocking socket even with SPLICE_F_NONBLOCK
 }
 
 /// Both directions, driven by readiness callbacks; owned by its pending
@@ -158,10 +161,7 @@ class Tunnel : public std::enable_shared_from_this<Tunnel> {
         attempt_(std::move(attempt)),
         start_(start),
         out_(cell_.native_handle(), upstream_.native_handle(), &attempt_.bytes_out),
-        in_(upstream_.native_handle(), cell_.native_handle(), &attempt_.bytes_in) {
-    NonBlocking(cell_);
-    NonBlocking(upstream_);
-  }
+        in_(upstream_.native_handle(), cell_.native_handle(), &attempt_.bytes_in) {}
 
   ~Tunnel() {
     if (recorded_) return;
@@ -228,8 +228,6 @@ void StartTunnel(ProxyContext& ctx, tcp::socket cell, tcp::socket upstream, Egre
 }
 
 asio::awaitable<void> Pump(tcp::socket& from, tcp::socket& to, std::uint64_t* count) {
-  NonBlocking(from);
-  NonBlocking(to);
   Flow flow(from.native_handle(), to.native_handle(), count);
   boost::system::error_code ec;
   for (;;) {
