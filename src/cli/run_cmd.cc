@@ -61,6 +61,21 @@ void DescribeCell(const CellSpec& spec) {
   Say("  limits: memory " + limit(spec.limits.memory_bytes, " bytes") + ", pids " + limit(spec.limits.pids, "") +
       ", cpus " + limit(spec.limits.cpus, "") + ", /tmp " + std::to_string(spec.limits.tmp_bytes) + " bytes");
   for (const auto& sec : spec.secrets) Say("  secret /run/secrets/" + sec.name + " <- " + sec.host_file);
+  const NetworkSpec& net = spec.network;
+  if (net.mode == NetworkSpec::Mode::kAllowList) {
+    std::string rules = net.allow_all ? std::string("every host and port (audit-only)") : "hosts [";
+    if (!net.allow_all) {
+      for (std::size_t i = 0; i < net.allow_hosts.size(); ++i) rules += (i ? ", " : "") + net.allow_hosts[i];
+      rules += "] ports [";
+      for (std::size_t i = 0; i < net.allow_ports.size(); ++i) rules += (i ? ", " : "") + std::to_string(net.allow_ports[i]);
+      rules += net.allow_ports.empty() ? "any]" : "]";
+    }
+    Say("  egress: " + rules + " via mcpcell's proxy at 127.0.0.1:3128 and DNS stub at 127.0.0.53");
+    for (const auto& pin : net.resolve) {
+      Say("  resolve " + pin.host + ":" + (pin.port == 0 ? std::string("*") : std::to_string(pin.port)) + " -> " +
+          pin.address);
+    }
+  }
 }
 
 int Run(RunRequest req) {

@@ -176,7 +176,9 @@ int StatusToExit(int status) {
   const CellSpec& spec = *a.spec;
   int fd = a.sync_fd;
   // If the supervisor dies, so does the cell (PID 1 dying kills the namespace).
-  // The supervisor is single-threaded, so the parent "thread" is the process.
+  // The signal follows the THREAD that cloned us (prctl(2)): the supervisor's
+  // main thread, which lives until the cell is reaped. The egress thread
+  // starts later and is never a parent.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) Fail(fd, ErrnoError("set parent-death signal"));
   // Keep only stdio and the sync socket: fds inherited from the supervisor
   // (the cgroup janitor's pipe among them) have no business in the cell.
