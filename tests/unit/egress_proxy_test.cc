@@ -504,29 +504,15 @@ std::string WriteFile(const std::string& path, const std::string& text) {
   return out ? "" : "cannot write " + path + "\n";
 }
 
+std::string EnterCellLikeNetns(const std::string& scratch);
+
 /// In a child with its own user and network namespace: lo up, every IPv4
 /// address local, and the cell's nft redirect rule; the proxy on
 /// 127.0.0.1:3128; programs connecting straight to a synthetic address or an
 /// IP literal.
 std::string RedirectScenario(const std::string& audit_path) {
-  uid_t uid = getuid();
-  gid_t gid = getgid();
-  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) return std::string("SKIP unshare: ") + strerror(errno);
-  std::string err = WriteFile("/proc/self/setgroups", "deny") +
-                    WriteFile("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1") +
-                    WriteFile("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1");
-  if (!err.empty()) return err;
-  std::string rules = audit_path + ".nft";
-  WriteFile(rules,
-            "table ip mcpcell {\n"
-            "  chain out {\n"
-            "    type nat hook output priority -100;\n"
-            "    ip daddr != 127.0.0.0/8 meta l4proto tcp redirect to :3128\n"
-            "  }\n"
-            "}\n");
-  std::string cmd = "ip link set lo up && ip route add local 0.0.0.0/0 dev lo && nft -f " + rules;
-  if (std::system(cmd.c_str()) != 0) return "network setup failed: " + cmd + "\n";
-
+  std::string setup = EnterCellLikeNetns(audit_path);
+  if (!setup.empty()) return setup;
   TestServer echo(Echo);
   auto log = AuditLog::Open(audit_path);
   if (!log.ok()) return log.error().Message();
@@ -562,6 +548,124 @@ std::string RedirectScenario(const std::string& audit_path) {
   io.stop();
   loop.join();
   return report;
+}
+
+/// Brings up the cell-like network in a fresh user+network namespace: lo up,
+/// every IPv4 address local, the nft redirect rules (TCP to the proxy, DNS
+/// to the stub). "" on success.
+std::string EnterCellLikeNetns(const std::string& scratch) {
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) return std::string("SKIP unshare: ") + strerror(errno);
+  std::string err = WriteFile("/proc/self/setgroups", "deny") +
+                    WriteFile("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1") +
+                    WriteFile("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1");
+  if (!err.empty()) return err;
+  std::string rules = scratch + ".nft";
+  WriteFile(rules,
+            "table ip mcpcell {\n"
+            "  chain out {\n"
+            "    type nat hook output priority -100;\n"
+            "    ip daddr != 127.0.0.0/8 meta l4proto tcp redirect to :3128\n"
+            "    ip daddr != 127.0.0.53 udp dport 53 dnat to 127.0.0.53:53\n"
+            "  }\n"
+            "}\n");
+  std::string cmd = "ip link set lo up && ip route add local 0.0.0.0/0 dev lo && nft -f " + rules;
+  if (std::system(cmd.c_str()) != 0) return "network setup failed: " + cmd + "\n";
+  return "";
+}
+
+/// A DNS query for `name` type A to `server`:53; returns the rcode and, for an
+/// answer, the address in the last A record.
+std::pair<int, std::string> QueryA(const char* server, const std::string& name) {
+  std::string q("\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00", 12);
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    auto dot = name.find('.', start);
+    std::string label = name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    q.push_back(static_cast<char>(label.size()));
+    q += label;
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  q += std::string("\x00\x00\x01\x00\x01", 5);
+  UniqueFd fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  timeval tv{5, 0};
+  setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons(53);
+  inet_pton(AF_INET, server, &sin.sin_addr);
+  sendto(fd.get(), q.data(), q.size(), 0, reinterpret_cast<sockaddr*>(&sin), sizeof sin);
+  unsigned char buf[512];
+  ssize_t n = recv(fd.get(), buf, sizeof buf, 0);
+  if (n < 12) return {-1, ""};
+  int rcode = buf[3] & 0x0f;
+  int answers = (buf[6] << 8) | buf[7];
+  if (rcode != 0 || answers == 0 || n < 16) return {rcode, ""};
+  char text[INET_ADDRSTRLEN];
+  inet_ntop(AF_INET, buf + n - 4, text, sizeof text);
+  return {rcode, text};
+}
+
+/// EgressService as a cell gets it: the proxy on 127.0.0.1:3128 and the DNS
+/// stub on 127.0.0.53:53, sharing one name map. A program resolves a name
+/// through the stub (asking any resolver: the nft rule sends it to the stub),
+/// then connects straight to the answer, which lands on the proxy.
+std::string ServiceScenario(const std::string& audit_path) {
+  std::string setup = EnterCellLikeNetns(audit_path);
+  if (!setup.empty()) return setup;
+  TestServer echo(Echo);
+  auto log = AuditLog::Open(audit_path);
+  if (!log.ok()) return log.error().Message();
+  EgressSockets sockets;
+  sockets.proxy_listener = ListenOn("127.0.0.1", 3128);
+  sockets.dns_socket = UniqueFd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  sockaddr_in dns{};
+  dns.sin_family = AF_INET;
+  dns.sin_port = htons(53);
+  inet_pton(AF_INET, "127.0.0.53", &dns.sin_addr);
+  if (bind(sockets.dns_socket.get(), reinterpret_cast<sockaddr*>(&dns), sizeof dns) != 0) {
+    return std::string("bind 127.0.0.53:53: ") + strerror(errno) + "\n";
+  }
+  NetworkSpec n;
+  n.mode = NetworkSpec::Mode::kAllowList;
+  n.allow_hosts = {"allowed.test"};
+  n.resolve = {{"allowed.test", 0, "127.0.0.1"}};
+  auto service = EgressService::Start(EgressConfig{n, "test-server", &*log}, std::move(sockets));
+  if (!service.ok()) return service.error().Message();
+  std::string report;
+  auto [rcode, address] = QueryA("8.8.8.8", "allowed.test");  // any resolver: redirected to the stub
+  if (rcode != 0 || address.rfind("198.18.", 0) != 0) {
+    report += "allowed.test: rcode " + std::to_string(rcode) + " address '" + address + "'\n";
+  } else {
+    UniqueFd c = ConnectTo(address.c_str(), echo.port());
+    SendAll(c.get(), "by name");
+    if (auto got = ReadExactly(c.get(), 7); got != "by name") report += "echo via " + address + ": '" + got + "'\n";
+  }
+  auto denied = QueryA("127.0.0.53", "evil.test");
+  if (denied.first != 3) report += "evil.test: rcode " + std::to_string(denied.first) + ", expected NXDOMAIN\n";
+  if (WaitForEvents(audit_path, 2).size() < 2) report += "fewer than 2 audit events\n";
+  service->reset();
+  return report;
+}
+
+TEST(EgressRedirect, ServiceResolvesThroughItsStubAndProxiesTheAnswer) {
+  TempDir dir;
+  std::string audit_path = dir.path() + "/audit.jsonl";
+  auto outcome = testing::RunInChild([&] { return ServiceScenario(audit_path); });
+  if (outcome.report.rfind("SKIP", 0) == 0) GTEST_SKIP() << outcome.report;
+  ASSERT_TRUE(outcome.exited_ok()) << outcome.report;
+  ASSERT_EQ(outcome.report, "");
+  bool tunnel = false, dns_denied = false;
+  for (const auto& e : ReadEvents(audit_path)) {
+    if (e["via"] == "redirect" && e["host"] == "allowed.test" && e["allowed"] == true && e["bytes_in"] == 7) {
+      tunnel = true;
+    }
+    if (e["via"] == "dns" && e["host"] == "evil.test" && e["allowed"] == false) dns_denied = true;
+  }
+  EXPECT_TRUE(tunnel) << "no redirect event for allowed.test with 7 bytes in";
+  EXPECT_TRUE(dns_denied) << "no dns event for evil.test";
 }
 
 TEST(EgressRedirect, RedirectedConnectionsAreJudgedByNameOrAddress) {
