@@ -130,19 +130,29 @@ Status RequireStatus(const Result<HttpReply>& r, unsigned want, const std::strin
   return {};
 }
 
+// Podman's compat wait (4.3) learns of an exit late: 2.3-4.3 s after start
+// for a 0.6 s run, measured; its own libpod endpoint polled every 20 ms
+// answered in 1.3-1.7 s, with the bare exit code as the body.
+std::string WaitTarget(Engine engine, const std::string& id) {
+  return engine == Engine::kPodman ? "/libpod/containers/" + id + "/wait?condition=exited&interval=20ms"
+                                   : "/containers/" + id + "/wait?condition=not-running";
+}
+
 // Exit status once the stream ended: the container normally has exited
 // already; if it only closed its stdout/stderr, give it the grace period,
 // then SIGKILL, then ask again.
-Result<int> WaitExit(const EngineClient& engine, const std::string& id, std::chrono::milliseconds grace) {
+Result<int> WaitExit(const EngineClient& engine, Engine kind, const std::string& id,
+                     std::chrono::milliseconds grace) {
   EngineClient bounded(engine.socket_path(), grace + std::chrono::seconds(5));
-  auto r = bounded.Call("POST", "/containers/" + id + "/wait?condition=not-running");
+  auto r = bounded.Call("POST", WaitTarget(kind, id));
   if (!r && r.error().err == ETIMEDOUT) {
     (void)engine.Call("POST", "/containers/" + id + "/kill?signal=SIGKILL");
-    r = engine.Call("POST", "/containers/" + id + "/wait?condition=not-running");
+    r = engine.Call("POST", WaitTarget(kind, id));
   }
   if (!r) return r.error();
   if (r->status != 200) return MakeError("wait for container", id, EngineMessage(*r));
   auto j = nlohmann::json::parse(r->body, nullptr, false);
+  if (j.is_number_integer()) return j.get<int>();  // libpod's answer
   if (!j.is_object() || !j.contains("StatusCode") || !j["StatusCode"].is_number_integer()) {
     return MakeError("wait for container", id, "engine sent no StatusCode: " + r->body);
   }
@@ -386,7 +396,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   if (!pumped) return Fail(result, kExitSetupFailed, pumped.error());
   result.timed_out = pumped->timed_out;
 
-  auto code = WaitExit(engine, id, spec.stop_grace);
+  auto code = WaitExit(engine, opts.engine, id, spec.stop_grace);
   if (!code) {
     if (IsEngineUnreachable(code.error()) || pumped->stream_cut) {
       guard->Quiet();
