@@ -19,10 +19,11 @@
 // where a missing engine FAILS. Plain e2e runs skip with that reason.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -411,4 +412,34 @@ test('without CAP_SYS_ADMIN (not root): an allow-list in a container cell is ref
   assert.equal(out.status, EXIT.isolationUnavailable, out.stderr);
   assert.match(out.stderr, /run mcpcell as root/);
   assert.match(out.stderr, /--isolate=native/);
+});
+
+test('docker cell, mcpcell killed with -9: the orphaned container has no network at all (fails closed)', { timeout: 120_000 }, async (t) => {
+  if (!(await needEngine(t, 'docker'))) return;
+  const sites = await startStorySites();
+  t.after(() => sites.close());
+  const { audit, flags } = storyFlags(sites, makeTempDir('docker-egress'));
+  let child;
+  const running = runMcpcell(['run', '--isolate=docker', ...nodeCellArgs(), ...flags, '--', NODE_BIN, '-e',
+    'setInterval(() => {}, 1000)'], { onSpawn: (c) => (child = c) });
+  // The launch event is written after the proxy serves the container and the gate opened.
+  for (let i = 0; i < 600 && !auditEvents(audit).some((e) => e.event === 'launch'); i++) await sleep(100);
+  const launch = auditEvents(audit).find((e) => e.event === 'launch');
+  assert.ok(launch, 'no launch event within 60 s');
+  const cid = launch.container_id;
+  t.after(() => engine(DOCKER_SOCKET, 'DELETE', `/containers/${cid}?force=1&v=1`));
+  // Node's built-in fetch from a second process in the container (same
+  // network namespace). Not spawnSync: the upstream answers on this event loop.
+  const probe = () => new Promise((resolve) => execFile('docker', ['exec', cid, NODE_BIN, '-e',
+    `fetch('http://wiki.acmecorp.com:${sites.wiki.port}/exec').then((r) => r.text()).then(` +
+    `(t) => console.log('REACHED ' + t), (e) => console.log('FAILED ' + (e.cause?.code ?? e.message)))`],
+  { encoding: 'utf8', timeout: 30_000 }, (error, stdout, stderr) => resolve({ stdout, stderr: `${stderr}${error ?? ''}` })));
+  const before = await probe();
+  assert.match(before.stdout, new RegExp(`REACHED .*${sites.wiki.token}`), `control failed: ${before.stdout}${before.stderr}`);
+  child.kill('SIGKILL');
+  const run = await running;
+  assert.equal(run.signal, 'SIGKILL');
+  const afterKill = await probe();
+  assert.match(afterKill.stdout, /^FAILED (ENOTFOUND|EAI_AGAIN|ECONNREFUSED)/, `${afterKill.stdout}${afterKill.stderr}`);
+  assert.equal(sites.wiki.requests.filter((r) => r.url === '/exec').length, 1, 'the orphan reached the upstream');
 });
