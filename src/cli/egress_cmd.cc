@@ -138,7 +138,10 @@ int RunEgressProxy(const EgressProxyOptions& o) {
                                                             : shown.address().to_string(),
                            shown.port())
                    .c_str(),
-               spec->allow_all ? "insecure_allow_all: every host and port, audited" : "allow-list");
+               spec->allow_all ? "insecure_allow_all: every host and port, audited"
+               : spec->allow_hosts.empty() && spec->allow_ports.empty()
+                   ? "nothing is allowed: give --allow-host/--allow-port or a profile"
+                   : "allow-list");
   for (;;) {
     try {
       io.run();
