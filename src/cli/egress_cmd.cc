@@ -115,7 +115,7 @@ int RunEgressProxy(const EgressProxyOptions& o) {
   auto listener = Listen(o.listen);
   if (!listener) {
     std::fprintf(stderr, "mcpcell egress-proxy: %s\n", listener.error().Message().c_str());
-    return 1;
+    return listener.error().what == "--listen" ? kExitUsage : 1;
   }
   sockaddr_storage bound{};
   socklen_t len = sizeof bound;
