@@ -219,6 +219,33 @@ test('docker://: a named USER is resolved through the image\'s own /etc/passwd; 
   }
 });
 
+test('docker://: an image VOLUME is a tmpfs in the cell, not an engine volume on disk', { timeout: 60_000 }, async (t) => {
+  if (!(await needEngine(t))) return;
+  const tag = 'mcpcell-test/with-volume:1';
+  const script = `set -e; c=$(docker create ${WITH_SH}); trap 'docker rm -f "$c" >/dev/null' EXIT
+    docker commit --change 'VOLUME /data' "$c" ${tag} >/dev/null`;
+  const b = spawnSync('bash', ['-c', script], { encoding: 'utf8' });
+  assert.equal(b.status, 0, b.stderr);
+  const child = spawn(MCPCELL_BIN, ['run', `docker://${tag}`, '--', '-e',
+    'const fs=require("fs");fs.writeFileSync("/data/x","y");' +
+    'console.log(fs.readFileSync("/proc/self/mounts","utf8").split("\\n").find((l)=>l.split(" ")[1]==="/data"));' +
+    'process.stdin.resume()']);
+  t.after(() => child.exitCode === null && child.kill('SIGKILL'));
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
+  const exited = new Promise((resolve) => child.on('close', resolve));
+  for (let i = 0; i < 200 && !out.includes('\n') && child.exitCode === null; i++) await sleep(100);
+  assert.match(out, /^tmpfs \/data tmpfs /, `the mount at /data: ${out}\n${err}`);
+  const [cell] = await mcpcellContainers(child.pid);
+  assert.ok(cell, err);
+  const { body: info } = await engine('GET', `/containers/${cell.Id}/json`);
+  assert.deepEqual(info.Mounts.filter((m) => m.Type === 'volume'), [], 'no engine volume may back an image VOLUME');
+  child.stdin.end();
+  assert.equal(await exited, 0, err);
+});
+
 test('docker://: --read binds a host directory into the image, read-only', { timeout: 60_000 }, async (t) => {
   if (!(await needEngine(t))) return;
   const dir = makeTempDir('image-read');

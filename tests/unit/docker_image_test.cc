@@ -129,6 +129,24 @@ TEST(ImageConfig, SpecForImageLayersEnvAndFillsWorkdir) {
   EXPECT_FALSE(SpecForImage(CellSpec{}, empty, {}, nullptr).ok());
 }
 
+TEST(ImageConfig, ImageVolumesBecomeTmpfsUnlessMounted) {
+  auto c = ParseImageInspect(R"({"Id":"sha256:1","Config":{"Cmd":["x"],"Volumes":{"/data":{},"/cache":{}}}})", "x");
+  ASSERT_TRUE(c.ok());
+  CellSpec s;
+  s.mounts.push_back({MountSpec::Kind::kBind, "/host/data", "/data", true, false, 0, "--write"});
+  auto out = SpecForImage(s, *c, {}, nullptr);
+  ASSERT_TRUE(out.ok());
+  int tmpfs = 0;
+  for (const auto& m : out->mounts) {
+    if (m.kind == MountSpec::Kind::kTmpfs && m.why == "image volume") {
+      ++tmpfs;
+      EXPECT_EQ(m.target, "/cache");
+      EXPECT_EQ(m.size_bytes, kImageVolumeBytes);
+    }
+  }
+  EXPECT_EQ(tmpfs, 1);  // /data is the user's bind, not replaced
+}
+
 TEST(PullProgress, OneLinePerLayerStateAndThrottledBytes) {
   PullProgress p("x:1", std::chrono::seconds(1));
   auto t0 = PullProgress::Clock::time_point{} + std::chrono::hours(1);

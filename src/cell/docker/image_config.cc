@@ -1,5 +1,6 @@
 #include "cell/docker/image_config.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include <nlohmann/json.hpp>
@@ -43,6 +44,9 @@ Result<ImageConfig> ParseImageInspect(const std::string& body, const std::string
     c.env = Strings(cfg, "Env");
     c.workdir = String(cfg, "WorkingDir");
     c.user = String(cfg, "User");
+    if (cfg.contains("Volumes") && cfg["Volumes"].is_object()) {
+      for (const auto& [path, unused] : cfg["Volumes"].items()) c.volumes.push_back(path);
+    }
   }
   return c;
 }
@@ -109,6 +113,12 @@ Result<CellSpec> SpecForImage(const CellSpec& spec, const ImageConfig& image, co
   for (const auto& [k, v] : spec.env) env[k] = v;
   out.env = std::move(env);
   if (out.workdir.empty()) out.workdir = image.workdir.empty() ? "/" : image.workdir;
+  for (const auto& v : image.volumes) {
+    bool mounted = std::any_of(out.mounts.begin(), out.mounts.end(), [&](const MountSpec& m) { return m.target == v; });
+    if (mounted || v.empty() || v.front() != '/') continue;
+    out.mounts.push_back(MountSpec{MountSpec::Kind::kTmpfs, "", v, true, false, kImageVolumeBytes, "image volume"});
+    if (notes != nullptr) notes->push_back("image VOLUME " + v + ": a tmpfs (not an engine volume on disk)");
+  }
   if (!opts.user_given) {
     CellUser u = ImageUser(image.user, spec.uid, spec.gid);
     out.uid = u.uid;

@@ -13,6 +13,9 @@
 
 namespace mcpcell::docker {
 
+/// Size of the tmpfs that stands in for each image VOLUME.
+inline constexpr std::uint64_t kImageVolumeBytes = 64ULL << 20;
+
 struct ImageConfig {
   std::string id;                         ///< "sha256:…" (the config digest)
   std::vector<std::string> repo_digests;  ///< "repo@sha256:…" for images pulled from a registry
@@ -21,6 +24,7 @@ struct ImageConfig {
   std::vector<std::string> env;           ///< "NAME=VALUE"
   std::string workdir;
   std::string user;                       ///< as the image says: "", "0", "1000:1000", "node", ...
+  std::vector<std::string> volumes;       ///< Config.Volumes: paths the engine would back with anonymous volumes
 };
 
 /// Parses an image inspect reply; `name` is for the error message.
@@ -50,7 +54,10 @@ struct ImageSpecOptions {
 
 /// `spec` completed from `image`: argv (spec.argv are the run's args after --),
 /// env (the image's, then the spec's on top), workdir (the spec's if set, else
-/// the image's, else "/") and user. Fails when there is nothing to run.
+/// the image's, else "/") and user; each image VOLUME the spec does not
+/// mount gets a size-capped tmpfs (else the engine would create an anonymous
+/// volume: writable storage on the host's disk that nobody asked for).
+/// Fails when there is nothing to run.
 Result<CellSpec> SpecForImage(const CellSpec& spec, const ImageConfig& image, const ImageSpecOptions& opts,
                               std::vector<std::string>* notes);
 
