@@ -7,6 +7,7 @@
 
 #include <cstdio>
 
+#include "cell/docker/container_net.h"
 #include "cell/docker/engine_client.h"
 #include "cell/docker/engine_endpoint.h"
 #include "cell/docker/reaper.h"
@@ -40,8 +41,8 @@ int Gc() {
                                                 name.c_str(), c.c_str());
     std::fprintf(stderr, "mcpcell gc: %s: %zu orphaned container(s) removed\n", name.c_str(), removed->size());
   }
-  int dirs = docker::ReapSecretDirs() + docker::ReapStdioDirs();
-  if (dirs > 0) std::fprintf(stderr, "mcpcell gc: removed %d secrets/stdio directory(ies) of dead runs\n", dirs);
+  int dirs = docker::ReapSecretDirs() + docker::ReapStdioDirs() + docker::ReapEgressDirs();
+  if (dirs > 0) std::fprintf(stderr, "mcpcell gc: removed %d secrets/stdio/egress directory(ies) of dead runs\n", dirs);
   return failures == 0 ? 0 : 1;
 }
 
