@@ -20,6 +20,7 @@
 
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -442,4 +443,12 @@ test('docker cell, mcpcell killed with -9: the orphaned container has no network
   const afterKill = await probe();
   assert.match(afterKill.stdout, /^FAILED (ENOTFOUND|EAI_AGAIN|ECONNREFUSED)/, `${afterKill.stdout}${afterKill.stderr}`);
   assert.equal(sites.wiki.requests.filter((r) => r.url === '/exec').length, 1, 'the orphan reached the upstream');
+
+  // `mcpcell gc` removes the orphan and its egress directory (gate, resolv.conf).
+  const egressDirs = () => readdirSync('/dev/shm').filter((n) => n.startsWith(`mcpcell-net-${run.pid}-`));
+  assert.equal(egressDirs().length, 1, 'the run had no egress directory on /dev/shm');
+  const gc = await runMcpcell(['gc'], { input: '' });
+  assert.equal(gc.code, 0, gc.stderr);
+  assert.deepEqual(egressDirs(), []);
+  assert.deepEqual(await leftContainers(run.pid), []);
 });
