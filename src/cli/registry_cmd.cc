@@ -61,7 +61,7 @@ void PrintInfo(const RegistryEntry& e) {
   std::printf("    write:    %s\n", p.write.empty() ? (e.path_args == "write" ? "the directories given as arguments" : "(none)")
                                                      : fmt::format("{}", fmt::join(p.write, ", ")).c_str());
   if (p.insecure_allow_all) {
-    std::printf("    network:  ANY host, any port (insecure_allow_all)\n");
+    std::printf("    network:  ANY host, any port (insecure_allow_all: still through mcpcell's proxy, every connection audited; internal addresses refused)\n");
   } else if (!p.allow_host.empty() || !p.allow_port.empty()) {
     std::printf("    network:  hosts %s on ports %s\n",
                 p.allow_host.empty() ? "(any)" : fmt::format("{}", fmt::join(p.allow_host, ", ")).c_str(),

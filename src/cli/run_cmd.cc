@@ -10,6 +10,7 @@
 #include "audit/events.h"
 #include "cell/backend.h"
 #include "cli/commands.h"
+#include "cli/cell_events.h"
 #include "cli/exit_codes.h"
 #include "cli/launch_plan.h"
 #include "cli/run_image.h"
@@ -137,26 +138,8 @@ int Run(RunRequest req) {
     return kExitUsage;
   }
   if (req.verbose) DescribeCell(plan->spec);
-  CellResult r = RunCell(plan->level, plan->spec, ctx, [&](const nlohmann::json& launch) {
-    nlohmann::json event = LaunchEvent(*plan, launch.value("cell_id", ""), launch.value("pid", 0));
-    for (const auto& [k, v] : launch.items()) {
-      if (!event.contains(k)) event[k] = v;
-    }
-    record(event);
-  }, *fallback);
-  int signal = r.exit_code > 128 && r.exit_code < 128 + 65 && !r.error && !r.timed_out ? r.exit_code - 128 : 0;
-  nlohmann::json exit_event = ExitEvent(*plan, r.cell_id, r.exit_code, signal, r.duration, r.peak_memory_bytes);
-  if (r.error) exit_event["error"] = r.error->Message();
-  if (r.timed_out) exit_event["timed_out"] = true;
-  record(exit_event);
-  if (r.error) {
-    std::string kind = r.exit_code == kExitIsolationUnavailable ? "isolation unavailable"
-                       : r.exit_code == kExitNotFound           ? "server not found"
-                       : r.exit_code == kExitCannotExec         ? "server not executable"
-                                                                : "cell setup failed";
-    Say(kind + ": " + r.error->Message());
-  }
-  return r.exit_code;
+  CellResult r = RunCell(plan->level, plan->spec, ctx, RecordLaunch(*plan, record), *fallback);
+  return FinishRun(*plan, r, record);
 }
 
 }  // namespace
@@ -193,6 +176,11 @@ void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>
   cmd->add_flag("--force-credentials", req->force_credentials, "allow naming credential locations (~/.ssh, ...)");
   cmd->add_flag("--dry-run", req->dry_run, "print the decision and the CellSpec as JSON; run nothing");
   cmd->add_flag("-v,--verbose", req->verbose, "say on stderr what the cell is built from");
+  // A repeatable option takes one value per use, so `--allow-host x SERVER`
+  // leaves SERVER to the positional instead of swallowing it as a second host.
+  for (CLI::Option* opt : cmd->get_options()) {
+    if (opt->get_positional() == false) opt->allow_extra_args(false);
+  }
   cmd->callback([req, exit_code, after_dashes] {
     req->command = *after_dashes;
     *exit_code = Run(*req);

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "audit/events.h"
+#include "cli/cell_events.h"
 #include "cell/docker/image_cell.h"
 #include "cli/exit_codes.h"
 #include "source/image_ref.h"
@@ -23,26 +23,8 @@ int RunImagePlan(const LaunchPlan& plan, const RunContext& ctx,
     return kExitUsage;
   }
   CellResult r = docker::RunImageCell(plan.level, *image, image_json.value("user_given", false), plan.spec, ctx,
-                                      [&](const nlohmann::json& launch) {
-                                        nlohmann::json event = LaunchEvent(plan, launch.value("cell_id", ""), 0);
-                                        for (const auto& [k, v] : launch.items()) {
-                                          if (!event.contains(k)) event[k] = v;
-                                        }
-                                        record(event);
-                                      });
-  int signal = r.exit_code > 128 && r.exit_code < 128 + 65 && !r.error && !r.timed_out ? r.exit_code - 128 : 0;
-  nlohmann::json exit_event = ExitEvent(plan, r.cell_id, r.exit_code, signal, r.duration, r.peak_memory_bytes);
-  if (r.error) exit_event["error"] = r.error->Message();
-  if (r.timed_out) exit_event["timed_out"] = true;
-  record(exit_event);
-  if (r.error) {
-    std::string kind = r.exit_code == kExitIsolationUnavailable ? "isolation unavailable"
-                       : r.exit_code == kExitNotFound           ? "server not found"
-                       : r.exit_code == kExitCannotExec         ? "server not executable"
-                                                                : "cell setup failed";
-    Say(kind + ": " + r.error->Message());
-  }
-  return r.exit_code;
+                                      RecordLaunch(plan, record));
+  return FinishRun(plan, r, record);
 }
 
 }  // namespace mcpcell
