@@ -43,9 +43,15 @@ constexpr std::size_t kChunk = 1024 * 1024;
 // transfer must not starve the event loop.
 constexpr std::uint64_t kTurnBytes = 4 * 1024 * 1024;
 
-// One io thread serves every tunnel and a Step never suspends, so one buffer
-// serves them all.
-thread_local char scratch[kScratch];
+// One io thread serves every tunnel of a service and a Step never suspends,
+// so one buffer per io thread serves them all. Allocated on first use: a
+// thread_local array would sit in the static TLS block of every thread of
+// the process.
+char* Scratch() {
+  thread_local std::unique_ptr<char[]> buffer;
+  if (!buffer) buffer = std::make_unique_for_overwrite<char[]>(kScratch);
+  return buffer.get();
+}
 
 /// A pipe that lives while one bulk burst flows.
 struct Pipe {
@@ -91,6 +97,7 @@ class Flow {
         moved += static_cast<std::uint64_t>(n);
         continue;
       }
+      char* scratch = Scratch();
       ssize_t n = bulk_ ? SpliceIn() : ::recv(in_, scratch, kScratch, MSG_DONTWAIT);
       if (n == 0) {
         ::shutdown(out_, SHUT_WR);  // pass the EOF on; the other direction may still flow
@@ -129,7 +136,7 @@ class Flow {
     }
     if (!pipe_.read_end && !pipe_.Open()) {
       bulk_ = false;  // no pipe to be had (EMFILE): copy instead
-      return ::recv(in_, scratch, kScratch, MSG_DONTWAIT);
+      return ::recv(in_, Scratch(), kScratch, MSG_DONTWAIT);
     }
     // splice(2): socket → pipe without copying to user space.
     return ::splice(in_, nullptr, pipe_.write_end.get(), nullptr, kChunk, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
