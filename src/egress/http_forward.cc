@@ -150,7 +150,7 @@ asio::awaitable<void> ServeForward(ProxyContext& ctx, beast::tcp_stream& client,
     client.expires_never();
     auto request = UpstreamRequest(body_parser.get(), *target);
     beast::tcp_stream upstream(std::move(*up.socket));
-    upstream.expires_after(ctx.connect_timeout);
+    upstream.expires_after(ctx.response_timeout);  // a body of up to 16 MiB may take a while
     a.bytes_out += co_await http::async_write(upstream, request, asio::use_awaitable);
 
     beast::flat_buffer upstream_buffer;
