@@ -16,6 +16,10 @@
  *       CONCURRENCY clients on one epoll loop; each opens a new connection (+ CONNECT) per request,
  *       GETs 1 KiB and reads to EOF, then starts over. Per round and config: 0.5 s warm-up, then
  *       SECONDS measured; prints completed requests per second over all rounds, and errors.
+ *   egress_load relay UPSTREAM_PORT
+ *       A reference relay on 127.0.0.1:<ephemeral port> (printed): the bare mechanics of a CONNECT
+ *       proxy (one epoll thread, recv/send, every CONNECT to 127.0.0.1:UPSTREAM_PORT, no rules, no
+ *       DNS, no audit, no timers). Not a proxy: what this machine allows at best, a floor.
  *   egress_load freeport
  *       Prints a TCP port that was free on 127.0.0.1 a moment ago (bound to 0, then closed), for a
  *       proxy's config. Racy in theory; the script checks that each proxy answers on it.
@@ -640,6 +644,215 @@ static int idle(int argc, char **argv) {
   for (;;) pause(); /* SIGTERM ends us; the kernel closes the tunnels */
 }
 
+/* ------------------------------------------------------------------ reference relay */
+
+/* The bare mechanics of a CONNECT proxy, as a floor for the real ones: one epoll thread (level-
+ * triggered), every CONNECT goes to 127.0.0.1:UPSTREAM (no rules, no name resolution, no audit,
+ * no timeouts), bytes copied with recv/send through one shared 256 KiB buffer; a short send parks
+ * the rest on the heap and stops reading that direction until the peer drains it (EPOLLOUT). */
+
+#define RELAY_BUF (256u << 10)
+
+enum { R_HEAD, R_CONNECTING, R_TUNNEL };
+
+struct rdir {            /* one direction of a tunnel */
+  char *pend;            /* bytes read but not yet accepted by the peer */
+  size_t plen, poff;
+  int eof;               /* the source said EOF; the peer was half-closed */
+};
+
+struct rconn;
+struct rref {            /* what epoll hands back: which connection, which of its sockets */
+  struct rconn *c;
+  int up;
+};
+
+struct rconn {
+  int fd[2];             /* [0] client, [1] upstream */
+  uint32_t ev[2];        /* current epoll interest of each */
+  int state, dead;
+  char head[512];
+  size_t hl;
+  struct rdir d[2];      /* [0] client → upstream, [1] upstream → client */
+  struct rref ref[2];
+  struct rconn *next;    /* graveyard: freed after the epoll batch that killed it */
+};
+
+static int g_rep, g_rup_port;
+static char g_rbuf[RELAY_BUF];
+static struct rconn *g_rgrave;
+
+static void rkill(struct rconn *c) {
+  for (int i = 0; i < 2; i++)
+    if (c->fd[i] >= 0) close(c->fd[i]); /* close(2) also drops it from the epoll set */
+  for (int i = 0; i < 2; i++) free(c->d[i].pend);
+  c->dead = 1;
+  c->next = g_rgrave;
+  g_rgrave = c;
+}
+
+/* Interest of socket i: read while its outgoing direction is open and not parked, write while
+ * the direction into it has parked bytes. One epoll_ctl only when that changes. */
+static void rarm(struct rconn *c, int i) {
+  uint32_t want = 0;
+  if (!c->d[i].eof && c->d[i].plen == 0) want |= EPOLLIN;
+  if (c->d[1 - i].plen > 0) want |= EPOLLOUT;
+  if (want == c->ev[i]) return;
+  struct epoll_event e = {.events = want, .data.ptr = &c->ref[i]};
+  epoll_ctl(g_rep, EPOLL_CTL_MOD, c->fd[i], &e);
+  c->ev[i] = want;
+}
+
+/* Sends parked bytes of direction i; returns -1 on error. */
+static int rflush(struct rconn *c, int i) {
+  struct rdir *d = &c->d[i];
+  while (d->poff < d->plen) {
+    ssize_t m = send(c->fd[1 - i], d->pend + d->poff, d->plen - d->poff, MSG_NOSIGNAL);
+    if (m < 0) return errno == EAGAIN ? 0 : -1;
+    d->poff += (size_t)m;
+  }
+  free(d->pend);
+  d->pend = NULL;
+  d->plen = d->poff = 0;
+  return 0;
+}
+
+/* Moves what socket i has to the other socket; returns -1 on error. */
+static int rpump(struct rconn *c, int i) {
+  struct rdir *d = &c->d[i];
+  while (!d->eof && d->plen == 0) {
+    ssize_t n = recv(c->fd[i], g_rbuf, sizeof g_rbuf, 0);
+    if (n < 0) return errno == EAGAIN ? 0 : -1;
+    if (n == 0) {
+      d->eof = 1;
+      shutdown(c->fd[1 - i], SHUT_WR);
+      return 0;
+    }
+    ssize_t m = send(c->fd[1 - i], g_rbuf, (size_t)n, MSG_NOSIGNAL);
+    if (m < 0 && errno != EAGAIN) return -1;
+    if (m < 0) m = 0;
+    if (m < n) {
+      d->plen = (size_t)(n - m);
+      d->pend = malloc(d->plen);
+      memcpy(d->pend, g_rbuf + m, d->plen);
+    }
+    if ((size_t)n < sizeof g_rbuf) return 0; /* most likely drained: let epoll say */
+  }
+  return 0;
+}
+
+static void rconnect(struct rconn *c) {
+  c->fd[1] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (c->fd[1] < 0) {
+    rkill(c);
+    return;
+  }
+  int one = 1;
+  setsockopt(c->fd[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  struct sockaddr_in sa = loopback(g_rup_port);
+  if (connect(c->fd[1], (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
+    rkill(c);
+    return;
+  }
+  struct epoll_event e = {.events = EPOLLOUT, .data.ptr = &c->ref[1]};
+  epoll_ctl(g_rep, EPOLL_CTL_ADD, c->fd[1], &e);
+  c->ev[1] = EPOLLOUT;
+  c->state = R_CONNECTING;
+}
+
+static void revent(struct rconn *c, int i, uint32_t events) {
+  if (c->state == R_HEAD) {
+    ssize_t m = recv(c->fd[0], c->head + c->hl, sizeof c->head - 1 - c->hl, 0);
+    if (m < 0 && errno == EAGAIN) return;
+    if (m <= 0 || (c->hl += (size_t)m) + 1 >= sizeof c->head) {
+      rkill(c);
+      return;
+    }
+    c->head[c->hl] = 0;
+    if (strstr(c->head, "\r\n\r\n")) rconnect(c);
+    return;
+  }
+  if (c->state == R_CONNECTING) {
+    if (i == 0) { /* the client spoke or left before the 200: not our client */
+      rkill(c);
+      return;
+    }
+    int err = 0;
+    socklen_t el = sizeof err;
+    getsockopt(c->fd[1], SOL_SOCKET, SO_ERROR, &err, &el);
+    static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+    if (err || send(c->fd[0], ok, sizeof ok - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof ok - 1)) {
+      rkill(c);
+      return;
+    }
+    c->state = R_TUNNEL;
+    rarm(c, 1);
+    return;
+  }
+  if ((events & EPOLLOUT) && c->d[1 - i].plen > 0) {
+    if (rflush(c, 1 - i) < 0 || rpump(c, 1 - i) < 0) {
+      rkill(c);
+      return;
+    }
+  }
+  if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && rpump(c, i) < 0) {
+    rkill(c);
+    return;
+  }
+  if (c->d[0].eof && c->d[1].eof && c->d[0].plen == 0 && c->d[1].plen == 0) {
+    rkill(c);
+    return;
+  }
+  rarm(c, 0);
+  rarm(c, 1);
+}
+
+static _Noreturn void relay(int up_port) {
+  g_rup_port = up_port;
+  int ls = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int one = 1;
+  setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  struct sockaddr_in sa = loopback(0);
+  socklen_t sl = sizeof sa;
+  if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(ls, 4096) < 0 ||
+      getsockname(ls, (struct sockaddr *)&sa, &sl) < 0)
+    die("egress_load relay: listen on 127.0.0.1");
+  printf("%d\n", ntohs(sa.sin_port));
+  fflush(stdout);
+  g_rep = epoll_create1(EPOLL_CLOEXEC);
+  struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+  epoll_ctl(g_rep, EPOLL_CTL_ADD, ls, &ev);
+  struct epoll_event evs[256];
+  for (;;) {
+    int n = epoll_wait(g_rep, evs, 256, -1);
+    if (n < 0 && errno != EINTR) die("egress_load relay: epoll_wait");
+    for (int k = 0; k < n; k++) {
+      struct rref *r = evs[k].data.ptr;
+      if (!r) {
+        int fd;
+        while ((fd = accept4(ls, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+          setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+          struct rconn *c = calloc(1, sizeof *c);
+          c->fd[0] = fd;
+          c->fd[1] = -1;
+          c->ref[0] = (struct rref){c, 0};
+          c->ref[1] = (struct rref){c, 1};
+          c->ev[0] = EPOLLIN;
+          struct epoll_event e = {.events = EPOLLIN, .data.ptr = &c->ref[0]};
+          epoll_ctl(g_rep, EPOLL_CTL_ADD, fd, &e);
+        }
+        continue;
+      }
+      if (!r->c->dead) revent(r->c, r->up, evs[k].events);
+    }
+    while (g_rgrave) {
+      struct rconn *c = g_rgrave;
+      g_rgrave = c->next;
+      free(c);
+    }
+  }
+}
+
 static int freeport(void) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_in sa = loopback(0);
@@ -662,9 +875,10 @@ int main(int argc, char **argv) {
   else if (strcmp(mode, "rps") == 0) rc = rps(argc, argv);
   else if (strcmp(mode, "idle") == 0) rc = idle(argc, argv);
   else if (strcmp(mode, "freeport") == 0) rc = freeport();
+  else if (strcmp(mode, "relay") == 0 && argc == 3) relay(atoi(argv[2]));
   if (rc == 2)
     fprintf(stderr, "usage: egress_load serve | latency N ROUNDS CONFIGS | bulk BYTES REPS CONFIGS |"
-                    " rps CONCURRENCY SECONDS ROUNDS CONFIGS | idle N PORT TARGET | freeport\n"
+                    " rps CONCURRENCY SECONDS ROUNDS CONFIGS | idle N PORT TARGET | freeport | relay UPSTREAM_PORT\n"
                     "  CONFIGS: LABEL PORT TARGET [pid=PID] [:: ...]... (TARGET - = direct)\n");
   return rc;
 }
