@@ -232,7 +232,8 @@ echo "\`egress-proxy --allow-host bench.test --allow-port UP --resolve bench.tes
 echo "proxy and upstream share the machine's cores. Measurements interleaved across configs. The"
 echo "reference relay (\`egress_load relay\`: one epoll thread, recv/send, no rules, DNS, audit or timers)"
 echo "is not a proxy but the floor: what any proxy in the path costs on this machine."
-echo "mcpcell: \`$MCPCELL\`, commit $(git -C "$REPO_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown)."
+dirty=$(git -C "$REPO_DIR" status --porcelain -- src 2>/dev/null | grep -q . && echo ", src/ with uncommitted changes" || true)
+echo "mcpcell: \`$MCPCELL\` (built $(date -u -r "$MCPCELL" '+%H:%M UTC')); tree at run time: commit $(git -C "$REPO_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown)$dirty."
 [[ -n $MCPCELL_NOTE ]] && { echo; echo "$MCPCELL_NOTE"; }
 for note in "${NOTES[@]}"; do echo; echo "**Warning:** $note"; done
 echo
