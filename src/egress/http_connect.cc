@@ -38,7 +38,7 @@ http::status StatusFor(const Upstream& up) {
 }
 
 std::string FailureBody(const EgressAttempt& a) {
-  return fmt::format("mcpcell egress proxy: {} is allowed ({}), but the connection failed: {}",
+  return fmt::format("mcpcell egress proxy: {} is allowed ({}), but the request failed: {}",
                      FormatHostPort({a.host, a.port}), a.rule, a.error);
 }
 

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <exception>
 #include <sstream>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -134,6 +135,14 @@ asio::awaitable<void> ServeForward(ProxyContext& ctx, beast::tcp_stream& client,
   bool responded = false;
   http::status failure = http::status::bad_gateway;
   try {
+    // Beast 1.74 checks a Content-Length against the body limit only when the
+    // head is parsed (before the limit below is set), so check it here.
+    if (auto length = parser->content_length(); length && *length > kBodyLimit) {
+      failure = http::status::payload_too_large;
+      throw std::length_error(fmt::format("request body of {} bytes is over the {} MiB limit for plain HTTP "
+                                          "(use HTTPS: CONNECT tunnels have no limit)",
+                                          *length, kBodyLimit >> 20));
+    }
     if (beast::iequals(parser->get()[http::field::expect], "100-continue")) {
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       co_await asio::async_write(client.socket(), asio::buffer(kContinue), asio::use_awaitable);

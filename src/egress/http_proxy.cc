@@ -8,6 +8,8 @@
 
 #include "egress/http_proxy.h"
 
+#include <limits>
+
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/error.hpp>
@@ -31,6 +33,11 @@ asio::awaitable<void> ServeHttp(ProxyContext& ctx, beast::tcp_stream& client, be
   // On the heap, so the parser's space is given back before a long tunnel.
   auto parser = std::make_unique<RequestHeadParser>();
   parser->header_limit(kHeadLimit);
+  // Beast checks Content-Length against the body limit as soon as the head is
+  // parsed (default 1 MiB for requests); the forwarder sets the real limit.
+  // Not boost::none: Beast 1.74 compares `len > optional` there, and
+  // anything is greater than none.
+  parser->body_limit(std::numeric_limits<std::uint64_t>::max());
   client.expires_after(ctx.request_timeout);
   boost::system::error_code ec;
   co_await http::async_read_header(client, buffer, *parser, asio::redirect_error(asio::use_awaitable, ec));

@@ -411,6 +411,42 @@ TEST_F(EgressProxyTest, PlainHttpIsForwardedWithoutProxyHeaders) {
   EXPECT_GT(events[0]["bytes_out"].get<int>(), 0);
 }
 
+TEST_F(EgressProxyTest, PlainHttpBodiesOverOneMebibyteAreForwardedAndOverTheLimitRefused) {
+  // An upstream that reads the whole Content-Length body and answers its size.
+  TestServer sink([](int fd) {
+    std::string head = ReadUntil(fd, "\r\n\r\n");
+    auto at = head.find("Content-Length: ");
+    std::size_t length = at == std::string::npos ? 0 : std::stoul(head.substr(at + 16));
+    std::string body = ReadExactly(fd, length);
+    std::string answer = std::to_string(body.size());
+    SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(answer.size()) + "\r\n\r\n" + answer);
+  });
+  NetworkSpec n;
+  n.allow_hosts = {"allowed.test"};
+  n.resolve = {{"allowed.test", 0, "127.0.0.1"}};
+  StartService(n);
+  std::string url = "http://" + Target("allowed.test", sink.port()) + "/upload";
+  {
+    UniqueFd c = Proxy();
+    std::string body(2 * 1024 * 1024, 'b');  // over Beast's default 1 MiB request limit
+    std::thread writer([&] {
+      SendAll(c.get(), "POST " + url + " HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n");
+      SendAll(c.get(), body);
+    });
+    std::string response = ReadToEof(c.get());
+    writer.join();
+    EXPECT_EQ(response.rfind("HTTP/1.1 200", 0), 0u) << response;
+    EXPECT_NE(response.find("\r\n\r\n2097152"), std::string::npos) << response;
+  }
+  {
+    UniqueFd c = Proxy();
+    SendAll(c.get(), "POST " + url + " HTTP/1.1\r\nContent-Length: 20000000\r\nExpect: 100-continue\r\n\r\n");
+    std::string response = ReadToEof(c.get());
+    EXPECT_EQ(response.rfind("HTTP/1.1 413", 0), 0u) << response;
+    EXPECT_NE(response.find("16 MiB limit"), std::string::npos) << response;
+  }
+}
+
 /// SOCKS5 CONNECT by domain name; returns the reply code (-1: no reply).
 int Socks5Connect(int fd, const std::string& host, std::uint16_t port) {
   if (!SendAll(fd, std::string("\x05\x01\x00", 3))) return -1;
