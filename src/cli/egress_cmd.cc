@@ -35,7 +35,6 @@
 #include "egress/http_target.h"
 #include "egress/proxy.h"
 #include "egress/proxy_context.h"
-#include "egress/resolver.h"
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
 
@@ -82,18 +81,13 @@ void RaiseFdLimit() {
 Result<NetworkSpec> RulesFrom(const EgressProxyOptions& o) {
   auto profile = LoadProfile(o.profile);
   if (!profile) return profile.error();
-  auto plan = LowerNetwork(*profile, o.allow_host, o.allow_port);
+  // The same lowering as `mcpcell run`, pins included, so the rules are identical.
+  auto plan = LowerNetwork(*profile, o.allow_host, o.allow_port, o.resolve);
   if (!plan) return plan.error();
   NetworkSpec spec = plan->spec;
   // insecure_allow_all: for this proxy it means audit-only (every name and
-  // port, address checks still on), whatever mode the run path gives it.
+  // port, address checks still on).
   if (profile->insecure_allow_all || spec.mode == NetworkSpec::Mode::kOpen) spec.allow_all = true;
-  spec.resolve.clear();
-  for (const auto& r : o.resolve) {
-    auto pin = ParseResolvePin(r);
-    if (!pin) return pin.error();
-    spec.resolve.push_back(*pin);
-  }
   return spec;
 }
 
