@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "egress/host_addresses.h"
+
 namespace mcpcell {
 namespace {
 
@@ -84,7 +86,9 @@ std::optional<std::string> RestrictedV6(const address_v6& v6) {
 }  // namespace
 
 std::optional<std::string> RestrictedRange(const address& a) {
-  return a.is_v4() ? RestrictedV4(a.to_v4()) : RestrictedV6(a.to_v6());
+  auto range = a.is_v4() ? RestrictedV4(a.to_v4()) : RestrictedV6(a.to_v6());
+  if (range) return range;
+  return HostOwnAddress(a);
 }
 
 bool NamedByAllowHost(const EgressRules& rules, const address& a) {

@@ -17,7 +17,8 @@ namespace mcpcell {
 
 /// The restricted range `address` lies in, in words ("loopback (127.0.0.0/8)",
 /// "cloud metadata (169.254.169.254)"), or nullopt for an ordinary public
-/// address. IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and
+/// address. The host's own interface addresses count as restricted too
+/// (see host_addresses.h). IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and
 /// NAT64 (64:ff9b::a.b.c.d) IPv6 addresses are judged by the IPv4 inside.
 std::optional<std::string> RestrictedRange(const boost::asio::ip::address& address);
 

@@ -418,18 +418,16 @@ test('egress with profile none: loopback only — no route, no proxy, no DNS', {
   });
 });
 
-// The address check refuses loopback, private, link-local and metadata
-// addresses, but not the addresses of the host's own interfaces. A connection
+// Besides loopback, private, link-local and metadata addresses, the address
+// check refuses the addresses of the host's own interfaces. A connection
 // from the supervisor to one of them never leaves the machine (the kernel
-// routes it over lo), so in audit-only mode (or for any allowed name that
-// resolves there) a cell reaches every host service bound to 0.0.0.0, past a
+// routes it over lo), so without that check, in audit-only mode (or for any
+// allowed name that resolves there), a cell would reach every host service bound to 0.0.0.0, past a
 // firewall that guards that address from outside. On this kind of machine the
 // host's address is a documentation range (192.0.2.2) that the check treats
-// as public. TODO until the proxy also refuses the host's own addresses
-// unless pinned or named.
+// as public: the proxy refuses the host's own addresses unless pinned or named.
 test('egress insecure_allow_all: the host\'s own non-loopback address is refused like loopback', {
   timeout: 120_000,
-  todo: 'the proxy\'s address check does not know the host\'s own interface addresses',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   assertProbeExists();

@@ -6,7 +6,14 @@
 
 #include <boost/asio/ip/address.hpp>
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
+#include <cstring>
+
 #include "egress/address_check.h"
+#include "egress/host_addresses.h"
 #include "egress/host_rules.h"
 #include "egress/http_target.h"
 #include "egress/name_map.h"
@@ -217,3 +224,27 @@ TEST(HttpTarget, HopByHopHeaders) {
 
 }  // namespace
 }  // namespace mcpcell
+
+// The host's own interface addresses are refused like loopback: a connection
+// to one of them stays inside the machine and reaches services on 0.0.0.0.
+TEST(HostOwnAddress, EveryInterfaceAddressIsRestrictedAndAPublicOneIsNot) {
+  ifaddrs* list = nullptr;
+  ASSERT_EQ(::getifaddrs(&list), 0);
+  int checked = 0;
+  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    sockaddr_in sin{};
+    std::memcpy(&sin, i->ifa_addr, sizeof sin);
+    ASSERT_NE(::inet_ntop(AF_INET, &sin.sin_addr, text, sizeof text), nullptr);
+    auto a = boost::asio::ip::make_address(text);
+    auto range = mcpcell::RestrictedRange(a);
+    ASSERT_TRUE(range.has_value()) << text << " on " << i->ifa_name << " is not restricted";
+    ++checked;
+  }
+  ::freeifaddrs(list);
+  EXPECT_GT(checked, 0);
+  // TEST-NET-3 is on no interface of a test machine.
+  auto foreign = boost::asio::ip::make_address("203.0.113.77");
+  EXPECT_FALSE(mcpcell::HostOwnAddress(foreign).has_value());
+}
