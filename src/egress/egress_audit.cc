@@ -10,7 +10,10 @@
 namespace mcpcell {
 
 std::string EgressAudit::DenialSentence(const EgressAttempt& a) {
+  // An IPv6 literal is bracketed so its port stays readable: [::1]:80.
+  bool v6 = a.host.find(':') != std::string::npos;
   std::string target = a.via == "dns" ? fmt::format("DNS name {} ({})", a.host, a.dns_type)
+                       : v6           ? fmt::format("[{}]:{}", a.host, a.port)
                                       : fmt::format("{}:{}", a.host, a.port);
   std::string s = fmt::format("egress denied: {} ({})", target, a.rule);
   if (!a.how_to_allow.empty()) s += "; to allow it, " + a.how_to_allow;
