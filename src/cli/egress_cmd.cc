@@ -4,11 +4,7 @@
 // other proxies and for testing rules by hand with curl. No DNS stub and no
 // redirected connections in this mode: clients must be pointed at the proxy.
 
-// GCC 12 reports -Wnull-dereference inside asio's scheduler after inlining
-// (boost/asio/detail/impl/scheduler.ipp); the pointer is never null there.
-#pragma GCC diagnostic ignored "-Wnull-dereference"
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#include <utility>  // first: Boost 1.74's asio/awaitable.hpp uses std::exchange without it
+#include "egress/asio_prelude.h"  // first: pragmas and includes Asio needs on GCC 12
 
 #include <CLI/CLI.hpp>
 #include <netinet/in.h>

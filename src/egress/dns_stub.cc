@@ -1,7 +1,4 @@
-// GCC 12 reports -Wnull-dereference inside asio's scheduler after inlining
-// (boost/asio/detail/impl/scheduler.ipp, as in cell/docker/engine_client.cc);
-// the pointer is never null there. Before the first include: the header pulls asio in.
-#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include "egress/asio_prelude.h"  // first: pragmas and includes Asio needs on GCC 12
 #include "egress/dns_stub.h"
 
 #include <arpa/inet.h>

@@ -1,10 +1,4 @@
-// GCC 12 reports -Wnull-dereference inside asio's scheduler after inlining
-// (boost/asio/detail/impl/scheduler.ipp); the pointer is never null there.
-#pragma GCC diagnostic ignored "-Wnull-dereference"
-// GCC 12 also pairs asio's coroutine-frame operator new/delete wrongly after
-// inlining (-Wmismatched-new-delete); both are asio's own recycling allocator.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#include <utility>  // first: Boost 1.74's asio/awaitable.hpp uses std::exchange without it
+#include "egress/asio_prelude.h"  // first: pragmas and includes Asio needs on GCC 12
 
 #include "egress/upstream.h"
 

@@ -35,9 +35,7 @@
 #include "util/unique_fd.h"
 
 // The redirect test drives the proxy directly.
-#pragma GCC diagnostic ignored "-Wnull-dereference"
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#include <utility>
+#include "egress/asio_prelude.h"  // first: pragmas and includes Asio needs on GCC 12
 #include <boost/asio/io_context.hpp>
 
 #include "egress/proxy.h"
