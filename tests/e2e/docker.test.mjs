@@ -12,7 +12,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -23,6 +22,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { EXIT, assertBinaryExists, resultText, runMcpcell } from './lib/mcpcell.mjs';
 import { MCPCELL_BIN, NODE_BIN, nodeCellArgs, serverEntry } from './lib/paths.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+import { engineRequest } from './lib/engine.mjs';
 
 after(removeTempDirs);
 
@@ -31,23 +31,7 @@ const ENABLED = process.env.MCPCELL_E2E_BACKEND === 'docker';
 const LEVELS = ['docker', 'gvisor'];
 
 /** GET/POST/DELETE on the engine API; resolves {status, body (parsed when JSON)}. */
-function engine(method, p) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath: SOCKET, path: `/v1.41${p}`, method }, (res) => {
-      let data = '';
-      res.setEncoding('utf8').on('data', (d) => (data += d));
-      res.on('end', () => {
-        let body = data;
-        try {
-          body = JSON.parse(data);
-        } catch {}
-        resolve({ status: res.statusCode, body });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const engine = (method, p) => engineRequest(SOCKET, method, p);
 
 const labelFilter = (label) => encodeURIComponent(JSON.stringify({ label: [label] }));
 

@@ -21,7 +21,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -36,6 +35,7 @@ import {
 import { EXIT, assertBinaryExists, runMcpcell } from './lib/mcpcell.mjs';
 import { E2E_DIR, MCPCELL_BIN, NODE_BIN, nodeCellArgs } from './lib/paths.mjs';
 import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
+import { engineRequest } from './lib/engine.mjs';
 
 after(removeTempDirs);
 
@@ -45,23 +45,7 @@ const ENABLED = process.env.MCPCELL_E2E_BACKEND === 'docker';
 /** An image with node and /bin/sh only (built here: nothing can be pulled on the test machine). */
 const NODE_IMAGE = 'mcpcell-test/egress-node:1';
 
-function engine(socketPath, method, p) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath, path: `/v1.41${p}`, method }, (res) => {
-      let data = '';
-      res.setEncoding('utf8').on('data', (d) => (data += d));
-      res.on('end', () => {
-        let body = data;
-        try {
-          body = JSON.parse(data);
-        } catch {}
-        resolve({ status: res.statusCode, body });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const engine = engineRequest;
 
 /** Skips (plain e2e runs) or fails loudly (MCPCELL_E2E_BACKEND=docker) when the level's engine is missing. */
 async function needEngine(t, level) {

@@ -11,7 +11,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,6 +21,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { EXIT, assertBinaryExists, resultText, runMcpcell } from './lib/mcpcell.mjs';
 import { E2E_DIR, MCPCELL_BIN, NODE_MODULES } from './lib/paths.mjs';
 import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
+import { engineRequest } from './lib/engine.mjs';
 
 after(removeTempDirs);
 
@@ -31,23 +31,7 @@ const WITH_SH = 'mcpcell-test/everything:2';
 const NO_SH = 'mcpcell-test/everything-nosh:2';
 const EVERYTHING = '/app/node_modules/@modelcontextprotocol/server-everything/dist/index.js';
 
-function engine(method, p) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath: SOCKET, path: `/v1.41${p}`, method }, (res) => {
-      let data = '';
-      res.setEncoding('utf8').on('data', (d) => (data += d));
-      res.on('end', () => {
-        let body = data;
-        try {
-          body = JSON.parse(data);
-        } catch {}
-        resolve({ status: res.statusCode, body });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const engine = (method, p) => engineRequest(SOCKET, method, p);
 
 async function mcpcellContainers(pid) {
   const filters = encodeURIComponent(JSON.stringify({ label: [`io.mcpcell.supervisor=${pid}`] }));
