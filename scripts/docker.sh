@@ -88,6 +88,8 @@ ensure_podman() {
     log "podman: service already answering on $PODMAN_SOCK"
     return 0
   fi
+  # Installs only what is missing (dockerd may already have been running).
+  install_docker_packages || { echo "podman: cannot install podman/runc" >&2; return 1; }
   command -v podman >/dev/null 2>&1 || { echo "podman: not installed (apt-get install podman)" >&2; return 1; }
   command -v runc >/dev/null 2>&1 || { echo "podman: runc is missing (apt-get install runc)" >&2; return 1; }
   mkdir -p "$PODMAN_STATE" "$(dirname "$PODMAN_SOCK")"
