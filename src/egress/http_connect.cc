@@ -23,12 +23,21 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-http::status StatusFor(const Upstream& up) {
+HttpRefusal RefusalFor(const Upstream& up, const EgressAttempt& a) {
+  std::string body = a.allowed ? FailureBody(a) : EgressAudit::DenialSentence(a);
   switch (up.failure) {
-    case UpstreamFailure::kDenied: return http::status::forbidden;
-    case UpstreamFailure::kTimeout: return http::status::gateway_timeout;
-    default: return http::status::bad_gateway;
+    case UpstreamFailure::kDenied: return {http::status::forbidden, std::move(body)};
+    case UpstreamFailure::kTimeout: return {http::status::gateway_timeout, std::move(body)};
+    default: return {http::status::bad_gateway, std::move(body)};
   }
+}
+
+bool HostHeaderRefused(EgressAttempt& a, std::string_view host_header, const HostPort& target,
+                       std::uint16_t default_port, std::string_view what, std::string_view target_text) {
+  if (host_header.empty() || HostHeaderMatches(host_header, target, default_port)) return false;
+  a.rule = fmt::format("the Host header \"{}\" names another host than {} \"{}\"", host_header, what, target_text);
+  a.how_to_allow = fmt::format("send a Host header that names {} (or none)", what);
+  return true;
 }
 
 std::string FailureBody(const EgressAttempt& a) {
@@ -54,10 +63,7 @@ asio::awaitable<void> ServeConnect(ProxyContext& ctx, beast::tcp_stream& client,
   a.via = "connect";
   a.host = where->host;
   a.port = where->port;
-  if (!host_header.empty() && !HostHeaderMatches(host_header, *where, where->port)) {
-    a.rule = fmt::format("the Host header \"{}\" names another host than the CONNECT target \"{}\"", host_header,
-                         target);
-    a.how_to_allow = "send a Host header that names the CONNECT target (or none)";
+  if (HostHeaderRefused(a, host_header, *where, where->port, "the CONNECT target", target)) {
     FinishAttempt(ctx, a, start);
     std::string body = EgressAudit::DenialSentence(a);
     co_await WriteSimpleResponse(client, http::status::bad_request, std::move(body));
@@ -66,9 +72,8 @@ asio::awaitable<void> ServeConnect(ProxyContext& ctx, beast::tcp_stream& client,
   Upstream up = co_await OpenUpstream(ctx, a);
   if (!up.socket) {
     FinishAttempt(ctx, a, start);
-    std::string body = a.allowed ? FailureBody(a) : EgressAudit::DenialSentence(a);
-    http::status status = StatusFor(up);
-    co_await WriteSimpleResponse(client, status, std::move(body));
+    HttpRefusal refusal = RefusalFor(up, a);
+    co_await WriteSimpleResponse(client, refusal.status, std::move(refusal.body));
     co_return;
   }
   try {

@@ -109,10 +109,7 @@ asio::awaitable<void> ServeForward(ProxyContext& ctx, beast::tcp_stream& client,
   a.host = target->where.host;
   a.port = target->where.port;
   std::string host_header(parser->get()[http::field::host]);
-  if (!host_header.empty() && !HostHeaderMatches(host_header, target->where, 80)) {
-    a.rule = fmt::format("the Host header \"{}\" names another host than the request URL's \"{}\"", host_header,
-                         FormatHostPort(target->where));
-    a.how_to_allow = "send a Host header that names the URL's host (or none)";
+  if (HostHeaderRefused(a, host_header, target->where, 80, "the URL's host", FormatHostPort(target->where))) {
     FinishAttempt(ctx, a, start);
     std::string body = EgressAudit::DenialSentence(a);
     co_await WriteSimpleResponse(client, http::status::bad_request, std::move(body));
@@ -121,9 +118,8 @@ asio::awaitable<void> ServeForward(ProxyContext& ctx, beast::tcp_stream& client,
   Upstream up = co_await OpenUpstream(ctx, a);
   if (!up.socket) {
     FinishAttempt(ctx, a, start);
-    std::string body = a.allowed ? FailureBody(a) : EgressAudit::DenialSentence(a);
-    http::status status = StatusFor(up);
-    co_await WriteSimpleResponse(client, status, std::move(body));
+    HttpRefusal refusal = RefusalFor(up, a);
+    co_await WriteSimpleResponse(client, refusal.status, std::move(refusal.body));
     co_return;
   }
   bool responded = false;

@@ -17,6 +17,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/status.hpp>
 
+#include "egress/http_target.h"
 #include "egress/proxy_context.h"
 #include "egress/upstream.h"
 
@@ -43,9 +44,19 @@ boost::asio::awaitable<void> ServeForward(ProxyContext& ctx, boost::beast::tcp_s
 boost::asio::awaitable<void> WriteSimpleResponse(boost::beast::tcp_stream& client, boost::beast::http::status status,
                                                  std::string body);
 
-/// The status for an attempt that got no upstream: 403 denied, 504 timed
-/// out, 502 otherwise.
-boost::beast::http::status StatusFor(const Upstream& up);
+/// The response to an attempt that got no upstream: 403 with the denial
+/// sentence, 504 (timed out) or 502 with FailureBody.
+struct HttpRefusal {
+  boost::beast::http::status status;
+  std::string body;
+};
+HttpRefusal RefusalFor(const Upstream& up, const EgressAttempt& attempt);
+
+/// Whether a non-empty Host header names another host than the request's
+/// target (`target_text`, said as `what`: "the CONNECT target"); if so fills
+/// `attempt`'s rule and how_to_allow, so the caller refuses it with a 400.
+bool HostHeaderRefused(EgressAttempt& attempt, std::string_view host_header, const HostPort& target,
+                       std::uint16_t default_port, std::string_view what, std::string_view target_text);
 
 /// The body of a 502/504: the attempt was allowed but did not get through.
 std::string FailureBody(const EgressAttempt& attempt);
