@@ -112,6 +112,23 @@ Error ExchangeError(const std::string& what, const std::string& path, const boos
                ec.message() + " (did the engine stop or restart?)"};
 }
 
+// Queues writing `req`, then `read(handler)`: a failure of either lands in
+// `op_ec`, and `done` turns true when the exchange ends (RunBounded waits on it).
+template <class Request, class ReadOp>
+void QueueExchange(Socket& sock, Request& req, boost::system::error_code& op_ec, bool& done, ReadOp read) {
+  http::async_write(sock, req, [&op_ec, &done, read](boost::system::error_code ec, std::size_t) {
+    if (ec) {
+      op_ec = ec;
+      done = true;
+      return;
+    }
+    read([&op_ec, &done](boost::system::error_code rec, std::size_t) {
+      op_ec = rec;
+      done = true;
+    });
+  });
+}
+
 }  // namespace
 
 EngineClient::EngineClient(std::string socket_path, std::chrono::milliseconds timeout)
@@ -128,17 +145,7 @@ Result<HttpReply> EngineClient::Call(std::string_view method, const std::string&
   parser.body_limit(64ULL << 20);  // engine replies are small JSON; image import progress at most
   boost::system::error_code op_ec;
   bool done = false;
-  http::async_write(sock, req, [&](boost::system::error_code ec, std::size_t) {
-    if (ec) {
-      op_ec = ec;
-      done = true;
-      return;
-    }
-    http::async_read(sock, buf, parser, [&](boost::system::error_code rec, std::size_t) {
-      op_ec = rec;
-      done = true;
-    });
-  });
+  QueueExchange(sock, req, op_ec, done, [&](auto handler) { http::async_read(sock, buf, parser, handler); });
   std::string what = std::string("engine API ") + std::string(method) + " " + target;
   MCPCELL_TRY(Bounded(RunBounded(ioc, sock, done, timeout_, no_timeout, interruptible_), what, socket_path_,
                       timeout_));
@@ -160,17 +167,7 @@ Result<unsigned> EngineClient::Stream(std::string_view method, const std::string
   std::string what = std::string("engine API ") + std::string(method) + " " + target;
   boost::system::error_code op_ec;
   bool done = false;
-  http::async_write(sock, req, [&](boost::system::error_code ec, std::size_t) {
-    if (ec) {
-      op_ec = ec;
-      done = true;
-      return;
-    }
-    http::async_read_header(sock, buf, parser, [&](boost::system::error_code rec, std::size_t) {
-      op_ec = rec;
-      done = true;
-    });
-  });
+  QueueExchange(sock, req, op_ec, done, [&](auto handler) { http::async_read_header(sock, buf, parser, handler); });
   MCPCELL_TRY(Bounded(RunBounded(ioc, sock, done, timeout_, false, interruptible_), what, socket_path_, timeout_));
   if (op_ec) return ExchangeError(what, socket_path_, op_ec);
   char chunk[16384];
@@ -205,17 +202,7 @@ Result<HijackedStream> EngineClient::Hijack(const std::string& target) const {
   parser.skip(true);  // a 101/200 here has no body: everything after the header is the stream
   boost::system::error_code op_ec;
   bool done = false;
-  http::async_write(sock, req, [&](boost::system::error_code ec, std::size_t) {
-    if (ec) {
-      op_ec = ec;
-      done = true;
-      return;
-    }
-    http::async_read_header(sock, buf, parser, [&](boost::system::error_code rec, std::size_t) {
-      op_ec = rec;
-      done = true;
-    });
-  });
+  QueueExchange(sock, req, op_ec, done, [&](auto handler) { http::async_read_header(sock, buf, parser, handler); });
   std::string what = "engine API attach " + target;
   MCPCELL_TRY(Bounded(RunBounded(ioc, sock, done, timeout_, false, interruptible_), what, socket_path_, timeout_));
   if (op_ec) return ExchangeError(what, socket_path_, op_ec);
