@@ -154,7 +154,11 @@ Result<Condition> ParseCondition(const json& j, const std::string& origin, const
   if (j.size() != 1) {
     return JsonPathError(origin, path, "a condition object has exactly one key; combine several with {\"all\": [...]}");
   }
-  const auto& [key, v] = *j.items().begin();
+  // Copy the key and hold the value by reference into j itself: items() returns a
+  // proxy that dies at the end of the statement, and a structured binding to its
+  // element would dangle (ASan: stack-use-after-scope).
+  const std::string key = j.begin().key();
+  const nlohmann::json& v = j.begin().value();
   std::string vpath = JsonChild(path, key);
   for (const auto& n : kFlags) {
     if (n.name == key) {
