@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "cell/docker/cell_user_access.h"
 #include "cell/docker/run_dirs.h"
 #include "util/unique_fd.h"
 
@@ -37,11 +38,8 @@ Result<std::string> ReadSecret(const std::string& path) {
 Status WriteSecret(const std::string& path, const std::string& data, std::uint32_t uid, std::uint32_t gid) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0400));
   if (!fd) return ErrnoError("create secret copy", path);
-  // fchown before writing: the value never sits in a file the cell's user cannot own.
-  if (::fchown(fd.get(), uid, gid) != 0 && ::geteuid() != uid) {
-    return Error{"hand secret to the cell's user", path, errno,
-                 "mcpcell must run as root (or as uid " + std::to_string(uid) + ") to give secrets to the cell"};
-  }
+  // Handed over before writing: the value never sits in a file the cell's user cannot read.
+  MCPCELL_TRY(HandToCellUser(HandoverFor(uid), fd.get(), path, uid, gid, 4, "hand secret to the cell's user"));
   std::size_t off = 0;
   while (off < data.size()) {
     ssize_t n = ::write(fd.get(), data.data() + off, data.size() - off);
@@ -72,10 +70,9 @@ Result<SecretsDir> SecretsDir::Create(const std::vector<SecretSpec>& secrets, st
     if (!data) return data.error();
     MCPCELL_TRY(WriteSecret(inner + "/" + s.name, *data, uid, gid));
   }
-  if (::chown(inner.c_str(), uid, gid) != 0 && ::geteuid() != uid) {
-    return ErrnoError("hand secrets directory to the cell's user", inner);
-  }
+  // chmod first: a chmod after an ACL entry would rewrite its mask.
   if (::chmod(inner.c_str(), 0500) != 0) return ErrnoError("chmod secrets directory", inner);
+  MCPCELL_TRY(HandToCellUser(HandoverFor(uid), -1, inner, uid, gid, 5, "hand secrets directory to the cell's user"));
   dir.inner_ = inner;
   return dir;
 }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "cell/docker/cell_user_access.h"
 #include "cell/docker/run_dirs.h"
 
 namespace mcpcell::docker {
@@ -22,9 +23,8 @@ constexpr int kPipeBytes = 1 << 20;
 
 Result<UniqueFd> MakeFifo(const std::string& path, std::uint32_t uid, std::uint32_t gid) {
   if (::mkfifo(path.c_str(), 0600) != 0) return ErrnoError("create stdio FIFO", path);
-  if (::chown(path.c_str(), uid, gid) != 0 && ::geteuid() != uid) {
-    return ErrnoError("hand stdio FIFO to the cell's user", path);
-  }
+  // Read and write for the cell's user: it reads `in`, writes `out` and `ready`.
+  MCPCELL_TRY(HandToCellUser(HandoverFor(uid), -1, path, uid, gid, 6, "hand stdio FIFO to the cell's user"));
   // O_RDWR on a FIFO never blocks (fifo(7)); O_NOFOLLOW: it is the node we just made.
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW));
   if (!fd) return ErrnoError("open stdio FIFO", path);
@@ -47,9 +47,7 @@ Result<StdioFifos> StdioFifos::Create(std::uint32_t uid, std::uint32_t gid) {
   if (!out) return out.error();
   auto ready = MakeFifo(inner + "/ready", uid, gid);
   if (!ready) return ready.error();
-  if (::chown(inner.c_str(), uid, gid) != 0 && ::geteuid() != uid) {
-    return ErrnoError("hand stdio FIFO directory to the cell's user", inner);
-  }
+  MCPCELL_TRY(HandToCellUser(HandoverFor(uid), -1, inner, uid, gid, 5, "hand stdio FIFO directory to the cell's user"));
   f.inner_ = inner;
   f.in_ = std::move(*in);
   f.out_ = std::move(*out);

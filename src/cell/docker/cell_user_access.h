@@ -1,0 +1,42 @@
+#pragma once
+// Handing a file mcpcell created (a stdio FIFO, a secret copy, the egress
+// gate) to the container's user, which is not mcpcell's own uid.
+//
+// Root chowns it. A normal user in the docker group may not chown(2) to
+// another uid (EPERM: issue 18.3, every docker run failed), so for that caller
+// the file stays its own and gains one POSIX ACL entry, user:UID:PERMS
+// (acl(5)); group and other stay without access. Only the container's uid is
+// let in, and every such file lives below a 0700 directory of the caller's
+// (run_dirs.h), so no other host user can even reach it by path.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "util/error.h"
+
+namespace mcpcell::docker {
+
+enum class Handover {
+  kChown,  ///< root: the cell's user becomes the owner (the mode's owner bits apply)
+  kAcl,    ///< anyone else: an ACL entry for the cell's uid; the owner stays the caller
+  kNone,   ///< the caller is the cell's uid already
+};
+
+/// What this process can do for a cell running as `uid`.
+Handover HandoverFor(std::uint32_t uid);
+
+/// The bytes of a system.posix_acl_access value (linux/posix_acl_xattr.h,
+/// version 2): the owner keeps `owner_perms`, user `uid` gets `perms`, the
+/// owning group and others nothing, and the mask is `perms`. Perms are rwx
+/// bits (4 read, 2 write, 1 search/execute).
+std::string AccessAclXattr(unsigned owner_perms, std::uint32_t uid, unsigned perms);
+
+/// Gives the cell's user `perms` on `path` (open as `fd`, or -1 to go by path)
+/// the way `how` says; `what` names the step in errors. The owner's mode bits
+/// must be final before this is called: a later chmod(2) rewrites the ACL mask.
+Status HandToCellUser(Handover how, int fd, const std::string& path, std::uint32_t uid, std::uint32_t gid,
+                      unsigned perms, const std::string& what);
+
+}  // namespace mcpcell::docker
