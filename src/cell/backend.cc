@@ -4,6 +4,7 @@
 
 #include "cell/docker/docker_cell.h"
 #include "cell/docker/engine_client.h"
+#include "cell/docker/podman_init.h"
 #include "cell/native/native_cell.h"
 #include "cli/exit_codes.h"
 
@@ -49,7 +50,8 @@ CellResult RunCell(const std::string& level, const CellSpec& spec, const RunCont
   }
   Status ok = docker::CheckEngine(*opts);
   if (!ok) {
-    bool missing = docker::IsEngineUnreachable(ok.error()) || ok.error().what == "container runtime";
+    bool missing = docker::IsEngineUnreachable(ok.error()) || ok.error().what == "container runtime" ||
+                   ok.error().what == docker::kPodmanInitWhat;
     if (missing && fallback == Fallback::kNative) {
       std::fprintf(stderr, "mcpcell: warning: %s cell unavailable (%s); falling back to a native cell as "
                    "--fallback=native allows\n", opts->backend_name.c_str(), ok.error().Message().c_str());

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cell/docker/podman_init.h"
 #include "doctor/checks.h"
 #include "doctor/host.h"
 #include "doctor/parse.h"
@@ -190,6 +191,29 @@ Probe PodmanSocketProbe(EngineFacts* facts, bool have_binary) {
   return p;
 }
 
+// Podman's container init (src/cell/docker/podman_init.h): every podman
+// cell asks for one, and without it Podman fails each create.
+Probe PodmanInitProbe(EngineFacts* facts) {
+  Probe p{"podman init", S::kOk, "", "", ""};
+  std::string path = docker::PodmanInitPath();
+  Status ok = docker::CheckPodmanInit();
+  if (ok) {
+    p.value = path;
+    return p;
+  }
+  p.status = S::kMissing;
+  p.value = path + ": " + ErrnoText(ok.error().err);
+  p.detail = "Podman runs it as PID 1 of each container (stop signals, reaping); podman cells are refused "
+             "without it";
+  p.fix = path == docker::kPodmanDefaultInit ? "apt-get install catatonit"
+                                             : "install " + path + ", or fix init_path in containers.conf";
+  if (facts->podman_ok) {
+    facts->podman_ok = false;
+    facts->podman_why = "podman: its container init " + path + " is missing (apt-get install catatonit)";
+  }
+  return p;
+}
+
 bool Executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
 
 // A runtime entry of docker's /info ("Runtimes": {"runsc": {"path": ..., "runtimeArgs": [...]}}).
@@ -304,6 +328,7 @@ std::vector<Probe> ProbeEngines(EngineFacts* facts) {
   bool have_podman = podman.status == S::kOk;
   out.push_back(podman);
   out.push_back(PodmanSocketProbe(facts, have_podman));
+  if (have_podman) out.push_back(PodmanInitProbe(facts));
   out.push_back(BinaryProbe("runsc", "apt-get install runsc, or see https://gvisor.dev/docs/user_guide/install/",
                             S::kWarn, "gVisor's runtime; optional"));
   out.push_back(GvisorRuntimeProbe(facts, info));

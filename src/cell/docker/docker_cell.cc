@@ -17,6 +17,7 @@
 #include "cell/docker/image_config.h"
 #include "cell/docker/image_pull.h"
 #include "cell/docker/image_user.h"
+#include "cell/docker/podman_init.h"
 #include "cell/docker/reaper.h"
 #include "cell/docker/secrets_dir.h"
 #include "cell/docker/stdio_fifos.h"
@@ -124,6 +125,15 @@ int StartFailureCode(const std::string& msg) {
   return kExitSetupFailed;
 }
 
+// The engine refused the create. Podman's "container-init binary not found"
+// means the service reads another containers.conf than CheckPodmanInit did
+// (a user's CONTAINERS_CONF): the same refusal, with the package.
+int CreateFailureCode(Error* e) {
+  if (e->detail.find("container-init binary not found") == std::string::npos) return kExitSetupFailed;
+  e->detail += " (apt-get install catatonit, or set init_path in the service's containers.conf)";
+  return kExitIsolationUnavailable;
+}
+
 Status RequireStatus(const Result<HttpReply>& r, unsigned want, const std::string& what, const std::string& name) {
   if (!r) return r.error();
   if (r->status != want) return MakeError(what, name, EngineMessage(*r));
@@ -206,6 +216,8 @@ Status CheckEngine(const DockerCellOptions& opts) {
   auto ping = engine.Call("GET", "/_ping");
   if (!ping) return ping.error();
   if (ping->status != 200) return MakeError("ping container engine", *sock, EngineMessage(*ping));
+  // Checked here, not left to the create: Podman's own error names a path, not the package.
+  if (opts.engine == Engine::kPodman) MCPCELL_TRY(CheckPodmanInit());
   if (opts.runtime.empty()) return {};
   auto info = engine.Call("GET", "/info");
   if (!info) return info.error();
@@ -331,7 +343,11 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   auto body = body_for(use_fifos);
   if (!body) return Fail(result, kExitIsolationUnavailable, body.error());
   auto created = create(*body);
-  if (!created) return Fail(result, kExitSetupFailed, created.error());
+  if (!created) {
+    Error e = created.error();
+    int code = CreateFailureCode(&e);
+    return Fail(result, code, std::move(e));
+  }
   std::string id = *created;
   std::optional<ContainerGuard> guard(std::in_place, engine, id);
   if (use_fifos && opts.source_image && !HasShell(setup, id)) {
