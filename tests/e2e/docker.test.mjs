@@ -22,7 +22,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { EXIT, assertBinaryExists, resultText, runMcpcell } from './lib/mcpcell.mjs';
 import { MCPCELL_BIN, NODE_BIN, nodeCellArgs, serverEntry } from './lib/paths.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
-import { engineRequest } from './lib/engine.mjs';
+import { engineRequest, watcherOf } from './lib/engine.mjs';
 
 after(removeTempDirs);
 
@@ -116,8 +116,11 @@ for (const level of LEVELS) {
     assert.equal(resultText(echo), `Echo: hello from a ${level} cell`);
     const pid = s.transport.pid;
     assert.equal((await mcpcellContainers(pid)).length, 1, 'exactly one container while the server runs');
+    assert.ok(watcherOf(pid) > 0, 'no container watcher runs for the supervisor');
     await s.client.close();
     await eventually(async () => (await mcpcellContainers(pid)).length === 0, 'the container to be removed');
+    // Dismissed by a normal end: it leaves, having done nothing.
+    await eventually(() => watcherOf(pid) === 0, 'the dismissed watcher to exit');
   });
 
   test(`${level}: server-filesystem reads, writes, and returns a 10 MiB file intact`, { timeout: 120_000 }, async (t) => {
@@ -268,24 +271,63 @@ test('docker: a missing command is exit 127 with the reason', { timeout: 60_000 
   assert.match(r.stderr, /not found|no such file/i);
 });
 
-test('docker: kill -9 of mcpcell leaves a container that `mcpcell gc` removes', { timeout: 60_000 }, async (t) => {
-  if (!(await needEngine(t))) return;
-  const child = spawn(MCPCELL_BIN, argv('docker', [], ['/bin/sh', '-c', 'echo up; exec sleep 600']));
+/** The run's per-run entries in /dev/shm (FIFOs, secrets, egress dir, seccomp profile file). */
+const shmEntriesOf = (pid) => readdirSync('/dev/shm').filter((n) => new RegExp(`^mcpcell-[a-z]+-${pid}-`).test(n));
+
+/** Starts `sh -c 'echo up; exec sleep 600'` in a `level` cell with a secret; resolves once it printed. */
+async function startSleeper(t, level, extra = []) {
+  const dir = makeTempDir(`${level}-kill9`);
+  const secret = path.join(dir, 'token');
+  writeFileSync(secret, 'kill9-secret');
+  const pids = level === 'gvisor' ? ['--pids', '256'] : [];
+  const child = spawn(MCPCELL_BIN, argv(level, ['--secret', `api=${secret}`, ...pids, ...extra],
+    ['/bin/sh', '-c', 'echo up; exec sleep 600']));
+  t.after(() => child.exitCode === null && child.kill('SIGKILL'));
   let out = '';
+  let err = '';
   child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
   const exited = new Promise((resolve) => child.on('close', resolve));
-  await eventually(() => out.includes('up'), 'the server to start');
+  await eventually(() => out.includes('up') || child.exitCode !== null, 'the server to start');
+  assert.ok(out.includes('up'), `the server did not start: ${err}`);
+  return { child, exited, stderr: () => err };
+}
+
+for (const level of LEVELS) {
+  test(`${level}: kill -9 of mcpcell: its watcher removes the container and the run's /dev/shm entries, no gc`, { timeout: 60_000 }, async (t) => {
+    if (!(await needEngine(t))) return;
+    const { child, exited } = await startSleeper(t, level);
+    const watcher = watcherOf(child.pid);
+    assert.ok(watcher > 0, 'no mcpcell-watcher holds a pidfd of the supervisor');
+    assert.equal((await mcpcellContainers(child.pid)).length, 1);
+    assert.ok(shmEntriesOf(child.pid).length >= (level === 'gvisor' ? 1 : 2), `entries: ${shmEntriesOf(child.pid)}`);
+    child.kill('SIGKILL');
+    await exited;
+    // Bounded waits for the watcher's work, no gc in between.
+    await eventually(async () => (await mcpcellContainers(child.pid)).length === 0, 'the watcher to remove the container');
+    await eventually(() => shmEntriesOf(child.pid).length === 0, `the watcher to remove ${shmEntriesOf(child.pid)}`);
+    await eventually(() => watcherOf(child.pid) === 0, 'the watcher to exit');
+  });
+}
+
+test('docker: kill -9 of mcpcell and of its watcher leaves a container that `mcpcell gc` removes', { timeout: 60_000 }, async (t) => {
+  if (!(await needEngine(t))) return;
+  const { child, exited } = await startSleeper(t, 'docker');
+  const watcher = watcherOf(child.pid);
+  assert.ok(watcher > 0, 'no mcpcell-watcher holds a pidfd of the supervisor');
+  process.kill(watcher, 'SIGKILL');
+  await eventually(() => watcherOf(child.pid) === 0, 'the watcher to die');
   child.kill('SIGKILL');
   await exited;
   const orphans = await mcpcellContainers(child.pid);
-  assert.equal(orphans.length, 1, 'the control: kill -9 gives mcpcell no chance to remove its container');
-  assert.ok(readdirSync('/dev/shm').some((n) => n.startsWith(`mcpcell-stdio-${child.pid}-`)),
+  assert.equal(orphans.length, 1, 'the control: with no watcher, kill -9 leaves the container');
+  assert.ok(shmEntriesOf(child.pid).some((n) => n.startsWith(`mcpcell-stdio-${child.pid}-`)),
     'the control: kill -9 leaves the FIFO directory of the run');
   const gc = await runMcpcell(['gc']);
   assert.equal(gc.code, 0, gc.stderr);
   assert.match(gc.stderr, /removed orphaned container mcpcell-/);
   assert.equal((await mcpcellContainers(child.pid)).length, 0, 'gc left the orphan');
-  const leftovers = readdirSync('/dev/shm').filter((n) => n.startsWith(`mcpcell-stdio-${child.pid}-`) || n.startsWith(`mcpcell-secrets-${child.pid}-`));
+  const leftovers = shmEntriesOf(child.pid).filter((n) => /^mcpcell-(stdio|secrets)-/.test(n));
   assert.deepEqual(leftovers, [], 'gc left the dead run\'s FIFO/secrets directory in /dev/shm');
 });
 

@@ -12,6 +12,7 @@
 
 #include "cell/docker/base_image.h"
 #include "cell/docker/container_net.h"
+#include "cell/docker/container_watcher.h"
 #include "cell/docker/create_body.h"
 #include "cell/docker/engine_client.h"
 #include "cell/docker/image_config.h"
@@ -272,6 +273,10 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   ReapSecretDirs();
   ReapStdioDirs();
 
+  // Declared before everything it cleans up after, so that it is dismissed
+  // only once they are gone (destruction runs in reverse order).
+  std::optional<ContainerWatcher> watcher;
+
   // What runs: a docker:// image completes the spec (argv, env, workdir,
   // user); otherwise the spec runs in the empty base image.
   CellSpec cell = spec;
@@ -342,6 +347,10 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   };
   auto body = body_for(use_fifos);
   if (!body) return Fail(result, kExitIsolationUnavailable, body.error());
+  // Before the create: a kill -9 from here on leaves nothing running (container_watcher.h).
+  auto w = ContainerWatcher::Start(*sock, name);
+  if (!w) return Fail(result, kExitSetupFailed, w.error());
+  watcher.emplace(std::move(*w));
   auto created = create(*body);
   if (!created) {
     Error e = created.error();

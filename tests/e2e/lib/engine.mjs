@@ -1,6 +1,7 @@
 // The container engine's HTTP API over its unix socket, for tests that check
 // what mcpcell created (labels, hardening, cleanup) behind its back.
 
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 
 /** METHOD path (without the /v1.41 prefix) on the engine at `socketPath`;
@@ -21,4 +22,21 @@ export function engineRequest(socketPath, method, p) {
     req.on('error', reject);
     req.end();
   });
+}
+
+/**
+ * The pid of the container watcher (src/cell/docker/container_watcher.h) of
+ * supervisor `pid`, or 0: a process named mcpcell-watcher holding a pidfd of
+ * `pid` (its /proc/W/fdinfo says "Pid:\t<pid>").
+ */
+export function watcherOf(pid) {
+  for (const w of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (readFileSync(`/proc/${w}/comm`, 'utf8').trim() !== 'mcpcell-watcher') continue;
+      for (const fd of readdirSync(`/proc/${w}/fdinfo`)) {
+        if (new RegExp(`^Pid:\\s+${pid}$`, 'm').test(readFileSync(`/proc/${w}/fdinfo/${fd}`, 'utf8'))) return Number(w);
+      }
+    } catch {}  // gone meanwhile, or not ours to read
+  }
+  return 0;
 }
