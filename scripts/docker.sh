@@ -17,7 +17,14 @@ docker_ping() {
 
 install_docker_packages() {
   # podman (+ runc, which podman here needs: crun fails on hybrid cgroups) for the podman cells.
-  local want=(docker.io curl podman runc) missing=() p
+  # catatonit: the init Podman runs as PID 1 of each container (mcpcell asks
+  # for one, src/cell/docker/podman_init.h); only a Recommends of podman, so
+  # --no-install-recommends leaves it out and every podman cell is refused.
+  # podman's other Recommends are not needed here: slirp4netns, fuse-overlayfs,
+  # uidmap and dbus-user-session serve rootless podman (the tests use the root
+  # service), buildah builds images; conmon and the CNI plugins
+  # (containernetworking-plugins) are Depends already.
+  local want=(docker.io curl podman runc catatonit) missing=() p
   # runsc (gVisor) is optional: the gVisor cell is refused, loudly, without it.
   apt-cache show runsc >/dev/null 2>&1 && want+=(runsc)
   for p in "${want[@]}"; do

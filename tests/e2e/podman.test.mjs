@@ -10,7 +10,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,7 +21,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { EXIT, assertBinaryExists, resultText, runMcpcell } from './lib/mcpcell.mjs';
 import { E2E_DIR, MCPCELL_BIN, NODE_BIN, nodeCellArgs, serverEntry } from './lib/paths.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
-import { engineRequest } from './lib/engine.mjs';
+import { engineRequest, watcherOf } from './lib/engine.mjs';
 
 after(removeTempDirs);
 
@@ -185,17 +185,46 @@ test('podman: an image without /bin/sh keeps stdio on the attach stream (stdin i
   await s.c.close();
 });
 
-test('podman: kill -9 of mcpcell leaves a container that `mcpcell gc` removes', { timeout: 60_000 }, async (t) => {
+test('podman: kill -9 of mcpcell: its watcher removes the container without gc', { timeout: 60_000 }, async (t) => {
   if (!(await needPodman(t))) return;
   const child = spawn(MCPCELL_BIN, podmanArgs([], ['/bin/sh', '-c', 'echo up; exec sleep 600']));
+  t.after(() => child.exitCode === null && child.kill('SIGKILL'));
   let out = '';
+  let err = '';
   child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
   const exited = new Promise((resolve) => child.on('close', resolve));
-  await eventually(() => out.includes('up'), 'the server to start');
+  await eventually(() => out.includes('up') || child.exitCode !== null, 'the server to start');
+  assert.ok(out.includes('up'), `the server did not start: ${err}`);
+  assert.ok(watcherOf(child.pid) > 0, 'no mcpcell-watcher holds a pidfd of the supervisor');
+  assert.equal((await cells(child.pid)).length, 1);
   child.kill('SIGKILL');
   await exited;
-  assert.equal((await cells(child.pid)).length, 1, 'the control: kill -9 leaves the container');
-  const gc = await runMcpcell(['gc']);
-  assert.equal(gc.code, 0, gc.stderr);
-  await eventually(async () => (await cells(child.pid)).length === 0, 'gc to remove the podman orphan');
+  await eventually(async () => (await cells(child.pid)).length === 0, 'the watcher to remove the podman container');
+  await eventually(() => readdirSync('/dev/shm').every((n) => !n.includes(`-${child.pid}-`) || !n.startsWith('mcpcell-')),
+    'the watcher to remove the run\'s /dev/shm entries');
+  await eventually(() => watcherOf(child.pid) === 0, 'the watcher to exit');
+});
+
+test('podman: without its container init (catatonit moved away) a podman cell is refused: 122, the package named; doctor says so', { timeout: 60_000 }, async (t) => {
+  if (!(await needPodman(t))) return;
+  const init = '/usr/libexec/podman/catatonit';
+  assert.ok(existsSync(init), `${init} is missing: scripts/docker.sh installs catatonit`);
+  const aside = `${init}.mcpcell-test-${process.pid}`;
+  renameSync(init, aside);
+  try {
+    const r = await runMcpcell(podmanArgs([], ['/bin/true']));
+    assert.equal(r.code, EXIT.isolationUnavailable, r.stderr);
+    assert.match(r.stderr, /catatonit/);
+    assert.match(r.stderr, /apt-get install catatonit/);
+    assert.equal((await cells(r.pid)).length, 0, 'nothing may be created');
+    const d = await runMcpcell(['doctor']);
+    assert.match(d.stdout + d.stderr, /podman init\s+missing\s+\/usr\/libexec\/podman\/catatonit/);
+    assert.match(d.stdout + d.stderr, /fix: apt-get install catatonit/);
+  } finally {
+    renameSync(aside, init);
+  }
+  // And back: the same cell runs.
+  const ok = await runMcpcell(podmanArgs([], ['/bin/true']));
+  assert.equal(ok.code, 0, ok.stderr);
 });
