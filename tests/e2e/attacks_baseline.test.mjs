@@ -26,6 +26,10 @@ const MUST_ESCAPE_AS_ROOT = ['read_etc_shadow', 'capabilities_present'];
 // Harmless on a host; reported (diagnostic) but not asserted, since they
 // depend on the host's sysctls and kernel config.
 const ALSO_RUN = ['ipv6_connect', 'unshare_user_ns', 'userfaultfd', 'perf_event_open', 'leaked_fd'];
+// The 32-bit entry: reached on a bare host whose kernel has one (IA32
+// emulation), which proves the attempt tells the i386 table from the x86_64
+// one; a kernel without it answers SIGSEGV. Either way, the kernel decides.
+const I386 = 'i386_syscall';
 
 test('baseline: without a cell the battery detects escapes', { timeout: 120_000 }, async (t) => {
   assertAttackBinExists();
@@ -42,7 +46,7 @@ test('baseline: without a cell the battery detects escapes', { timeout: 120_000 
     const client = new Client({ name: 'attacks-baseline', version: '0.0.0' });
     await client.connect(transport);
     // see_host_processes runs before signal_host_process (battery order).
-    const only = [...MUST_ESCAPE, ...MUST_ESCAPE_AS_ROOT, ...ALSO_RUN];
+    const only = [...MUST_ESCAPE, ...MUST_ESCAPE_AS_ROOT, ...ALSO_RUN, I386];
     const result = await client.callTool({ name: 'run_attacks', arguments: { ...fx.args, only } },
       undefined, { timeout: 100_000 });
     await client.close();
@@ -66,6 +70,14 @@ test('baseline: without a cell the battery detects escapes', { timeout: 120_000 
         assert.equal(r.escaped, true, `${name} did not detect the escape: ${r.detail}`);
       });
     }
+    await t.test(`${I386}: the host's 32-bit entry is reached, or the kernel has none`, (st) => {
+      const r = byName.get(I386);
+      assert.ok(r, `${I386} missing from the battery's report`);
+      st.diagnostic(r.detail);
+      if (/no 32-bit syscall entry/.test(r.detail)) return;
+      assert.equal(r.escaped, true, `${I386} did not detect the reachable 32-bit entry: ${r.detail}`);
+      assert.match(r.detail, /32-BIT ABI REACHABLE: int 0x80 nr 39 returned -14 /, 'i386 mkdir(NULL) answers EFAULT');
+    });
     for (const name of ALSO_RUN) {
       const r = byName.get(name);
       t.diagnostic(`${name}: escaped=${r?.escaped} ${r?.detail}`);
