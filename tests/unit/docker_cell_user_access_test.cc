@@ -114,5 +114,26 @@ TEST(CellUserAccess, SecretFdGetsReadOnly) {
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "the cell's uid must read it";
 }
 
+TEST(CellUserAccess, WithoutAclsTheOtherBitsCarryIt) {
+  // gVisor's Sentry checks mode bits only: there the cell's access is "other".
+  if (::geteuid() != 0) {
+    EXPECT_EQ(HandoverFor(::geteuid() + 1, /*acls_honoured=*/false), Handover::kOther);
+  }
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  std::string file = dir.path() + "/token";
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
+  ASSERT_GE(fd, 0);
+  auto ok = HandToCellUser(Handover::kOther, fd, file, kCellUid, kCellUid, 4, "hand secret");
+  ::close(fd);
+  ASSERT_TRUE(ok.ok()) << ok.error().Message();
+  struct stat st{};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0404U);
+  struct stat d{};
+  ASSERT_EQ(::stat(dir.path().c_str(), &d), 0);
+  EXPECT_EQ(d.st_mode & 0777, 0700U) << "the directory above is what keeps host users out";
+}
+
 }  // namespace
 }  // namespace mcpcell::docker

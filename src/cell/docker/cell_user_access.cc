@@ -38,9 +38,10 @@ Error HandoverError(const std::string& what, const std::string& path, std::uint3
 
 }  // namespace
 
-Handover HandoverFor(std::uint32_t uid) {
+Handover HandoverFor(std::uint32_t uid, bool acls_honoured) {
   if (::geteuid() == 0) return Handover::kChown;
-  return ::geteuid() == uid ? Handover::kNone : Handover::kAcl;
+  if (::geteuid() == uid) return Handover::kNone;
+  return acls_honoured ? Handover::kAcl : Handover::kOther;
 }
 
 std::string AccessAclXattr(unsigned owner_perms, std::uint32_t uid, unsigned perms) {
@@ -64,10 +65,18 @@ Status HandToCellUser(Handover how, int fd, const std::string& path, std::uint32
       if (r != 0) return HandoverError(what, path, uid, errno);
       return {};
     }
-    case Handover::kAcl: break;
+    case Handover::kAcl:
+    case Handover::kOther: break;
   }
   struct stat st{};
   if ((fd >= 0 ? ::fstat(fd, &st) : ::lstat(path.c_str(), &st)) != 0) return ErrnoError(what, path);
+  if (how == Handover::kOther) {
+    // Never a symlink here (lstat above, our own fresh node): chmod would follow one.
+    if (S_ISLNK(st.st_mode)) return MakeError(what, path, "is a symbolic link");
+    mode_t mode = (st.st_mode & 07777) | (perms & 7U);
+    if ((fd >= 0 ? ::fchmod(fd, mode) : ::chmod(path.c_str(), mode)) != 0) return ErrnoError(what, path);
+    return {};
+  }
   std::string acl = AccessAclXattr((st.st_mode >> 6) & 7U, uid, perms);
   // lsetxattr: never follow a link; the path is a node we just made in our own 0700 directory.
   int r = fd >= 0 ? ::fsetxattr(fd, kAclName, acl.data(), acl.size(), 0)

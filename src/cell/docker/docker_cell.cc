@@ -291,7 +291,8 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   } else if (auto ok = EnsureBaseImage(setup); !ok) {
     return Fail(result, kExitSetupFailed, ok.error());
   }
-  auto secrets = SecretsDir::Create(cell.secrets, cell.uid, cell.gid);
+  // runsc's Sentry checks mode bits only, never ACLs (cell_user_access.h).
+  auto secrets = SecretsDir::Create(cell.secrets, cell.uid, cell.gid, opts.runtime != "runsc");
   if (!secrets) return Fail(result, kExitSetupFailed, secrets.error());
 
   StdioFifos fifos;

@@ -35,11 +35,12 @@ Result<std::string> ReadSecret(const std::string& path) {
   return data;
 }
 
-Status WriteSecret(const std::string& path, const std::string& data, std::uint32_t uid, std::uint32_t gid) {
+Status WriteSecret(const std::string& path, const std::string& data, std::uint32_t uid, std::uint32_t gid,
+                   Handover how) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0400));
   if (!fd) return ErrnoError("create secret copy", path);
   // Handed over before writing: the value never sits in a file the cell's user cannot read.
-  MCPCELL_TRY(HandToCellUser(HandoverFor(uid), fd.get(), path, uid, gid, 4, "hand secret to the cell's user"));
+  MCPCELL_TRY(HandToCellUser(how, fd.get(), path, uid, gid, 4, "hand secret to the cell's user"));
   std::size_t off = 0;
   while (off < data.size()) {
     ssize_t n = ::write(fd.get(), data.data() + off, data.size() - off);
@@ -53,8 +54,9 @@ Status WriteSecret(const std::string& path, const std::string& data, std::uint32
 }  // namespace
 
 Result<SecretsDir> SecretsDir::Create(const std::vector<SecretSpec>& secrets, std::uint32_t uid,
-                                      std::uint32_t gid) {
+                                      std::uint32_t gid, bool acls_honoured) {
   SecretsDir dir;
+  Handover how = HandoverFor(uid, acls_honoured);
   if (secrets.empty()) return dir;
   // /dev/shm is a tmpfs: the copies never reach a disk.
   auto outer = RunDir::Create(kSecretsParent, kSecretsPrefix, "secrets directory");
@@ -68,11 +70,11 @@ Result<SecretsDir> SecretsDir::Create(const std::vector<SecretSpec>& secrets, st
     }
     auto data = ReadSecret(s.host_file);
     if (!data) return data.error();
-    MCPCELL_TRY(WriteSecret(inner + "/" + s.name, *data, uid, gid));
+    MCPCELL_TRY(WriteSecret(inner + "/" + s.name, *data, uid, gid, how));
   }
   // chmod first: a chmod after an ACL entry would rewrite its mask.
   if (::chmod(inner.c_str(), 0500) != 0) return ErrnoError("chmod secrets directory", inner);
-  MCPCELL_TRY(HandToCellUser(HandoverFor(uid), -1, inner, uid, gid, 5, "hand secrets directory to the cell's user"));
+  MCPCELL_TRY(HandToCellUser(how, -1, inner, uid, gid, 5, "hand secrets directory to the cell's user"));
   dir.inner_ = inner;
   return dir;
 }

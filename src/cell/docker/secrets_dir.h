@@ -11,6 +11,8 @@
 // Layout: /dev/shm/mcpcell-secrets-PID-XXXXXX (0700, mcpcell's user)
 //           └── s/ (0500, the cell's uid)  ← bound at /run/secrets
 //                 └── NAME (0400, the cell's uid)
+// (A caller that is not root keeps s/ and NAME its own and lets the cell's
+// uid in by an ACL entry, or by the "other" bits in gVisor: cell_user_access.h.)
 // The outer 0700 directory keeps other host users out (the cell's uid may be
 // a real user on the host); the container sees only s/. Removed on destruction.
 
@@ -29,7 +31,8 @@ class SecretsDir {
 
   /// Copies each secret's host file in, owned by uid:gid. An empty list makes
   /// no directory (bind_source() is then empty).
-  static Result<SecretsDir> Create(const std::vector<SecretSpec>& secrets, std::uint32_t uid, std::uint32_t gid);
+  static Result<SecretsDir> Create(const std::vector<SecretSpec>& secrets, std::uint32_t uid, std::uint32_t gid,
+                                   bool acls_honoured = true);
 
   /// The directory to bind at /run/secrets; empty when there are no secrets.
   const std::string& bind_source() const { return inner_; }

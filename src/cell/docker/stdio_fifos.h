@@ -15,6 +15,8 @@
 //
 // Layout: /dev/shm/mcpcell-stdio-PID-XXXXXX (0700) / d (0700, the cell's uid)
 //         / in, out, ready (0600, the cell's uid); d is bound at /run/mcpcell-stdio.
+// (A caller that is not root keeps d and the FIFOs its own and adds an ACL
+// entry for the cell's uid instead: cell_user_access.h.)
 
 #include <string>
 #include <vector>
