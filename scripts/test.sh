@@ -98,5 +98,6 @@ step "e2e-$TEST_USER" e2e_as_test_user
 
 # Container cells (docker, gVisor): starts dockerd if needed (scripts/docker.sh).
 step e2e-docker e2e_docker "$STAGE"
+step "e2e-docker-$DOCKER_TEST_USER" e2e_docker_as_user "$STAGE"
 
 exit "$FAILED"

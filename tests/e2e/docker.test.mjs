@@ -9,9 +9,9 @@
 // plain e2e runs (no MCPCELL_E2E_BACKEND) the file skips with that reason.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -330,6 +330,66 @@ test('docker: kill -9 of mcpcell and of its watcher leaves a container that `mcp
   const leftovers = shmEntriesOf(child.pid).filter((n) => /^mcpcell-(stdio|secrets)-/.test(n));
   assert.deepEqual(leftovers, [], 'gc left the dead run\'s FIFO/secrets directory in /dev/shm');
 });
+
+/** The normal user in the docker group the e2e-docker step also runs as (scripts/docker.sh). */
+const DOCKER_USER = process.env.MCPCELL_DOCKER_TEST_USER ?? 'mcpcell-docker';
+
+/** Runs `cmd args` as uid:gid `id` with no supplementary groups; resolves {code, stderr}. */
+function runAs(id, cmd, args) {
+  const r = spawnSync('setpriv', ['--reuid', String(id), '--regid', String(id), '--clear-groups', '--', cmd, ...args],
+    { encoding: 'utf8', timeout: 10_000 });
+  return { code: r.status, stderr: r.stderr };
+}
+
+for (const level of LEVELS) {
+  test(`${level}, run by a docker-group user: the cell reads its FIFOs and secret; other host users, the cell's uid among them, cannot`, { timeout: 60_000 }, async (t) => {
+    if (!(await needEngine(t))) return;
+    if (process.getuid() !== 0) {
+      t.skip('switches between host users: runs in the root pass (the docker-group pass runs every other test as that user)');
+      return;
+    }
+    const user = spawnSync('id', ['-u', DOCKER_USER], { encoding: 'utf8' });
+    if (user.status !== 0) assert.fail(`no user ${DOCKER_USER}: scripts/docker.sh creates it (in group docker)`);
+    const uid = Number(user.stdout.trim());
+    const dir = makeTempDir(`${level}-hand-over`);
+    const value = `handed-${randomBytes(6).toString('hex')}`;
+    const secret = path.join(dir, 'token');
+    writeReadableFile(secret, value);
+    const pids = level === 'gvisor' ? ['--pids', '256'] : [];
+    const child = spawn('runuser', ['-u', DOCKER_USER, '--', 'env', '-i', 'PATH=/usr/bin:/bin', MCPCELL_BIN,
+      ...argv(level, ['--secret', `api=${secret}`, ...pids], ['/bin/sh', '-c', 'cat /run/secrets/api; echo; echo up; exec cat >/dev/null'])]);
+    t.after(() => child.exitCode === null && child.kill('SIGKILL'));
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
+    const exited = new Promise((resolve) => child.on('close', resolve));
+    await eventually(() => out.includes('up') || child.exitCode !== null, 'the cell to start');
+    assert.equal(out, `${value}\nup\n`, `the cell must read its secret; stderr: ${err}`);
+    const ours = readdirSync('/dev/shm').filter((n) => /^mcpcell-(stdio|secrets)-/.test(n))
+      .map((n) => path.join('/dev/shm', n)).filter((p) => statSync(p).uid === uid);
+    const secretCopies = ours.filter((p) => p.includes('mcpcell-secrets-')).map((p) => path.join(p, 's', 'api'));
+    const fifos = ours.filter((p) => p.includes('mcpcell-stdio-')).map((p) => path.join(p, 'd', 'in'));
+    assert.equal(secretCopies.length, 1, `secret copies of ${DOCKER_USER}: ${ours}`);
+    assert.equal(fifos.length, level === 'gvisor' ? 0 : 1, `FIFO dirs of ${DOCKER_USER}: ${ours}`);
+    assert.equal(runAs(uid, 'cat', secretCopies).code, 0, 'control: the caller reads its own copy');
+    const others = { [spawnSync('id', ['-u', 'mcpcell-test'], { encoding: 'utf8' }).stdout.trim() || '1001']: 'another user', 1000: "the cell's uid on the host" };
+    for (const [id, who] of Object.entries(others)) {
+      for (const p of secretCopies) {
+        const r = runAs(id, 'cat', [p]);
+        assert.notEqual(r.code, 0, `${who} (uid ${id}) read the secret copy ${p}`);
+        assert.match(r.stderr, /Permission denied/);
+      }
+      for (const p of fifos) {
+        const r = runAs(id, 'sh', ['-c', ': <>"$1"', 'sh', p]);
+        assert.notEqual(r.code, 0, `${who} (uid ${id}) opened the stdin FIFO ${p}`);
+        assert.match(r.stderr, /Permission denied/);
+      }
+    }
+    child.stdin.end();
+    assert.equal(await exited, 0, err);
+  });
+}
 
 test('fallback: engine down → refuse by default (122), native cell with --fallback=native', { timeout: 60_000 }, async (t) => {
   if (!(await needEngine(t))) return;
