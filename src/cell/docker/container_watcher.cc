@@ -135,8 +135,14 @@ bool HasPrefix(const char* name, const std::string& prefix) {
   return std::strncmp(name, prefix.c_str(), prefix.size()) == 0;
 }
 
-// The dead supervisor's per-run entries in /dev/shm, ours only.
-void RemoveShmEntries(const WatcherPlan& plan) {
+// Whether `a` is later than `b`.
+bool After(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
+}
+
+// The dead supervisor's per-run entries in /dev/shm, ours only. One changed
+// after `death` is not: the dead pid may already belong to a new run of ours.
+void RemoveShmEntries(const WatcherPlan& plan, const struct timespec& death) {
   int shm = ::open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (shm < 0) return;
   alignas(LinuxDirent64) char buf[4096];
@@ -151,6 +157,7 @@ void RemoveShmEntries(const WatcherPlan& plan) {
       for (const auto& p : plan.shm_prefixes) ours = ours || HasPrefix(name, p);
       struct stat st {};
       if (!ours || ::fstatat(shm, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_uid != plan.uid) continue;
+      if (After(st.st_ctim, death)) continue;
       if (S_ISDIR(st.st_mode)) RemoveTreeAt(shm, name, kMaxDepth);
       else (void)::unlinkat(shm, name, 0);
     }
@@ -201,8 +208,10 @@ bool SupervisorDied(int read_fd, int pid_fd) {
   ::prctl(PR_SET_NAME, kWatcherName, 0, 0, 0);
   (void)!::chdir("/");
   if (SupervisorDied(read_fd, pid_fd)) {
+    struct timespec death {};
+    ::clock_gettime(CLOCK_REALTIME, &death);  // the clock file times are stamped with
     RemoveContainer(plan);
-    RemoveShmEntries(plan);
+    RemoveShmEntries(plan, death);
   }
   ::_exit(0);
 }
