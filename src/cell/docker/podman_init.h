@@ -7,7 +7,8 @@
 // namespace. The kernel drops signals a PID 1 has no handler for, SIGTERM
 // included, even from the host (pid_namespaces(7)): MCP's stop order (stdin
 // EOF, SIGTERM, SIGKILL) would lose its middle step for every Node or Python
-// server without a SIGTERM handler; and nothing would reap the server's
+// server without a SIGTERM handler (seen: `docker kill -s TERM` leaves a
+// PID-1 `sleep` running without --init, and ends it with); and nothing would reap the server's
 // orphaned grandchildren, whose zombies count against the pids limit.
 //
 // Podman takes its init from containers.conf `init_path` (default
