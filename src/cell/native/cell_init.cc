@@ -170,11 +170,28 @@ int StatusToExit(int status) {
   }
 }
 
+// The cell shares no session, process group or terminal with anything
+// outside. Without this the cell's processes stay in the caller's process
+// group and session (they read as 0/0 from inside the pid namespace), so
+// kill(0, sig) and a terminal's job control reach the client, its shell and
+// their other children; Landlock's signal scoping (ABI 6, Linux 6.12) stops
+// that only on new kernels. setsid(2) cannot fail here: the child of clone
+// is never a process group leader. A session leader acquires a controlling
+// terminal by opening one without O_NOCTTY (credentials(7)): PID 1 never
+// holds a terminal (below), and every file it opens is O_PATH or O_NOCTTY.
+void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
+  for (int n = 0; n < 3; ++n) {
+    if (stdio[n] >= 0 && ::dup2(stdio[n], n) < 0) Fail(sync_fd, ErrnoError("take over stdio fd", std::to_string(n)));
+  }
+  if (::setsid() < 0) Fail(sync_fd, ErrnoError("start a session of the cell's own (setsid)"));
+}
+
 }  // namespace
 
 [[noreturn]] void CellInitMain(const CellInitArgs& a) {
   const CellSpec& spec = *a.spec;
   int fd = a.sync_fd;
+  LeaveCallersSession(fd, a.stdio);
   // If the supervisor dies, so does the cell (PID 1 dying kills the namespace).
   // The signal follows the THREAD that cloned us (prctl(2)): the supervisor's
   // main thread, which lives until the cell is reaped. The egress thread
