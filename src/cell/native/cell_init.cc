@@ -95,6 +95,7 @@ struct ServerLaunch {
   // mcpcell's leaks into the server.
   ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
   Check(fd, ApplyRlimits(spec.limits));
+  Check(fd, ResetScheduling());
   // Securebits: uid 0 inside never regains capabilities through execve, and
   // this can't be undone (capabilities(7), "The securebits flags").
   if (::prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
