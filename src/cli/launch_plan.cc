@@ -238,6 +238,14 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   if (spec.network.mode != NetworkSpec::Mode::kNone) AddNetworkSystemMounts(&spec);
   if (spec.network.mode == NetworkSpec::Mode::kAllowList) AddProxyEnvironment(&spec);
   spec.secrets = std::move(*secrets);
+  for (const auto& s : spec.secrets) {
+    // The cell's PID 1 sets the variable from the file at exec: one value, never two.
+    if (s.env_name && spec.env.count(*s.env_name) != 0) {
+      return MakeError("--secret-env", s.name + "=" + *s.env_name,
+                       "the cell's environment already sets " + *s.env_name +
+                           " (--env, the profile or mcpcell's own); keep one of them");
+    }
+  }
   if (resolved->npx) {
     MountSpec m;
     m.source = resolved->npx->cache_dir;

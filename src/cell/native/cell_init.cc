@@ -23,6 +23,7 @@
 #include "cell/native/seccomp.h"
 #include "cell/native/setup_report.h"
 #include "cli/exit_codes.h"
+#include "util/unique_fd.h"
 #include "egress/cell_net.h"
 
 namespace mcpcell {
@@ -111,6 +112,40 @@ struct ServerLaunch {
   Fail(fd, Error{"exec server", l.exe, err, {}}, err == ENOENT ? kExitNotFound : kExitCannotExec);
 }
 
+// --secret-env: the value is read here, in the cell, from the secret's file
+// under /run/secrets (the cell user's own, 0400), and exists only in the
+// server's initial environment: never on anyone's argv, never in the
+// supervisor's memory or environment, never in the spec or the audit log.
+// Trailing newlines are dropped, as the shell's $(cat FILE) does (a token
+// file written by `echo` ends with one); a NUL cannot be in a variable.
+void AddSecretEnvironment(const CellInitArgs& a, std::vector<std::string>* env) {
+  for (const auto& s : a.spec->secrets) {
+    if (!s.env_name) continue;
+    std::string path = "/run/secrets/" + s.name;
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY));
+    if (!fd) Fail(a.sync_fd, ErrnoError("read secret for --secret-env " + *s.env_name, path));
+    std::string value;
+    char buf[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fd.get(), buf, sizeof buf)) > 0) value.append(buf, static_cast<std::size_t>(n));
+    ::explicit_bzero(buf, sizeof buf);
+    if (n < 0) Fail(a.sync_fd, ErrnoError("read secret for --secret-env " + *s.env_name, path));
+    if (value.find('\0') != std::string::npos) {
+      Fail(a.sync_fd, MakeError("--secret-env " + *s.env_name, s.host_file,
+                                "the secret holds a NUL byte, which an environment variable cannot; read it from " + path));
+    }
+    while (!value.empty() && (value.back() == '\n' || value.back() == '\r')) value.pop_back();
+    env->push_back(*s.env_name + "=" + value);
+    ::explicit_bzero(value.data(), value.size());
+  }
+}
+
+// PID 1's copy of the environment may hold secret values; the server has its
+// own since execve.
+void ForgetEnvironment(ServerLaunch* l) {
+  for (auto& e : l->env) ::explicit_bzero(e.data(), e.size());
+}
+
 ServerLaunch PrepareServer(const CellInitArgs& a) {
   const CellSpec& spec = *a.spec;
   ServerLaunch l;
@@ -127,6 +162,7 @@ ServerLaunch PrepareServer(const CellInitArgs& a) {
   }
   l.argv = spec.argv;
   for (const auto& [k, v] : spec.env) l.env.push_back(k + "=" + v);
+  AddSecretEnvironment(a, &l.env);
   l.cargv = CStrings(l.argv);
   l.cenv = CStrings(l.env);
   return l;
@@ -246,6 +282,7 @@ void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
   if (server < 0) Fail(fd, ErrnoError("start server"));
   if (server == 0) ExecServer(a, launch);
   ::close(fd);  // now only the server holds it: EOF at its exec tells the supervisor
+  ForgetEnvironment(&launch);
   // PID 1 keeps nothing a server could use: no capabilities, not ptraceable.
   (void)DropAllCapabilities();
   (void)SetNoNewPrivs();
