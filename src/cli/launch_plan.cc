@@ -71,7 +71,17 @@ struct Resolved {
   std::optional<InstalledPackage> npx;
 };
 
-Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req) {
+// Host directories the cell may write: npm is never run from one of them.
+std::vector<std::string> CellWritableHostDirs(const RunRequest& merged) {
+  std::vector<std::string> out;
+  for (const auto& w : merged.write) {
+    std::string host = BindHostPath(w);
+    if (!host.empty()) out.push_back(host);
+  }
+  return out;
+}
+
+Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const RunRequest& merged) {
   Resolved r;
   switch (ref.kind) {
     case ServerRef::Kind::kCommand:
@@ -80,7 +90,7 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req) {
     case ServerRef::Kind::kNpx: {
       auto root = NpxCacheRoot();
       if (!root.ok()) return root.error();
-      auto tool = MakeNpmTool();
+      auto tool = MakeNpmTool(CellWritableHostDirs(merged));
       auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run);
       if (!inst.ok()) return inst.error();
       r.argv = {"node", inst->bin_path};
@@ -200,9 +210,9 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
         "', which replaces --permission-profile " + *req.profile);
   }
 
-  auto resolved = ResolveArgv(ref, req);
-  if (!resolved.ok()) return resolved.error();
   RunRequest merged = MergeProfile(*profile, with_args);
+  auto resolved = ResolveArgv(ref, req, merged);
+  if (!resolved.ok()) return resolved.error();
   auto secrets = LowerSecrets(merged.secrets, merged.secret_env);
   if (!secrets.ok()) return secrets.error();
   auto net = LowerNetwork(*profile, req.allow_host, req.allow_port, req.resolve);
