@@ -208,6 +208,13 @@ test('--secret-env: the value is in the server\'s environment, not on argv or in
   assert.ok(!environ.includes(value), 'the value is in mcpcell\'s environment');
   assert.ok(!readFileSync(audit, 'utf8').includes(value), 'the value is in the audit log');
   assert.ok(!stderr.includes(value), 'the value is on mcpcell\'s stderr');
+
+  // The profile's mcpcell.secrets / secret_env take the same way.
+  const profile = path.join(dir, 'profile.json');
+  writeReadableFile(profile, JSON.stringify({ mcpcell: { secrets: { TOKEN: file }, secret_env: { TOKEN: 'API_KEY' } } }));
+  const viaProfile = await runMcpcell(['run', '--isolate', '--permission-profile', profile, '--', '/bin/sh', '-c',
+    'echo "API_KEY=$API_KEY"'], { input: '' });
+  assert.equal(viaProfile.stdout, `API_KEY=${value}\n`, viaProfile.stderr);
 });
 
 test('npm never comes from a --write dir on PATH, a relative PATH entry or the caller\'s cwd', { timeout: 120_000 }, async (t) => {
