@@ -77,16 +77,20 @@ test('baseline: without a cell the terminal attempts do get the terminal', { tim
   assert.equal(byName.get('process_group').escaped, true, byName.get('process_group').detail);
 });
 
-test('stderr is the terminal (the SDK\'s stderr: inherit): the cell holds no terminal, shares no group', { timeout: 200_000 }, async (t) => {
-  if (await skipWithoutCell(t)) return;
-  assertAttackBinExists();
-  const report = ptyRun({ stdin: 'pipe', stdout: 'pipe', stderr: 'tty' },
-    [MCPCELL_BIN, ...CELL, '--', ATTACK_BIN, '--run', TERMINAL_ATTEMPTS.join(','), attackArgs()]);
-  for (const r of results(report).values()) t.diagnostic(`${r.name}: ${r.detail}`);
-  assertContained(report, TERMINAL_ATTEMPTS);
-  assertTerminalUntouched(report);
-  assert.equal(report.typed_left, `${TYPED}\n`, 'what the user typed was read by someone');
-});
+// One terminal among the fds at a time: stderr (the SDK's stderr: 'inherit'),
+// stdout, stdin (typed input then belongs to the server, through the relay).
+for (const fd of ['stderr', 'stdout', 'stdin']) {
+  test(`${fd} is the terminal: the cell holds no terminal, shares no group, leaves the terminal as it was`, { timeout: 200_000 }, async (t) => {
+    if (await skipWithoutCell(t)) return;
+    assertAttackBinExists();
+    const modes = { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', [fd]: 'tty' };
+    const report = ptyRun(modes, [MCPCELL_BIN, ...CELL, '--', ATTACK_BIN, '--run', TERMINAL_ATTEMPTS.join(','), attackArgs()]);
+    for (const r of results(report).values()) t.diagnostic(`${r.name}: ${r.detail}`);
+    assertContained(report, TERMINAL_ATTEMPTS);
+    assertTerminalUntouched(report);
+    if (fd !== 'stdin') assert.equal(report.typed_left, `${TYPED}\n`, 'what the user typed was read by someone');
+  });
+}
 
 test('stdin, stdout and stderr are the terminal: relayed through pipes, escape sequences shown', { timeout: 200_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
