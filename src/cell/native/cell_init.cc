@@ -96,7 +96,6 @@ struct ServerLaunch {
   // mcpcell's leaks into the server.
   ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
   Check(fd, ApplyRlimits(spec.limits));
-  Check(fd, ResetScheduling());
   // Securebits: uid 0 inside never regains capabilities through execve, and
   // this can't be undone (capabilities(7), "The securebits flags").
   if (::prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
@@ -240,6 +239,10 @@ void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
   ::syscall(SYS_close_range, static_cast<unsigned>(fd + 1), ~0U, 0U);
   char go = 0;
   if (::read(fd, &go, 1) != 1 || go != 'g') ::_exit(kExitSetupFailed);  // supervisor gone or refused
+  // PID 1 and so the server (its only child) run at no priority the caller
+  // lent them (rlimits.cc): a real-time PID 1 woken by a flood of signals
+  // from the server would be the server's way to real-time CPU.
+  Check(fd, ResetScheduling());
   // The supervisor blocked its signals for signalfd; the cell starts clean.
   sigset_t none;
   sigemptyset(&none);
