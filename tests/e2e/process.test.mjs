@@ -11,61 +11,22 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { ATTACK_BIN, assertAttackBinExists } from './attacks_fixture.mjs';
-import { EXIT, runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
-import { E2E_DIR, MCPCELL_BIN } from './lib/paths.mjs';
+import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
+import { MCPCELL_BIN } from './lib/paths.mjs';
+import { TYPED, assertContained, assertTerminalUntouched, attackArgs, ptyRun, results } from './lib/pty.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
 
 const isRoot = process.getuid() === 0;
-const PTY_RUN = path.join(E2E_DIR, 'lib', 'pty_run.py');
-const TYPED = `typed-by-the-user-${process.pid}`;
 const TERMINAL_ATTEMPTS = ['terminal_access', 'process_group', 'signal_caller_group', 'realtime_priority'];
 /** Enough for the attempts, so the stop order never cuts them short; not a measurement. */
 const CELL = ['run', '--isolate', '--grace', '60s'];
-
-function attackArgs() {
-  return JSON.stringify({ secret: TYPED, caller_pgid: '@PGID@' });
-}
-
-/** Runs `cmd` as the job of a fresh pty (see lib/pty_run.py); resolves to its report. */
-function ptyRun(modes, cmd, { prefix = [], eof = false } = {}) {
-  const out = execFileSync('python3', [PTY_RUN, '--stdin', modes.stdin, '--stdout', modes.stdout, '--stderr',
-    modes.stderr, '--typed', TYPED, ...(eof ? ['--eof'] : []), '--', ...prefix, ...cmd],
-  { encoding: 'utf8', timeout: 200_000 });
-  return JSON.parse(out);
-}
-
-/** The hostile server's "RESULTS [...]" line, from its stdout pipe or the terminal. */
-function results(report) {
-  const text = report.stdout.includes('RESULTS ') ? report.stdout : report.tty_output;
-  const at = text.indexOf('RESULTS ');
-  assert.ok(at >= 0, `no RESULTS line; report: ${JSON.stringify(report, null, 1)}`);
-  const line = text.slice(at + 'RESULTS '.length).split(/\r?\n/)[0];
-  return new Map(JSON.parse(line).map((r) => [r.name, r]));
-}
-
-function assertContained(report, names) {
-  const byName = results(report);
-  for (const name of names) {
-    const r = byName.get(name);
-    assert.ok(r, `${name} missing`);
-    assert.equal(r.escaped, false, `${name} ESCAPED the cell: ${r.detail}`);
-  }
-}
-
-function assertTerminalUntouched(report) {
-  assert.deepEqual(report.exit, { code: 0, signal: null }, `exit; terminal output:\n${report.tty_output}\nstderr:\n${report.stderr}`);
-  assert.equal(report.echo_after, report.echo_before, 'the terminal\'s echo flag changed');
-  assert.equal(report.attrs_unchanged, true, 'the terminal\'s modes changed');
-  assert.equal(report.fg_after, report.job_pgid, `the foreground process group moved to ${report.fg_after}`);
-  assert.equal(report.sentinel_alive, true, `the sentinel in the caller's group died: ${report.sentinel_fate}`);
-}
 
 test('baseline: without a cell the terminal attempts do get the terminal', { timeout: 200_000 }, () => {
   assertAttackBinExists();
@@ -252,29 +213,3 @@ test('npm never comes from a --write dir on PATH, a relative PATH entry or the c
   assert.match(r.stderr, /127\.0\.0\.1:9/, `npm did not use the caller's own config:\n${r.stderr}`);
   assert.doesNotMatch(r.stderr, /127\.0\.0\.1:7/, 'npm read the .npmrc of the caller\'s cwd');
 });
-
-// Container cells get the client's stdio through FIFOs or the attach stream,
-// never as fds: check that no terminal reaches them either, and that their
-// output reaches the terminal filtered. Needs a running engine (scripts/test.sh
-// e2e-docker step sets MCPCELL_E2E_BACKEND=docker).
-for (const level of ['docker', 'gvisor']) {
-  test(`${level} cell under a terminal: no terminal inside, escape sequences shown, the caller's group untouched`, { timeout: 300_000 }, async (t) => {
-    if (process.env.MCPCELL_E2E_BACKEND !== 'docker') {
-      t.skip('container cells: set MCPCELL_E2E_BACKEND=docker with a running dockerd (scripts/test.sh e2e-docker step)');
-      return;
-    }
-    assertAttackBinExists();
-    const script = 'printf "title \\033]0;pwned\\007 end\\n" >&2; exec "$0" "$@"';
-    // gVisor's scheduling is its own kernel's: a nice value the guest sets
-    // there (it grants nice -1) changes nothing on the host; not an attempt there.
-    const attempts = level === 'gvisor' ? TERMINAL_ATTEMPTS.filter((a) => a !== 'realtime_priority') : TERMINAL_ATTEMPTS;
-    const report = ptyRun({ stdin: 'tty', stdout: 'tty', stderr: 'tty' },
-      [MCPCELL_BIN, 'run', `--isolate=${level}`, '--pids', '512', '--grace', '60s', '--read', ATTACK_BIN, '--', '/bin/sh', '-c',
-        script, ATTACK_BIN, '--run', attempts.join(','), attackArgs()]);
-    for (const r of results(report).values()) t.diagnostic(`${r.name}: ${r.detail}`);
-    assertContained(report, attempts);
-    assertTerminalUntouched(report);
-    assert.ok(!report.tty_output.includes('\x1b'), `a raw ESC reached the terminal:\n${JSON.stringify(report.tty_output)}`);
-    assert.match(report.tty_output, /title \^\[\]0;pwned\^G end/);
-  });
-}
