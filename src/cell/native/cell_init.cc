@@ -213,7 +213,7 @@ int StatusToExit(int status) {
 // their other children; Landlock's signal scoping (ABI 6, Linux 6.12) stops
 // that only on new kernels. setsid(2) cannot fail here: the child of clone
 // is never a process group leader. A session leader acquires a controlling
-// terminal by opening one without O_NOCTTY (credentials(7)): PID 1 never
+// terminal by opening one without O_NOCTTY (open(2), credentials(7)): PID 1 never
 // holds a terminal (below), and every file it opens is O_PATH or O_NOCTTY.
 void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
   for (int n = 0; n < 3; ++n) {
