@@ -180,6 +180,18 @@ test('--secret-env: the value is in the server\'s environment, not on argv or in
   const viaProfile = await runMcpcell(['run', '--isolate', '--permission-profile', profile, '--', '/bin/sh', '-c',
     'echo "API_KEY=$API_KEY"'], { input: '' });
   assert.equal(viaProfile.stdout, `API_KEY=${value}\n`, viaProfile.stderr);
+
+  // A value no variable can hold is refused with where to read it instead;
+  // a terminal (or anything but a regular file) is no secret file at all.
+  const nul = path.join(dir, 'nul.txt');
+  writeReadableFile(nul, 'a\0b');
+  const refused = await runMcpcell(['run', '--isolate', '--secret', `T=${nul}`, '--secret-env', 'T', '--', '/bin/true'],
+    { input: '' });
+  assert.equal(refused.code, 125, refused.stderr);
+  assert.match(refused.stderr, /NUL byte.*read it from \/run\/secrets\/T/);
+  const tty = await runMcpcell(['run', '--isolate', '--secret', 'T=/dev/tty', '--', '/bin/true'], { input: '' });
+  assert.equal(tty.code, 2, tty.stderr);
+  assert.match(tty.stderr, /not a readable regular file/);
 });
 
 test('npm never comes from a --write dir on PATH, a relative PATH entry or the caller\'s cwd', { timeout: 120_000 }, async (t) => {
