@@ -6,6 +6,7 @@
 #include <linux/close_range.h>
 #include <linux/securebits.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -123,7 +124,11 @@ void AddSecretEnvironment(const CellInitArgs& a, std::vector<std::string>* env) 
     std::string path = "/run/secrets/" + s.name;
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY));
     if (!fd) Fail(a.sync_fd, ErrnoError("read secret for --secret-env " + *s.env_name, path));
+    // Sized up front: a string that grows leaves copies of the value behind
+    // in freed memory, and so would a vector of strings that grows (below).
+    struct stat st{};
     std::string value;
+    if (::fstat(fd.get(), &st) == 0 && st.st_size > 0) value.reserve(static_cast<std::size_t>(st.st_size) + 1);
     char buf[4096];
     ssize_t n = 0;
     while ((n = ::read(fd.get(), buf, sizeof buf)) > 0) value.append(buf, static_cast<std::size_t>(n));
@@ -160,6 +165,7 @@ ServerLaunch PrepareServer(const CellInitArgs& a) {
     l.landlock = std::move(*ll);
   }
   l.argv = spec.argv;
+  l.env.reserve(spec.env.size() + spec.secrets.size());
   for (const auto& [k, v] : spec.env) l.env.push_back(k + "=" + v);
   AddSecretEnvironment(a, &l.env);
   l.cargv = CStrings(l.argv);
