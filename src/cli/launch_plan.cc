@@ -248,7 +248,16 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   if (spec.network.mode != NetworkSpec::Mode::kNone) AddNetworkSystemMounts(&spec);
   if (spec.network.mode == NetworkSpec::Mode::kAllowList) AddProxyEnvironment(&spec);
   spec.secrets = std::move(*secrets);
+  bool container = plan.level != "auto" && plan.level != "native";
   for (const auto& s : spec.secrets) {
+    // Said here, not only when the container is created: --dry-run must not
+    // show a mapping that the run would refuse (create_body.cc says why).
+    if (s.env_name && container) {
+      return MakeError("--secret-env", s.name + "=" + *s.env_name,
+                       "a " + plan.level + " cell cannot set it (the value would be visible in `docker inspect`): read "
+                       "/run/secrets/" + s.name + " in the server, or use a native cell (--isolate=native), whose "
+                       "PID 1 sets " + *s.env_name + " at exec");
+    }
     // The cell's PID 1 sets the variable from the file at exec: one value, never two.
     if (s.env_name && spec.env.count(*s.env_name) != 0) {
       return MakeError("--secret-env", s.name + "=" + *s.env_name,

@@ -189,6 +189,14 @@ test('--secret-env: the value is in the server\'s environment, not on argv or in
     { input: '' });
   assert.equal(refused.code, 125, refused.stderr);
   assert.match(refused.stderr, /NUL byte.*read it from \/run\/secrets\/T/);
+  // Container cells cannot set it: refused before anything starts, --dry-run included.
+  for (const extra of [[], ['--dry-run']]) {
+    const docker = await runMcpcell(['run', '--isolate=docker', ...extra, '--secret', `T=${file}`, '--secret-env', 'T',
+      '--', '/bin/true'], { input: '' });
+    assert.equal(docker.code, 2, docker.stderr);
+    assert.match(docker.stderr, /--secret-env T=T: a docker cell cannot set it.*--isolate=native/);
+    assert.equal(docker.stdout, '');
+  }
   const tty = await runMcpcell(['run', '--isolate', '--secret', 'T=/dev/tty', '--', '/bin/true'], { input: '' });
   assert.equal(tty.code, 2, tty.stderr);
   assert.match(tty.stderr, /not a readable regular file/);
