@@ -2,6 +2,7 @@
 // stdout belongs to JSON-RPC: everything mcpcell says goes to stderr.
 
 #include <CLI/CLI.hpp>
+#include <fcntl.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -11,7 +12,20 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 
+// A launcher that closed fd 0, 1 or 2 would otherwise hand the next file we
+// open that number: the audit log would take the server's JSON-RPC output,
+// a cell's sync socket would pass for its stdin. /dev/null stands in, as it
+// does for systemd's StandardInput=null (and a closed stdin reads as EOF).
+void OccupyStdio() {
+  for (int n = 0; n < 3; ++n) {
+    if (::fcntl(n, F_GETFD) >= 0 || errno != EBADF) continue;
+    int fd = ::open("/dev/null", O_RDWR);  // lowest free number: n itself
+    if (fd >= 0 && fd != n) ::close(fd);
+  }
+}
+
 int main(int argc, char** argv) {
+  OccupyStdio();
   CLI::App app{"mcpcell — run MCP servers in isolation cells decided by a policy", "mcpcell"};
   app.set_version_flag("--version", MCPCELL_VERSION);
   app.require_subcommand(1);

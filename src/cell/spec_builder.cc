@@ -236,16 +236,23 @@ std::vector<MountSpec> SystemMounts(bool networked) {
   return out;
 }
 
-Status AddUserBind(CellSpec* spec, const std::string& host_spec, bool writable, bool force,
-                   const std::string& why, std::vector<std::string>* notes) {
-  std::string host = host_spec;
-  std::string cell;
-  // HOST:CELL when the part after the last ':' is an absolute path.
+// HOST:CELL when the part after the last ':' is an absolute path.
+static std::pair<std::string, std::string> SplitBind(const std::string& host_spec) {
   auto colon = host_spec.rfind(':');
   if (colon != std::string::npos && colon + 1 < host_spec.size() && host_spec[colon + 1] == '/') {
-    host = host_spec.substr(0, colon);
-    cell = host_spec.substr(colon + 1);
+    return {host_spec.substr(0, colon), host_spec.substr(colon + 1)};
   }
+  return {host_spec, ""};
+}
+
+std::string BindHostPath(const std::string& host_spec) {
+  auto real = RealPath(ExpandHome(SplitBind(host_spec).first));
+  return real ? *real : std::string();
+}
+
+Status AddUserBind(CellSpec* spec, const std::string& host_spec, bool writable, bool force,
+                   const std::string& why, std::vector<std::string>* notes) {
+  auto [host, cell] = SplitBind(host_spec);
   if (host.empty()) return MakeError(why, host_spec, "expected PATH or HOST:CELL");
   auto real = RealPath(ExpandHome(host));
   if (!real) return MakeError(why, host, real.error().Message() + "; the path must exist");

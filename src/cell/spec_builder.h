@@ -29,6 +29,10 @@ Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::str
 Status AddUserBind(CellSpec* spec, const std::string& host_spec, bool writable, bool force,
                    const std::string& why, std::vector<std::string>* notes);
 
+/// The host directory a "PATH" or "HOST:CELL" bind names, resolved as
+/// AddUserBind resolves it; "" when it does not exist.
+std::string BindHostPath(const std::string& host_spec);
+
 /// System directories a dynamically linked runtime needs; /etc network files only when networked.
 std::vector<MountSpec> SystemMounts(bool networked);
 

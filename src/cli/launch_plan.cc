@@ -71,7 +71,17 @@ struct Resolved {
   std::optional<InstalledPackage> npx;
 };
 
-Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req) {
+// Host directories the cell may write: npm is never run from one of them.
+std::vector<std::string> CellWritableHostDirs(const RunRequest& merged) {
+  std::vector<std::string> out;
+  for (const auto& w : merged.write) {
+    std::string host = BindHostPath(w);
+    if (!host.empty()) out.push_back(host);
+  }
+  return out;
+}
+
+Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const RunRequest& merged) {
   Resolved r;
   switch (ref.kind) {
     case ServerRef::Kind::kCommand:
@@ -80,7 +90,7 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req) {
     case ServerRef::Kind::kNpx: {
       auto root = NpxCacheRoot();
       if (!root.ok()) return root.error();
-      auto tool = MakeNpmTool();
+      auto tool = MakeNpmTool(CellWritableHostDirs(merged));
       auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run);
       if (!inst.ok()) return inst.error();
       r.argv = {"node", inst->bin_path};
@@ -200,9 +210,9 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
         "', which replaces --permission-profile " + *req.profile);
   }
 
-  auto resolved = ResolveArgv(ref, req);
-  if (!resolved.ok()) return resolved.error();
   RunRequest merged = MergeProfile(*profile, with_args);
+  auto resolved = ResolveArgv(ref, req, merged);
+  if (!resolved.ok()) return resolved.error();
   auto secrets = LowerSecrets(merged.secrets, merged.secret_env);
   if (!secrets.ok()) return secrets.error();
   auto net = LowerNetwork(*profile, req.allow_host, req.allow_port, req.resolve);
@@ -238,6 +248,23 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   if (spec.network.mode != NetworkSpec::Mode::kNone) AddNetworkSystemMounts(&spec);
   if (spec.network.mode == NetworkSpec::Mode::kAllowList) AddProxyEnvironment(&spec);
   spec.secrets = std::move(*secrets);
+  bool container = plan.level != "auto" && plan.level != "native";
+  for (const auto& s : spec.secrets) {
+    // Said here, not only when the container is created: --dry-run must not
+    // show a mapping that the run would refuse (create_body.cc says why).
+    if (s.env_name && container) {
+      return MakeError("--secret-env", s.name + "=" + *s.env_name,
+                       "a " + plan.level + " cell cannot set it (the value would be visible in `docker inspect`): read "
+                       "/run/secrets/" + s.name + " in the server, or use a native cell (--isolate=native), whose "
+                       "PID 1 sets " + *s.env_name + " at exec");
+    }
+    // The cell's PID 1 sets the variable from the file at exec: one value, never two.
+    if (s.env_name && spec.env.count(*s.env_name) != 0) {
+      return MakeError("--secret-env", s.name + "=" + *s.env_name,
+                       "the cell's environment already sets " + *s.env_name +
+                           " (--env, the profile or mcpcell's own); keep one of them");
+    }
+  }
   if (resolved->npx) {
     MountSpec m;
     m.source = resolved->npx->cache_dir;

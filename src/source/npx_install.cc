@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "source/host_tool.h"
 #include "util/json_input.h"
 #include <sys/prctl.h>
 #include <csignal>
@@ -24,15 +25,41 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// What a host tool is started with, all of it made before fork.
+struct HostCommand {
+  std::string exe;
+  std::vector<std::string> env;
+};
+
+Result<HostCommand> PrepareHostCommand(const std::string& name, const std::vector<std::string>& cell_writable) {
+  const char* path = std::getenv("PATH");
+  std::string safe = HostToolPath(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", cell_writable);
+  HostCommand c{FindHostTool(name, safe), HostToolEnvironment(environ, safe)};
+  if (c.exe.empty()) {
+    return MakeError("find " + name + " on the host", "",
+                     "not on PATH (relative entries and directories the cell may write are skipped: " + safe +
+                         ") — npx:// sources need npm on the host PATH (Debian: apt-get install npm)");
+  }
+  return c;
+}
+
 /// Runs argv with stdin from /dev/null; stdout captured (capture=true) or
-/// sent to our stderr, because mcpcell's stdout belongs to JSON-RPC.
-Result<std::string> RunTool(const std::vector<std::string>& argv, bool capture) {
+/// sent to our stderr, because mcpcell's stdout belongs to JSON-RPC. The
+/// program comes from a PATH no cell can have written to and starts in /
+/// (source/host_tool.h).
+Result<std::string> RunTool(const std::vector<std::string>& argv, bool capture,
+                            const std::vector<std::string>& cell_writable) {
+  auto cmd = PrepareHostCommand(argv[0], cell_writable);
+  if (!cmd) return cmd.error();
   int pipefd[2] = {-1, -1};
   if (capture && ::pipe2(pipefd, O_CLOEXEC) != 0) return ErrnoError("pipe for", argv[0]);
   UniqueFd rd(pipefd[0]), wr(pipefd[1]);
   std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: execvp's signature
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: execve's signature
   args.push_back(nullptr);
+  std::vector<char*> envp;
+  for (auto& e : cmd->env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) return ErrnoError("fork for", argv[0]);
@@ -43,9 +70,9 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, bool capture) 
     if (::getppid() != parent) ::_exit(127);
     int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(capture ? wr.get() : 2, 1) < 0) ::_exit(127);
-    ::execvp(args[0], args.data());
-    std::fprintf(stderr, "mcpcell: cannot run %s: %s — npx:// sources need npm on the host PATH "
-                 "(Debian: apt-get install npm)\n", args[0], std::strerror(errno));
+    if (::chdir(kHostToolCwd) != 0) ::_exit(127);
+    ::execve(cmd->exe.c_str(), args.data(), envp.data());
+    std::fprintf(stderr, "mcpcell: cannot run %s: %s\n", cmd->exe.c_str(), std::strerror(errno));
     ::_exit(127);
   }
   wr.reset();
@@ -64,9 +91,9 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, bool capture) 
     if (errno != EINTR) return ErrnoError("wait for", argv[0]);
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string cmd;
-    for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
-    return MakeError("run", cmd,
+    std::string line = cmd->exe;
+    for (std::size_t i = 1; i < argv.size(); ++i) line += " " + argv[i];
+    return MakeError("run", line,
                      WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status)) + " (its messages are above)"
                                        : "killed by signal " + std::to_string(WTERMSIG(status)));
   }
@@ -87,9 +114,10 @@ void RemoveAbandonedInstalls(const std::string& cache_root) {
 
 class NpmTool : public PackageTool {
  public:
+  explicit NpmTool(std::vector<std::string> cell_writable) : cell_writable_(std::move(cell_writable)) {}
   Result<std::string> ResolveVersion(const std::string& package, const std::string& spec) override {
     std::string what = spec.empty() ? package : package + "@" + spec;
-    auto out = RunTool({"npm", "view", what, "version", "--json"}, true);
+    auto out = RunTool({"npm", "view", what, "version", "--json"}, true, cell_writable_);
     if (!out.ok()) return out.error();
     nlohmann::json j = nlohmann::json::parse(*out, nullptr, false);
     if (j.is_array() && !j.empty()) j = j.back();  // a range lists every match; the last is highest
@@ -101,10 +129,13 @@ class NpmTool : public PackageTool {
   Status Install(const std::string& package, const std::string& version, const std::string& prefix) override {
     auto out = RunTool({"npm", "install", "--prefix", prefix, "--no-audit", "--no-fund", "--ignore-scripts",
                         "--omit=dev", "--loglevel=error", package + "@" + version},
-                       false);
+                       false, cell_writable_);
     if (!out.ok()) return out.error();
     return {};
   }
+
+ private:
+  std::vector<std::string> cell_writable_;
 };
 
 std::string CacheName(const std::string& package, const std::string& version) {
@@ -117,7 +148,9 @@ std::string CacheName(const std::string& package, const std::string& version) {
 
 }  // namespace
 
-std::unique_ptr<PackageTool> MakeNpmTool() { return std::make_unique<NpmTool>(); }
+std::unique_ptr<PackageTool> MakeNpmTool(std::vector<std::string> cell_writable) {
+  return std::make_unique<NpmTool>(std::move(cell_writable));
+}
 
 Result<std::string> NpxCacheRoot() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "source/server_ref.h"
 #include "util/error.h"
@@ -29,7 +30,9 @@ class PackageTool {
 
 /// The real npm: `npm view` and `npm install --prefix ... --ignore-scripts`,
 /// stdin from /dev/null and stdout sent to stderr (stdout is the client's).
-std::unique_ptr<PackageTool> MakeNpmTool();
+/// `cell_writable`: resolved host directories the cell may write; npm (and
+/// what it runs through PATH) is never taken from them (source/host_tool.h).
+std::unique_ptr<PackageTool> MakeNpmTool(std::vector<std::string> cell_writable);
 
 /// $XDG_CACHE_HOME/mcpcell/npx, else $HOME/.cache/mcpcell/npx.
 Result<std::string> NpxCacheRoot();

@@ -87,7 +87,8 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
     if (s.env_name) {
       return MakeError("secret " + s.name, "",
                        "mapping a secret to an environment variable is refused in container cells: the value "
-                       "would be visible in `docker inspect`; read it from /run/secrets/" + s.name);
+                       "would be visible in `docker inspect`; read it from /run/secrets/" + s.name +
+                           ", or use a native cell (--isolate=native), which sets " + *s.env_name + " at exec");
     }
   }
   auto network = NetworkMode(spec, opts);

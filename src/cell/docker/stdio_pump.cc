@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "cell/docker/frame_demux.h"
+#include "cell/terminal_text.h"
 
 namespace mcpcell::docker {
 namespace {
@@ -91,11 +92,11 @@ class Pump {
  private:
   Status Sink(int stream, std::string_view data) {
     if (stream == 2) {
-      auto ok = WriteAll(STDERR_FILENO, data);
+      auto ok = WriteAll(STDERR_FILENO, err_filter_.Pass(data));
       return ok ? Status{} : Status{ok.error()};
     }
     if (outcome_.client_gone) return {};
-    auto ok = WriteAll(STDOUT_FILENO, data);
+    auto ok = WriteAll(STDOUT_FILENO, out_filter_.Pass(data));
     if (!ok) return ok.error();
     if (!*ok) {
       // The client closed our stdout: nobody will read the server again.
@@ -226,8 +227,24 @@ class Pump {
 
   enum class Stage { kRunning, kStdinClosed, kTerminating, kKilled };
 
+  // A terminal among our stdout/stderr gets the server's bytes with escape
+  // sequences shown, not obeyed (cell/terminal_text.h), as from a native cell.
+  struct TerminalSink {
+    explicit TerminalSink(int fd) : tty(::isatty(fd) != 0) {}
+    std::string_view Pass(std::string_view data) {
+      if (!tty) return data;
+      shown = filter.Filter(data);
+      return shown;
+    }
+    bool tty;
+    TerminalFilter filter;
+    std::string shown;
+  };
+
   HijackedStream stream_;
   const PumpConfig& config_;
+  TerminalSink out_filter_{STDOUT_FILENO};
+  TerminalSink err_filter_{STDERR_FILENO};
   FrameDemux demux_;
   PumpOutcome outcome_;
   Stage stage_ = Stage::kRunning;

@@ -6,6 +6,7 @@
 #include <linux/close_range.h>
 #include <linux/securebits.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "cell/native/seccomp.h"
 #include "cell/native/setup_report.h"
 #include "cli/exit_codes.h"
+#include "util/unique_fd.h"
 #include "egress/cell_net.h"
 
 namespace mcpcell {
@@ -110,6 +112,44 @@ struct ServerLaunch {
   Fail(fd, Error{"exec server", l.exe, err, {}}, err == ENOENT ? kExitNotFound : kExitCannotExec);
 }
 
+// --secret-env: the value is read here, in the cell, from the secret's file
+// under /run/secrets (the cell user's own, 0400), and exists only in the
+// server's initial environment: never on anyone's argv, never in the
+// supervisor's memory or environment, never in the spec or the audit log.
+// Trailing newlines are dropped, as the shell's $(cat FILE) does (a token
+// file written by `echo` ends with one); a NUL cannot be in a variable.
+void AddSecretEnvironment(const CellInitArgs& a, std::vector<std::string>* env) {
+  for (const auto& s : a.spec->secrets) {
+    if (!s.env_name) continue;
+    std::string path = "/run/secrets/" + s.name;
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY));
+    if (!fd) Fail(a.sync_fd, ErrnoError("read secret for --secret-env " + *s.env_name, path));
+    // Sized up front: a string that grows leaves copies of the value behind
+    // in freed memory, and so would a vector of strings that grows (below).
+    struct stat st{};
+    std::string value;
+    if (::fstat(fd.get(), &st) == 0 && st.st_size > 0) value.reserve(static_cast<std::size_t>(st.st_size) + 1);
+    char buf[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fd.get(), buf, sizeof buf)) > 0) value.append(buf, static_cast<std::size_t>(n));
+    ::explicit_bzero(buf, sizeof buf);
+    if (n < 0) Fail(a.sync_fd, ErrnoError("read secret for --secret-env " + *s.env_name, path));
+    if (value.find('\0') != std::string::npos) {
+      Fail(a.sync_fd, MakeError("--secret-env " + *s.env_name, s.host_file,
+                                "the secret holds a NUL byte, which an environment variable cannot; read it from " + path));
+    }
+    while (!value.empty() && (value.back() == '\n' || value.back() == '\r')) value.pop_back();
+    env->push_back(*s.env_name + "=" + value);
+    ::explicit_bzero(value.data(), value.size());
+  }
+}
+
+// PID 1's copy of the environment may hold secret values; the server has its
+// own since execve.
+void ForgetEnvironment(ServerLaunch* l) {
+  for (auto& e : l->env) ::explicit_bzero(e.data(), e.size());
+}
+
 ServerLaunch PrepareServer(const CellInitArgs& a) {
   const CellSpec& spec = *a.spec;
   ServerLaunch l;
@@ -125,7 +165,9 @@ ServerLaunch PrepareServer(const CellInitArgs& a) {
     l.landlock = std::move(*ll);
   }
   l.argv = spec.argv;
+  l.env.reserve(spec.env.size() + spec.secrets.size());
   for (const auto& [k, v] : spec.env) l.env.push_back(k + "=" + v);
+  AddSecretEnvironment(a, &l.env);
   l.cargv = CStrings(l.argv);
   l.cenv = CStrings(l.env);
   return l;
@@ -170,11 +212,28 @@ int StatusToExit(int status) {
   }
 }
 
+// The cell shares no session, process group or terminal with anything
+// outside. Without this the cell's processes stay in the caller's process
+// group and session (they read as 0/0 from inside the pid namespace), so
+// kill(0, sig) and a terminal's job control reach the client, its shell and
+// their other children; Landlock's signal scoping (ABI 6, Linux 6.12) stops
+// that only on new kernels. setsid(2) cannot fail here: the child of clone
+// is never a process group leader. A session leader acquires a controlling
+// terminal by opening one without O_NOCTTY (open(2), credentials(7)): PID 1 never
+// holds a terminal (below), and every file it opens is O_PATH or O_NOCTTY.
+void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
+  for (int n = 0; n < 3; ++n) {
+    if (stdio[n] >= 0 && ::dup2(stdio[n], n) < 0) Fail(sync_fd, ErrnoError("take over stdio fd", std::to_string(n)));
+  }
+  if (::setsid() < 0) Fail(sync_fd, ErrnoError("start a session of the cell's own (setsid)"));
+}
+
 }  // namespace
 
 [[noreturn]] void CellInitMain(const CellInitArgs& a) {
   const CellSpec& spec = *a.spec;
   int fd = a.sync_fd;
+  LeaveCallersSession(fd, a.stdio);
   // If the supervisor dies, so does the cell (PID 1 dying kills the namespace).
   // The signal follows the THREAD that cloned us (prctl(2)): the supervisor's
   // main thread, which lives until the cell is reaped. The egress thread
@@ -186,6 +245,10 @@ int StatusToExit(int status) {
   ::syscall(SYS_close_range, static_cast<unsigned>(fd + 1), ~0U, 0U);
   char go = 0;
   if (::read(fd, &go, 1) != 1 || go != 'g') ::_exit(kExitSetupFailed);  // supervisor gone or refused
+  // PID 1 and so the server (its only child) run at no priority the caller
+  // lent them (rlimits.cc): a real-time PID 1 woken by a flood of signals
+  // from the server would be the server's way to real-time CPU.
+  Check(fd, ResetScheduling());
   // The supervisor blocked its signals for signalfd; the cell starts clean.
   sigset_t none;
   sigemptyset(&none);
@@ -228,6 +291,7 @@ int StatusToExit(int status) {
   if (server < 0) Fail(fd, ErrnoError("start server"));
   if (server == 0) ExecServer(a, launch);
   ::close(fd);  // now only the server holds it: EOF at its exec tells the supervisor
+  ForgetEnvironment(&launch);
   // PID 1 keeps nothing a server could use: no capabilities, not ptraceable.
   (void)DropAllCapabilities();
   (void)SetNoNewPrivs();

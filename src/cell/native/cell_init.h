@@ -3,6 +3,7 @@
 // namespaces. It builds the root filesystem, starts the server as its only
 // child, reaps zombies, forwards signals, and exits with the server's status.
 
+#include <array>
 #include <vector>
 
 #include "cell/cell_spec.h"
@@ -18,6 +19,9 @@ struct CellInitArgs {
   int sync_fd = -1;       ///< the child's end of the sync socket (O_CLOEXEC)
   bool own_netns = true;  ///< bring up lo
   const SeccompProgram* seccomp = nullptr;  ///< compiled by the supervisor; null: no filter
+  /// What the cell gets as fds 0-2 instead of the inherited one (-1: keep it):
+  /// a pipe where the client's fd is a terminal (cell/native/stdio_relay.h).
+  std::array<int, 3> stdio{-1, -1, -1};
 };
 
 /// Never returns. Exit status: the server's (128+N when killed by signal N), or

@@ -69,9 +69,16 @@ class CellCgroup {
 /// (their name carries the supervisor's pid). Returns how many were removed.
 int ReapStaleCgroups();
 
-/// Sets the calling process's rlimits from `limits` (RLIMIT_NOFILE, RLIMIT_CORE,
-/// and RLIMIT_NPROC as a pids fallback, which Linux counts per user namespace).
+/// Sets every rlimit of the calling process (the server, before exec) from a
+/// fixed table (rlimits.cc) and `limits` (RLIMIT_NOFILE, RLIMIT_CORE, and
+/// RLIMIT_NPROC as a pids fallback, which Linux counts per user namespace):
+/// nothing of the caller's passes in but a lower hard limit.
 Status ApplyRlimits(const Limits& limits);
+
+/// Undoes what a privileged caller's scheduling would lend the server:
+/// a real-time policy becomes SCHED_OTHER, a negative nice 0, the real-time
+/// I/O class "none". Lower settings (nice 10, SCHED_IDLE, CPU affinity) stay.
+Status ResetScheduling();
 
 }  // namespace mcpcell
 

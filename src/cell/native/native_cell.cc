@@ -20,6 +20,7 @@
 #include "cell/native/id_map.h"
 #include "cell/native/seccomp.h"
 #include "cell/native/setup_report.h"
+#include "cell/native/stdio_relay.h"
 #include "cli/exit_codes.h"
 #include "egress/egress_service.h"
 #include "util/unique_fd.h"
@@ -60,11 +61,14 @@ UniqueFd Timer(std::chrono::milliseconds after) {
 }
 
 // The supervisor's event loop: one epoll over the cell's pidfd, our signals,
-// the client's stdin (hang-up only — the server reads it, we never do), and
-// one-shot timers for --timeout and the stop grace period. No polling.
+// the client's stdin (hang-up only — the server reads it, we never do; or,
+// when stdin is a terminal, the relay's end-of-input eventfd), and one-shot
+// timers for --timeout and the stop grace period. No polling.
 class Supervisor {
  public:
-  Supervisor(pid_t pid, int pidfd, const CellSpec& spec) : pid_(pid), pidfd_(pidfd), spec_(spec) {}
+  /// `stdin_closed_fd`: readable when the client's input ended; -1 to watch fd 0 itself.
+  Supervisor(pid_t pid, int pidfd, const CellSpec& spec, int stdin_closed_fd)
+      : pid_(pid), pidfd_(pidfd), spec_(spec), stdin_fd_(stdin_closed_fd >= 0 ? stdin_closed_fd : STDIN_FILENO) {}
 
   /// Returns the cell's wait status (waitid'd) once PID 1 is gone.
   int Run(bool* timed_out) {
@@ -75,9 +79,7 @@ class Supervisor {
     UniqueFd sfd(::signalfd(-1, &sigs, SFD_CLOEXEC));
     Add(ep.get(), pidfd_, EPOLLIN);
     Add(ep.get(), sfd.get(), EPOLLIN);
-    // events=0: only EPOLLHUP/EPOLLERR are reported, never readable data.
-    // Fails for regular files and /dev/null, which never hang up: fine.
-    bool watching_stdin = Add(ep.get(), STDIN_FILENO, 0);
+    bool watching_stdin = WatchStdin(ep.get());
     if (spec_.limits.timeout) {
       timeout_ = Timer(*spec_.limits.timeout);
       Add(ep.get(), timeout_.get(), EPOLLIN);
@@ -94,16 +96,10 @@ class Supervisor {
           struct signalfd_siginfo si{};
           if (::read(sfd.get(), &si, sizeof si) != sizeof si) continue;
           BeginStop(ep.get(), SIGTERM, "signal");
-        } else if (fd == STDIN_FILENO && watching_stdin) {
-          // The client closed our stdin: the server saw EOF too. Give it the
-          // grace period to exit on its own, then SIGTERM (MCP's order).
-          ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, STDIN_FILENO, nullptr);
+        } else if (fd == stdin_fd_ && watching_stdin) {
+          ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, stdin_fd_, nullptr);
           watching_stdin = false;
-          if (stage_ == Stage::kRunning) {
-            stage_ = Stage::kStdinClosed;
-            grace_ = Timer(spec_.stop_grace);
-            Add(ep.get(), grace_.get(), EPOLLIN);
-          }
+          StdinClosed(ep.get());
         } else if (fd == timeout_.get()) {
           *timed_out = true;
           std::fprintf(stderr, "mcpcell: --timeout of %lld ms reached; stopping the server\n",
@@ -127,6 +123,27 @@ class Supervisor {
 
  private:
   enum class Stage { kRunning, kStdinClosed, kTerminating };
+
+  // The client closed our stdin: the server saw EOF too. Give it the grace
+  // period to exit on its own, then SIGTERM (MCP's order).
+  void StdinClosed(int ep) {
+    if (stage_ != Stage::kRunning) return;
+    stage_ = Stage::kStdinClosed;
+    grace_ = Timer(spec_.stop_grace);
+    Add(ep, grace_.get(), EPOLLIN);
+  }
+
+  // Pipes and sockets: events=0 reports only EPOLLHUP/EPOLLERR, never
+  // readable data; EPOLLRDHUP adds a socket whose peer shut down writing
+  // (Node's child stdio is a socketpair, and stdin.end() is shutdown(SHUT_WR)).
+  // stdin that epoll refuses (EPERM: a regular file, /dev/null) never says
+  // more than it holds: its end of input is now, as for a client that wrote
+  // everything and closed. So is a stdin that is not open at all.
+  bool WatchStdin(int ep) {
+    if (Add(ep, stdin_fd_, stdin_fd_ == STDIN_FILENO ? EPOLLRDHUP : EPOLLIN)) return true;
+    StdinClosed(ep);
+    return false;
+  }
 
   static bool Add(int ep, int fd, std::uint32_t events) {
     struct epoll_event ev{};
@@ -158,6 +175,7 @@ class Supervisor {
   pid_t pid_;
   int pidfd_;
   const CellSpec& spec_;
+  int stdin_fd_;
   Stage stage_ = Stage::kRunning;
   UniqueFd timeout_;
   UniqueFd grace_;
@@ -211,8 +229,12 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
   }
   UniqueFd parent_end(sv[0]);
   UniqueFd child_end(sv[1]);
+  // Terminals among fds 0-2 are replaced by pipes before the cell exists.
+  auto relay = StdioRelay::Prepare();
+  if (!relay) return Failed(kExitSetupFailed, relay.error());
   bool own_netns = spec.network.mode != NetworkSpec::Mode::kOpen;
   CellInitArgs init{&spec, &*planned, host, child_end.get(), own_netns, seccomp ? &*seccomp : nullptr};
+  for (int n = 0; n < 3; ++n) init.stdio[n] = relay->CellEnd(n);
   std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
                         (own_netns ? CLONE_NEWNET : 0);
   // The supervisor handles these through signalfd; block before clone so none
@@ -232,6 +254,8 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
   }
   UniqueFd pidfd(pidfd_raw);
   child_end.reset();
+  // Before the janitor forks: it must not inherit the cell's pipe ends.
+  Status relaying = relay->Start();
 
   auto abort_cell = [&](int code, Error e) {
     ::kill(pid, SIGKILL);
@@ -239,6 +263,7 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
     ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WEXITED);
     return Failed(code, std::move(e));
   };
+  if (!relaying) return abort_cell(kExitSetupFailed, relaying.error());
   if (auto ok = WriteIdMaps(pid, spec.uid, spec.gid, host); !ok) return abort_cell(kExitSetupFailed, ok.error());
   if (cgroup->active()) {
     if (auto ok = cgroup->AddProcess(pid); !ok) return abort_cell(kExitSetupFailed, ok.error());
@@ -276,9 +301,10 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
                              {"cgroup_dirs", cgroup->dirs()},
                              {"host_uid", host.uid}});
   }
-  Supervisor sup(pid, pidfd.get(), spec);
+  Supervisor sup(pid, pidfd.get(), spec, relay->StdinClosedFd());
   result.exit_code = sup.Run(&result.timed_out);
   egress.reset();  // the cell is gone: stop serving and close every tunnel
+  relay->Finish();
   if (setup_error) {
     result.error = *setup_error;
   } else if (result.timed_out) {

@@ -235,8 +235,13 @@ Result<RootfsSources> OpenRootfsSources(const CellSpec& spec, const std::vector<
     src.devices.push_back(std::move(fd));
   }
   for (const auto& s : spec.secrets) {
-    UniqueFd fd(::open(s.host_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    // O_NOCTTY: PID 1 leads its session; a terminal named as a secret must not become its controlling tty.
+    UniqueFd fd(::open(s.host_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK));
     if (!fd) return ErrnoError("open secret file", s.host_file);
+    struct stat st{};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return MakeError("open secret file", s.host_file, "not a regular file (any more)");
+    }
     src.secrets.push_back(std::move(fd));
   }
   return src;

@@ -1,0 +1,54 @@
+#pragma once
+// The cell never holds one of the client's terminals. A terminal fd in the
+// cell would let the server read the user's keystrokes, change the
+// terminal's modes (echo off), take its foreground process group, inject
+// input (TIOCSTI) or make it its controlling terminal (TIOCSCTTY), whatever
+// /dev/tty is. So for each of stdin, stdout and stderr that is a terminal
+// the cell gets a pipe instead, and a thread of the supervisor copies
+// between the pipe and the terminal: stdin as typed (the user talks to the
+// server through mcpcell, Ctrl-D is the client closing stdin), stdout and
+// stderr through TerminalFilter (escape sequences shown, not obeyed).
+// Pipes and other non-terminals are handed over as they are (no copy).
+
+#include <array>
+#include <thread>
+#include <vector>
+
+#include "util/error.h"
+#include "util/unique_fd.h"
+
+namespace mcpcell {
+
+class StdioRelay {
+ public:
+  /// Looks at fds 0-2 and makes a pipe for each terminal among them.
+  static Result<StdioRelay> Prepare();
+
+  StdioRelay() = default;
+  StdioRelay(StdioRelay&&) = default;
+  StdioRelay& operator=(StdioRelay&&) = default;
+  /// Stops the stdin copy, then waits for stdout/stderr to drain (they end
+  /// once every process of the cell is gone: call after the cell was reaped).
+  ~StdioRelay();
+
+  /// The fd the cell should have as fd `n` (0-2), or -1 to keep the one it inherits.
+  int CellEnd(int n) const { return cell_end_[n].get(); }
+  /// After clone: closes the cell's ends here and starts the copies.
+  Status Start();
+  /// Readable once the client's terminal said end of input (Ctrl-D, hang-up);
+  /// -1 when stdin is not relayed.
+  int StdinClosedFd() const { return stdin_closed_.get(); }
+  /// The same as the destructor, earlier: the server's last output is on
+  /// the terminal before mcpcell says how it ended.
+  void Finish();
+
+ private:
+
+  std::array<UniqueFd, 3> cell_end_;  ///< the pipe ends the cell gets
+  std::array<UniqueFd, 3> our_end_;   ///< the ends the copies use
+  UniqueFd stop_;                     ///< eventfd: stop reading the terminal
+  UniqueFd stdin_closed_;             ///< eventfd: the terminal said EOF
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace mcpcell

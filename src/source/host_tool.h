@@ -1,0 +1,31 @@
+#pragma once
+// Programs mcpcell runs on the host, outside any cell (today: npm, to
+// install npx:// packages). They run with the caller's identity and no
+// cell around them, so nothing a cell could have written may choose what
+// runs: not a program planted in a --write directory on the caller's PATH
+// (npm itself, or the `node` its `#!/usr/bin/env node` looks up), not a
+// relative PATH entry ("", ".", "bin") resolved against a directory a cell
+// wrote, not a project .npmrc in the caller's working directory (it can
+// name the `git` npm runs, or another registry). See docs/THREAT_MODEL.md.
+
+#include <string>
+#include <vector>
+
+namespace mcpcell {
+
+/// `path_env` (a PATH value) with only absolute entries that are neither
+/// one of `cell_writable` (resolved host directories) nor beneath one.
+/// Entries are compared after resolving symlinks; one that does not exist is dropped.
+std::string HostToolPath(const std::string& path_env, const std::vector<std::string>& cell_writable);
+
+/// The first executable regular file `name` in `path` ("" when none).
+std::string FindHostTool(const std::string& name, const std::string& path);
+
+/// The environment a host tool gets: `environ` with PATH replaced by `path`.
+std::vector<std::string> HostToolEnvironment(char** environ_in, const std::string& path);
+
+/// The working directory a host tool starts in: "/" (no project config of
+/// the caller's directory is read, no relative path lands in it).
+inline constexpr const char* kHostToolCwd = "/";
+
+}  // namespace mcpcell
