@@ -28,18 +28,36 @@ using nlohmann::json;
 
 void Say(const std::string& line) { std::fprintf(stderr, "mcpcell: %s\n", line.c_str()); }
 
-/// For registry entries whose arguments are directories (filesystem): bind
-/// each absolute, existing argument at the same path, read-only or writable.
-void AddPathArgs(const RegistryEntry* entry, const std::vector<std::string>& args, RunRequest* req,
-                 std::vector<std::string>* notes) {
-  if (entry == nullptr || entry->path_args.empty()) return;
-  for (const auto& a : args) {
+/// For registry entries whose arguments are directories (filesystem): each
+/// one is resolved against the caller's cwd and $HOME (ResolvePathArg), bound
+/// at that path — read-write for path_args "write" unless the user's own
+/// --read names it — and handed to the server as the absolute path. One that
+/// cannot be bound is refused: skipping it would leave the server writing
+/// into the cell's temporary home, lost at exit.
+Status BindPathArgs(const RegistryEntry* entry, ServerRef* ref, RunRequest* req, std::vector<std::string>* notes) {
+  if (entry == nullptr || entry->path_args.empty()) return {};
+  const std::vector<std::string> user_read = req->read;
+  for (auto& a : ref->args) {
+    if (!IsPathArg(a)) continue;
+    std::string dir = ResolvePathArg(a);
+    std::string shown = dir == a ? a : a + " (" + dir + ")";
     std::error_code ec;
-    if (a.empty() || a[0] != '/' || !std::filesystem::exists(a, ec)) continue;
-    (entry->path_args == "write" ? req->write : req->read).push_back(a);
-    notes->push_back("registry entry \"" + entry->name + "\" takes directories as arguments: " + a +
-                     " is bound " + (entry->path_args == "write" ? "read-write" : "read-only"));
+    if (!std::filesystem::exists(dir, ec)) {
+      return MakeError("directory argument", shown,
+                       "does not exist, so it cannot be bound into the cell (the server would write into the "
+                       "cell's temporary home, lost at exit); create it first (mkdir -p " + dir +
+                       ") or name an existing directory");
+    }
+    bool narrowed = NarrowedByRead(dir, user_read);
+    bool writable = entry->path_args == "write" && !narrowed;
+    // Already bound by the user's own --read/--write: once is enough.
+    if (!narrowed && !NarrowedByRead(dir, req->write)) (writable ? req->write : req->read).push_back(dir);
+    notes->push_back("registry entry \"" + entry->name + "\" takes directories as arguments: " + shown + " is bound " +
+                     (writable ? "read-write" : "read-only") +
+                     (entry->path_args == "write" && !writable ? " (narrowed by --read)" : ""));
+    a = dir;
   }
+  return {};
 }
 
 /// The system files a networked runtime needs (resolv.conf, certs, gai.conf),
@@ -142,10 +160,10 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   auto parsed = ParseServerRef(req.server, req.command);
   if (!parsed.ok()) return parsed.error();
   DecideInputs in{req.policy_file, req.profile, !req.allow_host.empty() || !req.allow_port.empty(),
-                  !req.write.empty(), false};
+                  !req.write.empty(), false, req.read};
   auto decided = Decide(*parsed, in);
   if (!decided.ok()) return decided.error();
-  const ServerRef& ref = decided->ref;
+  ServerRef ref = decided->ref;
   const RegistryEntry* entry = decided->entry_ptr();
   const Policy* policy = &decided->policy;
   const TrustFacts& facts = decided->facts;
@@ -153,8 +171,6 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   for (const auto& w : decided->requested.warnings) Say("warning: " + w);
 
   std::vector<std::string> notes;
-  RunRequest with_args = req;
-  AddPathArgs(entry, ref.args, &with_args, &notes);
 
   for (const auto& w : decision.warnings) Say("warning: " + w);
 
@@ -193,6 +209,9 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
                       {"level", plan.level},
                       {"warnings", decision.warnings}};
   if (plan.action == LaunchPlan::Action::kDeny) return plan;  // nothing installed, nothing built
+
+  RunRequest with_args = req;
+  if (auto ok = BindPathArgs(entry, &ref, &with_args, &notes); !ok) return ok.error();
 
   const PermissionProfile* profile = &decided->profile;
   if (decision.profile && req.profile && *decision.profile != *req.profile) {
@@ -250,6 +269,11 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
                                {"cache_dir", resolved->npx->cache_dir}, {"bin", resolved->npx->bin_path},
                                {"installed_now", resolved->npx->installed_now},
                                {"present", resolved->npx->present}};
+  }
+  // An npx package not installed yet (--dry-run) has no files to look for.
+  bool installed = !resolved->npx || resolved->npx->present;
+  if (ref.kind != ServerRef::Kind::kDocker && !req.no_auto_mount && installed) {
+    MCPCELL_TRY(CheckServerPaths(spec));
   }
   for (const auto& w : net->warnings) Say(w);
   if (facts.requests_network || spec.network.mode != NetworkSpec::Mode::kNone) {
