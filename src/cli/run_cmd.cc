@@ -109,6 +109,27 @@ void DescribeCell(const CellSpec& spec) {
   }
 }
 
+// What --dry-run prints: exactly what the run would do. Only an isolated
+// server has a cell; an allowed one runs as the caller with nothing enforced,
+// a denied one not at all. The backend is the one the level selects.
+nlohmann::json DryRunJson(const LaunchPlan& plan) {
+  nlohmann::json out{{"decision", plan.explain}, {"cell", nullptr}};
+  switch (plan.action) {
+    case LaunchPlan::Action::kDeny:
+      out["runs"] = "nothing: denied by " + plan.rule;
+      break;
+    case LaunchPlan::Action::kAllow:
+      out["runs"] = "WITHOUT a cell, as the caller (allowed by " + plan.rule + "): nothing below the decision is enforced";
+      out["argv"] = plan.spec.argv;
+      break;
+    case LaunchPlan::Action::kIsolate:
+      out["cell"] = ToJson(plan.spec);
+      out["cell"]["backend"] = BackendForLevel(plan.level);
+      break;
+  }
+  return out;
+}
+
 int Run(RunRequest req) {
   if (req.isolate && !req.isolate->empty() && !IsLevel(*req.isolate)) {
     // `--isolate npx://pkg`: the optional level swallowed the SERVER.
@@ -144,8 +165,7 @@ int Run(RunRequest req) {
     if (auto ok = audit->Write(event); !ok) Say("warning: audit log: " + ok.error().Message());
   };
   if (req.dry_run) {
-    nlohmann::json out{{"decision", plan->explain}, {"cell", ToJson(plan->spec)}};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", DryRunJson(*plan).dump(2).c_str());
     return 0;
   }
   record(DecisionEvent(*plan));
