@@ -10,7 +10,9 @@
 
 #include <fmt/format.h>
 
+#include "cell/mount_plan.h"
 #include "cell/spec_builder.h"
+#include "cli/exit_codes.h"
 #include "egress/cell_net.h"
 #include "policy/decide.h"
 #include "profile/lower.h"
@@ -100,7 +102,15 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req) {
       if (!root.ok()) return root.error();
       auto tool = MakeNpmTool();
       auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run);
-      if (!inst.ok()) return inst.error();
+      if (!inst.ok()) {
+        Error e = inst.error();
+        e.detail += e.detail.empty() ? "" : "; ";
+        e.detail += "could not install " + CanonicalSource(ref) + " (" + e.what + (e.path.empty() ? "" : " " + e.path) +
+                    "): check the network and npm's registry setting, or install it yourself and run its command after --";
+        e.what = kInstallServer;
+        e.path.clear();
+        return e;
+      }
       r.argv = {"node", inst->bin_path};
       r.argv.insert(r.argv.end(), ref.args.begin(), ref.args.end());
       r.npx = std::move(*inst);
@@ -146,6 +156,12 @@ json PermissionsJson(const RunRequest& merged, const CellSpec& spec, const Netwo
 }
 
 }  // namespace
+
+int ExitCodeFor(const Error& plan_error) {
+  if (plan_error.what == kNotInCell) return kExitNotFound;
+  if (plan_error.what == kInstallServer) return kExitSetupFailed;
+  return kExitUsage;
+}
 
 std::string ToString(LaunchPlan::Action action) {
   switch (action) {
@@ -275,6 +291,9 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   if (ref.kind != ServerRef::Kind::kDocker && !req.no_auto_mount && installed) {
     MCPCELL_TRY(CheckServerPaths(spec));
   }
+  // Checked here, not only when the cell is built, so --dry-run refuses what
+  // run would (a target named twice, a reserved one) with the same exit code.
+  if (auto planned = PlanMounts(spec.mounts); !planned) return planned.error();
   for (const auto& w : net->warnings) Say(w);
   if (facts.requests_network || spec.network.mode != NetworkSpec::Mode::kNone) {
     Say("network: " + net->enforced);

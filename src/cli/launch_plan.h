@@ -22,6 +22,13 @@ struct LaunchPlan {
   nlohmann::json explain;      ///< decision details for --dry-run and the audit log
 };
 
+/// Error::what of an npx package that could not be installed (exit 125).
+inline constexpr const char* kInstallServer = "install the server";
+
+/// The exit code for an error of PlanLaunch: 127 for a server command or
+/// script not in the cell, 125 for an install that failed, else 2 (bad input).
+int ExitCodeFor(const Error& plan_error);
+
 /// Resolves the server, evaluates the policy and lowers everything into a plan.
 /// Errors are bad input (malformed policy/profile, bad flag values).
 Result<LaunchPlan> PlanLaunch(const RunRequest& req);

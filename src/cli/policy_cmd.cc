@@ -101,7 +101,7 @@ void AddPolicyCommand(CLI::App& app, int* exit_code, const std::vector<std::stri
     auto e = Explain(*req);
     if (!e.ok()) {
       std::fprintf(stderr, "mcpcell: %s\n", e.error().Message().c_str());
-      *exit_code = kExitUsage;
+      *exit_code = ExitCodeFor(e.error());
       return;
     }
     if (*json_out) std::printf("%s\n", e->dump(2).c_str());

@@ -147,7 +147,7 @@ int Run(RunRequest req) {
   auto plan = PlanLaunch(req);
   if (!plan) {
     Say(plan.error().Message());
-    return plan.error().what == kNotInCell ? kExitNotFound : kExitUsage;
+    return ExitCodeFor(plan.error());
   }
   // The audit log is opened before anything happens, so a run that cannot
   // be recorded does not happen at all.
