@@ -85,9 +85,7 @@ Result<Decided> Decide(const ServerRef& parsed, const DecideInputs& in) {
     if (entry == nullptr && in.unknown_name_is_command) {
       d.ref.kind = ServerRef::Kind::kCommand;
     } else if (entry == nullptr) {
-      return MakeError("find server", d.ref.package,
-                       "not a registry name (see 'mcpcell registry list'); for a package write npx://" +
-                           d.ref.package + ", for a command put it after --");
+      return MakeError("find server", d.ref.package, NotARegistryName(*catalog, d.ref.package));
     } else {
       d.ref = entry->source;
       d.ref.args = parsed.args;
