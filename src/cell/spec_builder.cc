@@ -205,15 +205,15 @@ Status CheckServerPaths(const CellSpec& spec) {
   if (spec.argv.empty()) return {};
   const std::string& exe = spec.argv[0];
   if (exe.find('/') != std::string::npos && !ExistsInCell(spec, Absolute(exe))) {
-    return MakeError(kNotInCell, exe, "the server command does not exist in the cell (looked for " + Absolute(exe) +
-                                          " on the host)" + CwdNote(spec, exe));
+    return MakeError(kNotInCell, exe, "the server command is not found in the cell: no such file " + Absolute(exe) +
+                                          " on the host, nor a directory that maps it" + CwdNote(spec, exe));
   }
   if (spec.argv.size() > 1 && IsInterpreter(exe) && LooksLikeScript(spec.argv[1])) {
     const std::string& script = spec.argv[1];
     std::string cell_path = script.front() == '/' ? script : Absolute(script);
     if (!ExistsInCell(spec, cell_path)) {
       return MakeError(kNotInCell, script, "the script " + fs::path(exe).filename().string() + " is asked to run (" +
-                                               cell_path + ") does not exist in the cell" + CwdNote(spec, script));
+                                               cell_path + ") is not found in the cell: no such file" + CwdNote(spec, script));
     }
   }
   return {};
