@@ -5,11 +5,14 @@
 #include "cli/launch_plan.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 
 #include <fmt/format.h>
 
+#include "cell/credentials.h"
 #include "cell/mount_plan.h"
 #include "cell/spec_builder.h"
 #include "cli/exit_codes.h"
@@ -49,6 +52,13 @@ Status BindPathArgs(const RegistryEntry* entry, ServerRef* ref, RunRequest* req,
                        "does not exist, so it cannot be bound into the cell (the server would write into the "
                        "cell's temporary home, lost at exit); create it first (mkdir -p " + dir +
                        ") or name an existing directory");
+    }
+    // The same refusals as --read/--write, worded for what the user typed.
+    if (IsReservedTarget(dir)) return MakeError("directory argument", shown, "cannot be bound: reserved for the cell");
+    if (!req->force_credentials) {
+      char real[PATH_MAX];
+      auto ok = CheckNotCredential(::realpath(dir.c_str(), real) != nullptr ? std::string(real) : dir);
+      if (!ok) return MakeError("directory argument", shown, ok.error().Message());
     }
     bool narrowed = NarrowedByRead(dir, user_read);
     bool writable = entry->path_args == "write" && !narrowed;

@@ -4,7 +4,7 @@
 // gets a way forward, and the exit codes are the README's table.
 
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -100,6 +100,21 @@ test('a directory argument that does not exist is refused (exit 2) naming the pa
   const r = await runIn(cwd, ['run', 'filesystem', '--dry-run', '--', 'nope']);
   assert.equal(r.code, EXIT.usage, r.stderr);
   assert.ok(r.stderr.includes(path.join(cwd, 'nope')), r.stderr);
+});
+
+// Resolving relative arguments must not open a way around the credential
+// refusal: "~/.ssh", a symlink to it, and "/" are refused as --write would be.
+test('a directory argument that is a credential location (also via ~ or a symlink) or / is refused', { timeout: 30_000 }, async () => {
+  const home = makeTempDir('first-hour-home');
+  mkdirSync(path.join(home, '.ssh'));
+  const cwd = makeTempDir('first-hour-link');
+  symlinkSync(path.join(home, '.ssh'), path.join(cwd, 'keys'));
+  for (const arg of ['~/.ssh', 'keys', path.join(home, '.ssh', '..', '.ssh'), '/']) {
+    const r = await runIn(cwd, ['run', 'filesystem', '--dry-run', '--', arg], { env: mcpcellEnv({ HOME: home }) });
+    assert.equal(r.code, EXIT.usage, `-- ${arg}: exit ${r.code}\n${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, /directory argument .*(refusing to expose|reserved for the cell)/, r.stderr);
+    assert.equal(r.stdout, '');
+  }
 });
 
 // Item 4: an explicit --read narrows the registry's read-write default.
