@@ -248,3 +248,22 @@ test('exit codes are the README\'s table: each one, produced', { timeout: NPX_TI
     assert.ok(r.stderr.trim().length > 0, `${what}: no message`);
   }
 });
+
+// Item 15: default limits a cgroup cannot enforce (a normal user on cgroup v1
+// without delegation) were two warnings per launch that contradicted doctor.
+test('unenforced default limits: at most one warning per launch, saying what still holds', { timeout: 30_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const r = await runMcpcell(['run', '--isolate', '--', '/bin/true']);
+  assert.equal(r.code, 0, r.stderr);
+  const warnings = r.stderr.split('\n').filter((l) => /warning: .*limit/.test(l));
+  assert.ok(warnings.length <= 1, `more than one limits warning:\n${r.stderr}`);
+  const doc = await runMcpcell(['doctor']);
+  assert.doesNotMatch(doc.stdout + doc.stderr, /limits fall back to rlimits/, 'doctor claims a memory rlimit that does not exist');
+  if (warnings.length === 0) {
+    t.diagnostic('every default limit is enforced by a cgroup here (root, or a delegated cgroup): no warning to check');
+    return;
+  }
+  assert.match(warnings[0], /RLIMIT_NPROC/);
+  assert.match(warnings[0], /memory is not capped|pids limit/);
+  assert.match(warnings[0], /mcpcell doctor/);
+});

@@ -198,7 +198,10 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
   std::vector<std::string> warnings;
   auto cgroup = CellCgroup::Create(spec.limits, cell_id, &warnings);
   if (!cgroup) return Failed(kExitIsolationUnavailable, cgroup.error());
-  for (const auto& w : warnings) std::fprintf(stderr, "mcpcell: warning: %s\n", w.c_str());
+  // One line, once per launch, for all unenforced defaults.
+  if (auto w = UnenforcedDefaultsWarning(warnings, spec.limits); !w.empty()) {
+    std::fprintf(stderr, "mcpcell: warning: %s\n", w.c_str());
+  }
 
   // Compiled once here, loaded by the server with one syscall.
   std::optional<SeccompProgram> seccomp;
