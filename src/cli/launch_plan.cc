@@ -186,7 +186,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   auto parsed = ParseServerRef(req.server, req.command);
   if (!parsed.ok()) return parsed.error();
   DecideInputs in{req.policy_file, req.profile, !req.allow_host.empty() || !req.allow_port.empty(),
-                  !req.write.empty(), false, req.read};
+                  !req.write.empty(), req.read};
   auto decided = Decide(*parsed, in);
   if (!decided.ok()) return decided.error();
   ServerRef ref = decided->ref;

@@ -82,9 +82,7 @@ Result<Decided> Decide(const ServerRef& parsed, const DecideInputs& in) {
   const RegistryEntry* entry = nullptr;
   if (d.ref.kind == ServerRef::Kind::kRegistry) {
     entry = catalog->Find(d.ref.package);
-    if (entry == nullptr && in.unknown_name_is_command) {
-      d.ref.kind = ServerRef::Kind::kCommand;
-    } else if (entry == nullptr) {
+    if (entry == nullptr) {
       return MakeError("find server", d.ref.package, NotARegistryName(*catalog, d.ref.package));
     } else {
       d.ref = entry->source;

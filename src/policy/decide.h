@@ -23,7 +23,6 @@ struct DecideInputs {
   std::optional<std::string> profile;       ///< --permission-profile
   bool requests_network_by_flags = false;   ///< --allow-host / --allow-port given
   bool requests_write_by_flags = false;     ///< --write given (or directory args bound writable)
-  bool unknown_name_is_command = false;     ///< explain: a bare word that is no registry name is a command
   std::vector<std::string> read_by_flags;   ///< --read: narrows a directory argument to read-only
 };
 
