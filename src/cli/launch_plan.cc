@@ -55,6 +55,10 @@ Status BindPathArgs(const RegistryEntry* entry, ServerRef* ref, RunRequest* req,
     }
     // The same refusals as --read/--write, worded for what the user typed.
     if (IsReservedTarget(dir)) return MakeError("directory argument", shown, "cannot be bound: reserved for the cell");
+    if (dir == "/tmp" || dir == CellSpec().home) {
+      return MakeError("directory argument", shown, "cannot be bound: the cell has its own " + dir +
+                                                        " (a tmpfs); name a directory below it, e.g. " + dir + "/work");
+    }
     if (!req->force_credentials) {
       char real[PATH_MAX];
       auto ok = CheckNotCredential(::realpath(dir.c_str(), real) != nullptr ? std::string(real) : dir);
@@ -166,6 +170,24 @@ json PermissionsJson(const RunRequest& merged, const CellSpec& spec, const Netwo
 }
 
 }  // namespace
+
+Status NormalizeRequest(RunRequest* req) {
+  static constexpr const char* kLevels[] = {"auto", "native", "container", "docker", "podman", "gvisor"};
+  bool is_level = false;
+  for (const char* l : kLevels) is_level = is_level || (req->isolate && *req->isolate == l);
+  if (req->isolate && !req->isolate->empty() && !is_level) {
+    // `--isolate npx://pkg`: the optional level swallowed the SERVER.
+    if (req->server) {
+      return MakeError("--isolate", *req->isolate, "unknown level (use auto, native, container, docker, podman or gvisor)");
+    }
+    req->server = *req->isolate;
+    req->isolate = "auto";
+  }
+  if (!req->server && req->command.empty()) {
+    return MakeError("nothing to run", "", "give a SERVER or a command after --");
+  }
+  return {};
+}
 
 int ExitCodeFor(const Error& plan_error) {
   if (plan_error.what == kNotInCell) return kExitNotFound;

@@ -22,6 +22,11 @@ struct LaunchPlan {
   nlohmann::json explain;      ///< decision details for --dry-run and the audit log
 };
 
+/// Checks and completes what CLI11 cannot: `--isolate SERVER` (the optional
+/// level swallowed the server) becomes SERVER with level auto; an unknown
+/// level or nothing to run is an error. Shared by run and policy explain.
+Status NormalizeRequest(RunRequest* req);
+
 /// Error::what of an npx package that could not be installed (exit 125).
 inline constexpr const char* kInstallServer = "install the server";
 

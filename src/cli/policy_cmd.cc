@@ -34,9 +34,7 @@ std::string List(const std::vector<std::string>& v) {
 // nothing run: explain and run cannot disagree.
 Result<json> Explain(RunRequest req) {
   req.dry_run = true;
-  if (!req.server && req.command.empty()) {
-    return MakeError("policy explain", "", "give a SERVER or a command after --, exactly as to 'mcpcell run'");
-  }
+  MCPCELL_TRY(NormalizeRequest(&req));
   auto plan = PlanLaunch(req);
   if (!plan.ok()) return plan.error();
   return plan->explain;

@@ -20,15 +20,6 @@
 namespace mcpcell {
 namespace {
 
-constexpr const char* kLevels[] = {"auto", "native", "container", "docker", "podman", "gvisor"};
-
-bool IsLevel(const std::string& s) {
-  for (const char* l : kLevels) {
-    if (s == l) return true;
-  }
-  return false;
-}
-
 void Say(const std::string& line) { std::fprintf(stderr, "mcpcell: %s\n", line.c_str()); }
 
 // The policy's reason starts "ORIGIN rule N (deny): "; the deny line already
@@ -131,17 +122,8 @@ nlohmann::json DryRunJson(const LaunchPlan& plan) {
 }
 
 int Run(RunRequest req) {
-  if (req.isolate && !req.isolate->empty() && !IsLevel(*req.isolate)) {
-    // `--isolate npx://pkg`: the optional level swallowed the SERVER.
-    if (req.server) {
-      Say("--isolate: unknown level '" + *req.isolate + "' (use auto, native, container, docker, podman or gvisor)");
-      return kExitUsage;
-    }
-    req.server = *req.isolate;
-    req.isolate = "auto";
-  }
-  if (!req.server && req.command.empty()) {
-    Say("nothing to run: give a SERVER or a command after --");
+  if (auto ok = NormalizeRequest(&req); !ok) {
+    Say(ok.error().Message());
     return kExitUsage;
   }
   auto plan = PlanLaunch(req);

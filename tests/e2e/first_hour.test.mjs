@@ -104,15 +104,15 @@ test('a directory argument that does not exist is refused (exit 2) naming the pa
 
 // Resolving relative arguments must not open a way around the credential
 // refusal: "~/.ssh", a symlink to it, and "/" are refused as --write would be.
-test('a directory argument that is a credential location (also via ~ or a symlink) or / is refused', { timeout: 30_000 }, async () => {
+test('a directory argument that is a credential location (also via ~ or a symlink), / or the cell\'s own /tmp is refused', { timeout: 30_000 }, async () => {
   const home = makeTempDir('first-hour-home');
   mkdirSync(path.join(home, '.ssh'));
   const cwd = makeTempDir('first-hour-link');
   symlinkSync(path.join(home, '.ssh'), path.join(cwd, 'keys'));
-  for (const arg of ['~/.ssh', 'keys', path.join(home, '.ssh', '..', '.ssh'), '/']) {
+  for (const arg of ['~/.ssh', 'keys', path.join(home, '.ssh', '..', '.ssh'), '/', '/tmp']) {
     const r = await runIn(cwd, ['run', 'filesystem', '--dry-run', '--', arg], { env: mcpcellEnv({ HOME: home }) });
     assert.equal(r.code, EXIT.usage, `-- ${arg}: exit ${r.code}\n${r.stdout}${r.stderr}`);
-    assert.match(r.stderr, /directory argument .*(refusing to expose|reserved for the cell)/, r.stderr);
+    assert.match(r.stderr, /directory argument .*(refusing to expose|reserved for the cell|has its own \/tmp)/, r.stderr);
     assert.equal(r.stdout, '');
   }
 });
