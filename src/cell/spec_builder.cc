@@ -201,6 +201,23 @@ std::string CwdNote(const CellSpec& spec, const std::string& given) {
 
 }  // namespace
 
+std::vector<std::string> UnreachableRelativeArgs(const CellSpec& spec) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  std::string cwd = fs::current_path(ec).string();
+  if (ec || spec.workdir == cwd) return out;
+  for (std::size_t i = 1; i < spec.argv.size(); ++i) {
+    const std::string& a = spec.argv[i];
+    if (a.empty() || a.front() == '-' || a.front() == '/') continue;
+    if (fs::exists(fs::path(cwd) / a, ec)) {
+      out.push_back("argument '" + a + "' names " + Absolute(a) + " on the host, but the current directory " + cwd +
+                    " is not mounted in the cell (the server starts in " + spec.workdir +
+                    "): give its absolute path and bind it with --read or --write");
+    }
+  }
+  return out;
+}
+
 Status CheckServerPaths(const CellSpec& spec) {
   if (spec.argv.empty()) return {};
   const std::string& exe = spec.argv[0];

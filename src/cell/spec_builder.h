@@ -27,6 +27,10 @@ inline constexpr const char* kNotInCell = "find the server in the cell";
 /// was not mounted. Without this the runtime fails inside with its own error.
 Status CheckServerPaths(const CellSpec& spec);
 
+/// Warnings for server arguments that name a host file relative to the
+/// caller's cwd when that cwd is not in the cell: inside, they name nothing.
+std::vector<std::string> UnreachableRelativeArgs(const CellSpec& spec);
+
 /// Builds the spec for running `argv` with the flags in `req`. `notes` receives
 /// one line per thing a user may want to know (auto-mounted dirs, masks).
 Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::string>& argv,

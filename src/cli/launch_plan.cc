@@ -322,6 +322,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   bool installed = !resolved->npx || resolved->npx->present;
   if (ref.kind != ServerRef::Kind::kDocker && !req.no_auto_mount && installed) {
     MCPCELL_TRY(CheckServerPaths(spec));
+    for (const auto& w : UnreachableRelativeArgs(spec)) Say("warning: " + w);
   }
   // Checked here, not only when the cell is built, so --dry-run refuses what
   // run would (a target named twice, a reserved one) with the same exit code.

@@ -146,6 +146,12 @@ test('a server script or command that is not in the cell: exit 127 naming the pa
   const command = await runIn(cwd, ['run', '--isolate', '--', './nosuch']);
   assert.equal(command.code, EXIT.notFound, command.stderr);
   assert.ok(command.stderr.includes(path.join(cwd, 'nosuch')), command.stderr);
+  // A relative argument that names a host file in the unmounted cwd names
+  // nothing in the cell (the workdir became the cell's home): said, not silent.
+  mkdirSync(path.join(cwd, 'data'));
+  const rel = await runIn(cwd, ['run', '--isolate', '--', '/bin/ls', 'data']);
+  assert.notEqual(rel.code, 0, 'ls found data/ in the cell');
+  assert.match(rel.stderr, /argument 'data' names .* current directory .* is not mounted/, rel.stderr);
 });
 
 // Item 5: "--dry-run prints exactly what will be enforced", literally.
