@@ -273,3 +273,20 @@ test('unenforced default limits: at most one warning per launch, saying what sti
   assert.match(warnings[0], /memory is not capped|pids limit/);
   assert.match(warnings[0], /mcpcell doctor/);
 });
+
+// Item 4, for a profile's grant: --read narrows a profile's write path too.
+test('--read DIR narrows a permission profile\'s write of DIR: bound once, read-only', { timeout: 30_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const dir = makeWritableDir('first-hour-profile-rw');
+  const profile = path.join(makeTempDir('first-hour-profile'), 'profile.json');
+  writeReadableFile(profile, JSON.stringify({ write: [dir] }));
+  const args = ['run', '--isolate', '--permission-profile', profile, '--read', dir];
+  const dry = await runMcpcell([...args, '--dry-run', '--', '/bin/true']);
+  assert.equal(dry.code, 0, dry.stderr);
+  const mounts = JSON.parse(dry.stdout).cell.mounts.filter((m) => m.source === dir);
+  assert.deepEqual(mounts.map((m) => m.writable), [false], dry.stdout);
+  const r = await runMcpcell([...args, '--', '/bin/sh', '-c', `touch ${dir}/x`]);
+  assert.notEqual(r.code, 0, 'the cell wrote into a directory narrowed to read-only');
+  assert.ok(r.code < 122, `mcpcell refused instead of running: ${r.code}\n${r.stderr}`);
+  assert.equal(existsSync(path.join(dir, 'x')), false);
+});
