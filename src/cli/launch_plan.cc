@@ -169,6 +169,21 @@ json PermissionsJson(const RunRequest& merged, const CellSpec& spec, const Netwo
               {"tools", {{"allow", profile.ext.tools_allow}, {"deny", profile.ext.tools_deny}}}};
 }
 
+// What the cell would refuse later, refused now so --dry-run and explain
+// refuse it too, with the same exit code and no cell set up: a server command
+// or script not in the cell (an npx package not installed yet, under
+// --dry-run, has no files to look for), a mount target named twice.
+Status CheckPlannedCell(const ServerRef& ref, const RunRequest& req, const Resolved& resolved, const CellSpec& spec) {
+  bool installed = !resolved.npx || resolved.npx->present;
+  if (ref.kind != ServerRef::Kind::kDocker && !req.no_auto_mount && installed) {
+    MCPCELL_TRY(CheckServerPaths(spec));
+    for (const auto& w : UnreachableRelativeArgs(spec)) Say("warning: " + w);
+  }
+  auto planned = PlanMounts(spec.mounts);
+  if (!planned) return planned.error();
+  return {};
+}
+
 }  // namespace
 
 Status NormalizeRequest(RunRequest* req) {
@@ -318,15 +333,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
                                {"installed_now", resolved->npx->installed_now},
                                {"present", resolved->npx->present}};
   }
-  // An npx package not installed yet (--dry-run) has no files to look for.
-  bool installed = !resolved->npx || resolved->npx->present;
-  if (ref.kind != ServerRef::Kind::kDocker && !req.no_auto_mount && installed) {
-    MCPCELL_TRY(CheckServerPaths(spec));
-    for (const auto& w : UnreachableRelativeArgs(spec)) Say("warning: " + w);
-  }
-  // Checked here, not only when the cell is built, so --dry-run refuses what
-  // run would (a target named twice, a reserved one) with the same exit code.
-  if (auto planned = PlanMounts(spec.mounts); !planned) return planned.error();
+  MCPCELL_TRY(CheckPlannedCell(ref, req, *resolved, spec));
   for (const auto& w : net->warnings) Say(w);
   if (facts.requests_network || spec.network.mode != NetworkSpec::Mode::kNone) {
     Say("network: " + net->enforced);
