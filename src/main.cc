@@ -11,6 +11,78 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "util/nearest.h"
+
+namespace {
+
+std::vector<std::string> SubcommandNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  return names;
+}
+
+std::vector<std::string> OptionNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
+    for (const auto& s : opt->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
+  auto near = mcpcell::Nearest(word, candidates);
+  if (near.empty()) return {};
+  std::string out = "; did you mean '" + near[0] + "'";
+  for (std::size_t i = 1; i < near.size(); ++i) out += " or '" + near[i] + "'";
+  return out + "?";
+}
+
+std::string Joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+// CLI11 reports "A subcommand is required" or "arguments were not expected"
+// without saying which word it did not know. Walks the words as given
+// (before "--") and names the first unknown command or option, with the
+// nearest valid one; "" when every word is known (CLI11's message stands).
+std::string UnknownWord(CLI::App& app, const std::vector<std::string>& given) {
+  CLI::App* at = &app;
+  std::string path = "mcpcell";
+  for (const auto& word : given) {
+    if (word.empty() || word[0] != '-') {
+      auto subs = SubcommandNames(*at);
+      if (subs.empty()) continue;  // a positional (SERVER)
+      if (std::find(subs.begin(), subs.end(), word) == subs.end()) {
+        std::vector<std::string> options = OptionNames(*at);
+        std::vector<std::string> dashed;
+        for (const auto& o : options) dashed.push_back(o.substr(o.find_first_not_of('-')));
+        std::string hint = DidYouMean(word, subs);
+        if (hint.empty()) {
+          auto near = mcpcell::Nearest(word, dashed, 1);
+          if (!near.empty()) hint = "; did you mean '--" + near[0] + "'?";
+        }
+        return "unknown command '" + word + "' for '" + path + "'" + hint + " (commands: " + Joined(subs) + ")";
+      }
+      at = at->get_subcommand(word);
+      path += " " + word;
+      continue;
+    }
+    std::string name = word.substr(0, word.find('='));
+    if (name == "--help" || name == "-h") continue;
+    bool known = at->get_option_no_throw(name) != nullptr || app.get_option_no_throw(name) != nullptr;
+    if (!known) return "unknown option '" + name + "' for '" + path + "'" + DidYouMean(name, OptionNames(*at));
+  }
+  auto subs = SubcommandNames(*at);
+  if (at->get_require_subcommand_min() > 0 && at->get_subcommands().empty() && !subs.empty()) {
+    return "'" + path + "' needs a command: " + Joined(subs);
+  }
+  return {};
+}
+
+}  // namespace
 
 // A launcher that closed fd 0, 1 or 2 would otherwise hand the next file we
 // open that number: the audit log would take the server's JSON-RPC output,
@@ -38,6 +110,7 @@ int main(int argc, char** argv) {
     after_dashes.assign(dashes + 1, args.end());
     args.erase(dashes, args.end());
   }
+  const std::vector<std::string> given = args;
   std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
   int exit_code = 0;
   mcpcell::AddRunCommand(app, &exit_code, &after_dashes);
@@ -60,7 +133,8 @@ int main(int argc, char** argv) {
       std::fputs((std::string(e.what()) + "\n").c_str(), stderr);
       return 0;
     }
-    std::fprintf(stderr, "mcpcell: %s\n", e.what());
+    std::string unknown = UnknownWord(app, given);
+    std::fprintf(stderr, "mcpcell: %s\n", unknown.empty() ? e.what() : unknown.c_str());
     std::fprintf(stderr, "Run 'mcpcell --help' or 'mcpcell <command> --help' for usage.\n");
     return mcpcell::kExitUsage;
   }

@@ -32,6 +32,12 @@ Result<docker::DockerCellOptions> ContainerOptionsFor(const std::string& level) 
 
 }  // namespace
 
+std::string BackendForLevel(const std::string& level) {
+  if (level == "auto" || level == "native") return "native";
+  auto opts = ContainerOptionsFor(level);
+  return opts ? opts->backend_name : level;
+}
+
 Result<Fallback> ParseFallback(const std::string& text) {
   if (text == "none") return Fallback::kNone;
   if (text == "native") return Fallback::kNative;

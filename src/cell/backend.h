@@ -34,4 +34,8 @@ Result<Fallback> ParseFallback(const std::string& text);
 CellResult RunCell(const std::string& level, const CellSpec& spec, const RunContext& ctx,
                    const LaunchCallback& on_launch, Fallback fallback = Fallback::kNone);
 
+/// The backend a level selects: "native" for auto/native, else the engine's
+/// name (docker, podman, gvisor); what RunCell would use when the engine is up.
+std::string BackendForLevel(const std::string& level);
+
 }  // namespace mcpcell

@@ -155,6 +155,89 @@ Status AddServerMounts(CellSpec* spec, std::vector<std::string>* notes) {
   return {};
 }
 
+// Where `cell_path` comes from on the host: the bind with the longest target
+// at or above it, mapped back to its source; "" when a tmpfs or nothing holds it.
+std::string HostPathOf(const CellSpec& spec, const std::string& cell_path) {
+  const MountSpec* best = nullptr;
+  for (const auto& m : spec.mounts) {
+    if (!AtOrBelow(cell_path, m.target)) continue;
+    if (best == nullptr || m.target.size() >= best->target.size()) best = &m;
+  }
+  if (best == nullptr || best->kind != MountSpec::Kind::kBind || best->why == "masked") return {};
+  return best->source + cell_path.substr(best->target == "/" ? 0 : best->target.size());
+}
+
+bool ExistsInCell(const CellSpec& spec, const std::string& cell_path) {
+  std::string host = HostPathOf(spec, cell_path);
+  struct stat st{};
+  return !host.empty() && ::stat(host.c_str(), &st) == 0;
+}
+
+// An interpreter whose first argument is the script it runs.
+bool IsInterpreter(const std::string& exe) {
+  std::string base = fs::path(exe).filename().string();
+  for (const char* i : {"node", "nodejs", "deno", "bun", "python", "ruby", "perl", "bash", "sh", "php"}) {
+    if (base == i) return true;
+  }
+  return base.rfind("python3", 0) == 0;
+}
+
+bool LooksLikeScript(const std::string& arg) {
+  if (arg.empty() || arg.front() == '-') return false;
+  std::string ext = fs::path(arg).extension().string();
+  for (const char* e : {".js", ".mjs", ".cjs", ".ts", ".py", ".rb", ".pl", ".sh", ".php"}) {
+    if (ext == e) return true;
+  }
+  return arg.find('/') != std::string::npos;
+}
+
+std::string CwdNote(const CellSpec& spec, const std::string& given) {
+  std::error_code ec;
+  std::string cwd = fs::current_path(ec).string();
+  if (ec || (!given.empty() && given.front() == '/') || spec.workdir == cwd) return {};
+  return "; the current directory " + cwd + " is not mounted in the cell (the server starts in " + spec.home +
+         "), so relative paths do not reach it: give an absolute path, or bind it with --read " + cwd;
+}
+
+}  // namespace
+
+std::vector<std::string> UnreachableRelativeArgs(const CellSpec& spec) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  std::string cwd = fs::current_path(ec).string();
+  if (ec || spec.workdir == cwd) return out;
+  for (std::size_t i = 1; i < spec.argv.size(); ++i) {
+    const std::string& a = spec.argv[i];
+    if (a.empty() || a.front() == '-' || a.front() == '/') continue;
+    if (fs::exists(fs::path(cwd) / a, ec)) {
+      out.push_back("argument '" + a + "' names " + Absolute(a) + " on the host, but the current directory " + cwd +
+                    " is not mounted in the cell (the server starts in " + spec.workdir +
+                    "): give its absolute path and bind it with --read or --write");
+    }
+  }
+  return out;
+}
+
+Status CheckServerPaths(const CellSpec& spec) {
+  if (spec.argv.empty()) return {};
+  const std::string& exe = spec.argv[0];
+  if (exe.find('/') != std::string::npos && !ExistsInCell(spec, Absolute(exe))) {
+    return MakeError(kNotInCell, exe, "the server command is not found in the cell: no such file " + Absolute(exe) +
+                                          " on the host, nor a directory that maps it" + CwdNote(spec, exe));
+  }
+  if (spec.argv.size() > 1 && IsInterpreter(exe) && LooksLikeScript(spec.argv[1])) {
+    const std::string& script = spec.argv[1];
+    std::string cell_path = script.front() == '/' ? script : Absolute(script);
+    if (!ExistsInCell(spec, cell_path)) {
+      return MakeError(kNotInCell, script, "the script " + fs::path(exe).filename().string() + " is asked to run (" +
+                                               cell_path + ") is not found in the cell: no such file" + CwdNote(spec, script));
+    }
+  }
+  return {};
+}
+
+namespace {
+
 Status AddEnv(CellSpec* spec, const RunRequest& req) {
   const char* lang = std::getenv("LANG");
   spec->env = {{"PATH", kCellPath}, {"HOME", spec->home}, {"LANG", lang != nullptr ? lang : "C.UTF-8"},

@@ -19,6 +19,18 @@ inline constexpr std::uint64_t kDefaultPids = 512;
 inline constexpr std::uint64_t kDefaultTmpBytes = 128ULL << 20;   // 128 MiB
 inline constexpr const char* kCellPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
+/// Error::what of a server command or script that is not in the cell (exit 127).
+inline constexpr const char* kNotInCell = "find the server in the cell";
+
+/// Refuses (kNotInCell) a server command given as a path, or an interpreter's
+/// script, that does not exist in the cell, saying when the current directory
+/// was not mounted. Without this the runtime fails inside with its own error.
+Status CheckServerPaths(const CellSpec& spec);
+
+/// Warnings for server arguments that name a host file relative to the
+/// caller's cwd when that cwd is not in the cell: inside, they name nothing.
+std::vector<std::string> UnreachableRelativeArgs(const CellSpec& spec);
+
 /// Builds the spec for running `argv` with the flags in `req`. `notes` receives
 /// one line per thing a user may want to know (auto-mounted dirs, masks).
 Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::string>& argv,

@@ -26,6 +26,7 @@ int FinishRun(const LaunchPlan& plan, const CellResult& r, const EventSink& reco
     std::string kind = r.exit_code == kExitIsolationUnavailable ? "isolation unavailable"
                        : r.exit_code == kExitNotFound           ? "server not found"
                        : r.exit_code == kExitCannotExec         ? "server not executable"
+                       : r.exit_code == kExitUsage              ? "cannot run as asked"
                                                                 : "cell setup failed";
     std::fprintf(stderr, "mcpcell: %s: %s\n", kind.c_str(), r.error->Message().c_str());
   }

@@ -11,6 +11,16 @@ class App;
 
 namespace mcpcell {
 
+struct RunRequest;
+
+/// Which of run's options a command takes: all of them (run), or those that
+/// decide the plan (policy explain: no --dry-run, no --audit-log — it runs nothing).
+enum class RunOptionSet { kRun, kPlan };
+
+/// Registers run's SERVER positional and options, writing into *req, so
+/// `policy explain` takes exactly what `run` takes.
+void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set);
+
 /// `after_dashes` holds everything after the first `--` on the command line
 /// (the server command), split off before CLI11 sees argv.
 void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>* after_dashes);

@@ -5,12 +5,17 @@
 #include "cli/launch_plan.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 
 #include <fmt/format.h>
 
+#include "cell/credentials.h"
+#include "cell/mount_plan.h"
 #include "cell/spec_builder.h"
+#include "cli/exit_codes.h"
 #include "egress/cell_net.h"
 #include "policy/decide.h"
 #include "profile/lower.h"
@@ -28,18 +33,47 @@ using nlohmann::json;
 
 void Say(const std::string& line) { std::fprintf(stderr, "mcpcell: %s\n", line.c_str()); }
 
-/// For registry entries whose arguments are directories (filesystem): bind
-/// each absolute, existing argument at the same path, read-only or writable.
-void AddPathArgs(const RegistryEntry* entry, const std::vector<std::string>& args, RunRequest* req,
-                 std::vector<std::string>* notes) {
-  if (entry == nullptr || entry->path_args.empty()) return;
-  for (const auto& a : args) {
+/// For registry entries whose arguments are directories (filesystem): each
+/// one is resolved against the caller's cwd and $HOME (ResolvePathArg), bound
+/// at that path — read-write for path_args "write" unless the user's own
+/// --read names it — and handed to the server as the absolute path. One that
+/// cannot be bound is refused: skipping it would leave the server writing
+/// into the cell's temporary home, lost at exit.
+Status BindPathArgs(const RegistryEntry* entry, ServerRef* ref, RunRequest* req, std::vector<std::string>* notes) {
+  if (entry == nullptr || entry->path_args.empty()) return {};
+  const std::vector<std::string> user_read = req->read;
+  for (auto& a : ref->args) {
+    if (!IsPathArg(a)) continue;
+    std::string dir = ResolvePathArg(a);
+    std::string shown = dir == a ? a : a + " (" + dir + ")";
     std::error_code ec;
-    if (a.empty() || a[0] != '/' || !std::filesystem::exists(a, ec)) continue;
-    (entry->path_args == "write" ? req->write : req->read).push_back(a);
-    notes->push_back("registry entry \"" + entry->name + "\" takes directories as arguments: " + a +
-                     " is bound " + (entry->path_args == "write" ? "read-write" : "read-only"));
+    if (!std::filesystem::exists(dir, ec)) {
+      return MakeError("directory argument", shown,
+                       "does not exist, so it cannot be bound into the cell (the server would write into the "
+                       "cell's temporary home, lost at exit); create it first (mkdir -p " + dir +
+                       ") or name an existing directory");
+    }
+    // The same refusals as --read/--write, worded for what the user typed.
+    if (IsReservedTarget(dir)) return MakeError("directory argument", shown, "cannot be bound: reserved for the cell");
+    if (dir == "/tmp" || dir == CellSpec().home) {
+      return MakeError("directory argument", shown, "cannot be bound: the cell has its own " + dir +
+                                                        " (a tmpfs); name a directory below it, e.g. " + dir + "/work");
+    }
+    if (!req->force_credentials) {
+      char real[PATH_MAX];
+      auto ok = CheckNotCredential(::realpath(dir.c_str(), real) != nullptr ? std::string(real) : dir);
+      if (!ok) return MakeError("directory argument", shown, ok.error().Message());
+    }
+    bool narrowed = NarrowedByRead(dir, user_read);
+    bool writable = entry->path_args == "write" && !narrowed;
+    // Already bound by the user's own --read/--write: once is enough.
+    if (!narrowed && !NarrowedByRead(dir, req->write)) (writable ? req->write : req->read).push_back(dir);
+    notes->push_back("registry entry \"" + entry->name + "\" takes directories as arguments: " + shown + " is bound " +
+                     (writable ? "read-write" : "read-only") +
+                     (entry->path_args == "write" && !writable ? " (narrowed by --read)" : ""));
+    a = dir;
   }
+  return {};
 }
 
 /// The system files a networked runtime needs (resolv.conf, certs, gai.conf),
@@ -92,7 +126,15 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const 
       if (!root.ok()) return root.error();
       auto tool = MakeNpmTool(CellWritableHostDirs(merged));
       auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run);
-      if (!inst.ok()) return inst.error();
+      if (!inst.ok()) {
+        Error e = inst.error();
+        e.detail += e.detail.empty() ? "" : "; ";
+        e.detail += "could not install " + CanonicalSource(ref) + " (" + e.what + (e.path.empty() ? "" : " " + e.path) +
+                    "): check the network and npm's registry setting, or install it yourself and run its command after --";
+        e.what = kInstallServer;
+        e.path.clear();
+        return e;
+      }
       r.argv = {"node", inst->bin_path};
       r.argv.insert(r.argv.end(), ref.args.begin(), ref.args.end());
       r.npx = std::move(*inst);
@@ -137,7 +179,46 @@ json PermissionsJson(const RunRequest& merged, const CellSpec& spec, const Netwo
               {"tools", {{"allow", profile.ext.tools_allow}, {"deny", profile.ext.tools_deny}}}};
 }
 
+// What the cell would refuse later, refused now so --dry-run and explain
+// refuse it too, with the same exit code and no cell set up: a server command
+// or script not in the cell (an npx package not installed yet, under
+// --dry-run, has no files to look for), a mount target named twice.
+Status CheckPlannedCell(const ServerRef& ref, const RunRequest& req, const Resolved& resolved, const CellSpec& spec) {
+  bool installed = !resolved.npx || resolved.npx->present;
+  if (ref.kind != ServerRef::Kind::kDocker && !req.no_auto_mount && installed) {
+    MCPCELL_TRY(CheckServerPaths(spec));
+    for (const auto& w : UnreachableRelativeArgs(spec)) Say("warning: " + w);
+  }
+  auto planned = PlanMounts(spec.mounts);
+  if (!planned) return planned.error();
+  return {};
+}
+
 }  // namespace
+
+Status NormalizeRequest(RunRequest* req) {
+  static constexpr const char* kLevels[] = {"auto", "native", "container", "docker", "podman", "gvisor"};
+  bool is_level = false;
+  for (const char* l : kLevels) is_level = is_level || (req->isolate && *req->isolate == l);
+  if (req->isolate && !req->isolate->empty() && !is_level) {
+    // `--isolate npx://pkg`: the optional level swallowed the SERVER.
+    if (req->server) {
+      return MakeError("--isolate", *req->isolate, "unknown level (use auto, native, container, docker, podman or gvisor)");
+    }
+    req->server = *req->isolate;
+    req->isolate = "auto";
+  }
+  if (!req->server && req->command.empty()) {
+    return MakeError("nothing to run", "", "give a SERVER or a command after --");
+  }
+  return {};
+}
+
+int ExitCodeFor(const Error& plan_error) {
+  if (plan_error.what == kNotInCell) return kExitNotFound;
+  if (plan_error.what == kInstallServer) return kExitSetupFailed;
+  return kExitUsage;
+}
 
 std::string ToString(LaunchPlan::Action action) {
   switch (action) {
@@ -152,10 +233,10 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   auto parsed = ParseServerRef(req.server, req.command);
   if (!parsed.ok()) return parsed.error();
   DecideInputs in{req.policy_file, req.profile, !req.allow_host.empty() || !req.allow_port.empty(),
-                  !req.write.empty(), false};
+                  !req.write.empty(), req.read};
   auto decided = Decide(*parsed, in);
   if (!decided.ok()) return decided.error();
-  const ServerRef& ref = decided->ref;
+  ServerRef ref = decided->ref;
   const RegistryEntry* entry = decided->entry_ptr();
   const Policy* policy = &decided->policy;
   const TrustFacts& facts = decided->facts;
@@ -163,8 +244,6 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   for (const auto& w : decided->requested.warnings) Say("warning: " + w);
 
   std::vector<std::string> notes;
-  RunRequest with_args = req;
-  AddPathArgs(entry, ref.args, &with_args, &notes);
 
   for (const auto& w : decision.warnings) Say("warning: " + w);
 
@@ -203,6 +282,9 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
                       {"level", plan.level},
                       {"warnings", decision.warnings}};
   if (plan.action == LaunchPlan::Action::kDeny) return plan;  // nothing installed, nothing built
+
+  RunRequest with_args = req;
+  if (auto ok = BindPathArgs(entry, &ref, &with_args, &notes); !ok) return ok.error();
 
   const PermissionProfile* profile = &decided->profile;
   if (decision.profile && req.profile && *decision.profile != *req.profile) {
@@ -278,6 +360,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
                                {"installed_now", resolved->npx->installed_now},
                                {"present", resolved->npx->present}};
   }
+  MCPCELL_TRY(CheckPlannedCell(ref, req, *resolved, spec));
   for (const auto& w : net->warnings) Say(w);
   if (facts.requests_network || spec.network.mode != NetworkSpec::Mode::kNone) {
     Say("network: " + net->enforced);

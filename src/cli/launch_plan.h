@@ -22,6 +22,18 @@ struct LaunchPlan {
   nlohmann::json explain;      ///< decision details for --dry-run and the audit log
 };
 
+/// Checks and completes what CLI11 cannot: `--isolate SERVER` (the optional
+/// level swallowed the server) becomes SERVER with level auto; an unknown
+/// level or nothing to run is an error. Shared by run and policy explain.
+Status NormalizeRequest(RunRequest* req);
+
+/// Error::what of an npx package that could not be installed (exit 125).
+inline constexpr const char* kInstallServer = "install the server";
+
+/// The exit code for an error of PlanLaunch: 127 for a server command or
+/// script not in the cell, 125 for an install that failed, else 2 (bad input).
+int ExitCodeFor(const Error& plan_error);
+
 /// Resolves the server, evaluates the policy and lowers everything into a plan.
 /// Errors are bad input (malformed policy/profile, bad flag values).
 Result<LaunchPlan> PlanLaunch(const RunRequest& req);

@@ -12,6 +12,8 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/launch_plan.h"
+#include "cli/run_request.h"
 #include "policy/decide.h"
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
@@ -24,52 +26,18 @@ namespace {
 
 using nlohmann::json;
 
-struct ExplainArgs {
-  std::string server;
-  std::optional<std::string> policy;
-  std::optional<std::string> profile;
-  std::vector<std::string> allow_host;
-  std::vector<std::string> allow_port;
-  std::vector<std::string> write;
-  std::vector<std::string> args;  ///< after `--`: the server's arguments, as on run
-  bool json_out = false;
-};
-
 std::string List(const std::vector<std::string>& v) {
   return v.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(v, ", "));
 }
 
-Result<json> Explain(const ExplainArgs& a) {
-  auto parsed = ParseServerRef(a.server, a.args);
-  if (!parsed.ok()) return parsed.error();
-  DecideInputs in{a.policy, a.profile, !a.allow_host.empty() || !a.allow_port.empty(), !a.write.empty(), true};
-  auto decided = Decide(*parsed, in);
-  if (!decided.ok()) return decided.error();
-  const RegistryEntry* entry = decided->entry_ptr();
-  const Policy* policy = &decided->policy;
-  const TrustFacts& facts = decided->facts;
-  const Decision& d = decided->decision;
-  const PermissionProfile* profile = &decided->profile;
-  auto net = LowerNetwork(*profile, a.allow_host, a.allow_port);
-  if (!net.ok()) return net.error();
-  std::vector<std::string> write = profile->write;
-  write.insert(write.end(), a.write.begin(), a.write.end());
-  json secrets = json::array();
-  for (const auto& [name, file] : profile->ext.secrets) secrets.push_back(name);
-  return json{{"server", a.server},
-              {"source", ToJson(*parsed)},
-              {"registry_entry", entry ? json(entry->name) : json(nullptr)},
-              {"trust_facts", ToJson(facts)},
-              {"policy", policy->origin},
-              {"decision", ToJson(d)},
-              {"permissions", {{"profile", profile->name},
-                               {"read", profile->read},
-                               {"write", write},
-                               {"network", {{"mode", ToString(net->spec.mode)},
-                                            {"allow_hosts", net->spec.allow_hosts},
-                                            {"allow_ports", net->spec.allow_ports},
-                                            {"enforced", net->enforced}}},
-                               {"secrets", secrets}}}};
+// The plan `run` would make for the same request, with nothing installed and
+// nothing run: explain and run cannot disagree.
+Result<json> Explain(RunRequest req) {
+  req.dry_run = true;
+  MCPCELL_TRY(NormalizeRequest(&req));
+  auto plan = PlanLaunch(req);
+  if (!plan.ok()) return plan.error();
+  return plan->explain;
 }
 
 void PrintText(const json& e) {
@@ -84,7 +52,7 @@ void PrintText(const json& e) {
               f["publisher_scope"].get<std::string>().empty() ? "-" : f["publisher_scope"].get<std::string>().c_str());
   std::printf("           requests_network=%s requests_write=%s\n", f["requests_network"].get<bool>() ? "yes" : "no",
               f["requests_write"].get<bool>() ? "yes" : "no");
-  std::printf("policy:    %s\n", e["policy"].get<std::string>().c_str());
+  std::printf("policy:    %s\n", e["policy"]["file"].get<std::string>().c_str());
   const json& d = e["decision"];
   for (const auto& r : d["rules"]) {
     std::string label = "rule " + std::to_string(r["index"].get<int>());
@@ -103,7 +71,9 @@ void PrintText(const json& e) {
   std::printf("  read:    %s\n", List(p["read"].get<std::vector<std::string>>()).c_str());
   std::printf("  write:   %s\n", List(p["write"].get<std::vector<std::string>>()).c_str());
   std::printf("  network: %s\n", p["network"]["enforced"].get<std::string>().c_str());
-  std::printf("  secrets: %s\n", List(p["secrets"].get<std::vector<std::string>>()).c_str());
+  std::vector<std::string> secrets;
+  for (const auto& sec : p["secrets"]) secrets.push_back(sec["name"].get<std::string>());
+  std::printf("  secrets: %s\n", List(secrets).c_str());
   if (d["action"] == "allow") std::printf("  (allow: the server runs WITHOUT a cell; none of the above is enforced)\n");
 }
 
@@ -117,24 +87,22 @@ void AddPolicyCommand(CLI::App& app, int* exit_code, const std::vector<std::stri
     std::fputs(std::string(DefaultPolicyJson()).c_str(), stdout);
     *exit_code = 0;
   });
-  auto args = std::make_shared<ExplainArgs>();
-  auto* explain = cmd->add_subcommand("explain", "Show each rule, whether it held and why, the decision and the permissions");
-  explain->add_option("server", args->server, "npx://pkg[@ver], uvx://pkg, docker://image, registry name or command")->required();
-  explain->add_option("--policy", args->policy, "policy file (default: the built-in policy)");
-  explain->add_option("--permission-profile", args->profile, "profile the server would be run with: none, network or FILE");
-  explain->add_option("--allow-host", args->allow_host, "as on run");
-  explain->add_option("--allow-port", args->allow_port, "as on run");
-  explain->add_option("--write", args->write, "as on run");
-  explain->add_flag("--json", args->json_out, "print the explanation as JSON");
-  explain->callback([args, exit_code, after_dashes] {
-    args->args = *after_dashes;
-    auto e = Explain(*args);
+  auto req = std::make_shared<RunRequest>();
+  auto json_out = std::make_shared<bool>(false);
+  auto* explain = cmd->add_subcommand(
+      "explain", "Show each rule, whether it held and why, the decision and the permissions; takes what 'run' "
+                 "takes (SERVER, flags, and -- ARGS or -- COMMAND), installs and runs nothing");
+  AddRunOptions(explain, req.get(), RunOptionSet::kPlan);
+  explain->add_flag("--json", *json_out, "print the explanation as JSON");
+  explain->callback([req, json_out, exit_code, after_dashes] {
+    req->command = *after_dashes;
+    auto e = Explain(*req);
     if (!e.ok()) {
       std::fprintf(stderr, "mcpcell: %s\n", e.error().Message().c_str());
-      *exit_code = kExitUsage;
+      *exit_code = ExitCodeFor(e.error());
       return;
     }
-    if (args->json_out) std::printf("%s\n", e->dump(2).c_str());
+    if (*json_out) std::printf("%s\n", e->dump(2).c_str());
     else PrintText(*e);
     *exit_code = 0;
   });

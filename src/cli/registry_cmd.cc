@@ -118,7 +118,8 @@ void AddRegistryCommand(CLI::App& app, int* exit_code) {
     auto cat = BundledCatalog();
     const RegistryEntry* e = cat.ok() ? cat->Find(*name) : nullptr;
     if (e == nullptr) {
-      std::fprintf(stderr, "mcpcell: registry info %s: no such server; see 'mcpcell registry list'\n", name->c_str());
+      std::string why = cat.ok() ? NotARegistryName(*cat, *name) : cat.error().Message();
+      std::fprintf(stderr, "mcpcell: registry info %s: %s\n", name->c_str(), why.c_str());
       *exit_code = kExitUsage;
       return;
     }

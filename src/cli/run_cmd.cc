@@ -9,6 +9,7 @@
 #include "audit/audit_log.h"
 #include "audit/events.h"
 #include "cell/backend.h"
+#include "cell/spec_builder.h"
 #include "cli/commands.h"
 #include "cli/cell_events.h"
 #include "cli/exit_codes.h"
@@ -19,16 +20,36 @@
 namespace mcpcell {
 namespace {
 
-constexpr const char* kLevels[] = {"auto", "native", "container", "docker", "podman", "gvisor"};
+void Say(const std::string& line) { std::fprintf(stderr, "mcpcell: %s\n", line.c_str()); }
 
-bool IsLevel(const std::string& s) {
-  for (const char* l : kLevels) {
-    if (s == l) return true;
-  }
-  return false;
+// The policy's reason starts "ORIGIN rule N (deny): "; the deny line already
+// names the rule once.
+std::string WithoutRulePrefix(const std::string& reason, const std::string& rule) {
+  std::string prefix = rule + " (deny): ";
+  return reason.rfind(prefix, 0) == 0 ? reason.substr(prefix.size()) : reason;
 }
 
-void Say(const std::string& line) { std::fprintf(stderr, "mcpcell: %s\n", line.c_str()); }
+// CLI11 2.1 has no App::usage(): the usage line comes from the formatter.
+class RunFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App*, std::string) const override {
+    return "\nUsage: mcpcell run [OPTIONS] SERVER [-- ARGS...]\n"
+           "       mcpcell run --isolate[=LEVEL] [OPTIONS] -- COMMAND [ARGS...]\n"
+           "Everything after -- is the server's command line (or SERVER's arguments), passed verbatim.\n";
+  }
+};
+
+constexpr const char* kRunFooter = R"(Examples:
+  mcpcell run --isolate -- node ./server.js
+  mcpcell run --isolate --read ~/notes --write ~/notes/out -- python3 server.py
+  mcpcell run filesystem -- ~/projects/site          (a registry name; see 'mcpcell registry list')
+  mcpcell run --isolate=docker docker://mcp/fetch@sha256:...
+  mcpcell run --isolate --dry-run -- node ./server.js   (print what would be enforced; run nothing)
+
+Exit codes: the server's own status (128+N when killed by signal N), or
+  2 bad input, 122 isolation unavailable, 123 denied by policy, 124 timeout,
+  125 cell setup failed, 126 not executable, 127 not found in the cell.
+)";
 
 // Runs the server with no cell, because a policy rule said so. Replaces mcpcell.
 int RunPlainly(const CellSpec& spec) {
@@ -79,24 +100,36 @@ void DescribeCell(const CellSpec& spec) {
   }
 }
 
-int Run(RunRequest req) {
-  if (req.isolate && !req.isolate->empty() && !IsLevel(*req.isolate)) {
-    // `--isolate npx://pkg`: the optional level swallowed the SERVER.
-    if (req.server) {
-      Say("--isolate: unknown level '" + *req.isolate + "' (use auto, native, container, docker, podman or gvisor)");
-      return kExitUsage;
-    }
-    req.server = *req.isolate;
-    req.isolate = "auto";
+// What --dry-run prints: exactly what the run would do. Only an isolated
+// server has a cell; an allowed one runs as the caller with nothing enforced,
+// a denied one not at all. The backend is the one the level selects.
+nlohmann::json DryRunJson(const LaunchPlan& plan) {
+  nlohmann::json out{{"decision", plan.explain}, {"cell", nullptr}};
+  switch (plan.action) {
+    case LaunchPlan::Action::kDeny:
+      out["runs"] = "nothing: denied by " + plan.rule;
+      break;
+    case LaunchPlan::Action::kAllow:
+      out["runs"] = "WITHOUT a cell, as the caller (allowed by " + plan.rule + "): nothing below the decision is enforced";
+      out["argv"] = plan.spec.argv;
+      break;
+    case LaunchPlan::Action::kIsolate:
+      out["cell"] = ToJson(plan.spec);
+      out["cell"]["backend"] = BackendForLevel(plan.level);
+      break;
   }
-  if (!req.server && req.command.empty()) {
-    Say("nothing to run: give a SERVER or a command after --");
+  return out;
+}
+
+int Run(RunRequest req) {
+  if (auto ok = NormalizeRequest(&req); !ok) {
+    Say(ok.error().Message());
     return kExitUsage;
   }
   auto plan = PlanLaunch(req);
   if (!plan) {
     Say(plan.error().Message());
-    return kExitUsage;
+    return ExitCodeFor(plan.error());
   }
   // The audit log is opened before anything happens, so a run that cannot
   // be recorded does not happen at all.
@@ -114,14 +147,13 @@ int Run(RunRequest req) {
     if (auto ok = audit->Write(event); !ok) Say("warning: audit log: " + ok.error().Message());
   };
   if (req.dry_run) {
-    nlohmann::json out{{"decision", plan->explain}, {"cell", ToJson(plan->spec)}};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", DryRunJson(*plan).dump(2).c_str());
     return 0;
   }
   record(DecisionEvent(*plan));
   switch (plan->action) {
     case LaunchPlan::Action::kDeny:
-      Say("denied by " + plan->rule + ": " + plan->reason);
+      Say("denied by " + plan->rule + ": " + WithoutRulePrefix(plan->reason, plan->rule));
       return kExitDenied;
     case LaunchPlan::Action::kAllow:
       Say("running WITHOUT a cell, allowed by " + plan->rule + ": " + plan->reason);
@@ -144,16 +176,17 @@ int Run(RunRequest req) {
 
 }  // namespace
 
-void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>* after_dashes) {
-  auto req = std::make_shared<RunRequest>();
-  auto* cmd = app.add_subcommand("run", "Run an MCP server in an isolation cell (its stdio is the client's)");
+void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set) {
   cmd->add_option("server", req->server, "npx://pkg[@ver], uvx://pkg, docker://image, or a registry name");
   cmd->add_option("--isolate", req->isolate, "isolate the server: auto (default), native, container, docker, podman, gvisor")
-      ->expected(0, 1);
+      ->expected(0, 1)
+      ->type_name("[=LEVEL]");
   cmd->add_option("--fallback", req->fallback, "when the level's engine is down: none (refuse, default) or native");
   cmd->add_option("--policy", req->policy_file, "policy file deciding isolate / deny / allow");
   cmd->add_option("--permission-profile", req->profile, "ToolHive permission profile: none, network, or a FILE");
-  cmd->add_option("--audit-log", req->audit_log, "append JSON-lines audit events to FILE (created 0600)");
+  if (set == RunOptionSet::kRun) {
+    cmd->add_option("--audit-log", req->audit_log, "append JSON-lines audit events to FILE (created 0600)");
+  }
   cmd->add_option("--read", req->read, "make PATH (or HOST:CELL) readable in the cell")->type_name("PATH");
   cmd->add_option("--write", req->write, "make PATH (or HOST:CELL) writable in the cell")->type_name("PATH");
   cmd->add_option("--env", req->env, "pass NAME from the environment, or set NAME=VALUE")->type_name("NAME[=VALUE]");
@@ -174,13 +207,23 @@ void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>
   cmd->add_option("--system-mount", req->system_mounts, "extra read-only host directory at the same path");
   cmd->add_flag("--no-auto-mount", req->no_auto_mount, "do not mount the server's own directory automatically");
   cmd->add_flag("--force-credentials", req->force_credentials, "allow naming credential locations (~/.ssh, ...)");
-  cmd->add_flag("--dry-run", req->dry_run, "print the decision and the CellSpec as JSON; run nothing");
+  if (set == RunOptionSet::kRun) {
+    cmd->add_flag("--dry-run", req->dry_run, "print the decision and the CellSpec as JSON; run nothing");
+  }
   cmd->add_flag("-v,--verbose", req->verbose, "say on stderr what the cell is built from");
   // A repeatable option takes one value per use, so `--allow-host x SERVER`
   // leaves SERVER to the positional instead of swallowing it as a second host.
   for (CLI::Option* opt : cmd->get_options()) {
     if (opt->get_positional() == false) opt->allow_extra_args(false);
   }
+}
+
+void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>* after_dashes) {
+  auto req = std::make_shared<RunRequest>();
+  auto* cmd = app.add_subcommand("run", "Run an MCP server in an isolation cell (its stdio is the client's)");
+  cmd->formatter(std::make_shared<RunFormatter>());
+  cmd->footer(kRunFooter);
+  AddRunOptions(cmd, req.get(), RunOptionSet::kRun);
   cmd->callback([req, exit_code, after_dashes] {
     req->command = *after_dashes;
     *exit_code = Run(*req);

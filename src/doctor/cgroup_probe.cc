@@ -69,7 +69,7 @@ Probe VersionProbe(const CgroupLayout& layout) {
   Probe p{"cgroup version", S::kOk, value, "", ""};
   if (layout.kind == CgroupLayout::Kind::kNone) {
     p.status = S::kMissing;
-    p.detail = "no cgroup filesystem is mounted: memory/pids/cpu limits fall back to rlimits";
+    p.detail = "no cgroup filesystem is mounted: the process limit falls back to RLIMIT_NPROC; memory and cpu are not limited";
     p.fix = "mount cgroup2 on /sys/fs/cgroup (mount -t cgroup2 none /sys/fs/cgroup)";
   }
   return p;
@@ -102,7 +102,7 @@ Probe V2Probe(const CgroupLayout& layout, const CgroupMount& mount, bool informa
   p.status = S::kWarn;
   if (!writable) {
     p.detail = "the caller's cgroup is not delegated (" + why +
-               "): memory/pids/cpu limits fall back to rlimits";
+               "): the process limit falls back to RLIMIT_NPROC; memory and cpu are not limited";
     p.fix = "run as root, or start mcpcell in a delegated cgroup: "
             "systemd-run --user --scope -p Delegate=yes mcpcell ...";
   } else {
@@ -129,16 +129,27 @@ Probe V1Probe(const CgroupLayout& layout) {
       std::string why;
       ok = Writable(*dir, &why);
       state = ok ? "writable " + *dir : "not writable (" + why + ")";
+      // Cells go to <hierarchy>/mcpcell first (V1Bases): one given to the user counts.
+      std::string given = mount->mount_point + "/mcpcell";
+      std::string unused;
+      if (!ok && Writable(given, &unused)) {
+        ok = true;
+        state = "writable " + given;
+      }
     }
     if (!ok && controller != "cpu") unusable.emplace_back(controller);
     p.value += (p.value.empty() ? "" : "; ") + std::string(controller) + ": " + state;
   }
   if (!unusable.empty()) {
     p.status = S::kWarn;
-    p.detail = "cannot limit " + Join(unusable) + " through v1: limits fall back to rlimits";
-    p.fix = "run as root, or have root create a cgroup you own in each hierarchy "
-            "(mkdir /sys/fs/cgroup/memory/$USER && chown -R $USER /sys/fs/cgroup/memory/$USER, "
-            "same for pids) and start mcpcell from it";
+    p.detail = "cannot limit " + Join(unusable) + " through v1: the process limit falls back to RLIMIT_NPROC; memory and cpu are not limited";
+    // mcpcell makes each cell's v1 cgroup in <hierarchy>/mcpcell first
+    // (cgroup_v1.cc V1Bases); a directory the user owns there is enough: the
+    // kernel gives new child cgroups to their creator (cgroup_kn_set_ugid),
+    // and v1 lets a uid move its own processes (cgroup1_procs_write).
+    p.fix = "run as root, or have root give you the directory mcpcell uses in each hierarchy, once: "
+            "mkdir -p /sys/fs/cgroup/memory/mcpcell /sys/fs/cgroup/pids/mcpcell && "
+            "chown $USER /sys/fs/cgroup/memory/mcpcell /sys/fs/cgroup/pids/mcpcell";
   }
   return p;
 }

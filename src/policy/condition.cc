@@ -218,8 +218,9 @@ ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& f, const
       return Flag(f.requests_network, f.requests_network ? "the profile or flags ask for outbound network access"
                                                          : "no outbound network access is asked for");
     case Kind::kRequestsWrite:
-      return Flag(f.requests_write, f.requests_write ? "the profile or flags ask for a writable host path"
-                                                     : "no writable host path is asked for");
+      return Flag(f.requests_write, !f.requests_write ? "no writable host path is asked for"
+                                    : f.write_asked_by.empty() ? "the profile or flags ask for a writable host path"
+                                                               : "a writable host path is asked for by " + f.write_asked_by);
     case Kind::kSource: {
       bool held = std::find(c.values.begin(), c.values.end(), f.kind) != c.values.end();
       return Flag(held, "source kind is " + f.kind + (held ? ", listed" : ", not in [" + fmt::format("{}", fmt::join(c.values, ", ")) + "]"));

@@ -1,13 +1,74 @@
 #include "policy/decide.h"
 
+#include <climits>
+#include <cstdlib>
 #include <filesystem>
 
 namespace mcpcell {
+namespace {
 
-bool HasPathArg(const std::vector<std::string>& args) {
+std::string ExpandHome(const std::string& p) {
+  if (p != "~" && p.rfind("~/", 0) != 0) return p;
+  const char* home = std::getenv("HOME");
+  return home != nullptr ? std::string(home) + p.substr(1) : p;
+}
+
+// The path with symlinks resolved, or "" when it does not exist.
+std::string RealPathOrEmpty(const std::string& p) {
+  char buf[PATH_MAX];
+  return ::realpath(p.c_str(), buf) != nullptr ? std::string(buf) : std::string();
+}
+
+// --read accepts HOST:CELL; the host side is what names the directory.
+std::string HostSide(const std::string& flag) {
+  auto colon = flag.rfind(':');
+  if (colon != std::string::npos && colon + 1 < flag.size() && flag[colon + 1] == '/') return flag.substr(0, colon);
+  return flag;
+}
+
+}  // namespace
+
+// Names what asks for a writable host path, so a deny blames the right thing.
+std::string WriteAskedBy(const Decided& d, const DecideInputs& in) {
+  std::vector<std::string> by;
+  if (in.requests_write_by_flags) by.push_back("--write");
+  if (d.requested.RequestsWrite()) by.push_back("the permission profile '" + d.requested.name + "'");
+  if (d.entry && d.entry->path_args == "write" && HasWritablePathArg(d.ref.args, in.read_by_flags)) {
+    std::string dirs;
+    for (const auto& a : d.ref.args) {
+      if (IsPathArg(a) && !NarrowedByRead(ResolvePathArg(a), in.read_by_flags)) dirs += (dirs.empty() ? "" : " ") + a;
+    }
+    by.push_back("registry entry \"" + d.entry->name + "\", which binds its directory arguments read-write (" + dirs +
+                 "; --read DIR keeps one read-only)");
+  }
+  std::string out;
+  for (std::size_t i = 0; i < by.size(); ++i) out += (i ? " and " : "") + by[i];
+  return out;
+}
+
+bool IsPathArg(const std::string& arg) { return !arg.empty() && arg[0] != '-'; }
+
+std::string ResolvePathArg(const std::string& arg) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(ExpandHome(arg), ec);
+  if (ec) return arg;
+  std::string out = abs.lexically_normal().string();
+  if (out.size() > 1 && out.back() == '/') out.pop_back();  // "dir/." normalizes to "dir/"
+  return out;
+}
+
+bool NarrowedByRead(const std::string& dir, const std::vector<std::string>& read_flags) {
+  std::string real = RealPathOrEmpty(dir);
+  if (real.empty()) return false;
+  for (const auto& r : read_flags) {
+    if (RealPathOrEmpty(ResolvePathArg(HostSide(r))) == real) return true;
+  }
+  return false;
+}
+
+bool HasWritablePathArg(const std::vector<std::string>& args, const std::vector<std::string>& read_flags) {
   for (const auto& a : args) {
-    std::error_code ec;
-    if (!a.empty() && a[0] == '/' && std::filesystem::exists(a, ec)) return true;
+    if (IsPathArg(a) && !NarrowedByRead(ResolvePathArg(a), read_flags)) return true;
   }
   return false;
 }
@@ -21,12 +82,8 @@ Result<Decided> Decide(const ServerRef& parsed, const DecideInputs& in) {
   const RegistryEntry* entry = nullptr;
   if (d.ref.kind == ServerRef::Kind::kRegistry) {
     entry = catalog->Find(d.ref.package);
-    if (entry == nullptr && in.unknown_name_is_command) {
-      d.ref.kind = ServerRef::Kind::kCommand;
-    } else if (entry == nullptr) {
-      return MakeError("find server", d.ref.package,
-                       "not a registry name (see 'mcpcell registry list'); for a package write npx://" +
-                           d.ref.package + ", for a command put it after --");
+    if (entry == nullptr) {
+      return MakeError("find server", d.ref.package, NotARegistryName(*catalog, d.ref.package));
     } else {
       d.ref = entry->source;
       d.ref.args = parsed.args;
@@ -47,8 +104,8 @@ Result<Decided> Decide(const ServerRef& parsed, const DecideInputs& in) {
 
   d.facts = GatherTrustFacts(d.ref, entry);
   d.facts.requests_network = d.requested.RequestsNetwork() || in.requests_network_by_flags;
-  d.facts.requests_write = d.requested.RequestsWrite() || in.requests_write_by_flags ||
-                           (entry != nullptr && entry->path_args == "write" && HasPathArg(d.ref.args));
+  d.facts.write_asked_by = WriteAskedBy(d, in);
+  d.facts.requests_write = !d.facts.write_asked_by.empty();
   d.decision = EvaluatePolicy(d.policy, d.facts);
   if (d.decision.profile) {
     auto rule_profile = LoadProfile(*d.decision.profile);

@@ -23,7 +23,7 @@ struct DecideInputs {
   std::optional<std::string> profile;       ///< --permission-profile
   bool requests_network_by_flags = false;   ///< --allow-host / --allow-port given
   bool requests_write_by_flags = false;     ///< --write given (or directory args bound writable)
-  bool unknown_name_is_command = false;     ///< explain: a bare word that is no registry name is a command
+  std::vector<std::string> read_by_flags;   ///< --read: narrows a directory argument to read-only
 };
 
 struct Decided {
@@ -42,8 +42,25 @@ struct Decided {
 /// directories bound writable (path_args "write") counts as requesting write.
 Result<Decided> Decide(const ServerRef& parsed, const DecideInputs& in);
 
-/// True when an argument is an absolute path that exists: a directory
-/// argument a registry entry with path_args binds into the cell.
-bool HasPathArg(const std::vector<std::string>& args);
+/// What asks `d` for a writable host path ("" = nothing): --write, the
+/// requested profile, a registry entry's directory arguments.
+std::string WriteAskedBy(const Decided& d, const DecideInputs& in);
+
+/// A registry entry's directory argument, resolved the way the server
+/// resolves it (server-filesystem: expand "~", then path.resolve against its
+/// cwd) but against the caller's $HOME and cwd, because inside the cell both
+/// differ: "." would otherwise name the cell's temporary home.
+/// Arguments that start with '-' are the server's flags, not directories.
+bool IsPathArg(const std::string& arg);
+std::string ResolvePathArg(const std::string& arg);
+
+/// True when `dir` (a resolved directory argument) is also named by one of
+/// the user's --read paths: an explicit --read narrows the entry's
+/// read-write default to read-only.
+bool NarrowedByRead(const std::string& dir, const std::vector<std::string>& read_flags);
+
+/// True when an entry with path_args "write" gets at least one directory
+/// argument bound writable (one not narrowed by --read).
+bool HasWritablePathArg(const std::vector<std::string>& args, const std::vector<std::string>& read_flags);
 
 }  // namespace mcpcell

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "egress/resolver.h"
+#include "policy/decide.h"
 
 namespace mcpcell {
 
@@ -15,7 +16,12 @@ RunRequest MergeProfile(const PermissionProfile& profile, const RunRequest& req)
   RunRequest out = req;
   out.read = profile.read;
   out.read.insert(out.read.end(), req.read.begin(), req.read.end());
-  out.write = profile.write;
+  out.write.clear();
+  for (const auto& w : profile.write) {
+    // The user's own --read of the same directory narrows the profile's grant
+    // (it is bound once, read-only) instead of colliding with it.
+    if (!NarrowedByRead(ResolvePathArg(w), req.read)) out.write.push_back(w);
+  }
   out.write.insert(out.write.end(), req.write.begin(), req.write.end());
   const ProfileExtension& x = profile.ext;
   if (!out.memory && x.memory) out.memory = x.memory;

@@ -15,7 +15,8 @@
 namespace mcpcell {
 
 /// A copy of `req` with the profile folded in: profile read/write paths first,
-/// then the flags'; limits, env and secrets from the profile only where no
+/// then the flags' (a profile write path the user names with --read is
+/// dropped: --read narrows it); limits, env and secrets from the profile only where no
 /// flag set them (a flag on the command line wins).
 RunRequest MergeProfile(const PermissionProfile& profile, const RunRequest& req);
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/json_input.h"
+#include "util/nearest.h"
 
 namespace mcpcell {
 namespace {
@@ -137,5 +138,31 @@ Result<Catalog> ParseCatalog(std::string_view text, const std::string& origin) {
 }
 
 Result<Catalog> BundledCatalog() { return ParseCatalog(BundledCatalogJson(), "bundled registry"); }
+
+std::vector<std::string> Catalog::Suggest(const std::string& word) const {
+  std::vector<std::string> names;
+  for (const auto& e : entries_) names.push_back(e.name);
+  auto near = Nearest(Lower(word), names);
+  if (!near.empty() || word.size() < 3) return near;
+  for (const auto& e : entries_) {
+    bool mentioned = Lower(e.description).find(Lower(word)) != std::string::npos;
+    for (const auto& t : e.tags) mentioned = mentioned || Lower(t) == Lower(word);
+    if (mentioned && near.size() < 3) near.push_back(e.name);
+  }
+  return near;
+}
+
+std::string NotARegistryName(const Catalog& catalog, const std::string& word) {
+  auto near = catalog.Suggest(word);
+  std::string out = "is not a registry name";
+  if (near.empty()) {
+    out += " and none is close";
+  } else {
+    out += "; nearest:";
+    for (std::size_t i = 0; i < near.size(); ++i) out += (i ? ", " : " ") + near[i];
+  }
+  return out + " (all: 'mcpcell registry list'). A server you installed yourself runs as a command after --: "
+               "mcpcell run --isolate -- COMMAND [ARGS]";
+}
 
 }  // namespace mcpcell

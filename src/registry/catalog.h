@@ -45,10 +45,18 @@ class Catalog {
   /// The entry whose source has the same kind and package (any version), or nullptr.
   const RegistryEntry* FindBySource(const ServerRef& ref) const;
   const std::vector<RegistryEntry>& entries() const { return entries_; }
+  /// Names a user may have meant by `word`: the nearest names by spelling,
+  /// else entries whose description or tags mention it. Never a package name:
+  /// an arbitrary npm package is not a suggestion to run.
+  std::vector<std::string> Suggest(const std::string& word) const;
 
  private:
   std::vector<RegistryEntry> entries_;
 };
+
+/// One sentence for a name that is not in `catalog`: the nearest registry
+/// names, and how to run a command instead.
+std::string NotARegistryName(const Catalog& catalog, const std::string& word);
 
 /// Parses a catalog document {"servers": {NAME: ENTRY, ...}}; errors name the
 /// origin and the JSON path.

@@ -27,6 +27,7 @@ struct TrustFacts {
   std::string local_path;       ///< command: absolute path found on the host PATH ("" if not found)
   bool requests_network = false;  ///< the profile + flags ask for any outbound access
   bool requests_write = false;    ///< the profile + flags ask for any writable host path
+  std::string write_asked_by;     ///< what asked for it: "--write", "profile X", a registry entry's arguments
 };
 
 /// Facts about a resolved reference (never kind kRegistry: expand it first).

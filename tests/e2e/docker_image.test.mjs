@@ -251,6 +251,9 @@ test('docker://: a digest pin runs the image with that Id and refuses another', 
   assert.equal(bad.stdout, '', 'nothing may run from a mismatching image');
   assert.match(bad.stderr, new RegExp(`is ${img.Id}, not the pinned ${wrong}`));
   assert.match(bad.stderr, /refusing to run it/);
+  // The mismatch is known locally (the image was loaded here, never pulled):
+  // no registry pull is started before the refusal.
+  assert.doesNotMatch(bad.stderr, /pulling/, 'a pull was started for a mismatch known locally');
   assert.equal((await mcpcellContainers(bad.pid)).length, 0);
 });
 

@@ -233,3 +233,14 @@ test('podman: without its container init (catatonit moved away) a podman cell is
   const ok = await runMcpcell(podmanArgs([], ['/bin/true']));
   assert.equal(ok.code, 0, ok.stderr);
 });
+
+// Issue 18 item 13: a docker:// image a user loaded into docker is not in
+// podman's store; the failed pull says so and how to copy it.
+test('podman: an image it cannot pull names its own store and `docker save | podman load`', { timeout: 60_000 }, async (t) => {
+  if (!(await needPodman(t))) return;
+  const r = await runMcpcell(['run', '--isolate=podman', 'docker://registry.invalid/mcpcell/none:1']);
+  assert.equal(r.code, EXIT.setupFailed, r.stderr);
+  assert.match(r.stderr, /podman has its own image store/);
+  assert.match(r.stderr, /docker save registry\.invalid\/mcpcell\/none:1 \| podman load/);
+  assert.equal(r.stdout, '');
+});

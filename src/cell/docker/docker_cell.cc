@@ -170,6 +170,15 @@ Result<int> WaitExit(const EngineClient& engine, Engine kind, const std::string&
   return j["StatusCode"].get<int>();
 }
 
+// Podman keeps its own image store: an image a user loaded into docker is
+// not there, and the pull error alone does not say why.
+Error WithStoreHint(Error e, const DockerCellOptions& opts, const ImageRef& ref) {
+  if (opts.engine != Engine::kPodman || e.what != "pull image") return e;
+  e.detail += "; podman has its own image store, separate from docker's: if the image is in docker's, copy it "
+              "with `docker save " + ref.Reference() + " | podman load`";
+  return e;
+}
+
 struct PreparedImage {
   std::string id;
   CellSpec spec;
@@ -284,7 +293,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   std::string image_ref = kBaseImage;
   if (opts.source_image) {
     auto prepared = PrepareImage(setup, *opts.source_image, spec, opts.user_given, result.cell_id);
-    if (!prepared) return Fail(result, kExitSetupFailed, prepared.error());
+    if (!prepared) return Fail(result, kExitSetupFailed, WithStoreHint(prepared.error(), opts, *opts.source_image));
     cell = std::move(prepared->spec);
     image = prepared->id;  // exactly the image that was checked, not a tag that may move
     image_ref = opts.source_image->Reference();

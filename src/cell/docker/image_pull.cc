@@ -84,6 +84,7 @@ struct Found {
   Lookup what = Lookup::kMissing;
   ImageConfig image;
   std::string mismatch;  ///< a local image under the tag that is not the pinned one
+  bool mismatch_local_only = false;  ///< ... built or loaded here: no registry digest
 };
 
 Result<Found> LookUp(const EngineClient& engine, const ImageRef& ref) {
@@ -99,6 +100,7 @@ Result<Found> LookUp(const EngineClient& engine, const ImageRef& ref) {
       f.mismatch = "the local image " + name + " is " + cfg->id +
                    (cfg->repo_digests.empty() ? "" : " (" + cfg->repo_digests.front() + ")") +
                    ", not the pinned " + ref.digest;
+      f.mismatch_local_only = cfg->repo_digests.empty();
       continue;
     }
     f.what = Lookup::kFound;
@@ -136,6 +138,13 @@ Result<ImageConfig> EnsureImage(const EngineClient& engine, const ImageRef& ref,
   auto local = LookUp(engine, ref);
   if (!local) return local.error();
   if (local->what == Lookup::kFound) return std::move(local->image);
+  // An image built or loaded here was never in a registry under this name:
+  // a pull cannot bring the pinned one, and the mismatch is already certain.
+  if (local->mismatch_local_only) {
+    return MakeError("check image pin", ref.Reference(),
+                     local->mismatch + ", and it was built or loaded here (no registry digest), so no pull was "
+                     "tried; refusing to run it. Load the pinned image (docker load) or pin the local one's Id");
+  }
   if (!local->mismatch.empty()) say(local->mismatch + "; pulling the pinned image");
   else say("image " + ref.Reference() + " is not in the engine; pulling it");
   if (auto pulled = Pull(engine, ref, say); !pulled) {

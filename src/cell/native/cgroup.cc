@@ -40,6 +40,26 @@ Status Unenforceable(const ControllerNeed& need, const std::string& headline,
   return {};
 }
 
+}  // namespace cgroup_internal
+
+std::string UnenforcedDefaultsWarning(const std::vector<std::string>& warnings, const Limits& limits) {
+  if (warnings.empty()) return {};
+  std::string out;
+  bool memory = false;
+  for (const auto& w : warnings) {
+    out += (out.empty() ? "" : "; ") + w;
+    memory = memory || w.find("memory limit") != std::string::npos;
+  }
+  std::vector<std::string> still;
+  if (limits.pids.value) still.push_back(fmt::format("at most {} processes (RLIMIT_NPROC)", *limits.pids.value));
+  still.push_back(fmt::format("{} open files (RLIMIT_NOFILE)", limits.nofile));
+  out += ". Still enforced: " + still[0] + (still.size() > 1 ? " and " + still[1] : "");
+  if (memory) out += "; memory is not capped";
+  return out + ". 'mcpcell doctor' shows how to enforce them";
+}
+
+namespace cgroup_internal {
+
 std::string DelegationHint(const ControllerNeed& need) {
   return "run as root, use a cgroup v2 systemd user session (systemd-run --user --scope -p "
          "Delegate=yes ...), or drop " + need.flag;

@@ -22,6 +22,11 @@ Status StartCgroupJanitor(const CellCgroup& cgroup);
 /// name whether the supervisor that made them still runs.
 std::string NewCellId();
 
+/// One stderr line for every default limit Create could not enforce (its
+/// `warnings`), saying what still holds: the process count is capped by
+/// RLIMIT_NPROC (rlimits.cc), memory is not capped at all. "" when none.
+std::string UnenforcedDefaultsWarning(const std::vector<std::string>& warnings, const Limits& limits);
+
 /// The cgroup(s) of one cell. Created before the cell's first process runs,
 /// removed on destruction (after the cell's processes are gone). On v1 one
 /// directory per controller; on v2 one directory.

@@ -205,16 +205,21 @@ Result<std::unique_ptr<EgressService>> StartEgress(const CellSpec& spec, const R
 CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const LaunchCallback& on_launch) {
   auto start = Clock::now();
   auto planned = PlanMounts(spec.mounts);
-  if (!planned) return Failed(kExitSetupFailed, planned.error());
+  // Both are about what the user named (a target twice, a --write dir the
+  // cell's user cannot write): bad input, as the README's table says.
+  if (!planned) return Failed(kExitUsage, planned.error());
   HostIds host = CellHostIds();
-  if (auto ok = CheckSupported(host, *planned); !ok) return Failed(kExitIsolationUnavailable, ok.error());
+  if (auto ok = CheckSupported(host, *planned); !ok) return Failed(kExitUsage, ok.error());
 
   std::string cell_id = NewCellId();
   (void)ReapStaleCgroups();
   std::vector<std::string> warnings;
   auto cgroup = CellCgroup::Create(spec.limits, cell_id, &warnings);
   if (!cgroup) return Failed(kExitIsolationUnavailable, cgroup.error());
-  for (const auto& w : warnings) std::fprintf(stderr, "mcpcell: warning: %s\n", w.c_str());
+  // One line, once per launch, for all unenforced defaults.
+  if (auto w = UnenforcedDefaultsWarning(warnings, spec.limits); !w.empty()) {
+    std::fprintf(stderr, "mcpcell: warning: %s\n", w.c_str());
+  }
 
   // Compiled once here, loaded by the server with one syscall.
   std::optional<SeccompProgram> seccomp;
