@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "cell/bind_source.h"
 #include "egress/cell_net.h"
 
 namespace mcpcell {
@@ -213,15 +214,29 @@ Result<RootfsSources> OpenRootfsSources(const CellSpec& spec, const std::vector<
     if (m.kind == MountSpec::Kind::kBind) {
       struct stat st{};
       if (::lstat(m.source.c_str(), &st) != 0) return ErrnoError("open mount source (" + m.why + ")", m.source);
-      if (S_ISLNK(st.st_mode) && m.why == "system") {
-        // Merged-/usr systems have /bin -> usr/bin: keep it a link so paths agree.
+      if (S_ISLNK(st.st_mode) && (m.why == "system" || m.why == "server executable link")) {
+        // Merged-/usr systems have /bin -> usr/bin; pipx puts ~/.local/bin/tool
+        // -> a venv: keep it a link (resolved inside the cell) so paths agree.
         char buf[4096];
         ssize_t n = ::readlink(m.source.c_str(), buf, sizeof buf - 1);
         if (n > 0) e.link_target.assign(buf, static_cast<std::size_t>(n));
       }
-      if (e.link_target.empty()) {
+      if (e.link_target.empty() && m.why == "system") {
+        // The host's own system dirs: root's, no cell can change them.
         e.fd.reset(::open(m.source.c_str(), O_PATH | O_CLOEXEC));
         if (!e.fd) return ErrnoError("open mount source (" + m.why + ")", m.source);
+      } else if (e.link_target.empty()) {
+        // Everything else is opened once without following symlinks and
+        // bound by fd, so a swap after the checks cannot redirect the bind.
+        auto fd = OpenCheckedBindSource(m);
+        if (!fd) {
+          Error err = fd.error();
+          err.what += " (" + m.why + ")";
+          return err;
+        }
+        e.fd = std::move(*fd);
+      }
+      if (e.fd) {
         if (::fstat(e.fd.get(), &st) != 0) return ErrnoError("stat mount source", m.source);
         e.is_dir = S_ISDIR(st.st_mode);
       }

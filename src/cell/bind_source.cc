@@ -1,0 +1,87 @@
+#include "cell/bind_source.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+
+namespace mcpcell {
+namespace {
+
+Error SwapError(const std::string& path, const std::string& detail) {
+  return MakeError("refusing mount source", path,
+                   detail + "; it changed after mcpcell checked it (another process — maybe a cell with --write "
+                            "on a parent directory — replaced it). Launch again; grant the real directory, not "
+                            "one a cell can rewrite");
+}
+
+// Fallback for kernels without openat2 (before 5.6): each component opened
+// with O_NOFOLLOW below the previous one, so no symlink is ever followed.
+Result<UniqueFd> WalkNoSymlinks(const std::string& path) {
+  UniqueFd cur(::open("/", O_PATH | O_CLOEXEC | O_DIRECTORY));
+  if (!cur) return ErrnoError("open", "/");
+  std::size_t pos = 1;
+  while (pos < path.size()) {
+    std::size_t end = path.find('/', pos);
+    if (end == std::string::npos) end = path.size();
+    std::string name = path.substr(pos, end - pos);
+    pos = end + 1;
+    if (name.empty() || name == ".") continue;
+    if (name == "..") return MakeError("open mount source", path, "contains '..'");
+    UniqueFd next(::openat(cur.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!next) return ErrnoError("open mount source", path);
+    struct stat st{};
+    if (::fstat(next.get(), &st) != 0) return ErrnoError("stat mount source", path);
+    // O_PATH|O_NOFOLLOW opens a symlink itself instead of failing (open(2)).
+    if (S_ISLNK(st.st_mode)) return SwapError(path, "component " + path.substr(0, end) + " is a symbolic link");
+    cur = std::move(next);
+  }
+  return cur;
+}
+
+}  // namespace
+
+Result<UniqueFd> OpenNoSymlinks(const std::string& path) {
+  if (path.empty() || path.front() != '/') return MakeError("open mount source", path, "must be an absolute path");
+  struct open_how how{};
+  how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+  if (fd >= 0) return UniqueFd(static_cast<int>(fd));
+  if (errno == ENOSYS) return WalkNoSymlinks(path);
+  // openat2(2): ELOOP when a component is a symlink under RESOLVE_NO_SYMLINKS.
+  if (errno == ELOOP) return SwapError(path, "a component is now a symbolic link");
+  return ErrnoError("open mount source", path);
+}
+
+Status RecordSourceIdentity(MountSpec* m) {
+  struct stat st{};
+  if (::stat(m->source.c_str(), &st) != 0) return ErrnoError("stat mount source (" + m->why + ")", m->source);
+  m->source_dev = st.st_dev;
+  m->source_ino = st.st_ino;
+  return {};
+}
+
+Result<UniqueFd> OpenCheckedBindSource(const MountSpec& m) {
+  auto fd = OpenNoSymlinks(m.source);
+  if (!fd) return fd.error();
+  struct stat st{};
+  if (::fstat(fd->get(), &st) != 0) return ErrnoError("stat mount source", m.source);
+  if (m.source_ino != 0 && (st.st_dev != m.source_dev || st.st_ino != m.source_ino)) {
+    return SwapError(m.source, "it is no longer the directory or file that was checked (device/inode differ)");
+  }
+  // Where the opened object lives now: a rename after the open shows here.
+  char buf[PATH_MAX];
+  std::string link = "/proc/self/fd/" + std::to_string(fd->get());
+  ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
+  if (n > 0 && std::string(buf, static_cast<std::size_t>(n)) != m.source) {
+    return SwapError(m.source, "the opened object is now at " + std::string(buf, static_cast<std::size_t>(n)));
+  }
+  return fd;
+}
+
+}  // namespace mcpcell
