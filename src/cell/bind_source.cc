@@ -19,9 +19,11 @@ Error SwapError(const std::string& path, const std::string& detail) {
                             "one a cell can rewrite");
 }
 
+}  // namespace
+
 // Fallback for kernels without openat2 (before 5.6): each component opened
 // with O_NOFOLLOW below the previous one, so no symlink is ever followed.
-Result<UniqueFd> WalkNoSymlinks(const std::string& path) {
+Result<UniqueFd> OpenNoSymlinksByWalk(const std::string& path) {
   UniqueFd cur(::open("/", O_PATH | O_CLOEXEC | O_DIRECTORY));
   if (!cur) return ErrnoError("open", "/");
   std::size_t pos = 1;
@@ -43,16 +45,22 @@ Result<UniqueFd> WalkNoSymlinks(const std::string& path) {
   return cur;
 }
 
-}  // namespace
-
 Result<UniqueFd> OpenNoSymlinks(const std::string& path) {
   if (path.empty() || path.front() != '/') return MakeError("open mount source", path, "must be an absolute path");
   struct open_how how{};
   how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
   how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
-  if (fd >= 0) return UniqueFd(static_cast<int>(fd));
-  if (errno == ENOSYS) return WalkNoSymlinks(path);
+  long raw = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+  if (raw >= 0) {
+    UniqueFd fd(static_cast<int>(raw));
+    // With O_PATH|O_NOFOLLOW a symlink as the last component is opened
+    // itself, not refused (openat2(2), RESOLVE_NO_SYMLINKS).
+    struct stat st{};
+    if (::fstat(fd.get(), &st) != 0) return ErrnoError("stat mount source", path);
+    if (S_ISLNK(st.st_mode)) return SwapError(path, "it is now a symbolic link");
+    return fd;
+  }
+  if (errno == ENOSYS) return OpenNoSymlinksByWalk(path);
   // openat2(2): ELOOP when a component is a symlink under RESOLVE_NO_SYMLINKS.
   if (errno == ELOOP) return SwapError(path, "a component is now a symbolic link");
   return ErrnoError("open mount source", path);
@@ -82,6 +90,12 @@ Result<UniqueFd> OpenCheckedBindSource(const MountSpec& m) {
     return SwapError(m.source, "the opened object is now at " + std::string(buf, static_cast<std::size_t>(n)));
   }
   return fd;
+}
+
+Status CheckBindSource(const MountSpec& m) {
+  auto fd = OpenCheckedBindSource(m);
+  if (!fd) return fd.error();
+  return {};
 }
 
 }  // namespace mcpcell

@@ -20,6 +20,10 @@ namespace mcpcell {
 /// or, on kernels before 5.6, a walk of the components with O_NOFOLLOW.
 Result<UniqueFd> OpenNoSymlinks(const std::string& path);
 
+/// The fallback of OpenNoSymlinks for kernels without openat2, public so a
+/// test runs it on kernels that have openat2.
+Result<UniqueFd> OpenNoSymlinksByWalk(const std::string& path);
+
 /// The device and inode of `path` (symlinks followed, as realpath did), for
 /// MountSpec::source_dev/source_ino at lowering time.
 Status RecordSourceIdentity(MountSpec* m);
@@ -28,5 +32,9 @@ Status RecordSourceIdentity(MountSpec* m);
 /// path that was checked (its /proc/self/fd link), and the same device and
 /// inode recorded at lowering. Every refusal names the path and why.
 Result<UniqueFd> OpenCheckedBindSource(const MountSpec& m);
+
+/// OpenCheckedBindSource, for a backend that binds by path (docker, podman):
+/// the same refusals, nothing kept open.
+Status CheckBindSource(const MountSpec& m);
 
 }  // namespace mcpcell

@@ -358,6 +358,33 @@ Status AddUserBind(CellSpec* spec, const std::string& host_spec, bool writable, 
   return AddGrant(spec, *real, *target, writable, why, host_spec, notes, !force);
 }
 
+Status CheckNotWritableByCell(const CellSpec& spec, const std::string& flag, const std::string& path) {
+  std::string lexical = Absolute(path);
+  // The path as written and, for each prefix, where it really leads: a link
+  // outside the grant pointing in, or one inside pointing out (the cell can
+  // re-point it), both put the file within the cell's reach.
+  std::vector<std::string> candidates{lexical};
+  for (std::size_t at = lexical.find('/', 1);; at = lexical.find('/', at + 1)) {
+    char buf[PATH_MAX];
+    std::string prefix = lexical.substr(0, at);
+    if (::realpath(prefix.c_str(), buf) != nullptr) {
+      candidates.push_back(std::string(buf) + (at == std::string::npos ? "" : lexical.substr(at)));
+    }
+    if (at == std::string::npos) break;
+  }
+  for (const auto& m : spec.mounts) {
+    if (m.kind != MountSpec::Kind::kBind || !m.writable) continue;
+    for (const auto& c : candidates) {
+      if (!AtOrBelow(c, m.source)) continue;
+      return MakeError(flag, path,
+                       "lies inside " + m.why + " " + m.source + (c == lexical ? "" : " (as " + c + ")") +
+                           ", which the cell can change: it could rewrite or forge what mcpcell reads and records "
+                           "there. Keep the file outside every directory the cell can write");
+    }
+  }
+  return {};
+}
+
 Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::string>& argv,
                                std::vector<std::string>* notes) {
   CellSpec spec;

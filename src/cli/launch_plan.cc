@@ -66,6 +66,21 @@ void AddProxyEnvironment(CellSpec* spec) {
   for (const char* k : {"NO_PROXY", "no_proxy"}) spec->env.emplace(k, "localhost,127.0.0.1,::1");
 }
 
+/// Files mcpcell reads or writes for itself must be out of the cell's reach:
+/// a cell that can write its own audit log forges the record, one that can
+/// write its policy or profile widens its next launch (issue 10 item 10).
+Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const Decision& decision) {
+  if (req.audit_log) MCPCELL_TRY(CheckNotWritableByCell(spec, "--audit-log", *req.audit_log));
+  if (req.policy_file) MCPCELL_TRY(CheckNotWritableByCell(spec, "--policy", *req.policy_file));
+  if (req.profile && !BuiltinProfile(*req.profile)) {
+    MCPCELL_TRY(CheckNotWritableByCell(spec, "--permission-profile", *req.profile));
+  }
+  if (decision.profile && !BuiltinProfile(*decision.profile)) {
+    MCPCELL_TRY(CheckNotWritableByCell(spec, "the policy's profile", *decision.profile));
+  }
+  return {};
+}
+
 struct Resolved {
   std::vector<std::string> argv;
   std::optional<InstalledPackage> npx;
@@ -240,7 +255,11 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   spec.secrets = std::move(*secrets);
   if (resolved->npx) {
     MountSpec m;
-    m.source = resolved->npx->cache_dir;
+    // Resolved like every other bind source: the cell binds it by fd and
+    // refuses a path with a symlink in it (src/cell/bind_source.h).
+    std::error_code ec;
+    auto real = std::filesystem::weakly_canonical(resolved->npx->cache_dir, ec);
+    m.source = ec ? resolved->npx->cache_dir : real.string();
     m.target = resolved->npx->cache_dir;
     m.writable = false;
     m.optional = !resolved->npx->present;
@@ -255,9 +274,12 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   if (facts.requests_network || spec.network.mode != NetworkSpec::Mode::kNone) {
     Say("network: " + net->enforced);
   }
-  if (req.verbose) {
-    for (const auto& n : notes) Say(n);
+  for (const auto& n : notes) {
+    // What a user must know (a scan that gave up, a mount skipped) is said
+    // without -v; the rest only with it.
+    if (req.verbose || n.rfind("warning:", 0) == 0) Say(n);
   }
+  MCPCELL_TRY(CheckRecordsOutOfReach(spec, req, decision));
   plan.explain["permissions"] = PermissionsJson(merged, spec, *net, *profile);
   plan.explain["profile"] = ToJson(*profile);
   plan.explain["notes"] = notes;

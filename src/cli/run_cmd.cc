@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
+#include "util/home_path.h"
 #include "audit/events.h"
 #include "cell/backend.h"
 #include "cli/commands.h"
@@ -79,7 +80,23 @@ void DescribeCell(const CellSpec& spec) {
   }
 }
 
+/// MCP clients pass argv without a shell, so a `~` in a config's args reaches
+/// mcpcell as it is (issue 18 item 14): expand it in mcpcell's own path options.
+void ExpandPathOptions(RunRequest* req) {
+  for (auto* opt : {&req->audit_log, &req->policy_file, &req->profile}) {
+    if (*opt) **opt = ExpandHome(**opt);
+  }
+  for (auto* list : {&req->read, &req->write, &req->system_mounts}) {
+    for (auto& p : *list) p = ExpandHome(p);
+  }
+  for (auto& s : req->secrets) {
+    auto eq = s.find('=');
+    if (eq != std::string::npos) s = s.substr(0, eq + 1) + ExpandHome(s.substr(eq + 1));
+  }
+}
+
 int Run(RunRequest req) {
+  ExpandPathOptions(&req);
   if (req.isolate && !req.isolate->empty() && !IsLevel(*req.isolate)) {
     // `--isolate npx://pkg`: the optional level swallowed the SERVER.
     if (req.server) {
@@ -176,6 +193,9 @@ void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>
   cmd->add_flag("--force-credentials", req->force_credentials, "allow naming credential locations (~/.ssh, ...)");
   cmd->add_flag("--dry-run", req->dry_run, "print the decision and the CellSpec as JSON; run nothing");
   cmd->add_flag("-v,--verbose", req->verbose, "say on stderr what the cell is built from");
+  cmd->footer("Paths: a leading ~ or ~/ in --read, --write, --audit-log, --policy, --permission-profile, "
+              "--secret FILE and --system-mount is the caller's home ($HOME), expanded by mcpcell itself because "
+              "MCP clients do not run a shell; ~user is not expanded.");
   // A repeatable option takes one value per use, so `--allow-host x SERVER`
   // leaves SERVER to the positional instead of swallowing it as a second host.
   for (CLI::Option* opt : cmd->get_options()) {

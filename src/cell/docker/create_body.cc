@@ -113,6 +113,10 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
     // read-only /sbin from the host leaves it no mountpoint and start fails.
     // System binaries stay reachable through /usr/sbin (PATH has it).
     if (m.target == "/sbin" && m.why == "system") continue;
+    // The engine resolves the path again, after us: refuse a source that is
+    // no longer the object checked at lowering or has a symlink in it now.
+    // A swap after this check still reaches the engine (docs/THREAT_MODEL.md).
+    if (opts.check_source && m.why != "system") MCPCELL_TRY(opts.check_source(m));
     mounts.push_back(BindMount(m.source, m.target, m.writable));
   }
   if (!opts.secrets_host_dir.empty()) mounts.push_back(BindMount(opts.secrets_host_dir, kSecretsTarget, false));

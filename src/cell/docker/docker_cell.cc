@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cell/bind_source.h"
 #include "cell/docker/base_image.h"
 #include "cell/docker/container_net.h"
 #include "cell/docker/create_body.h"
@@ -315,6 +316,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
     copts.egress_host_dir = egress.host_dir();
     copts.set_entrypoint = opts.source_image.has_value();
     copts.nproc_limit = opts.engine == Engine::kPodman;
+    copts.check_source = CheckBindSource;
     return BuildCreateBody(cell, copts);
   };
   auto create = [&](const nlohmann::json& body) -> Result<std::string> {
