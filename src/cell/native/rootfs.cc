@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -88,6 +89,53 @@ Status WriteFile(const std::string& rel, const std::string& content, mode_t mode
   return {};
 }
 
+// A masked path, opened below the directory being assembled (the cwd)
+// without following symlinks: it lies inside a bind another cell may write,
+// which could have put a symlink on the way since the scan (openat2(2)
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS). Never created: a masked path that is
+// gone or changed type changed after the scan, and the launch stops.
+Result<UniqueFd> OpenMaskTarget(const std::string& rel, bool want_dir) {
+  struct open_how how{};
+  how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  long raw = ::syscall(SYS_openat2, AT_FDCWD, rel.c_str(), &how, sizeof how);
+  if (raw < 0 && errno == ENOSYS) raw = ::open(rel.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);  // before 5.6
+  if (raw < 0) {
+    return MakeError("mask", rel.substr(1),
+                     std::string(errno == ELOOP || errno == EXDEV ? "a symbolic link is now on the way to it"
+                                                                  : std::strerror(errno)) +
+                         "; it changed after mcpcell scanned the grant (another process — maybe a cell with "
+                         "--write on it — moved it). Launch again");
+  }
+  UniqueFd fd(static_cast<int>(raw));
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError("stat mask target", rel.substr(1));
+  if (S_ISDIR(st.st_mode) != want_dir || S_ISLNK(st.st_mode)) {
+    return MakeError("mask", rel.substr(1), "changed type after mcpcell scanned the grant; launch again");
+  }
+  return fd;
+}
+
+// Masks are mounted on the opened object (/proc/self/fd/N), never the path.
+Status MountMask(const CellSpec& spec, const MountSpec& m, int source_fd, const std::string& rel) {
+  bool dir = m.kind == MountSpec::Kind::kTmpfs;
+  auto at = OpenMaskTarget(rel, dir);
+  if (!at) return at.error();
+  if (dir) return MountTmpfs(FdPath(at->get()), 4096, 0, spec, MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY);
+  if (::mount(FdPath(source_fd).c_str(), FdPath(at->get()).c_str(), nullptr, MS_BIND, nullptr) != 0) {
+    return ErrnoError("mask", m.target);
+  }
+  // The bind now sits on top: open it again (same rules) to make it read-only.
+  auto top = OpenMaskTarget(rel, false);
+  if (!top) return top.error();
+  struct mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
+  if (::syscall(SYS_mount_setattr, top->get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0) {
+    return ErrnoError("set mount attributes on mask", m.target);
+  }
+  return {};
+}
+
 Status MountPlanned(const CellSpec& spec, const std::vector<MountSpec>& planned, RootfsSources& src) {
   for (std::size_t i = 0; i < planned.size(); ++i) {
     const MountSpec& m = planned[i];
@@ -98,6 +146,10 @@ Status MountPlanned(const CellSpec& spec, const std::vector<MountSpec>& planned,
       if (::symlink(e.link_target.c_str(), rel.c_str()) != 0 && errno != EEXIST) {
         return ErrnoError("symlink", m.target);
       }
+      continue;
+    }
+    if (m.why == "masked") {
+      MCPCELL_TRY(MountMask(spec, m, e.fd.get(), rel));
       continue;
     }
     if (m.kind == MountSpec::Kind::kTmpfs) {
