@@ -372,15 +372,31 @@ Status CheckNotWritableByCell(const CellSpec& spec, const std::string& flag, con
     }
     if (at == std::string::npos) break;
   }
+  auto refuse = [&](const MountSpec& m, const std::string& as) {
+    return MakeError(flag, path,
+                     "lies inside " + m.why + " " + m.source + (as == lexical ? "" : " (as " + as + ")") +
+                         ", which the cell can change: it could rewrite or forge what mcpcell reads and records "
+                         "there. Keep the file outside every directory the cell can write");
+  };
   for (const auto& m : spec.mounts) {
     if (m.kind != MountSpec::Kind::kBind || !m.writable) continue;
     for (const auto& c : candidates) {
-      if (!AtOrBelow(c, m.source)) continue;
-      return MakeError(flag, path,
-                       "lies inside " + m.why + " " + m.source + (c == lexical ? "" : " (as " + c + ")") +
-                           ", which the cell can change: it could rewrite or forge what mcpcell reads and records "
-                           "there. Keep the file outside every directory the cell can write");
+      if (AtOrBelow(c, m.source)) return refuse(m, c);
     }
+  }
+  // The same directory under another name (a bind mount on the host, /mnt/x
+  // of /data/rw): compare each existing ancestor's device and inode.
+  for (fs::path d = fs::path(candidates.back()); ; d = d.parent_path()) {
+    struct stat st{};
+    if (::stat(d.c_str(), &st) == 0) {
+      for (const auto& m : spec.mounts) {
+        if (m.kind == MountSpec::Kind::kBind && m.writable && m.source_ino != 0 && st.st_dev == m.source_dev &&
+            st.st_ino == m.source_ino) {
+          return refuse(m, d.string() + " (the same directory)");
+        }
+      }
+    }
+    if (!d.has_relative_path()) break;
   }
   return {};
 }
@@ -398,7 +414,8 @@ Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::str
     auto real = RealPath(ExpandHome(p));
     if (!real) return MakeError("--system-mount", p, real.error().Message());
     MCPCELL_TRY(CheckNotCredential(*real));
-    spec.mounts.push_back(MountSpec{MountSpec::Kind::kBind, *real, *real, false, false, 0, "--system-mount"});
+    // Held to the --read rules: credentials and sockets below it are masked.
+    MCPCELL_TRY(AddGrant(&spec, *real, *real, false, "--system-mount", p, notes));
   }
   // Writable scratch: tmpfs /tmp (size-capped) and a tmpfs home. Listed here so
   // the planner mounts them before user binds beneath them (/tmp/work).

@@ -78,6 +78,12 @@ Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const
   if (decision.profile && !BuiltinProfile(*decision.profile)) {
     MCPCELL_TRY(CheckNotWritableByCell(spec, "the policy's profile", *decision.profile));
   }
+  // A secret file the cell can re-point (a symlinked directory on its way)
+  // would make mcpcell read another file for it into /run/secrets.
+  for (const auto& s : req.secrets) {
+    auto eq = s.find('=');
+    if (eq != std::string::npos) MCPCELL_TRY(CheckNotWritableByCell(spec, "--secret " + s.substr(0, eq), s.substr(eq + 1)));
+  }
   return {};
 }
 

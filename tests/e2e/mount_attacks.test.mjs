@@ -172,11 +172,13 @@ test('--audit-log, --policy and --permission-profile inside a writable grant are
       ['--policy', path.join(safe, 'link', 'policy.json')],
       ['--permission-profile', profile],
       ['--permission-profile', path.join(safe, 'link', 'profile.json')],
+      ['--secret', `TOKEN=${put(rw, 'token', 'SECRET-token')}`],  // the cell could re-point it at another file
     ];
     for (const [flag, file] of cases) {
       const r = await runMcpcell(['run', '--isolate', '--write', rw, flag, file, '--', '/bin/true'], { input: '' });
       assert.equal(r.code, EXIT.usage, `${flag} ${file} was accepted: ${r.stderr}`);
-      assert.ok(r.stderr.includes(flag) && r.stderr.includes(file) && r.stderr.includes(rw),
+      const named = flag === '--secret' ? file.slice(file.indexOf('=') + 1) : file;
+      assert.ok(r.stderr.includes(flag) && r.stderr.includes(named) && r.stderr.includes(rw),
         `the refusal must name ${flag}, ${file} and ${rw}:\n${r.stderr}`);
     }
     assert.ok(!existsSync(path.join(rw, 'audit.jsonl')), 'a refused audit log was created');

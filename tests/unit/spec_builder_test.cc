@@ -1,6 +1,8 @@
 #include "cell/spec_builder.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include <fstream>
 
 #include "cell/mount_plan.h"
+#include "forked_child.h"
 #include "util/home_path.h"
 
 namespace mcpcell {
@@ -291,6 +294,21 @@ TEST(BuildCellSpec, NestedCredentialsBelowAReadAreMasked) {
   EXPECT_TRUE(PlanMounts(spec->mounts).ok());
 }
 
+TEST(BuildCellSpec, SystemMountIsMaskedLikeARead) {
+  TempDir d;
+  fs::path dir = fs::canonical(d.path) / "opt-tools";
+  Write(dir / "lib/x.so", "");
+  Write(dir / "share/keyrings/.ssh/id_rsa", "KEY");
+  RunRequest req;
+  req.system_mounts = {dir.string()};
+  std::vector<std::string> notes;
+  auto spec = BuildCellSpec(req, {"/bin/true"}, &notes);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  const MountSpec* mask = Find(*spec, (dir / "share/keyrings/.ssh").string());
+  ASSERT_NE(mask, nullptr);
+  EXPECT_EQ(mask->why, "masked");
+}
+
 TEST(BuildCellSpec, BindSourcesCarryTheIdentityThatWasChecked) {
   TempDir d;
   RunRequest req;
@@ -327,6 +345,34 @@ TEST(CheckNotWritableByCell, RefusesRecordsInsideAWritableGrant) {
   EXPECT_FALSE(CheckNotWritableByCell(*spec, "--policy", (base / "safe/in/policy.json").string()).ok());
   fs::create_directory_symlink(base / "safe", base / "rw/out");
   EXPECT_FALSE(CheckNotWritableByCell(*spec, "--permission-profile", (base / "rw/out/p.json").string()).ok());
+}
+
+// The writable directory under another name: a bind mount on the host.
+// Runs in a child with its own user and mount namespace, so it needs no root.
+TEST(CheckNotWritableByCell, RefusesTheSameDirectoryUnderAnotherName) {
+  TempDir d;
+  fs::path base = fs::canonical(d.path);
+  fs::create_directories(base / "rw");
+  fs::create_directories(base / "alias");
+  auto out = testing::RunInChild([&]() -> std::string {
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return "SKIP unshare(CLONE_NEWUSER|CLONE_NEWNS) refused";
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return "SKIP make / private";
+    if (::mount((base / "rw").c_str(), (base / "alias").c_str(), nullptr, MS_BIND, nullptr) != 0) {
+      return "SKIP bind mount refused";
+    }
+    RunRequest req;
+    req.write = {(base / "rw").string()};
+    std::vector<std::string> notes;
+    auto spec = BuildCellSpec(req, {"/bin/true"}, &notes);
+    if (!spec.ok()) return "spec: " + spec.error().Message();
+    auto st = CheckNotWritableByCell(*spec, "--audit-log", (base / "alias/audit.jsonl").string());
+    if (st.ok()) return "an audit log in a bind-mount alias of the --write dir was accepted";
+    if (st.error().detail.find("same directory") == std::string::npos) return "message: " + st.error().Message();
+    return "";
+  });
+  if (out.report.rfind("SKIP", 0) == 0) GTEST_SKIP() << out.report;
+  EXPECT_EQ(out.report, "");
+  EXPECT_TRUE(out.exited_ok());
 }
 
 TEST(ExpandHome, ExpandsALeadingTildeOnly) {
