@@ -45,6 +45,11 @@ constexpr Location kLocations[] = {
     {".cargo/credentials.toml", "crates.io token"},
     {".gem/credentials", "RubyGems token"},
     {".env", "environment secrets (.env)", true},
+    {".envrc", "direnv environment (often exports secrets)", true},
+    {"id_rsa", "SSH private key", true},
+    {"id_ecdsa", "SSH private key", true},
+    {"id_ed25519", "SSH private key", true},
+    {"id_dsa", "SSH private key", true},
     {".bash_history", "shell history", true},
     {".zsh_history", "shell history", true},
     {".history", "shell history", true},
@@ -124,6 +129,8 @@ Error Refusal(const std::string& path, const std::string& at, std::string_view w
 // store hold no one's credentials, and they are most of a project's entries.
 bool Pruned(std::string_view parent, std::string_view name) {
   if (name == "node_modules" || name == "__pycache__") return true;
+  // Kernel filesystems: no credential files, and enough entries to exhaust any budget.
+  if (parent == "/" && (name == "proc" || name == "sys")) return true;
   return name == "objects" && parent.size() >= 5 && parent.substr(parent.size() - 5) == "/.git";
 }
 

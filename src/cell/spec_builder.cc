@@ -151,16 +151,6 @@ std::string ExecutableRoot(const std::string& exe) {
 void MaskBeneath(CellSpec* spec, const std::string& real, const std::string& target, const std::string& label,
                  std::vector<std::string>* notes) {
   auto inside = [&](const std::string& host) { return target + host.substr(real == "/" ? 0 : real.size()); };
-  SocketScan scan = FindSockets(real, kSocketScanBudget);
-  for (const auto& sock : scan.sockets) {
-    spec->mounts.push_back(MountSpec{MountSpec::Kind::kBind, "/dev/null", inside(sock), false, false, 0, "masked"});
-    notes->push_back("masked unix socket " + sock + " inside " + label);
-  }
-  if (scan.truncated) {
-    notes->push_back("warning: " + label + " is too large to check fully for unix sockets (over " +
-                     std::to_string(kSocketScanBudget) + " entries); a socket deeper inside would be reachable — "
-                     "grant a narrower directory");
-  }
   CredentialScan creds = CredentialsBeneath(real);
   for (const auto& cred : creds.found) {
     // An empty read-only tmpfs over a directory; /dev/null over anything else.
@@ -173,6 +163,20 @@ void MaskBeneath(CellSpec* spec, const std::string& real, const std::string& tar
     notes->push_back("warning: gave up looking for credentials inside " + label + " (" + creds.gave_up +
                      "); credential files deeper inside are NOT masked — grant a narrower directory, or "
                      "--read/--write the subdirectories the server needs");
+  }
+  SocketScan scan = FindSockets(real, kSocketScanBudget);
+  for (const auto& sock : scan.sockets) {
+    // Already hidden by a credential mask (/run/docker.sock, ~/.ssh/agent.sock).
+    bool covered = false;
+    for (const auto& cred : creds.found) covered = covered || AtOrBelow(sock, cred);
+    if (covered) continue;
+    spec->mounts.push_back(MountSpec{MountSpec::Kind::kBind, "/dev/null", inside(sock), false, false, 0, "masked"});
+    notes->push_back("masked unix socket " + sock + " inside " + label);
+  }
+  if (scan.truncated) {
+    notes->push_back("warning: " + label + " is too large to check fully for unix sockets (over " +
+                     std::to_string(kSocketScanBudget) + " entries); a socket deeper inside would be reachable — "
+                     "grant a narrower directory");
   }
 }
 

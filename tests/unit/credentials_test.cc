@@ -133,7 +133,7 @@ TEST(CredentialsBeneath, DoesNotFollowSymlinks) {
 }
 
 TEST(CheckNotCredential, RefusesTheNewNamesAtAnyDepth) {
-  for (const char* p : {"/home/a/.pgpass", "/home/a/w/x/.env", "/home/a/w/.env.local", "/home/a/.bash_history",
+  for (const char* p : {"/home/a/.pgpass", "/home/a/w/x/.env", "/home/a/backup/id_ed25519", "/srv/p/.envrc", "/home/a/w/.env.local", "/home/a/.bash_history",
                         "/home/a/.lesshst", "/srv/p/.npmrc", "/home/a/.config/gh/hosts.yml",
                         "/home/a/.local/share/keyrings/login.keyring"}) {
     EXPECT_FALSE(CheckNotCredential(p).ok()) << p;

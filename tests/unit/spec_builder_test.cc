@@ -245,6 +245,16 @@ TEST(BuildCellSpec, AutoMountedPackageIsMaskedLikeARead) {
   ::close(s);
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
   ASSERT_NE(Find(*spec, pkg.string()), nullptr);
+  // A socket inside a masked credential directory is covered by that mask, not masked twice.
+  int s2 = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  std::string inner = (pkg / "sub/deep/.ssh/agent.sock").string();
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", inner.c_str());
+  ASSERT_EQ(::bind(s2, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  auto again = BuildCellSpec(RunRequest{}, {"node", (pkg / "src/server.js").string()}, &notes);
+  ::close(s2);
+  ASSERT_TRUE(again.ok()) << again.error().Message();
+  EXPECT_EQ(Find(*again, inner), nullptr);
+  EXPECT_TRUE(PlanMounts(again->mounts).ok());
   for (const auto& rel : {".npmrc", "sub/deep/.ssh", "agent.sock"}) {
     const MountSpec* mask = Find(*spec, (pkg / rel).string());
     ASSERT_NE(mask, nullptr) << rel;

@@ -100,13 +100,14 @@ Result<UniqueFd> OpenMaskTarget(const std::string& rel, bool want_dir) {
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   long raw = ::syscall(SYS_openat2, AT_FDCWD, rel.c_str(), &how, sizeof how);
   if (raw < 0 && errno == ENOSYS) raw = ::open(rel.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);  // before 5.6
-  if (raw < 0) {
+  if (raw < 0 && (errno == ELOOP || errno == EXDEV || errno == ENOENT || errno == ENOTDIR)) {
     return MakeError("mask", rel.substr(1),
-                     std::string(errno == ELOOP || errno == EXDEV ? "a symbolic link is now on the way to it"
-                                                                  : std::strerror(errno)) +
+                     std::string(errno == ENOENT || errno == ENOTDIR ? "it is gone"
+                                                                     : "a symbolic link is now on the way to it") +
                          "; it changed after mcpcell scanned the grant (another process — maybe a cell with "
                          "--write on it — moved it). Launch again");
   }
+  if (raw < 0) return ErrnoError("open the path to mask (as the cell user)", rel.substr(1));
   UniqueFd fd(static_cast<int>(raw));
   struct stat st{};
   if (::fstat(fd.get(), &st) != 0) return ErrnoError("stat mask target", rel.substr(1));
