@@ -388,6 +388,18 @@ Status CheckNotWritableByCell(const CellSpec& spec, const std::string& flag, con
       if (AtOrBelow(c, m.source)) return refuse(m, c);
     }
   }
+  // A hard link is the same file under another name: one inside the grant
+  // cannot be seen from here, so a file with more than one link is refused.
+  struct stat file{};
+  if (::stat(candidates.back().c_str(), &file) == 0 && S_ISREG(file.st_mode) && file.st_nlink > 1) {
+    bool in_grant = false;
+    for (const auto& m : spec.mounts) in_grant = in_grant || (m.kind == MountSpec::Kind::kBind && m.writable);
+    if (in_grant) {
+      return MakeError(flag, path,
+                       "has " + std::to_string(file.st_nlink) + " hard links; one may lie inside a directory the "
+                       "cell can write, where the cell could rewrite it. Use a file with a single link");
+    }
+  }
   // The same directory under another name (a bind mount on the host, /mnt/x
   // of /data/rw): compare each existing ancestor's device and inode.
   for (fs::path d = fs::path(candidates.back()); ; d = d.parent_path()) {

@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -165,21 +165,23 @@ test('--audit-log, --policy and --permission-profile inside a writable grant are
     const policy = put(rw, 'policy.json', JSON.stringify({ rules: [{ condition: 'untrusted_source', action: 'isolate' }] }));
     const profile = put(rw, 'profile.json', JSON.stringify({ network: { outbound: { insecure_allow_all: false } } }));
     symlinkSync(rw, path.join(safe, 'link'));
+    linkSync(put(rw, 'old.jsonl', ''), path.join(safe, 'hardlinked.jsonl'));
     const cases = [
       ['--audit-log', path.join(rw, 'audit.jsonl')],
       ['--audit-log', path.join(safe, 'link', 'audit.jsonl')],   // a symlink outside leading in
+      ['--audit-log', path.join(safe, 'hardlinked.jsonl'), 'hard links'],  // the same file inside the grant
       ['--policy', policy],
       ['--policy', path.join(safe, 'link', 'policy.json')],
       ['--permission-profile', profile],
       ['--permission-profile', path.join(safe, 'link', 'profile.json')],
       ['--secret', `TOKEN=${put(rw, 'token', 'SECRET-token')}`],  // the cell could re-point it at another file
     ];
-    for (const [flag, file] of cases) {
+    for (const [flag, file, why] of cases) {
       const r = await runMcpcell(['run', '--isolate', '--write', rw, flag, file, '--', '/bin/true'], { input: '' });
       assert.equal(r.code, EXIT.usage, `${flag} ${file} was accepted: ${r.stderr}`);
       const named = flag === '--secret' ? file.slice(file.indexOf('=') + 1) : file;
-      assert.ok(r.stderr.includes(flag) && r.stderr.includes(named) && r.stderr.includes(rw),
-        `the refusal must name ${flag}, ${file} and ${rw}:\n${r.stderr}`);
+      assert.ok(r.stderr.includes(flag) && r.stderr.includes(named) && r.stderr.includes(why ?? rw),
+        `the refusal must name ${flag}, ${file} and ${why ?? rw}:\n${r.stderr}`);
     }
     assert.ok(!existsSync(path.join(rw, 'audit.jsonl')), 'a refused audit log was created');
     // Outside the grant, and with a literal ~ (the caller's home), it is written.

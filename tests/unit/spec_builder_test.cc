@@ -355,6 +355,12 @@ TEST(CheckNotWritableByCell, RefusesRecordsInsideAWritableGrant) {
   EXPECT_FALSE(CheckNotWritableByCell(*spec, "--policy", (base / "safe/in/policy.json").string()).ok());
   fs::create_directory_symlink(base / "safe", base / "rw/out");
   EXPECT_FALSE(CheckNotWritableByCell(*spec, "--permission-profile", (base / "rw/out/p.json").string()).ok());
+  // A hard link: the same file inside the grant under another name.
+  Write(base / "rw/logs/x", "");
+  fs::create_hard_link(base / "rw/logs/x", base / "safe/linked.jsonl");
+  auto linked = CheckNotWritableByCell(*spec, "--audit-log", (base / "safe/linked.jsonl").string());
+  ASSERT_FALSE(linked.ok());
+  EXPECT_NE(linked.error().detail.find("hard links"), std::string::npos) << linked.error().Message();
 }
 
 // The writable directory under another name: a bind mount on the host.
