@@ -191,6 +191,28 @@ Status AddGrant(CellSpec* spec, const std::string& real, const std::string& targ
   return {};
 }
 
+// The Python a virtualenv runs on: pyvenv.cfg's `home` is the bin dir of the
+// base interpreter (uv tools use uv's own Python under ~/.local/share/uv),
+// which venv/bin/python links to. Its install prefix, or "" when none.
+std::string VenvBaseInterpreter(const std::string& venv) {
+  std::ifstream in(venv + "/pyvenv.cfg");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = line.substr(0, line.find_last_not_of(" \t", eq - 1) + 1);
+    if (key != "home") continue;
+    std::string value = line.substr(line.find_first_not_of(" \t", eq + 1));
+    fs::path bin = fs::path(value).lexically_normal();
+    if (!bin.is_absolute()) return {};
+    auto real = RealPath(bin.string());
+    if (!real) return {};
+    fs::path dir(*real);
+    return dir.filename() == "bin" ? dir.parent_path().string() : *real;
+  }
+  return {};
+}
+
 // An auto-mount passes the same checks as --read: never a credential
 // location, credentials and unix sockets below it masked, identity recorded.
 void AddServerMount(CellSpec* spec, const std::string& path, const std::string& why,
@@ -235,7 +257,12 @@ Status AddServerMounts(CellSpec* spec, std::vector<std::string>* notes) {
   auto real = RealPath(host_exe);
   if (!real) return {};
   if (exe.find('/') != std::string::npos) spec->argv[0] = host_exe;
-  if (!UnderSystemDir(*real)) AddServerMount(spec, ExecutableRoot(*real), "server executable", notes);
+  if (!UnderSystemDir(*real)) {
+    std::string root = ExecutableRoot(*real);
+    AddServerMount(spec, root, "server executable", notes);
+    std::string base = root != *real ? VenvBaseInterpreter(root) : std::string();
+    if (!base.empty() && !UnderSystemDir(base) && !TooBroad(base)) AddServerMount(spec, base, "server's Python", notes);
+  }
   if (host_exe != *real && !UnderSystemDir(host_exe) && exe.find('/') != std::string::npos) {
     AddExecutableLink(spec, host_exe, *real);
   }

@@ -211,6 +211,29 @@ TEST(BuildCellSpec, AutoMountOfALocalBinServerIsItsVenvNotDotLocal) {
   EXPECT_EQ(link->why, "server executable link");
 }
 
+// `uv tool install`: the venv runs on uv's own Python under ~/.local/share/uv;
+// that interpreter's prefix is bound too, still not ~/.local.
+TEST(BuildCellSpec, AutoMountOfAUvToolAddsItsBasePython) {
+  TempDir d;
+  fs::path home = fs::canonical(d.path);
+  HomeAs as(home);
+  fs::path py = home / ".local/share/uv/python/cpython-3.12-linux";
+  Write(py / "bin/python3.12", "");
+  Write(home / ".local/share/uv/tools/srv/pyvenv.cfg", "home = " + (py / "bin").string() + "\nversion = 3.12\n");
+  Write(home / ".local/share/uv/tools/srv/bin/srv", "#!" + (home / ".local/share/uv/tools/srv/bin/python").string() + "\n");
+  fs::permissions(home / ".local/share/uv/tools/srv/bin/srv", fs::perms::owner_all);
+  Write(home / ".local/share/keyrings/login.keyring", "KEYRING");
+  std::vector<std::string> notes;
+  auto spec = BuildCellSpec(RunRequest{}, {(home / ".local/share/uv/tools/srv/bin/srv").string()}, &notes);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  EXPECT_NE(Find(*spec, (home / ".local/share/uv/tools/srv").string()), nullptr);
+  const MountSpec* base = Find(*spec, py.string());
+  ASSERT_NE(base, nullptr);
+  EXPECT_EQ(base->why, "server's Python");
+  EXPECT_EQ(Find(*spec, (home / ".local").string()), nullptr);
+  EXPECT_EQ(Find(*spec, (home / ".local/share").string()), nullptr);
+}
+
 // A compiled server in a project: the binary, not the project and its .npmrc.
 TEST(BuildCellSpec, AutoMountOfABinaryInAProjectIsTheFileAlone) {
   TempDir d;
