@@ -357,6 +357,13 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   auto stream = setup.Hijack("/containers/" + id + "/attach?stream=1&stdout=1&stderr=1" +
                               (use_fifos ? "" : "&stdin=1"));
   if (!stream) return Fail(result, kExitSetupFailed, stream.error());
+  // The engine mounts by path at start: check the sources again right
+  // before, so the window left is the engine's own (docs/THREAT_MODEL.md).
+  for (const auto& m : cell.mounts) {
+    if (m.kind != MountSpec::Kind::kBind || m.why == "system" || m.why == "server executable link") continue;
+    if (m.optional && !PathExists(m.source)) continue;
+    if (auto ok = CheckBindSource(m); !ok) return Fail(result, kExitSetupFailed, ok.error());
+  }
   auto start = setup.Call("POST", "/containers/" + id + "/start");
   if (!start) return Fail(result, kExitSetupFailed, start.error());
   if (start->status != 204 && start->status != 304) {
