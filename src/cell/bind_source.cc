@@ -98,4 +98,39 @@ Status CheckBindSource(const MountSpec& m) {
   return {};
 }
 
+namespace {
+
+// Whether `uid` (not root, in none of the directory's groups but nogroup)
+// may create, rename or remove entries in directory `st` (path_resolution(7)).
+bool WritableBy(const struct stat& st, uid_t uid) {
+  if (st.st_uid == uid) return (st.st_mode & S_IWUSR) != 0;
+  if (st.st_gid == uid) return (st.st_mode & S_IWGRP) != 0;  // nobody's group is nogroup (65534)
+  return (st.st_mode & S_IWOTH) != 0;
+}
+
+}  // namespace
+
+Status CheckNotSwappableBy(const std::string& path, uid_t cell_uid) {
+  // Each component, from the source up to /: can `cell_uid` replace it?
+  for (std::string child = path; child.size() > 1;) {
+    std::string parent = child.substr(0, child.rfind('/'));
+    if (parent.empty()) parent = "/";
+    struct stat dir{}, entry{};
+    if (::stat(parent.c_str(), &dir) != 0 || ::lstat(child.c_str(), &entry) != 0) {
+      return ErrnoError("check mount source", child);
+    }
+    // A sticky directory (/tmp) lets only an entry's owner rename it.
+    bool swappable = WritableBy(dir, cell_uid) && (!(dir.st_mode & S_ISVTX) || entry.st_uid == cell_uid);
+    if (swappable) {
+      return MakeError("refusing mount source", path,
+                       parent + " is writable by uid " + std::to_string(cell_uid) +
+                           ", the host uid of cells started by root: another cell could swap " + child +
+                           " for a symlink after mcpcell's check, and the engine binds by path. Grant a "
+                           "directory that uid cannot change, or use a native cell (it binds by fd)");
+    }
+    child = parent;
+  }
+  return {};
+}
+
 }  // namespace mcpcell

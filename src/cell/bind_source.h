@@ -37,4 +37,11 @@ Result<UniqueFd> OpenCheckedBindSource(const MountSpec& m);
 /// the same refusals, nothing kept open.
 Status CheckBindSource(const MountSpec& m);
 
+/// For an engine that binds by path, run by root: cells started by root
+/// write as `cell_uid` (host nobody), so a source that such a cell could
+/// swap — a component whose parent directory that uid can write (and, in a
+/// sticky directory, that it owns) — is refused: the engine would follow
+/// the swap after every check mcpcell can make.
+Status CheckNotSwappableBy(const std::string& path, uid_t cell_uid);
+
 }  // namespace mcpcell

@@ -97,3 +97,28 @@ for (const level of ['docker', 'gvisor']) {
       assert.doesNotMatch(tool.stdout, /SECRET-/, `the auto-mounted tool read the keyring in a ${level} cell`);
     });
 }
+
+test('docker cell run by root: a source another cell could swap is refused, the engine binds by path (10.3)',
+  { timeout: 300_000 }, async (t) => {
+    if (!(await engineReady(t))) return;
+    if (process.getuid() !== 0) {
+      t.skip('the check applies to root: a normal user\'s cells all write as that user (docs/THREAT_MODEL.md)');
+      return;
+    }
+    // A --write dir of a root-started cell must be writable by host nobody: here 0777.
+    const shared = makeTempDir('dshared');
+    chmodSync(shared, 0o777);
+    put(shared, 'data/readme', 'CONTROL-data');
+    const r = await runMcpcell(['run', '--isolate=docker', '--read', path.join(shared, 'data'), '--', '/bin/cat',
+      path.join(shared, 'data/readme')], { input: '', guardMs: GUARD_MS });
+    assert.notEqual(r.code, 0, `a swappable source was handed to the engine:\n${r.stdout}`);
+    assert.match(r.stderr, /writable by uid 65534/, r.stderr);
+    assert.doesNotMatch(r.stdout, /CONTROL-data/);
+    // The same file in a directory only root can change is bound.
+    const closed = makeTempDir('dclosed');
+    put(closed, 'data/readme', 'CONTROL-data');
+    const ok = await runMcpcell(['run', '--isolate=docker', '--read', path.join(closed, 'data'), '--', '/bin/cat',
+      path.join(closed, 'data/readme')], { input: '', guardMs: GUARD_MS });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /CONTROL-data/);
+  });

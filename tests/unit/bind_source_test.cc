@@ -79,6 +79,26 @@ TEST(OpenNoSymlinksByWalk, TheFallbackRefusesSymlinksToo) {
   EXPECT_FALSE(OpenNoSymlinksByWalk((d.path / "link").string()).ok());
 }
 
+// For engines that bind by path (run by root): a component whose parent
+// another cell's uid can write is refused; a sticky directory only when that
+// uid owns the entry.
+TEST(CheckNotSwappableBy, RefusesSourcesAnotherUidCouldReplace) {
+  TempDir d;
+  const uid_t other = 12345;  // not us, not root
+  fs::create_directories(d.path / "open/data");
+  fs::permissions(d.path / "open", fs::perms::all);  // 0777, no sticky bit
+  auto open = CheckNotSwappableBy((d.path / "open/data").string(), other);
+  ASSERT_FALSE(open.ok());
+  EXPECT_NE(open.error().detail.find("writable by uid 12345"), std::string::npos) << open.error().Message();
+  fs::create_directories(d.path / "sticky/data");
+  fs::permissions(d.path / "sticky", fs::perms::all | fs::perms::sticky_bit);
+  EXPECT_TRUE(CheckNotSwappableBy((d.path / "sticky/data").string(), other).ok());
+  fs::create_directories(d.path / "closed/data");
+  fs::permissions(d.path / "closed", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                         fs::perms::others_read | fs::perms::others_exec);
+  EXPECT_TRUE(CheckNotSwappableBy((d.path / "closed/data").string(), other).ok());
+}
+
 // Issue 10 item 3 as a race: a writer flips DIR/data between the checked
 // directory and a symlink to a directory holding a marker, 2000 times, while
 // the source is opened again and again. No open may ever yield the target.

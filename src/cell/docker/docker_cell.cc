@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cell/bind_source.h"
+#include "cell/native/id_map.h"
 #include "cell/docker/base_image.h"
 #include "cell/docker/container_net.h"
 #include "cell/docker/create_body.h"
@@ -46,6 +47,16 @@ std::string RandomId() {
     id += kHex[c & 15];
   }
   return id;
+}
+
+// The engine binds by path, after every check mcpcell makes. Run by root,
+// refuse too a source other cells could swap: those root starts write as
+// host nobody (native) or as their own uid (containers, no user namespace).
+Status CheckContainerBindSource(const MountSpec& m, uid_t cell_uid) {
+  MCPCELL_TRY(CheckBindSource(m));
+  if (::geteuid() != 0) return {};  // every cell of this user writes as it: see docs/THREAT_MODEL.md
+  MCPCELL_TRY(CheckNotSwappableBy(m.source, kRootCellHostId));
+  return CheckNotSwappableBy(m.source, cell_uid);
 }
 
 bool PathExists(const std::string& p) {
@@ -316,7 +327,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
     copts.egress_host_dir = egress.host_dir();
     copts.set_entrypoint = opts.source_image.has_value();
     copts.nproc_limit = opts.engine == Engine::kPodman;
-    copts.check_source = CheckBindSource;
+    copts.check_source = [&cell](const MountSpec& m) { return CheckContainerBindSource(m, cell.uid); };
     return BuildCreateBody(cell, copts);
   };
   auto create = [&](const nlohmann::json& body) -> Result<std::string> {
@@ -362,7 +373,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   for (const auto& m : cell.mounts) {
     if (m.kind != MountSpec::Kind::kBind || m.why == "system" || m.why == "server executable link") continue;
     if (m.optional && !PathExists(m.source)) continue;
-    if (auto ok = CheckBindSource(m); !ok) return Fail(result, kExitSetupFailed, ok.error());
+    if (auto ok = CheckContainerBindSource(m, cell.uid); !ok) return Fail(result, kExitSetupFailed, ok.error());
   }
   auto start = setup.Call("POST", "/containers/" + id + "/start");
   if (!start) return Fail(result, kExitSetupFailed, start.error());
