@@ -24,6 +24,10 @@ struct MountSpec {
   bool optional = false;  ///< skip silently if the source is missing (system dirs like /lib64)
   std::uint64_t size_bytes = 0;  ///< kTmpfs only; 0 = backend default
   std::string why;  ///< where it came from: "system", "server", "--read", "--write", "masked", ...
+  /// kBind: the source's device and inode when it was checked (0 = not
+  /// recorded); the backend refuses a source that is no longer that object.
+  std::uint64_t source_dev = 0;
+  std::uint64_t source_ino = 0;
 };
 
 /// A limit and whether the user asked for it. A requested limit that cannot be

@@ -1,22 +1,28 @@
 #include "cell/credentials.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include <array>
+#include <deque>
+#include <set>
 #include <string_view>
 
 namespace mcpcell {
 namespace {
 
 struct Location {
-  std::string_view rel;   // relative to a home directory (or absolute when it starts with '/')
-  std::string_view what;  // for the message
+  std::string_view rel;     // relative to a home directory (or absolute when it starts with '/')
+  std::string_view what;    // for the message
+  bool file_only = false;   // a directory of that name is something else (a virtualenv called .env)
 };
 
 // Relative entries are matched as path components anywhere, not only under
-// $HOME: /srv/backup/alice/.ssh is as secret as ~/.ssh.
-constexpr std::array<Location, 32> kLocations{{
+// $HOME: /srv/backup/alice/.ssh is as secret as ~/.ssh, and ~/work/sub/.npmrc
+// as ~/.npmrc. Shell and REPL histories hold pasted tokens and passwords
+// typed on command lines; .env files hold a project's API keys (issue 18 item 14).
+constexpr Location kLocations[] = {
     {".ssh", "SSH keys"},
     {".gnupg", "GnuPG keys"},
     {".aws", "AWS credentials"},
@@ -25,10 +31,34 @@ constexpr std::array<Location, 32> kLocations{{
     {".kube", "Kubernetes credentials"},
     {".docker", "Docker credentials"},
     {".config/gh", "GitHub CLI token"},
+    {".config/hub", "GitHub hub token"},
     {".netrc", "netrc passwords"},
     {".git-credentials", "git credentials"},
     {".npmrc", "npm token"},
+    {".yarnrc.yml", "yarn registry token"},
     {".pypirc", "PyPI token"},
+    {".pgpass", "PostgreSQL passwords"},
+    {".my.cnf", "MySQL passwords"},
+    {".vault-token", "HashiCorp Vault token"},
+    {".terraform.d/credentials.tfrc.json", "Terraform Cloud token"},
+    {".cargo/credentials", "crates.io token"},
+    {".cargo/credentials.toml", "crates.io token"},
+    {".gem/credentials", "RubyGems token"},
+    {".env", "environment secrets (.env)", true},
+    {".envrc", "direnv environment (often exports secrets)", true},
+    {"id_rsa", "SSH private key", true},
+    {"id_ecdsa", "SSH private key", true},
+    {"id_ed25519", "SSH private key", true},
+    {"id_dsa", "SSH private key", true},
+    {".bash_history", "shell history", true},
+    {".zsh_history", "shell history", true},
+    {".history", "shell history", true},
+    {".python_history", "Python history", true},
+    {".node_repl_history", "Node REPL history", true},
+    {".psql_history", "psql history", true},
+    {".mysql_history", "MySQL history", true},
+    {".sqlite_history", "SQLite history", true},
+    {".lesshst", "less history", true},
     {".password-store", "pass password store"},
     {".local/share/keyrings", "desktop keyring"},
     {".mozilla", "browser profile"},
@@ -49,11 +79,16 @@ constexpr std::array<Location, 32> kLocations{{
     {"/proc/kcore", "kernel memory"},
     {"/dev/mem", "physical memory"},
     {"/dev/kmem", "kernel memory"},
-}};
+};
 
 bool Exists(const std::string& p) {
   struct stat st{};
   return ::lstat(p.c_str(), &st) == 0;
+}
+
+bool IsDirectory(const std::string& p) {
+  struct stat st{};
+  return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 // True if `path` equals `loc` or lies beneath it (component-wise).
@@ -62,66 +97,146 @@ bool IsAtOrBelow(std::string_view path, std::string_view loc) {
   return path.size() == loc.size() || path[loc.size()] == '/';
 }
 
-}  // namespace
+// .env and its variants (.env.local, .env.production): dotenv loads them all.
+bool IsDotEnvName(std::string_view name) { return name == ".env" || name.rfind(".env.", 0) == 0; }
 
-Status CheckNotCredential(const std::string& path) {
+// The credential location `path` names exactly (its last components), if any.
+const Location* LocationNamedBy(std::string_view path, bool is_dir) {
+  auto slash = path.rfind('/');
+  std::string_view last = slash == std::string_view::npos ? path : path.substr(slash + 1);
   for (const auto& loc : kLocations) {
-    if (loc.rel.front() == '/') {
-      if (IsAtOrBelow(path, loc.rel)) {
-        return MakeError("refusing to expose", path,
-                         std::string(loc.what) + " — pass --force-credentials if you really mean it");
-      }
+    if (loc.rel.front() == '/') continue;
+    if (loc.file_only && is_dir) continue;
+    if (loc.rel == ".env") {
+      if (IsDotEnvName(last)) return &loc;
       continue;
     }
-    // Relative: look for "/<rel>" as a component sequence anywhere in the path.
-    std::string needle = "/" + std::string(loc.rel);
-    for (std::size_t at = path.find(needle); at != std::string::npos; at = path.find(needle, at + 1)) {
-      if (IsAtOrBelow(std::string_view(path).substr(at), needle)) {
-        return MakeError("refusing to expose", path,
-                         std::string(loc.what) + " (" + path.substr(0, at) + needle +
-                             ") — pass --force-credentials if you really mean it");
-      }
+    if (path.size() > loc.rel.size() && path.substr(path.size() - loc.rel.size()) == loc.rel &&
+        path[path.size() - loc.rel.size() - 1] == '/') {
+      return &loc;
     }
   }
-  return {};
+  return nullptr;
 }
 
-std::vector<std::string> CredentialsBeneath(const std::string& dir) {
-  std::vector<std::string> found;
-  std::string base = dir == "/" ? "" : dir;
-  for (const auto& loc : kLocations) {
-    if (loc.rel.front() == '/') {
-      if (IsAtOrBelow(loc.rel, dir == "/" ? std::string_view("") : std::string_view(dir)) && Exists(std::string(loc.rel))) {
-        found.emplace_back(loc.rel);
-      }
-      continue;
-    }
-    std::string direct = base + "/" + std::string(loc.rel);
-    if (Exists(direct)) found.push_back(direct);
-  }
-  // One level of homes: --read /home or --read / must not reveal /home/*/.ssh.
+Error Refusal(const std::string& path, const std::string& at, std::string_view what) {
+  return MakeError("refusing to expose", path,
+                   std::string(what) + (at == path ? "" : " (" + at + ")") +
+                       " — pass --force-credentials if you really mean it");
+}
+
+// Directories not worth the budget: published package trees and git's object
+// store hold no one's credentials, and they are most of a project's entries.
+bool Pruned(std::string_view parent, std::string_view name) {
+  if (name == "node_modules" || name == "__pycache__") return true;
+  // Kernel filesystems: no credential files, and enough entries to exhaust any budget.
+  if (parent == "/" && (name == "proc" || name == "sys")) return true;
+  return name == "objects" && parent.size() >= 5 && parent.substr(parent.size() - 5) == "/.git";
+}
+
+// The direct credential locations of each home above which `dir` lies, so
+// `--read /` or `--read /home` masks /home/*/.ssh whatever the scan budget.
+void AddHomes(const std::string& dir, std::set<std::string>* found) {
   std::vector<std::string> homes;
   if (dir == "/") homes = {"/root"};
   if (dir == "/" || dir == "/home") {
-    // Enumerate /home/* cheaply via the credential names we know.
-    // (A directory scan keeps this exact rather than guessing user names.)
-    std::string home_root = "/home";
-    if (auto* d = ::opendir(home_root.c_str())) {
+    if (auto* d = ::opendir("/home")) {
       while (auto* e = ::readdir(d)) {
         std::string n = e->d_name;
-        if (n != "." && n != "..") homes.push_back(home_root + "/" + n);
+        if (n != "." && n != "..") homes.push_back("/home/" + n);
       }
       ::closedir(d);
     }
   }
   for (const auto& h : homes) {
     for (const auto& loc : kLocations) {
-      if (loc.rel.front() == '/') continue;
+      if (loc.rel.front() == '/' || loc.rel == ".env") continue;
       std::string p = h + "/" + std::string(loc.rel);
-      if (Exists(p)) found.push_back(p);
+      if (Exists(p) && !(loc.file_only && IsDirectory(p))) found->insert(p);
     }
   }
-  return found;
+}
+
+}  // namespace
+
+Status CheckNotCredential(const std::string& path) {
+  for (const auto& loc : kLocations) {
+    if (loc.rel.front() == '/') {
+      if (IsAtOrBelow(path, loc.rel)) return Refusal(path, path, loc.what);
+      continue;
+    }
+  }
+  // Relative locations: each prefix of the path, as the scan would see it.
+  for (std::size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
+    std::string prefix = path.substr(0, at);
+    // A prefix that is not there cannot be told a file from a directory: refuse by name.
+    if (const Location* loc = LocationNamedBy(prefix, at != std::string::npos || IsDirectory(prefix))) {
+      return Refusal(path, prefix, loc->what);
+    }
+    if (at == std::string::npos) break;
+  }
+  return {};
+}
+
+CredentialScan CredentialsBeneath(const std::string& dir, const CredentialScanLimits& limits) {
+  std::set<std::string> found;
+  for (const auto& loc : kLocations) {
+    if (loc.rel.front() != '/') continue;
+    if (IsAtOrBelow(loc.rel, dir == "/" ? std::string_view("") : std::string_view(dir)) &&
+        Exists(std::string(loc.rel))) {
+      found.emplace(loc.rel);
+    }
+  }
+  AddHomes(dir, &found);
+  CredentialScan out;
+  std::deque<std::pair<std::string, std::size_t>> todo{{dir, 0}};
+  std::size_t seen = 0;
+  while (!todo.empty() && !out.truncated) {
+    auto [d, depth] = std::move(todo.front());
+    todo.pop_front();
+    // O_NOFOLLOW: a symlink inside the grant leads, inside the cell, to the
+    // cell's own view; following it here would scan (and mask) the wrong tree.
+    int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) continue;
+    DIR* dp = ::fdopendir(fd);
+    if (dp == nullptr) {
+      ::close(fd);
+      continue;
+    }
+    while (auto* e = ::readdir(dp)) {
+      std::string_view name = e->d_name;
+      if (name == "." || name == "..") continue;
+      if (++seen > limits.max_entries) {
+        out.truncated = true;
+        out.gave_up = "after " + std::to_string(limits.max_entries) + " entries, in " + d;
+        break;
+      }
+      std::string path = (d == "/" ? "" : d) + "/" + std::string(name);
+      struct stat st{};
+      if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      bool is_dir = S_ISDIR(st.st_mode);
+      if (found.count(path) != 0) continue;
+      if (LocationNamedBy(path, is_dir) != nullptr) {
+        found.insert(path);
+        continue;  // masked whole: nothing below it needs a look
+      }
+      if (!is_dir || Pruned(d, name)) continue;
+      if (depth + 1 > limits.max_depth) {
+        out.truncated = true;
+        out.gave_up = "at depth " + std::to_string(limits.max_depth) + ", in " + path;
+        break;
+      }
+      todo.emplace_back(path, depth + 1);
+    }
+    ::closedir(dp);
+  }
+  // A location inside another one found (a home's .docker and .docker/config.json) is covered by it.
+  for (const auto& p : found) {
+    bool covered = false;
+    for (const auto& q : out.found) covered = covered || IsAtOrBelow(p, q);
+    if (!covered) out.found.push_back(p);
+  }
+  return out;
 }
 
 }  // namespace mcpcell

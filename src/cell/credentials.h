@@ -1,9 +1,11 @@
 #pragma once
 // Credential locations a server must never see by accident: SSH keys, cloud
-// tokens, container engine sockets, kernel memory. Naming one (or a path
-// inside one) is refused unless forced; naming a directory that *contains*
-// one masks it with an empty mount instead, so `--read ~` stays usable.
+// tokens, package-registry tokens, shell histories, container engine sockets,
+// kernel memory. Naming one (or a path inside one) is refused unless forced;
+// naming a directory that *contains* one, at any depth, masks it with an
+// empty mount instead, so `--read ~` stays usable (issue 10 item 6).
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -15,9 +17,23 @@ namespace mcpcell {
 /// location. The error says which location and how to override (--force-credentials).
 Status CheckNotCredential(const std::string& path);
 
-/// Credential locations that exist beneath directory `dir` (direct home-style
-/// children like dir/.ssh, and one level of homes for /home and /root-like
-/// dirs), to be masked inside the cell.
-std::vector<std::string> CredentialsBeneath(const std::string& dir);
+/// How far CredentialsBeneath looks before it gives up.
+struct CredentialScanLimits {
+  std::size_t max_entries = 200'000;  ///< directory entries read, in total
+  std::size_t max_depth = 24;         ///< directory levels below the granted one
+};
+
+struct CredentialScan {
+  std::vector<std::string> found;  ///< absolute host paths to mask, parents never listed with their children
+  bool truncated = false;          ///< a limit was hit: something deeper may be exposed
+  std::string gave_up;             ///< when truncated: which limit, and where
+};
+
+/// Credential locations at or below directory `dir`, at any depth within
+/// `limits` (breadth-first, symlinks not followed, other filesystems' mounts
+/// included). Also the absolute locations (/run/user, /var/run/docker.sock, ...)
+/// that lie below `dir`, and the homes under /home and /root when `dir` is
+/// above them, whatever the budget.
+CredentialScan CredentialsBeneath(const std::string& dir, const CredentialScanLimits& limits = {});
 
 }  // namespace mcpcell

@@ -1,15 +1,19 @@
 #include "cell/spec_builder.h"
 
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
+#include "cell/bind_source.h"
 #include "cell/credentials.h"
 #include "cell/mount_plan.h"
 #include "cell/socket_scan.h"
+#include "util/home_path.h"
 #include "util/units.h"
 
 namespace mcpcell {
@@ -36,14 +40,6 @@ Result<std::string> RealPath(const std::string& p) {
   return std::string(buf);
 }
 
-std::string ExpandHome(const std::string& p) {
-  if (p == "~" || p.rfind("~/", 0) == 0) {
-    const char* home = std::getenv("HOME");
-    if (home != nullptr) return std::string(home) + p.substr(1);
-  }
-  return p;
-}
-
 // Lexical absolute path (for the target a user named), relative to cwd.
 std::string Absolute(const std::string& p) {
   std::error_code ec;
@@ -64,13 +60,29 @@ bool UnderSystemDir(const std::string& path) {
   return false;
 }
 
+// Somebody's home directory: the caller's, any passwd entry's, or a direct
+// child of /home (issue 10 item 5: a server under another user's home got
+// that home's .ssh and .aws).
+bool IsHomeDirectory(const std::string& dir) {
+  if (fs::path(dir).parent_path() == "/home") return true;
+  std::string mine = CallerHome();
+  if (!mine.empty() && dir == fs::path(mine).lexically_normal().string()) return true;
+  bool found = false;
+  ::setpwent();
+  while (const struct passwd* pw = ::getpwent()) {
+    if (pw->pw_dir != nullptr && dir == fs::path(pw->pw_dir).lexically_normal().string() && dir != "/") found = true;
+  }
+  ::endpwent();
+  return found;
+}
+
 // A directory too broad to bind just because a server lives in it.
 bool TooBroad(const std::string& dir) {
-  const char* home = std::getenv("HOME");
-  for (const char* d : {"/", "/home", "/root", "/tmp", "/var", "/opt", "/srv", "/mnt", "/media", "/etc"}) {
+  for (const char* d : {"/", "/home", "/root", "/tmp", "/var", "/opt", "/srv", "/mnt", "/media", "/etc", "/run",
+                        "/var/tmp", "/usr/local"}) {
     if (dir == d) return true;
   }
-  return home != nullptr && dir == fs::path(home).lexically_normal().string();
+  return IsHomeDirectory(dir);
 }
 
 // Looks `name` up on the host's PATH the way execvp would.
@@ -92,35 +104,151 @@ std::string FindOnHostPath(const std::string& name) {
 
 // The directory that holds a script's code and its dependencies: the top-most
 // node_modules for an installed package (Node resolves upward), else the
-// nearest ancestor that looks like a project root, else the script's own dir.
+// nearest ancestor with a package manifest, else the script file alone —
+// never the directory it happens to sit in (a project, ~/.local/bin, a home).
 std::string PackageRoot(const std::string& script) {
   auto nm = script.find("/node_modules/");
   if (nm != std::string::npos) return script.substr(0, nm + std::string("/node_modules").size());
-  fs::path dir = fs::path(script).parent_path();
-  for (fs::path d = dir; d.has_relative_path(); d = d.parent_path()) {
+  for (fs::path d = fs::path(script).parent_path(); d.has_relative_path(); d = d.parent_path()) {
     if (TooBroad(d.string())) break;
-    for (const char* marker : {"package.json", "pyproject.toml", "setup.py", ".git"}) {
+    for (const char* marker : {"package.json", "pyproject.toml", "setup.py", "setup.cfg"}) {
       std::error_code ec;
       if (fs::exists(d / marker, ec)) return d.string();
     }
   }
-  return dir.string();
+  return script;
 }
 
+// PREFIX/bin/EXE where PREFIX is an installed runtime or environment that
+// the executable needs whole: a Python virtualenv (pipx, uv tools), a Node
+// install (nvm, a tarball). ~/.local is not one: it holds keyrings.
+bool IsInstallPrefix(const fs::path& prefix) {
+  std::error_code ec;
+  if (fs::exists(prefix / "pyvenv.cfg", ec)) return true;
+  return fs::exists(prefix / "lib/node_modules/npm", ec) && fs::exists(prefix / "bin/node", ec);
+}
+
+bool StartsWithShebang(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  char c[2] = {};
+  return in.read(c, 2) && c[0] == '#' && c[1] == '!';
+}
+
+// What to bind for executable `exe` (resolved): its install prefix, the
+// package of a script, or the file itself (a compiled binary).
+std::string ExecutableRoot(const std::string& exe) {
+  fs::path dir = fs::path(exe).parent_path();
+  if (dir.filename() == "bin" && IsInstallPrefix(dir.parent_path()) && !TooBroad(dir.parent_path().string())) {
+    return dir.parent_path().string();
+  }
+  std::string root = StartsWithShebang(exe) ? PackageRoot(exe) : exe;
+  return TooBroad(root) ? exe : root;
+}
+
+// Masks, inside the cell, what a grant of `real` at `target` must not show:
+// unix sockets (doors out) and credential locations at any depth. A scan
+// that ran out of budget says so on stderr (a "warning:" note).
+void MaskBeneath(CellSpec* spec, const std::string& real, const std::string& target, const std::string& label,
+                 std::vector<std::string>* notes) {
+  auto inside = [&](const std::string& host) { return target + host.substr(real == "/" ? 0 : real.size()); };
+  CredentialScan creds = CredentialsBeneath(real);
+  for (const auto& cred : creds.found) {
+    // An empty read-only tmpfs over a directory; /dev/null over anything else.
+    MountSpec mask{MountSpec::Kind::kTmpfs, "", inside(cred), false, false, 4096, "masked"};
+    if (!IsDir(cred)) mask = MountSpec{MountSpec::Kind::kBind, "/dev/null", inside(cred), false, false, 0, "masked"};
+    spec->mounts.push_back(mask);
+    notes->push_back("masked credential location " + cred + " inside " + label);
+  }
+  if (creds.truncated) {
+    notes->push_back("warning: gave up looking for credentials inside " + label + " (" + creds.gave_up +
+                     "); credential files deeper inside are NOT masked — grant a narrower directory, or "
+                     "--read/--write the subdirectories the server needs");
+  }
+  SocketScan scan = FindSockets(real, kSocketScanBudget);
+  for (const auto& sock : scan.sockets) {
+    // Already hidden by a credential mask (/run/docker.sock, ~/.ssh/agent.sock).
+    bool covered = false;
+    for (const auto& cred : creds.found) covered = covered || AtOrBelow(sock, cred);
+    if (covered) continue;
+    spec->mounts.push_back(MountSpec{MountSpec::Kind::kBind, "/dev/null", inside(sock), false, false, 0, "masked"});
+    notes->push_back("masked unix socket " + sock + " inside " + label);
+  }
+  if (scan.truncated) {
+    notes->push_back("warning: " + label + " is too large to check fully for unix sockets (over " +
+                     std::to_string(kSocketScanBudget) + " entries); a socket deeper inside would be reachable — "
+                     "grant a narrower directory");
+  }
+}
+
+// One bind of the resolved host path `real` at `target`, with its identity
+// recorded for the backend's check and everything below it masked.
+Status AddGrant(CellSpec* spec, const std::string& real, const std::string& target, bool writable,
+                const std::string& why, const std::string& label, std::vector<std::string>* notes, bool mask = true) {
+  MountSpec bind{MountSpec::Kind::kBind, real, target, writable, false, 0, why};
+  MCPCELL_TRY(RecordSourceIdentity(&bind));
+  spec->mounts.push_back(std::move(bind));
+  if (mask && IsDir(real)) MaskBeneath(spec, real, target, label, notes);
+  return {};
+}
+
+// The Python a virtualenv runs on: pyvenv.cfg's `home` is the bin dir of the
+// base interpreter (uv tools use uv's own Python under ~/.local/share/uv),
+// which venv/bin/python links to. Its install prefix, or "" when none.
+std::string VenvBaseInterpreter(const std::string& venv) {
+  std::ifstream in(venv + "/pyvenv.cfg");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = line.substr(0, line.find_last_not_of(" \t", eq - 1) + 1);
+    if (key != "home") continue;
+    std::string value = line.substr(line.find_first_not_of(" \t", eq + 1));
+    fs::path bin = fs::path(value).lexically_normal();
+    if (!bin.is_absolute()) return {};
+    auto real = RealPath(bin.string());
+    if (!real) return {};
+    fs::path dir(*real);
+    return dir.filename() == "bin" ? dir.parent_path().string() : *real;
+  }
+  return {};
+}
+
+// An auto-mount passes the same checks as --read: never a credential
+// location, credentials and unix sockets below it masked, identity recorded.
 void AddServerMount(CellSpec* spec, const std::string& path, const std::string& why,
                     std::vector<std::string>* notes) {
   for (const auto& m : spec->mounts) {
     if (m.kind == MountSpec::Kind::kBind && AtOrBelow(path, m.target) && AtOrBelow(path, m.source)) return;
   }
   if (UnderSystemDir(path)) return;
-  // Auto-mounts are read-only and never a credential location.
-  if (!CheckNotCredential(path).ok()) return;
-  spec->mounts.push_back(MountSpec{MountSpec::Kind::kBind, path, path, false, false, 0, why});
+  if (auto cred = CheckNotCredential(path); !cred.ok()) {
+    notes->push_back("warning: not auto-mounting " + path + " (" + why + "): " + cred.error().Message());
+    return;
+  }
+  if (auto added = AddGrant(spec, path, path, false, why, path, notes); !added.ok()) {
+    notes->push_back("warning: not auto-mounting " + path + ": " + added.error().Message());
+    return;
+  }
   notes->push_back("auto-mounted read-only (" + why + "): " + path);
 }
 
+// The executable named by a path that is a symlink (~/.local/bin/tool ->
+// ../share/pipx/venvs/tool/bin/tool): the cell gets the link itself, pointing
+// at the bound target, instead of the directory the link sits in.
+void AddExecutableLink(CellSpec* spec, const std::string& link, const std::string& real) {
+  std::error_code ec;
+  fs::path to = fs::read_symlink(link, ec);
+  if (ec) return;
+  fs::path resolved = (to.is_absolute() ? to : fs::path(link).parent_path() / to).lexically_normal();
+  if (resolved.string() != real) {
+    spec->argv[0] = real;  // a chain of links: run the end of it
+    return;
+  }
+  spec->mounts.push_back(MountSpec{MountSpec::Kind::kBind, link, link, false, false, 0, "server executable link"});
+}
+
 // Binds what the server command needs from outside the system dirs: the
-// executable's install prefix and, for interpreters, the script's package.
+// executable (or its install prefix) and, for interpreters, the script's package.
 Status AddServerMounts(CellSpec* spec, std::vector<std::string>* notes) {
   if (spec->argv.empty()) return MakeError("server command", "", "nothing to run: give a command after --");
   std::string exe = spec->argv[0];
@@ -129,13 +257,14 @@ Status AddServerMounts(CellSpec* spec, std::vector<std::string>* notes) {
   auto real = RealPath(host_exe);
   if (!real) return {};
   if (exe.find('/') != std::string::npos) spec->argv[0] = host_exe;
-  for (const std::string& e : {host_exe, *real}) {
-    if (UnderSystemDir(e)) continue;
-    fs::path dir = fs::path(e).parent_path();
-    // bin/ inside an install prefix (~/.nvm/versions/node/v22/bin/node): bind the prefix.
-    std::string root = dir.filename() == "bin" ? dir.parent_path().string() : dir.string();
-    if (TooBroad(root)) root = e;
+  if (!UnderSystemDir(*real)) {
+    std::string root = ExecutableRoot(*real);
     AddServerMount(spec, root, "server executable", notes);
+    std::string base = root != *real ? VenvBaseInterpreter(root) : std::string();
+    if (!base.empty() && !UnderSystemDir(base) && !TooBroad(base)) AddServerMount(spec, base, "server's Python", notes);
+  }
+  if (host_exe != *real && !UnderSystemDir(host_exe) && exe.find('/') != std::string::npos) {
+    AddExecutableLink(spec, host_exe, *real);
   }
   // First argument that names an existing file: the script an interpreter runs.
   for (std::size_t i = 1; i < spec->argv.size(); ++i) {
@@ -146,9 +275,7 @@ Status AddServerMounts(CellSpec* spec, std::vector<std::string>* notes) {
     if (IsReservedTarget(abs) || AtOrBelow(abs, "/sys") || !IsFile(abs)) break;
     auto script = RealPath(abs);
     if (!script) break;
-    std::string root = PackageRoot(*script);
-    if (TooBroad(root)) root = *script;
-    AddServerMount(spec, root, "server code", notes);
+    AddServerMount(spec, PackageRoot(*script), "server code", notes);
     if (a.front() != '/') spec->argv[i] = abs;  // cwd may differ inside the cell
     break;
   }
@@ -349,27 +476,60 @@ Status AddUserBind(CellSpec* spec, const std::string& host_spec, bool writable, 
     auto ok = CheckNotCredential(*real);
     if (!ok) return MakeError(why, host_spec, ok.error().Message());
   }
-  spec->mounts.push_back(MountSpec{MountSpec::Kind::kBind, *real, *target, writable, false, 0, why});
-  if (force) return {};
-  if (IsDir(*real)) {
-    SocketScan scan = FindSockets(*real, kSocketScanBudget);
-    for (const auto& sock : scan.sockets) {
-      spec->mounts.push_back(MountSpec{MountSpec::Kind::kBind, "/dev/null", *target + sock.substr(real->size()),
-                                       false, false, 0, "masked"});
-      notes->push_back("masked unix socket " + sock + " inside " + host_spec);
+  return AddGrant(spec, *real, *target, writable, why, host_spec, notes, !force);
+}
+
+Status CheckNotWritableByCell(const CellSpec& spec, const std::string& flag, const std::string& path) {
+  std::string lexical = Absolute(path);
+  // The path as written and, for each prefix, where it really leads: a link
+  // outside the grant pointing in, or one inside pointing out (the cell can
+  // re-point it), both put the file within the cell's reach.
+  std::vector<std::string> candidates{lexical};
+  for (std::size_t at = lexical.find('/', 1);; at = lexical.find('/', at + 1)) {
+    char buf[PATH_MAX];
+    std::string prefix = lexical.substr(0, at);
+    if (::realpath(prefix.c_str(), buf) != nullptr) {
+      candidates.push_back(std::string(buf) + (at == std::string::npos ? "" : lexical.substr(at)));
     }
-    if (scan.truncated) {
-      notes->push_back("warning: " + host_spec + " is too large to check fully for unix sockets (over " +
-                       std::to_string(kSocketScanBudget) + " entries); a socket deeper inside would be reachable");
+    if (at == std::string::npos) break;
+  }
+  auto refuse = [&](const MountSpec& m, const std::string& as) {
+    return MakeError(flag, path,
+                     "lies inside " + m.why + " " + m.source + (as == lexical ? "" : " (as " + as + ")") +
+                         ", which the cell can change: it could rewrite or forge what mcpcell reads and records "
+                         "there. Keep the file outside every directory the cell can write");
+  };
+  for (const auto& m : spec.mounts) {
+    if (m.kind != MountSpec::Kind::kBind || !m.writable) continue;
+    for (const auto& c : candidates) {
+      if (AtOrBelow(c, m.source)) return refuse(m, c);
     }
-    for (const auto& cred : CredentialsBeneath(*real)) {
-      std::string inside = *target + cred.substr(real->size());
-      // An empty read-only tmpfs over a directory; /dev/null over a file.
-      MountSpec mask{MountSpec::Kind::kTmpfs, "", inside, false, false, 4096, "masked"};
-      if (!IsDir(cred)) mask = MountSpec{MountSpec::Kind::kBind, "/dev/null", inside, false, false, 0, "masked"};
-      spec->mounts.push_back(mask);
-      notes->push_back("masked credential location " + cred + " inside " + host_spec);
+  }
+  // A hard link is the same file under another name: one inside the grant
+  // cannot be seen from here, so a file with more than one link is refused.
+  struct stat file{};
+  if (::stat(candidates.back().c_str(), &file) == 0 && S_ISREG(file.st_mode) && file.st_nlink > 1) {
+    bool in_grant = false;
+    for (const auto& m : spec.mounts) in_grant = in_grant || (m.kind == MountSpec::Kind::kBind && m.writable);
+    if (in_grant) {
+      return MakeError(flag, path,
+                       "has " + std::to_string(file.st_nlink) + " hard links; one may lie inside a directory the "
+                       "cell can write, where the cell could rewrite it. Use a file with a single link");
     }
+  }
+  // The same directory under another name (a bind mount on the host, /mnt/x
+  // of /data/rw): compare each existing ancestor's device and inode.
+  for (fs::path d = fs::path(candidates.back()); ; d = d.parent_path()) {
+    struct stat st{};
+    if (::stat(d.c_str(), &st) == 0) {
+      for (const auto& m : spec.mounts) {
+        if (m.kind == MountSpec::Kind::kBind && m.writable && m.source_ino != 0 && st.st_dev == m.source_dev &&
+            st.st_ino == m.source_ino) {
+          return refuse(m, d.string() + " (the same directory)");
+        }
+      }
+    }
+    if (!d.has_relative_path()) break;
   }
   return {};
 }
@@ -387,7 +547,8 @@ Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::str
     auto real = RealPath(ExpandHome(p));
     if (!real) return MakeError("--system-mount", p, real.error().Message());
     MCPCELL_TRY(CheckNotCredential(*real));
-    spec.mounts.push_back(MountSpec{MountSpec::Kind::kBind, *real, *real, false, false, 0, "--system-mount"});
+    // Held to the --read rules: credentials and sockets below it are masked.
+    MCPCELL_TRY(AddGrant(&spec, *real, *real, false, "--system-mount", p, notes));
   }
   // Writable scratch: tmpfs /tmp (size-capped) and a tmpfs home. Listed here so
   // the planner mounts them before user binds beneath them (/tmp/work).

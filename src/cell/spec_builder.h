@@ -45,6 +45,13 @@ Status AddUserBind(CellSpec* spec, const std::string& host_spec, bool writable, 
 /// AddUserBind resolves it; "" when it does not exist.
 std::string BindHostPath(const std::string& host_spec);
 
+/// Refuses `path` (a file mcpcell itself reads or writes: --audit-log,
+/// --policy, --permission-profile) when the cell could change it: it, or any
+/// directory on the way to it (resolved through symlinks, and as written),
+/// lies at or below a writable bind of `spec`. The error names `flag`, the
+/// path and the grant (issue 10 item 10).
+Status CheckNotWritableByCell(const CellSpec& spec, const std::string& flag, const std::string& path);
+
 /// System directories a dynamically linked runtime needs; /etc network files only when networked.
 std::vector<MountSpec> SystemMounts(bool networked);
 

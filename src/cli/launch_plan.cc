@@ -3,6 +3,7 @@
 //   → CellSpec (via BuildCellSpec) → LaunchPlan with an explain record.
 // Nothing is installed for a denied server; nothing runs here.
 #include "cli/launch_plan.h"
+#include "util/home_path.h"
 
 #include <algorithm>
 #include <climits>
@@ -98,6 +99,27 @@ void AddProxyEnvironment(CellSpec* spec) {
   for (const char* k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) spec->env.emplace(k, http);
   for (const char* k : {"ALL_PROXY", "all_proxy"}) spec->env.emplace(k, socks);
   for (const char* k : {"NO_PROXY", "no_proxy"}) spec->env.emplace(k, "localhost,127.0.0.1,::1");
+}
+
+/// Files mcpcell reads or writes for itself must be out of the cell's reach:
+/// a cell that can write its own audit log forges the record, one that can
+/// write its policy or profile widens its next launch (issue 10 item 10).
+Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const Decision& decision) {
+  if (req.audit_log) MCPCELL_TRY(CheckNotWritableByCell(spec, "--audit-log", *req.audit_log));
+  if (req.policy_file) MCPCELL_TRY(CheckNotWritableByCell(spec, "--policy", *req.policy_file));
+  if (req.profile && !BuiltinProfile(*req.profile)) {
+    MCPCELL_TRY(CheckNotWritableByCell(spec, "--permission-profile", *req.profile));
+  }
+  if (decision.profile && !BuiltinProfile(*decision.profile)) {
+    MCPCELL_TRY(CheckNotWritableByCell(spec, "the policy's profile", *decision.profile));
+  }
+  // A secret file the cell can re-point (a symlinked directory on its way)
+  // would make mcpcell read another file for it into /run/secrets.
+  for (const auto& s : req.secrets) {
+    auto eq = s.find('=');
+    if (eq != std::string::npos) MCPCELL_TRY(CheckNotWritableByCell(spec, "--secret " + s.substr(0, eq), s.substr(eq + 1)));
+  }
+  return {};
 }
 
 struct Resolved {
@@ -196,7 +218,23 @@ Status CheckPlannedCell(const ServerRef& ref, const RunRequest& req, const Resol
 
 }  // namespace
 
+/// MCP clients pass argv without a shell, so a `~` in a config's args reaches
+/// mcpcell as it is (issue 18 item 14): expand it in mcpcell's own path options.
+void ExpandPathOptions(RunRequest* req) {
+  for (auto* opt : {&req->audit_log, &req->policy_file, &req->profile}) {
+    if (*opt) **opt = ExpandHome(**opt);
+  }
+  for (auto* list : {&req->read, &req->write, &req->system_mounts}) {
+    for (auto& p : *list) p = ExpandHome(p);
+  }
+  for (auto& s : req->secrets) {
+    auto eq = s.find('=');
+    if (eq != std::string::npos) s = s.substr(0, eq + 1) + ExpandHome(s.substr(eq + 1));
+  }
+}
+
 Status NormalizeRequest(RunRequest* req) {
+  ExpandPathOptions(req);
   static constexpr const char* kLevels[] = {"auto", "native", "container", "docker", "podman", "gvisor"};
   bool is_level = false;
   for (const char* l : kLevels) is_level = is_level || (req->isolate && *req->isolate == l);
@@ -349,7 +387,11 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   }
   if (resolved->npx) {
     MountSpec m;
-    m.source = resolved->npx->cache_dir;
+    // Resolved like every other bind source: the cell binds it by fd and
+    // refuses a path with a symlink in it (src/cell/bind_source.h).
+    std::error_code ec;
+    auto real = std::filesystem::weakly_canonical(resolved->npx->cache_dir, ec);
+    m.source = ec ? resolved->npx->cache_dir : real.string();
     m.target = resolved->npx->cache_dir;
     m.writable = false;
     m.optional = !resolved->npx->present;
@@ -365,9 +407,12 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   if (facts.requests_network || spec.network.mode != NetworkSpec::Mode::kNone) {
     Say("network: " + net->enforced);
   }
-  if (req.verbose) {
-    for (const auto& n : notes) Say(n);
+  for (const auto& n : notes) {
+    // What a user must know (a scan that gave up, a mount skipped) is said
+    // without -v; the rest only with it.
+    if (req.verbose || n.rfind("warning:", 0) == 0) Say(n);
   }
+  MCPCELL_TRY(CheckRecordsOutOfReach(spec, req, decision));
   plan.explain["permissions"] = PermissionsJson(merged, spec, *net, *profile);
   plan.explain["profile"] = ToJson(*profile);
   plan.explain["notes"] = notes;

@@ -211,6 +211,9 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set) {
     cmd->add_flag("--dry-run", req->dry_run, "print the decision and the CellSpec as JSON; run nothing");
   }
   cmd->add_flag("-v,--verbose", req->verbose, "say on stderr what the cell is built from");
+  cmd->footer("Paths: a leading ~ or ~/ in --read, --write, --audit-log, --policy, --permission-profile, "
+              "--secret FILE and --system-mount is the caller's home ($HOME), expanded by mcpcell itself because "
+              "MCP clients do not run a shell; ~user is not expanded.");
   // A repeatable option takes one value per use, so `--allow-host x SERVER`
   // leaves SERVER to the positional instead of swallowing it as a second host.
   for (CLI::Option* opt : cmd->get_options()) {

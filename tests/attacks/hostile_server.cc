@@ -447,6 +447,16 @@ Outcome WriteServerDir(const Args&) {
   Outcome o;
   std::vector<std::string> notes;
   o.escaped = TryCreate(dir + "/" + Tag(), &notes);
+  // A compiled server is auto-mounted alone (issue 10 item 5); when it sits
+  // under /tmp its directory is then only a mount point in the cell's own
+  // scratch /tmp, not the host's directory: writing there reaches nothing.
+  struct stat d{}, tmp{};
+  if (o.escaped && dir.rfind("/tmp/", 0) == 0 && stat(dir.c_str(), &d) == 0 && stat("/tmp", &tmp) == 0 &&
+      d.st_dev == tmp.st_dev) {
+    o.escaped = false;
+    notes.push_back(dir + " is on the cell's own /tmp (device " + std::to_string(tmp.st_dev) +
+                    "), not a bind of the host directory");
+  }
   o.detail = Join(notes);
   return o;
 }

@@ -27,21 +27,120 @@ TEST(CheckNotCredential, AllowsOrdinaryPathsThatOnlyLookSimilar) {
   }
 }
 
+struct ScratchDir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("mcpcell-cred-" + std::to_string(::getpid()) + "-" +
+                                std::to_string(reinterpret_cast<std::uintptr_t>(this)));
+  ScratchDir() { std::filesystem::create_directories(path); }
+  ~ScratchDir() { std::filesystem::remove_all(path); }
+  void File(const std::string& rel, const std::string& content = "secret\n") const {
+    std::filesystem::create_directories((path / rel).parent_path());
+    std::ofstream(path / rel) << content;
+  }
+};
+
+bool Has(const CredentialScan& scan, const std::filesystem::path& p) {
+  return std::find(scan.found.begin(), scan.found.end(), p.string()) != scan.found.end();
+}
+
 TEST(CredentialsBeneath, FindsWhatANamedDirectoryWouldExpose) {
-  auto base = std::filesystem::temp_directory_path() / ("mcpcell-cred-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(base / ".ssh");
-  std::filesystem::create_directories(base / ".config/gcloud");
-  std::filesystem::create_directories(base / "notes");
-  std::ofstream(base / ".netrc") << "machine x password y\n";
-  auto found = CredentialsBeneath(base.string());
-  auto has = [&](const std::string& rel) {
-    return std::find(found.begin(), found.end(), (base / rel).string()) != found.end();
-  };
-  EXPECT_TRUE(has(".ssh"));
-  EXPECT_TRUE(has(".config/gcloud"));
-  EXPECT_TRUE(has(".netrc"));
-  EXPECT_FALSE(has("notes"));
-  std::filesystem::remove_all(base);
+  ScratchDir d;
+  std::filesystem::create_directories(d.path / ".ssh");
+  std::filesystem::create_directories(d.path / ".config/gcloud");
+  std::filesystem::create_directories(d.path / "notes");
+  d.File(".netrc", "machine x password y\n");
+  auto found = CredentialsBeneath(d.path.string());
+  EXPECT_TRUE(Has(found, d.path / ".ssh"));
+  EXPECT_TRUE(Has(found, d.path / ".config/gcloud"));
+  EXPECT_TRUE(Has(found, d.path / ".netrc"));
+  EXPECT_FALSE(Has(found, d.path / "notes"));
+  EXPECT_FALSE(found.truncated);
+}
+
+// Issue 10 item 6: a grant of ~/.config, ~/.local/share or ~/work must not
+// show the credentials below it, however deep.
+TEST(CredentialsBeneath, FindsCredentialsAtAnyDepth) {
+  ScratchDir d;
+  for (const char* rel : {"home/.config/gh/hosts.yml", "home/.config/gcloud/credentials.db",
+                          "home/.local/share/keyrings/login.keyring", "home/work/sub/proj/.git-credentials",
+                          "home/work/sub/proj/.npmrc", "home/work/a/b/c/d/e/.ssh/id_ed25519",
+                          "home/work/app/.env", "home/work/app/.env.production", "home/.pgpass",
+                          "home/.bash_history", "home/.zsh_history", "home/.python_history", "home/.node_repl_history",
+                          "home/.psql_history", "home/.mysql_history", "home/.lesshst", "home/.docker/config.json",
+                          "home/.kube/config", "home/.password-store/x.gpg", "home/work/deep/.aws/credentials",
+                          "home/work/deep/.azure/accessTokens.json", "home/work/deep/.pypirc"}) {
+    d.File(rel);
+  }
+  d.File("home/work/app/index.js", "code");
+  const auto home = d.path / "home";
+  auto config = CredentialsBeneath((home / ".config").string());
+  EXPECT_TRUE(Has(config, home / ".config/gh"));
+  EXPECT_TRUE(Has(config, home / ".config/gcloud"));
+  auto share = CredentialsBeneath((home / ".local/share").string());
+  EXPECT_TRUE(Has(share, home / ".local/share/keyrings"));
+  auto work = CredentialsBeneath((home / "work").string());
+  for (const char* rel : {"work/sub/proj/.git-credentials", "work/sub/proj/.npmrc", "work/a/b/c/d/e/.ssh",
+                          "work/app/.env", "work/app/.env.production", "work/deep/.aws", "work/deep/.azure",
+                          "work/deep/.pypirc"}) {
+    EXPECT_TRUE(Has(work, home / rel)) << rel;
+  }
+  EXPECT_FALSE(Has(work, home / "work/app/index.js"));
+  auto all = CredentialsBeneath(home.string());
+  for (const char* rel : {".pgpass", ".bash_history", ".zsh_history", ".python_history", ".node_repl_history",
+                          ".psql_history", ".mysql_history", ".lesshst", ".docker", ".kube", ".password-store",
+                          ".config/gh", ".local/share/keyrings", "work/a/b/c/d/e/.ssh"}) {
+    EXPECT_TRUE(Has(all, home / rel)) << rel;
+  }
+  // Masked whole: nothing inside a found location is listed again.
+  EXPECT_FALSE(Has(all, home / ".docker/config.json"));
+}
+
+TEST(CredentialsBeneath, AVirtualenvNamedDotEnvIsNotASecretFile) {
+  ScratchDir d;
+  d.File("proj/.env/bin/python", "#!");
+  d.File("proj/.env/lib/.env", "KEY=1");
+  auto found = CredentialsBeneath((d.path / "proj").string());
+  EXPECT_FALSE(Has(found, d.path / "proj/.env"));
+  EXPECT_TRUE(Has(found, d.path / "proj/.env/lib/.env"));
+  EXPECT_TRUE(CheckNotCredential((d.path / "proj/.env/bin/python").string()).ok());
+  EXPECT_FALSE(CheckNotCredential((d.path / "proj/.env/lib/.env").string()).ok());
+}
+
+TEST(CredentialsBeneath, SaysWhenItGaveUp) {
+  ScratchDir d;
+  std::string deep = "t";
+  for (int i = 0; i < 6; ++i) deep += "/d";
+  d.File(deep + "/.npmrc");
+  auto shallow = CredentialsBeneath(d.path.string(), {1000, 3});
+  EXPECT_TRUE(shallow.truncated);
+  EXPECT_NE(shallow.gave_up.find("depth 3"), std::string::npos) << shallow.gave_up;
+  for (int i = 0; i < 50; ++i) d.File("wide/f" + std::to_string(i), "x");
+  auto narrow = CredentialsBeneath(d.path.string(), {20, 24});
+  EXPECT_TRUE(narrow.truncated);
+  EXPECT_NE(narrow.gave_up.find("20 entries"), std::string::npos) << narrow.gave_up;
+  auto full = CredentialsBeneath(d.path.string());
+  EXPECT_FALSE(full.truncated);
+  EXPECT_TRUE(Has(full, d.path / deep / ".npmrc"));
+}
+
+TEST(CredentialsBeneath, DoesNotFollowSymlinks) {
+  ScratchDir d;
+  d.File("elsewhere/.ssh/id_ed25519");
+  std::filesystem::create_directories(d.path / "grant");
+  std::filesystem::create_directory_symlink(d.path / "elsewhere", d.path / "grant/link");
+  auto found = CredentialsBeneath((d.path / "grant").string());
+  EXPECT_TRUE(found.found.empty());
+}
+
+TEST(CheckNotCredential, RefusesTheNewNamesAtAnyDepth) {
+  for (const char* p : {"/home/a/.pgpass", "/home/a/w/x/.env", "/home/a/backup/id_ed25519", "/srv/p/.envrc", "/home/a/w/.env.local", "/home/a/.bash_history",
+                        "/home/a/.lesshst", "/srv/p/.npmrc", "/home/a/.config/gh/hosts.yml",
+                        "/home/a/.local/share/keyrings/login.keyring"}) {
+    EXPECT_FALSE(CheckNotCredential(p).ok()) << p;
+  }
+  for (const char* p : {"/home/a/.envrc-notes", "/home/a/environment", "/home/a/.config/ghostty"}) {
+    EXPECT_TRUE(CheckNotCredential(p).ok()) << p;
+  }
 }
 
 }  // namespace

@@ -274,5 +274,22 @@ TEST(DockerCreateBody, GvisorSetsTheRuntime) {
   EXPECT_EQ(b["HostConfig"]["Runtime"], "runsc");
 }
 
+// The engine binds by path: each non-system source is checked just before
+// the body is built (OpenCheckedBindSource in the real cell), and a refusal
+// stops the launch instead of reaching the engine.
+TEST(DockerCreateBody, EveryNonSystemBindSourceIsCheckedAndARefusalStops) {
+  std::vector<std::string> checked;
+  ContainerOptions o = SampleOptions();
+  o.check_source = [&checked](const MountSpec& m) -> Status {
+    checked.push_back(m.source);
+    if (m.source == "/srv/data") return MakeError("refusing mount source", m.source, "it changed");
+    return {};
+  };
+  auto b = BuildCreateBody(SampleSpec(), o);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.error().path, "/srv/data");
+  EXPECT_EQ(checked, (std::vector<std::string>{"/srv/app", "/srv/data"}));
+}
+
 }  // namespace
 }  // namespace mcpcell::docker

@@ -63,6 +63,9 @@ struct ContainerOptions {
   /// container gets no network of the engine's, and the FIFO wrapper waits
   /// at the gate. Needs stdio_host_dir (the gate is in the wrapper).
   std::string egress_host_dir = {};
+  /// Checks a bind source just before the engine is asked to bind it (the
+  /// engine binds by path; see OpenCheckedBindSource). Unset: not checked.
+  std::function<Status(const MountSpec&)> check_source = {};
 };
 
 /// The create body. Hardening that does not depend on the spec is always on:

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cell/bind_source.h"
+#include "cell/native/id_map.h"
 #include "cell/docker/base_image.h"
 #include "cell/docker/container_net.h"
 #include "cell/docker/container_watcher.h"
@@ -47,6 +49,16 @@ std::string RandomId() {
     id += kHex[c & 15];
   }
   return id;
+}
+
+// The engine binds by path, after every check mcpcell makes. Run by root,
+// refuse too a source other cells could swap: those root starts write as
+// host nobody (native) or as their own uid (containers, no user namespace).
+Status CheckContainerBindSource(const MountSpec& m, uid_t cell_uid) {
+  MCPCELL_TRY(CheckBindSource(m));
+  if (::geteuid() != 0) return {};  // every cell of this user writes as it: see docs/THREAT_MODEL.md
+  MCPCELL_TRY(CheckNotSwappableBy(m.source, kRootCellHostId));
+  return CheckNotSwappableBy(m.source, cell_uid);
 }
 
 bool PathExists(const std::string& p) {
@@ -342,6 +354,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
     copts.egress_host_dir = egress.host_dir();
     copts.set_entrypoint = opts.source_image.has_value();
     copts.nproc_limit = opts.engine == Engine::kPodman;
+    copts.check_source = [&cell](const MountSpec& m) { return CheckContainerBindSource(m, cell.uid); };
     return BuildCreateBody(cell, copts);
   };
   auto create = [&](const nlohmann::json& body) -> Result<std::string> {
@@ -390,6 +403,13 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   auto stream = setup.Hijack("/containers/" + id + "/attach?stream=1&stdout=1&stderr=1" +
                               (use_fifos ? "" : "&stdin=1"));
   if (!stream) return Fail(result, kExitSetupFailed, stream.error());
+  // The engine mounts by path at start: check the sources again right
+  // before, so the window left is the engine's own (docs/THREAT_MODEL.md).
+  for (const auto& m : cell.mounts) {
+    if (m.kind != MountSpec::Kind::kBind || m.why == "system" || m.why == "server executable link") continue;
+    if (m.optional && !PathExists(m.source)) continue;
+    if (auto ok = CheckContainerBindSource(m, cell.uid); !ok) return Fail(result, kExitSetupFailed, ok.error());
+  }
   auto start = setup.Call("POST", "/containers/" + id + "/start");
   if (!start) return Fail(result, kExitSetupFailed, start.error());
   if (start->status != 204 && start->status != 304) {

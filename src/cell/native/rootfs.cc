@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "cell/bind_source.h"
 #include "egress/cell_net.h"
 
 namespace mcpcell {
@@ -87,6 +89,54 @@ Status WriteFile(const std::string& rel, const std::string& content, mode_t mode
   return {};
 }
 
+// A masked path, opened below the directory being assembled (the cwd)
+// without following symlinks: it lies inside a bind another cell may write,
+// which could have put a symlink on the way since the scan (openat2(2)
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS). Never created: a masked path that is
+// gone or changed type changed after the scan, and the launch stops.
+Result<UniqueFd> OpenMaskTarget(const std::string& rel, bool want_dir) {
+  struct open_how how{};
+  how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  long raw = ::syscall(SYS_openat2, AT_FDCWD, rel.c_str(), &how, sizeof how);
+  if (raw < 0 && errno == ENOSYS) raw = ::open(rel.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);  // before 5.6
+  if (raw < 0 && (errno == ELOOP || errno == EXDEV || errno == ENOENT || errno == ENOTDIR)) {
+    return MakeError("mask", rel.substr(1),
+                     std::string(errno == ENOENT || errno == ENOTDIR ? "it is gone"
+                                                                     : "a symbolic link is now on the way to it") +
+                         "; it changed after mcpcell scanned the grant (another process — maybe a cell with "
+                         "--write on it — moved it). Launch again");
+  }
+  if (raw < 0) return ErrnoError("open the path to mask (as the cell user)", rel.substr(1));
+  UniqueFd fd(static_cast<int>(raw));
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError("stat mask target", rel.substr(1));
+  if (S_ISDIR(st.st_mode) != want_dir || S_ISLNK(st.st_mode)) {
+    return MakeError("mask", rel.substr(1), "changed type after mcpcell scanned the grant; launch again");
+  }
+  return fd;
+}
+
+// Masks are mounted on the opened object (/proc/self/fd/N), never the path.
+Status MountMask(const CellSpec& spec, const MountSpec& m, int source_fd, const std::string& rel) {
+  bool dir = m.kind == MountSpec::Kind::kTmpfs;
+  auto at = OpenMaskTarget(rel, dir);
+  if (!at) return at.error();
+  if (dir) return MountTmpfs(FdPath(at->get()), 4096, 0, spec, MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY);
+  if (::mount(FdPath(source_fd).c_str(), FdPath(at->get()).c_str(), nullptr, MS_BIND, nullptr) != 0) {
+    return ErrnoError("mask", m.target);
+  }
+  // The bind now sits on top: open it again (same rules) to make it read-only.
+  auto top = OpenMaskTarget(rel, false);
+  if (!top) return top.error();
+  struct mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC;
+  if (::syscall(SYS_mount_setattr, top->get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0) {
+    return ErrnoError("set mount attributes on mask", m.target);
+  }
+  return {};
+}
+
 Status MountPlanned(const CellSpec& spec, const std::vector<MountSpec>& planned, RootfsSources& src) {
   for (std::size_t i = 0; i < planned.size(); ++i) {
     const MountSpec& m = planned[i];
@@ -97,6 +147,10 @@ Status MountPlanned(const CellSpec& spec, const std::vector<MountSpec>& planned,
       if (::symlink(e.link_target.c_str(), rel.c_str()) != 0 && errno != EEXIST) {
         return ErrnoError("symlink", m.target);
       }
+      continue;
+    }
+    if (m.why == "masked") {
+      MCPCELL_TRY(MountMask(spec, m, e.fd.get(), rel));
       continue;
     }
     if (m.kind == MountSpec::Kind::kTmpfs) {
@@ -213,15 +267,29 @@ Result<RootfsSources> OpenRootfsSources(const CellSpec& spec, const std::vector<
     if (m.kind == MountSpec::Kind::kBind) {
       struct stat st{};
       if (::lstat(m.source.c_str(), &st) != 0) return ErrnoError("open mount source (" + m.why + ")", m.source);
-      if (S_ISLNK(st.st_mode) && m.why == "system") {
-        // Merged-/usr systems have /bin -> usr/bin: keep it a link so paths agree.
+      if (S_ISLNK(st.st_mode) && (m.why == "system" || m.why == "server executable link")) {
+        // Merged-/usr systems have /bin -> usr/bin; pipx puts ~/.local/bin/tool
+        // -> a venv: keep it a link (resolved inside the cell) so paths agree.
         char buf[4096];
         ssize_t n = ::readlink(m.source.c_str(), buf, sizeof buf - 1);
         if (n > 0) e.link_target.assign(buf, static_cast<std::size_t>(n));
       }
-      if (e.link_target.empty()) {
+      if (e.link_target.empty() && m.why == "system") {
+        // The host's own system dirs: root's, no cell can change them.
         e.fd.reset(::open(m.source.c_str(), O_PATH | O_CLOEXEC));
         if (!e.fd) return ErrnoError("open mount source (" + m.why + ")", m.source);
+      } else if (e.link_target.empty()) {
+        // Everything else is opened once without following symlinks and
+        // bound by fd, so a swap after the checks cannot redirect the bind.
+        auto fd = OpenCheckedBindSource(m);
+        if (!fd) {
+          Error err = fd.error();
+          err.what += " (" + m.why + ")";
+          return err;
+        }
+        e.fd = std::move(*fd);
+      }
+      if (e.fd) {
         if (::fstat(e.fd.get(), &st) != 0) return ErrnoError("stat mount source", m.source);
         e.is_dir = S_ISDIR(st.st_mode);
       }
