@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <ldns/ldns.h>
 
+#include "egress/dns_name.h"
+
 namespace mcpcell {
 namespace {
 
@@ -46,10 +48,11 @@ std::string TakeString(char* s) {
 
 std::string TypeName(ldns_rr_type type) { return TakeString(ldns_rr_type2str(type)); }
 
-/// The question's name as a host: presentation form (ldns escapes odd bytes
-/// as \DDD, so the audit log never carries raw control characters), lower
-/// case, no trailing dot.
-std::string HostOf(const ldns_rdf* owner) { return NormaliseHost(TakeString(ldns_rdf2str(owner))); }
+/// The question's name as a host (CanonicalWireName: LDH labels, lower
+/// case, no trailing dot; the root is "."), or nullopt with `*why`.
+std::optional<std::string> HostOf(const ldns_rdf* owner, std::string* why) {
+  return CanonicalWireName(ldns_rdf_data(owner), ldns_rdf_size(owner), why);
+}
 
 EgressAttempt DnsAttempt(const std::string& host, ldns_rr_type type, const RuleVerdict& verdict) {
   EgressAttempt a;
@@ -253,8 +256,18 @@ std::vector<std::uint8_t> DnsStub::Answer(const std::uint8_t* data, std::size_t 
 std::vector<std::uint8_t> DnsStub::AnswerQuestion(const ldns_pkt* query, const ldns_rr* question) {
   const ldns_rdf* owner = ldns_rr_owner(question);
   ldns_rr_type type = ldns_rr_get_type(question);
-  std::string host = HostOf(owner);
-  if (host.empty()) host = ".";
+  std::string why;
+  std::optional<std::string> name = HostOf(owner, &why);
+  if (!name) {
+    // A name no rule can judge (a NUL or '.' byte in a label, '_', a number
+    // in disguise): refused like a denied name, and audited as what it is.
+    // ldns's presentation form escapes odd bytes as \DDD.
+    EgressAttempt attempt = DnsAttempt(PrintableBytes(TakeString(ldns_rdf2str(owner))), type,
+                                       {false, why, "ask for a DNS host name (letters, digits, '-' and dots)"});
+    Audit(std::move(attempt));
+    return ToWire(ReplyTo(query, LDNS_RCODE_NXDOMAIN).get());
+  }
+  const std::string& host = *name;
 
   // The cell's own loopback: never a rule's business, never audited.
   if (IsLocalhost(host)) {

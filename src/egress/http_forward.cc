@@ -95,16 +95,23 @@ std::string ClientResponseHead(http::response_header<>& res) {
 asio::awaitable<void> ServeForward(ProxyContext& ctx, beast::tcp_stream& client, beast::flat_buffer& buffer,
                                    std::unique_ptr<RequestHeadParser> parser) {
   std::string why;
+  auto start = std::chrono::steady_clock::now();
+  EgressAttempt a;
   auto target = ParseHttpTarget(Std(parser->get().target()), &why);
   if (!target) {
+    std::string_view raw = Std(parser->get().target());
+    if (raw.size() >= 7 && strncasecmp(raw.data(), "http://", 7) == 0) {
+      // An http:// URL whose host the proxy refused: an attempt, audited.
+      a.via = "http";
+      DenyInvalidName(a, raw.substr(7, raw.find_first_of("/?#", 7) - 7), why);
+      FinishAttempt(ctx, a, start);
+    }
     // Arguments to a coroutine are named locals, never temporaries built in
     // the call: GCC 12 destroys some such temporaries twice (double free).
     std::string body = "mcpcell egress proxy: " + why;
     co_await WriteSimpleResponse(client, http::status::bad_request, std::move(body));
     co_return;
   }
-  auto start = std::chrono::steady_clock::now();
-  EgressAttempt a;
   a.via = "http";
   a.host = target->where.host;
   a.port = target->where.port;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "egress/address_check.h"
+#include "egress/dns_name.h"
 
 namespace mcpcell {
 namespace {
@@ -33,8 +34,23 @@ std::string DescribeConnectError(const boost::system::error_code& ec) {
   return ec.message();
 }
 
+void DenyInvalidName(EgressAttempt& a, std::string_view raw, const std::string& why) {
+  a.host = PrintableBytes(raw);
+  a.allowed = false;
+  a.rule = why;
+  a.how_to_allow = "name the host as a DNS name (letters, digits, '-' and dots, at most 253 bytes) or an IP "
+                   "address written a.b.c.d or [v6]; nothing allows any other name";
+}
+
 asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& a) {
   Upstream out;
+  std::string why;
+  if (auto canonical = CanonicalHost(a.host, &why); !canonical || *canonical != a.host) {
+    if (canonical) why = "\"" + a.host + "\" is not in canonical form (" + *canonical + ")";
+    DenyInvalidName(a, a.host, why);
+    out.failure = UpstreamFailure::kDenied;
+    co_return out;
+  }
   RuleVerdict by_name = MatchConnection(ctx.rules, a.host, a.port);
   a.allowed = by_name.allowed;
   a.rule = by_name.rule;
@@ -53,7 +69,7 @@ asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& a) {
   boost::system::error_code last_error;
   auto executor = co_await asio::this_coro::executor;
   for (const auto& address : resolved.addresses) {
-    RuleVerdict by_address = CheckAddress(ctx.rules, NormaliseHost(a.host), a.port, address, resolved.pinned);
+    RuleVerdict by_address = CheckAddress(ctx.rules, a.host, a.port, address, resolved.pinned);
     if (!by_address.allowed) {
       if (!first_refusal) first_refusal = by_address;
       continue;

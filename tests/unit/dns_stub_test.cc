@@ -257,6 +257,57 @@ TEST_F(DnsStubTest, AnswerKeepsTheQuestionsCase) {
   std::free(owner);
 }
 
+/// A query for `labels` built byte by byte (ldns would escape or refuse odd
+/// labels): header, one question of `labels` as given, type A, class IN.
+std::vector<std::uint8_t> RawQuery(std::uint16_t id, const std::vector<std::string>& labels) {
+  std::vector<std::uint8_t> q{static_cast<std::uint8_t>(id >> 8), static_cast<std::uint8_t>(id & 0xff), 0x01, 0x00,
+                              0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+  for (const auto& l : labels) {
+    q.push_back(static_cast<std::uint8_t>(l.size()));
+    q.insert(q.end(), l.begin(), l.end());
+  }
+  q.insert(q.end(), {0x00, 0x00, 0x01, 0x00, 0x01});
+  return q;
+}
+
+// Issue 10 item 1 for DNS: a question whose labels carry a NUL, a '.' byte
+// (which would join two labels into one suffix), '_' or a number libc reads
+// as an address never reaches the rules: NXDOMAIN, audited with the reason.
+TEST_F(DnsStubTest, QuestionsThatAreNotDnsNamesAreRefusedAndAuditedWithTheReason) {
+  using namespace std::string_literals;
+  StopIo();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"evil\0x"s, "example", "com"}, "NUL byte at offset 4"},
+      {{"evil.test", "example", "com"}, "'.' byte inside the label at offset 4"},
+      {{"x y", "example", "com"}, "space at offset 1"},
+      {{"_srv", "example", "com"}, "'_' at offset 0"},
+      {{"x\xc3\xa9", "example", "com"}, "non-ASCII byte 0xc3"},
+      {{"2130706433"}, "127.0.0.1"},
+  };
+  std::uint16_t id = 0x5100;
+  for (const auto& [labels, reason] : cases) {
+    auto q = RawQuery(id, labels);
+    auto reply = stub_->Answer(q.data(), q.size());
+    ldns_pkt* parsed = nullptr;
+    ASSERT_EQ(ldns_wire2pkt(&parsed, reply.data(), reply.size()), LDNS_STATUS_OK) << reason;
+    Pkt owned(parsed);
+    EXPECT_EQ(ldns_pkt_id(parsed), id) << reason;
+    EXPECT_EQ(ldns_pkt_get_rcode(parsed), LDNS_RCODE_NXDOMAIN) << reason;
+    EXPECT_EQ(ldns_pkt_ancount(parsed), 0) << reason;
+    ++id;
+  }
+  auto denials = Denials();
+  ASSERT_EQ(denials.size(), cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::string rule = denials[i]["rule"];
+    EXPECT_EQ(rule.rfind("not a valid DNS name: ", 0), 0u) << rule;
+    EXPECT_NE(rule.find(cases[i].second), std::string::npos) << rule;
+    std::string host = denials[i]["host"];
+    for (char c : host) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << "raw byte in the audited host: " << host;
+  }
+  EXPECT_TRUE(names_.NameOf(NameMap::kBase + 1) == std::nullopt) << "a synthetic address was handed out";
+}
+
 TEST_F(DnsStubTest, DeniedNameIsNxdomainAndAudited) {
   Pkt reply = Ask("evil.example.net.", LDNS_RR_TYPE_A);
   ASSERT_TRUE(reply);
