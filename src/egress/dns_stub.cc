@@ -195,17 +195,6 @@ DnsStub::DnsStub(asio::io_context& io, UniqueFd udp_socket, const EgressRules& r
   udp_socket.release();  // socket_ owns it now
 }
 
-DnsStub::~DnsStub() {
-  if (held_back_last_.host.empty()) return;
-  std::uint64_t held = gate_.TakeHeldBack();
-  if (held == 0) return;
-  EgressAttempt last = held_back_last_;
-  if (!last.error.empty()) last.error += "; ";
-  last.error += fmt::format("{} DNS queries up to and including this one were not logged one by one "
-                            "(audit rate limit)", held);
-  audit_.Record(last);
-}
-
 void DnsStub::Start() {
   if (!socket_.is_open()) return;
   Receive();
@@ -326,17 +315,8 @@ std::optional<std::vector<std::uint8_t>> DnsStub::AnswerPtr(const ldns_pkt* quer
 }
 
 void DnsStub::Audit(EgressAttempt attempt) {
-  std::uint64_t held_back = 0;
-  if (!gate_.Admit(DnsAuditGate::Clock::now(), &held_back)) {
-    held_back_last_ = std::move(attempt);
-    return;
-  }
-  if (held_back > 0) {
-    if (!attempt.error.empty()) attempt.error += "; ";
-    attempt.error += fmt::format("{} DNS queries before this one were not logged one by one (audit rate limit)",
-                                 held_back);
-  }
-  held_back_last_ = {};
+  // The rate limit, the coalescing and the summary of what was held back are
+  // EgressAudit's, shared with every other egress event of the cell.
   audit_.Record(attempt);
 }
 

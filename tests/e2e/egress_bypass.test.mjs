@@ -265,6 +265,49 @@ test('egress bypass attempts from inside an allow-list cell: each one fails, and
     assertDeniedAudit(audit, { host: 'localhost', port: sites.wiki.port }, /loopback/);
   });
 
+  // Names that are bytes (issue 10 item 1). Each ends in ".acmecorp.com",
+  // which the profile allows: a rule that saw the raw bytes would allow it,
+  // while getaddrinfo stops at the NUL and inet_aton reads numbers. The proxy
+  // and the stub refuse each as "not a valid DNS name" before any rule, and
+  // audit the bytes escaped.
+  const suffix = '.acmecorp.com';
+  const nulAttempts = [
+    ['socks5_nul_name', `evil.example\\x00${suffix}`, /NUL byte at offset 12/],
+    ['socks5_nul_ip', `203.0.113.2\\x00${suffix}`, /NUL byte at offset 11/],
+    ['socks5_nul_loopback', `127.0.0.1\\x00${suffix}`, /NUL byte at offset 9/],
+    ['socks5_pct00_name', `evil.example%00${suffix}`, /'%' at offset 12/],
+    ['socks5_numeric_loopback', '2130706433', /is the IPv4 address 127\.0\.0\.1 to libc/],
+  ];
+  for (const [name, host, reason] of nulAttempts) {
+    await t.test(`SOCKS5 with a name that is not a DNS name (${name}): reply 2, audited with the reason`, () => {
+      const r = a(name);
+      assert.equal(r.socks_reply, 2, JSON.stringify(r));
+      assertNotReached(r);
+      const events = assertDeniedAudit(audit, { via: 'socks5', host }, /^not a valid DNS name: /);
+      for (const e of events) assert.match(e.rule, reason, JSON.stringify(e));
+    });
+  }
+  await t.test('CONNECT and plain HTTP with %00 or user information in the host: 400, "not a valid DNS name"', () => {
+    for (const name of ['connect_pct00_name', 'connect_userinfo', 'http_pct00_name']) {
+      const r = a(name);
+      assert.equal(r.status, 400, JSON.stringify(r));
+      assertNotReached(r);
+      assert.match(r.body, /not a valid DNS name: ('%' at offset 12|'@' at offset 12)/, JSON.stringify(r));
+    }
+    assertDeniedAudit(audit, { via: 'connect', host: `evil.example%00${suffix}:${sites.evil.port}` }, /'%' at offset 12/);
+    assertDeniedAudit(audit, { via: 'http', host: `evil.example%00${suffix}:${sites.evil.port}` }, /'%' at offset 12/);
+  });
+  await t.test('DNS questions with a NUL byte or a "." byte inside a label: NXDOMAIN, audited with the reason', () => {
+    for (const [name, reason] of [['dns_nul_label', /NUL byte at offset 4/], ['dns_dot_in_label', /'\.' byte inside the label at offset 4/]]) {
+      const r = a(name);
+      assert.equal(r.rcode, 3, JSON.stringify(r));
+      assert.deepEqual(r.answers, [], JSON.stringify(r));
+      const events = egressEvents(audit, { via: 'dns', allowed: false }).filter((e) => reason.test(e.rule));
+      assert.equal(events.length, 1, `${name}: ${JSON.stringify(egressEvents(audit, { via: 'dns' }))}`);
+      assert.match(events[0].rule, /^not a valid DNS name: /);
+    }
+  });
+
   await t.test('host side: the denied sites heard nothing; the allowed one only the allowed requests', () => {
     assert.deepEqual(sites.evil.contacts, [], 'evil.example\'s server was contacted');
     assert.deepEqual(sites.otherPort.contacts, [], 'the server on the port outside allow_port was contacted');
@@ -278,7 +321,8 @@ test('egress bypass attempts from inside an allow-list cell: each one fails, and
     for (const r of sites.wiki.requests) assert.match(r.remote, /127\.0\.0\.1$/, 'only mcpcell\'s proxy (on the host loopback) may connect');
   });
   await t.test('the probe ran every attempt', () => {
-    const expected = ['control_connect_allowed', 'tcp_host_addr', 'udp_host', 'dns_exfil', 'socks5_ip_literal', 'rebind_http_localhost'];
+    const expected = ['control_connect_allowed', 'tcp_host_addr', 'udp_host', 'dns_exfil', 'socks5_ip_literal', 'rebind_http_localhost',
+      'socks5_nul_name', 'socks5_nul_ip', 'dns_nul_label', 'dns_dot_in_label', 'http_pct00_name'];
     for (const name of expected) assert.ok(probe.byName.has(name), name);
   });
 });

@@ -193,6 +193,16 @@ class DnsStubTest : public ::testing::Test {
     return out;
   }
 
+  /// The egress_summary event, if one was written.
+  std::optional<nlohmann::json> Summary() const {
+    std::ifstream in(audit_path_);
+    for (std::string line; std::getline(in, line);) {
+      auto j = nlohmann::json::parse(line);
+      if (j.value("event", "") == "egress_summary") return j;
+    }
+    return std::nullopt;
+  }
+
   std::vector<nlohmann::json> Denials() const {
     std::vector<nlohmann::json> out;
     for (auto& e : EgressEvents()) {
@@ -329,14 +339,25 @@ TEST_F(DnsStubTest, DeniedNameIsNxdomainAndAudited) {
   EXPECT_TRUE(e.contains("ts"));
 }
 
-TEST_F(DnsStubTest, EveryDeniedQueryIsAuditedEvenTheSameNameAgain) {
+TEST_F(DnsStubTest, EveryDeniedQueryIsAuditedTheSameQueryAgainIsCounted) {
   Ask("evil.example.net.", LDNS_RR_TYPE_A);
   Ask("evil.example.net.", LDNS_RR_TYPE_AAAA);
   Ask("evil.example.net.", LDNS_RR_TYPE_TXT);
+  Ask("evil.example.net.", LDNS_RR_TYPE_A);  // the same denial again: coalesced (EgressAudit)
   auto denials = Denials();
   ASSERT_EQ(denials.size(), 3u);
   EXPECT_EQ(denials[1]["dns_type"], "AAAA");
   EXPECT_EQ(denials[2]["dns_type"], "TXT");
+  StopIo();
+  stub_.reset();
+  audit_.reset();  // writes the summary
+  auto summary = Summary();
+  ASSERT_TRUE(summary) << "no egress_summary event";
+  EXPECT_EQ((*summary)["repeats_total"], 1);
+  ASSERT_EQ((*summary)["repeats"].size(), 1u);
+  EXPECT_EQ((*summary)["repeats"][0]["host"], "evil.example.net");
+  EXPECT_EQ((*summary)["repeats"][0]["dns_type"], "A");
+  EXPECT_EQ((*summary)["repeats"][0]["count"], 1);
 }
 
 TEST_F(DnsStubTest, AllowedAaaaHttpsAndTxtAreNodata) {
@@ -501,9 +522,9 @@ TEST_F(DnsStubTest, MutatedQueriesGetAParseableReplyWithTheirIdOrNone) {
 
 TEST_F(DnsStubTest, AFloodIsRateLimitedButEveryQueryIsAccountedFor) {
   // 3,000 denied names as fast as the stub can answer: the audit log gets at
-  // most the burst plus the refill, and the events that do get logged say how
-  // many were held back before them (the last count comes when the stub
-  // stops). Logged + reported as held back = sent, however fast this runs.
+  // most the burst plus the refill, the lines that do get logged say how
+  // many were held back before them, and the summary written when the audit
+  // ends gives the totals. Lines + held back = sent, however fast this runs.
   StopIo();
   constexpr int kQueries = 3000;
   {
@@ -513,20 +534,23 @@ TEST_F(DnsStubTest, AFloodIsRateLimitedButEveryQueryIsAccountedFor) {
       ASSERT_FALSE(stub_->Answer(q.data(), q.size()).empty());
     }
     stub_.reset();
+    audit_.reset();
   }
   std::uint64_t logged = 0;
-  std::uint64_t held_back = 0;
+  std::uint64_t held_on_lines = 0;
   for (const auto& e : Denials()) {
     ++logged;
-    std::string error = e.value("error", "");
-    if (error.empty()) continue;
-    EXPECT_NE(error.find("(audit rate limit)"), std::string::npos) << error;
-    std::uint64_t n = std::stoull(error);
-    // The summary written when the stub stops is itself one of those held back.
-    held_back += error.find("including this one") != std::string::npos ? n - 1 : n;
+    held_on_lines += e.value("held_back", 0ull);
   }
-  EXPECT_EQ(logged + held_back, static_cast<std::uint64_t>(kQueries)) << logged << " logged";
+  auto summary = Summary();
+  ASSERT_TRUE(summary) << "no egress_summary event";
+  std::uint64_t held_total = (*summary)["held_back_total"];
+  EXPECT_EQ((*summary)["lines"], logged);
+  EXPECT_EQ(held_on_lines + (*summary)["held_back"].get<std::uint64_t>(), held_total);
+  EXPECT_EQ(logged + held_total + (*summary)["repeats_total"].get<std::uint64_t>(),
+            static_cast<std::uint64_t>(kQueries)) << logged << " logged";
   EXPECT_GE(logged, 1000u);  // the burst always passes
+  EXPECT_LT(logged, static_cast<std::uint64_t>(kQueries));
 }
 
 TEST(DnsStubDig, DigGetsTheSameAnswers) {
