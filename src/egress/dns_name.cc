@@ -162,8 +162,8 @@ std::optional<std::string> CanonicalWireName(const std::uint8_t* wire, std::size
 
 std::string PrintableBytes(std::string_view bytes, std::size_t max_bytes) {
   std::string out;
-  std::size_t shown = std::min(bytes.size(), max_bytes);
-  for (std::size_t i = 0; i < shown; ++i) {
+  std::size_t i = 0;
+  for (; i < bytes.size() && out.size() < max_bytes; ++i) {
     auto c = static_cast<unsigned char>(bytes[i]);
     if (c == '\\' || c == '"') {
       out += '\\';
@@ -174,7 +174,7 @@ std::string PrintableBytes(std::string_view bytes, std::size_t max_bytes) {
       out += static_cast<char>(c);
     }
   }
-  if (shown < bytes.size()) out += fmt::format("...({} more bytes)", bytes.size() - shown);
+  if (i < bytes.size()) out += fmt::format("...({} more bytes)", bytes.size() - i);
   return out;
 }
 

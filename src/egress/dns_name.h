@@ -42,8 +42,9 @@ std::optional<std::string> CanonicalHost(std::string_view bytes, std::string* wh
 std::optional<std::string> CanonicalWireName(const std::uint8_t* wire, std::size_t size, std::string* why);
 
 /// `bytes` safe for a log line or a message: printable ASCII as is, other
-/// bytes as \xNN, '\\' and '"' escaped; at most `max_bytes` of the input are
-/// shown, then "...(N more bytes)".
+/// bytes as \xNN, '\\' and '"' escaped; once the text has `max_bytes`
+/// bytes the rest of the input is only counted: "...(N more bytes)". So the
+/// result has at most max_bytes + 3 bytes before that marker.
 std::string PrintableBytes(std::string_view bytes, std::size_t max_bytes = 253);
 
 }  // namespace mcpcell

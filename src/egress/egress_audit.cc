@@ -54,6 +54,8 @@ constexpr std::size_t kMaxToldHosts = 20;
 constexpr std::size_t kMaxRepeatKeys = 1024;
 // The summary lists at most this many pending repeats one by one.
 constexpr std::size_t kMaxListedRepeats = 100;
+// A host as PrintableBytes writes it at most: 253 bytes, one escape, the marker.
+constexpr std::size_t kMaxHost = 253 + 3 + 32;
 
 std::string Cap(std::string s, std::size_t max) {
   if (s.size() <= max) return s;
@@ -70,8 +72,8 @@ std::string RepeatKey(const EgressAttempt& a) {
 
 EgressAttempt EgressAudit::Capped(EgressAttempt a) {
   // A valid name is at most 253 bytes (dns_name.h); an invalid one arrives
-  // escaped by PrintableBytes. Either way nothing longer gets written.
-  a.host = Cap(std::move(a.host), 253);
+  // escaped and cut by PrintableBytes (253 bytes, an escape, the marker).
+  a.host = Cap(std::move(a.host), kMaxHost);
   a.rule = Cap(std::move(a.rule), kMaxText);
   a.how_to_allow = Cap(std::move(a.how_to_allow), kMaxText);
   a.error = Cap(std::move(a.error), kMaxText);

@@ -16,7 +16,8 @@
 //    "upstream_port": P, "denied_port": D, "udp_port": U,
 //    "allowed_name": "wiki.acmecorp.com", "denied_name": "evil.example", "denied_name_port": E,
 //    "proxy_port": 3128, "rebind_names": ["localhost"], "exfil_domain": "exfil.evil.example",
-//    "attempts": ["tcp_host_addr", ...]}          (attempts: a subset; default all, in order)
+//    "flood_count": 5000, "flood_name_bytes": 60000,
+//    "attempts": ["tcp_host_addr", ...]}          (attempts: a subset; default all but flood_*, in order)
 //
 // Self-contained on purpose (no mcpcell_core), like hostile_server: it is the
 // adversary and runs in a cell that has only its own directory and /usr.
@@ -64,6 +65,8 @@ struct Config {
   int proxy_port = 3128;
   std::vector<std::string> rebind_names;
   std::string exfil_domain = "exfil.evil.example";
+  int flood_count = 5000;      ///< flood_* attempts: how many
+  int flood_name_bytes = 60000;
 };
 
 std::string ErrName(int e) {
@@ -731,6 +734,39 @@ std::vector<std::pair<std::string, Attempt>> Attempts(const Config& cfg) {
          }
          UdpDnsRaw(c, r, "8.8.8.8", c.denied_name + "(one label)" + AllowedSuffix(c), DnsQueryLabels(0x4d45, labels, 1));
        }},
+      // Audit floods (issue 10 item 8): the same denied SOCKS5 request many
+      // times, and CONNECTs for distinct names of flood_name_bytes each. The
+      // probe only counts what it sent; the test reads the audit log.
+      {"flood_socks5_denied",
+       [](const Config& c, Report* r) {
+         int answered = 0;
+         for (int i = 0; i < c.flood_count; ++i) {
+           Report one("flood_part");
+           Socks5(c, &one, c.denied_name, c.denied_name_port, false);
+           if (one.j.value("socks_reply", -1) == 2) ++answered;
+           if (one.j.value("reached", false)) r->j["reached"] = true;
+         }
+         r->j["ok"] = true;
+         r->j["sent"] = c.flood_count;
+         r->j["refused"] = answered;
+       }},
+      {"flood_connect_long_names",
+       [](const Config& c, Report* r) {
+         int refused = 0;
+         std::uint64_t bytes = 0;
+         for (int i = 0; i < c.flood_count; ++i) {
+           std::string name = std::to_string(i) + std::string(static_cast<std::size_t>(c.flood_name_bytes), 'a');
+           Report one("flood_part");
+           ConnectTunnel(c, &one, name, 443, "x", "");
+           if (one.j.value("status", 0) == 400) ++refused;
+           if (one.j.value("reached", false)) r->j["reached"] = true;
+           bytes += name.size();
+         }
+         r->j["ok"] = true;
+         r->j["sent"] = c.flood_count;
+         r->j["refused"] = refused;
+         r->j["name_bytes"] = bytes;
+       }},
   };
   // An allowed name whose real address is internal (DNS rebinding): through
   // CONNECT, SOCKS5 and plain HTTP.
@@ -761,6 +797,8 @@ Config Parse(const json& j) {
   c.proxy_port = j.value("proxy_port", c.proxy_port);
   c.rebind_names = j.value("rebind_names", std::vector<std::string>{});
   c.exfil_domain = j.value("exfil_domain", c.exfil_domain);
+  c.flood_count = j.value("flood_count", c.flood_count);
+  c.flood_name_bytes = j.value("flood_name_bytes", c.flood_name_bytes);
   return c;
 }
 
@@ -789,6 +827,7 @@ int main(int argc, char** argv) {
     }
   }
   for (const auto& [name, fn] : all) {
+    if (only.empty() && name.rfind("flood_", 0) == 0) continue;  // floods run only when named
     if (!only.empty()) {
       bool wanted = false;
       for (const auto& o : only) wanted = wanted || o == name;

@@ -164,6 +164,10 @@ TEST(DnsName, PrintableBytesEscapesAndCuts) {
   EXPECT_EQ(PrintableBytes("evil.test\0.allowed.test"s), "evil.test\\x00.allowed.test");
   EXPECT_EQ(PrintableBytes("a\"b\\c\xff"), "a\\\"b\\\\c\\xff");
   EXPECT_EQ(PrintableBytes(std::string(300, 'x'), 253), std::string(253, 'x') + "...(47 more bytes)");
+  // Escapes count towards the limit: 60,000 NUL bytes give a short line.
+  std::string nuls = PrintableBytes(std::string(60000, '\0'), 253);
+  EXPECT_LE(nuls.size(), 253u + 3 + 32) << nuls.size();
+  EXPECT_NE(nuls.find("more bytes)"), std::string::npos);
 }
 
 // The rules see only canonical names, and allow_host entries are put in the
