@@ -51,7 +51,13 @@ asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& a) {
     out.failure = UpstreamFailure::kDenied;
     co_return out;
   }
-  RuleVerdict by_name = MatchConnection(ctx.rules, a.host, a.port);
+  // A metadata address named as a literal is refused as what it is, before
+  // the host rules would suggest adding it to allow_host (issue 18 item 11).
+  boost::system::error_code literal_ec;
+  auto literal = asio::ip::make_address(a.host, literal_ec);
+  RuleVerdict by_name = !literal_ec && IsMetadataAddress(literal)
+                            ? CheckAddress(ctx.rules, a.host, a.port, literal, false)
+                            : MatchConnection(ctx.rules, a.host, a.port);
   a.allowed = by_name.allowed;
   a.rule = by_name.rule;
   a.how_to_allow = by_name.how_to_allow;

@@ -221,8 +221,10 @@ std::optional<std::string> AllowHostProblem(const std::string& host) {
   if (!name.empty() && name.front() == '.') name.remove_prefix(1);
   std::string why;
   if (CanonicalHost(name, &why)) return std::nullopt;
-  return "\"" + host + "\" is not a host name, \".domain\" or IP address (" + why +
-         "; no scheme, port or path: write \"example.com\", not \"https://example.com/\")";
+  const std::string hint = "no scheme, port or path: write \"example.com\", not \"https://example.com/\"";
+  const std::string what = "\"" + host + "\" is not a host name, \".domain\" or IP address (";
+  if (host.find('/') != std::string::npos) return what + hint + ")";  // a URL: the hint says it all
+  return what + why + "; " + hint + ")";
 }
 
 Result<PermissionProfile> ProfileFromJson(const json& j, const std::string& origin,

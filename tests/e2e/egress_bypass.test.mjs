@@ -129,7 +129,10 @@ test('egress bypass attempts from inside an allow-list cell: each one fails, and
   });
   await t.test('the cloud metadata address 169.254.169.254:80: denied', () => {
     assertNotReached(a('tcp_metadata'));
-    assertDeniedAudit(audit, { via: 'redirect', host: '169.254.169.254', port: 80 });
+    // Refused as what it is (issue 18 item 11), not "add it to allow_host".
+    const events = assertDeniedAudit(audit, { via: 'redirect', host: '169.254.169.254', port: 80 },
+      /refused as a metadata address, always.*allow_host and --resolve cannot allow it/);
+    for (const e of events) assert.doesNotMatch(e.how_to_allow ?? '', /add "/, JSON.stringify(e));
   });
   await t.test('a private address 10.0.0.1: denied', () => {
     assertNotReached(a('tcp_private_10'));

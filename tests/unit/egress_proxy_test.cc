@@ -363,6 +363,20 @@ TEST_F(EgressProxyTest, InternalAddressLiteralsRefusedEvenWithAllowAll) {
   for (const auto& e : events) EXPECT_EQ(e["allowed"], false) << e.dump();
 }
 
+// Issue 18 item 11: with an ordinary allow-list, a metadata literal is
+// refused as a metadata address, not with "add it to allow_host".
+TEST_F(EgressProxyTest, MetadataLiteralIsRefusedAsSuchNotAsAMissingAllowHost) {
+  StartDefault();
+  for (const char* target : {"169.254.169.254:80", "[fd00:ec2::254]:80", "[::ffff:169.254.169.254]:80"}) {
+    UniqueFd c = Proxy();
+    std::string head = Connect(c.get(), target, "");
+    EXPECT_EQ(head.rfind("HTTP/1.1 403", 0), 0u) << target << ": " << head;
+    std::string body = ReadToEof(c.get());
+    EXPECT_NE(body.find("refused as a metadata address"), std::string::npos) << body;
+    EXPECT_EQ(body.find("add \""), std::string::npos) << body;
+  }
+}
+
 TEST_F(EgressProxyTest, HostHeaderNamingAnotherHostIsRefused) {
   StartDefault();
   {
