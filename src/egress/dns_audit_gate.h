@@ -1,4 +1,8 @@
 #pragma once
+// The audit log's bounds against a flooding cell. Admit (the token bucket)
+// is applied by EgressAudit to every egress event of a cell, whatever its
+// source; FreshName by the DNS stub to allowed lookups.
+//
 // Which DNS queries the stub writes to the audit log. Every query for a name
 // that is not allowed is an event (DNS exfiltration is an attack and must be
 // visible name by name). Allowed lookups repeat all the time (every connect
@@ -9,8 +13,8 @@
 // the ones held back are counted so the next event that passes can say how
 // many were not logged one by one. Nothing disappears without a trace.
 //
-// Time is a parameter so tests need no clock. Not thread-safe: the stub uses
-// it from its io_context thread only.
+// Time is a parameter so tests need no clock. Not thread-safe: EgressAudit
+// guards its own with a mutex; the stub uses its own from its io thread only.
 
 #include <chrono>
 #include <cstdint>

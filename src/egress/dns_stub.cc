@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <ldns/ldns.h>
 
+#include "egress/dns_name.h"
+
 namespace mcpcell {
 namespace {
 
@@ -46,10 +48,11 @@ std::string TakeString(char* s) {
 
 std::string TypeName(ldns_rr_type type) { return TakeString(ldns_rr_type2str(type)); }
 
-/// The question's name as a host: presentation form (ldns escapes odd bytes
-/// as \DDD, so the audit log never carries raw control characters), lower
-/// case, no trailing dot.
-std::string HostOf(const ldns_rdf* owner) { return NormaliseHost(TakeString(ldns_rdf2str(owner))); }
+/// The question's name as a host (CanonicalWireName: LDH labels, lower
+/// case, no trailing dot; the root is "."), or nullopt with `*why`.
+std::optional<std::string> HostOf(const ldns_rdf* owner, std::string* why) {
+  return CanonicalWireName(ldns_rdf_data(owner), ldns_rdf_size(owner), why);
+}
 
 EgressAttempt DnsAttempt(const std::string& host, ldns_rr_type type, const RuleVerdict& verdict) {
   EgressAttempt a;
@@ -192,17 +195,6 @@ DnsStub::DnsStub(asio::io_context& io, UniqueFd udp_socket, const EgressRules& r
   udp_socket.release();  // socket_ owns it now
 }
 
-DnsStub::~DnsStub() {
-  if (held_back_last_.host.empty()) return;
-  std::uint64_t held = gate_.TakeHeldBack();
-  if (held == 0) return;
-  EgressAttempt last = held_back_last_;
-  if (!last.error.empty()) last.error += "; ";
-  last.error += fmt::format("{} DNS queries up to and including this one were not logged one by one "
-                            "(audit rate limit)", held);
-  audit_.Record(last);
-}
-
 void DnsStub::Start() {
   if (!socket_.is_open()) return;
   Receive();
@@ -253,8 +245,18 @@ std::vector<std::uint8_t> DnsStub::Answer(const std::uint8_t* data, std::size_t 
 std::vector<std::uint8_t> DnsStub::AnswerQuestion(const ldns_pkt* query, const ldns_rr* question) {
   const ldns_rdf* owner = ldns_rr_owner(question);
   ldns_rr_type type = ldns_rr_get_type(question);
-  std::string host = HostOf(owner);
-  if (host.empty()) host = ".";
+  std::string why;
+  std::optional<std::string> name = HostOf(owner, &why);
+  if (!name) {
+    // A name no rule can judge (a NUL or '.' byte in a label, '_', a number
+    // in disguise): refused like a denied name, and audited as what it is.
+    // ldns's presentation form escapes odd bytes as \DDD.
+    EgressAttempt attempt = DnsAttempt(PrintableBytes(TakeString(ldns_rdf2str(owner))), type,
+                                       {false, why, "ask for a DNS host name (letters, digits, '-' and dots)"});
+    Audit(std::move(attempt));
+    return ToWire(ReplyTo(query, LDNS_RCODE_NXDOMAIN).get());
+  }
+  const std::string& host = *name;
 
   // The cell's own loopback: never a rule's business, never audited.
   if (IsLocalhost(host)) {
@@ -313,17 +315,8 @@ std::optional<std::vector<std::uint8_t>> DnsStub::AnswerPtr(const ldns_pkt* quer
 }
 
 void DnsStub::Audit(EgressAttempt attempt) {
-  std::uint64_t held_back = 0;
-  if (!gate_.Admit(DnsAuditGate::Clock::now(), &held_back)) {
-    held_back_last_ = std::move(attempt);
-    return;
-  }
-  if (held_back > 0) {
-    if (!attempt.error.empty()) attempt.error += "; ";
-    attempt.error += fmt::format("{} DNS queries before this one were not logged one by one (audit rate limit)",
-                                 held_back);
-  }
-  held_back_last_ = {};
+  // The rate limit, the coalescing and the summary of what was held back are
+  // EgressAudit's, shared with every other egress event of the cell.
   audit_.Record(attempt);
 }
 

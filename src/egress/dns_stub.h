@@ -28,12 +28,10 @@
 // EgressAttempt with allowed=false; exfiltration through many random labels
 // therefore shows up name by name. Allowed lookups are audited at most once
 // per name every 5 seconds (the TTL), with the synthetic address. To keep a
-// flooding cell from filling the host's disk, every event then passes one
-// token bucket (1000 at once, 200 a second after that); the events it holds
-// back are counted, and the next event logged says so in "error" ("N DNS
-// queries before this one were not logged one by one (audit rate limit)"),
-// or, if none comes, the last one held back is logged with the count when
-// the stub is destroyed. See src/egress/dns_audit_gate.h.
+// flooding cell from filling the host's disk, every event then goes through
+// EgressAudit's bounds, shared with the proxy's events (a token bucket, 1000
+// at once and 200 a second; identical denials coalesced; a summary of what
+// was held back when the audit ends). See src/egress/egress_audit.h.
 
 #include <array>
 #include <cstdint>
@@ -67,9 +65,7 @@ class DnsStub {
   DnsStub(boost::asio::io_context& io, UniqueFd udp_socket, const EgressRules& rules, NameMap& names,
           EgressAudit& audit);
 
-  /// Reports denied queries the audit rate limit held back and no later
-  /// event mentioned, so none vanish without a trace.
-  ~DnsStub();
+  ~DnsStub() = default;
   DnsStub(const DnsStub&) = delete;
   DnsStub& operator=(const DnsStub&) = delete;
 
@@ -88,15 +84,14 @@ class DnsStub {
   /// A reverse name the stub knows (synthetic or loopback address); nullopt: an ordinary name.
   std::optional<std::vector<std::uint8_t>> AnswerPtr(const ldns_struct_pkt* query, const ldns_struct_rdf* owner,
                                                      const std::string& host);
-  /// Records `attempt` if the gate admits it, noting how many it held back before.
+  /// Records `attempt` on the audit (which bounds what is written).
   void Audit(EgressAttempt attempt);
 
   boost::asio::ip::udp::socket socket_;
   const EgressRules& rules_;
   NameMap& names_;
   EgressAudit& audit_;
-  DnsAuditGate gate_;
-  EgressAttempt held_back_last_;  ///< the last event the gate held back; host empty if none
+  DnsAuditGate gate_;  ///< only its FreshName: allowed lookups once per name per window
   // 65535: the largest UDP payload; a bigger buffer never fills, a smaller
   // one would silently truncate (and we would answer a different question).
   std::array<std::uint8_t, 65535> buffer_{};

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
+#include "egress/dns_name.h"
 
 namespace mcpcell {
 
@@ -45,18 +46,128 @@ std::string StderrKey(const EgressAttempt& a) {
 }
 
 // After this many distinct denials stderr says it stops repeating them;
-// the audit log still has every attempt.
+// the audit log accounts for every attempt.
 constexpr std::size_t kMaxToldHosts = 20;
+
+// Past this many remembered denials, forget those outside the window; their
+// pending counts move to repeats_unlisted in the summary.
+constexpr std::size_t kMaxRepeatKeys = 1024;
+// The summary lists at most this many pending repeats one by one.
+constexpr std::size_t kMaxListedRepeats = 100;
+// A host as PrintableBytes writes it at most: 253 bytes, one escape, the marker.
+constexpr std::size_t kMaxHost = 253 + 3 + 32;
+
+std::string Cap(std::string s, std::size_t max) {
+  if (s.size() <= max) return s;
+  std::size_t cut = s.size() - max;
+  s.resize(max);
+  return s + fmt::format("...({} more bytes)", cut);
+}
+
+std::string RepeatKey(const EgressAttempt& a) {
+  return fmt::format("{}\n{}\n{}\n{}\n{}", a.via, a.host, a.port, a.dns_type, a.rule);
+}
 
 }  // namespace
 
-void EgressAudit::Record(const EgressAttempt& a) {
-  if (log_ != nullptr) {
-    if (auto ok = log_->Write(ToJson(a)); !ok) {
-      std::fprintf(stderr, "mcpcell: audit log: %s\n", ok.error().Message().c_str());
+EgressAttempt EgressAudit::Capped(EgressAttempt a) {
+  // A valid name is at most 253 bytes (dns_name.h); an invalid one arrives
+  // escaped and cut by PrintableBytes (253 bytes, an escape, the marker).
+  a.host = Cap(std::move(a.host), kMaxHost);
+  a.rule = Cap(std::move(a.rule), kMaxText);
+  a.how_to_allow = Cap(std::move(a.how_to_allow), kMaxText);
+  a.error = Cap(std::move(a.error), kMaxText);
+  a.via = Cap(std::move(a.via), 16);
+  a.dns_type = Cap(std::move(a.dns_type), 16);
+  a.address = Cap(std::move(a.address), 64);
+  return a;
+}
+
+bool EgressAudit::CoalesceRepeat(const EgressAttempt& a, Clock::time_point now, std::uint64_t* repeats_before) {
+  auto it = repeats_.find(RepeatKey(a));
+  if (it == repeats_.end()) return false;
+  if (now - it->second.logged_at < limits_.repeat_window) {
+    ++it->second.pending;
+    return true;
+  }
+  *repeats_before = it->second.pending;  // reported on the line about to be written
+  repeats_.erase(it);
+  return false;
+}
+
+void EgressAudit::Record(const EgressAttempt& raw, Clock::time_point now) {
+  EgressAttempt a = Capped(raw);
+  if (!a.allowed) TellOnStderr(a);
+  if (log_ == nullptr) return;
+  nlohmann::json line;
+  {
+    std::lock_guard lock(mu_);
+    std::uint64_t repeats = 0;
+    if (!a.allowed && CoalesceRepeat(a, now, &repeats)) {
+      ++repeats_total_;
+      return;
+    }
+    std::uint64_t held = 0;
+    if (!gate_.Admit(now, &held)) {
+      ++held_back_total_;
+      // Repeats already counted for a line that is not written now stay in
+      // the totals; the summary says so.
+      return;
+    }
+    line = ToJson(a);
+    if (repeats > 0) line["repeats"] = repeats;
+    if (held > 0) line["held_back"] = held;
+    ++lines_;
+    if (!a.allowed) {
+      if (repeats_.size() >= kMaxRepeatKeys) PruneRepeats(now);
+      repeats_[RepeatKey(a)] = Repeat{now, 0, a};
     }
   }
-  if (a.allowed) return;
+  Write(line);
+}
+
+void EgressAudit::PruneRepeats(Clock::time_point now) {
+  std::erase_if(repeats_, [&](const auto& kv) {
+    if (now - kv.second.logged_at < limits_.repeat_window) return false;
+    repeats_unlisted_ += kv.second.pending;
+    return true;
+  });
+}
+
+EgressAudit::~EgressAudit() {
+  if (log_ == nullptr) return;
+  nlohmann::json listed = nlohmann::json::array();
+  std::uint64_t unlisted = repeats_unlisted_;
+  for (const auto& [key, r] : repeats_) {
+    if (r.pending == 0) continue;
+    if (listed.size() >= kMaxListedRepeats) {
+      unlisted += r.pending;
+      continue;
+    }
+    nlohmann::json one{{"via", r.attempt.via}, {"host", r.attempt.host}, {"port", r.attempt.port},
+                       {"rule", r.attempt.rule}, {"count", r.pending}};
+    if (!r.attempt.dns_type.empty()) one["dns_type"] = r.attempt.dns_type;
+    listed.push_back(std::move(one));
+  }
+  if (held_back_total_ == 0 && repeats_total_ == 0) return;
+  nlohmann::json summary{{"event", "egress_summary"},
+                         {"server", server_},
+                         {"lines", lines_},
+                         {"held_back", gate_.TakeHeldBack()},
+                         {"held_back_total", held_back_total_},
+                         {"repeats", listed},
+                         {"repeats_unlisted", unlisted},
+                         {"repeats_total", repeats_total_}};
+  Write(summary);
+}
+
+void EgressAudit::Write(const nlohmann::json& event) {
+  if (auto ok = log_->Write(event); !ok) {
+    std::fprintf(stderr, "mcpcell: audit log: %s\n", ok.error().Message().c_str());
+  }
+}
+
+void EgressAudit::TellOnStderr(const EgressAttempt& a) {
   {
     std::lock_guard lock(mu_);
     if (told_.size() > kMaxToldHosts) return;

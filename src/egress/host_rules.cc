@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "egress/dns_name.h"
+
 namespace mcpcell {
 namespace {
 
@@ -54,10 +56,13 @@ EgressRules EgressRules::FromSpec(const NetworkSpec& network) {
   EgressRules rules;
   rules.allow_all = network.allow_all || network.mode == NetworkSpec::Mode::kOpen;
   for (const auto& h : network.allow_hosts) {
-    // Keep the leading dot of a domain entry; normalise the rest.
+    // Keep the leading dot of a domain entry; the rest in the same canonical
+    // form as every name a cell sends (so "Example.COM." matches
+    // "example.com"). An entry that is no valid name could never match one;
+    // the profile loader refuses such entries before they get here.
     bool domain = !h.empty() && h[0] == '.';
-    std::string n = NormaliseHost(domain ? std::string_view(h).substr(1) : std::string_view(h));
-    if (!n.empty()) rules.hosts.push_back(domain ? "." + n : n);
+    auto n = CanonicalHost(domain ? std::string_view(h).substr(1) : std::string_view(h), nullptr);
+    if (n) rules.hosts.push_back(domain ? "." + *n : *n);
   }
   rules.ports = network.allow_ports;
   return rules;

@@ -12,6 +12,7 @@
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
 
+#include "egress/dns_name.h"
 #include "egress/http_proxy.h"
 #include "egress/http_target.h"
 #include "egress/tunnel.h"
@@ -34,8 +35,11 @@ HttpRefusal RefusalFor(const Upstream& up, const EgressAttempt& a) {
 
 bool HostHeaderRefused(EgressAttempt& a, std::string_view host_header, const HostPort& target,
                        std::uint16_t default_port, std::string_view what, std::string_view target_text) {
-  if (host_header.empty() || HostHeaderMatches(host_header, target, default_port)) return false;
-  a.rule = fmt::format("the Host header \"{}\" names another host than {} \"{}\"", host_header, what, target_text);
+  std::string why;
+  if (host_header.empty() || HostHeaderMatches(host_header, target, default_port, &why)) return false;
+  a.rule = fmt::format("the Host header \"{}\" names another host than {} \"{}\"", PrintableBytes(host_header), what,
+                       PrintableBytes(target_text));
+  if (!why.empty()) a.rule += " (" + why + ")";
   a.how_to_allow = fmt::format("send a Host header that names {} (or none)", what);
   return true;
 }
@@ -50,17 +54,22 @@ asio::awaitable<void> ServeConnect(ProxyContext& ctx, beast::tcp_stream& client,
   std::string target(parser->get().target());
   std::string host_header(parser->get()[http::field::host]);
   parser.reset();
-  auto where = ParseAuthority(target, 0);
-  if (!where) {
-    // Arguments to a coroutine are named locals, never temporaries built in
-    // the call: GCC 12 destroys some such temporaries twice (double free).
-    std::string body = "mcpcell egress proxy: CONNECT needs a target of the form host:port, got \"" + target + "\"";
-    co_await WriteSimpleResponse(client, http::status::bad_request, std::move(body));
-    co_return;
-  }
   auto start = std::chrono::steady_clock::now();
   EgressAttempt a;
   a.via = "connect";
+  std::string why;
+  auto where = ParseAuthority(target, 0, &why);
+  if (!where) {
+    // A target the proxy cannot take as host:port is still an attempt to go
+    // somewhere: audited, and answered with what is wrong.
+    DenyInvalidName(a, target, "CONNECT needs a target of the form host:port: " + why);
+    FinishAttempt(ctx, a, start);
+    // Arguments to a coroutine are named locals, never temporaries built in
+    // the call: GCC 12 destroys some such temporaries twice (double free).
+    std::string body = "mcpcell egress proxy: " + EgressAudit::DenialSentence(a);
+    co_await WriteSimpleResponse(client, http::status::bad_request, std::move(body));
+    co_return;
+  }
   a.host = where->host;
   a.port = where->port;
   if (HostHeaderRefused(a, host_header, *where, where->port, "the CONNECT target", target)) {

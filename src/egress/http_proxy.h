@@ -25,6 +25,10 @@ namespace mcpcell {
 
 using RequestHeadParser = boost::beast::http::request_parser<boost::beast::http::empty_body>;
 
+/// A plain-HTTP request body passes the supervisor in pieces of at most this
+/// many bytes, through one buffer per connection (never whole).
+constexpr std::size_t kBodyChunk = 64 * 1024;
+
 /// Serves one HTTP proxy request from `client`, whose first bytes may already
 /// be in `buffer`. Returns when the exchange or tunnel is over; the caller
 /// closes `client`. Throws only on client I/O errors before an attempt exists.

@@ -3,7 +3,9 @@
 #include <charconv>
 #include <strings.h>
 
-#include "egress/host_rules.h"
+#include <fmt/format.h>
+
+#include "egress/dns_name.h"
 
 namespace mcpcell {
 namespace {
@@ -22,44 +24,56 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-bool ValidHostChars(std::string_view host) {
-  for (char c : host) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-              c == '.' || c == '_' || c == ':';
-    if (!ok) return false;
-  }
-  return true;
+std::nullopt_t Fail(std::string* why, std::string reason) {
+  if (why != nullptr) *why = std::move(reason);
+  return std::nullopt;
+}
+
+/// "443" → 443; nullopt unless 1-65535 in decimal.
+std::optional<std::uint16_t> ParsePort(std::string_view port) {
+  unsigned p = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (ec != std::errc() || end != port.data() + port.size() || p < 1 || p > 65535) return std::nullopt;
+  return static_cast<std::uint16_t>(p);
 }
 
 }  // namespace
 
-std::optional<HostPort> ParseAuthority(std::string_view authority, std::uint16_t default_port) {
+std::optional<HostPort> ParseAuthority(std::string_view authority, std::uint16_t default_port, std::string* why) {
+  // "user:pw@host": refused as a whole, before a ':' in the user part could
+  // be taken for the port separator.
+  if (auto at = authority.find('@'); at != std::string_view::npos) {
+    return Fail(why, fmt::format("not a valid DNS name: '@' at offset {} (user information is not accepted)", at));
+  }
   std::string_view host = authority;
   std::string_view port;
   if (!authority.empty() && authority.front() == '[') {
     auto close = authority.find(']');
-    if (close == std::string_view::npos) return std::nullopt;
-    host = authority.substr(1, close - 1);
+    if (close == std::string_view::npos) return Fail(why, "'[' without ']' in the host");
+    host = authority.substr(0, close + 1);  // brackets kept: CanonicalHost reads them as IPv6
     std::string_view rest = authority.substr(close + 1);
     if (!rest.empty()) {
-      if (rest.front() != ':') return std::nullopt;
+      if (rest.front() != ':' || rest.size() == 1) return Fail(why, "malformed port after ']'");
       port = rest.substr(1);
-      if (port.empty()) return std::nullopt;
     }
   } else if (auto colon = authority.rfind(':'); colon != std::string_view::npos) {
     host = authority.substr(0, colon);
     port = authority.substr(colon + 1);
-    if (port.empty() || host.find(':') != std::string_view::npos) return std::nullopt;  // bare IPv6 needs brackets
+    if (host.find(':') != std::string_view::npos) {
+      return Fail(why, "an IPv6 address in an authority needs brackets: [v6]:port");
+    }
+    if (port.empty()) return Fail(why, "empty port after ':'");
   }
-  if (host.empty() || !ValidHostChars(host)) return std::nullopt;
-  HostPort out{NormaliseHost(host), default_port};
+  std::string name_problem;
+  auto name = CanonicalHost(host, &name_problem);
+  if (!name) return Fail(why, std::move(name_problem));
+  HostPort out{std::move(*name), default_port};
   if (!port.empty()) {
-    unsigned p = 0;
-    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
-    if (ec != std::errc() || end != port.data() + port.size() || p < 1 || p > 65535) return std::nullopt;
-    out.port = static_cast<std::uint16_t>(p);
+    auto p = ParsePort(port);
+    if (!p) return Fail(why, "port \"" + PrintableBytes(port, 16) + "\" is not 1-65535");
+    out.port = *p;
   }
-  if (out.port == 0 || out.host.empty()) return std::nullopt;
+  if (out.port == 0) return Fail(why, "no port (expected host:port)");
   return out;
 }
 
@@ -78,13 +92,10 @@ std::optional<HttpTarget> ParseHttpTarget(std::string_view target, std::string* 
   std::string_view rest = target.substr(kScheme.size());
   auto end = rest.find_first_of("/?#");
   std::string_view authority = rest.substr(0, end);
-  if (authority.find('@') != std::string_view::npos) {
-    *why = "user information in the URL authority is not accepted";
-    return std::nullopt;
-  }
-  auto where = ParseAuthority(authority, 80);
+  std::string problem;
+  auto where = ParseAuthority(authority, 80, &problem);
   if (!where) {
-    *why = "malformed host or port in the URL";
+    *why = "the URL's authority \"" + PrintableBytes(authority) + "\": " + problem;
     return std::nullopt;
   }
   HttpTarget out{*where, end == std::string_view::npos ? std::string("/") : std::string(rest.substr(end))};
@@ -94,8 +105,9 @@ std::optional<HttpTarget> ParseHttpTarget(std::string_view target, std::string* 
   return out;
 }
 
-bool HostHeaderMatches(std::string_view host_header, const HostPort& target, std::uint16_t default_port) {
-  auto named = ParseAuthority(Trim(host_header), default_port);
+bool HostHeaderMatches(std::string_view host_header, const HostPort& target, std::uint16_t default_port,
+                       std::string* why) {
+  auto named = ParseAuthority(Trim(host_header), default_port, why);
   return named && named->host == target.host && named->port == target.port;
 }
 

@@ -12,13 +12,16 @@
 namespace mcpcell {
 
 struct HostPort {
-  std::string host;  ///< normalised (lower case, no brackets, no trailing dot)
+  std::string host;  ///< canonical (CanonicalHost): lower case, no brackets, no trailing dot
   std::uint16_t port = 0;
 };
 
 /// "host:port", "host", "[v6]:port", "[v6]" → HostPort; a missing port is
-/// `default_port` (0 = the port is required). nullopt when malformed.
-std::optional<HostPort> ParseAuthority(std::string_view authority, std::uint16_t default_port);
+/// `default_port` (0 = the port is required). The host passes CanonicalHost
+/// (dns_name.h): HostPort::host is the canonical name. nullopt when malformed,
+/// with `*why` (if given) saying what is wrong.
+std::optional<HostPort> ParseAuthority(std::string_view authority, std::uint16_t default_port,
+                                       std::string* why = nullptr);
 
 /// An absolute-form target "http://authority/path?query": where to connect
 /// and the origin-form target ("/path?query", "/" when empty) to send there.
@@ -33,8 +36,10 @@ struct HttpTarget {
 std::optional<HttpTarget> ParseHttpTarget(std::string_view target, std::string* why);
 
 /// Whether a Host header value names `target` (port defaulting to
-/// `default_port` when the header has none).
-bool HostHeaderMatches(std::string_view host_header, const HostPort& target, std::uint16_t default_port);
+/// `default_port` when the header has none). A header that is no valid
+/// authority names nothing (false, `*why` says why).
+bool HostHeaderMatches(std::string_view host_header, const HostPort& target, std::uint16_t default_port,
+                       std::string* why = nullptr);
 
 /// Whether a header is hop-by-hop: Connection, Keep-Alive, Proxy-*, TE,
 /// Trailer, Transfer-Encoding, Upgrade, or a name listed in the request's

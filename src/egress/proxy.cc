@@ -17,9 +17,12 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 
+#include <fmt/format.h>
+
 #include "egress/http_proxy.h"
 #include "egress/redirect.h"
 #include "egress/socks5.h"
+#include "egress/upstream.h"
 
 namespace mcpcell {
 
@@ -43,7 +46,33 @@ std::optional<tcp::endpoint> RedirectedFrom(const ProxyContext& ctx, tcp::socket
   return original;
 }
 
+/// A connection over the cell's limit: reset at once (nothing read, so no
+/// protocol to answer in) and audited; repeats coalesce in the audit.
+void RefuseOverLimit(ProxyContext& ctx, tcp::socket& socket) {
+  auto start = std::chrono::steady_clock::now();
+  EgressAttempt a;
+  a.via = "proxy";
+  boost::system::error_code ec;
+  if (auto destination = RedirectedFrom(ctx, socket)) {
+    a.via = "redirect";
+    a.host = destination->address().to_string();
+    a.port = destination->port();
+  }
+  a.rule = fmt::format("connection limit: this cell already has {} connections open through mcpcell's egress "
+                       "proxy, the most one cell may have (it bounds the supervisor's memory)",
+                       ctx.max_connections);
+  a.how_to_allow = "close connections the server no longer uses (the limit is per cell and fixed)";
+  socket.set_option(asio::socket_base::linger(true, 0), ec);  // RST: the client learns at once
+  socket.close(ec);
+  FinishAttempt(ctx, a, start);
+}
+
 asio::awaitable<void> ServeConnection(ProxyContext& ctx, tcp::socket socket) {
+  if (ctx.open_connections >= ctx.max_connections) {
+    RefuseOverLimit(ctx, socket);
+    co_return;
+  }
+  ConnectionSlot slot(ctx);
   boost::system::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
   if (auto destination = RedirectedFrom(ctx, socket)) {

@@ -5,6 +5,8 @@
 // io_context has stopped.
 
 #include <chrono>
+#include <cstddef>
+#include <utility>
 
 #include "egress/egress_audit.h"
 #include "egress/host_rules.h"
@@ -26,6 +28,31 @@ struct ProxyContext {
   std::chrono::seconds request_timeout{60};
   /// An upstream must start its HTTP response within this (plain HTTP only).
   std::chrono::seconds response_timeout{300};
+  /// Connections of this cell the proxy serves at once (being decided,
+  /// forwarding, or tunnelled); one more is reset and audited. Each costs
+  /// the supervisor at most a request head (64 KiB) and one body chunk
+  /// (64 KiB) or a tunnel's pending bytes, so this bounds its memory per cell
+  /// (issue 10 item 7). Node and Python clients keep tens of connections
+  /// pooled, not hundreds.
+  std::size_t max_connections = 256;
+  /// How many are open now. Used on the io thread only.
+  std::size_t open_connections = 0;
+};
+
+/// One open connection counted against ProxyContext::max_connections for as
+/// long as it lives. Move-only.
+class ConnectionSlot {
+ public:
+  explicit ConnectionSlot(ProxyContext& ctx) : count_(&ctx.open_connections) { ++*count_; }
+  ConnectionSlot(ConnectionSlot&& o) noexcept : count_(std::exchange(o.count_, nullptr)) {}
+  ConnectionSlot& operator=(ConnectionSlot&&) = delete;
+  ConnectionSlot(const ConnectionSlot&) = delete;
+  ~ConnectionSlot() {
+    if (count_ != nullptr) --*count_;
+  }
+
+ private:
+  std::size_t* count_;
 };
 
 }  // namespace mcpcell

@@ -12,7 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
-#include "egress/host_rules.h"
+#include "egress/dns_name.h"
 #include "egress/tunnel.h"
 
 namespace mcpcell {
@@ -53,7 +53,7 @@ asio::awaitable<void> Reply(beast::tcp_stream& client, std::uint8_t code) {
 struct Socks5Request {
   std::uint8_t command = 0;
   std::uint8_t atyp = 0;
-  std::string host;
+  std::string host;  ///< atyp domain: the bytes as sent; IPv4/IPv6: the address as text
   std::uint16_t port = 0;
 };
 
@@ -85,7 +85,7 @@ asio::awaitable<std::optional<Socks5Request>> ReadRequest(beast::tcp_stream& cli
     for (std::size_t i = 0; i < 16; ++i) b[i] = p[i];
     req.host = asio::ip::address_v6(b).to_string();
   } else {
-    req.host = NormaliseHost(std::string(reinterpret_cast<const char*>(p + 1), p[0]));
+    req.host.assign(reinterpret_cast<const char*>(p + 1), p[0]);  // raw bytes: checked by the caller
   }
   req.port = static_cast<std::uint16_t>((p[address_len] << 8) | p[address_len + 1]);
   buffer.consume(4 + address_len + 2);
@@ -122,8 +122,19 @@ asio::awaitable<void> ServeSocks5(ProxyContext& ctx, beast::tcp_stream& client, 
   auto start = std::chrono::steady_clock::now();
   EgressAttempt a;
   a.via = "socks5";
-  a.host = req->host;
   a.port = req->port;
+  // The domain is up to 255 bytes of anything (RFC 1928 section 5): it
+  // becomes a host name here or nowhere (a NUL in it once passed the
+  // allow-list as "x\0.allowed.test" and was resolved as "x").
+  std::string why;
+  auto name = CanonicalHost(req->host, &why);
+  if (!name) {
+    DenyInvalidName(a, req->host, why);
+    FinishAttempt(ctx, a, start);
+    co_await Reply(client, kNotAllowed);
+    co_return;
+  }
+  a.host = std::move(*name);
   Upstream up = co_await OpenUpstream(ctx, a);
   if (!up.socket) {
     FinishAttempt(ctx, a, start);

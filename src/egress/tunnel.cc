@@ -157,6 +157,7 @@ class Tunnel : public std::enable_shared_from_this<Tunnel> {
   Tunnel(ProxyContext& ctx, tcp::socket cell, tcp::socket upstream, EgressAttempt attempt,
          std::chrono::steady_clock::time_point start)
       : ctx_(ctx),
+        slot_(ctx),
         cell_(std::move(cell)),
         upstream_(std::move(upstream)),
         attempt_(std::move(attempt)),
@@ -213,6 +214,7 @@ class Tunnel : public std::enable_shared_from_this<Tunnel> {
   }
 
   ProxyContext& ctx_;
+  ConnectionSlot slot_;  ///< a tunnel counts against the cell's connection limit until it ends
   tcp::socket cell_, upstream_;
   EgressAttempt attempt_;
   std::chrono::steady_clock::time_point start_;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "egress/address_check.h"
+#include "egress/dns_name.h"
 
 namespace mcpcell {
 namespace {
@@ -33,9 +34,30 @@ std::string DescribeConnectError(const boost::system::error_code& ec) {
   return ec.message();
 }
 
+void DenyInvalidName(EgressAttempt& a, std::string_view raw, const std::string& why) {
+  a.host = PrintableBytes(raw);
+  a.allowed = false;
+  a.rule = why;
+  a.how_to_allow = "name the host as a DNS name (letters, digits, '-' and dots, at most 253 bytes) or an IP "
+                   "address written a.b.c.d or [v6]; nothing allows any other name";
+}
+
 asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& a) {
   Upstream out;
-  RuleVerdict by_name = MatchConnection(ctx.rules, a.host, a.port);
+  std::string why;
+  if (auto canonical = CanonicalHost(a.host, &why); !canonical || *canonical != a.host) {
+    if (canonical) why = "\"" + a.host + "\" is not in canonical form (" + *canonical + ")";
+    DenyInvalidName(a, a.host, why);
+    out.failure = UpstreamFailure::kDenied;
+    co_return out;
+  }
+  // A metadata address named as a literal is refused as what it is, before
+  // the host rules would suggest adding it to allow_host (issue 18 item 11).
+  boost::system::error_code literal_ec;
+  auto literal = asio::ip::make_address(a.host, literal_ec);
+  RuleVerdict by_name = !literal_ec && IsMetadataAddress(literal)
+                            ? CheckAddress(ctx.rules, a.host, a.port, literal, false)
+                            : MatchConnection(ctx.rules, a.host, a.port);
   a.allowed = by_name.allowed;
   a.rule = by_name.rule;
   a.how_to_allow = by_name.how_to_allow;
@@ -53,7 +75,7 @@ asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& a) {
   boost::system::error_code last_error;
   auto executor = co_await asio::this_coro::executor;
   for (const auto& address : resolved.addresses) {
-    RuleVerdict by_address = CheckAddress(ctx.rules, NormaliseHost(a.host), a.port, address, resolved.pinned);
+    RuleVerdict by_address = CheckAddress(ctx.rules, a.host, a.port, address, resolved.pinned);
     if (!by_address.allowed) {
       if (!first_refusal) first_refusal = by_address;
       continue;

@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>  // before asio's awaitable.hpp (Boost 1.74 misses it)
 
 #include <boost/asio/awaitable.hpp>
@@ -25,12 +27,19 @@ struct Upstream {
   UpstreamFailure failure = UpstreamFailure::kNone;
 };
 
-/// Decides and connects `attempt.host`:`attempt.port`. Fills attempt's
+/// Decides and connects `attempt.host`:`attempt.port`. `attempt.host` must
+/// already be canonical (CanonicalHost); anything else is refused here too,
+/// so no path can hand the rules one name and the resolver another. Fills attempt's
 /// allowed, rule, how_to_allow, address and error. A denial leaves
 /// allowed=false; an allowed attempt that could not connect has error set.
 /// Every resolved address is checked; the first one that passes and accepts
 /// the connection is used. Never throws.
 boost::asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& attempt);
+
+/// Marks `attempt` as refused because the name the cell sent (`raw`, any
+/// bytes) is no valid host name (`why` from CanonicalHost): the audit shows
+/// the bytes escaped and cut to a name's length, the rule says why.
+void DenyInvalidName(EgressAttempt& attempt, std::string_view raw, const std::string& why);
 
 /// Sets the duration since `start` and records the attempt on the audit.
 void FinishAttempt(ProxyContext& ctx, EgressAttempt& attempt, std::chrono::steady_clock::time_point start);

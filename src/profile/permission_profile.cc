@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "egress/dns_name.h"
 #include "util/json_input.h"
 #include "util/units.h"
 
@@ -214,13 +215,16 @@ std::optional<std::string> AllowHostProblem(const std::string& host) {
            (host.rfind("*.", 0) == 0 ? host.substr(2) : std::string("example.com")) +
            "\" for a domain and every name below it";
   }
-  static const std::regex name_re(
-      R"(^\.?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$)");
-  static const std::regex ip6_re(R"(^\[?[0-9A-Fa-f:.]+\]?$)");
-  if (std::regex_match(host, name_re)) return std::nullopt;
-  if (host.find(':') != std::string::npos && std::regex_match(host, ip6_re)) return std::nullopt;
-  return "\"" + host + "\" is not a host name, \".domain\" or IP address (no scheme, port or "
-         "path: write \"example.com\", not \"https://example.com/\")";
+  // The egress proxy judges every name a cell sends in canonical form
+  // (src/egress/dns_name.h); an entry must be one too, or it never matches.
+  std::string_view name(host);
+  if (!name.empty() && name.front() == '.') name.remove_prefix(1);
+  std::string why;
+  if (CanonicalHost(name, &why)) return std::nullopt;
+  const std::string hint = "no scheme, port or path: write \"example.com\", not \"https://example.com/\"";
+  const std::string what = "\"" + host + "\" is not a host name, \".domain\" or IP address (";
+  if (host.find('/') != std::string::npos) return what + hint + ")";  // a URL: the hint says it all
+  return what + why + "; " + hint + ")";
 }
 
 Result<PermissionProfile> ProfileFromJson(const json& j, const std::string& origin,

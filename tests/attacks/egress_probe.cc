@@ -16,7 +16,8 @@
 //    "upstream_port": P, "denied_port": D, "udp_port": U,
 //    "allowed_name": "wiki.acmecorp.com", "denied_name": "evil.example", "denied_name_port": E,
 //    "proxy_port": 3128, "rebind_names": ["localhost"], "exfil_domain": "exfil.evil.example",
-//    "attempts": ["tcp_host_addr", ...]}          (attempts: a subset; default all, in order)
+//    "flood_count": 5000, "flood_name_bytes": 60000,
+//    "attempts": ["tcp_host_addr", ...]}          (attempts: a subset; default all but flood_*, in order)
 //
 // Self-contained on purpose (no mcpcell_core), like hostile_server: it is the
 // adversary and runs in a cell that has only its own directory and /usr.
@@ -64,6 +65,8 @@ struct Config {
   int proxy_port = 3128;
   std::vector<std::string> rebind_names;
   std::string exfil_domain = "exfil.evil.example";
+  int flood_count = 5000;      ///< flood_* attempts: how many
+  int flood_name_bytes = 60000;
 };
 
 std::string ErrName(int e) {
@@ -344,27 +347,34 @@ void Socks5(const Config& c, Report* r, const std::string& host, int port, bool 
 // DNS, by hand (RFC 1035 §4): the probe must not depend on the cell's resolver
 // configuration when it talks to an "outside" resolver.
 
-std::string DnsQuery(std::uint16_t id, const std::string& name, std::uint16_t qtype) {
+/// A query whose question has exactly `labels` (any bytes, a '.' inside one
+/// included: that is what some attempts are about).
+std::string DnsQueryLabels(std::uint16_t id, const std::vector<std::string>& labels, std::uint16_t qtype) {
   std::string q;
   q += static_cast<char>(id >> 8);
   q += static_cast<char>(id & 0xff);
   q += std::string("\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00", 10);  // RD; QDCOUNT 1
-  std::size_t start = 0;
-  while (start <= name.size()) {
-    std::size_t dot = name.find('.', start);
-    if (dot == std::string::npos) dot = name.size();
-    std::string label = name.substr(start, dot - start);
-    if (!label.empty()) {
-      q += static_cast<char>(label.size());
-      q += label;
-    }
-    start = dot + 1;
+  for (const auto& label : labels) {
+    q += static_cast<char>(label.size());
+    q += label;
   }
   q += '\0';
   q += static_cast<char>(qtype >> 8);
   q += static_cast<char>(qtype & 0xff);
   q += std::string("\x00\x01", 2);  // class IN
   return q;
+}
+
+std::string DnsQuery(std::uint16_t id, const std::string& name, std::uint16_t qtype) {
+  std::vector<std::string> labels;
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    std::size_t dot = name.find('.', start);
+    if (dot == std::string::npos) dot = name.size();
+    if (dot > start) labels.push_back(name.substr(start, dot - start));
+    start = dot + 1;
+  }
+  return DnsQueryLabels(id, labels, qtype);
 }
 
 /// Skips a (possibly compressed) name at `off`; false if malformed.
@@ -424,14 +434,13 @@ void ParseDnsReply(const std::string& m, Report* r) {
   r->j["answers"] = answers;
 }
 
-/// One UDP query to server:53; fills rcode/answers or errno.
-void UdpDns(const Config& c, Report* r, const std::string& server, const std::string& name, std::uint16_t qtype) {
+/// One UDP query `q` to server:53 (asking about `name`); fills rcode/answers or errno.
+void UdpDnsRaw(const Config& c, Report* r, const std::string& server, const std::string& name, const std::string& q) {
   sockaddr_storage ss{};
   socklen_t len = 0;
   MakeAddr(server, 53, &ss, &len);
   Fd fd(socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) return r->Errno(errno, "socket");
-  std::string q = DnsQuery(0x4d43, name, qtype);
   if (sendto(fd.get(), q.data(), q.size(), 0, reinterpret_cast<sockaddr*>(&ss), len) < 0) {
     return r->Errno(errno, "sendto " + server + ":53");
   }
@@ -447,6 +456,17 @@ void UdpDns(const Config& c, Report* r, const std::string& server, const std::st
   ParseDnsReply(m, r);
   r->j["detail"] = "DNS reply from " + server + ":53 for " + name;
   Judge(c, r, m);
+}
+
+void UdpDns(const Config& c, Report* r, const std::string& server, const std::string& name, std::uint16_t qtype) {
+  UdpDnsRaw(c, r, server, name, DnsQuery(0x4d43, name, qtype));
+}
+
+/// The allowed name's parent domain with its dot: "wiki.acmecorp.com" → ".acmecorp.com",
+/// what a ".domain" rule matches and a smuggled name ends in.
+std::string AllowedSuffix(const Config& c) {
+  auto dot = c.allowed_name.find('.');
+  return dot == std::string::npos ? "." + c.allowed_name : c.allowed_name.substr(dot);
 }
 
 /// getaddrinfo through the cell's own resolver configuration.
@@ -665,6 +685,88 @@ std::vector<std::pair<std::string, Attempt>> Attempts(const Config& cfg) {
        [](const Config& c, Report* r) { Socks5(c, r, c.denied_name, c.denied_name_port, false); }},
       {"socks5_denied_port", [](const Config& c, Report* r) { Socks5(c, r, c.allowed_name, c.denied_port, false); }},
       {"socks5_ip_literal", [](const Config& c, Report* r) { Socks5(c, r, "127.0.0.1", c.upstream_port, true); }},
+      // Names that are bytes (issue 10 item 1): each ends in the allowed
+      // domain, so a rule that saw the raw bytes would allow it, while the
+      // resolver would stop at the NUL (or libc read a number) and go elsewhere.
+      {"socks5_nul_name",
+       [](const Config& c, Report* r) {
+         Socks5(c, r, c.denied_name + std::string(1, '\0') + AllowedSuffix(c), c.denied_name_port, false);
+       }},
+      {"socks5_nul_ip",
+       [](const Config& c, Report* r) {
+         Socks5(c, r, "203.0.113.2" + std::string(1, '\0') + AllowedSuffix(c), c.upstream_port, false);
+       }},
+      {"socks5_nul_loopback",
+       [](const Config& c, Report* r) {
+         Socks5(c, r, "127.0.0.1" + std::string(1, '\0') + AllowedSuffix(c), c.upstream_port, false);
+       }},
+      {"socks5_pct00_name",
+       [](const Config& c, Report* r) { Socks5(c, r, c.denied_name + "%00" + AllowedSuffix(c), c.denied_name_port, false); }},
+      {"socks5_numeric_loopback",
+       [](const Config& c, Report* r) { Socks5(c, r, "2130706433", c.upstream_port, false); }},
+      {"connect_pct00_name",
+       [](const Config& c, Report* r) {
+         ConnectTunnel(c, r, c.denied_name + "%00" + AllowedSuffix(c), c.denied_name_port, "", "");
+       }},
+      {"connect_userinfo",
+       [](const Config& c, Report* r) {
+         ConnectTunnel(c, r, c.denied_name + "@" + c.allowed_name, c.denied_name_port, "", "");
+       }},
+      {"http_pct00_name",
+       [](const Config& c, Report* r) {
+         std::string target = HostPort(c.denied_name + "%00" + AllowedSuffix(c), c.denied_name_port);
+         ProxyExchange(c, r, Get("http://" + target + "/", target));
+       }},
+      {"dns_nul_label",
+       [](const Config& c, Report* r) {
+         std::string name = "evil" + std::string(1, '\0') + "x" + AllowedSuffix(c);
+         UdpDns(c, r, "8.8.8.8", name, 1);
+       }},
+      {"dns_dot_in_label",
+       [](const Config& c, Report* r) {
+         // One label "evil.example" followed by the allowed domain's labels.
+         std::vector<std::string> labels{c.denied_name};
+         std::string suffix = AllowedSuffix(c).substr(1);
+         for (std::size_t at = 0; at <= suffix.size();) {
+           std::size_t dot = std::min(suffix.find('.', at), suffix.size());
+           labels.push_back(suffix.substr(at, dot - at));
+           at = dot + 1;
+         }
+         UdpDnsRaw(c, r, "8.8.8.8", c.denied_name + "(one label)" + AllowedSuffix(c), DnsQueryLabels(0x4d45, labels, 1));
+       }},
+      // Audit floods (issue 10 item 8): the same denied SOCKS5 request many
+      // times, and CONNECTs for distinct names of flood_name_bytes each. The
+      // probe only counts what it sent; the test reads the audit log.
+      {"flood_socks5_denied",
+       [](const Config& c, Report* r) {
+         int answered = 0;
+         for (int i = 0; i < c.flood_count; ++i) {
+           Report one("flood_part");
+           Socks5(c, &one, c.denied_name, c.denied_name_port, false);
+           if (one.j.value("socks_reply", -1) == 2) ++answered;
+           if (one.j.value("reached", false)) r->j["reached"] = true;
+         }
+         r->j["ok"] = true;
+         r->j["sent"] = c.flood_count;
+         r->j["refused"] = answered;
+       }},
+      {"flood_connect_long_names",
+       [](const Config& c, Report* r) {
+         int refused = 0;
+         std::uint64_t bytes = 0;
+         for (int i = 0; i < c.flood_count; ++i) {
+           std::string name = std::to_string(i) + std::string(static_cast<std::size_t>(c.flood_name_bytes), 'a');
+           Report one("flood_part");
+           ConnectTunnel(c, &one, name, 443, "x", "");
+           if (one.j.value("status", 0) == 400) ++refused;
+           if (one.j.value("reached", false)) r->j["reached"] = true;
+           bytes += name.size();
+         }
+         r->j["ok"] = true;
+         r->j["sent"] = c.flood_count;
+         r->j["refused"] = refused;
+         r->j["name_bytes"] = bytes;
+       }},
   };
   // An allowed name whose real address is internal (DNS rebinding): through
   // CONNECT, SOCKS5 and plain HTTP.
@@ -695,6 +797,8 @@ Config Parse(const json& j) {
   c.proxy_port = j.value("proxy_port", c.proxy_port);
   c.rebind_names = j.value("rebind_names", std::vector<std::string>{});
   c.exfil_domain = j.value("exfil_domain", c.exfil_domain);
+  c.flood_count = j.value("flood_count", c.flood_count);
+  c.flood_name_bytes = j.value("flood_name_bytes", c.flood_name_bytes);
   return c;
 }
 
@@ -723,6 +827,7 @@ int main(int argc, char** argv) {
     }
   }
   for (const auto& [name, fn] : all) {
+    if (only.empty() && name.rfind("flood_", 0) == 0) continue;  // floods run only when named
     if (!only.empty()) {
       bool wanted = false;
       for (const auto& o : only) wanted = wanted || o == name;

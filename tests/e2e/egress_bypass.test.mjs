@@ -9,11 +9,12 @@
 // probe also runs in a cell with profile `none`: loopback only.
 
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
 import {
-  CELL_PROXY_PORT, PROBE_BIN, SYNTHETIC, assertProbeExists, attempt, egressEvents, egressFlags, hostAddresses,
+  CELL_PROXY_PORT, PROBE_BIN, SYNTHETIC, assertProbeExists, attempt, auditEvents, egressEvents, egressFlags, hostAddresses,
   probeReports, runProbe, runWrapped, startStorySites, startUdpListener, writeProfile,
 } from './lib/egress.mjs';
 import { runArgv, skipWithoutCell } from './lib/mcpcell.mjs';
@@ -128,7 +129,10 @@ test('egress bypass attempts from inside an allow-list cell: each one fails, and
   });
   await t.test('the cloud metadata address 169.254.169.254:80: denied', () => {
     assertNotReached(a('tcp_metadata'));
-    assertDeniedAudit(audit, { via: 'redirect', host: '169.254.169.254', port: 80 });
+    // Refused as what it is (issue 18 item 11), not "add it to allow_host".
+    const events = assertDeniedAudit(audit, { via: 'redirect', host: '169.254.169.254', port: 80 },
+      /refused as a metadata address, always.*allow_host and --resolve cannot allow it/);
+    for (const e of events) assert.doesNotMatch(e.how_to_allow ?? '', /add "/, JSON.stringify(e));
   });
   await t.test('a private address 10.0.0.1: denied', () => {
     assertNotReached(a('tcp_private_10'));
@@ -265,6 +269,49 @@ test('egress bypass attempts from inside an allow-list cell: each one fails, and
     assertDeniedAudit(audit, { host: 'localhost', port: sites.wiki.port }, /loopback/);
   });
 
+  // Names that are bytes (issue 10 item 1). Each ends in ".acmecorp.com",
+  // which the profile allows: a rule that saw the raw bytes would allow it,
+  // while getaddrinfo stops at the NUL and inet_aton reads numbers. The proxy
+  // and the stub refuse each as "not a valid DNS name" before any rule, and
+  // audit the bytes escaped.
+  const suffix = '.acmecorp.com';
+  const nulAttempts = [
+    ['socks5_nul_name', `evil.example\\x00${suffix}`, /NUL byte at offset 12/],
+    ['socks5_nul_ip', `203.0.113.2\\x00${suffix}`, /NUL byte at offset 11/],
+    ['socks5_nul_loopback', `127.0.0.1\\x00${suffix}`, /NUL byte at offset 9/],
+    ['socks5_pct00_name', `evil.example%00${suffix}`, /'%' at offset 12/],
+    ['socks5_numeric_loopback', '2130706433', /is the IPv4 address 127\.0\.0\.1 to libc/],
+  ];
+  for (const [name, host, reason] of nulAttempts) {
+    await t.test(`SOCKS5 with a name that is not a DNS name (${name}): reply 2, audited with the reason`, () => {
+      const r = a(name);
+      assert.equal(r.socks_reply, 2, JSON.stringify(r));
+      assertNotReached(r);
+      const events = assertDeniedAudit(audit, { via: 'socks5', host }, /^not a valid DNS name: /);
+      for (const e of events) assert.match(e.rule, reason, JSON.stringify(e));
+    });
+  }
+  await t.test('CONNECT and plain HTTP with %00 or user information in the host: 400, "not a valid DNS name"', () => {
+    for (const name of ['connect_pct00_name', 'connect_userinfo', 'http_pct00_name']) {
+      const r = a(name);
+      assert.equal(r.status, 400, JSON.stringify(r));
+      assertNotReached(r);
+      assert.match(r.body, /not a valid DNS name: ('%' at offset 12|'@' at offset 12)/, JSON.stringify(r));
+    }
+    assertDeniedAudit(audit, { via: 'connect', host: `evil.example%00${suffix}:${sites.evil.port}` }, /'%' at offset 12/);
+    assertDeniedAudit(audit, { via: 'http', host: `evil.example%00${suffix}:${sites.evil.port}` }, /'%' at offset 12/);
+  });
+  await t.test('DNS questions with a NUL byte or a "." byte inside a label: NXDOMAIN, audited with the reason', () => {
+    for (const [name, reason] of [['dns_nul_label', /NUL byte at offset 4/], ['dns_dot_in_label', /'\.' byte inside the label at offset 4/]]) {
+      const r = a(name);
+      assert.equal(r.rcode, 3, JSON.stringify(r));
+      assert.deepEqual(r.answers, [], JSON.stringify(r));
+      const events = egressEvents(audit, { via: 'dns', allowed: false }).filter((e) => reason.test(e.rule));
+      assert.equal(events.length, 1, `${name}: ${JSON.stringify(egressEvents(audit, { via: 'dns' }))}`);
+      assert.match(events[0].rule, /^not a valid DNS name: /);
+    }
+  });
+
   await t.test('host side: the denied sites heard nothing; the allowed one only the allowed requests', () => {
     assert.deepEqual(sites.evil.contacts, [], 'evil.example\'s server was contacted');
     assert.deepEqual(sites.otherPort.contacts, [], 'the server on the port outside allow_port was contacted');
@@ -278,8 +325,75 @@ test('egress bypass attempts from inside an allow-list cell: each one fails, and
     for (const r of sites.wiki.requests) assert.match(r.remote, /127\.0\.0\.1$/, 'only mcpcell\'s proxy (on the host loopback) may connect');
   });
   await t.test('the probe ran every attempt', () => {
-    const expected = ['control_connect_allowed', 'tcp_host_addr', 'udp_host', 'dns_exfil', 'socks5_ip_literal', 'rebind_http_localhost'];
+    const expected = ['control_connect_allowed', 'tcp_host_addr', 'udp_host', 'dns_exfil', 'socks5_ip_literal', 'rebind_http_localhost',
+      'socks5_nul_name', 'socks5_nul_ip', 'dns_nul_label', 'dns_dot_in_label', 'http_pct00_name'];
     for (const name of expected) assert.ok(probe.byName.has(name), name);
+  });
+});
+
+// Issue 10 item 8: a cell decides how many attempts it makes, not how much
+// the host's disk takes. The review wrote 47,000 lines in 4 s with denied
+// CONNECTs and 495 MiB with 60,000-byte names; here the same from a real
+// cell: identical denials coalesce, every field is capped, the token bucket
+// bounds the lines, and the summary accounts for every attempt.
+test('egress audit flood from inside a cell: bounded lines and bytes, and the summary counts add up', { timeout: 300_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  assertProbeExists();
+  const sites = await startStorySites();
+  const udp = await startUdpListener(sites.secret);
+  t.after(async () => {
+    udp.close();
+    await sites.close();
+  });
+  const dir = makeTempDir('egress-flood');
+  const profile = writeProfile(dir, sites.outbound);
+  const audit = path.join(dir, 'audit.jsonl');
+  const count = 2000;
+  const nameBytes = 60000;
+  const config = probeConfig(sites, udp, {
+    attempts: ['flood_socks5_denied', 'flood_connect_long_names'], flood_count: count, flood_name_bytes: nameBytes,
+  });
+  const probe = await runProbe(egressFlags({ profile, audit, resolve: sites.resolve }), config);
+  assert.equal(probe.run.code, 0, `mcpcell exit ${probe.run.code}; stderr:\n${probe.run.stderr}`);
+  const socks = attempt(probe, 'flood_socks5_denied');
+  const names = attempt(probe, 'flood_connect_long_names');
+  assert.equal(socks.refused, count, JSON.stringify(socks));
+  assert.equal(names.refused, count, JSON.stringify(names));
+  assertNotReached(socks);
+  assertNotReached(names);
+  assert.deepEqual(sites.evil.contacts, []);
+
+  const lines = egressEvents(audit);
+  const summaries = auditEvents(audit).filter((e) => e.event === 'egress_summary');
+  assert.equal(summaries.length, 1, 'one egress_summary event when the cell ends');
+  const s = summaries[0];
+  t.diagnostic(`${lines.length} egress lines, held_back_total ${s.held_back_total}, repeats_total ${s.repeats_total}, ` +
+    `${statSync(audit).size} bytes of audit for ${names.name_bytes} bytes of names`);
+  await t.test('every attempt is a line, held back, or a counted repeat', () => {
+    assert.equal(s.lines, lines.length);
+    assert.equal(lines.length + s.held_back_total + s.repeats_total, 2 * count, JSON.stringify(s));
+    const heldOnLines = lines.reduce((n, e) => n + (e.held_back ?? 0), 0);
+    assert.equal(heldOnLines + s.held_back, s.held_back_total);
+  });
+  await t.test('the identical SOCKS5 denials coalesce into counts', () => {
+    const logged = lines.filter((e) => e.via === 'socks5' && e.host === 'evil.example');
+    const pending = s.repeats.filter((r) => r.via === 'socks5' && r.host === 'evil.example').reduce((n, r) => n + r.count, 0);
+    const onLines = logged.reduce((n, e) => n + (e.repeats ?? 0), 0);
+    assert.ok(logged.length >= 1 && logged.length < count / 10, `${logged.length} lines for ${count} identical denials`);
+    assert.ok(onLines + pending > 0, 'no repeat was counted');
+  });
+  await t.test('fields are capped: no line carries a 60,000-byte name', () => {
+    for (const e of lines) {
+      assert.ok(e.host.length <= 320, `host of ${e.host.length} bytes`);
+      assert.ok(JSON.stringify(e).length < 4096, `a line of ${JSON.stringify(e).length} bytes`);
+    }
+    const long = lines.filter((e) => e.via === 'connect');
+    assert.ok(long.length >= 1);
+    assert.match(long[0].rule, /not a valid DNS name: name of 600\d\d bytes \(at most 253\)/);
+    assert.match(long[0].host, /more bytes\)$/);
+  });
+  await t.test('the log is a small fraction of what the cell sent', () => {
+    assert.ok(statSync(audit).size < names.name_bytes / 20, `${statSync(audit).size} bytes of audit`);
   });
 });
 

@@ -122,6 +122,67 @@ TEST(AddressCheck, RestrictedRangesAreNamed) {
   EXPECT_EQ(range("::ffff:93.184.216.34"), "public");
 }
 
+// Issue 10 item 11: IPv6 forms that lead to an internal IPv4 host, and
+// ranges that are never an ordinary destination.
+TEST(AddressCheck, IPv6TransitionFormsAndSpecialRangesAreRefused) {
+  auto range = [](const char* a) { return RestrictedRange(make_address(a)).value_or("public"); };
+  // NAT64 well-known prefix (RFC 6052) with an internal / a public IPv4 inside.
+  EXPECT_NE(range("64:ff9b::7f00:1").find("loopback (127.0.0.0/8) inside"), std::string::npos);
+  EXPECT_NE(range("64:ff9b::a9fe:a9fe").find("cloud metadata"), std::string::npos);
+  EXPECT_EQ(range("64:ff9b::5db8:d822"), "public");  // 93.184.216.34
+  // NAT64 local-use (RFC 8215) and the rest of 64:ff9b::/32: refused whole.
+  EXPECT_NE(range("64:ff9b:1::7f00:1").find("NAT64 local-use (64:ff9b:1::/48)"), std::string::npos);
+  EXPECT_NE(range("64:ff9b:1:2:3::5db8:d822").find("NAT64 local-use"), std::string::npos);
+  EXPECT_NE(range("64:ff9b:0:0:1::1").find("64:ff9b::/32"), std::string::npos);
+  // 6to4 (RFC 3056): the IPv4 in bits 16-47.
+  EXPECT_NE(range("2002:7f00:1::1").find("loopback (127.0.0.0/8) inside"), std::string::npos);
+  EXPECT_NE(range("2002:a00:1::").find("private (10.0.0.0/8) inside"), std::string::npos);
+  EXPECT_NE(range("2002:a9fe:a9fe::1").find("cloud metadata"), std::string::npos);
+  EXPECT_EQ(range("2002:5db8:d822::1"), "public");
+  // Teredo (RFC 4380), whatever the obfuscated IPv4.
+  EXPECT_NE(range("2001:0:4136:e378:8000:63bf:3fff:fdd2").find("Teredo (2001::/32)"), std::string::npos);
+  EXPECT_EQ(range("2001:4860:4860::8888"), "public");  // 2001:4860::/32 is not Teredo
+  // IPv4-compatible ::a.b.c.d.
+  EXPECT_NE(range("::127.0.0.1").find("loopback"), std::string::npos);
+  EXPECT_NE(range("::10.0.0.1").find("private"), std::string::npos);
+  EXPECT_NE(range("::169.254.169.254").find("cloud metadata"), std::string::npos);
+  // Site-local, multicast (every scope), unspecified, discard-only.
+  EXPECT_NE(range("fec0::1").find("site-local"), std::string::npos);
+  EXPECT_NE(range("feff::1").find("site-local"), std::string::npos);
+  EXPECT_NE(range("ff05::2").find("multicast"), std::string::npos);
+  EXPECT_NE(range("ff0e::1").find("multicast"), std::string::npos);
+  EXPECT_NE(range("::").find("unspecified"), std::string::npos);
+  EXPECT_NE(range("::ffff:0.0.0.0").find("unspecified"), std::string::npos);
+  EXPECT_NE(range("100::1").find("discard-only"), std::string::npos);
+  // IPv4 special ranges the list gained.
+  EXPECT_NE(range("192.0.0.170").find("IETF protocol assignments"), std::string::npos);
+  EXPECT_NE(range("255.255.255.255").find("broadcast"), std::string::npos);
+  EXPECT_EQ(range("192.0.1.1"), "public");
+}
+
+// Issue 18 item 11: a metadata address is refused as one, and neither an
+// allow_host literal nor a --resolve pin allows it.
+TEST(AddressCheck, MetadataAddressesCannotBeAllowed) {
+  auto r = Rules({"169.254.169.254", "fd00:ec2::254", "meta.test"});
+  for (const char* meta : {"169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200", "168.63.129.16",
+                           "::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::"}) {
+    auto a = make_address(meta);
+    EXPECT_TRUE(IsMetadataAddress(a)) << meta;
+    for (bool pinned : {false, true}) {
+      auto v = CheckAddress(r, a.to_string(), 80, a, pinned);
+      EXPECT_FALSE(v.allowed) << meta << (pinned ? " pinned" : "");
+      EXPECT_NE(v.rule.find("refused as a metadata address"), std::string::npos) << v.rule;
+      EXPECT_NE(v.rule.find("allow_host and --resolve cannot allow it"), std::string::npos) << v.rule;
+      EXPECT_EQ(v.how_to_allow.find("add \""), std::string::npos) << v.how_to_allow;
+    }
+  }
+  auto named = CheckAddress(r, "meta.test", 80, make_address("169.254.169.254"), true);
+  EXPECT_FALSE(named.allowed);
+  EXPECT_NE(named.rule.find("\"meta.test\" resolved to 169.254.169.254"), std::string::npos) << named.rule;
+  EXPECT_FALSE(IsMetadataAddress(make_address("169.254.169.253")));
+  EXPECT_FALSE(IsMetadataAddress(make_address("93.184.216.34")));
+}
+
 TEST(AddressCheck, InternalAddressRefusedUnlessNamedExplicitly) {
   auto r = Rules({"localhost", "10.1.2.3", "::1"});
   auto v = CheckAddress(r, "localhost", 8080, make_address("127.0.0.1"), false);
@@ -185,6 +246,23 @@ TEST(HttpTarget, AuthorityForms) {
   EXPECT_EQ(ParseAuthority("::1:443", 0), std::nullopt);
   EXPECT_EQ(ParseAuthority("example.com:99999", 0), std::nullopt);
   EXPECT_EQ(ParseAuthority("exa mple.com:80", 0), std::nullopt);
+  // Every name goes through CanonicalHost; the reason comes back.
+  std::string why;
+  EXPECT_EQ(ParseAuthority(std::string("evil.test\0.allowed.test:443", 27), 0, &why), std::nullopt);
+  EXPECT_EQ(why, "not a valid DNS name: NUL byte at offset 9");
+  EXPECT_EQ(ParseAuthority("evil.test%00.allowed.test:443", 0, &why), std::nullopt);
+  EXPECT_NE(why.find("'%' at offset 9"), std::string::npos) << why;
+  EXPECT_EQ(ParseAuthority("user@evil.test:443", 0, &why), std::nullopt);
+  EXPECT_NE(why.find("user information"), std::string::npos) << why;
+  EXPECT_EQ(ParseAuthority("user:pw@evil.test:443", 0, &why), std::nullopt);
+  EXPECT_EQ(ParseAuthority("[fe80::1%25lo]:443", 0, &why), std::nullopt);
+  EXPECT_NE(why.find("zone id"), std::string::npos) << why;
+  EXPECT_EQ(ParseAuthority("2130706433:443", 0, &why), std::nullopt);
+  EXPECT_NE(why.find("127.0.0.1"), std::string::npos) << why;
+  EXPECT_EQ(ParseAuthority("0x7f.1:443", 0, &why), std::nullopt);
+  EXPECT_EQ(ParseAuthority("evil..allowed.test:443", 0, &why), std::nullopt);
+  EXPECT_EQ(ParseAuthority("allowed.test.:443", 0)->host, "allowed.test");
+  EXPECT_EQ(ParseAuthority("[0:0::1]:443", 0)->host, "::1");
   EXPECT_EQ(FormatHostPort({"::1", 443}), "[::1]:443");
 }
 
@@ -202,6 +280,10 @@ TEST(HttpTarget, AbsoluteFormOnly) {
   EXPECT_FALSE(ParseHttpTarget("/index.html", &why));
   EXPECT_NE(why.find("proxy"), std::string::npos);
   EXPECT_FALSE(ParseHttpTarget("http://user:pw@example.com/", &why));
+  EXPECT_FALSE(ParseHttpTarget("http://evil.test%00.allowed.test/", &why));
+  EXPECT_NE(why.find("not a valid DNS name: '%' at offset 9"), std::string::npos) << why;
+  EXPECT_FALSE(ParseHttpTarget(std::string("http://evil.test\0.allowed.test/", 31), &why));
+  EXPECT_NE(why.find("NUL byte at offset 9"), std::string::npos) << why;
 }
 
 TEST(HttpTarget, HostHeaderMustNameTheTarget) {
@@ -211,6 +293,10 @@ TEST(HttpTarget, HostHeaderMustNameTheTarget) {
   EXPECT_FALSE(HostHeaderMatches("example.com:8080", target, 80));
   EXPECT_FALSE(HostHeaderMatches("evil.example", target, 80));
   EXPECT_FALSE(HostHeaderMatches("", target, 80));
+  EXPECT_TRUE(HostHeaderMatches("example.com.", target, 80));
+  std::string why;
+  EXPECT_FALSE(HostHeaderMatches(std::string("example.com\0.evil", 17), target, 80, &why));
+  EXPECT_NE(why.find("NUL byte at offset 11"), std::string::npos) << why;
 }
 
 TEST(HttpTarget, HopByHopHeaders) {
