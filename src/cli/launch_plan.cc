@@ -5,6 +5,7 @@
 #include "cli/launch_plan.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -20,6 +21,7 @@
 #include "source/npx_install.h"
 #include "source/server_ref.h"
 #include "source/trust_facts.h"
+#include "util/units.h"
 
 namespace mcpcell {
 namespace {
@@ -66,6 +68,15 @@ void AddProxyEnvironment(CellSpec* spec) {
   for (const char* k : {"NO_PROXY", "no_proxy"}) spec->env.emplace(k, "localhost,127.0.0.1,::1");
 }
 
+/// --install-timeout, else the default; a limit of zero would stop every install at once.
+Result<std::chrono::milliseconds> InstallTimeout(const RunRequest& req) {
+  if (!req.install_timeout) return kDefaultInstallTimeout;
+  auto v = ParseDuration(*req.install_timeout);
+  if (!v.ok()) return MakeError("--install-timeout", *req.install_timeout, v.error().Message());
+  if (v->count() <= 0) return MakeError("--install-timeout", *req.install_timeout, "must be more than 0, e.g. 10m");
+  return *v;
+}
+
 struct Resolved {
   std::vector<std::string> argv;
   std::optional<InstalledPackage> npx;
@@ -80,7 +91,9 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req) {
     case ServerRef::Kind::kNpx: {
       auto root = NpxCacheRoot();
       if (!root.ok()) return root.error();
-      auto tool = MakeNpmTool();
+      auto limit = InstallTimeout(req);
+      if (!limit.ok()) return limit.error();
+      auto tool = MakeNpmTool(*limit);
       auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run);
       if (!inst.ok()) return inst.error();
       r.argv = {"node", inst->bin_path};

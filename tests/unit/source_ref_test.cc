@@ -1,6 +1,9 @@
 // ServerRef parsing, TrustFacts and the npx install cache (with a fake npm).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -143,6 +146,31 @@ TEST(NpxInstall, RefusesABinOutsideThePackage) {
   ASSERT_FALSE(a.ok());
   EXPECT_NE(a.error().Message().find("outside the package"), std::string::npos);
   std::filesystem::remove_all(root);
+}
+
+TEST(NpxInstall, RemovesUnfinishedInstallsOfDeadRunsOnly) {
+  namespace fs = std::filesystem;
+  std::string root = ::testing::TempDir() + "/npx-abandoned-" + std::to_string(::getpid());
+  fs::remove_all(root);
+  // A pid that surely runs (ours) and one that surely does not (a reaped child's).
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);
+  std::string live_dir = root + "/.install-" + std::to_string(::getpid()) + "-aaaaaa";
+  std::string dead_dir = root + "/.install-" + std::to_string(dead) + "-bbbbbb";
+  std::string old_style = root + "/.install-cccccc";  // no pid: kept until it is an hour old
+  for (const auto& d : {live_dir, dead_dir, old_style}) fs::create_directories(d + "/node_modules");
+  fs::create_directories(root + "/pkg@1.0.0");
+  EXPECT_EQ(RemoveAbandonedInstalls(root), 1);
+  EXPECT_TRUE(fs::exists(live_dir));
+  EXPECT_FALSE(fs::exists(dead_dir));
+  EXPECT_TRUE(fs::exists(old_style));
+  EXPECT_TRUE(fs::exists(root + "/pkg@1.0.0"));
+  fs::last_write_time(old_style, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  EXPECT_EQ(RemoveAbandonedInstalls(root), 1);
+  EXPECT_FALSE(fs::exists(old_style));
+  fs::remove_all(root);
 }
 
 }  // namespace
