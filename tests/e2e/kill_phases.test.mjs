@@ -39,6 +39,17 @@ function pidsWithEnv(entry) {
   return found;
 }
 
+/** `promise`, or a rejection with `why()` after `ms` (a hang guard, not a measurement). */
+async function withGuard(promise, ms, why) {
+  let timer;
+  const guard = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(why())), ms)));
+  try {
+    return await Promise.race([promise, guard]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const killAll = (pids) => pids.forEach((p) => {
   try {
     process.kill(p, 'SIGKILL');
@@ -93,8 +104,7 @@ test('kill -9 of mcpcell during an npx install: no npm left at once, no unfinish
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   t.after(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'));
   // The phase: npm is inside `npm install`, fetching the tarball this registry holds.
-  const guard = new Promise((_, reject) => setTimeout(() => reject(new Error(`npm never fetched the tarball; stderr:\n${stderr}`)), 90_000).unref());
-  await Promise.race([registry.tarballRequested, guard]);
+  await withGuard(registry.tarballRequested, 90_000, () => `npm never fetched the tarball; stderr:\n${stderr}`);
   const npm = pidsWithEnv(mark).filter((p) => p !== child.pid);
   assert.ok(npm.length > 0, 'npm is running (the phase under test)');
   child.kill('SIGKILL');
