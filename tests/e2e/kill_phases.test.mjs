@@ -1,8 +1,9 @@
 // Faults at each phase of a launch (issue 9): mcpcell SIGKILLed during an npx
-// install and during cell setup leaves nothing running at all, and nothing
-// else once `mcpcell gc` has run; an npx install that hangs is stopped by
-// --install-timeout with a message that says what to do. (While serving:
-// faults.test.mjs; during container create: docker_faults.test.mjs.)
+// install, during cell setup and while serving (an allow-list cell: its
+// egress proxy runs too; faults.test.mjs kills a plain one) leaves nothing
+// running at all, and nothing else once `mcpcell gc` has run; an npx install
+// that hangs is stopped by --install-timeout with a message that says what to
+// do. During container create: docker_faults.test.mjs.
 //
 // The phase is observed from outside, never guessed with sleeps: npm fetching
 // the package's tarball from this test's registry (it holds the request), the
@@ -17,11 +18,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
-import { cgroupDirsNamed, pidsWithArg, pollUntilClean } from './lib/host.mjs';
+import { added, cgroupDirsNamed, mountinfo, pidsWithArg, pollUntilClean, tmpEntriesNamedMcpcell } from './lib/host.mjs';
+import { writeProfile } from './lib/egress.mjs';
 import { EXIT, runArgv, runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
 import { npmEnv, startRegistry } from './lib/npm_registry.mjs';
 import { MCPCELL_BIN, NODE_BIN } from './lib/paths.mjs';
-import { makeWritableDir, removeTempDirs } from './lib/tmp.mjs';
+import { makeTempDir, makeWritableDir, removeTempDirs } from './lib/tmp.mjs';
 
 after(removeTempDirs);
 
@@ -221,4 +223,53 @@ test('kill -9 of mcpcell during cell setup: nothing of the cell runs, and no cgr
   });
   assert.equal(left, null, `${left}; gc stderr:\n${gc.stderr}`);
   assert.notEqual(gc.code, EXIT.usage);
+});
+
+test('kill -9 of mcpcell while serving, in an allow-list cell (egress proxy running): nothing runs, nothing left after gc', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const marker = `e2e-serving-${randomBytes(6).toString('hex')}`;
+  t.after(() => killAll(pidsWithArg(marker)));
+  const dir = makeTempDir('serving');
+  const profile = writeProfile(dir, { allow_host: ['example.invalid'], allow_port: [443], insecure_allow_all: false });
+  const shmBefore = readdirSync('/dev/shm');
+  const tmpBefore = tmpEntriesNamedMcpcell();
+  const mountsBefore = mountinfo();
+  const child = spawn(MCPCELL_BIN, runArgv(['--permission-profile', profile], [NODE_BIN, '-e', 'setInterval(() => {}, 1000)', marker]),
+    { stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin.on('error', () => {});
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  t.after(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'));
+  // The phase: the server runs (a process with the marker that is not mcpcell or its cell's PID 1)
+  // and the supervisor has its egress thread.
+  const serving = await pollUntilClean(() => {
+    if (child.exitCode !== null) return `mcpcell exited: ${stderr}`;
+    const cell = childrenOf(child.pid);
+    const server = pidsWithArg(marker).filter((p) => p !== child.pid && !cell.includes(p));
+    return server.length > 0 && stderr.includes('egress') ? null : 'not serving yet';
+  }, 60_000);
+  assert.equal(serving, null, serving);
+  child.kill('SIGKILL');
+  assert.deepEqual(await exited, { code: null, signal: 'SIGKILL' });
+
+  const running = await pollUntilClean(() => {
+    const left = pidsWithArg(marker);
+    return left.length ? `still running: ${left.join(' ')}` : null;
+  });
+  assert.equal(running, null, running);
+  const gc = await runMcpcell(['gc']);
+  const left = await pollUntilClean(() => {
+    const problems = [];
+    const cg = cgroupDirsNamed(`mcpcell-${child.pid}-`);
+    if (cg.length) problems.push(`cgroup dirs left: ${cg.join(' ')}`);
+    const shm = added(shmBefore, readdirSync('/dev/shm')).filter((n) => n.includes(`-${child.pid}-`));
+    if (shm.length) problems.push(`/dev/shm entries left: ${shm.join(' ')}`);
+    const tmp = added(tmpBefore, tmpEntriesNamedMcpcell());
+    if (tmp.length) problems.push(`/tmp entries left: ${tmp.join(' ')}`);
+    const mounts = added(mountsBefore, mountinfo());
+    if (mounts.length) problems.push(`host mounts added: ${mounts.join(' | ')}`);
+    return problems.length ? problems.join('; ') : null;
+  });
+  assert.equal(left, null, `${left}; gc stderr:\n${gc.stderr}`);
 });
