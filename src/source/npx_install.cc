@@ -71,6 +71,15 @@ bool Exited(pid_t pid) {
   return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
 }
 
+/// Appends what one read(2) of `rd` gives to `out`; false at EOF or on an
+/// error (EAGAIN included: the caller drains a non-blocking pipe with it).
+bool ReadSome(int rd, std::string* out) {
+  char buf[4096];
+  ssize_t r = ::read(rd, buf, sizeof buf);
+  if (r > 0) out->append(buf, static_cast<std::size_t>(r));
+  return r > 0 || (r < 0 && errno == EINTR);
+}
+
 /// Waits for `pid` (its pidfd), reading `rd` (if open) into `out` meanwhile,
 /// for at most `limit`; says every 30 s that it is still waiting, because an
 /// MCP client shows nothing while we install. false = the limit passed.
@@ -78,36 +87,28 @@ bool AwaitTool(pid_t pid, int rd, std::string* out, std::chrono::milliseconds li
   using Clock = std::chrono::steady_clock;
   UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   const auto start = Clock::now();
-  const auto deadline = start + limit;
   auto next_note = start + std::chrono::seconds(30);
   bool reading = rd >= 0;
   for (;;) {
     auto now = Clock::now();
-    if (now >= deadline) return false;
+    if (now >= start + limit) return false;
     if (now >= next_note) {
+      auto so_far = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
       std::fprintf(stderr, "mcpcell: still %s (%s so far, limit %s: --install-timeout)\n", what.c_str(),
-                   ShortDuration(std::chrono::duration_cast<std::chrono::milliseconds>(now - start)).c_str(),
-                   ShortDuration(limit).c_str());
+                   ShortDuration(so_far).c_str(), ShortDuration(limit).c_str());
       next_note += std::chrono::seconds(30);
     }
-    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(deadline, next_note) - now);
-    pollfd fds[2] = {{pidfd.get(), POLLIN, 0}, {reading ? rd : -1, POLLIN, 0}};
-    if (!pidfd) fds[0].fd = -1;  // no pidfd (kernel < 5.3): fall back to polling waitpid below
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(start + limit, next_note) - now);
+    // Without a pidfd (kernel < 5.3) poll only the pipe, briefly, and ask waitid.
+    pollfd fds[2] = {{pidfd ? pidfd.get() : -1, POLLIN, 0}, {reading ? rd : -1, POLLIN, 0}};
     int n = ::poll(fds, 2, pidfd ? static_cast<int>(wait.count()) : 100);
     if (n < 0 && errno != EINTR) return true;  // cannot wait with a limit: let waitpid decide
-    if (reading && (fds[1].revents & (POLLIN | POLLHUP)) != 0) {
-      char buf[4096];
-      ssize_t r = ::read(rd, buf, sizeof buf);
-      if (r > 0) out->append(buf, static_cast<std::size_t>(r));
-      else if (r == 0 || errno != EINTR) reading = false;
-    }
+    if (reading && (fds[1].revents & (POLLIN | POLLHUP)) != 0) reading = ReadSome(rd, out);
     if (pidfd ? (fds[0].revents & POLLIN) != 0 : Exited(pid)) {
-      while (reading) {  // the rest of what it printed
-        char buf[4096];
-        ssize_t r = ::read(rd, buf, sizeof buf);
-        if (r > 0) out->append(buf, static_cast<std::size_t>(r));
-        else if (r == 0 || errno != EINTR) reading = false;
-      }
+      // The rest of what it printed, without waiting: something it started
+      // may still hold the pipe open.
+      if (reading) ::fcntl(rd, F_SETFL, ::fcntl(rd, F_GETFL) | O_NONBLOCK);
+      while (reading) reading = ReadSome(rd, out);
       return true;
     }
   }
