@@ -36,6 +36,7 @@ std::string CommandLine(const std::vector<std::string>& argv) {
 
 /// "5m", "90s": how the user would write the limit back on the command line.
 std::string ShortDuration(std::chrono::milliseconds d) {
+  if (d < std::chrono::seconds(1)) return std::to_string(d.count()) + "ms";
   auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
   return s % 60 == 0 && s > 0 ? std::to_string(s / 60) + "m" : std::to_string(s) + "s";
 }
@@ -128,7 +129,10 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, bool capture, 
   wr.reset();
   std::string out;
   bool finished = AwaitTool(*pid, capture ? rd.get() : -1, &out, limit, what);
-  if (!finished) ::kill(-*pid, SIGKILL);  // npm and whatever it started (its own process group)
+  if (!finished) {
+    ::kill(-*pid, SIGKILL);  // npm and whatever it started (its own process group)...
+    ::kill(*pid, SIGKILL);   // ...and npm itself, should the limit pass before its setpgid
+  }
   int status = 0;
   while (::waitpid(*pid, &status, 0) < 0) {
     if (errno != EINTR) return ErrnoError("wait for", argv[0]);

@@ -86,11 +86,13 @@ test('50 native cells at once, each an SDK client on server-everything: all succ
   const supervisors = [];
   const leftovers = hostSnapshot(marker, supervisors);
   const one = async (i) => {
-    // The marker rides in the server's argv (server-everything ignores extra
-    // args... it takes a transport name: "stdio" is its default, given explicitly).
+    // The marker rides in the server's argv: server-everything reads only its
+    // first argument (the transport, "stdio").
     const s = startServer(t, [], [NODE_BIN, serverEntry('server-everything'), 'stdio', `${marker}-${i}`]);
     try {
-      await s.connect();
+      // 50 node servers starting at once on a small machine: initialize may
+      // take longer than the SDK's default 60 s. A hang guard, not a measurement.
+      await s.client.connect(s.transport, { timeout: 300_000 });
       supervisors.push(s.transport.pid);
       const { tools } = await s.client.listTools(undefined, { timeout: 300_000 });
       assert.ok(tools.some((x) => x.name === 'echo'), `cell ${i}: tools/list lacks echo`);

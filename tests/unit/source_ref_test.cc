@@ -173,5 +173,38 @@ TEST(NpxInstall, RemovesUnfinishedInstallsOfDeadRunsOnly) {
   fs::remove_all(root);
 }
 
+/// Whether `pid` is gone (or only a zombie waiting for its new parent to reap it).
+bool Gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+TEST(NpxInstall, AHangingNpmIsStoppedAfterTheLimitWithEverythingItStarted) {
+  namespace fs = std::filesystem;
+  std::string dir = ::testing::TempDir() + "/fake-npm-" + std::to_string(::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // A stand-in npm that starts a child of its own and never finishes.
+  std::ofstream(dir + "/npm") << "#!/bin/sh\nsleep 600 &\necho $! > " << dir << "/child.pid\nwait\n";
+  fs::permissions(dir + "/npm", fs::perms::owner_all);
+  std::string old_path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin";
+  ::setenv("PATH", (dir + ":" + old_path).c_str(), 1);
+  auto npm = MakeNpmTool(std::chrono::milliseconds(500));
+  Status st = npm->Install("pkg", "1.0.0", dir + "/prefix");
+  ::setenv("PATH", old_path.c_str(), 1);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().Message().find("did not finish within 500ms"), std::string::npos) << st.error().Message();
+  EXPECT_NE(st.error().Message().find("--install-timeout"), std::string::npos) << st.error().Message();
+  pid_t child = 0;
+  std::ifstream(dir + "/child.pid") >> child;
+  ASSERT_GT(child, 0);
+  for (int i = 0; i < 100 && !Gone(child); ++i) ::usleep(20000);  // reaping by init is not ours to wait on
+  EXPECT_TRUE(Gone(child)) << "npm's own child survived the timeout";
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace mcpcell
