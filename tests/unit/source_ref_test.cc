@@ -1,6 +1,7 @@
 // ServerRef parsing, TrustFacts and the npx install cache (with a fake npm).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <chrono>
@@ -203,6 +204,7 @@ TEST(NpxInstall, AHangingNpmIsStoppedAfterTheLimitWithEverythingItStarted) {
   ASSERT_GT(child, 0);
   for (int i = 0; i < 100 && !Gone(child); ++i) ::usleep(20000);  // reaping by init is not ours to wait on
   EXPECT_TRUE(Gone(child)) << "npm's own child survived the timeout";
+  if (!Gone(child)) ::kill(child, SIGKILL);  // a failed run must not leave it holding our stderr
   fs::remove_all(dir);
 }
 
