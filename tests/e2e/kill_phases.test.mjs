@@ -52,11 +52,15 @@ async function withGuard(promise, ms, why) {
   }
 }
 
-const killAll = (pids) => pids.forEach((p) => {
+/** kill(2) that ignores a process already gone (ESRCH). */
+const signal = (pid, sig) => {
   try {
-    process.kill(p, 'SIGKILL');
-  } catch {}
-});
+    process.kill(pid, sig);
+  } catch (e) {
+    if (e.code !== 'ESRCH') throw e;
+  }
+};
+const killAll = (pids) => pids.forEach((p) => signal(p, 'SIGKILL'));
 
 /** Unfinished installs in the npx cache of `cacheHome`. */
 const unfinishedInstalls = (cacheHome) => {
@@ -161,11 +165,20 @@ function stopInSetup(marker) {
   let kids = [];
   while (kids.length === 0 && Date.now() < deadline && child.pid !== undefined) {
     if (childrenOf(child.pid).length) {
-      process.kill(child.pid, 'SIGSTOP');
+      signal(child.pid, 'SIGSTOP');
       kids = childrenOf(child.pid);
-      for (const k of kids) process.kill(k, 'SIGSTOP');
+      for (const k of kids) signal(k, 'SIGSTOP');
     }
   }
+  // SIGSTOP takes effect asynchronously: judge only once every one has stopped.
+  const stopped = (pid) => {
+    try {
+      return /^\d+ \(.*\) [Tt] /s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      return true; // gone: nothing left to run
+    }
+  };
+  while (Date.now() < deadline && ![child.pid, ...kids].every(stopped)) { /* a few microseconds */ }
   // In setup: no process of the cell has a child yet (the server is the cell
   // PID 1's child), and nothing carries the marker but the supervisor and
   // its clones (a cloned process keeps the supervisor's argv until it execs).
@@ -196,11 +209,7 @@ test('kill -9 of mcpcell during cell setup: nothing of the cell runs, and no cgr
     // Let the cell run again: frozen, it could not notice that its supervisor
     // died (a stopped process never runs the check that follows its user
     // switch, which clears the parent-death signal: prctl(2)).
-    for (const k of attempt.kids) {
-      try {
-        process.kill(k, 'SIGCONT');
-      } catch {}
-    }
+    for (const k of attempt.kids) signal(k, 'SIGCONT');
     if (attempt.inSetup) caught = attempt;
     else killAll(pidsWithArg(marker));
   }
