@@ -1,18 +1,24 @@
-// tunnel_swarm: run in an allow-list cell by load.test.mjs. Opens N HTTP
-// CONNECT tunnels through the cell's egress proxy (127.0.0.1:3128) to
-// TARGET (host:port, an echo server on the host), holds ALL of them open
-// until every one is established (so the proxy carries N at once), then
-// sends each its own payload and reads it back. Prints one JSON line:
+// tunnel_swarm: run in an allow-list cell by load.test.mjs. Opens N
+// tunnels through the cell's egress proxy to TARGET (host:port, an echo
+// server on the host), holds ALL of them open until every one is
+// established (so the proxy carries N at once), then sends each its own
+// payload and reads it back. Prints one JSON line:
 //   {"tunnels": N, "established": E, "echoed": K, "failures": [first few reasons]}
 //
-// Usage: tunnel_swarm.mjs N TARGET PAYLOAD_BYTES
+// Usage: tunnel_swarm.mjs N TARGET PAYLOAD_BYTES [connect|direct]
+//   connect  HTTP CONNECT to the proxy at 127.0.0.1:3128 (a proxy-aware client)
+//   direct   resolve the host (the cell's DNS stub answers a stand-in
+//            address) and connect to it: the cell's nft rule redirects the
+//            connection to the proxy (a client that ignores proxies)
 // Every wait is bounded by the test's own guard (mcpcell is killed when it
 // fires); here a tunnel fails only on an error or a wrong answer.
 
 import { createHash } from 'node:crypto';
+import dns from 'node:dns/promises';
 import net from 'node:net';
 
 const [n, target, payloadBytes] = [Number(process.argv[2]), process.argv[3], Number(process.argv[4])];
+const mode = process.argv[5] ?? 'connect';
 const failures = [];
 const fail = (i, why) => {
   if (failures.length < 10) failures.push(`tunnel ${i}: ${why}`);
@@ -27,6 +33,21 @@ function payload(i) {
     block = createHash('sha256').update(block).digest();
   }
   return out;
+}
+
+/** Connects straight to the target's (stand-in) address; resolves to the socket once connected (null on failure). */
+function connectDirect(i, address, port) {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, address);
+    sock.once('connect', () => {
+      sock.pause();
+      resolve(sock);
+    });
+    sock.on('error', (e) => {
+      fail(i, `connect: ${e.code ?? e.message}`);
+      resolve(null);
+    });
+  });
 }
 
 /** Connects and sends CONNECT; resolves to the socket once the proxy answered 200 (null on failure). */
@@ -77,7 +98,17 @@ function echo(i, sock) {
   });
 }
 
-const socks = await Promise.all(Array.from({ length: n }, (_, i) => establish(i)));
+let open = establish;
+if (mode === 'direct') {
+  const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
+  const { address } = await dns.lookup(host, { family: 4 });
+  open = (i) => connectDirect(i, address, port);
+}
+// A redirected connection is "established" once the kernel accepted it on
+// the cell's side; the proxy's upstream connect happens behind it. Holding
+// every socket until all are open still makes the proxy carry N at once: no
+// payload is sent before that.
+const socks = await Promise.all(Array.from({ length: n }, (_, i) => open(i)));
 const established = socks.filter(Boolean).length;
 const results = await Promise.all(socks.map((s, i) => (s ? echo(i, s) : false)));
 process.stdout.write(JSON.stringify({ tunnels: n, established, echoed: results.filter(Boolean).length, failures }) + '\n');
