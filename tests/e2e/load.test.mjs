@@ -88,7 +88,10 @@ test('50 native cells at once, each an SDK client on server-everything: all succ
   const one = async (i) => {
     // The marker rides in the server's argv: server-everything reads only its
     // first argument (the transport, "stdio").
-    const s = startServer(t, [], [NODE_BIN, serverEntry('server-everything'), 'stdio', `${marker}-${i}`]);
+    // --grace 60s: after the client closes stdin, a server gets the default
+    // 2 s to exit on its own before SIGTERM (exit 143); 50 node processes on
+    // two cores can need longer. A bound, not a measurement.
+    const s = startServer(t, ['--grace', '60s'], [NODE_BIN, serverEntry('server-everything'), 'stdio', `${marker}-${i}`]);
     try {
       // 50 node servers starting at once on a small machine: initialize may
       // take longer than the SDK's default 60 s. A hang guard, not a measurement.
@@ -147,7 +150,10 @@ function runStreaming(argv, { onStdout, feed, onSpawn, guardMs = 400_000 }) {
 
 /** `mcpcell run --isolate --read <e2e> -- node rpc_pump.mjs <pumpArgs>` (see runStreaming). */
 function runPump(pumpArgs, onStdout, { feed } = {}) {
-  const argv = [MCPCELL_BIN, ...runArgv(['--read', E2E_DIR], [NODE_BIN, RPC_PUMP, ...pumpArgs])];
+  // --grace 60s: the echo pump ends after stdin's EOF, once it has written
+  // the rest and its summary; on a busy machine that can take longer than
+  // the default 2 s before mcpcell would SIGTERM it.
+  const argv = [MCPCELL_BIN, ...runArgv(['--read', E2E_DIR, '--grace', '60s'], [NODE_BIN, RPC_PUMP, ...pumpArgs])];
   return runStreaming(argv, { onStdout, feed });
 }
 
