@@ -77,12 +77,14 @@ test('an npx install whose registry never answers is stopped by --install-timeou
   const cacheHome = makeWritableDir('npx-hang');
   const mark = `XDG_CACHE_HOME=${cacheHome}`;
   t.after(() => killAll(pidsWithEnv(mark)));
-  const r = await runMcpcell(['run', '--install-timeout', '3s', `npx://${registry.name}@1.0.0`],
+  const r = await runMcpcell(['run', '--install-timeout', '4s', `npx://${registry.name}@1.0.0`],
     { env: npmEnv(registry, cacheHome), input: '', guardMs: 90_000 });
   assert.notEqual(r.code, 0, `stderr:\n${r.stderr}`);
   assert.equal(r.stdout, '', 'nothing on the client\'s stdout');
-  assert.ok(registry.requests.length > 0, `npm never asked the test registry; stderr:\n${r.stderr}`);
-  assert.match(r.stderr, /did not finish within 3s and was stopped/, r.stderr);
+  // Whether npm got as far as asking before the limit depends on how busy
+  // the machine is (node's start-up): said, not asserted.
+  t.diagnostic(`the silent registry got ${registry.requests.length} request(s) before the limit`);
+  assert.match(r.stderr, /did not finish within 4s and was stopped/, r.stderr);
   assert.match(r.stderr, /--install-timeout/, 'the message names the flag that allows longer');
   assert.match(r.stderr, /registry/, 'the message names the likely cause');
   // Nothing of the install survives: no npm, no half-finished directory.
