@@ -8,7 +8,6 @@
 
 #include <CLI/CLI.hpp>
 #include <netinet/in.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <csignal>
@@ -64,16 +63,6 @@ Result<UniqueFd> Listen(const std::string& listen) {
   return fd;
 }
 
-/// Every tunnel holds two sockets (and a pipe while data flows): lift the
-/// soft descriptor limit to the hard one so hundreds of tunnels fit.
-void RaiseFdLimit() {
-  rlimit rl{};
-  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &rl);
-  }
-}
-
 Result<NetworkSpec> RulesFrom(const EgressProxyOptions& o) {
   auto profile = LoadProfile(o.profile);
   if (!profile) return profile.error();
@@ -112,7 +101,6 @@ int RunEgressProxy(const EgressProxyOptions& o) {
   ::getsockname(listener->get(), reinterpret_cast<sockaddr*>(&bound), &len);
   boost::asio::ip::tcp::endpoint shown;
   std::memcpy(shown.data(), &bound, len);
-  RaiseFdLimit();
 
   EgressAudit audit(log ? &*log : nullptr, "egress-proxy");
   ProxyContext ctx{EgressRules::FromSpec(*spec), Resolver(spec->resolve), audit, nullptr};

@@ -1,7 +1,8 @@
 // `mcpcell gc`: removes what a dead mcpcell left behind — containers whose
-// supervisor is gone (by label, in every reachable engine) and secrets
-// directories of dead runs. `mcpcell run` does the same before each container
-// cell; this command is for when no run follows (cron, after a crash).
+// supervisor is gone (by label, in every reachable engine), secrets
+// directories, cgroups and unfinished npx installs of dead runs. `mcpcell run`
+// does the same before each cell (and each npx install); this command is for
+// when no run follows (cron, after a crash).
 
 #include <CLI/CLI.hpp>
 
@@ -13,7 +14,9 @@
 #include "cell/docker/reaper.h"
 #include "cell/docker/secrets_dir.h"
 #include "cell/docker/stdio_fifos.h"
+#include "cell/native/cgroup.h"
 #include "cli/commands.h"
+#include "source/npx_install.h"
 
 namespace mcpcell {
 namespace {
@@ -43,6 +46,18 @@ int Gc() {
   }
   int dirs = docker::ReapSecretDirs() + docker::ReapStdioDirs() + docker::ReapEgressDirs();
   if (dirs > 0) std::fprintf(stderr, "mcpcell gc: removed %d secrets/stdio/egress directory(ies) of dead runs\n", dirs);
+  // A supervisor killed before it started its cgroup janitor (during cell
+  // setup) leaves its cell's cgroups; the next native run would reap them.
+  if (int cgroups = ReapStaleCgroups(); cgroups > 0) {
+    std::fprintf(stderr, "mcpcell gc: removed %d cgroup(s) of dead runs\n", cgroups);
+  }
+  if (auto cache = NpxCacheRoot(); cache.ok()) {
+    int installs = RemoveAbandonedInstalls(*cache);
+    if (installs > 0) {
+      std::fprintf(stderr, "mcpcell gc: removed %d unfinished npx install(s) of dead runs from %s\n", installs,
+                   cache->c_str());
+    }
+  }
   return failures == 0 ? 0 : 1;
 }
 

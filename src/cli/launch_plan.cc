@@ -6,6 +6,7 @@
 #include "util/home_path.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstdio>
@@ -26,6 +27,7 @@
 #include "source/npx_install.h"
 #include "source/server_ref.h"
 #include "source/trust_facts.h"
+#include "util/units.h"
 
 namespace mcpcell {
 namespace {
@@ -122,6 +124,15 @@ Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const
   return {};
 }
 
+/// --install-timeout, else the default; a limit of zero would stop every install at once.
+Result<std::chrono::milliseconds> InstallTimeout(const RunRequest& req) {
+  if (!req.install_timeout) return kDefaultInstallTimeout;
+  auto v = ParseDuration(*req.install_timeout);
+  if (!v.ok()) return MakeError("--install-timeout", *req.install_timeout, v.error().Message());
+  if (v->count() <= 0) return MakeError("--install-timeout", *req.install_timeout, "must be more than 0, e.g. 10m");
+  return *v;
+}
+
 struct Resolved {
   std::vector<std::string> argv;
   std::optional<InstalledPackage> npx;
@@ -146,7 +157,9 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const 
     case ServerRef::Kind::kNpx: {
       auto root = NpxCacheRoot();
       if (!root.ok()) return root.error();
-      auto tool = MakeNpmTool(CellWritableHostDirs(merged));
+      auto limit = InstallTimeout(req);
+      if (!limit.ok()) return limit.error();
+      auto tool = MakeNpmTool(CellWritableHostDirs(merged), *limit);
       auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run);
       if (!inst.ok()) {
         Error e = inst.error();

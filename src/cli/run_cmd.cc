@@ -202,6 +202,8 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set) {
   cmd->add_option("--tmp-size", req->tmp_size, "size of the cell's /tmp (default 128m)");
   cmd->add_option("--timeout", req->timeout, "stop the server after this long, e.g. 30s, 5m (exit 124)");
   cmd->add_option("--grace", req->grace, "time between stdin close / SIGTERM and SIGKILL (default 2s)");
+  cmd->add_option("--install-timeout", req->install_timeout,
+                  "stop an npx:// package install (each npm command) after this long (default 5m)");
   cmd->add_option("--uid", req->uid, "uid inside the cell (default 1000)");
   cmd->add_option("--gid", req->gid, "gid inside the cell (default: the uid)");
   cmd->add_option("--system-mount", req->system_mounts, "extra read-only host directory at the same path");

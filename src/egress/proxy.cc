@@ -2,6 +2,7 @@
 
 #include "egress/proxy.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <chrono>
@@ -109,23 +110,37 @@ void Spawn(asio::io_context& io, ProxyContext& ctx, tcp::socket socket) {
 }
 
 asio::awaitable<void> AcceptLoop(asio::io_context& io, tcp::acceptor acceptor, ProxyContext& ctx) {
+  bool failing = false;
   for (;;) {
     boost::system::error_code ec;
     tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
     if (!ec) {
+      failing = false;
       Spawn(io, ctx, std::move(socket));
       continue;
     }
     if (ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor) co_return;
     // EMFILE/ENFILE/ENOBUFS: out of descriptors or memory. Say so once per
     // episode and back off briefly instead of spinning on a ready listener.
-    std::fprintf(stderr, "mcpcell: egress proxy: accept: %s (retrying)\n", ec.message().c_str());
+    if (!failing) {
+      std::fprintf(stderr, "mcpcell: egress proxy: accept: %s (retrying until connections close)\n",
+                   ec.message().c_str());
+    }
+    failing = true;
     asio::steady_timer pause(io, std::chrono::milliseconds(100));
     co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
 }
 
 }  // namespace
+
+void RaiseFdLimit() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
 
 Status StartProxy(asio::io_context& io, UniqueFd listener, ProxyContext& ctx) {
   sockaddr_storage addr{};
@@ -141,6 +156,7 @@ Status StartProxy(asio::io_context& io, UniqueFd listener, ProxyContext& ctx) {
   acceptor.assign(addr.ss_family == AF_INET ? tcp::v4() : tcp::v6(), listener.get(), ec);
   if (ec) return MakeError("egress proxy: adopt the listening socket", "", ec.message());
   listener.release();
+  RaiseFdLimit();
   asio::co_spawn(io, AcceptLoop(io, std::move(acceptor), ctx), [](std::exception_ptr e) {
     if (!e) return;
     try {

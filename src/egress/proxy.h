@@ -17,9 +17,18 @@
 
 namespace mcpcell {
 
+/// Lifts this process's soft RLIMIT_NOFILE to its hard limit. Every tunnel
+/// holds two sockets (and a pipe while bulk data flows), so the common soft
+/// limit of 1024 (getrlimit(2)) caps a proxy at ~500 tunnels: beyond it,
+/// accept(2) fails with EMFILE and new connections wait in the backlog until
+/// old ones close. A cell's own limits are set explicitly (CellSpec.limits),
+/// so its processes are not affected.
+void RaiseFdLimit();
+
 /// Adopts `listener` (a bound, listening TCP socket, IPv4 or IPv6) and
 /// accepts connections on `io` until io stops. `ctx` must outlive io's run.
-/// Errors: the fd is not a listening TCP socket.
+/// Raises the descriptor limit (RaiseFdLimit). Errors: the fd is not a
+/// listening TCP socket.
 Status StartProxy(boost::asio::io_context& io, UniqueFd listener, ProxyContext& ctx);
 
 }  // namespace mcpcell

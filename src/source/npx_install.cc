@@ -1,21 +1,25 @@
 #include "source/npx_install.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "source/host_tool.h"
 #include "util/json_input.h"
-#include <sys/prctl.h>
-#include <csignal>
-#include <cstring>
-#include <chrono>
 #include "util/unique_fd.h"
 
 extern char** environ;
@@ -43,22 +47,27 @@ Result<HostCommand> PrepareHostCommand(const std::string& name, const std::vecto
   return c;
 }
 
-/// Runs argv with stdin from /dev/null; stdout captured (capture=true) or
-/// sent to our stderr, because mcpcell's stdout belongs to JSON-RPC. The
-/// program comes from a PATH no cell can have written to and starts in /
-/// (source/host_tool.h).
-Result<std::string> RunTool(const std::vector<std::string>& argv, bool capture,
-                            const std::vector<std::string>& cell_writable) {
-  auto cmd = PrepareHostCommand(argv[0], cell_writable);
-  if (!cmd) return cmd.error();
-  int pipefd[2] = {-1, -1};
-  if (capture && ::pipe2(pipefd, O_CLOEXEC) != 0) return ErrnoError("pipe for", argv[0]);
-  UniqueFd rd(pipefd[0]), wr(pipefd[1]);
+std::string CommandLine(const std::vector<std::string>& argv) {
+  std::string cmd;
+  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+  return cmd;
+}
+
+/// "5m", "90s": how the user would write the limit back on the command line.
+std::string ShortDuration(std::chrono::milliseconds d) {
+  if (d < std::chrono::seconds(1)) return std::to_string(d.count()) + "ms";
+  auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  return s % 60 == 0 && s > 0 ? std::to_string(s / 60) + "m" : std::to_string(s) + "s";
+}
+
+/// Forks argv with stdin from /dev/null and stdout on `out_fd`, in a process
+/// group of its own (so a timeout can stop npm and anything it started).
+Result<pid_t> SpawnTool(const std::vector<std::string>& argv, int out_fd, HostCommand& cmd) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: execve's signature
   args.push_back(nullptr);
   std::vector<char*> envp;
-  for (auto& e : cmd->env) envp.push_back(e.data());
+  for (auto& e : cmd.env) envp.push_back(e.data());
   envp.push_back(nullptr);
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
@@ -68,56 +77,126 @@ Result<std::string> RunTool(const std::vector<std::string>& argv, bool capture,
     // otherwise leave npm running, holding its stderr open (prctl(2)).
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
+    ::setpgid(0, 0);
     int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(capture ? wr.get() : 2, 1) < 0) ::_exit(127);
+    if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(out_fd, 1) < 0) ::_exit(127);
     if (::chdir(kHostToolCwd) != 0) ::_exit(127);
-    ::execve(cmd->exe.c_str(), args.data(), envp.data());
-    std::fprintf(stderr, "mcpcell: cannot run %s: %s\n", cmd->exe.c_str(), std::strerror(errno));
+    ::execve(cmd.exe.c_str(), args.data(), envp.data());
+    std::fprintf(stderr, "mcpcell: cannot run %s: %s\n", cmd.exe.c_str(), std::strerror(errno));
     ::_exit(127);
   }
-  wr.reset();
-  std::string out;
-  if (capture) {
-    char buf[4096];
-    for (;;) {
-      ssize_t n = ::read(rd.get(), buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      out.append(buf, static_cast<std::size_t>(n));
+  return pid;
+}
+
+/// Whether `pid` has exited, leaving it to be reaped (waitid(2) WNOWAIT).
+bool Exited(pid_t pid) {
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+}
+
+/// Appends what one read(2) of `rd` gives to `out`; false at EOF or on an
+/// error (EAGAIN included: the caller drains a non-blocking pipe with it).
+bool ReadSome(int rd, std::string* out) {
+  char buf[4096];
+  ssize_t r = ::read(rd, buf, sizeof buf);
+  if (r > 0) out->append(buf, static_cast<std::size_t>(r));
+  return r > 0 || (r < 0 && errno == EINTR);
+}
+
+/// Waits for `pid` (its pidfd), reading `rd` (if open) into `out` meanwhile,
+/// for at most `limit`; says every 30 s that it is still waiting, because an
+/// MCP client shows nothing while we install. false = the limit passed.
+bool AwaitTool(pid_t pid, int rd, std::string* out, std::chrono::milliseconds limit, const std::string& what) {
+  using Clock = std::chrono::steady_clock;
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  const auto start = Clock::now();
+  auto next_note = start + std::chrono::seconds(30);
+  bool reading = rd >= 0;
+  for (;;) {
+    auto now = Clock::now();
+    if (now >= start + limit) return false;
+    if (now >= next_note) {
+      auto so_far = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
+      std::fprintf(stderr, "mcpcell: still %s (%s so far, limit %s: --install-timeout)\n", what.c_str(),
+                   ShortDuration(so_far).c_str(), ShortDuration(limit).c_str());
+      next_note += std::chrono::seconds(30);
+    }
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(start + limit, next_note) - now);
+    // Without a pidfd (kernel < 5.3) poll only the pipe, briefly, and ask waitid.
+    pollfd fds[2] = {{pidfd ? pidfd.get() : -1, POLLIN, 0}, {reading ? rd : -1, POLLIN, 0}};
+    int n = ::poll(fds, 2, pidfd ? static_cast<int>(wait.count()) : 100);
+    if (n < 0 && errno != EINTR) return true;  // cannot wait with a limit: let waitpid decide
+    if (reading && (fds[1].revents & (POLLIN | POLLHUP)) != 0) reading = ReadSome(rd, out);
+    if (pidfd ? (fds[0].revents & POLLIN) != 0 : Exited(pid)) {
+      // The rest of what it printed, without waiting: something it started
+      // may still hold the pipe open.
+      if (reading) ::fcntl(rd, F_SETFL, ::fcntl(rd, F_GETFL) | O_NONBLOCK);
+      while (reading) reading = ReadSome(rd, out);
+      return true;
     }
   }
+}
+
+/// Runs argv with stdin from /dev/null; stdout captured (capture=true) or
+/// sent to our stderr, because mcpcell's stdout belongs to JSON-RPC. After
+/// `limit` it is killed (with everything in its process group) and the
+/// error says so and how to allow longer.
+Result<std::string> RunTool(const std::vector<std::string>& argv, bool capture, std::chrono::milliseconds limit,
+                            const std::string& what, const std::vector<std::string>& cell_writable) {
+  auto cmd = PrepareHostCommand(argv[0], cell_writable);
+  if (!cmd) return cmd.error();
+  int pipefd[2] = {-1, -1};
+  if (capture && ::pipe2(pipefd, O_CLOEXEC) != 0) return ErrnoError("pipe for", argv[0]);
+  UniqueFd rd(pipefd[0]), wr(pipefd[1]);
+  auto pid = SpawnTool(argv, capture ? wr.get() : 2, *cmd);
+  if (!pid.ok()) return pid.error();
+  wr.reset();
+  std::string out;
+  bool finished = AwaitTool(*pid, capture ? rd.get() : -1, &out, limit, what);
+  if (!finished) {
+    ::kill(-*pid, SIGKILL);  // npm and whatever it started (its own process group)...
+    ::kill(*pid, SIGKILL);   // ...and npm itself, should the limit pass before its setpgid
+  }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
+  while (::waitpid(*pid, &status, 0) < 0) {
     if (errno != EINTR) return ErrnoError("wait for", argv[0]);
   }
+  if (!finished) {
+    return MakeError("run", CommandLine(argv),
+                     "did not finish within " + ShortDuration(limit) + " and was stopped: is the npm registry "
+                     "reachable (npm config get registry)? Allow longer with --install-timeout, e.g. " +
+                     ShortDuration(limit * 2));
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string line = cmd->exe;
-    for (std::size_t i = 1; i < argv.size(); ++i) line += " " + argv[i];
-    return MakeError("run", line,
+    return MakeError("run", CommandLine(argv),
                      WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status)) + " (its messages are above)"
                                        : "killed by signal " + std::to_string(WTERMSIG(status)));
   }
   return out;
 }
 
-/// Half-finished install directories of an mcpcell that was killed mid-install.
-/// An install takes minutes at most; one untouched for an hour is abandoned.
-void RemoveAbandonedInstalls(const std::string& cache_root) {
-  std::error_code ec;
-  auto now = fs::file_time_type::clock::now();
-  for (const auto& e : fs::directory_iterator(cache_root, ec)) {
-    if (e.path().filename().string().rfind(".install-", 0) != 0) continue;
-    auto mtime = fs::last_write_time(e.path(), ec);
-    if (!ec && now - mtime > std::chrono::hours(1)) fs::remove_all(e.path(), ec);
+/// The supervisor pid in an install directory's name (".install-<pid>-XXXXXX"), 0 if none.
+pid_t InstallOwner(const std::string& name) {
+  constexpr std::string_view kPrefix = ".install-";
+  std::size_t dash = name.find('-', kPrefix.size());
+  if (name.rfind(kPrefix, 0) != 0 || dash == std::string::npos) return 0;
+  pid_t pid = 0;
+  for (std::size_t i = kPrefix.size(); i < dash; ++i) {
+    if (name[i] < '0' || name[i] > '9' || pid > 100000000) return 0;
+    pid = pid * 10 + (name[i] - '0');
   }
+  return pid;
 }
 
 class NpmTool : public PackageTool {
  public:
-  explicit NpmTool(std::vector<std::string> cell_writable) : cell_writable_(std::move(cell_writable)) {}
+  explicit NpmTool(std::vector<std::string> cell_writable, std::chrono::milliseconds limit)
+      : cell_writable_(std::move(cell_writable)), limit_(limit) {}
+
   Result<std::string> ResolveVersion(const std::string& package, const std::string& spec) override {
     std::string what = spec.empty() ? package : package + "@" + spec;
-    auto out = RunTool({"npm", "view", what, "version", "--json"}, true, cell_writable_);
+    auto out = RunTool({"npm", "view", what, "version", "--json"}, true, limit_, "resolving " + what + " with npm",
+                       cell_writable_);
     if (!out.ok()) return out.error();
     nlohmann::json j = nlohmann::json::parse(*out, nullptr, false);
     if (j.is_array() && !j.empty()) j = j.back();  // a range lists every match; the last is highest
@@ -129,13 +208,14 @@ class NpmTool : public PackageTool {
   Status Install(const std::string& package, const std::string& version, const std::string& prefix) override {
     auto out = RunTool({"npm", "install", "--prefix", prefix, "--no-audit", "--no-fund", "--ignore-scripts",
                         "--omit=dev", "--loglevel=error", package + "@" + version},
-                       false, cell_writable_);
+                       false, limit_, "installing " + package + "@" + version + " with npm", cell_writable_);
     if (!out.ok()) return out.error();
     return {};
   }
 
  private:
   std::vector<std::string> cell_writable_;
+  std::chrono::milliseconds limit_;
 };
 
 std::string CacheName(const std::string& package, const std::string& version) {
@@ -148,8 +228,26 @@ std::string CacheName(const std::string& package, const std::string& version) {
 
 }  // namespace
 
-std::unique_ptr<PackageTool> MakeNpmTool(std::vector<std::string> cell_writable) {
-  return std::make_unique<NpmTool>(std::move(cell_writable));
+int RemoveAbandonedInstalls(const std::string& cache_root) {
+  std::error_code ec;
+  int removed = 0;
+  auto now = fs::file_time_type::clock::now();
+  for (const auto& e : fs::directory_iterator(cache_root, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(".install-", 0) != 0) continue;
+    pid_t owner = InstallOwner(name);
+    // kill(pid, 0) (kill(2)): ESRCH = no such process, so its install is over.
+    bool owner_dead = owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH;
+    std::error_code time_ec;
+    auto mtime = fs::last_write_time(e.path(), time_ec);
+    bool stale = !time_ec && now - mtime > std::chrono::hours(1);
+    if ((owner_dead || stale) && fs::remove_all(e.path(), ec) > 0) ++removed;
+  }
+  return removed;
+}
+
+std::unique_ptr<PackageTool> MakeNpmTool(std::vector<std::string> cell_writable, std::chrono::milliseconds limit) {
+  return std::make_unique<NpmTool>(std::move(cell_writable), limit);
 }
 
 Result<std::string> NpxCacheRoot() {
@@ -213,7 +311,9 @@ Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& too
     fs::create_directories(cache_root, ec);
     if (ec) return MakeError("create package cache", cache_root, ec.message());
     RemoveAbandonedInstalls(cache_root);
-    std::string tmpl = cache_root + "/.install-XXXXXX";
+    // The owner's pid in the name: `mcpcell gc` and the next install remove
+    // the directory as soon as that mcpcell is gone (e.g. kill -9 mid-install).
+    std::string tmpl = cache_root + "/.install-" + std::to_string(::getpid()) + "-XXXXXX";
     if (::mkdtemp(tmpl.data()) == nullptr) return ErrnoError("create install directory in", cache_root);
     // mkdtemp makes 0700; the cell's user must be able to read the package.
     fs::permissions(tmpl, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |

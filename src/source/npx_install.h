@@ -7,6 +7,7 @@
 // install cannot touch the user's files. npm runs with --ignore-scripts:
 // install scripts would otherwise run on the host, unsandboxed, as the user.
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,11 +29,20 @@ class PackageTool {
                          const std::string& prefix) = 0;
 };
 
+/// How long one npm command may take by default (--install-timeout): a
+/// registry that accepts and never answers would otherwise hang the launch
+/// for as long as npm's own retries last, while the client shows nothing.
+inline constexpr std::chrono::milliseconds kDefaultInstallTimeout = std::chrono::minutes(5);
+
 /// The real npm: `npm view` and `npm install --prefix ... --ignore-scripts`,
 /// stdin from /dev/null and stdout sent to stderr (stdout is the client's).
 /// `cell_writable`: resolved host directories the cell may write; npm (and
 /// what it runs through PATH) is never taken from them (source/host_tool.h).
-std::unique_ptr<PackageTool> MakeNpmTool(std::vector<std::string> cell_writable);
+/// Each command is killed (its whole process group) after `limit`, with an
+/// error naming the limit and the flag; every 30 s a "still installing" line
+/// goes to stderr.
+std::unique_ptr<PackageTool> MakeNpmTool(std::vector<std::string> cell_writable,
+                                         std::chrono::milliseconds limit = kDefaultInstallTimeout);
 
 /// $XDG_CACHE_HOME/mcpcell/npx, else $HOME/.cache/mcpcell/npx.
 Result<std::string> NpxCacheRoot();
@@ -49,6 +59,11 @@ struct InstalledPackage {
 /// Finds the bin entry npx would run: "bin" as a string, the only entry, or
 /// the entry named like the unscoped package. Reads package_dir/package.json.
 Result<std::string> PackageBin(const std::string& package_dir, const std::string& package);
+
+/// Removes half-finished install directories (cache_root/.install-<pid>-*)
+/// whose mcpcell is gone, and any older than an hour (another pid namespace's,
+/// or an older mcpcell's unnamed ones). Returns how many it removed.
+int RemoveAbandonedInstalls(const std::string& cache_root);
 
 /// Resolves the version, and installs into the cache unless already there
 /// (when `may_install` is false a missing package is reported with present=false).

@@ -1,6 +1,10 @@
 // ServerRef parsing, TrustFacts and the npx install cache (with a fake npm).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <csignal>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -143,6 +147,65 @@ TEST(NpxInstall, RefusesABinOutsideThePackage) {
   ASSERT_FALSE(a.ok());
   EXPECT_NE(a.error().Message().find("outside the package"), std::string::npos);
   std::filesystem::remove_all(root);
+}
+
+TEST(NpxInstall, RemovesUnfinishedInstallsOfDeadRunsOnly) {
+  namespace fs = std::filesystem;
+  std::string root = ::testing::TempDir() + "/npx-abandoned-" + std::to_string(::getpid());
+  fs::remove_all(root);
+  // A pid that surely runs (ours) and one that surely does not (a reaped child's).
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);
+  std::string live_dir = root + "/.install-" + std::to_string(::getpid()) + "-aaaaaa";
+  std::string dead_dir = root + "/.install-" + std::to_string(dead) + "-bbbbbb";
+  std::string old_style = root + "/.install-cccccc";  // no pid: kept until it is an hour old
+  for (const auto& d : {live_dir, dead_dir, old_style}) fs::create_directories(d + "/node_modules");
+  fs::create_directories(root + "/pkg@1.0.0");
+  EXPECT_EQ(RemoveAbandonedInstalls(root), 1);
+  EXPECT_TRUE(fs::exists(live_dir));
+  EXPECT_FALSE(fs::exists(dead_dir));
+  EXPECT_TRUE(fs::exists(old_style));
+  EXPECT_TRUE(fs::exists(root + "/pkg@1.0.0"));
+  fs::last_write_time(old_style, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  EXPECT_EQ(RemoveAbandonedInstalls(root), 1);
+  EXPECT_FALSE(fs::exists(old_style));
+  fs::remove_all(root);
+}
+
+/// Whether `pid` is gone (or only a zombie waiting for its new parent to reap it).
+bool Gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+TEST(NpxInstall, AHangingNpmIsStoppedAfterTheLimitWithEverythingItStarted) {
+  namespace fs = std::filesystem;
+  std::string dir = ::testing::TempDir() + "/fake-npm-" + std::to_string(::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // A stand-in npm that starts a child of its own and never finishes.
+  std::ofstream(dir + "/npm") << "#!/bin/sh\nsleep 600 &\necho $! > " << dir << "/child.pid\nwait\n";
+  fs::permissions(dir + "/npm", fs::perms::owner_all);
+  std::string old_path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin";
+  ::setenv("PATH", (dir + ":" + old_path).c_str(), 1);
+  auto npm = MakeNpmTool({}, std::chrono::milliseconds(500));
+  Status st = npm->Install("pkg", "1.0.0", dir + "/prefix");
+  ::setenv("PATH", old_path.c_str(), 1);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().Message().find("did not finish within 500ms"), std::string::npos) << st.error().Message();
+  EXPECT_NE(st.error().Message().find("--install-timeout"), std::string::npos) << st.error().Message();
+  pid_t child = 0;
+  std::ifstream(dir + "/child.pid") >> child;
+  ASSERT_GT(child, 0);
+  for (int i = 0; i < 100 && !Gone(child); ++i) ::usleep(20000);  // reaping by init is not ours to wait on
+  EXPECT_TRUE(Gone(child)) << "npm's own child survived the timeout";
+  if (!Gone(child)) ::kill(child, SIGKILL);  // a failed run must not leave it holding our stderr
+  fs::remove_all(dir);
 }
 
 }  // namespace

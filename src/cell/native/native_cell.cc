@@ -275,8 +275,8 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
   }
   if (::send(parent_end.get(), "g", 1, MSG_NOSIGNAL) != 1) return abort_cell(kExitSetupFailed, ErrnoError("start cell"));
   // Started while the cell builds its root, off the launch's critical path.
-  // A supervisor killed before this point leaves cgroups that the next run
-  // (or the janitor of any later run) reaps as stale.
+  // A supervisor killed before this point leaves cgroups that the next run,
+  // `mcpcell gc` (or the janitor of any later run) reaps as stale.
   if (cgroup->active()) {
     if (auto j = StartCgroupJanitor(*cgroup); !j) {
       std::fprintf(stderr, "mcpcell: warning: %s\n", j.error().Message().c_str());

@@ -1,0 +1,125 @@
+// A tiny npm registry on 127.0.0.1 for the npx install tests: one package,
+// built here as a real tarball, so npm (run by mcpcell) installs it without
+// the network. Modes make the install stall at a known point:
+//   'serve'        answers everything
+//   'holdTarball'  answers the package document, holds every tarball request
+//                  open (npm is then inside `npm install`, fetching) until
+//                  release() — `tarballRequested` resolves when one arrives
+//   'silent'       accepts connections and never answers
+// npm is pointed at it through the environment only (npmEnv), for the one
+// test that asks.
+
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+
+import { makeTempDir, writeReadableFile } from './tmp.mjs';
+
+/** The package's program: echoes stdin to stdout (enough to show it ran in a cell). */
+const SERVER_JS = '#!/usr/bin/env node\nprocess.stdin.pipe(process.stdout);\n';
+
+/** Builds `name@version` as an npm tarball; returns {file, shasum, integrity}. */
+function packTarball(name, version) {
+  const dir = makeTempDir('npm-pkg');
+  const pkg = path.join(dir, 'package');
+  mkdirSync(pkg);
+  writeReadableFile(path.join(pkg, 'package.json'),
+    JSON.stringify({ name, version, bin: { [name]: 'server.js' }, license: 'MIT' }, null, 2));
+  writeReadableFile(path.join(pkg, 'server.js'), SERVER_JS);
+  const file = path.join(dir, `${name}-${version}.tgz`);
+  execFileSync('tar', ['-czf', file, '-C', dir, 'package']);
+  const bytes = readFileSync(file);
+  return {
+    bytes,
+    shasum: createHash('sha1').update(bytes).digest('hex'),
+    integrity: `sha512-${createHash('sha512').update(bytes).digest('base64')}`,
+  };
+}
+
+/**
+ * Starts the registry serving `name@version` in `mode`. Returns
+ * { url, name, version, tarballRequested, release(), requests, close() }.
+ */
+export async function startRegistry(name, version, mode = 'serve') {
+  const tar = packTarball(name, version);
+  const requests = [];
+  const held = [];
+  let resolveTarball;
+  const tarballRequested = new Promise((r) => (resolveTarball = r));
+  const sockets = new Set();
+  const server = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    if (mode === 'silent') return; // never answers
+    const base = `http://127.0.0.1:${server.address().port}`;
+    if (req.url.endsWith('.tgz')) {
+      resolveTarball();
+      if (mode === 'holdTarball') {
+        held.push(res);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': tar.bytes.length });
+      res.end(tar.bytes);
+      return;
+    }
+    if (decodeURIComponent(req.url.slice(1).split('?')[0]) === name) {
+      const doc = {
+        name,
+        'dist-tags': { latest: version },
+        versions: {
+          [version]: {
+            name, version, bin: { [name]: 'server.js' },
+            dist: { tarball: `${base}/${name}/-/${name}-${version}.tgz`, shasum: tar.shasum, integrity: tar.integrity },
+          },
+        },
+      };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(doc));
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end('{"error":"not found"}');
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/`,
+    name,
+    version,
+    requests,
+    tarballRequested,
+    release: () => {
+      mode = 'serve';
+      for (const res of held.splice(0)) {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': tar.bytes.length });
+        res.end(tar.bytes);
+      }
+    },
+    close: () => new Promise((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/**
+ * The environment for an mcpcell whose npm must use `registry` and nothing
+ * else: its own npm cache (so nothing comes from, or goes to, the user's) and
+ * no update check (it would contact the public registry).
+ */
+export function npmEnv(registry, cacheHome) {
+  return {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/',
+    LANG: 'C.UTF-8',
+    XDG_CACHE_HOME: cacheHome,
+    npm_config_registry: registry.url,
+    npm_config_cache: path.join(cacheHome, 'npm'),
+    npm_config_update_notifier: 'false',
+    npm_config_fetch_retries: '0',
+  };
+}
