@@ -20,6 +20,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 import { EXIT, assertBinaryExists, resultText, runMcpcell } from './lib/mcpcell.mjs';
+import { isCellHostId } from './lib/host.mjs';
 import { MCPCELL_BIN, NODE_BIN, nodeCellArgs, serverEntry } from './lib/paths.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 import { engineRequest, watcherOf } from './lib/engine.mjs';
@@ -198,7 +199,7 @@ for (const level of LEVELS) {
     assert.ok(seen, `no report; stderr: ${err}`);
     assert.equal(seen.secret, value, 'the secret file holds the value');
     assert.equal(seen.env.includes(value), false, 'the secret must not be in the environment');
-    assert.equal(seen.uid, 1000);
+    assert.ok(isCellHostId(seen.uid), `the cell runs as a host uid of its own, not ${seen.uid}`);
     assert.equal(seen.rootWritable, false, 'root filesystem must be read-only');
     assert.equal(seen.secretWritable, false, '/run/secrets must be read-only');
 
@@ -219,7 +220,7 @@ for (const level of LEVELS) {
     assert.equal(h.NanoCpus, 500_000_000);
     assert.match(h.Tmpfs['/tmp'], /noexec/);
     assert.match(h.Tmpfs['/tmp'], /size=\d+/);
-    assert.equal(info.Config.User, '1000:1000');
+    assert.equal(info.Config.User, `${seen.uid}:${seen.uid}`);
     assert.equal(info.Config.Labels['io.mcpcell.supervisor'], String(child.pid));
     assert.match(info.Name, /^\/mcpcell-[0-9a-f]+$/);
     if (level === 'gvisor') assert.equal(h.Runtime, 'runsc');
@@ -373,7 +374,7 @@ for (const level of LEVELS) {
     assert.equal(secretCopies.length, 1, `secret copies of ${DOCKER_USER}: ${ours}`);
     assert.equal(fifos.length, level === 'gvisor' ? 0 : 1, `FIFO dirs of ${DOCKER_USER}: ${ours}`);
     assert.equal(runAs(uid, 'cat', secretCopies).code, 0, 'control: the caller reads its own copy');
-    const others = { [spawnSync('id', ['-u', 'mcpcell-test'], { encoding: 'utf8' }).stdout.trim() || '1001']: 'another user', 1000: "the cell's uid on the host" };
+    const others = { [spawnSync('id', ['-u', 'mcpcell-test'], { encoding: 'utf8' }).stdout.trim() || '1001']: 'another user', 1000: 'a real host user (uid 1000)' };
     for (const [id, who] of Object.entries(others)) {
       for (const p of secretCopies) {
         const r = runAs(id, 'cat', [p]);

@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { isCellHostId } from './lib/host.mjs';
 import { EXIT, assertBinaryExists, resultText, runMcpcell } from './lib/mcpcell.mjs';
 import { E2E_DIR, MCPCELL_BIN, NODE_BIN, nodeCellArgs, serverEntry } from './lib/paths.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
@@ -116,7 +117,8 @@ test('podman: server-everything lists and calls tools; the container is removed 
   assert.ok(h.CapDrop.length > 0 && (h.CapAdd ?? []).length === 0, `caps: drop ${h.CapDrop} add ${h.CapAdd}`);
   assert.ok(h.SecurityOpt.some((o) => o.includes('no-new-privileges')), JSON.stringify(h.SecurityOpt));
   assert.equal(h.NetworkMode, 'none');
-  assert.equal(info.Config.User, '1000:1000');
+  assert.match(info.Config.User, /^\d+:\d+$/);
+  assert.ok(isCellHostId(Number(info.Config.User.split(':')[0])), `podman cell user ${info.Config.User}`);
   assert.ok(h.Ulimits.some((u) => /nproc$/i.test(u.Name) && u.Hard === 512), JSON.stringify(h.Ulimits));
   await s.c.close();
   await eventually(async () => (await cells(pid)).length === 0, 'the podman container to be removed');

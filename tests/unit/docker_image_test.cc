@@ -83,22 +83,13 @@ TEST(ImageConfig, ArgsReplaceCmdNotEntrypoint) {
   EXPECT_EQ(ImageArgv(c, {"/bin/true"}), std::vector<std::string>{"/bin/true"});
 }
 
-TEST(ImageConfig, UserIsNeverRoot) {
-  EXPECT_EQ(ImageUser("", 1000, 1000).uid, 1000u);
-  EXPECT_FALSE(ImageUser("", 1000, 1000).note.empty());
-  EXPECT_EQ(ImageUser("0", 1000, 1000).uid, 1000u);
-  EXPECT_EQ(ImageUser("0:0", 1000, 1000).uid, 1000u);
-  EXPECT_EQ(ImageUser("root", 1000, 1000).uid, 1000u);
-  auto named = ImageUser("node", 1000, 1000);
-  EXPECT_EQ(named.uid, 1000u);
-  EXPECT_NE(named.note.find("name"), std::string::npos);
-  auto numeric = ImageUser("65532", 1000, 1000);
-  EXPECT_EQ(numeric.uid, 65532u);
-  EXPECT_EQ(numeric.gid, 65532u);
-  EXPECT_TRUE(numeric.note.empty());
-  auto pair = ImageUser("2000:3000", 1000, 1000);
-  EXPECT_EQ(pair.gid, 3000u);
-  EXPECT_EQ(ImageUser("2000:0", 1000, 1000).gid, 2000u);  // never the root group
+TEST(ImageConfig, ImageUserIsNotedNotUsed) {
+  EXPECT_EQ(ImageUserNote("", 0x70000001, 0x70000001), "");
+  for (const char* user : {"0", "root", "node", "1000", "1000:1000"}) {
+    std::string note = ImageUserNote(user, 0x70000001, 0x70000001);
+    EXPECT_NE(note.find(std::string("'") + user + "' is not used"), std::string::npos) << note;
+    EXPECT_NE(note.find("1879048193:1879048193"), std::string::npos) << note;
+  }
 }
 
 TEST(ImageConfig, SpecForImageLayersEnvAndFillsWorkdir) {
@@ -107,8 +98,9 @@ TEST(ImageConfig, SpecForImageLayersEnvAndFillsWorkdir) {
   c.cmd = {"/app/server.js"};
   c.env = {"PATH=/app/bin:/usr/bin", "FOO=image", "HOME=/root"};
   c.workdir = "/app";
-  c.user = "0";
+  c.user = "1000";  // a real host user here: not kept
   CellSpec s;
+  s.uid = s.gid = 0x70000001;  // what docker_cell claimed
   s.env = {{"HOME", "/home/mcp"}, {"FOO", "flag"}};
   s.workdir.clear();
   std::vector<std::string> notes;
@@ -119,7 +111,8 @@ TEST(ImageConfig, SpecForImageLayersEnvAndFillsWorkdir) {
   EXPECT_EQ(out->env.at("FOO"), "flag");  // --env wins over the image
   EXPECT_EQ(out->env.at("HOME"), "/home/mcp");
   EXPECT_EQ(out->workdir, "/app");
-  EXPECT_EQ(out->uid, 1000u);
+  EXPECT_EQ(out->uid, 0x70000001u);
+  EXPECT_EQ(out->gid, 0x70000001u);
   EXPECT_EQ(notes.size(), 1u);
   s.uid = 0;  // --uid 0 given explicitly: the user's choice stands
   auto given = SpecForImage(s, c, ImageSpecOptions{true}, nullptr);

@@ -13,7 +13,9 @@
 
 #include <csignal>
 #include <cstdio>
+#include <optional>
 
+#include "cell/cell_ids.h"
 #include "cell/mount_plan.h"
 #include "cell/native/cell_init.h"
 #include "cell/native/cgroup.h"
@@ -188,7 +190,15 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
   auto start = Clock::now();
   auto planned = PlanMounts(spec.mounts);
   if (!planned) return Failed(kExitSetupFailed, planned.error());
-  HostIds host = CellHostIds();
+  // Root's cell gets a host uid no other process or user has (cell_ids.h);
+  // held until this function returns, after the cell is gone.
+  std::optional<CellIdClaim> claim;
+  if (::geteuid() == 0) {
+    auto c = CellIdClaim::ClaimForThisUser();
+    if (!c) return Failed(kExitSetupFailed, c.error());
+    claim = std::move(*c);
+  }
+  HostIds host = CellHostIds(claim ? claim->id() : 0);
   if (auto ok = CheckSupported(host, *planned); !ok) return Failed(kExitIsolationUnavailable, ok.error());
 
   std::string cell_id = NewCellId();
