@@ -172,11 +172,11 @@ Result<CellIdClaim> CellIdClaim::Claim(const std::string& dir, const IdFacts& fa
                        "any process); run 'mcpcell gc' to remove stale claims");
 }
 
-Result<CellIdClaim> CellIdClaim::ClaimForThisUser() {
-  std::string dir = ::geteuid() == 0 ? std::string(kRootCellIdDir)
-                                     : "/dev/shm/mcpcell-ids-" + std::to_string(::geteuid());
-  return Claim(dir, HostIdFacts());
+std::string CellIdDirForThisUser() {
+  return ::geteuid() == 0 ? std::string(kRootCellIdDir) : "/dev/shm/mcpcell-ids-" + std::to_string(::geteuid());
 }
+
+Result<CellIdClaim> CellIdClaim::ClaimForThisUser() { return Claim(CellIdDirForThisUser(), HostIdFacts()); }
 
 void CellIdClaim::Release() {
   if (fd_ < 0) return;

@@ -97,6 +97,10 @@ class CellIdClaim {
   std::string path_;
 };
 
+/// Where this user's claims live: kRootCellIdDir for root, else
+/// /dev/shm/mcpcell-ids-<euid> (0700, the caller's).
+std::string CellIdDirForThisUser();
+
 /// Removes lock files in `dir` that no live claim holds (what a claimer
 /// killed with -9 left); returns how many. Safe against a concurrent claim:
 /// a claimer re-checks after locking that its path still names its file.

@@ -1,12 +1,13 @@
 // `mcpcell gc`: removes what a dead mcpcell left behind — containers whose
-// supervisor is gone (by label, in every reachable engine) and secrets
-// directories of dead runs. `mcpcell run` does the same before each container
+// supervisor is gone (by label, in every reachable engine), secrets
+// directories of dead runs and their cell id claims (cell_ids.h). `mcpcell run` does the same before each container
 // cell; this command is for when no run follows (cron, after a crash).
 
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 
+#include "cell/cell_ids.h"
 #include "cell/docker/container_net.h"
 #include "cell/docker/engine_client.h"
 #include "cell/docker/engine_endpoint.h"
@@ -43,6 +44,8 @@ int Gc() {
   }
   int dirs = docker::ReapSecretDirs() + docker::ReapStdioDirs() + docker::ReapEgressDirs();
   if (dirs > 0) std::fprintf(stderr, "mcpcell gc: removed %d secrets/stdio/egress directory(ies) of dead runs\n", dirs);
+  int claims = ReapCellIdClaims(CellIdDirForThisUser());
+  if (claims > 0) std::fprintf(stderr, "mcpcell gc: removed %d cell id claim(s) of dead runs\n", claims);
   return failures == 0 ? 0 : 1;
 }
 
