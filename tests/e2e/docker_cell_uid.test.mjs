@@ -9,15 +9,15 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { isCellHostId } from './lib/host.mjs';
-import { assertBinaryExists } from './lib/mcpcell.mjs';
+import { EXIT, assertBinaryExists, runMcpcell } from './lib/mcpcell.mjs';
 import { MCPCELL_BIN } from './lib/paths.mjs';
-import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
 
@@ -157,4 +157,24 @@ test('cells run as a host uid of their own: uid 1000 and nobody cannot read, ope
     assert.equal(await cell.exited, 0, cell.stderr());
   }
   for (const uid of uids) assert.equal(existsSync(`/run/mcpcell/cell-ids/${uid}`), false, `claim ${uid} left after the run`);
+});
+
+test('root, native: a --write dir must be writable through its other bits; what the cell writes belongs to the run\'s own uid', { timeout: 60_000 }, async (t) => {
+  if (process.getuid() !== 0) {
+    t.skip('a root caller\'s cell user is the claimed id (a normal user\'s is the user): runs as root');
+    return;
+  }
+  const closed = makeTempDir('uid-write-closed');
+  chmodSync(closed, 0o755);
+  const refused = await runMcpcell(['run', '--isolate=native', '--write', closed, '--', '/bin/true']);
+  assert.equal(refused.code, EXIT.isolationUnavailable, refused.stderr);
+  assert.match(refused.stderr, /a host uid of its own, claimed for this run \(now \d+\)/);
+  assert.ok(refused.stderr.includes(`chmod o+w ${closed}`), refused.stderr);
+  const open = makeWritableDir('uid-write-open');
+  const file = path.join(open, 'made');
+  const r = await runMcpcell(['run', '--isolate=native', '--write', open, '--', '/bin/sh', '-c', `echo x > '${file}'`]);
+  assert.equal(r.code, 0, r.stderr);
+  const st = statSync(file);
+  assert.ok(isCellHostId(st.uid), `the file is owned by ${st.uid}, not the run's own id`);
+  assert.equal(st.gid, st.uid);
 });
