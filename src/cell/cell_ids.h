@@ -89,6 +89,10 @@ class CellIdClaim {
 
   std::uint32_t id() const { return id_; }
   bool held() const { return fd_ >= 0; }
+  /// The locked file: a forked process that keeps `fd` open holds the claim
+  /// too (flock(2) locks belong to the open file description).
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
 
  private:
   void Release();

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -272,6 +272,16 @@ test('docker: a missing command is exit 127 with the reason', { timeout: 60_000 
   assert.match(r.stderr, /not found|no such file/i);
 });
 
+/** The lock file of the cell id claim of the run's container (src/cell/cell_ids.h). */
+async function claimFileOf(pid) {
+  const [c] = await mcpcellContainers(pid);
+  const { body: info } = await engine('GET', `/containers/${c.Id}/json`);
+  const uid = Number(info.Config.User.split(':')[0]);
+  assert.ok(isCellHostId(uid), `container User ${info.Config.User}`);
+  const dir = process.getuid() === 0 ? '/run/mcpcell/cell-ids' : `/dev/shm/mcpcell-ids-${process.getuid()}`;
+  return path.join(dir, String(uid));
+}
+
 /** The run's per-run entries in /dev/shm (FIFOs, secrets, egress dir, seccomp profile file). */
 const shmEntriesOf = (pid) => readdirSync('/dev/shm').filter((n) => new RegExp(`^mcpcell-[a-z]+-${pid}-`).test(n));
 
@@ -302,12 +312,15 @@ for (const level of LEVELS) {
     assert.ok(watcher > 0, 'no mcpcell-watcher holds a pidfd of the supervisor');
     assert.equal((await mcpcellContainers(child.pid)).length, 1);
     assert.ok(shmEntriesOf(child.pid).length >= (level === 'gvisor' ? 1 : 2), `entries: ${shmEntriesOf(child.pid)}`);
+    const claim = await claimFileOf(child.pid);
+    assert.ok(existsSync(claim), `the run's uid claim ${claim}`);
     child.kill('SIGKILL');
     await exited;
     // Bounded waits for the watcher's work, no gc in between.
     await eventually(async () => (await mcpcellContainers(child.pid)).length === 0, 'the watcher to remove the container');
     await eventually(() => shmEntriesOf(child.pid).length === 0, `the watcher to remove ${shmEntriesOf(child.pid)}`);
     await eventually(() => watcherOf(child.pid) === 0, 'the watcher to exit');
+    assert.equal(existsSync(claim), false, `the watcher left the uid claim ${claim} of the removed container`);
   });
 }
 
@@ -316,6 +329,7 @@ test('docker: kill -9 of mcpcell and of its watcher leaves a container that `mcp
   const { child, exited } = await startSleeper(t, 'docker');
   const watcher = watcherOf(child.pid);
   assert.ok(watcher > 0, 'no mcpcell-watcher holds a pidfd of the supervisor');
+  const claim = await claimFileOf(child.pid);
   process.kill(watcher, 'SIGKILL');
   await eventually(() => watcherOf(child.pid) === 0, 'the watcher to die');
   child.kill('SIGKILL');
@@ -330,6 +344,8 @@ test('docker: kill -9 of mcpcell and of its watcher leaves a container that `mcp
   assert.equal((await mcpcellContainers(child.pid)).length, 0, 'gc left the orphan');
   const leftovers = shmEntriesOf(child.pid).filter((n) => /^mcpcell-(stdio|secrets)-/.test(n));
   assert.deepEqual(leftovers, [], 'gc left the dead run\'s FIFO/secrets directory in /dev/shm');
+  assert.equal(existsSync(claim), false, `gc left the dead run's uid claim ${claim}`);
+  assert.match(gc.stderr, /removed \d+ cell id claim\(s\) of dead runs/);
 });
 
 /** The normal user in the docker group the e2e-docker step also runs as (scripts/docker.sh). */

@@ -349,7 +349,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   auto body = body_for(use_fifos);
   if (!body) return Fail(result, kExitIsolationUnavailable, body.error());
   // Before the create: a kill -9 from here on leaves nothing running (container_watcher.h).
-  auto w = ContainerWatcher::Start(*sock, name);
+  auto w = ContainerWatcher::Start(*sock, name, claim ? claim->fd() : -1, claim ? claim->path() : std::string());
   if (!w) return Fail(result, kExitSetupFailed, w.error());
   watcher.emplace(std::move(*w));
   auto created = create(*body);
