@@ -9,7 +9,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "cell/cell_ids.h"
 
@@ -161,6 +163,52 @@ TEST(CellIds, AClaimInAnotherProcessHoldsTheId) {
   EXPECT_EQ(again->id(), kOnly);
   *again = CellIdClaim();
   ::close(ready[0]);
+}
+
+// Hostile: 8 processes claim at once where only 4 ids are free: exactly 4
+// win, each a different id (the lock, not luck, keeps them apart).
+TEST(CellIds, ConcurrentClaimersNeverShareAnId) {
+  TempDir t;
+  IdFacts f;
+  f.known = [](std::uint32_t id) { return id < kOnly || id >= kOnly + 4; };
+  int go[2];
+  int report[2];
+  ASSERT_EQ(::pipe(go), 0);
+  ASSERT_EQ(::pipe(report), 0);
+  std::vector<pid_t> kids;
+  for (int i = 0; i < 8; ++i) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(go[1]);
+      char c;
+      if (::read(go[0], &c, 1) != 0) ::_exit(2);  // all start together at EOF
+      auto a = CellIdClaim::Claim(t.Sub(), f, kCellIdCount);
+      std::uint32_t id = a.ok() ? a->id() : 0;
+      if (::write(report[1], &id, sizeof id) != sizeof id) ::_exit(2);
+      ::pause();  // keep the claim until killed
+      ::_exit(0);
+    }
+    kids.push_back(pid);
+  }
+  ::close(go[0]);
+  ::close(go[1]);
+  ::close(report[1]);
+  std::set<std::uint32_t> won;
+  int lost = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::uint32_t id = 0;
+    ASSERT_EQ(::read(report[0], &id, sizeof id), static_cast<ssize_t>(sizeof id));
+    if (id == 0) ++lost;
+    else EXPECT_TRUE(won.insert(id).second) << "id " << id << " claimed twice";
+  }
+  for (pid_t pid : kids) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  ::close(report[0]);
+  EXPECT_EQ(won.size(), 4U);
+  EXPECT_EQ(lost, 4);
 }
 
 TEST(CellIds, GcRemovesWhatAKilledClaimerLeft) {
