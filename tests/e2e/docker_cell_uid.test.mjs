@@ -88,9 +88,11 @@ function stdioPaths(cell) {
 
 function assertOutsiderLockedOut(cell, id, who) {
   const { pid } = cell.server;
-  const read = runAs(id, 'cat', [`/proc/${pid}/root/run/secrets/api`]);
-  assert.notEqual(read.code, 0, `${who} read the ${cell.level} cell's secret through /proc/${pid}/root`);
-  assert.match(read.stderr, /Permission denied/, `${who}, ${cell.level}`);
+  for (const p of [`/proc/${pid}/root/run/secrets/api`, `/proc/${pid}/environ`, `/proc/${pid}/mem`]) {
+    const read = runAs(id, 'head', ['-c', '1', p]);
+    assert.notEqual(read.code, 0, `${who} read ${p} of the ${cell.level} cell`);
+    assert.match(read.stderr, /Permission denied/, `${who}, ${p}`);
+  }
   for (const p of stdioPaths(cell)) {
     const open = runAs(id, 'sh', ['-c', ': <>"$1"', 'sh', p]);
     assert.notEqual(open.code, 0, `${who} opened the ${cell.level} cell's stdio at ${p}`);
