@@ -11,7 +11,6 @@
 #include "cell/docker/create_body.h"
 #include "cell/docker/image_config.h"
 #include "cell/docker/image_pull.h"
-#include "cell/docker/image_user.h"
 #include "source/image_ref.h"
 
 namespace mcpcell::docker {
@@ -196,37 +195,6 @@ TEST(ImageCreateBody, EntrypointIsReplacedAndNprocSetForPodman) {
   auto plain = BuildCreateBody(s, o);
   EXPECT_FALSE(plain->contains("Entrypoint"));
   EXPECT_EQ((*plain)["Cmd"], nlohmann::json::array({"/usr/bin/node", "/app/server.js"}));
-}
-
-std::string TarOf(const std::string& name, const std::string& content, char type = '0') {
-  std::string h(512, '\0');
-  h.replace(0, name.size(), name);
-  char size[12];
-  std::snprintf(size, sizeof size, "%011o", static_cast<unsigned>(content.size()));
-  h.replace(124, 11, size, 11);
-  h[156] = type;
-  std::string body = content + std::string((512 - content.size() % 512) % 512, '\0');
-  return h + body + std::string(1024, '\0');
-}
-
-TEST(ImageUser, ReadsTheSingleFileOfAnArchive) {
-  auto f = SingleFileFromTar(TarOf("passwd", "root:x:0:0::/root:/bin/sh\n"));
-  ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(*f, "root:x:0:0::/root:/bin/sh\n");
-  EXPECT_FALSE(SingleFileFromTar(TarOf("passwd", "", '2')).has_value());  // a symlink
-  EXPECT_FALSE(SingleFileFromTar("short").has_value());
-  std::string truncated = TarOf("passwd", std::string(2000, 'x')).substr(0, 700);
-  EXPECT_FALSE(SingleFileFromTar(truncated).has_value());
-}
-
-TEST(ImageUser, LooksUpNamesInPasswdAndGroup) {
-  std::string passwd = "root:x:0:0:root:/root:/bin/sh\n# comment\napp:x:2100:2200::/app:/bin/false\ntoor:x:0:0::/:/bin/sh\n";
-  EXPECT_EQ(LookUpPasswd(passwd, "app"), std::make_pair(2100u, 2200u));
-  EXPECT_EQ(LookUpPasswd(passwd, "toor"), std::make_pair(0u, 0u));  // root by another name: ImageUser refuses it
-  EXPECT_FALSE(LookUpPasswd(passwd, "ap").has_value());
-  EXPECT_FALSE(LookUpPasswd("bad:x:notanumber:1\n", "bad").has_value());
-  EXPECT_EQ(LookUpGroup("staff:x:50:\nwheel:x:10:root\n", "wheel"), 10u);
-  EXPECT_FALSE(LookUpGroup("staff:x:50:\n", "wheel").has_value());
 }
 
 }  // namespace
