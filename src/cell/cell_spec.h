@@ -84,6 +84,7 @@ struct CellSpec {
   std::string hostname = "mcpcell";
   std::uint32_t uid = 1000;                  ///< uid/gid inside the cell
   std::uint32_t gid = 1000;
+  bool ids_given = false;                    ///< --uid/--gid given: a container cell runs as them on the host
   std::string home = "/home/mcp";            ///< a writable tmpfs
   std::vector<MountSpec> mounts;             ///< in the order they were added; planner sorts
   NetworkSpec network;

@@ -541,6 +541,7 @@ Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::str
   if (req.uid) spec.uid = *req.uid;
   if (req.gid) spec.gid = *req.gid;
   else if (req.uid) spec.gid = *req.uid;
+  spec.ids_given = req.uid.has_value() || req.gid.has_value();
   MCPCELL_TRY(AddLimits(&spec, req));
   spec.mounts = SystemMounts(spec.network.mode != NetworkSpec::Mode::kNone);
   for (const auto& p : req.system_mounts) {

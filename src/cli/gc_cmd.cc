@@ -1,13 +1,14 @@
 // `mcpcell gc`: removes what a dead mcpcell left behind — containers whose
 // supervisor is gone (by label, in every reachable engine), secrets
-// directories, cgroups and unfinished npx installs of dead runs. `mcpcell run`
-// does the same before each cell (and each npx install); this command is for
-// when no run follows (cron, after a crash).
+// directories, cgroups, unfinished npx installs and cell id claims (cell_ids.h)
+// of dead runs. `mcpcell run` does the same before each cell (and each npx
+// install); this command is for when no run follows (cron, after a crash).
 
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 
+#include "cell/cell_ids.h"
 #include "cell/docker/container_net.h"
 #include "cell/docker/engine_client.h"
 #include "cell/docker/engine_endpoint.h"
@@ -58,6 +59,8 @@ int Gc() {
                    cache->c_str());
     }
   }
+  int claims = ReapCellIdClaims(CellIdDirForThisUser());
+  if (claims > 0) std::fprintf(stderr, "mcpcell gc: removed %d cell id claim(s) of dead runs\n", claims);
   return failures == 0 ? 0 : 1;
 }
 

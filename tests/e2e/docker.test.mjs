@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,6 +20,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 import { EXIT, assertBinaryExists, resultText, runMcpcell } from './lib/mcpcell.mjs';
+import { isCellHostId } from './lib/host.mjs';
 import { MCPCELL_BIN, NODE_BIN, nodeCellArgs, serverEntry } from './lib/paths.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 import { engineRequest, watcherOf } from './lib/engine.mjs';
@@ -198,7 +199,7 @@ for (const level of LEVELS) {
     assert.ok(seen, `no report; stderr: ${err}`);
     assert.equal(seen.secret, value, 'the secret file holds the value');
     assert.equal(seen.env.includes(value), false, 'the secret must not be in the environment');
-    assert.equal(seen.uid, 1000);
+    assert.ok(isCellHostId(seen.uid), `the cell runs as a host uid of its own, not ${seen.uid}`);
     assert.equal(seen.rootWritable, false, 'root filesystem must be read-only');
     assert.equal(seen.secretWritable, false, '/run/secrets must be read-only');
 
@@ -219,7 +220,7 @@ for (const level of LEVELS) {
     assert.equal(h.NanoCpus, 500_000_000);
     assert.match(h.Tmpfs['/tmp'], /noexec/);
     assert.match(h.Tmpfs['/tmp'], /size=\d+/);
-    assert.equal(info.Config.User, '1000:1000');
+    assert.equal(info.Config.User, `${seen.uid}:${seen.uid}`);
     assert.equal(info.Config.Labels['io.mcpcell.supervisor'], String(child.pid));
     assert.match(info.Name, /^\/mcpcell-[0-9a-f]+$/);
     if (level === 'gvisor') assert.equal(h.Runtime, 'runsc');
@@ -271,6 +272,16 @@ test('docker: a missing command is exit 127 with the reason', { timeout: 60_000 
   assert.match(r.stderr, /not found|no such file/i);
 });
 
+/** The lock file of the cell id claim of the run's container (src/cell/cell_ids.h). */
+async function claimFileOf(pid) {
+  const [c] = await mcpcellContainers(pid);
+  const { body: info } = await engine('GET', `/containers/${c.Id}/json`);
+  const uid = Number(info.Config.User.split(':')[0]);
+  assert.ok(isCellHostId(uid), `container User ${info.Config.User}`);
+  const dir = process.getuid() === 0 ? '/run/mcpcell/cell-ids' : `/dev/shm/mcpcell-ids-${process.getuid()}`;
+  return path.join(dir, String(uid));
+}
+
 /** The run's per-run entries in /dev/shm (FIFOs, secrets, egress dir, seccomp profile file). */
 const shmEntriesOf = (pid) => readdirSync('/dev/shm').filter((n) => new RegExp(`^mcpcell-[a-z]+-${pid}-`).test(n));
 
@@ -301,12 +312,15 @@ for (const level of LEVELS) {
     assert.ok(watcher > 0, 'no mcpcell-watcher holds a pidfd of the supervisor');
     assert.equal((await mcpcellContainers(child.pid)).length, 1);
     assert.ok(shmEntriesOf(child.pid).length >= (level === 'gvisor' ? 1 : 2), `entries: ${shmEntriesOf(child.pid)}`);
+    const claim = await claimFileOf(child.pid);
+    assert.ok(existsSync(claim), `the run's uid claim ${claim}`);
     child.kill('SIGKILL');
     await exited;
     // Bounded waits for the watcher's work, no gc in between.
     await eventually(async () => (await mcpcellContainers(child.pid)).length === 0, 'the watcher to remove the container');
     await eventually(() => shmEntriesOf(child.pid).length === 0, `the watcher to remove ${shmEntriesOf(child.pid)}`);
     await eventually(() => watcherOf(child.pid) === 0, 'the watcher to exit');
+    assert.equal(existsSync(claim), false, `the watcher left the uid claim ${claim} of the removed container`);
   });
 }
 
@@ -315,6 +329,7 @@ test('docker: kill -9 of mcpcell and of its watcher leaves a container that `mcp
   const { child, exited } = await startSleeper(t, 'docker');
   const watcher = watcherOf(child.pid);
   assert.ok(watcher > 0, 'no mcpcell-watcher holds a pidfd of the supervisor');
+  const claim = await claimFileOf(child.pid);
   process.kill(watcher, 'SIGKILL');
   await eventually(() => watcherOf(child.pid) === 0, 'the watcher to die');
   child.kill('SIGKILL');
@@ -329,6 +344,8 @@ test('docker: kill -9 of mcpcell and of its watcher leaves a container that `mcp
   assert.equal((await mcpcellContainers(child.pid)).length, 0, 'gc left the orphan');
   const leftovers = shmEntriesOf(child.pid).filter((n) => /^mcpcell-(stdio|secrets)-/.test(n));
   assert.deepEqual(leftovers, [], 'gc left the dead run\'s FIFO/secrets directory in /dev/shm');
+  assert.equal(existsSync(claim), false, `gc left the dead run's uid claim ${claim}`);
+  assert.match(gc.stderr, /removed \d+ cell id claim\(s\) of dead runs/);
 });
 
 /** The normal user in the docker group the e2e-docker step also runs as (scripts/docker.sh). */
@@ -373,7 +390,7 @@ for (const level of LEVELS) {
     assert.equal(secretCopies.length, 1, `secret copies of ${DOCKER_USER}: ${ours}`);
     assert.equal(fifos.length, level === 'gvisor' ? 0 : 1, `FIFO dirs of ${DOCKER_USER}: ${ours}`);
     assert.equal(runAs(uid, 'cat', secretCopies).code, 0, 'control: the caller reads its own copy');
-    const others = { [spawnSync('id', ['-u', 'mcpcell-test'], { encoding: 'utf8' }).stdout.trim() || '1001']: 'another user', 1000: "the cell's uid on the host" };
+    const others = { [spawnSync('id', ['-u', 'mcpcell-test'], { encoding: 'utf8' }).stdout.trim() || '1001']: 'another user', 1000: 'a real host user (uid 1000)' };
     for (const [id, who] of Object.entries(others)) {
       for (const p of secretCopies) {
         const r = runAs(id, 'cat', [p]);

@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { isCellHostId } from './lib/host.mjs';
 import { EXIT, assertBinaryExists, resultText, runMcpcell } from './lib/mcpcell.mjs';
 import { E2E_DIR, MCPCELL_BIN, NODE_BIN, nodeCellArgs, serverEntry } from './lib/paths.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
@@ -116,7 +117,8 @@ test('podman: server-everything lists and calls tools; the container is removed 
   assert.ok(h.CapDrop.length > 0 && (h.CapAdd ?? []).length === 0, `caps: drop ${h.CapDrop} add ${h.CapAdd}`);
   assert.ok(h.SecurityOpt.some((o) => o.includes('no-new-privileges')), JSON.stringify(h.SecurityOpt));
   assert.equal(h.NetworkMode, 'none');
-  assert.equal(info.Config.User, '1000:1000');
+  assert.match(info.Config.User, /^\d+:\d+$/);
+  assert.ok(isCellHostId(Number(info.Config.User.split(':')[0])), `podman cell user ${info.Config.User}`);
   assert.ok(h.Ulimits.some((u) => /nproc$/i.test(u.Name) && u.Hard === 512), JSON.stringify(h.Ulimits));
   await s.c.close();
   await eventually(async () => (await cells(pid)).length === 0, 'the podman container to be removed');
@@ -165,13 +167,16 @@ async function podmanImage(tag, withShell, changes) {
   assert.equal(b.status, 0, `podman import: ${b.stderr}`);
 }
 
-test('podman: a docker:// image from Podman\'s own store (podman import), run as its numeric USER', { timeout: 120_000 }, async (t) => {
+test('podman: a docker:// image from Podman\'s own store (podman import), run as its own host uid, not the image USER', { timeout: 120_000 }, async (t) => {
   if (!(await needPodman(t))) return;
   await podmanImage(IMAGE, true, ['ENTRYPOINT ["/usr/bin/node"]', `CMD ["${EVERYTHING}"]`, 'USER 2000', 'WORKDIR /app']);
   const probe = await runMcpcell(['run', '--isolate=podman', `docker://${IMAGE}`, '--', '-e',
     'console.log(JSON.stringify({uid:process.getuid(),cwd:process.cwd()}))']);
   assert.equal(probe.code, 0, probe.stderr);
-  assert.deepEqual(JSON.parse(probe.stdout), { uid: 2000, cwd: '/app' });
+  const seen = JSON.parse(probe.stdout);
+  assert.equal(seen.cwd, '/app');
+  assert.ok(isCellHostId(seen.uid), `the image says USER 2000; the cell runs as its own host uid, not ${seen.uid}`);
+  assert.match(probe.stderr, /the image's USER '2000' is not used/);
   const s = client(t, ['run', '--isolate=podman', `docker://${IMAGE}`]);
   await s.connect();
   const echo = await s.c.callTool({ name: 'echo', arguments: { message: 'image in podman' } });

@@ -169,8 +169,8 @@ test('user story: policy "untrusted_source → isolate" runs npx server-filesyst
   const work = makeTempDir('story-cwd');
   writeReadableFile(path.join(work, 'policy.json'), STORY_POLICY);
   const auditLog = path.join(work, 'audit.jsonl');
-  // Bound read-write by the registry entry's path_args: as root the cell's uid
-  // (65534 on the host) must be able to write it, so it is world-writable.
+  // Bound read-write by the registry entry's path_args: as root the cell user
+  // (a host uid of its own for the run) must be able to write it, so it is world-writable.
   const data = makeWritableDir('story-data');
   writeReadableFile(path.join(data, 'inside.txt'), 'alpha-inside-data');
   const outside = makeTempDir('story-outside'); // exists on the host, never given to the cell

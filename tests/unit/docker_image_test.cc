@@ -11,7 +11,6 @@
 #include "cell/docker/create_body.h"
 #include "cell/docker/image_config.h"
 #include "cell/docker/image_pull.h"
-#include "cell/docker/image_user.h"
 #include "source/image_ref.h"
 
 namespace mcpcell::docker {
@@ -83,22 +82,13 @@ TEST(ImageConfig, ArgsReplaceCmdNotEntrypoint) {
   EXPECT_EQ(ImageArgv(c, {"/bin/true"}), std::vector<std::string>{"/bin/true"});
 }
 
-TEST(ImageConfig, UserIsNeverRoot) {
-  EXPECT_EQ(ImageUser("", 1000, 1000).uid, 1000u);
-  EXPECT_FALSE(ImageUser("", 1000, 1000).note.empty());
-  EXPECT_EQ(ImageUser("0", 1000, 1000).uid, 1000u);
-  EXPECT_EQ(ImageUser("0:0", 1000, 1000).uid, 1000u);
-  EXPECT_EQ(ImageUser("root", 1000, 1000).uid, 1000u);
-  auto named = ImageUser("node", 1000, 1000);
-  EXPECT_EQ(named.uid, 1000u);
-  EXPECT_NE(named.note.find("name"), std::string::npos);
-  auto numeric = ImageUser("65532", 1000, 1000);
-  EXPECT_EQ(numeric.uid, 65532u);
-  EXPECT_EQ(numeric.gid, 65532u);
-  EXPECT_TRUE(numeric.note.empty());
-  auto pair = ImageUser("2000:3000", 1000, 1000);
-  EXPECT_EQ(pair.gid, 3000u);
-  EXPECT_EQ(ImageUser("2000:0", 1000, 1000).gid, 2000u);  // never the root group
+TEST(ImageConfig, ImageUserIsNotedNotUsed) {
+  EXPECT_EQ(ImageUserNote("", 0x70000001, 0x70000001), "");
+  for (const char* user : {"0", "root", "node", "1000", "1000:1000"}) {
+    std::string note = ImageUserNote(user, 0x70000001, 0x70000001);
+    EXPECT_NE(note.find(std::string("'") + user + "' is not used"), std::string::npos) << note;
+    EXPECT_NE(note.find("1879048193:1879048193"), std::string::npos) << note;
+  }
 }
 
 TEST(ImageConfig, SpecForImageLayersEnvAndFillsWorkdir) {
@@ -107,8 +97,9 @@ TEST(ImageConfig, SpecForImageLayersEnvAndFillsWorkdir) {
   c.cmd = {"/app/server.js"};
   c.env = {"PATH=/app/bin:/usr/bin", "FOO=image", "HOME=/root"};
   c.workdir = "/app";
-  c.user = "0";
+  c.user = "1000";  // a real host user here: not kept
   CellSpec s;
+  s.uid = s.gid = 0x70000001;  // what docker_cell claimed
   s.env = {{"HOME", "/home/mcp"}, {"FOO", "flag"}};
   s.workdir.clear();
   std::vector<std::string> notes;
@@ -119,7 +110,8 @@ TEST(ImageConfig, SpecForImageLayersEnvAndFillsWorkdir) {
   EXPECT_EQ(out->env.at("FOO"), "flag");  // --env wins over the image
   EXPECT_EQ(out->env.at("HOME"), "/home/mcp");
   EXPECT_EQ(out->workdir, "/app");
-  EXPECT_EQ(out->uid, 1000u);
+  EXPECT_EQ(out->uid, 0x70000001u);
+  EXPECT_EQ(out->gid, 0x70000001u);
   EXPECT_EQ(notes.size(), 1u);
   s.uid = 0;  // --uid 0 given explicitly: the user's choice stands
   auto given = SpecForImage(s, c, ImageSpecOptions{true}, nullptr);
@@ -203,37 +195,6 @@ TEST(ImageCreateBody, EntrypointIsReplacedAndNprocSetForPodman) {
   auto plain = BuildCreateBody(s, o);
   EXPECT_FALSE(plain->contains("Entrypoint"));
   EXPECT_EQ((*plain)["Cmd"], nlohmann::json::array({"/usr/bin/node", "/app/server.js"}));
-}
-
-std::string TarOf(const std::string& name, const std::string& content, char type = '0') {
-  std::string h(512, '\0');
-  h.replace(0, name.size(), name);
-  char size[12];
-  std::snprintf(size, sizeof size, "%011o", static_cast<unsigned>(content.size()));
-  h.replace(124, 11, size, 11);
-  h[156] = type;
-  std::string body = content + std::string((512 - content.size() % 512) % 512, '\0');
-  return h + body + std::string(1024, '\0');
-}
-
-TEST(ImageUser, ReadsTheSingleFileOfAnArchive) {
-  auto f = SingleFileFromTar(TarOf("passwd", "root:x:0:0::/root:/bin/sh\n"));
-  ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(*f, "root:x:0:0::/root:/bin/sh\n");
-  EXPECT_FALSE(SingleFileFromTar(TarOf("passwd", "", '2')).has_value());  // a symlink
-  EXPECT_FALSE(SingleFileFromTar("short").has_value());
-  std::string truncated = TarOf("passwd", std::string(2000, 'x')).substr(0, 700);
-  EXPECT_FALSE(SingleFileFromTar(truncated).has_value());
-}
-
-TEST(ImageUser, LooksUpNamesInPasswdAndGroup) {
-  std::string passwd = "root:x:0:0:root:/root:/bin/sh\n# comment\napp:x:2100:2200::/app:/bin/false\ntoor:x:0:0::/:/bin/sh\n";
-  EXPECT_EQ(LookUpPasswd(passwd, "app"), std::make_pair(2100u, 2200u));
-  EXPECT_EQ(LookUpPasswd(passwd, "toor"), std::make_pair(0u, 0u));  // root by another name: ImageUser refuses it
-  EXPECT_FALSE(LookUpPasswd(passwd, "ap").has_value());
-  EXPECT_FALSE(LookUpPasswd("bad:x:notanumber:1\n", "bad").has_value());
-  EXPECT_EQ(LookUpGroup("staff:x:50:\nwheel:x:10:root\n", "wheel"), 10u);
-  EXPECT_FALSE(LookUpGroup("staff:x:50:\n", "wheel").has_value());
 }
 
 }  // namespace

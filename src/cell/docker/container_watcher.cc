@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <vector>
@@ -38,6 +39,7 @@ struct WatcherPlan {
   std::string delete_request;
   std::vector<std::string> shm_prefixes;  ///< "mcpcell-stdio-<pid>-", ...
   uid_t uid = 0;
+  std::string claim_path;  ///< the cell id claim file, unlinked once the container is gone
 };
 
 // getdents64(2)'s record head (glibc's readdir allocates: not for after fork);
@@ -165,12 +167,13 @@ void RemoveShmEntries(const WatcherPlan& plan, const struct timespec& death) {
   ::close(shm);
 }
 
-// Closes every fd but `a` and `b` (close_range(2), Linux 5.9): above all the
-// client's stdio pipes, or the client would never see EOF from a dead supervisor.
-void CloseAllBut(int a, int b) {
-  int lo = a < b ? a : b, hi = a < b ? b : a;
+// Closes every fd but `a`, `b` and `c` (close_range(2), Linux 5.9): above all
+// the client's stdio pipes, or the client would never see EOF from a dead supervisor.
+void CloseAllBut(int a, int b, int c) {
+  int keep_fds[3] = {a, b, c};
+  std::sort(keep_fds, keep_fds + 3);
   unsigned next = 0;
-  for (int keep : {lo, hi}) {
+  for (int keep : keep_fds) {
     if (keep < 0) continue;
     if (static_cast<unsigned>(keep) > next) ::close_range(next, static_cast<unsigned>(keep) - 1, 0);
     next = static_cast<unsigned>(keep) + 1;
@@ -200,8 +203,8 @@ bool SupervisorDied(int read_fd, int pid_fd) {
   }
 }
 
-[[noreturn]] void RunWatcher(int read_fd, int pid_fd, const WatcherPlan& plan) {
-  CloseAllBut(read_fd, pid_fd);
+[[noreturn]] void RunWatcher(int read_fd, int pid_fd, int claim_fd, const WatcherPlan& plan) {
+  CloseAllBut(read_fd, pid_fd, claim_fd);
   // Own session already; ignore the usual stop signals anyway, so only the
   // supervisor's end decides when this runs.
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_IGN);
@@ -212,6 +215,9 @@ bool SupervisorDied(int read_fd, int pid_fd) {
     ::clock_gettime(CLOCK_REALTIME, &death);  // the clock file times are stamped with
     RemoveContainer(plan);
     RemoveShmEntries(plan, death);
+    // The container is gone: its uid may be claimed again. Unlinked while
+    // we still hold the lock (cell_ids.cc: a claimer re-checks the path).
+    if (claim_fd >= 0 && !plan.claim_path.empty()) (void)::unlink(plan.claim_path.c_str());
   }
   ::_exit(0);
 }
@@ -249,9 +255,11 @@ int WatcherStatus(const char* response, std::size_t len) {
   return status;
 }
 
-Result<ContainerWatcher> ContainerWatcher::Start(const std::string& socket, const std::string& name) {
+Result<ContainerWatcher> ContainerWatcher::Start(const std::string& socket, const std::string& name, int claim_fd,
+                                                 const std::string& claim_path) {
   auto plan = MakePlan(socket, name);
   if (!plan) return plan.error();
+  plan->claim_path = claim_path;
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoError("start container watcher: pipe2");
   UniqueFd read_end(fds[0]);
@@ -269,7 +277,7 @@ Result<ContainerWatcher> ContainerWatcher::Start(const std::string& socket, cons
     pid_t watcher = ::fork();
     if (watcher == 0) {
       ::close(write_end.get());
-      RunWatcher(read_end.get(), self_pidfd.get(), *plan);
+      RunWatcher(read_end.get(), self_pidfd.get(), claim_fd, *plan);
     }
     ::_exit(watcher < 0 ? 1 : 0);
   }

@@ -15,6 +15,8 @@
 // 404 for a bounded time in case the create was still in flight, then
 // removes the supervisor's per-run entries in /dev/shm (FIFOs, secrets,
 // egress directory, seccomp profile: `mcpcell-*-<pid>-*`, see run_dirs.h).
+// It holds the run's cell id claim (cell_ids.h) until then, so the id is not
+// handed to another run while this container may still be running.
 //
 // After fork only async-signal-safe calls are made (fork(2) in a possibly
 // multithreaded program): the request bytes and paths are built before fork,
@@ -47,7 +49,11 @@ class ContainerWatcher {
   ~ContainerWatcher() { Dismiss(); }
 
   /// Forks the watcher for the container `name` of the engine at `socket`.
-  static Result<ContainerWatcher> Start(const std::string& socket, const std::string& name);
+  /// `claim_fd`/`claim_path`: the run's cell id claim (cell_ids.h), or -1.
+  /// The watcher keeps the fd, so the id stays claimed while the container
+  /// may still run; after removing it, the watcher unlinks the claim file.
+  static Result<ContainerWatcher> Start(const std::string& socket, const std::string& name, int claim_fd = -1,
+                                        const std::string& claim_path = {});
 
   /// Tells the watcher the supervisor has cleaned up; it exits without acting.
   void Dismiss();

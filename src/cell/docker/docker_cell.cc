@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cell/bind_source.h"
+#include "cell/cell_ids.h"
 #include "cell/native/id_map.h"
 #include "cell/docker/base_image.h"
 #include "cell/docker/container_net.h"
@@ -19,7 +20,6 @@
 #include "cell/docker/engine_client.h"
 #include "cell/docker/image_config.h"
 #include "cell/docker/image_pull.h"
-#include "cell/docker/image_user.h"
 #include "cell/docker/podman_init.h"
 #include "cell/docker/reaper.h"
 #include "cell/docker/secrets_dir.h"
@@ -198,20 +198,9 @@ struct PreparedImage {
 
 // The image in the engine (pulled if need be, pin checked) and the spec completed from it.
 Result<PreparedImage> PrepareImage(const EngineClient& engine, const ImageRef& ref, const CellSpec& spec,
-                                   bool user_given, const std::string& cell_id) {
+                                   bool user_given) {
   auto cfg = EnsureImage(engine, ref, Say);
   if (!cfg) return cfg.error();
-  if (!user_given && !cfg->user.empty()) {
-    // A named USER becomes numbers from the image's own /etc/passwd, so that
-    // ImageUser can tell root by any name; unresolvable → 1000:1000 and a note.
-    nlohmann::json labels{{kLabelCell, cell_id},
-                          {kLabelSupervisor, std::to_string(::getpid())},
-                          {kLabelSupervisorStart, ProcessStartTime(::getpid())},
-                          {kLabelSupervisorPidNs, OwnPidNamespace()}};
-    auto numeric = ResolveImageUser(engine, cfg->id, cfg->user, labels);
-    if (numeric) cfg->user = *numeric;
-    else Say("could not resolve the image's USER: " + numeric.error().Message());
-  }
   std::vector<std::string> notes;
   auto completed = SpecForImage(spec, *cfg, ImageSpecOptions{user_given}, &notes);
   if (!completed) return completed.error();
@@ -294,17 +283,28 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   ReapSecretDirs();
   ReapStdioDirs();
 
+  // The host uid:gid the container runs as, this run's alone (cell_ids.h),
+  // unless --uid/--gid chose one. Declared first: released only once the
+  // container and everything handed to that uid are gone.
+  std::optional<CellIdClaim> claim;
+  CellSpec claimed = spec;
+  if (!opts.user_given && !spec.ids_given) {
+    auto c = CellIdClaim::ClaimForThisUser();
+    if (!c) return Fail(result, kExitSetupFailed, c.error());
+    claim = std::move(*c);
+    claimed.uid = claimed.gid = claim->id();
+  }
   // Declared before everything it cleans up after, so that it is dismissed
   // only once they are gone (destruction runs in reverse order).
   std::optional<ContainerWatcher> watcher;
 
   // What runs: a docker:// image completes the spec (argv, env, workdir,
   // user); otherwise the spec runs in the empty base image.
-  CellSpec cell = spec;
+  CellSpec cell = claimed;
   std::string image = kBaseImage;
   std::string image_ref = kBaseImage;
   if (opts.source_image) {
-    auto prepared = PrepareImage(setup, *opts.source_image, spec, opts.user_given, result.cell_id);
+    auto prepared = PrepareImage(setup, *opts.source_image, claimed, opts.user_given);
     if (!prepared) return Fail(result, kExitSetupFailed, WithStoreHint(prepared.error(), opts, *opts.source_image));
     cell = std::move(prepared->spec);
     image = prepared->id;  // exactly the image that was checked, not a tag that may move
@@ -371,7 +371,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
   auto body = body_for(use_fifos);
   if (!body) return Fail(result, kExitIsolationUnavailable, body.error());
   // Before the create: a kill -9 from here on leaves nothing running (container_watcher.h).
-  auto w = ContainerWatcher::Start(*sock, name);
+  auto w = ContainerWatcher::Start(*sock, name, claim ? claim->fd() : -1, claim ? claim->path() : std::string());
   if (!w) return Fail(result, kExitSetupFailed, w.error());
   watcher.emplace(std::move(*w));
   auto created = create(*body);
@@ -426,7 +426,8 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
     on_launch(nlohmann::json{{"backend", opts.backend_name}, {"cell_id", result.cell_id}, {"container", name},
                              {"container_id", id}, {"image", image_ref}, {"image_id", image}, {"engine", *sock},
                              {"runtime", opts.runtime.empty() ? "default" : opts.runtime},
-                             {"stdio", use_fifos ? "fifo" : "attach"}});
+                             {"stdio", use_fifos ? "fifo" : "attach"},
+                             {"host_uid", cell.uid}, {"host_gid", cell.gid}});
   }
 
   PumpConfig pc;

@@ -21,12 +21,6 @@ std::string String(const nlohmann::json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 
-bool ParseId(std::string_view s, std::uint32_t* out) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
 }  // namespace
 
 Result<ImageConfig> ParseImageInspect(const std::string& body, const std::string& name) {
@@ -68,32 +62,11 @@ std::vector<std::string> ImageArgv(const ImageConfig& image, const std::vector<s
   return argv;
 }
 
-CellUser ImageUser(const std::string& image_user, std::uint32_t fallback_uid, std::uint32_t fallback_gid) {
-  CellUser u{fallback_uid, fallback_gid, ""};
-  std::string who = std::to_string(fallback_uid) + ":" + std::to_string(fallback_gid);
-  if (image_user.empty()) {
-    u.note = "the image names no USER (it would run as root); running as " + who;
-    return u;
-  }
-  auto colon = image_user.find(':');
-  std::string user = image_user.substr(0, colon);
-  std::string group = colon == std::string::npos ? "" : image_user.substr(colon + 1);
-  std::uint32_t uid = 0;
-  std::uint32_t gid = 0;
-  if (!ParseId(user, &uid) || (!group.empty() && !ParseId(group, &gid))) {
-    u.note = "the image's USER '" + image_user + "' is a name mcpcell could not resolve to a uid (it could be "
-             "root by another name); running as " + who + " (give --uid/--gid to choose)";
-    return u;
-  }
-  if (uid == 0) {
-    u.note = "the image's USER is root; running as " + who;
-    return u;
-  }
-  // A bare uid would get the passwd group or gid 0 from the engine; gid 0
-  // opens root-group files, so the cell's group is the uid's number instead.
-  u.uid = uid;
-  u.gid = group.empty() || gid == 0 ? uid : gid;
-  return u;
+std::string ImageUserNote(const std::string& image_user, std::uint32_t uid, std::uint32_t gid) {
+  if (image_user.empty()) return "";
+  return "the image's USER '" + image_user + "' is not used: the cell runs as host uid:gid " + std::to_string(uid) +
+         ":" + std::to_string(gid) + ", its own for this run (give --uid/--gid to run as the image's user, which " +
+         "any host user or process with that uid could then signal and trace)";
 }
 
 Result<CellSpec> SpecForImage(const CellSpec& spec, const ImageConfig& image, const ImageSpecOptions& opts,
@@ -120,10 +93,8 @@ Result<CellSpec> SpecForImage(const CellSpec& spec, const ImageConfig& image, co
     if (notes != nullptr) notes->push_back("image VOLUME " + v + ": a tmpfs (not an engine volume on disk)");
   }
   if (!opts.user_given) {
-    CellUser u = ImageUser(image.user, spec.uid, spec.gid);
-    out.uid = u.uid;
-    out.gid = u.gid;
-    if (!u.note.empty() && notes != nullptr) notes->push_back(u.note);
+    std::string note = ImageUserNote(image.user, spec.uid, spec.gid);
+    if (!note.empty() && notes != nullptr) notes->push_back(note);
   }
   return out;
 }

@@ -2,7 +2,7 @@
 // What an image says about how it runs (GET /images/NAME/json → Config), and
 // how a CellSpec for a docker:// source is completed from it: the argv the
 // way `docker run IMAGE ARGS` builds it, the image's environment under the
-// spec's, its working directory, and a user that is never root. Pure; unit-tested.
+// spec's, its working directory; its USER is noted, not used. Pure; unit-tested.
 
 #include <cstdint>
 #include <string>
@@ -36,25 +36,23 @@ bool MatchesDigest(const ImageConfig& image, const std::string& digest);
 /// `docker run IMAGE ARGS`: Entrypoint + (ARGS if any, else Cmd). Empty when the image names nothing to run.
 std::vector<std::string> ImageArgv(const ImageConfig& image, const std::vector<std::string>& args);
 
-struct CellUser {
-  std::uint32_t uid = 1000;
-  std::uint32_t gid = 1000;
-  std::string note;  ///< non-empty when the image's USER was not used, and why
-};
-
-/// The user the cell runs as: the image's USER when it is numeric and not
-/// root (a bare uid gets the same number as gid; gid 0 is replaced likewise),
-/// else `fallback`. A name left here ("node") is one that could not be
-/// resolved (image_user.h resolves names first): it may be root by another name.
-CellUser ImageUser(const std::string& image_user, std::uint32_t fallback_uid, std::uint32_t fallback_gid);
+/// Why the image's USER (any: root, a name, a number) is not the cell's: the
+/// cell runs as `uid`:`gid`, a host id claimed for this run (cell_ids.h).
+/// Keeping a numeric USER would run the cell as whatever host user has that
+/// number (1000 is a real user on many machines), who could then read its
+/// secret through /proc/PID/root and signal it. The cost: files of the image
+/// that only its USER may read (0600/0700) are out of reach; the root
+/// filesystem is read-only anyway and the home a fresh tmpfs of the cell's.
+/// Empty when the image names no USER. Pure.
+std::string ImageUserNote(const std::string& image_user, std::uint32_t uid, std::uint32_t gid);
 
 struct ImageSpecOptions {
-  bool user_given = false;  ///< --uid/--gid were given: they win over the image's USER
+  bool user_given = false;  ///< --uid/--gid were given: they are the cell's ids as they stand
 };
 
 /// `spec` completed from `image`: argv (spec.argv are the run's args after --),
 /// env (the image's, then the spec's on top), workdir (the spec's if set, else
-/// the image's, else "/") and user; each image VOLUME the spec does not
+/// the image's, else "/"), spec's uid/gid kept; each image VOLUME the spec does not
 /// mount gets a size-capped tmpfs (else the engine would create an anonymous
 /// volume: writable storage on the host's disk that nobody asked for).
 /// Fails when there is nothing to run.

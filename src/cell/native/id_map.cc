@@ -23,8 +23,8 @@ Status WriteProcFile(pid_t pid, const char* name, const std::string& content) {
 
 }  // namespace
 
-HostIds CellHostIds() {
-  if (::geteuid() == 0) return HostIds{kRootCellHostId, kRootCellHostId, true};
+HostIds CellHostIds(std::uint32_t root_cell_id) {
+  if (::geteuid() == 0) return HostIds{root_cell_id, root_cell_id, true};
   return HostIds{static_cast<std::uint32_t>(::geteuid()), static_cast<std::uint32_t>(::getegid()), false};
 }
 
@@ -45,11 +45,11 @@ Status CheckCellCanWrite(const std::string& path, const HostIds& host) {
             : st.st_gid == host.gid ? (st.st_mode & S_IWGRP) != 0
                                     : (st.st_mode & S_IWOTH) != 0;
   if (ok) return {};
-  std::string id = std::to_string(host.uid);
   return MakeError("--write", path,
-                   "when mcpcell runs as root the cell's user is host uid " + id +
-                       " (nobody), which cannot write here; run 'chown " + id + ":" + id + " " + path +
-                       "' (or chmod o+w), or run mcpcell as the user who owns it");
+                   "when mcpcell runs as root the cell's user is a host uid of its own, claimed for this run (now " +
+                       std::to_string(host.uid) + "), which cannot write here; run 'chmod o+w " + path +
+                       "' (with the sticky bit, chmod 1777, if others share it), or run mcpcell as the user who "
+                       "owns it");
 }
 
 }  // namespace mcpcell

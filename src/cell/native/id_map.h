@@ -11,18 +11,22 @@
 namespace mcpcell {
 
 /// Who the cell's user is on the host. An unprivileged caller can only map
-/// itself. Root maps the cell user to an unprivileged host id instead of root:
-/// a cell user that is host root would pass DAC checks on host files such as
-/// /proc/sys entries even without capabilities.
+/// itself: the cell is then the caller's own processes, which the caller
+/// could ptrace or signal anyway, so sharing its uid gives nobody anything new.
+/// Root maps the cell user to an unprivileged host id instead of root (a cell
+/// user that is host root would pass DAC checks on host files such as
+/// /proc/sys entries even without capabilities), and to one claimed for this
+/// run alone (cell_ids.h), not nobody: every host process running as nobody
+/// could otherwise signal the cell and, with ptrace access, read its memory
+/// and /proc/PID/root.
 struct HostIds {
   std::uint32_t uid = 0;
   std::uint32_t gid = 0;
   bool privileged = false;  ///< caller is root: may keep setgroups and drop supplementary groups
 };
 
-inline constexpr std::uint32_t kRootCellHostId = 65534;  // nobody/nogroup
-
-HostIds CellHostIds();
+/// The caller's ids, or for root `root_cell_id` (a claimed id) as uid and gid.
+HostIds CellHostIds(std::uint32_t root_cell_id);
 
 /// Writes /proc/<pid>/{setgroups,uid_map,gid_map}: one line each, cell id → host id.
 Status WriteIdMaps(pid_t pid, std::uint32_t cell_uid, std::uint32_t cell_gid, const HostIds& host);

@@ -13,7 +13,9 @@
 
 #include <csignal>
 #include <cstdio>
+#include <optional>
 
+#include "cell/cell_ids.h"
 #include "cell/mount_plan.h"
 #include "cell/native/cell_init.h"
 #include "cell/native/cgroup.h"
@@ -208,7 +210,15 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
   // Both are about what the user named (a target twice, a --write dir the
   // cell's user cannot write): bad input, as the README's table says.
   if (!planned) return Failed(kExitUsage, planned.error());
-  HostIds host = CellHostIds();
+  // Root's cell gets a host uid no other process or user has (cell_ids.h);
+  // held until this function returns, after the cell is gone.
+  std::optional<CellIdClaim> claim;
+  if (::geteuid() == 0) {
+    auto c = CellIdClaim::ClaimForThisUser();
+    if (!c) return Failed(kExitSetupFailed, c.error());
+    claim = std::move(*c);
+  }
+  HostIds host = CellHostIds(claim ? claim->id() : 0);
   if (auto ok = CheckSupported(host, *planned); !ok) return Failed(kExitUsage, ok.error());
 
   std::string cell_id = NewCellId();

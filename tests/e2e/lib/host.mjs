@@ -78,3 +78,12 @@ export function added(before, after) {
   const seen = new Set(before);
   return after.filter((x) => !seen.has(x));
 }
+
+/** The block a cell's own host uid/gid is claimed from (src/cell/cell_ids.h). */
+export const CELL_ID_FIRST = 0x70000000;
+export const CELL_ID_COUNT = 1 << 24;
+
+/** True when `id` is a per-run cell id: in the block, no host user's. */
+export function isCellHostId(id) {
+  return Number.isInteger(id) && id >= CELL_ID_FIRST && id < CELL_ID_FIRST + CELL_ID_COUNT;
+}
