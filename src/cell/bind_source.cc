@@ -1,5 +1,7 @@
 #include "cell/bind_source.h"
 
+#include "cell/cell_ids.h"
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -110,8 +112,12 @@ bool WritableBy(const struct stat& st, uid_t uid) {
 
 }  // namespace
 
-Status CheckNotSwappableBy(const std::string& path, uid_t cell_uid) {
-  // Each component, from the source up to /: can `cell_uid` replace it?
+namespace {
+
+/// Walks `path` from the source up to /, refusing the first component whose
+/// parent `can_write(dir, entry)` says a cell could change; `who` names it.
+template <typename CanSwap>
+Status CheckComponents(const std::string& path, const std::string& who, CanSwap can_swap) {
   for (std::string child = path; child.size() > 1;) {
     std::string parent = child.substr(0, child.rfind('/'));
     if (parent.empty()) parent = "/";
@@ -119,18 +125,37 @@ Status CheckNotSwappableBy(const std::string& path, uid_t cell_uid) {
     if (::stat(parent.c_str(), &dir) != 0 || ::lstat(child.c_str(), &entry) != 0) {
       return ErrnoError("check mount source", child);
     }
-    // A sticky directory (/tmp) lets only an entry's owner rename it.
-    bool swappable = WritableBy(dir, cell_uid) && (!(dir.st_mode & S_ISVTX) || entry.st_uid == cell_uid);
-    if (swappable) {
+    if (can_swap(dir, entry)) {
       return MakeError("refusing mount source", path,
-                       parent + " is writable by uid " + std::to_string(cell_uid) +
-                           ", the host uid of cells started by root: another cell could swap " + child +
+                       parent + " is writable by " + who + ": another cell could swap " + child +
                            " for a symlink after mcpcell's check, and the engine binds by path. Grant a "
-                           "directory that uid cannot change, or use a native cell (it binds by fd)");
+                           "directory no cell can change, or use a native cell (it binds by fd)");
     }
     child = parent;
   }
   return {};
+}
+
+bool InCellIdBlock(std::uint32_t id) { return id >= kCellIdFirst && id - kCellIdFirst < kCellIdCount; }
+
+}  // namespace
+
+Status CheckNotSwappableBy(const std::string& path, uid_t cell_uid) {
+  return CheckComponents(path, "uid " + std::to_string(cell_uid), [cell_uid](const struct stat& dir, const struct stat& entry) {
+    // A sticky directory (/tmp) lets only an entry's owner rename it.
+    return WritableBy(dir, cell_uid) && (!(dir.st_mode & S_ISVTX) || entry.st_uid == cell_uid);
+  });
+}
+
+Status CheckNotSwappableByCells(const std::string& path) {
+  // Root's cells run as per-run uids from one block (cell_ids.h): a directory
+  // another cell can write is one it owns (or its group), or one open to all.
+  return CheckComponents(path, "the cells root starts (per-run uids, or any uid)",
+                         [](const struct stat& dir, const struct stat& entry) {
+    bool writable = (InCellIdBlock(dir.st_uid) && (dir.st_mode & S_IWUSR)) ||
+                    (InCellIdBlock(dir.st_gid) && (dir.st_mode & S_IWGRP)) || (dir.st_mode & S_IWOTH);
+    return writable && (!(dir.st_mode & S_ISVTX) || InCellIdBlock(entry.st_uid));
+  });
 }
 
 }  // namespace mcpcell

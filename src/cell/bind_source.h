@@ -44,4 +44,8 @@ Status CheckBindSource(const MountSpec& m);
 /// the swap after every check mcpcell can make.
 Status CheckNotSwappableBy(const std::string& path, uid_t cell_uid);
 
+/// The same for every cell root starts: refuses a source a directory on whose
+/// path is writable by a per-run cell uid (cell_ids.h) or by everyone.
+Status CheckNotSwappableByCells(const std::string& path);
+
 }  // namespace mcpcell

@@ -53,11 +53,11 @@ std::string RandomId() {
 
 // The engine binds by path, after every check mcpcell makes. Run by root,
 // refuse too a source other cells could swap: those root starts write as
-// host nobody (native) or as their own uid (containers, no user namespace).
+// per-run uids of one block (cell_ids.h), this one included.
 Status CheckContainerBindSource(const MountSpec& m, uid_t cell_uid) {
   MCPCELL_TRY(CheckBindSource(m));
   if (::geteuid() != 0) return {};  // every cell of this user writes as it: see docs/THREAT_MODEL.md
-  MCPCELL_TRY(CheckNotSwappableBy(m.source, kRootCellHostId));
+  MCPCELL_TRY(CheckNotSwappableByCells(m.source));
   return CheckNotSwappableBy(m.source, cell_uid);
 }
 
