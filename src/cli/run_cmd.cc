@@ -46,6 +46,11 @@ constexpr const char* kRunFooter = R"(Examples:
   mcpcell run --isolate=docker docker://mcp/fetch@sha256:...
   mcpcell run --isolate --dry-run -- node ./server.js   (print what would be enforced; run nothing)
 
+Paths: a leading ~ or ~/ in --read, --write, --audit-log, --policy,
+  --permission-profile, --secret FILE and --system-mount is the caller's home
+  ($HOME), expanded by mcpcell itself because MCP clients do not run a shell;
+  ~user is not expanded.
+
 Exit codes: the server's own status (128+N when killed by signal N), or
   2 bad input, 122 isolation unavailable, 123 denied by policy, 124 timeout,
   125 cell setup failed, 126 not executable, 127 not found in the cell.
@@ -213,9 +218,6 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set) {
     cmd->add_flag("--dry-run", req->dry_run, "print the decision and the CellSpec as JSON; run nothing");
   }
   cmd->add_flag("-v,--verbose", req->verbose, "say on stderr what the cell is built from");
-  cmd->footer("Paths: a leading ~ or ~/ in --read, --write, --audit-log, --policy, --permission-profile, "
-              "--secret FILE and --system-mount is the caller's home ($HOME), expanded by mcpcell itself because "
-              "MCP clients do not run a shell; ~user is not expanded.");
   // A repeatable option takes one value per use, so `--allow-host x SERVER`
   // leaves SERVER to the positional instead of swallowing it as a second host.
   for (CLI::Option* opt : cmd->get_options()) {

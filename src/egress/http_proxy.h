@@ -27,7 +27,7 @@ using RequestHeadParser = boost::beast::http::request_parser<boost::beast::http:
 
 /// A plain-HTTP request body passes the supervisor in pieces of at most this
 /// many bytes, through one buffer per connection (never whole).
-constexpr std::size_t kBodyChunk = 64 * 1024;
+constexpr std::size_t kBodyChunk = 16 * 1024;
 
 /// Serves one HTTP proxy request from `client`, whose first bytes may already
 /// be in `buffer`. Returns when the exchange or tunnel is over; the caller

@@ -169,7 +169,7 @@ test('root, native: a --write dir must be writable through its other bits; what 
   const closed = makeTempDir('uid-write-closed');
   chmodSync(closed, 0o755);
   const refused = await runMcpcell(['run', '--isolate=native', '--write', closed, '--', '/bin/true']);
-  assert.equal(refused.code, EXIT.isolationUnavailable, refused.stderr);
+  assert.equal(refused.code, EXIT.usage, refused.stderr);  // bad input, as the README's exit-code table says
   assert.match(refused.stderr, /a host uid of its own, claimed for this run \(now \d+\)/);
   assert.ok(refused.stderr.includes(`chmod o+w ${closed}`), refused.stderr);
   const open = makeWritableDir('uid-write-open');
