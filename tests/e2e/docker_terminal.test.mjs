@@ -19,6 +19,11 @@ for (const level of ['docker', 'podman', 'gvisor']) {
       t.skip('container cells: set MCPCELL_E2E_BACKEND=docker with a running dockerd (scripts/test.sh e2e-docker step)');
       return;
     }
+    if (level === 'podman' && process.getuid() !== 0 && !process.env.CONTAINER_HOST) {
+      // As in podman.test.mjs: a normal user's podman is rootless, its own service; the test step starts root's only.
+      t.skip(`podman cells here use root's podman service, which uid ${process.getuid()} may not use`);
+      return;
+    }
     assertAttackBinExists();
     const script = 'printf "title \\033]0;pwned\\007 end\\n" >&2; exec "$0" "$@"';
     // gVisor's scheduling is its own kernel's: a nice value the guest sets
