@@ -15,6 +15,7 @@
 #include "cli/launch_plan.h"
 #include "cli/run_image.h"
 #include "cli/run_request.h"
+#include "util/json_text.h"
 
 namespace mcpcell {
 namespace {
@@ -115,7 +116,7 @@ int Run(RunRequest req) {
   };
   if (req.dry_run) {
     nlohmann::json out{{"decision", plan->explain}, {"cell", ToJson(plan->spec)}};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", JsonText(out, 2).c_str());
     return 0;
   }
   record(DecisionEvent(*plan));
