@@ -55,6 +55,14 @@ Result<nlohmann::json> ParseJsonText(std::string_view text, const std::string& o
     return MakeError(origin + ":" + std::to_string(line) + ":" + std::to_string(column) +
                          ": invalid JSON",
                      "", why);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond double's range (1e309): error 406 carries no position,
+    // only the number ("number overflow parsing '1e309'"). Uncaught, it ended
+    // mcpcell in std::terminate (found by the policy and profile fuzz targets).
+    std::string why = e.what();
+    std::size_t pos = why.find("] ");
+    if (pos != std::string::npos) why = why.substr(pos + 2);
+    return MakeError(origin + ": invalid JSON", "", why);
   }
 }
 
