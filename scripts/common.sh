@@ -15,11 +15,11 @@ require_root() {
 }
 
 # Installs only what is missing, with one `apt-get update` at most, so a second
-# run on a ready machine touches nothing.
+# run on a ready machine touches nothing. Arguments: more packages to want.
 install_packages() {
   local want=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libseccomp-dev libboost-dev
               libnftables-dev libldns-dev nftables dnsutils curl openssl
-              libfmt-dev libgtest-dev libgmock-dev bubblewrap util-linux iproute2 uidmap)
+              libfmt-dev libgtest-dev libgmock-dev bubblewrap util-linux iproute2 uidmap "$@")
   command -v node >/dev/null 2>&1 || want+=(nodejs)
   command -v npm >/dev/null 2>&1 || want+=(npm)
   local missing=() p
@@ -40,6 +40,19 @@ build_mcpcell() {
   log "build: cmake in $BUILD_DIR/"
   cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build "$BUILD_DIR" -j "$(nproc)" >&2
+}
+
+# The same sources with ASan+UBSan (gcc) in its own directory, for the
+# sanitized unit and e2e steps (issue 9). ccache shares nothing with build/
+# (other flags), so a cold machine compiles everything twice. -O1 -g1 (line
+# tables: stack traces still name file:line) compiles in under half the CPU
+# time of -O2 -g (measured on src/egress/http_forward.cc: 32 s against 72 s).
+ASAN_BUILD_DIR=${ASAN_BUILD_DIR:-build-asan}
+build_asan() {
+  log "build: cmake in $ASAN_BUILD_DIR/ (-DMCPCELL_SANITIZE=ON)"
+  cmake -S . -B "$ASAN_BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+    -DMCPCELL_SANITIZE=ON >/dev/null
+  cmake --build "$ASAN_BUILD_DIR" -j "$(nproc)" >&2
 }
 
 # The pinned SDK and servers from package-lock.json; prefers the npm cache so a

@@ -3,7 +3,9 @@
 #
 # Idempotent. Installs missing packages, builds build/, runs the unit tests
 # (ctest), installs the pinned npm servers, then runs the end-to-end suite twice:
-# as root and as the unprivileged user mcpcell-test (mcpcell must work for both).
+# as root and as the unprivileged user mcpcell-test (mcpcell must work for both);
+# then the same under ASan+UBSan (build-asan/: all unit tests, an e2e subset),
+# the libFuzzer smoke runs (build-fuzz/, clang) and the container cells.
 # Exits non-zero if any step failed; the last line is a one-line summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,6 +73,33 @@ e2e_as_root() {
     E2E_REQUIRE_LIMITS="$require_limits" node --test --test-concurrency=1 --test-reporter=spec ./*.test.mjs)
 }
 
+# Under ASan+UBSan (build-asan/): every unit test, then the e2e files that
+# drive mcpcell's parsers (policy, profiles, registry, --dry-run), the native
+# cell (clone, pivot_root, seccomp: attacks), the stdio path (stdout,
+# server-everything) and the egress proxy (DNS stub, CONNECT, plain HTTP,
+# SOCKS5, with curl in the cell). src/sanitizer_options.cc makes errors stop
+# the program with a stack trace even where a test clears the environment.
+SAN_OPTIONS=(ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1)
+E2E_ASAN=(policy dry_run stdout everything attacks egress)
+
+unit_tests_asan() {
+  env "${SAN_OPTIONS[@]}" ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -j "$(nproc)"
+}
+
+e2e_asan() {
+  local stage=$1 files=() f
+  for f in "${E2E_ASAN[@]}"; do files+=("./$f.test.mjs"); done
+  (cd "$stage/e2e" && env "${SAN_OPTIONS[@]}" MCPCELL_BIN="$stage/mcpcell" E2E_REQUIRE_ISOLATION=1 E2E_REQUIRE_LIMITS=0 \
+    node --test --test-concurrency=1 --test-reporter=spec "${files[@]}")
+}
+
+# libFuzzer targets (fuzz/, docs/FUZZING.md): a clang build, then each target
+# for FUZZ_SECONDS on its seed corpus; any crash, leak or timeout fails.
+FUZZ_SECONDS=${FUZZ_SECONDS:-12}
+fuzz_smoke() {
+  ./scripts/fuzz.sh build && ./scripts/fuzz.sh run "$FUZZ_SECONDS"
+}
+
 e2e_as_test_user() {
   local require_isolation=0
   runuser -u "$TEST_USER" -- unshare --user --map-root-user true 2>/dev/null && require_isolation=1
@@ -85,7 +114,7 @@ require_root
 # Interrupted (Ctrl-C, CI timeout): still print the summary, and fail.
 trap 'exit 130' INT TERM
 trap 'summary $?' EXIT
-install_packages
+install_packages clang libclang-rt-14-dev  # fuzz targets: clang, libFuzzer and its ASan runtime
 ensure_test_user
 build_mcpcell
 step unit unit_tests
@@ -95,6 +124,18 @@ STAGE=$(stage_tree)
 trap 'rc=$?; rm -rf "$STAGE"; summary $rc' EXIT
 step e2e-root e2e_as_root
 step "e2e-$TEST_USER" e2e_as_test_user
+
+step build-asan build_asan
+step unit-asan unit_tests_asan
+if [ -x "$ASAN_BUILD_DIR/mcpcell" ]; then
+  # The sanitized mcpcell with the normal test programs: those run inside the
+  # cell as the server would, and are fixtures, not what is under test.
+  ASAN_STAGE=$(stage_tree)
+  cp "$ASAN_BUILD_DIR/mcpcell" "$ASAN_STAGE/mcpcell"
+  trap 'rc=$?; rm -rf "$STAGE" "$ASAN_STAGE"; summary $rc' EXIT
+  step e2e-asan e2e_asan "$ASAN_STAGE"
+fi
+step fuzz-smoke fuzz_smoke
 
 # Container cells (docker, gVisor): starts dockerd if needed (scripts/docker.sh).
 step e2e-docker e2e_docker "$STAGE"

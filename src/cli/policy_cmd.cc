@@ -20,6 +20,7 @@
 #include "registry/catalog.h"
 #include "source/server_ref.h"
 #include "source/trust_facts.h"
+#include "util/json_text.h"
 
 namespace mcpcell {
 namespace {
@@ -57,7 +58,7 @@ void PrintText(const json& e) {
   for (const auto& r : d["rules"]) {
     std::string label = "rule " + std::to_string(r["index"].get<int>());
     if (r.contains("name")) label += " \"" + r["name"].get<std::string>() + "\"";
-    std::printf("  %-28s %s -> %s: %s\n    why: %s\n", label.c_str(), r["condition"].dump().c_str(),
+    std::printf("  %-28s %s -> %s: %s\n    why: %s\n", label.c_str(), JsonText(r["condition"]).c_str(),
                 r["action"].get<std::string>().c_str(), r["result"].get<std::string>().c_str(),
                 r["why"].get<std::string>().c_str());
   }
@@ -102,7 +103,7 @@ void AddPolicyCommand(CLI::App& app, int* exit_code, const std::vector<std::stri
       *exit_code = ExitCodeFor(e.error());
       return;
     }
-    if (*json_out) std::printf("%s\n", e->dump(2).c_str());
+    if (*json_out) std::printf("%s\n", JsonText(*e, 2).c_str());
     else PrintText(*e);
     *exit_code = 0;
   });

@@ -16,6 +16,7 @@
 #include "cli/launch_plan.h"
 #include "cli/run_image.h"
 #include "cli/run_request.h"
+#include "util/json_text.h"
 
 namespace mcpcell {
 namespace {
@@ -152,7 +153,7 @@ int Run(RunRequest req) {
     if (auto ok = audit->Write(event); !ok) Say("warning: audit log: " + ok.error().Message());
   };
   if (req.dry_run) {
-    std::printf("%s\n", DryRunJson(*plan).dump(2).c_str());
+    std::printf("%s\n", JsonText(DryRunJson(*plan), 2).c_str());
     return 0;
   }
   record(DecisionEvent(*plan));

@@ -7,8 +7,6 @@
 #include <exception>
 
 #include <boost/asio/buffer.hpp>
-#include <boost/asio/ip/address_v4.hpp>
-#include <boost/asio/ip/address_v6.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
@@ -39,8 +37,8 @@ asio::awaitable<void> Fill(beast::tcp_stream& client, beast::flat_buffer& buffer
   }
 }
 
-std::uint8_t At(const beast::flat_buffer& buffer, std::size_t i) {
-  return static_cast<const std::uint8_t*>(buffer.data().data())[i];
+std::span<const std::uint8_t> Bytes(const beast::flat_buffer& buffer) {
+  return {static_cast<const std::uint8_t*>(buffer.data().data()), buffer.size()};
 }
 
 /// A reply with BND.ADDR 0.0.0.0:0: clients ignore it for CONNECT, and the
@@ -50,45 +48,23 @@ asio::awaitable<void> Reply(beast::tcp_stream& client, std::uint8_t code) {
   co_await asio::async_write(client.socket(), asio::buffer(reply), asio::use_awaitable);
 }
 
-struct Socks5Request {
-  std::uint8_t command = 0;
-  std::uint8_t atyp = 0;
-  std::string host;  ///< atyp domain: the bytes as sent; IPv4/IPv6: the address as text
-  std::uint16_t port = 0;
-};
-
 /// Greeting, method choice and request; consumes them from `buffer`.
 /// nullopt: the client offered no acceptable method (already answered).
 asio::awaitable<std::optional<Socks5Request>> ReadRequest(beast::tcp_stream& client, beast::flat_buffer& buffer) {
   co_await Fill(client, buffer, 2);
-  std::size_t methods = At(buffer, 1);
-  co_await Fill(client, buffer, 2 + methods);
-  bool no_auth = false;
-  for (std::size_t i = 0; i < methods; ++i) no_auth = no_auth || At(buffer, 2 + i) == kNoAuth;
-  buffer.consume(2 + methods);
+  std::size_t greeting = Socks5GreetingSize(Bytes(buffer));
+  co_await Fill(client, buffer, greeting);
+  bool no_auth = Socks5OffersNoAuth(Bytes(buffer).first(greeting));
+  buffer.consume(greeting);
   std::array<std::uint8_t, 2> choice{kVersion, no_auth ? kNoAuth : kNoAcceptableMethod};
   co_await asio::async_write(client.socket(), asio::buffer(choice), asio::use_awaitable);
   if (!no_auth) co_return std::nullopt;
 
-  Socks5Request req;
   co_await Fill(client, buffer, 5);  // VER CMD RSV ATYP + first address byte
-  req.command = At(buffer, 1);
-  req.atyp = At(buffer, 3);
-  std::size_t address_len = req.atyp == kAtypIPv4 ? 4 : req.atyp == kAtypIPv6 ? 16 : req.atyp == kAtypDomain ? 1 + At(buffer, 4) : 0;
-  if (address_len == 0) co_return req;
-  co_await Fill(client, buffer, 4 + address_len + 2);
-  const auto* p = static_cast<const std::uint8_t*>(buffer.data().data()) + 4;
-  if (req.atyp == kAtypIPv4) {
-    req.host = asio::ip::address_v4({p[0], p[1], p[2], p[3]}).to_string();
-  } else if (req.atyp == kAtypIPv6) {
-    asio::ip::address_v6::bytes_type b;
-    for (std::size_t i = 0; i < 16; ++i) b[i] = p[i];
-    req.host = asio::ip::address_v6(b).to_string();
-  } else {
-    req.host.assign(reinterpret_cast<const char*>(p + 1), p[0]);  // raw bytes: checked by the caller
-  }
-  req.port = static_cast<std::uint16_t>((p[address_len] << 8) | p[address_len + 1]);
-  buffer.consume(4 + address_len + 2);
+  std::size_t size = Socks5RequestSize(Bytes(buffer));
+  co_await Fill(client, buffer, size);
+  Socks5Request req = ParseSocks5Request(Bytes(buffer).first(size));
+  buffer.consume(size);
   co_return req;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>  // before asio's awaitable.hpp (Boost 1.74 misses it)
 
@@ -18,6 +19,26 @@
 #include "egress/upstream.h"
 
 namespace mcpcell {
+
+// The parsing half, pure (no I/O), so the fuzz target (fuzz/socks5_fuzz.cc)
+// runs exactly what ServeSocks5 runs on a client's bytes.
+
+/// Bytes the greeting (VER NMETHODS METHODS...) takes; needs its first 2 bytes.
+std::size_t Socks5GreetingSize(std::span<const std::uint8_t> head);
+/// Whether a whole greeting offers "no authentication" (method 0x00).
+bool Socks5OffersNoAuth(std::span<const std::uint8_t> greeting);
+
+struct Socks5Request {
+  std::uint8_t command = 0;
+  std::uint8_t atyp = 0;  ///< 1 IPv4, 3 domain name, 4 IPv6; other values carry no address
+  std::string host;       ///< dotted/colon address, or the domain bytes as sent (unchecked)
+  std::uint16_t port = 0;
+};
+/// Bytes the request (VER CMD RSV ATYP ADDR PORT) takes; needs its first 5
+/// bytes. An unknown address type takes 4 (nothing after it can be read).
+std::size_t Socks5RequestSize(std::span<const std::uint8_t> head);
+/// Parses a whole request: `request.size()` is at least Socks5RequestSize.
+Socks5Request ParseSocks5Request(std::span<const std::uint8_t> request);
 
 /// The SOCKS5 reply code (RFC 1928 section 6) for an attempt that got no upstream.
 std::uint8_t Socks5ReplyFor(UpstreamFailure failure);

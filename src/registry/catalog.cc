@@ -18,6 +18,20 @@ std::string Lower(std::string s) {
   return s;
 }
 
+// An optional member: absent → `fallback`; present with another type → an
+// error naming its path. (json::value() threw type_error 302 on, e.g.,
+// "transport": [], ending mcpcell; found by the catalog fuzz target.)
+Result<std::string> OptString(const std::string& origin, const std::string& path, const json& j,
+                              const char* key, const char* fallback) {
+  if (!j.contains(key)) return std::string(fallback);
+  return JsonString(origin, JsonChild(path, key), j[key], /*nonempty=*/false);
+}
+
+Result<bool> OptBool(const std::string& origin, const std::string& path, const json& j, const char* key) {
+  if (!j.contains(key)) return false;
+  return JsonBool(origin, JsonChild(path, key), j[key]);
+}
+
 Result<std::vector<RegistryEnvVar>> ReadEnvVars(const std::string& origin, const std::string& path,
                                                 const json& j) {
   if (!j.is_array()) return JsonTypeError(origin, path, "an array of {name, description, required, secret}", j);
@@ -30,9 +44,15 @@ Result<std::vector<RegistryEnvVar>> ReadEnvVars(const std::string& origin, const
     auto name = JsonString(origin, JsonChild(p, "name"), j[i]["name"]);
     if (!name.ok()) return name.error();
     v.name = *name;
-    v.description = j[i].value("description", "");
-    v.required = j[i].value("required", false);
-    v.secret = j[i].value("secret", false);
+    auto description = OptString(origin, p, j[i], "description", "");
+    if (!description.ok()) return description.error();
+    v.description = *description;
+    auto required = OptBool(origin, p, j[i], "required");
+    if (!required.ok()) return required.error();
+    v.required = *required;
+    auto secret = OptBool(origin, p, j[i], "secret");
+    if (!secret.ok()) return secret.error();
+    v.secret = *secret;
     out.push_back(std::move(v));
   }
   return out;
@@ -48,7 +68,9 @@ Result<RegistryEntry> ReadEntry(const std::string& origin, const std::string& pa
        "target_port", "docker_tags", "custom_metadata", "name", "title", "overview"}));
   RegistryEntry e;
   e.name = name;
-  e.description = j.value("description", "");
+  auto description = OptString(origin, path, j, "description", "");
+  if (!description.ok()) return description.error();
+  e.description = *description;
   std::string src;
   if (j.contains("source")) {
     auto s = JsonString(origin, JsonChild(path, "source"), j["source"]);
@@ -67,14 +89,24 @@ Result<RegistryEntry> ReadEntry(const std::string& origin, const std::string& pa
                          "\"" + src + "\" is not an npx://, uvx:// or docker:// source");
   }
   e.source = *ref;
-  e.tier = Lower(j.value("tier", "community"));
+  auto tier = OptString(origin, path, j, "tier", "community");
+  if (!tier.ok()) return tier.error();
+  e.tier = Lower(*tier);
   if (e.tier != "official" && e.tier != "verified" && e.tier != "community") {
     return JsonPathError(origin, JsonChild(path, "tier"), "expected official, verified or community");
   }
-  e.status = Lower(j.value("status", "active"));
-  e.transport = j.value("transport", "stdio");
-  e.repository_url = j.value("repository_url", "");
-  e.usage = j.value("usage", "");
+  auto status = OptString(origin, path, j, "status", "active");
+  if (!status.ok()) return status.error();
+  e.status = Lower(*status);
+  auto transport = OptString(origin, path, j, "transport", "stdio");
+  if (!transport.ok()) return transport.error();
+  e.transport = *transport;
+  auto repository_url = OptString(origin, path, j, "repository_url", "");
+  if (!repository_url.ok()) return repository_url.error();
+  e.repository_url = *repository_url;
+  auto usage = OptString(origin, path, j, "usage", "");
+  if (!usage.ok()) return usage.error();
+  e.usage = *usage;
   if (j.contains("tags")) {
     auto t = JsonStringList(origin, JsonChild(path, "tags"), j["tags"]);
     if (!t.ok()) return t.error();

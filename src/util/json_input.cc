@@ -1,7 +1,7 @@
 #include "util/json_input.h"
 
+#include <array>
 #include <fstream>
-#include <sstream>
 
 namespace mcpcell {
 
@@ -13,10 +13,18 @@ Result<std::string> ReadTextFile(const std::string& path, const std::string& wha
     if (e.err == 0) e.detail = "cannot open the file";
     return e;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // A policy, profile or manifest is a few KiB. A path naming /dev/zero (or
+  // any endless or huge file) is refused here instead of read until memory
+  // runs out.
+  constexpr std::size_t kMaxTextFile = 16 << 20;
+  std::string text;
+  std::array<char, 64 * 1024> chunk;
+  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxTextFile) return MakeError(what, path, "larger than 16 MiB; not read");
+  }
   if (in.bad()) return ErrnoError(what, path);
-  return ss.str();
+  return text;
 }
 
 void LineColumn(std::string_view text, std::size_t byte, std::size_t* line, std::size_t* column) {
@@ -47,6 +55,14 @@ Result<nlohmann::json> ParseJsonText(std::string_view text, const std::string& o
     return MakeError(origin + ":" + std::to_string(line) + ":" + std::to_string(column) +
                          ": invalid JSON",
                      "", why);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond double's range (1e309): error 406 carries no position,
+    // only the number ("number overflow parsing '1e309'"). Uncaught, it ended
+    // mcpcell in std::terminate (found by the policy and profile fuzz targets).
+    std::string why = e.what();
+    std::size_t pos = why.find("] ");
+    if (pos != std::string::npos) why = why.substr(pos + 2);
+    return MakeError(origin + ": invalid JSON", "", why);
   }
 }
 

@@ -42,6 +42,7 @@
 
 #include "egress/proxy.h"
 #include "egress/proxy_context.h"
+#include "egress/socks5.h"
 
 namespace mcpcell {
 namespace {
@@ -606,6 +607,40 @@ TEST_F(EgressProxyTest, ConnectionsOverTheCellsLimitAreResetAndAudited) {
     EXPECT_FALSE(e["how_to_allow"].get<std::string>().empty());
   }
   EXPECT_GE(limit_events, 1);
+}
+
+std::vector<std::uint8_t> Bytes(std::string_view s) { return {s.begin(), s.end()}; }
+
+// The pure SOCKS5 parser ServeSocks5 uses (and fuzz/socks5_fuzz.cc runs).
+TEST(Socks5Parse, SizesAndAddressesOfEachType) {
+  auto greeting = Bytes(std::string_view("\x05\x02\x02\x00", 4));
+  EXPECT_EQ(Socks5GreetingSize(greeting), 4u);
+  EXPECT_TRUE(Socks5OffersNoAuth(greeting));
+  EXPECT_FALSE(Socks5OffersNoAuth(Bytes(std::string_view("\x05\x01\x02", 3))));
+  EXPECT_FALSE(Socks5OffersNoAuth(Bytes(std::string_view("\x05\x00", 2))));  // no methods offered
+
+  auto domain = Bytes(std::string_view("\x05\x01\x00\x03\x0c" "Example.COM." "\x01\xbb", 5 + 12 + 2));
+  ASSERT_EQ(Socks5RequestSize(domain), domain.size());
+  Socks5Request r = ParseSocks5Request(domain);
+  EXPECT_EQ(r.command, 1);
+  EXPECT_EQ(r.host, "example.com");
+  EXPECT_EQ(r.port, 443);
+
+  auto v4 = Bytes(std::string_view("\x05\x01\x00\x01\x7f\x00\x00\x01\x00\x50", 10));
+  ASSERT_EQ(Socks5RequestSize(v4), 10u);
+  EXPECT_EQ(ParseSocks5Request(v4).host, "127.0.0.1");
+  EXPECT_EQ(ParseSocks5Request(v4).port, 80);
+
+  std::vector<std::uint8_t> v6(22, 0);
+  v6[0] = 5, v6[1] = 1, v6[3] = 4, v6[19] = 1, v6[21] = 22;
+  ASSERT_EQ(Socks5RequestSize(v6), 22u);
+  EXPECT_EQ(ParseSocks5Request(v6).host, "::1");
+  EXPECT_EQ(ParseSocks5Request(v6).port, 22);
+
+  auto unknown = Bytes(std::string_view("\x05\x01\x00\x07\xff", 5));
+  EXPECT_EQ(Socks5RequestSize(unknown), 4u);  // nothing past ATYP is read
+  EXPECT_EQ(ParseSocks5Request(unknown).atyp, 7);
+  EXPECT_TRUE(ParseSocks5Request(unknown).host.empty());
 }
 
 /// SOCKS5 CONNECT by domain name; returns the reply code (-1: no reply).

@@ -105,5 +105,28 @@ TEST(PolicyFile, MissingFileNamesThePath) {
   EXPECT_EQ(p.error().Message(), "read policy file /nonexistent/policy.json: No such file or directory (ENOENT)");
 }
 
+// A number beyond double's range is refused with the number, not thrown out
+// of the parser (it ended mcpcell in std::terminate; found by fuzzing).
+TEST(PolicyFile, NumberOverflowIsRefusedNotThrown) {
+  auto p = ParsePolicy(R"({"version": 1e309})", "p.json");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().Message(), "p.json: invalid JSON: number overflow parsing '1e309'");
+  auto q = ParseProfile(R"({"mcpcell": {"cpus": -65531e309}})", "prof.json");
+  ASSERT_FALSE(q.ok());
+  EXPECT_EQ(q.error().Message(), "prof.json: invalid JSON: number overflow parsing '-65531e309'");
+}
+
+// A file that never ends (or is huge) is refused, not read until memory runs
+// out: a policy naming /dev/zero as a profile, as the policy fuzz target can.
+TEST(PolicyFile, EndlessFilesAreRefusedNotRead) {
+  auto p = LoadPolicy("/dev/zero");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().Message(), "read policy file /dev/zero: larger than 16 MiB; not read");
+  auto q = ParsePolicy(R"({"rules": [{"condition": "always", "action": "isolate", "profile": "/dev/zero"}]})", "p.json");
+  ASSERT_FALSE(q.ok());
+  EXPECT_NE(q.error().Message().find("read permission profile /dev/zero: larger than 16 MiB"), std::string::npos)
+      << q.error().Message();
+}
+
 }  // namespace
 }  // namespace mcpcell

@@ -63,5 +63,17 @@ TEST(Registry, BadEntriesNameThePath) {
   EXPECT_NE(b.error().Message().find("$.servers.x.colour: unknown key"), std::string::npos);
 }
 
+// A member of the wrong type is refused with its path; json::value() threw
+// type_error 302 out of the parser (found by the catalog fuzz target).
+TEST(Registry, MembersOfTheWrongTypeNameThePath) {
+  auto a = ParseCatalog(R"({"servers": {"x": {"source": "npx://ok@1.0.0", "transport": []}}})", "cat.json");
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.error().Message().find("$.servers.x.transport"), std::string::npos) << a.error().Message();
+  auto b = ParseCatalog(
+      R"({"servers": {"x": {"source": "npx://ok@1.0.0", "env_vars": [{"name": "T", "secret": "yes"}]}}})", "cat.json");
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().Message().find("$.servers.x.env_vars[0].secret"), std::string::npos) << b.error().Message();
+}
+
 }  // namespace
 }  // namespace mcpcell

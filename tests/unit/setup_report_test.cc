@@ -70,6 +70,20 @@ TEST(SetupReport, AnErrorAfterTheFdsWinsAndTheFdsAreClosed) {
   ::close(a[0]);
 }
 
+// A path is bytes, not UTF-8: `mcpcell run -- $'/bin/tr\xae'` made the cell's
+// setup child throw from json::dump() (std::terminate) instead of reporting
+// ENOENT. Found by fuzz/server_ref_fuzz.cc; the byte arrives as U+FFFD.
+TEST(SetupReport, AnErrorNamingAPathThatIsNotUtf8Arrives) {
+  Pair p = MakePair();
+  SendSetupError(p.cell.get(), Error{"exec server", "/bin/tr\xae", ENOENT, ""});
+  p.cell.reset();
+  SetupResult r = AwaitSetupResult(p.supervisor.get());
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->what, "exec server");
+  EXPECT_EQ(r.error->path, "/bin/tr\xEF\xBF\xBD");
+  EXPECT_EQ(r.error->err, ENOENT);
+}
+
 TEST(SetupReport, NoMessageMeansTheServerWasExeced) {
   Pair p = MakePair();
   p.cell.reset();

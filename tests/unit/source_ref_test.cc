@@ -12,6 +12,7 @@
 #include "source/npx_install.h"
 #include "source/server_ref.h"
 #include "source/trust_facts.h"
+#include "util/json_text.h"
 
 namespace mcpcell {
 namespace {
@@ -67,6 +68,17 @@ TEST(ServerRef, RefusesNamesThatNpmWouldReadAsFlags) {
     auto r = ParseServerRef(bad, {});
     EXPECT_FALSE(r.ok()) << bad;
   }
+}
+
+// argv words are bytes: a command that is not UTF-8 still parses, and its
+// JSON (--dry-run, explain --json) is written with U+FFFD instead of throwing
+// json type_error 316 (found by fuzz/server_ref_fuzz.cc).
+TEST(ServerRef, CommandThatIsNotUtf8RendersAsJson) {
+  auto ref = ParseServerRef(std::nullopt, {"/bin/tr\xae", "x\xff"});
+  ASSERT_TRUE(ref.ok()) << ref.error().Message();
+  std::string text = JsonText(ToJson(*ref));
+  EXPECT_NE(text.find("/bin/tr\xEF\xBF\xBD"), std::string::npos) << text;
+  EXPECT_EQ(nlohmann::json::parse(text)["package"], "/bin/tr\xEF\xBF\xBD");
 }
 
 TEST(ServerRef, ExactVersions) {

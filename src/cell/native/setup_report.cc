@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "util/json_text.h"
+
 namespace mcpcell {
 namespace {
 
@@ -32,15 +34,14 @@ std::vector<UniqueFd> TakeFds(msghdr& msg) {
 
 void SendSetupError(int fd, const Error& error) {
   std::string msg =
-      nlohmann::json{{"step", error.what}, {"path", error.path}, {"errno", error.err}, {"detail", error.detail}}
-          .dump();
+      JsonText(nlohmann::json{{"step", error.what}, {"path", error.path}, {"errno", error.err}, {"detail", error.detail}});
   // MSG_NOSIGNAL: a vanished supervisor must not kill us with SIGPIPE mid-report.
   (void)::send(fd, msg.data(), msg.size(), MSG_NOSIGNAL);
 }
 
 Status SendSetupFds(int fd, const std::string& what, std::span<const int> fds) {
   if (fds.empty() || fds.size() > kMaxFds) return MakeError("hand over fds", what, "bad fd count");
-  std::string body = nlohmann::json{{"fds", what}}.dump();
+  std::string body = JsonText(nlohmann::json{{"fds", what}});
   struct iovec iov{body.data(), body.size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)]{};
   struct msghdr msg{};
