@@ -623,8 +623,10 @@ TEST(Socks5Parse, SizesAndAddressesOfEachType) {
   ASSERT_EQ(Socks5RequestSize(domain), domain.size());
   Socks5Request r = ParseSocks5Request(domain);
   EXPECT_EQ(r.command, 1);
-  EXPECT_EQ(r.host, "example.com");
+  EXPECT_EQ(r.host, "Example.COM.");  // the bytes as sent: the name gate (CanonicalHost) decides, not the parser
   EXPECT_EQ(r.port, 443);
+  auto nul = Bytes(std::string_view("\x05\x01\x00\x03\x0b" "evil\0x.test" "\x00\x50", 5 + 11 + 2));
+  EXPECT_EQ(ParseSocks5Request(nul).host, std::string("evil\0x.test", 11));  // the NUL kept, for the gate to refuse
 
   auto v4 = Bytes(std::string_view("\x05\x01\x00\x01\x7f\x00\x00\x01\x00\x50", 10));
   ASSERT_EQ(Socks5RequestSize(v4), 10u);
