@@ -19,7 +19,8 @@ require_root() {
 install_packages() {
   local want=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libseccomp-dev libboost-dev
               libnftables-dev libldns-dev nftables dnsutils curl openssl
-              libfmt-dev libgtest-dev libgmock-dev bubblewrap util-linux iproute2 uidmap "$@")
+              libfmt-dev libgtest-dev libgmock-dev bubblewrap util-linux iproute2 uidmap
+              strace python3 "$@")  # strace: the cell-uid test traces from outside; python3: the pty harness
   command -v node >/dev/null 2>&1 || want+=(nodejs)
   command -v npm >/dev/null 2>&1 || want+=(npm)
   local missing=() p
