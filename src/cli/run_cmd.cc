@@ -174,6 +174,10 @@ void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>
   cmd->add_option("--system-mount", req->system_mounts, "extra read-only host directory at the same path");
   cmd->add_flag("--no-auto-mount", req->no_auto_mount, "do not mount the server's own directory automatically");
   cmd->add_flag("--force-credentials", req->force_credentials, "allow naming credential locations (~/.ssh, ...)");
+  cmd->add_option("--relay", req->relay, "on (default): read every MCP message, enforce tool rules, audit calls; "
+                  "off: copy bytes (refused when the profile has tool rules)")
+      ->check(CLI::IsMember({"on", "off"}));
+  cmd->add_option("--max-message", req->max_message, "largest MCP message the relay passes, e.g. 64m (default)");
   cmd->add_flag("--dry-run", req->dry_run, "print the decision and the CellSpec as JSON; run nothing");
   cmd->add_flag("-v,--verbose", req->verbose, "say on stderr what the cell is built from");
   // A repeatable option takes one value per use, so `--allow-host x SERVER`
