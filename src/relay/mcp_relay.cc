@@ -281,9 +281,10 @@ std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line
 }
 
 RelayAction McpRelay::Notification(Side from, const Envelope& env) {
-  if (env.method.rfind("notifications/", 0) != 0) {
-    // A request without an id: the peer runs nothing for it, and the relay
-    // cannot answer it. Dropped, on the record.
+  if (AuditEventFor(env.method) != nullptr) {
+    // A judged request without an id: the relay cannot answer it, and a peer
+    // that ran it anyway would run it unjudged and unrecorded. Dropped, on
+    // the record. Other notifications (any method) pass as they are.
     ++refused_;
     Audit({{"event", "relay_refused"}, {"from", kSideName[from]}, {"code", kInvalidRequest},
            {"reason", "a request (" + env.method + ") without an id"}, {"id", nullptr}});

@@ -268,6 +268,16 @@ TEST(McpRelay, NotificationsPass) {
   Harness h;
   EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","method":"notifications/initialized"})").forward, Forward::kAsIs);
   EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})").forward, Forward::kAsIs);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","method":"x"})").forward, Forward::kAsIs);
+}
+
+TEST(McpRelay, JudgedMethodsWithoutIdAreDroppedInEitherSpelling) {
+  Harness h;
+  for (const char* m : {"tools/call", "tools\\/call", "\\u0074ools/call", "resources/read", "prompts/get"}) {
+    auto a = h.Client(std::string(R"({"jsonrpc":"2.0","method":")") + m + R"(","params":{"name":"write_file"}})");
+    EXPECT_EQ(a.forward, Forward::kDrop) << m;
+  }
+  EXPECT_EQ(h.records.size(), 5u);
 }
 
 TEST(McpRelay, ForgedResponsesAreDroppedInBothDirections) {
