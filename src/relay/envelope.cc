@@ -48,29 +48,41 @@ Refusal Refuse(int code, std::string message, std::string id_json = "null", std:
   return Refusal{code, std::move(message), std::move(id_json), std::move(id_key)};
 }
 
-std::optional<std::string> DuplicateIn(element e, const std::string& path, int depth) {
+// The path of the first duplicate key is built only once one is found (on the
+// way back up), so a clean document costs no string per node. simdjson's
+// parser already bounds the depth (1024).
+bool DuplicateIn(element e, std::string* where) {
   if (e.type() == element_type::ARRAY) {
     std::size_t i = 0;
     // A copy: value_unsafe() of a temporary result would dangle in a range-for.
     simdjson::dom::array items = e.get_array().value_unsafe();
     for (element v : items) {
-      if (auto d = DuplicateIn(v, fmt::format("{}[{}]", path, i++), depth + 1)) return d;
+      if (DuplicateIn(v, where)) {
+        *where = fmt::format("[{}]", i) + (where->empty() || (*where)[0] == '[' ? "" : ".") + *where;
+        return true;
+      }
+      ++i;
     }
-    return std::nullopt;
+    return false;
   }
-  if (e.type() != element_type::OBJECT) return std::nullopt;
+  if (e.type() != element_type::OBJECT) return false;
   std::vector<std::string_view> keys;
   // A copy: value_unsafe() of a temporary result would dangle in a range-for.
   simdjson::dom::object members = e.get_object().value_unsafe();
   for (auto field : members) keys.push_back(field.key);
   std::sort(keys.begin(), keys.end());
   auto dup = std::adjacent_find(keys.begin(), keys.end());
-  if (dup != keys.end()) return path.empty() ? std::string(*dup) : path + "." + std::string(*dup);
-  for (auto field : members) {
-    std::string child = path.empty() ? std::string(field.key) : path + "." + std::string(field.key);
-    if (auto d = DuplicateIn(field.value, child, depth + 1)) return d;
+  if (dup != keys.end()) {
+    *where = std::string(*dup);
+    return true;
   }
-  return std::nullopt;
+  for (auto field : members) {
+    if (DuplicateIn(field.value, where)) {
+      *where = std::string(field.key) + ((*where)[0] == '[' ? "" : ".") + *where;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -84,7 +96,11 @@ std::string ErrorResponse(std::string_view id_json, int code, std::string_view m
                      JsonQuote(message));
 }
 
-std::optional<std::string> FindDuplicateKey(element e) { return DuplicateIn(e, "", 0); }
+std::optional<std::string> FindDuplicateKey(element e) {
+  std::string where;
+  if (DuplicateIn(e, &where)) return where;
+  return std::nullopt;
+}
 
 std::optional<std::string_view> StringMember(element obj, std::string_view key) {
   if (obj.type() != element_type::OBJECT) return std::nullopt;

@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
-import { EXIT, resultText, runMcpcell, skipWithoutCell, startServer } from './lib/mcpcell.mjs';
+import { EXIT, resultText, runInCell, runMcpcell, skipWithoutCell, startServer } from './lib/mcpcell.mjs';
 import { MCPCELL_BIN, NODE_BIN, serverEntry } from './lib/paths.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
@@ -110,4 +110,38 @@ test('relay: tool rules are never accepted and ignored', { timeout: 30_000 }, as
   const dry = await runMcpcell(['run', '--isolate=native', '--permission-profile', profile, '--dry-run', '--', '/bin/true']);
   assert.equal(dry.code, 0, dry.stderr);
   assert.deepEqual(JSON.parse(dry.stdout).cell.relay.tools.deny, ['write_file']);
+});
+
+test('relay: an echo server receives only what the relay decided to pass', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const conf = makeTempDir('relay-echo');
+  const profile = writeProfile(conf, { mcpcell: { tools: { deny: ['write_file'] } } });
+  const logDir = makeWritableDir('relay-echo-log');
+  const audit = path.join(logDir, 'echo.jsonl');
+  const allowed = '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{}}}';
+  const note = '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}';
+  const input = [
+    '{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{"name":"write_file"}}',
+    '{"jsonrpc":"2.0","id":2,"method":"\\u0074ools/call","params":{"name":"write_file"}}',
+    '[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"write_file"}}]',
+    '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"write_file"}}',
+    '{"jsonrpc":"2.0","id":99,"result":{}}',
+    allowed,
+    '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"write_file\\u0000"}}',
+    note,
+  ].join('\n') + '\n';
+  const r = await runInCell(['--permission-profile', profile, '--audit-log', audit],
+    [NODE_BIN, '-e', 'process.stdin.pipe(process.stdout)'], { input });
+  assert.equal(r.code, 0, r.stderr);
+  const out = r.stdout.split('\n').filter(Boolean);
+  // What the server echoed is exactly what it was given: the allowed call and the notification.
+  const echoed = out.filter((l) => !l.includes('"error"'));
+  assert.deepEqual(echoed, [allowed, note], r.stdout);
+  const errors = out.filter((l) => l.includes('"error"')).map((l) => JSON.parse(l));
+  assert.deepEqual(errors.map((e) => [e.id, e.error.code]),
+    [[1, -32600], [2, -32001], [null, -32600], [5, -32001]], r.stdout);
+  const events = records(audit);
+  assert.equal(events.filter((e) => e.event === 'forged_response').length, 1);
+  assert.equal(events.filter((e) => e.event === 'tool_call' && e.outcome === 'denied').length, 2);
+  assert.equal(verify(audit).code, 0);
 });

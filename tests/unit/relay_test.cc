@@ -223,6 +223,13 @@ INSTANTIATE_TEST_SUITE_P(
         HostileCase{"HugeNumber", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"n":1e999999}}})", kNull, kParseError}),
     [](const ::testing::TestParamInfo<HostileCase>& i) { return std::string(i.param.name); });
 
+TEST(McpRelay, ADuplicateKeyIsNamedByItsPath) {
+  Harness h;
+  auto a = h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"l":[0,{"k":1,"k":2}]}}})");
+  std::string msg = Reply(a)["error"]["message"];
+  EXPECT_NE(msg.find("\"params.arguments.l[1].k\""), std::string::npos) << msg;
+}
+
 TEST(McpRelay, DeepNestingIsRefusedNotRecursedInto) {
   Harness h;
   std::string deep = R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"a":)" +
