@@ -131,7 +131,7 @@ test('relay: an echo server receives only what the relay decided to pass', { tim
     note,
   ].join('\n') + '\n';
   const r = await runInCell(['--permission-profile', profile, '--audit-log', audit],
-    [NODE_BIN, '-e', 'process.stdin.pipe(process.stdout)'], { input });
+    [NODE_BIN, '-e', 'process.stdin.pipe(process.stdout)'], { input, relay: 'on' });
   assert.equal(r.code, 0, r.stderr);
   const out = r.stdout.split('\n').filter(Boolean);
   // What the server echoed is exactly what it was given: the allowed call and the notification.
