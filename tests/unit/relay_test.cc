@@ -219,6 +219,9 @@ INSTANTIATE_TEST_SUITE_P(
         HostileCase{"CallWithoutName", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}})", 1, kInvalidRequest},
         HostileCase{"CallNameNotString", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":["write_file"]}})", 1, kInvalidRequest},
         HostileCase{"ArgumentsNotObject", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":[1]}})", 1, kInvalidRequest},
+        HostileCase{"ParamsArray", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":["write_file",{}]})", 1, kInvalidRequest},
+        HostileCase{"ReadWithoutUri", R"({"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"url":"file:///etc/passwd"}})", 1, kInvalidRequest},
+        HostileCase{"DenyIsCaseSensitiveButEscapesDecode", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\u0077rite_file"}})", 1, kRefusedByPolicy},
         HostileCase{"ParamsString", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":"write_file"})", 1, kInvalidRequest},
         HostileCase{"HugeNumber", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"n":1e999999}}})", kNull, kParseError}),
     [](const ::testing::TestParamInfo<HostileCase>& i) { return std::string(i.param.name); });
