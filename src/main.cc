@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
   mcpcell::AddPolicyCommand(app, &exit_code, &after_dashes);
   mcpcell::AddRegistryCommand(app, &exit_code);
   mcpcell::AddGcCommand(app, &exit_code);
+  mcpcell::AddAuditCommand(app, &exit_code);
   mcpcell::AddEgressProxyCommand(app, &exit_code);
   try {
     app.parse(args);

@@ -1,24 +1,86 @@
 #include "audit/audit_log.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <ctime>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "audit/sha256.h"
+
 namespace mcpcell {
+namespace {
+
+const std::string kGenesis(64, '0');
+constexpr std::string_view kHashMember = ",\"hash\":\"";
+constexpr std::size_t kHashSuffix = kHashMember.size() + 64 + 2;  // ,"hash":"<64 hex>"}
+
+std::string NewRunId() {
+  unsigned char b[8] = {};
+  if (::getrandom(b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) {
+    auto t = std::chrono::steady_clock::now().time_since_epoch().count();
+    for (std::size_t i = 0; i < sizeof b; ++i) b[i] = static_cast<unsigned char>(t >> (8 * i));
+  }
+  std::string out;
+  for (unsigned char c : b) out += fmt::format("{:02x}", c);
+  return out;
+}
+
+// The last line of the first `size` bytes of `fd` (without its newline), read
+// backwards in chunks; `*complete` says whether the file ends with '\n'.
+Result<std::string> LastLine(int fd, std::uint64_t size, bool* complete) {
+  std::string tail;
+  std::uint64_t pos = size;
+  *complete = false;
+  bool first = true;
+  while (pos > 0) {
+    std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(pos, 4096));
+    pos -= n;
+    std::string chunk(n, '\0');
+    if (::pread(fd, chunk.data(), n, static_cast<off_t>(pos)) != static_cast<ssize_t>(n)) {
+      return ErrnoError("read the audit log's last record");
+    }
+    tail.insert(0, chunk);
+    if (first) {
+      *complete = !tail.empty() && tail.back() == '\n';
+      first = false;
+    }
+    std::string_view body(tail.data(), tail.size() - (*complete ? 1 : 0));
+    auto nl = body.rfind('\n');
+    if (nl != std::string_view::npos) return std::string(body.substr(nl + 1));
+  }
+  return tail.empty() ? tail : tail.substr(0, tail.size() - (*complete ? 1 : 0));
+}
+
+}  // namespace
+
+std::optional<std::string> ChainedRecordHash(std::string_view line, std::string* stated) {
+  if (line.size() < kHashSuffix + 2 || line.substr(line.size() - 2) != "\"}") return std::nullopt;
+  std::size_t at = line.size() - kHashSuffix;
+  if (line.substr(at, kHashMember.size()) != kHashMember) return std::nullopt;
+  *stated = std::string(line.substr(at + kHashMember.size(), 64));
+  std::string body(line.substr(0, at));
+  body += '}';
+  return Sha256Hex(body);
+}
+
+AuditLog::AuditLog(UniqueFd fd, std::string path)
+    : fd_(std::move(fd)), path_(std::move(path)), run_(NewRunId()), mu_(std::make_unique<std::mutex>()) {}
 
 Result<AuditLog> AuditLog::Open(const std::string& path) {
   // O_NOFOLLOW: a symlink planted at the log path must not redirect our
   // writes (open(2): fails with ELOOP). O_APPEND: each write lands at the end
-  // atomically with respect to other appenders. 0600: decisions and paths are
-  // nobody else's business; the umask can only narrow it.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  // atomically with respect to other appenders. O_RDWR: the chain's last
+  // hash is read back. 0600: decisions and paths are nobody else's business.
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     Error e = ErrnoError("open audit log", path);
     if (e.err == ELOOP) e.detail = "the path is a symbolic link; name the real file";
@@ -38,21 +100,83 @@ Result<AuditLog> AuditLog::Open(const std::string& path) {
   return AuditLog(std::move(owned), path);
 }
 
+// Where the chain ends: the last record's hash and next seq. A last line that
+// is not a chained record (an older mcpcell's, or damage) is chained to by its
+// own SHA-256, so the damage stays visible to verify and the chain goes on.
+Status AuditLog::ChainTail(std::uint64_t size, std::string* prev, std::uint64_t* seq, bool* needs_newline) {
+  *needs_newline = false;
+  if (size == 0) {
+    *prev = kGenesis;
+    *seq = 0;
+    return {};
+  }
+  if (size == end_) {
+    *prev = last_hash_;
+    *seq = last_seq_ + 1;
+    return {};
+  }
+  bool complete = false;
+  auto line = LastLine(fd_.get(), size, &complete);
+  if (!line) return line.error();
+  *needs_newline = !complete;
+  std::string stated;
+  auto own = ChainedRecordHash(*line, &stated);
+  auto j = nlohmann::json::parse(*line, nullptr, false);
+  if (complete && own && *own == stated && j.is_object() && j.contains("seq") && j["seq"].is_number_unsigned()) {
+    *prev = stated;
+    *seq = j["seq"].get<std::uint64_t>() + 1;
+  } else {
+    *prev = Sha256Hex(*line);
+    *seq = 0;
+  }
+  return {};
+}
+
 Status AuditLog::Write(const nlohmann::json& event) {
+  std::lock_guard lock(*mu_);
+  // flock(2): an exclusive lock on the open file description, shared by no
+  // other process's open of the file, so each writer appends to the chain end
+  // it read. Held for one read of the tail and one write.
+  while (::flock(fd_.get(), LOCK_EX) != 0) {
+    if (errno != EINTR) return ErrnoError("lock audit log", path_);
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::flock(fd, LOCK_UN); }
+  } unlock{fd_.get()};
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0) return ErrnoError("stat audit log", path_);
+  std::string prev;
+  std::uint64_t seq = 0;
+  bool needs_newline = false;
+  MCPCELL_TRY(ChainTail(static_cast<std::uint64_t>(st.st_size), &prev, &seq, &needs_newline));
   nlohmann::json e = event;
   if (!e.contains("ts")) e["ts"] = AuditTimestamp();
+  e["run"] = run_;
+  e["seq"] = seq;
+  e["prev"] = prev;
+  e.erase("hash");
   // dump() escapes control characters, so the line cannot contain a raw newline;
   // replace invalid UTF-8 rather than throwing on a hostile server name.
-  std::string line = e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string body = e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string hash = Sha256Hex(body);
+  body.pop_back();  // the closing brace; the hash member goes last
+  std::string line = (needs_newline ? "\n" : "") + body + std::string(kHashMember) + hash + "\"}\n";
   const char* p = line.data();
   std::size_t left = line.size();
   while (left > 0) {
     ssize_t n = ::write(fd_.get(), p, left);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("write audit log", path_);
+    if (n < 0) {
+      end_ = UINT64_MAX;
+      return ErrnoError("write audit log", path_);
+    }
     p += n;
     left -= static_cast<std::size_t>(n);
   }
+  end_ = static_cast<std::uint64_t>(st.st_size) + line.size();
+  last_hash_ = hash;
+  last_seq_ = seq;
   return {};
 }
 

@@ -59,6 +59,9 @@ nlohmann::json ToJson(const CellSpec& s) {
   }
   return nlohmann::json{
       {"backend", s.backend},
+      {"relay", {{"on", s.relay.on},
+                 {"max_message_bytes", s.relay.max_message},
+                 {"tools", {{"allow", s.relay.tools_allow}, {"deny", s.relay.tools_deny}, {"from", s.relay.tools_origin}}}}},
       {"argv", s.argv},
       {"env", s.env},
       {"workdir", s.workdir},

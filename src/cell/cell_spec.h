@@ -77,6 +77,15 @@ struct SecretSpec {
   std::optional<std::string> env_name;  ///< only when the user asked to map it to an env var
 };
 
+/// The MCP-aware relay on the server's stdio (src/relay/).
+struct RelaySpec {
+  bool on = true;                         ///< --relay=off: the raw byte copy of before
+  std::vector<std::string> tools_allow;   ///< mcpcell.tools.allow globs
+  std::vector<std::string> tools_deny;    ///< mcpcell.tools.deny globs (win over allow)
+  std::string tools_origin;               ///< "profile fs.json", for refusals
+  std::uint64_t max_message = 64ull << 20;  ///< bytes per line, either direction
+};
+
 struct CellSpec {
   std::vector<std::string> argv;             ///< argv[0] resolved inside the cell via PATH
   std::map<std::string, std::string> env;    ///< the complete environment; nothing else leaks in
@@ -94,6 +103,7 @@ struct CellSpec {
   bool landlock = true;
   std::chrono::milliseconds stop_grace{2000};  ///< SIGTERM → SIGKILL
   std::string backend = "native";
+  RelaySpec relay;
 };
 
 /// The spec as JSON, for --dry-run and the audit log.

@@ -29,5 +29,6 @@ void AddPolicyCommand(CLI::App& app, int* exit_code, const std::vector<std::stri
 void AddRegistryCommand(CLI::App& app, int* exit_code);
 void AddGcCommand(CLI::App& app, int* exit_code);
 void AddEgressProxyCommand(CLI::App& app, int* exit_code);
+void AddAuditCommand(CLI::App& app, int* exit_code);
 
 }  // namespace mcpcell

@@ -22,6 +22,7 @@
 #include "policy/decide.h"
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
+#include "util/units.h"
 #include "registry/catalog.h"
 #include "source/image_ref.h"
 #include "source/npx_install.h"
@@ -280,6 +281,38 @@ std::string ToString(LaunchPlan::Action action) {
   return "?";
 }
 
+// The relay's settings. Tool rules are enforced only by the relay, and only
+// the native cell's stdio goes through it yet: every other way to run is
+// refused while the profile has tool rules (never accepted and ignored).
+static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile, const LaunchPlan& plan, RelaySpec* out) {
+  out->on = req.relay != "off";
+  out->tools_allow = profile.ext.tools_allow;
+  out->tools_deny = profile.ext.tools_deny;
+  out->tools_origin = "profile " + profile.name;
+  if (req.max_message) {
+    auto size = ParseSize(*req.max_message);
+    if (!size.ok()) return MakeError("--max-message", *req.max_message, "expected a size such as 64m or 512k");
+    if (*size < 4096) return MakeError("--max-message", *req.max_message, "must be at least 4k");
+    out->max_message = *size;
+  }
+  bool rules = !out->tools_allow.empty() || !out->tools_deny.empty();
+  if (!rules) return {};
+  std::string where = "the profile " + profile.name + " has mcpcell.tools rules, ";
+  if (!out->on) {
+    return MakeError("--relay=off", "", where + "which only the relay enforces; drop --relay=off or the tool rules");
+  }
+  if (plan.action == LaunchPlan::Action::kAllow) {
+    return MakeError("run without a cell", plan.rule,
+                     where + "which a server run without a cell would not be held to; isolate it, or drop the tool rules");
+  }
+  bool container = plan.level != "auto" && plan.level != "native";
+  if (container) {
+    return MakeError("--isolate=" + plan.level, "",
+                     where + "and the relay runs only on a native cell's stdio yet; use --isolate=native, or drop the tool rules");
+  }
+  return {};
+}
+
 Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   auto parsed = ParseServerRef(req.server, req.command);
   if (!parsed.ok()) return parsed.error();
@@ -426,6 +459,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
     if (req.verbose || n.rfind("warning:", 0) == 0) Say(n);
   }
   MCPCELL_TRY(CheckRecordsOutOfReach(spec, req, decision));
+  MCPCELL_TRY(LowerRelay(req, *profile, plan, &spec.relay));
   plan.explain["permissions"] = PermissionsJson(merged, spec, *net, *profile);
   plan.explain["profile"] = ToJson(*profile);
   plan.explain["notes"] = notes;

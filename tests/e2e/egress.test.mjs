@@ -440,7 +440,7 @@ test('egress with a third-party client (curl in the cell): proxy variables, SOCK
 test('egress: a malformed --resolve is a usage error (2) that says what it expects, and runs nothing', { timeout: 60_000 }, async () => {
   const profile = writeProfile(makeTempDir('egress-resolve'), { allow_host: ['.acmecorp.com'] });
   for (const pin of ['nonsense', 'wiki.acmecorp.com:80:not-an-address', 'wiki.acmecorp.com:99999:127.0.0.1']) {
-    const r = await runMcpcell(['run', '--isolate', '--permission-profile', profile, '--resolve', pin, '--',
+    const r = await runMcpcell(['run', '--isolate', '--relay=off', '--permission-profile', profile, '--resolve', pin, '--',
       NODE_BIN, '-e', 'console.log("ran")']);
     assert.equal(r.code, EXIT.usage, `--resolve ${pin}: exit ${r.code}; stderr:\n${r.stderr}`);
     assert.equal(r.stdout, '', 'the server ran');

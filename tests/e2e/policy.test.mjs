@@ -238,7 +238,11 @@ test('user story: policy "untrusted_source → isolate" runs npx server-filesyst
   const exit = onlyEvent(events, 'exit');
   assert.equal(exit.cell_id, launch.cell_id);
   assert.equal(exit.status, 0);
-  assert.deepEqual(events.map((e) => e.event), ['decision', 'launch', 'exit']);
+  // The run's lifecycle, in order; the relay's records of the conversation lie between launch and exit.
+  const kinds = events.map((e) => e.event);
+  assert.deepEqual(kinds.filter((k) => ['decision', 'launch', 'exit'].includes(k)), ['decision', 'launch', 'exit']);
+  assert.ok(kinds.indexOf('session_start') > kinds.indexOf('launch') && kinds.indexOf('session_end') < kinds.indexOf('exit'),
+    kinds.join(','));
 
   // The install lives in the test's cache, outside the cell's writable paths.
   const entry = launch.argv?.find((a) => a.startsWith(path.join(CACHE_HOME, 'mcpcell', 'npx') + '/'));
@@ -339,7 +343,7 @@ test('allow only by a rule: "always → allow" runs without a cell (same uid, sa
   const policy = writePolicy('{"rules":[{"condition":"always","action":"allow"}]}\n');
   const marker = path.join(makeTempDir('allow-marker'), 'ran'); // ours, not world-writable
   const auditLog = path.join(makeTempDir('allow-audit'), 'audit.jsonl');
-  const r = await runMcpcell(['run', '--policy', policy, '--audit-log', auditLog, '--', ...probeCommand(marker)]);
+  const r = await runMcpcell(['run', '--relay=off', '--policy', policy, '--audit-log', auditLog, '--', ...probeCommand(marker)]);
   assert.equal(r.code, 0, `stderr:\n${r.stderr}`);
   const [uid, ns] = r.stdout.split('\n');
   assert.equal(uid, String(process.getuid()));
@@ -369,7 +373,7 @@ test('warn falls through to the default (isolate): warned, then run in a cell', 
   }));
   const marker = path.join(makeTempDir('warn-marker'), 'ran');
   const auditLog = path.join(makeTempDir('warn-audit'), 'audit.jsonl');
-  const r = await runMcpcell(['run', '--policy', policy, '--audit-log', auditLog, '--', ...probeCommand(marker)]);
+  const r = await runMcpcell(['run', '--relay=off', '--policy', policy, '--audit-log', auditLog, '--', ...probeCommand(marker)]);
   assert.equal(r.code, 0, `stderr:\n${r.stderr}`);
   const [uid, ns, probed] = r.stdout.split('\n');
   assert.equal(probed, 'probed', r.stdout);
@@ -405,7 +409,7 @@ test('no policy and no --isolate: the built-in default isolates', { timeout: 60_
   if (await skipWithoutCell(t)) return;
   const marker = path.join(makeTempDir('default-marker'), 'ran');
   const auditLog = path.join(makeTempDir('default-audit'), 'audit.jsonl');
-  const r = await runMcpcell(['run', '--audit-log', auditLog, '--', ...probeCommand(marker)]);
+  const r = await runMcpcell(['run', '--relay=off', '--audit-log', auditLog, '--', ...probeCommand(marker)]);
   assert.equal(r.code, 0, `stderr:\n${r.stderr}`);
   const [uid, ns, probed] = r.stdout.split('\n');
   assert.equal(probed, 'probed', r.stdout);
@@ -461,7 +465,7 @@ test('secrets: /run/secrets/TOKEN is readable in the cell; the value is in no en
     process.stdin.resume();
     process.stdin.on('end', () => process.exit(0));`;
   let hostView = null;
-  const r = await runMcpcell(['run', ...nodeCellArgs(), '--secret', `TOKEN=${secretFile}`, '--audit-log', auditLog,
+  const r = await runMcpcell(['run', '--relay=off', ...nodeCellArgs(), '--secret', `TOKEN=${secretFile}`, '--audit-log', auditLog,
     '--', NODE_BIN, '-e', script], {
     onSpawn: (child) => {
       let out = '';

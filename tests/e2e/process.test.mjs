@@ -26,7 +26,7 @@ after(removeTempDirs);
 const isRoot = process.getuid() === 0;
 const TERMINAL_ATTEMPTS = ['terminal_access', 'process_group', 'signal_caller_group', 'realtime_priority'];
 /** Enough for the attempts, so the stop order never cuts them short; not a measurement. */
-const CELL = ['run', '--isolate', '--grace', '60s'];
+const CELL = ['run', '--isolate', '--relay=off', '--grace', '60s'];
 
 test('baseline: without a cell the terminal attempts do get the terminal', { timeout: 200_000 }, () => {
   assertAttackBinExists();
@@ -73,7 +73,7 @@ test('stdin is the terminal: what the user types reaches the server, Ctrl-D is t
   // cat copies what was typed and ends only at end of input: Ctrl-D on the
   // terminal, which mcpcell turns into EOF on the server's stdin pipe.
   const report = ptyRun({ stdin: 'tty', stdout: 'pipe', stderr: 'pipe' },
-    [MCPCELL_BIN, 'run', '--isolate', '--', '/bin/sh', '-c', 'test -t 0 && echo STDIN-IS-A-TTY; exec cat'], { eof: true });
+    [MCPCELL_BIN, 'run', '--isolate', '--relay=off', '--', '/bin/sh', '-c', 'test -t 0 && echo STDIN-IS-A-TTY; exec cat'], { eof: true });
   assert.deepEqual(report.exit, { code: 0, signal: null }, report.stderr);
   assert.equal(report.stdout, `${TYPED}\n`);
   assert.doesNotMatch(report.stdout, /STDIN-IS-A-TTY/);
@@ -101,8 +101,8 @@ test('every rlimit is the cell\'s own: the caller\'s raised SIGPENDING and lower
   if (await skipWithoutCell(t)) return;
   // prlimit lowers the caller's NOFILE (the cell must not raise it back) and
   // leaves SIGPENDING at the machine's default (tens of thousands).
-  const r = await runMcpcell(['run', '--isolate', '--', '/bin/cat', '/proc/self/limits'], { input: '' });
-  const viaPrlimit = execFileSync('prlimit', ['--nofile=100:100', MCPCELL_BIN, 'run', '--isolate', '--', '/bin/cat',
+  const r = await runMcpcell(['run', '--isolate', '--relay=off', '--', '/bin/cat', '/proc/self/limits'], { input: '' });
+  const viaPrlimit = execFileSync('prlimit', ['--nofile=100:100', MCPCELL_BIN, 'run', '--isolate', '--relay=off', '--', '/bin/cat',
     '/proc/self/limits'], { encoding: 'utf8', input: '' });
   assert.equal(r.code, 0, r.stderr);
   const limit = (text, name) => text.split('\n').find((l) => l.startsWith(name))?.split(/\s{2,}/).slice(1, 3);
@@ -121,7 +121,7 @@ test('stdin at EOF from the start (/dev/null, a file, closed) is a client that c
   const file = path.join(dir, 'requests.jsonl');
   writeReadableFile(file, '{}\n');
   const run = (stdin, shell) => new Promise((resolve, reject) => {
-    const args = ['run', '--isolate', '--grace', '500ms', '--', 'sleep', '100'];
+    const args = ['run', '--isolate', '--relay=off', '--grace', '500ms', '--', 'sleep', '100'];
     const child = shell
       ? spawn('/bin/sh', ['-c', '"$0" "$@" <&-', MCPCELL_BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
       : spawn(MCPCELL_BIN, args, { stdio: [stdin, 'pipe', 'pipe'] });
@@ -152,7 +152,7 @@ test('--secret-env: the value is in the server\'s environment, not on argv or in
   const file = path.join(dir, 'token.txt');
   writeReadableFile(file, `${value}\n`);
   const audit = path.join(makeWritableDir('secret-audit'), 'audit.jsonl');
-  const child = spawn(MCPCELL_BIN, ['run', '--isolate', '--audit-log', audit, '--secret', `TOKEN=${file}`, '--secret-env',
+  const child = spawn(MCPCELL_BIN, ['run', '--isolate', '--relay=off', '--audit-log', audit, '--secret', `TOKEN=${file}`, '--secret-env',
     'TOKEN=GH_TOKEN', '--', '/bin/sh', '-c', 'echo "GH_TOKEN=$GH_TOKEN"; exec cat'], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -177,7 +177,7 @@ test('--secret-env: the value is in the server\'s environment, not on argv or in
   // The profile's mcpcell.secrets / secret_env take the same way.
   const profile = path.join(dir, 'profile.json');
   writeReadableFile(profile, JSON.stringify({ mcpcell: { secrets: { TOKEN: file }, secret_env: { TOKEN: 'API_KEY' } } }));
-  const viaProfile = await runMcpcell(['run', '--isolate', '--permission-profile', profile, '--', '/bin/sh', '-c',
+  const viaProfile = await runMcpcell(['run', '--isolate', '--relay=off', '--permission-profile', profile, '--', '/bin/sh', '-c',
     'echo "API_KEY=$API_KEY"'], { input: '' });
   assert.equal(viaProfile.stdout, `API_KEY=${value}\n`, viaProfile.stderr);
 
@@ -185,7 +185,7 @@ test('--secret-env: the value is in the server\'s environment, not on argv or in
   // a terminal (or anything but a regular file) is no secret file at all.
   const nul = path.join(dir, 'nul.txt');
   writeReadableFile(nul, 'a\0b');
-  const refused = await runMcpcell(['run', '--isolate', '--secret', `T=${nul}`, '--secret-env', 'T', '--', '/bin/true'],
+  const refused = await runMcpcell(['run', '--isolate', '--relay=off', '--secret', `T=${nul}`, '--secret-env', 'T', '--', '/bin/true'],
     { input: '' });
   assert.equal(refused.code, 125, refused.stderr);
   assert.match(refused.stderr, /NUL byte.*read it from \/run\/secrets\/T/);
@@ -197,7 +197,7 @@ test('--secret-env: the value is in the server\'s environment, not on argv or in
     assert.match(docker.stderr, /--secret-env T=T: a docker cell cannot set it.*--isolate=native/);
     assert.equal(docker.stdout, '');
   }
-  const tty = await runMcpcell(['run', '--isolate', '--secret', 'T=/dev/tty', '--', '/bin/true'], { input: '' });
+  const tty = await runMcpcell(['run', '--isolate', '--relay=off', '--secret', 'T=/dev/tty', '--', '/bin/true'], { input: '' });
   assert.equal(tty.code, 2, tty.stderr);
   assert.match(tty.stderr, /not a readable regular file/);
 });
@@ -216,7 +216,7 @@ test('npm never comes from a --write dir on PATH, a relative PATH entry or the c
   writeReadableFile(userrc, 'registry=http://127.0.0.1:9/\nfetch-retries=0\n');
   const env = { ...process.env, PATH: `${planted}:.:${process.env.PATH}`, npm_config_userconfig: userrc };
   const r = await new Promise((resolve, reject) => {
-    const child = spawn(MCPCELL_BIN, ['run', '--isolate', '--write', planted, 'npx://left-pad', '--', 'x'],
+    const child = spawn(MCPCELL_BIN, ['run', '--isolate', '--relay=off', '--write', planted, 'npx://left-pad', '--', 'x'],
       { cwd: planted, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));

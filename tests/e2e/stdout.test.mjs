@@ -12,7 +12,7 @@ const printLine = [NODE_BIN, '-e', `console.log(JSON.stringify({jsonrpc:'2.0',me
 for (const flags of [[], ['-v']]) {
   test(`stdout carries only the server's bytes (${flags.join(' ') || 'no flags'})`, { timeout: 60_000 }, async (t) => {
     if (await skipWithoutCell(t)) return;
-    const r = await runInCell(flags, printLine);
+    const r = await runInCell(flags, printLine, { relay: 'on' });
     assert.equal(r.code, 0, `stderr:\n${r.stderr}`);
     assert.equal(r.stdout, line + '\n');
   });
@@ -33,7 +33,7 @@ test('stdin reaches the server byte for byte and stdout comes back unchanged', {
   // A 3 MiB line plus a few small ones: no framing, splitting or buffering loss.
   const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x', params: { blob: 'a'.repeat(3 << 20) } });
   const input = `${line}\n${big}\n${line}\n`;
-  const r = await runInCell([], [NODE_BIN, '-e', 'process.stdin.pipe(process.stdout)'], { input });
+  const r = await runInCell([], [NODE_BIN, '-e', 'process.stdin.pipe(process.stdout)'], { input, relay: 'on' });
   assert.equal(r.code, 0, `stderr:\n${r.stderr}`);
   assert.equal(r.stdout.length, input.length);
   assert.ok(r.stdout === input, 'echoed bytes differ from the input');

@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string_view>
 
+#include "audit/audit_log.h"
 #include "cell/terminal_text.h"
 
 namespace mcpcell {
@@ -68,10 +70,18 @@ void CopyToTerminal(UniqueFd from_cell, int terminal) {
 
 }  // namespace
 
-Result<StdioRelay> StdioRelay::Prepare() {
+Result<StdioRelay> StdioRelay::Prepare(std::optional<RelayConfig> mcp, AuditLog* audit) {
   StdioRelay r;
+  if (mcp) {
+    r.max_line_ = mcp->max_message;
+    auto sink = [audit](const nlohmann::json& e) {
+      if (audit == nullptr) return;
+      if (auto ok = audit->Write(e); !ok) std::fprintf(stderr, "mcpcell: warning: audit log: %s\n", ok.error().Message().c_str());
+    };
+    r.mcp_ = std::make_unique<McpRelay>(std::move(*mcp), sink);
+  }
   for (int n = 0; n < 3; ++n) {
-    if (::isatty(n) == 0) continue;
+    if (::isatty(n) == 0 && !(r.mcp_ && n < 2)) continue;
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return ErrnoError("create a pipe to stand in for the terminal on fd", std::to_string(n));
     // stdin: the cell reads p[0]; stdout/stderr: the cell writes p[1].
@@ -89,6 +99,14 @@ Result<StdioRelay> StdioRelay::Prepare() {
 Status StdioRelay::Start() {
   for (auto& fd : cell_end_) fd.reset();
   try {
+    if (mcp_) {
+      to_server_ = std::make_unique<LineSink>(our_end_[0].release(), true, false);
+      to_client_ = std::make_unique<LineSink>(STDOUT_FILENO, false, ::isatty(STDOUT_FILENO) != 0);
+      threads_.emplace_back(PumpClientToServer, mcp_.get(), max_line_, STDIN_FILENO, stop_.get(), stdin_closed_.get(),
+                            to_server_.get(), to_client_.get());
+      threads_.emplace_back(PumpServerToClient, mcp_.get(), max_line_, std::move(our_end_[1]), to_client_.get(),
+                            to_server_.get());
+    }
     if (our_end_[0]) threads_.emplace_back(CopyTerminalIn, std::move(our_end_[0]), stop_.get(), stdin_closed_.get());
     for (int n = 1; n < 3; ++n) {
       if (our_end_[n]) threads_.emplace_back(CopyToTerminal, std::move(our_end_[n]), n);
@@ -105,6 +123,8 @@ void StdioRelay::Finish() {
     if (t.joinable()) t.join();
   }
   threads_.clear();
+  if (mcp_) mcp_->End();
+  if (to_client_) to_client_->Close();
 }
 
 StdioRelay::~StdioRelay() { Finish(); }

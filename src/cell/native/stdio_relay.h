@@ -8,21 +8,33 @@
 // between the pipe and the terminal: stdin as typed (the user talks to the
 // server through mcpcell, Ctrl-D is the client closing stdin), stdout and
 // stderr through TerminalFilter (escape sequences shown, not obeyed).
-// Pipes and other non-terminals are handed over as they are (no copy).
+// Pipes and other non-terminals are handed over as they are (no copy) —
+// unless the MCP-aware relay is on (the default): then stdin and stdout are
+// always pipes, and the relay's two pumps (src/relay/relay_pump.h) read
+// every message between the client and the server.
 
 #include <array>
+#include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
+
+#include "relay/mcp_relay.h"
+#include "relay/relay_pump.h"
 
 #include "util/error.h"
 #include "util/unique_fd.h"
 
 namespace mcpcell {
 
+class AuditLog;
+
 class StdioRelay {
  public:
-  /// Looks at fds 0-2 and makes a pipe for each terminal among them.
-  static Result<StdioRelay> Prepare();
+  /// Looks at fds 0-2 and makes a pipe for each terminal among them; with
+  /// `mcp`, pipes for stdin and stdout in any case, relayed message by
+  /// message, the relay's records going to `audit` (may be null).
+  static Result<StdioRelay> Prepare(std::optional<RelayConfig> mcp = std::nullopt, AuditLog* audit = nullptr);
 
   StdioRelay() = default;
   StdioRelay(StdioRelay&&) = default;
@@ -49,6 +61,10 @@ class StdioRelay {
   UniqueFd stop_;                     ///< eventfd: stop reading the terminal
   UniqueFd stdin_closed_;             ///< eventfd: the terminal said EOF
   std::vector<std::thread> threads_;
+  std::unique_ptr<McpRelay> mcp_;
+  std::size_t max_line_ = 0;
+  std::unique_ptr<LineSink> to_server_;
+  std::unique_ptr<LineSink> to_client_;
 };
 
 }  // namespace mcpcell

@@ -87,9 +87,14 @@ export function runMcpcell(args, { input, env, onSpawn, guardMs = HANG_GUARD_MS 
   });
 }
 
-/** Runs `mcpcell run --isolate <cellArgs> -- <command>` (see runMcpcell). */
-export function runInCell(cellArgs, command, options) {
-  return runMcpcell(runArgv(cellArgs, command), options);
+/**
+ * Runs `mcpcell run --isolate <cellArgs> -- <command>` (see runMcpcell). The
+ * programs these tests run are probes that print plain text, which the MCP
+ * relay refuses (it passes JSON-RPC only): they get the raw copy
+ * (--relay=off) unless the test asks for `relay: 'on'`.
+ */
+export function runInCell(cellArgs, command, options = {}) {
+  return runMcpcell(runArgv([`--relay=${options.relay ?? 'off'}`, ...cellArgs], command), options);
 }
 
 /**

@@ -1,0 +1,70 @@
+// libFuzzer target: the MCP relay's framer and decisions (src/relay/), fed
+// lines in both directions, with a profile that denies "write_*". Besides
+// crashes it checks the promise the relay exists for: no line it passes on
+// as is, or writes in place of one, is a tools/call of a denied tool as the
+// server will read it (nlohmann::json takes the last of duplicate keys and
+// decodes escapes, as the TypeScript SDK does), and no tools/list result it
+// passes lists one.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "relay/line_framer.h"
+#include "relay/mcp_relay.h"
+
+namespace {
+
+bool Denied(const nlohmann::json& name) {
+  return name.is_string() && name.get<std::string>().rfind("write_", 0) == 0;
+}
+
+// What a server (client side: a tools/list result) would act on in `line`.
+void CheckPassed(std::string_view line, bool to_server) {
+  auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return;  // the peer would not act on it either
+  if (to_server && j.value("method", nlohmann::json()) == "tools/call" && j.contains("params") &&
+      j["params"].is_object() && Denied(j["params"].value("name", nlohmann::json()))) {
+    std::abort();  // a denied tool reached the server
+  }
+  if (!to_server && j.contains("result") && j["result"].is_object() && j["result"].contains("tools") &&
+      j["result"]["tools"].is_array()) {
+    for (const auto& t : j["result"]["tools"]) {
+      if (t.is_object() && Denied(t.value("name", nlohmann::json()))) std::abort();  // listed to the client
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  mcpcell::RelayConfig cfg;
+  cfg.server = "fuzz";
+  cfg.tools.deny = {"write_*"};
+  cfg.tools.origin = "fuzz";
+  cfg.max_message = 4096;
+  mcpcell::McpRelay relay(cfg, [](const nlohmann::json&) {});
+  // Byte 0 of the input picks, bit by bit, the direction of each line.
+  if (size == 0) return 0;
+  std::uint8_t sides = data[0];
+  mcpcell::LineFramer framer(cfg.max_message);
+  std::size_t room = 0;
+  char* dst = framer.WritePtr(&room);
+  std::size_t n = std::min(room, size - 1);
+  std::memcpy(dst, data + 1, n);
+  framer.Commit(n);
+  int i = 0;
+  auto handle = [&](const mcpcell::LineFramer::Line& line) {
+    bool from_client = ((sides >> (i++ % 8)) & 1) == 0;
+    auto act = from_client ? relay.FromClient(line) : relay.FromServer(line);
+    if (act.forward == mcpcell::RelayAction::Forward::kAsIs && !line.oversize) CheckPassed(line.text, from_client);
+    if (act.forward == mcpcell::RelayAction::Forward::kReplaced) CheckPassed(act.replacement, from_client);
+  };
+  while (auto line = framer.Next()) handle(*line);
+  if (auto last = framer.Finish()) handle(*last);
+  relay.End();
+  return 0;
+}

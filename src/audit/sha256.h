@@ -1,0 +1,12 @@
+#pragma once
+// SHA-256 (OpenSSL's libcrypto) as lowercase hex: record hashes of the audit
+// chain and the digests that stand in for redacted tool arguments and results.
+
+#include <string>
+#include <string_view>
+
+namespace mcpcell {
+
+std::string Sha256Hex(std::string_view data);
+
+}  // namespace mcpcell

@@ -1,0 +1,248 @@
+#include "relay/envelope.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace mcpcell {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+// JavaScript numbers are doubles: two integer ids above 2^53 can compare equal
+// in the client or server while the relay tells them apart.
+constexpr std::int64_t kMaxSafeInteger = (std::int64_t{1} << 53) - 1;
+
+}  // namespace
+
+std::optional<RpcId> DecodeId(element v, std::string* why) {
+  switch (v.type()) {
+    case element_type::STRING: {
+      std::string_view s = v.get_string().value_unsafe();
+      return RpcId{JsonQuote(s), "s:" + std::string(s)};
+    }
+    case element_type::INT64: {
+      std::int64_t n = v.get_int64().value_unsafe();
+      if (n > kMaxSafeInteger || n < -kMaxSafeInteger) break;
+      return RpcId{std::to_string(n), "n:" + std::to_string(n)};
+    }
+    case element_type::UINT64:
+      break;
+    case element_type::NULL_VALUE:
+      *why = "the id is null (a request needs a string or integer id; a notification has none)";
+      return std::nullopt;
+    default:
+      *why = "the id must be a string or an integer";
+      return std::nullopt;
+  }
+  *why = "the id is an integer beyond 2^53, which JavaScript peers cannot tell apart";
+  return std::nullopt;
+}
+
+namespace {
+
+Refusal Refuse(int code, std::string message, std::string id_json = "null", std::string id_key = {}) {
+  return Refusal{code, std::move(message), std::move(id_json), std::move(id_key)};
+}
+
+// The path of the first duplicate key is built only once one is found (on the
+// way back up), so a clean document costs no string per node. simdjson's
+// parser already bounds the depth (1024).
+bool DuplicateIn(element e, std::string* where) {
+  if (e.type() == element_type::ARRAY) {
+    std::size_t i = 0;
+    // A copy: value_unsafe() of a temporary result would dangle in a range-for.
+    simdjson::dom::array items = e.get_array().value_unsafe();
+    for (element v : items) {
+      if (DuplicateIn(v, where)) {
+        *where = fmt::format("[{}]", i) + (where->empty() || (*where)[0] == '[' ? "" : ".") + *where;
+        return true;
+      }
+      ++i;
+    }
+    return false;
+  }
+  if (e.type() != element_type::OBJECT) return false;
+  std::vector<std::string_view> keys;
+  // A copy: value_unsafe() of a temporary result would dangle in a range-for.
+  simdjson::dom::object members = e.get_object().value_unsafe();
+  for (auto field : members) keys.push_back(field.key);
+  std::sort(keys.begin(), keys.end());
+  auto dup = std::adjacent_find(keys.begin(), keys.end());
+  if (dup != keys.end()) {
+    *where = std::string(*dup);
+    return true;
+  }
+  for (auto field : members) {
+    if (DuplicateIn(field.value, where)) {
+      *where = std::string(field.key) + ((*where)[0] == '[' ? "" : ".") + *where;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string JsonQuote(std::string_view s) {
+  return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string ErrorResponse(std::string_view id_json, int code, std::string_view message) {
+  return fmt::format(R"({{"jsonrpc":"2.0","id":{},"error":{{"code":{},"message":{}}}}})", id_json, code,
+                     JsonQuote(message));
+}
+
+std::optional<std::string> FindDuplicateKey(element e) {
+  std::string where;
+  if (DuplicateIn(e, &where)) return where;
+  return std::nullopt;
+}
+
+std::optional<std::string_view> StringMember(element obj, std::string_view key) {
+  if (obj.type() != element_type::OBJECT) return std::nullopt;
+  auto v = obj.get_object().value_unsafe().at_key(key);
+  if (v.error() || v.value_unsafe().type() != element_type::STRING) return std::nullopt;
+  return v.value_unsafe().get_string().value_unsafe();
+}
+
+EnvelopeParser::EnvelopeParser(std::size_t max_message) : parser_(max_message + 64) {}
+
+std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
+  auto doc = parser_.parse(line.data(), line.size(), false);
+  if (doc.error()) {
+    return Refuse(kParseError, fmt::format("mcpcell relay: the message is not valid JSON ({}); refused",
+                                           simdjson::error_message(doc.error())));
+  }
+  element root = doc.value_unsafe();
+  if (root.type() == element_type::ARRAY) {
+    return Refuse(kInvalidRequest,
+                  "mcpcell relay: JSON-RPC batches are refused (removed from MCP in 2025-06-18); send one message per line");
+  }
+  if (root.type() != element_type::OBJECT) {
+    return Refuse(kInvalidRequest, "mcpcell relay: a JSON-RPC message must be an object");
+  }
+  auto obj = root.get_object().value_unsafe();
+  // The id is read only when it is the sole "id": with two, the peer takes the last.
+  std::string id_json = "null";
+  std::optional<std::string> dup = FindDuplicateKey(root);
+  auto id_el = obj.at_key("id");
+  std::string why;
+  std::optional<RpcId> id;
+  if (!id_el.error()) id = DecodeId(id_el.value_unsafe(), &why);
+  std::string id_key;
+  if (id && !(dup && *dup == "id")) {
+    id_json = id->json;
+    id_key = id->key;
+  }
+  if (dup) {
+    return Refuse(kInvalidRequest,
+                  fmt::format("mcpcell relay: duplicate key \"{}\" in the message; peers disagree on which one counts, "
+                              "so it is refused", *dup),
+                  id_json, id_key);
+  }
+  auto jsonrpc = StringMember(root, "jsonrpc");
+  if (!jsonrpc || *jsonrpc != "2.0") {
+    return Refuse(kInvalidRequest, "mcpcell relay: \"jsonrpc\": \"2.0\" is missing", id_json, id_key);
+  }
+  Envelope env;
+  auto method_el = obj.at_key("method");
+  auto result_el = obj.at_key("result");
+  auto error_el = obj.at_key("error");
+  bool has_method = !method_el.error();
+  env.has_result = !result_el.error();
+  env.has_error = !error_el.error();
+  if (!id_el.error() && !id) return Refuse(kInvalidRequest, "mcpcell relay: " + why);
+  env.id = id;
+  if (has_method) {
+    if (env.has_result || env.has_error) {
+      return Refuse(kInvalidRequest, "mcpcell relay: a message with both a method and a result/error", id_json, id_key);
+    }
+    auto m = StringMember(root, "method");
+    if (!m) return Refuse(kInvalidRequest, "mcpcell relay: the method must be a string", id_json, id_key);
+    env.method = std::string(*m);
+    env.kind = id ? Envelope::Kind::kRequest : Envelope::Kind::kNotification;
+    auto p = obj.at_key("params");
+    if (!p.error()) {
+      env.params = p.value_unsafe();
+      env.has_params = true;
+      if (env.params.type() != element_type::OBJECT && env.params.type() != element_type::ARRAY) {
+        return Refuse(kInvalidRequest, "mcpcell relay: params must be an object", id_json, id_key);
+      }
+    }
+    return env;
+  }
+  if (env.has_result == env.has_error || !id) {
+    return Refuse(kInvalidRequest,
+                  "mcpcell relay: not a request, notification or response (a response has an id and exactly one of "
+                  "result and error)",
+                  id_json, id_key);
+  }
+  env.kind = Envelope::Kind::kResponse;
+  env.result = env.has_result ? result_el.value_unsafe() : error_el.value_unsafe();
+  return env;
+}
+
+std::string IdFromPrefix(std::string_view p) {
+  // A small scanner of the top-level object's members: "key": value, with
+  // values skipped by bracket depth and string escapes.
+  std::size_t i = 0;
+  auto ws = [&] { while (i < p.size() && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n')) ++i; };
+  auto skip_string = [&]() -> bool {  // at the opening quote
+    for (++i; i < p.size(); ++i) {
+      if (p[i] == '\\') { ++i; continue; }
+      if (p[i] == '"') { ++i; return true; }
+    }
+    return false;
+  };
+  ws();
+  if (i >= p.size() || p[i] != '{') return "null";
+  ++i;
+  for (;;) {
+    ws();
+    if (i >= p.size() || p[i] != '"') return "null";
+    std::size_t key_start = i;
+    if (!skip_string()) return "null";
+    std::string_view key = p.substr(key_start, i - key_start);
+    ws();
+    if (i >= p.size() || p[i] != ':') return "null";
+    ++i;
+    ws();
+    std::size_t value_start = i;
+    int depth = 0;
+    while (i < p.size()) {
+      char c = p[i];
+      if (c == '"') {
+        if (!skip_string()) return "null";
+        if (depth == 0) break;
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      if (c == '}' || c == ']') {
+        if (depth == 0) break;
+        --depth;
+      }
+      if (c == ',' && depth == 0) break;
+      ++i;
+    }
+    if (i >= p.size()) return "null";  // the value runs past the kept prefix
+    std::string_view value = p.substr(value_start, i - value_start);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r')) value.remove_suffix(1);
+    if (key == "\"id\"") {
+      bool is_int = value.size() > (value[0] == '-' ? 1u : 0u) && value.size() < 17 &&
+                    std::all_of(value.begin() + (value[0] == '-' ? 1 : 0), value.end(),
+                                [](char c) { return c >= '0' && c <= '9'; });
+      bool is_plain_string = value.size() >= 2 && value.front() == '"' && value.back() == '"' &&
+                             value.find('\\') == std::string_view::npos;
+      if (is_int) return std::string(value);
+      return is_plain_string ? JsonQuote(value.substr(1, value.size() - 2)) : "null";
+    }
+    ws();
+    if (i < p.size() && p[i] == ',') ++i;
+  }
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,88 @@
+#pragma once
+// The JSON-RPC envelope of one MCP message, decoded the way the server (or
+// client) behind the relay will decode it. The TypeScript SDK takes the last
+// of duplicate keys and decodes escapes ("\u0074ools/call" is tools/call),
+// so the relay decides only on decoded values and refuses what it cannot
+// decide on: duplicate keys anywhere, batches, non-objects, invalid UTF-8,
+// nesting deeper than simdjson's 1024 levels, ids that are neither a string
+// nor a safe integer. Parsing is simdjson's DOM (validates the whole
+// document, ~1-2 GB/s), never a re-serialisation of the payload.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include <simdjson.h>
+
+namespace mcpcell {
+
+/// A request id: `json` as it goes back on the wire ("1", "\"a\""), `key`
+/// what tells ids apart ("n:1" vs "s:1": 1 and "1" are different requests).
+struct RpcId {
+  std::string json;
+  std::string key;
+};
+
+/// JSON-RPC error codes the relay answers with.
+inline constexpr int kParseError = -32700;
+inline constexpr int kInvalidRequest = -32600;
+/// Server-defined range: a request refused by mcpcell's rules.
+inline constexpr int kRefusedByPolicy = -32001;
+inline constexpr int kMessageTooLarge = -32002;
+
+struct Envelope {
+  enum class Kind { kRequest, kNotification, kResponse };
+  Kind kind = Kind::kNotification;
+  std::optional<RpcId> id;         ///< requests and responses
+  std::string method;              ///< decoded; requests and notifications
+  simdjson::dom::element params;   ///< valid until the parser's next Parse; null type if absent
+  bool has_params = false;
+  simdjson::dom::element result;   ///< responses: the result (has_result) or the error
+  bool has_result = false;
+  bool has_error = false;
+};
+
+/// Why a message cannot be passed: the code and message of the JSON-RPC error
+/// sent back, and the id to send it with ("null" when none can be told).
+struct Refusal {
+  int code = kInvalidRequest;
+  std::string message;
+  std::string id_json = "null";
+  std::string id_key;  ///< set when the id could be told
+};
+
+/// A decoded id (string, or integer within JavaScript's safe range), or
+/// nullopt with the reason in `*why`.
+std::optional<RpcId> DecodeId(simdjson::dom::element v, std::string* why);
+
+class EnvelopeParser {
+ public:
+  explicit EnvelopeParser(std::size_t max_message);
+  /// `line` must be followed by 64 readable bytes (LineFramer guarantees it).
+  /// The envelope's elements stay valid until the next Parse.
+  std::variant<Envelope, Refusal> Parse(std::string_view line);
+
+ private:
+  simdjson::dom::parser parser_;
+};
+
+/// The id of a line too large to parse, from its kept prefix: the value of a
+/// top-level "id" key (written without escapes) that is complete within the
+/// prefix; "null" when there is none.
+std::string IdFromPrefix(std::string_view prefix);
+
+/// The first duplicate key in `e` or below it (decoded), as a dotted path, or nullopt.
+std::optional<std::string> FindDuplicateKey(simdjson::dom::element e);
+
+/// A string member of an object, decoded; nullopt when absent or not a string.
+std::optional<std::string_view> StringMember(simdjson::dom::element obj, std::string_view key);
+
+/// A JSON-RPC error response line (no newline).
+std::string ErrorResponse(std::string_view id_json, int code, std::string_view message);
+
+/// `s` as a JSON string literal.
+std::string JsonQuote(std::string_view s);
+
+}  // namespace mcpcell

@@ -1,0 +1,121 @@
+#include "relay/relay_pump.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+
+#include "cell/terminal_text.h"
+#include "relay/line_framer.h"
+
+namespace mcpcell {
+namespace {
+
+bool WriteV(int fd, std::string_view a, std::string_view b) {
+  iovec iov[2] = {{const_cast<char*>(a.data()), a.size()}, {const_cast<char*>(b.data()), b.size()}};
+  int first = 0;
+  while (first < 2) {
+    ssize_t n = ::writev(fd, iov + first, 2 - first);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    auto left = static_cast<std::size_t>(n);
+    while (first < 2 && left >= iov[first].iov_len) {
+      left -= iov[first].iov_len;
+      ++first;
+    }
+    if (first < 2) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
+  }
+  return true;
+}
+
+// Does what the relay decided for one line read from a side.
+void Apply(const RelayAction& a, const LineFramer::Line& line, LineSink* onward, LineSink* back) {
+  switch (a.forward) {
+    case RelayAction::Forward::kAsIs:
+      if (!line.oversize) onward->Write(line.text);  // an oversize line is never kAsIs; belt and braces
+      break;
+    case RelayAction::Forward::kReplaced:
+      onward->Write(a.replacement);
+      break;
+    case RelayAction::Forward::kDrop:
+      break;
+  }
+  if (!a.reply.empty()) back->Write(a.reply);
+}
+
+void Signal(int eventfd) {
+  std::uint64_t one = 1;
+  (void)!::write(eventfd, &one, sizeof one);
+}
+
+}  // namespace
+
+LineSink::LineSink(int fd, bool owned, bool terminal) : fd_(fd), owned_(owned) {
+  if (terminal) filter_ = std::make_unique<TerminalFilter>();
+}
+
+LineSink::~LineSink() { Close(); }
+
+bool LineSink::Write(std::string_view line) {
+  std::lock_guard lock(mu_);
+  if (fd_ < 0) return false;
+  bool ok = filter_ ? WriteV(fd_, filter_->Filter(line), filter_->Filter("\n")) : WriteV(fd_, line, "\n");
+  if (!ok && owned_) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  return ok;
+}
+
+void LineSink::Close() {
+  std::lock_guard lock(mu_);
+  if (filter_ && fd_ >= 0) (void)WriteV(fd_, filter_->Flush(), "");
+  if (owned_ && fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void PumpClientToServer(McpRelay* relay, std::size_t max_line, int client_in, int stop, int closed,
+                        LineSink* to_server, LineSink* to_client) {
+  LineFramer framer(max_line);
+  for (;;) {
+    pollfd p[2] = {{client_in, POLLIN, 0}, {stop, POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (p[1].revents != 0) return;  // the cell is gone; nothing to tell it
+    std::size_t room = 0;
+    char* buf = framer.WritePtr(&room);
+    ssize_t n = ::read(client_in, buf, room);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) break;  // the client closed stdin (or the terminal hung up)
+    framer.Commit(static_cast<std::size_t>(n));
+    while (auto line = framer.Next()) Apply(relay->FromClient(*line), *line, to_server, to_client);
+  }
+  if (auto line = framer.Finish()) Apply(relay->FromClient(*line), *line, to_server, to_client);
+  to_server->Close();  // the server sees EOF
+  Signal(closed);      // and the supervisor starts the stop order
+}
+
+void PumpServerToClient(McpRelay* relay, std::size_t max_line, UniqueFd server_out, LineSink* to_client,
+                        LineSink* to_server) {
+  LineFramer framer(max_line);
+  for (;;) {
+    std::size_t room = 0;
+    char* buf = framer.WritePtr(&room);
+    ssize_t n = ::read(server_out.get(), buf, room);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    framer.Commit(static_cast<std::size_t>(n));
+    while (auto line = framer.Next()) Apply(relay->FromServer(*line), *line, to_client, to_server);
+  }
+  if (auto line = framer.Finish()) Apply(relay->FromServer(*line), *line, to_client, to_server);
+}
+
+}  // namespace mcpcell

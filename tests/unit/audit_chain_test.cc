@@ -1,0 +1,210 @@
+// The audit log's hash chain and `mcpcell audit verify`'s checks: the tamper
+// battery (edited, deleted, inserted, reordered, truncated, spliced) and the
+// runs that must not raise a false alarm (restarts, 4 concurrent writers).
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "audit/audit_log.h"
+#include "audit/audit_verify.h"
+
+namespace mcpcell {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  std::string p = ::testing::TempDir() + "/chain-" + name + "-" + std::to_string(::getpid());
+  ::unlink(p.c_str());
+  return p;
+}
+
+void WriteRecords(const std::string& path, int n, const std::string& tag = "t") {
+  auto log = AuditLog::Open(path);
+  ASSERT_TRUE(log.ok()) << log.error().Message();
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE(log->Write({{"event", "tool_call"}, {"server", "s"}, {"tool", tag + std::to_string(i)}}).ok());
+  }
+}
+
+std::vector<std::string> Lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+void Store(const std::string& path, const std::vector<std::string>& lines, bool final_newline = true) {
+  std::ofstream out(path, std::ios::trunc);
+  for (std::size_t i = 0; i < lines.size(); ++i) out << lines[i] << (i + 1 < lines.size() || final_newline ? "\n" : "");
+}
+
+ChainReport Verify(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return VerifyChain(in);
+}
+
+TEST(AuditChain, AFreshLogVerifies) {
+  std::string p = TempPath("fresh");
+  WriteRecords(p, 5);
+  ChainReport r = Verify(p);
+  EXPECT_TRUE(r.ok) << r.line << ": " << r.problem;
+  EXPECT_EQ(r.records, 5u);
+  EXPECT_EQ(r.runs, 1u);
+  auto first = nlohmann::json::parse(Lines(p)[0]);
+  EXPECT_EQ(first["seq"], 0);
+  EXPECT_EQ(first["prev"], std::string(64, '0'));
+}
+
+TEST(AuditChain, RestartsContinueTheChain) {
+  std::string p = TempPath("restart");
+  WriteRecords(p, 3);
+  WriteRecords(p, 3);
+  WriteRecords(p, 2);
+  ChainReport r = Verify(p);
+  EXPECT_TRUE(r.ok) << r.line << ": " << r.problem;
+  EXPECT_EQ(r.records, 8u);
+  EXPECT_EQ(r.runs, 3u);
+}
+
+TEST(AuditChain, FourConcurrentWritersRaiseNoFalseAlarm) {
+  std::string p = TempPath("concurrent");
+  WriteRecords(p, 1);  // create it 0600 first
+  std::vector<pid_t> kids;
+  for (int k = 0; k < 4; ++k) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      auto log = AuditLog::Open(p);
+      if (!log) ::_exit(1);
+      for (int i = 0; i < 200; ++i) {
+        if (!log->Write({{"event", "tool_call"}, {"server", "w" + std::to_string(k)}, {"i", i}}).ok()) ::_exit(2);
+      }
+      ::_exit(0);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t pid : kids) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  ChainReport r = Verify(p);
+  EXPECT_TRUE(r.ok) << r.line << ": " << r.problem;
+  EXPECT_EQ(r.records, 801u);
+  EXPECT_EQ(r.runs, 5u);
+}
+
+class Tampered : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = TempPath(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    WriteRecords(path_, 3, "a");
+    WriteRecords(path_, 3, "b");
+    lines_ = Lines(path_);
+    ASSERT_EQ(lines_.size(), 6u);
+  }
+  void ExpectBrokenAt(std::uint64_t line, const std::string& words) {
+    ChainReport r = Verify(path_);
+    EXPECT_FALSE(r.ok);
+    EXPECT_EQ(r.line, line) << r.problem;
+    EXPECT_NE(r.problem.find(words), std::string::npos) << r.problem;
+  }
+  std::string path_;
+  std::vector<std::string> lines_;
+};
+
+TEST_F(Tampered, AnEditedRecordIsAHashMismatch) {
+  auto at = lines_[3].find("b0");
+  ASSERT_NE(at, std::string::npos);
+  lines_[3].replace(at, 2, "zz");
+  Store(path_, lines_);
+  ExpectBrokenAt(4, "record hash mismatch (edited?)");
+}
+
+TEST_F(Tampered, AnEditedHashBreaksTheNextLink) {
+  auto j = nlohmann::json::parse(lines_[1]);
+  std::string hash = j["hash"];
+  std::string forged = hash;
+  forged[0] = forged[0] == 'a' ? 'b' : 'a';
+  lines_[1].replace(lines_[1].find(hash), 64, forged);
+  Store(path_, lines_);
+  ExpectBrokenAt(2, "record hash mismatch");
+}
+
+TEST_F(Tampered, ADeletedRecordIsFound) {
+  lines_.erase(lines_.begin() + 2);
+  Store(path_, lines_);
+  ExpectBrokenAt(3, "previous-hash mismatch");
+}
+
+TEST_F(Tampered, ADeletedFirstRecordIsFound) {
+  lines_.erase(lines_.begin());
+  Store(path_, lines_);
+  ExpectBrokenAt(1, "the chain does not start here");
+}
+
+TEST_F(Tampered, AnInsertedCopyIsFound) {
+  lines_.insert(lines_.begin() + 2, lines_[1]);
+  Store(path_, lines_);
+  ExpectBrokenAt(3, "previous-hash mismatch");
+}
+
+TEST_F(Tampered, ReorderedRecordsAreFound) {
+  std::swap(lines_[2], lines_[3]);
+  Store(path_, lines_);
+  ExpectBrokenAt(3, "previous-hash mismatch");
+}
+
+TEST_F(Tampered, ATruncatedTailIsFound) {
+  lines_.back().resize(lines_.back().size() / 2);
+  Store(path_, lines_, false);
+  ExpectBrokenAt(6, "incomplete last record");
+}
+
+TEST_F(Tampered, ARecordSplicedFromAnotherLogIsFound) {
+  std::string other = TempPath("other");
+  WriteRecords(other, 3, "x");
+  auto foreign = Lines(other);
+  lines_.insert(lines_.begin() + 4, foreign[1]);
+  Store(path_, lines_);
+  ExpectBrokenAt(5, "previous-hash mismatch");
+}
+
+TEST_F(Tampered, AnotherLogsWholeHeadSplicedInIsFound) {
+  std::string other = TempPath("otherhead");
+  WriteRecords(other, 2, "x");
+  auto foreign = Lines(other);
+  lines_.insert(lines_.begin() + 3, foreign.begin(), foreign.end());
+  Store(path_, lines_);
+  ExpectBrokenAt(4, "previous-hash mismatch");
+}
+
+TEST_F(Tampered, AnUnchainedLineIsFound) {
+  lines_.insert(lines_.begin() + 1, R"({"event":"tool_call","server":"s"})");
+  Store(path_, lines_);
+  ExpectBrokenAt(2, "no hash chain");
+}
+
+TEST_F(Tampered, AppendingAfterATruncatedTailKeepsTheDamageVisible) {
+  lines_.back().resize(lines_.back().size() / 2);
+  Store(path_, lines_, false);
+  WriteRecords(path_, 1, "c");  // the writer starts a new line; the cut record stays broken
+  ExpectBrokenAt(6, "not a JSON record");
+}
+
+TEST(AuditChain, AnEmptyLogVerifies) {
+  std::string p = TempPath("empty");
+  Store(p, {}, false);
+  ChainReport r = Verify(p);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.records, 0u);
+}
+
+}  // namespace
+}  // namespace mcpcell

@@ -1,0 +1,401 @@
+// The relay's framing and decisions, message by message (src/relay/): the
+// hostile-framing list of issue 17 — each case asserts what the server would
+// see (nothing, or exactly the line) and what the client gets back.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "relay/envelope.h"
+#include "relay/line_framer.h"
+#include "relay/mcp_relay.h"
+
+namespace mcpcell {
+namespace {
+
+using Forward = RelayAction::Forward;
+using json = nlohmann::json;
+
+// Feeds `bytes` to a framer `chunk` bytes at a time; returns the lines.
+std::vector<LineFramer::Line> Frame(LineFramer* f, const std::string& bytes, std::size_t chunk,
+                                    std::vector<std::string>* texts) {
+  std::vector<LineFramer::Line> out;
+  std::size_t at = 0;
+  while (at < bytes.size()) {
+    std::size_t room = 0;
+    char* p = f->WritePtr(&room);
+    std::size_t n = std::min({room, chunk, bytes.size() - at});
+    std::copy_n(bytes.data() + at, n, p);
+    f->Commit(n);
+    at += n;
+    while (auto l = f->Next()) {
+      out.push_back(*l);
+      texts->push_back(std::string(l->text));
+    }
+  }
+  if (auto l = f->Finish()) {
+    out.push_back(*l);
+    texts->push_back(std::string(l->text));
+  }
+  return out;
+}
+
+TEST(LineFramer, SplitsLinesInOneByteReads) {
+  LineFramer f(1024);
+  std::vector<std::string> texts;
+  auto lines = Frame(&f, "{\"a\":1}\n{\"b\":2}\r\n\nlast", 1, &texts);
+  ASSERT_EQ(texts.size(), 4u);
+  EXPECT_EQ(texts[0], "{\"a\":1}");
+  EXPECT_EQ(texts[1], "{\"b\":2}\r");
+  EXPECT_EQ(texts[2], "");
+  EXPECT_EQ(texts[3], "last");
+}
+
+TEST(LineFramer, PassesA24MiBLineIntact) {
+  LineFramer f(64u << 20);
+  std::string big = "{\"x\":\"" + std::string(24u << 20, 'a') + "\"}";
+  std::vector<std::string> texts;
+  auto lines = Frame(&f, big + "\n{}\n", 65536, &texts);
+  ASSERT_EQ(texts.size(), 2u);
+  EXPECT_FALSE(lines[0].oversize);
+  EXPECT_EQ(texts[0], big);
+  EXPECT_EQ(texts[1], "{}");
+}
+
+TEST(LineFramer, AnOversizeLineKeepsOnlyItsPrefixAndTheNextLineSurvives) {
+  LineFramer f(1000);
+  std::string big = "{\"id\":7,\"x\":\"" + std::string(5000, 'a') + "\"}";
+  std::vector<std::string> texts;
+  auto lines = Frame(&f, big + "\n{\"ok\":1}\n", 100, &texts);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_TRUE(lines[0].oversize);
+  EXPECT_EQ(lines[0].size, big.size());
+  EXPECT_EQ(IdFromPrefix(texts[0]), "7");
+  EXPECT_FALSE(lines[1].oversize);
+  EXPECT_EQ(texts[1], "{\"ok\":1}");
+}
+
+TEST(IdFromPrefix, FindsOnlyAPlainTopLevelId) {
+  EXPECT_EQ(IdFromPrefix(R"({"jsonrpc":"2.0","id":"a b","params":{"id":9)"), "\"a b\"");
+  EXPECT_EQ(IdFromPrefix(R"({"params":{"id":9},"id":-3,"x":")"), "-3");
+  EXPECT_EQ(IdFromPrefix(R"({"params":{"id":9,"x":")"), "null");
+  EXPECT_EQ(IdFromPrefix(R"({"\u0069d":4,"x":")"), "null");
+  EXPECT_EQ(IdFromPrefix(R"({"id":1.5,)"), "null");
+  EXPECT_EQ(IdFromPrefix(R"([{"id":1},)"), "null");
+}
+
+// A relay with `deny` rules and an audit sink that keeps the records.
+struct Harness {
+  std::vector<json> records;
+  McpRelay relay;
+  explicit Harness(std::vector<std::string> deny = {"write_file", "move_*"}, std::vector<std::string> allow = {},
+                   std::size_t max = 1u << 20)
+      : relay(RelayConfig{"srv", ToolRules{std::move(allow), std::move(deny), "profile fs.json"}, max, 4096},
+              [this](const json& e) { records.push_back(e); }) {}
+
+  // simdjson reads past the end of a line; LineFramer guarantees the padding.
+  RelayAction Send(bool from_client, const std::string& text) {
+    padded_ = text + std::string(LineFramer::kPadding, ' ');
+    LineFramer::Line l{std::string_view(padded_.data(), text.size()), false, text.size()};
+    return from_client ? relay.FromClient(l) : relay.FromServer(l);
+  }
+  RelayAction Client(const std::string& t) { return Send(true, t); }
+  RelayAction Server(const std::string& t) { return Send(false, t); }
+
+ private:
+  std::string padded_;
+};
+
+json Reply(const RelayAction& a) { return json::parse(a.reply); }
+
+void ExpectRefused(const RelayAction& a, const json& id, int code = kInvalidRequest) {
+  EXPECT_EQ(a.forward, Forward::kDrop);
+  ASSERT_FALSE(a.reply.empty());
+  json r = Reply(a);
+  EXPECT_EQ(r["id"], id) << a.reply;
+  EXPECT_EQ(r["error"]["code"], code) << a.reply;
+}
+
+TEST(McpRelay, PassesAnAllowedCallAndItsAnswerAndAuditsOneRecord) {
+  Harness h;
+  auto a = h.Client(R"({"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/x"}}})");
+  EXPECT_EQ(a.forward, Forward::kAsIs);
+  EXPECT_TRUE(a.reply.empty());
+  auto b = h.Server(R"({"jsonrpc":"2.0","id":0,"result":{"content":[]}})");
+  EXPECT_EQ(b.forward, Forward::kAsIs);
+  ASSERT_EQ(h.records.size(), 1u);
+  EXPECT_EQ(h.records[0]["event"], "tool_call");
+  EXPECT_EQ(h.records[0]["tool"], "read_file");
+  EXPECT_EQ(h.records[0]["outcome"], "ok");
+  EXPECT_EQ(h.records[0]["arguments"]["keys"], json::array({"path"}));
+  EXPECT_FALSE(h.records[0].dump().find("/x") != std::string::npos) << "arguments are redacted by default";
+}
+
+TEST(McpRelay, RefusesADeniedCallNamingTheRule) {
+  Harness h;
+  auto a = h.Client(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"write_file","arguments":{}}})");
+  ExpectRefused(a, 5, kRefusedByPolicy);
+  std::string msg = Reply(a)["error"]["message"];
+  EXPECT_NE(msg.find("mcpcell.tools.deny[0]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("profile fs.json"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("remove that entry"), std::string::npos) << msg;
+  ASSERT_EQ(h.records.size(), 1u);
+  EXPECT_EQ(h.records[0]["outcome"], "denied");
+  // The server never saw it, so its "answer" is forged.
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":5,"result":{}})").forward, Forward::kDrop);
+  EXPECT_EQ(h.records.back()["event"], "forged_response");
+}
+
+TEST(McpRelay, DeniesAGlobAndDenyWinsOverAllow) {
+  Harness h({"move_*"}, {"*"});
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"move_file"}})"), 1,
+                kRefusedByPolicy);
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file"}})").forward,
+            Forward::kAsIs);
+}
+
+TEST(McpRelay, AnAllowListDeniesEverythingElse) {
+  Harness h({}, {"read_*"});
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file"}})"), 1,
+                kRefusedByPolicy);
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_text"}})").forward,
+            Forward::kAsIs);
+}
+
+struct HostileCase {
+  const char* name;
+  const char* line;
+  json id;  // the id the refusal carries
+  int code;
+};
+
+class HostileClientLine : public ::testing::TestWithParam<HostileCase> {};
+
+TEST_P(HostileClientLine, IsRefusedWithAnErrorAndNeverForwarded) {
+  Harness h;
+  const HostileCase& c = GetParam();
+  ExpectRefused(h.Client(c.line), c.id, c.code);
+  EXPECT_FALSE(h.records.empty()) << "every refusal is on the record";
+}
+
+const json kNull = nullptr;
+
+INSTANTIATE_TEST_SUITE_P(
+    Relay, HostileClientLine,
+    ::testing::Values(
+        HostileCase{"DuplicateMethod", R"({"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{"name":"write_file"}})", 1, kInvalidRequest},
+        HostileCase{"DuplicateName", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","name":"write_file"}})", 1, kInvalidRequest},
+        HostileCase{"DuplicateId", R"({"jsonrpc":"2.0","id":5,"id":null,"method":"tools/call","params":{"name":"write_file"}})", kNull, kInvalidRequest},
+        HostileCase{"DuplicateArguments", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{},"arguments":{"a":1}}})", 1, kInvalidRequest},
+        HostileCase{"DuplicateArgumentKey", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a","path":"b"}}})", 1, kInvalidRequest},
+        HostileCase{"DuplicateDeepKey", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"a":[{"k":1,"k":2}]}}})", 1, kInvalidRequest},
+        HostileCase{"DuplicateParams", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file"},"params":{"name":"write_file"}})", 1, kInvalidRequest},
+        HostileCase{"UnicodeEscapedMethod", R"({"jsonrpc":"2.0","id":2,"method":"\u0074ools/call","params":{"name":"write_file"}})", 2, kRefusedByPolicy},
+        HostileCase{"SlashEscapedMethod", R"({"jsonrpc":"2.0","id":2,"method":"tools\/call","params":{"name":"write_file"}})", 2, kRefusedByPolicy},
+        HostileCase{"EscapedToolName", R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write\u005ffile"}})", 2, kRefusedByPolicy},
+        HostileCase{"EscapedKeyName", R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"n\u0061me":"write_file"}})", 2, kRefusedByPolicy},
+        HostileCase{"EscapedDuplicateKey", R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","n\u0061me":"write_file"}})", 2, kInvalidRequest},
+        HostileCase{"NulInToolName", R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file\u0000x"}})", 2, kRefusedByPolicy},
+        HostileCase{"NulInReadableName", R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file\u0000"}})", 2, kRefusedByPolicy},
+        HostileCase{"BatchDenied", R"([{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file"}}])", kNull, kInvalidRequest},
+        HostileCase{"BatchAllowed", R"([{"jsonrpc":"2.0","id":1,"method":"tools/list"}])", kNull, kInvalidRequest},
+        HostileCase{"BatchMixed", R"([{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file"}}])", kNull, kInvalidRequest},
+        HostileCase{"BatchEmpty", "[]", kNull, kInvalidRequest},
+        HostileCase{"BatchLeadingWhitespace", "  \t [{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}]", kNull, kInvalidRequest},
+        HostileCase{"NotAnObject", R"("tools/call")", kNull, kInvalidRequest},
+        HostileCase{"Number", "42", kNull, kInvalidRequest},
+        HostileCase{"InvalidJson", R"({"jsonrpc":"2.0","id":1,"method":"tools/call",)", kNull, kParseError},
+        HostileCase{"InvalidUtf8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"write\xff_file\"}}", kNull, kParseError},
+        HostileCase{"OverlongUtf8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"write\xc0\xdf\"}}", kNull, kParseError},
+        HostileCase{"NullIdRequest", R"({"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"read_file"}})", kNull, kInvalidRequest},
+        HostileCase{"FloatId", R"({"jsonrpc":"2.0","id":1.0,"method":"tools/list"})", kNull, kInvalidRequest},
+        HostileCase{"HugeId", R"({"jsonrpc":"2.0","id":9007199254740993,"method":"tools/list"})", kNull, kInvalidRequest},
+        HostileCase{"ObjectId", R"({"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"})", kNull, kInvalidRequest},
+        HostileCase{"NoJsonrpc", R"({"id":1,"method":"tools/list"})", 1, kInvalidRequest},
+        HostileCase{"MethodNotString", R"({"jsonrpc":"2.0","id":1,"method":["tools/call"]})", 1, kInvalidRequest},
+        HostileCase{"MethodAndResult", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","result":{}})", 1, kInvalidRequest},
+        HostileCase{"CallWithoutName", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}})", 1, kInvalidRequest},
+        HostileCase{"CallNameNotString", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":["write_file"]}})", 1, kInvalidRequest},
+        HostileCase{"ArgumentsNotObject", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":[1]}})", 1, kInvalidRequest},
+        HostileCase{"ParamsArray", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":["write_file",{}]})", 1, kInvalidRequest},
+        HostileCase{"ReadWithoutUri", R"({"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"url":"file:///etc/passwd"}})", 1, kInvalidRequest},
+        HostileCase{"DenyIsCaseSensitiveButEscapesDecode", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\u0077rite_file"}})", 1, kRefusedByPolicy},
+        HostileCase{"ParamsString", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":"write_file"})", 1, kInvalidRequest},
+        HostileCase{"HugeNumber", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"n":1e999999}}})", kNull, kParseError}),
+    [](const ::testing::TestParamInfo<HostileCase>& i) { return std::string(i.param.name); });
+
+TEST(McpRelay, ADuplicateKeyIsNamedByItsPath) {
+  Harness h;
+  auto a = h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"l":[0,{"k":1,"k":2}]}}})");
+  std::string msg = Reply(a)["error"]["message"];
+  EXPECT_NE(msg.find("\"params.arguments.l[1].k\""), std::string::npos) << msg;
+}
+
+TEST(McpRelay, DeepNestingIsRefusedNotRecursedInto) {
+  Harness h;
+  std::string deep = R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"a":)" +
+                     std::string(100000, '[') + std::string(100000, ']') + "}}}";
+  ExpectRefused(h.Client(deep), nullptr, kParseError);
+}
+
+TEST(McpRelay, RawNulBytesAreRefused) {
+  Harness h;
+  std::string inside("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"write\0\"}}", 73);
+  ExpectRefused(h.Client(inside), nullptr, kParseError);
+  std::string after = R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})";
+  after.push_back('\0');
+  ExpectRefused(h.Client(after), nullptr, kParseError);
+}
+
+TEST(McpRelay, CrlfLineIsDecidedNormally) {
+  Harness h;
+  ExpectRefused(h.Client("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\"}}\r"), 3,
+                kRefusedByPolicy);
+}
+
+TEST(McpRelay, IdsOneAndStringOneAreDifferentRequests) {
+  Harness h;
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})").forward, Forward::kAsIs);
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":"1","method":"tools/list"})").forward, Forward::kAsIs);
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"ping"})"), 1);  // 1 is still unanswered
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":"1","result":{"tools":[]}})").forward, Forward::kReplaced);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":"1","result":{"tools":[]}})").forward, Forward::kDrop)
+      << "a second answer to the same id is forged";
+  EXPECT_NE(h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"tools":[]}})").forward, Forward::kDrop);
+}
+
+TEST(McpRelay, ACallWithoutIdIsDroppedAndAudited) {
+  Harness h;
+  auto a = h.Client(R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"read_file"}})");
+  EXPECT_EQ(a.forward, Forward::kDrop);
+  ASSERT_EQ(h.records.size(), 1u);
+  EXPECT_EQ(h.records[0]["event"], "relay_refused");
+}
+
+TEST(McpRelay, NotificationsPass) {
+  Harness h;
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","method":"notifications/initialized"})").forward, Forward::kAsIs);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})").forward, Forward::kAsIs);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","method":"x"})").forward, Forward::kAsIs);
+}
+
+TEST(McpRelay, JudgedMethodsWithoutIdAreDroppedInEitherSpelling) {
+  Harness h;
+  for (const char* m : {"tools/call", "tools\\/call", "\\u0074ools/call", "resources/read", "prompts/get"}) {
+    auto a = h.Client(std::string(R"({"jsonrpc":"2.0","method":")") + m + R"(","params":{"name":"write_file"}})");
+    EXPECT_EQ(a.forward, Forward::kDrop) << m;
+  }
+  EXPECT_EQ(h.records.size(), 5u);
+}
+
+TEST(McpRelay, ForgedResponsesAreDroppedInBothDirections) {
+  Harness h;
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":0,"result":{}})").forward, Forward::kDrop);
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":0,"result":{}})").forward, Forward::kDrop);
+  EXPECT_EQ(h.records.size(), 2u);
+  EXPECT_EQ(h.records[0]["event"], "forged_response");
+  EXPECT_EQ(h.records[1]["from"], "client");
+}
+
+TEST(McpRelay, BothSidesNumberFromZeroWithoutMixingUp) {
+  Harness h;
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{}})").forward, Forward::kAsIs);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":0,"method":"roots/list"})").forward, Forward::kAsIs);
+  // The client answers the server's roots/list 0; the client's initialize 0 is still open.
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":0,"result":{"roots":[]}})").forward, Forward::kAsIs);
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":0,"result":{"roots":[]}})").forward, Forward::kDrop);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"s","version":"1"}}})").forward,
+            Forward::kAsIs);
+  EXPECT_EQ(h.records.back()["event"], "session_start");
+  EXPECT_EQ(h.records.back()["protocol"], "2025-06-18");
+}
+
+TEST(McpRelay, ToolsListIsRewrittenWithoutDeniedToolsAndKeepsCacheHints) {
+  Harness h;
+  h.Client(R"({"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"c"}})");
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"read_file","inputSchema":{"type":"object"}},)"
+                    R"({"name":"write_file"},{"name":"move_file"},{"name":"write\u005ffile"},{"nope":1},"str"],)"
+                    R"("nextCursor":"d","ttlMs":5000,"cacheScope":"session","resultType":"complete"}})");
+  ASSERT_EQ(a.forward, Forward::kReplaced);
+  json r = json::parse(a.replacement);
+  EXPECT_EQ(r["id"], 4);
+  ASSERT_EQ(r["result"]["tools"].size(), 1u) << a.replacement;
+  EXPECT_EQ(r["result"]["tools"][0]["name"], "read_file");
+  EXPECT_EQ(r["result"]["nextCursor"], "d");
+  EXPECT_EQ(r["result"]["ttlMs"], 5000);
+  EXPECT_EQ(r["result"]["cacheScope"], "session");
+}
+
+TEST(McpRelay, AToolsListWithDuplicateNamesInAToolIsRefused) {
+  Harness h;
+  h.Client(R"({"jsonrpc":"2.0","id":4,"method":"tools/list"})");
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"read_file","name":"write_file"}]}})");
+  ASSERT_EQ(a.forward, Forward::kReplaced);
+  EXPECT_EQ(json::parse(a.replacement)["error"]["code"], kInvalidRequest);
+}
+
+TEST(McpRelay, NewEraRequestsStandAloneAndRetriesAreJudgedAgain) {
+  Harness h;
+  const std::string meta = R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"})";
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask",)" + meta + "}}").forward,
+            Forward::kAsIs);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{}}})").forward,
+            Forward::kAsIs);
+  EXPECT_EQ(h.records.back()["outcome"], "input_required");
+  EXPECT_EQ(h.records.back()["protocol"], "2026-07-28");
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","inputResponses":{},"requestState":"s",)" +
+                         meta + "}}"),
+                2, kRefusedByPolicy);
+}
+
+TEST(McpRelay, OutcomesIsErrorAndError) {
+  Harness h;
+  h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}})");
+  h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[]}})");
+  EXPECT_EQ(h.records.back()["outcome"], "isError");
+  h.Client(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}})");
+  h.Server(R"({"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"no"}})");
+  EXPECT_EQ(h.records.back()["outcome"], "error");
+  EXPECT_EQ(h.records.back()["error_code"], -32602);
+}
+
+TEST(McpRelay, AnOversizeRequestGetsAnErrorWithItsId) {
+  Harness h({}, {}, 1000);
+  std::string prefix = R"({"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"read_file","arguments":{"x":")";
+  LineFramer::Line l{prefix, true, 5000};
+  std::string padded = prefix + std::string(64, ' ');
+  l.text = std::string_view(padded.data(), prefix.size());
+  auto a = h.relay.FromClient(l);
+  ExpectRefused(a, "big", kMessageTooLarge);
+}
+
+TEST(McpRelay, AnOversizeAnswerBecomesAnErrorForThatRequest) {
+  Harness h({}, {}, 1000);
+  h.Client(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file"}})");
+  std::string prefix = R"({"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":")";
+  std::string padded = prefix + std::string(64, ' ');
+  LineFramer::Line l{std::string_view(padded.data(), prefix.size()), true, 5000};
+  auto a = h.relay.FromServer(l);
+  ASSERT_EQ(a.forward, Forward::kReplaced);
+  EXPECT_EQ(json::parse(a.replacement)["id"], 3);
+  EXPECT_EQ(json::parse(a.replacement)["error"]["code"], kMessageTooLarge);
+}
+
+TEST(McpRelay, CancelledCallsAreRecordedOnceAndSessionEndCounts) {
+  Harness h;
+  h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}})");
+  h.Client(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})");
+  EXPECT_EQ(h.records.back()["outcome"], "cancelled");
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1,"result":{}})").forward, Forward::kAsIs);
+  h.Client(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a"}})");
+  std::size_t before = h.records.size();
+  h.relay.End();
+  ASSERT_EQ(h.records.size(), before + 2);
+  EXPECT_EQ(h.records[before]["outcome"], "no_response");
+  EXPECT_EQ(h.records.back()["event"], "session_end");
+}
+
+}  // namespace
+}  // namespace mcpcell
