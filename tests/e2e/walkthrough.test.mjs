@@ -125,6 +125,14 @@ test('step 2: the client config runs server-filesystem in a cell through the Ins
   assert.match(audit, /"event":"launch"/, 'the client config\'s --audit-log ~/mcp-audit.jsonl recorded the runs');
 });
 
+test('step 2b: the Inspector CLI without a config file, mcpcell after a leading --', async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const r = await runBlock(stepBlock('2b'));
+  assert.equal(r.code, 0, show(r));
+  // read_file, read_text_file, read_media_file, read_multiple_files
+  assert.equal(r.stdout.trim(), '4', show(r));
+});
+
 let step3Ran = false;
 
 test('step 3: one allow-list: example.com answers, example.org is denied with the README\'s sentence', async (t) => {
