@@ -84,6 +84,7 @@ stage_tree() {
     [ ! -x "$BUILD_DIR/$name" ] || cp "$BUILD_DIR/$name" "$stage/$name"
   done
   cp -a "$E2E_SRC" "$stage/e2e"
+  cp README.md "$stage/README.md" # walkthrough.test.mjs runs its "first hour" blocks
   chmod -R a+rX "$stage"
   echo "$stage"
 }
