@@ -3,12 +3,14 @@
 // crashes it checks the promise the relay exists for: no line it passes on
 // as is, or writes in place of one, is a tools/call of a denied tool as the
 // server will read it (nlohmann::json takes the last of duplicate keys and
-// decodes escapes, as the TypeScript SDK does), and no tools/list result it
-// passes lists one.
+// decodes escapes, as the TypeScript SDK does), and no answer it passes to a
+// tools/list the client sent lists one.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -22,15 +24,24 @@ bool Denied(const nlohmann::json& name) {
   return name.is_string() && name.get<std::string>().rfind("write_", 0) == 0;
 }
 
+// The client's requests that reached the server, by id as the client reads
+// it back: an answer to a tools/list among them is a tool list to the client.
+using SentMethods = std::map<std::string, std::string>;
+
 // What a server (client side: a tools/list result) would act on in `line`.
-void CheckPassed(std::string_view line, bool to_server) {
+void CheckPassed(std::string_view line, bool to_server, SentMethods* sent) {
   auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return;  // the peer would not act on it either
   if (to_server && j.value("method", nlohmann::json()) == "tools/call" && j.contains("params") &&
       j["params"].is_object() && Denied(j["params"].value("name", nlohmann::json()))) {
     std::abort();  // a denied tool reached the server
   }
-  if (!to_server && j.contains("result") && j["result"].is_object() && j["result"].contains("tools") &&
+  if (to_server && j.contains("id") && j.contains("method") && j["method"].is_string()) {
+    (*sent)[j["id"].dump()] = j["method"].get<std::string>();
+  }
+  bool answers_list = !to_server && j.contains("id") && sent->count(j["id"].dump()) != 0 &&
+                      (*sent)[j["id"].dump()] == "tools/list";
+  if (answers_list && j.contains("result") && j["result"].is_object() && j["result"].contains("tools") &&
       j["result"]["tools"].is_array()) {
     for (const auto& t : j["result"]["tools"]) {
       if (t.is_object() && Denied(t.value("name", nlohmann::json()))) std::abort();  // listed to the client
@@ -57,11 +68,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::memcpy(dst, data + 1, n);
   framer.Commit(n);
   int i = 0;
+  SentMethods sent;
   auto handle = [&](const mcpcell::LineFramer::Line& line) {
     bool from_client = ((sides >> (i++ % 8)) & 1) == 0;
     auto act = from_client ? relay.FromClient(line) : relay.FromServer(line);
-    if (act.forward == mcpcell::RelayAction::Forward::kAsIs && !line.oversize) CheckPassed(line.text, from_client);
-    if (act.forward == mcpcell::RelayAction::Forward::kReplaced) CheckPassed(act.replacement, from_client);
+    if (act.forward == mcpcell::RelayAction::Forward::kAsIs && !line.oversize) CheckPassed(line.text, from_client, &sent);
+    if (act.forward == mcpcell::RelayAction::Forward::kReplaced) CheckPassed(act.replacement, from_client, &sent);
   };
   while (auto line = framer.Next()) handle(*line);
   if (auto last = framer.Finish()) handle(*last);
