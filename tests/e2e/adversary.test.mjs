@@ -4,11 +4,13 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, test } from 'node:test';
 
+import { runMcpcell } from './lib/mcpcell.mjs';
 import { MCPCELL_BIN } from './lib/paths.mjs';
-import { removeTempDirs } from './lib/tmp.mjs';
+import { makeWritableDir, removeTempDirs } from './lib/tmp.mjs';
 
 after(removeTempDirs);
 
@@ -51,4 +53,37 @@ test('a local user who squats /dev/shm/mcpcell-ids-<victim uid> does not stop th
     assert.doesNotMatch(run.stderr, /check the cell id directory/, 'the squatter refused the victim\'s cell');
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stdout, 'up\n');
+  });
+
+// The npx cache (~/.cache/mcpcell/npx or $XDG_CACHE_HOME/mcpcell/npx) holds
+// code mcpcell later runs in other cells. Only the running package's own
+// directory is bound read-only; a cell given --write on a directory above
+// the cache ($HOME, ~/.cache, $XDG_CACHE_HOME) rewrites another package's
+// bin, and the next `mcpcell run npx://that@version` runs the attacker's
+// code with that server's network, secrets and writes. Same class as the
+// audit log and policy files (issue 10 item 10), which are refused inside a
+// --write dir; the cache is not. The files are made writable by any uid so
+// that the root pass (per-run cell uids) models what the normal user has
+// anyway (the cell runs as the caller's uid and the cache is the caller's).
+test('a cell with --write above the npx cache cannot rewrite a cached package another run executes',
+  { todo: 'issue 10: the npx cache is writable through a --write dir that contains it', timeout: 120_000 }, async () => {
+    const cacheHome = makeWritableDir('npx-poison');
+    const pkg = path.join(cacheHome, 'mcpcell', 'npx', 'victim-srv@1.0.0', 'node_modules', 'victim-srv');
+    mkdirSync(pkg, { recursive: true });
+    for (let d = pkg; d !== cacheHome; d = path.dirname(d)) chmodSync(d, 0o777);
+    writeFileSync(path.join(pkg, 'package.json'), '{"name":"victim-srv","version":"1.0.0","bin":{"victim-srv":"cli.js"}}');
+    const cli = path.join(pkg, 'cli.js');
+    writeFileSync(cli, '#!/usr/bin/env node\nconsole.log("genuine");\n');
+    chmodSync(cli, 0o777);
+    chmodSync(path.join(pkg, 'package.json'), 0o666);
+    const env = { ...process.env, XDG_CACHE_HOME: cacheHome };
+    const control = await runMcpcell(['run', 'npx://victim-srv@1.0.0'], { env, input: '' });
+    assert.equal(control.stdout, 'genuine\n', `control: the cached package runs; stderr: ${control.stderr}`);
+    const poison = 'console.log("POISONED by another cell");';
+    const hostile = await runMcpcell(['run', '--write', cacheHome, '--', '/bin/sh', '-c',
+      `printf '#!/usr/bin/env node\\n%s\\n' '${poison}' > "$1" && echo wrote`, 'sh', cli], { env, input: '' });
+    assert.doesNotMatch(readFileSync(cli, 'utf8'), /POISONED/,
+      `the cell rewrote the cached package (exit ${hostile.code}, stdout ${JSON.stringify(hostile.stdout)})`);
+    const victim = await runMcpcell(['run', 'npx://victim-srv@1.0.0'], { env, input: '' });
+    assert.equal(victim.stdout, 'genuine\n', `the next run executed another cell's code; stderr: ${victim.stderr}`);
   });
