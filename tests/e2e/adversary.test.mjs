@@ -10,7 +10,7 @@ import { after, test } from 'node:test';
 
 import { runMcpcell } from './lib/mcpcell.mjs';
 import { MCPCELL_BIN } from './lib/paths.mjs';
-import { makeWritableDir, removeTempDirs } from './lib/tmp.mjs';
+import { makeTempDir, makeWritableDir, removeTempDirs } from './lib/tmp.mjs';
 
 after(removeTempDirs);
 
@@ -86,4 +86,38 @@ test('a cell with --write above the npx cache cannot rewrite a cached package an
       `the cell rewrote the cached package (exit ${hostile.code}, stdout ${JSON.stringify(hostile.stdout)})`);
     const victim = await runMcpcell(['run', 'npx://victim-srv@1.0.0'], { env, input: '' });
     assert.equal(victim.stdout, 'genuine\n', `the next run executed another cell's code; stderr: ${victim.stderr}`);
+  });
+
+// The credential scan of a granted directory is bounded (200,000 entries,
+// credentials.cc) and, past the bound, goes on unmasked with a warning. The
+// scan is breadth-first, so a directory near the top with 200,001 entries
+// uses up the budget before anything one level deeper is looked at. Those
+// entries cost a hostile server nothing: a cell given --write ~/work writes
+// them once, and every later run that is given --read ~ (of this server or
+// any other) sees ~/projects/app/.env unmasked. Fail open, where the rest of
+// mcpcell fails closed: past the budget the grant should be refused (or the
+// rest masked), not granted with a warning.
+test('a granted directory flooded with entries by an earlier cell still has its credential files masked',
+  { todo: 'issue 10: the bounded credential scan fails open once a cell has flooded a directory', timeout: 120_000 }, async () => {
+    const home = makeTempDir('cred-flood');
+    const work = path.join(home, 'work');
+    const app = path.join(home, 'projects', 'app');
+    mkdirSync(work);
+    mkdirSync(app, { recursive: true });
+    chmodSync(path.join(home, 'projects'), 0o755);
+    chmodSync(app, 0o755);
+    const env = path.join(app, '.env');
+    writeFileSync(env, 'API_TOKEN=flooded-but-secret\n');
+    chmodSync(env, 0o644);
+    const readEnv = ['run', '--read', home, '--', '/bin/sh', '-c', 'cat "$1"; echo "[exit $?]"', 'sh', env];
+    const control = await runMcpcell(readEnv, { input: '' });
+    assert.doesNotMatch(control.stdout, /flooded-but-secret/, 'control: without the flood the .env is masked');
+    assert.equal(control.stdout, '[exit 0]\n', `control: the .env reads as empty (/dev/null over it); stderr: ${control.stderr}`);
+    // What the hostile cell would have written into its --write dir: 200,001 empty files.
+    const flood = spawnSync('sh', ['-c', 'seq 1 200001 | xargs touch'], { cwd: work, encoding: 'utf8' });
+    assert.equal(flood.status, 0, flood.stderr);
+    const r = await runMcpcell(readEnv, { input: '' });
+    assert.match(r.stderr, /gave up looking for credentials/, 'the flood did not exhaust the scan (budget changed?)');
+    assert.doesNotMatch(r.stdout, /flooded-but-secret/,
+      `the cell read the .env past the exhausted scan; mcpcell said:\n${r.stderr}`);
   });
