@@ -121,3 +121,25 @@ test('a granted directory flooded with entries by an earlier cell still has its 
     assert.doesNotMatch(r.stdout, /flooded-but-secret/,
       `the cell read the .env past the exhausted scan; mcpcell said:\n${r.stderr}`);
   });
+
+// A container run writes its seccomp profile to /dev/shm/mcpcell-seccomp-
+// <pid>-XXXXXX (docker_cell.cc, ProfileFile) and unlinks it in a destructor.
+// A supervisor killed before that destructor leaves the file; the reapers
+// (the next run, `mcpcell gc`) know the stdio, secrets and egress
+// directories of dead runs but not this file, so each such death leaks one
+// (about 21 KB of tmpfs memory, seen on the test machine from a kill -9 at
+// 21:52 that gc did not clear). Small, but it is memory outside every cell's
+// limit that nothing ever gives back.
+test('mcpcell gc removes the seccomp profile file a dead container run left in /dev/shm',
+  { todo: 'issue 10: the dead-run reapers do not know mcpcell-seccomp-<pid>-*', timeout: 60_000 }, async () => {
+    const gone = spawnSync('true');
+    const file = `/dev/shm/mcpcell-seccomp-${gone.pid}-adv${process.pid}`;
+    writeFileSync(file, '{"defaultAction":"SCMP_ACT_ERRNO"}', { mode: 0o600 });
+    try {
+      const gc = await runMcpcell(['gc'], { input: '' });
+      assert.equal(gc.code, 0, gc.stderr);
+      assert.equal(existsSync(file), false, `gc left ${file} (its run, pid ${gone.pid}, is gone)`);
+    } finally {
+      spawnSync('rm', ['-f', file]);
+    }
+  });
