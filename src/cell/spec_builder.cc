@@ -147,8 +147,10 @@ std::string ExecutableRoot(const std::string& exe) {
 
 // Masks, inside the cell, what a grant of `real` at `target` must not show:
 // unix sockets (doors out) and credential locations at any depth. A scan
-// that ran out of budget says so on stderr (a "warning:" note).
-void MaskBeneath(CellSpec* spec, const std::string& real, const std::string& target, const std::string& label,
+// that runs out of budget refuses the grant: granting the rest unmasked
+// would fail open, and a cell with --write below `real` can flood it to
+// exactly that point (the adversary review: 200,001 empty files, ~4 s).
+Status MaskBeneath(CellSpec* spec, const std::string& real, const std::string& target, const std::string& label,
                  std::vector<std::string>* notes) {
   auto inside = [&](const std::string& host) { return target + host.substr(real == "/" ? 0 : real.size()); };
   CredentialScan creds = CredentialsBeneath(real);
@@ -160,9 +162,11 @@ void MaskBeneath(CellSpec* spec, const std::string& real, const std::string& tar
     notes->push_back("masked credential location " + cred + " inside " + label);
   }
   if (creds.truncated) {
-    notes->push_back("warning: gave up looking for credentials inside " + label + " (" + creds.gave_up +
-                     "); credential files deeper inside are NOT masked — grant a narrower directory, or "
-                     "--read/--write the subdirectories the server needs");
+    return MakeError("refusing grant", label,
+                     "too large to check for credentials (gave up " + creds.gave_up +
+                         "); a credential file deeper inside could not be masked — grant a narrower directory, "
+                         "--read/--write the subdirectories the server needs, or pass --force-credentials to "
+                         "grant it unchecked");
   }
   SocketScan scan = FindSockets(real, kSocketScanBudget);
   for (const auto& sock : scan.sockets) {
@@ -174,10 +178,12 @@ void MaskBeneath(CellSpec* spec, const std::string& real, const std::string& tar
     notes->push_back("masked unix socket " + sock + " inside " + label);
   }
   if (scan.truncated) {
-    notes->push_back("warning: " + label + " is too large to check fully for unix sockets (over " +
-                     std::to_string(kSocketScanBudget) + " entries); a socket deeper inside would be reachable — "
-                     "grant a narrower directory");
+    return MakeError("refusing grant", label,
+                     "too large to check for unix sockets (over " + std::to_string(kSocketScanBudget) +
+                         " entries); a socket deeper inside would be reachable — grant a narrower directory, or "
+                         "pass --force-credentials to grant it unchecked");
   }
+  return {};
 }
 
 // One bind of the resolved host path `real` at `target`, with its identity
@@ -187,7 +193,7 @@ Status AddGrant(CellSpec* spec, const std::string& real, const std::string& targ
   MountSpec bind{MountSpec::Kind::kBind, real, target, writable, false, 0, why};
   MCPCELL_TRY(RecordSourceIdentity(&bind));
   spec->mounts.push_back(std::move(bind));
-  if (mask && IsDir(real)) MaskBeneath(spec, real, target, label, notes);
+  if (mask && IsDir(real)) MCPCELL_TRY(MaskBeneath(spec, real, target, label, notes));
   return {};
 }
 

@@ -13,6 +13,7 @@
 #include "cell/docker/engine_client.h"
 #include "cell/docker/engine_endpoint.h"
 #include "cell/docker/reaper.h"
+#include "cell/docker/run_dirs.h"
 #include "cell/docker/secrets_dir.h"
 #include "cell/docker/stdio_fifos.h"
 #include "cell/native/cgroup.h"
@@ -45,8 +46,8 @@ int Gc() {
                                                 name.c_str(), c.c_str());
     std::fprintf(stderr, "mcpcell gc: %s: %zu orphaned container(s) removed\n", name.c_str(), removed->size());
   }
-  int dirs = docker::ReapSecretDirs() + docker::ReapStdioDirs() + docker::ReapEgressDirs();
-  if (dirs > 0) std::fprintf(stderr, "mcpcell gc: removed %d secrets/stdio/egress directory(ies) of dead runs\n", dirs);
+  int dirs = docker::ReapSecretDirs() + docker::ReapStdioDirs() + docker::ReapEgressDirs() + docker::ReapSeccompFiles();
+  if (dirs > 0) std::fprintf(stderr, "mcpcell gc: removed %d secrets/stdio/egress directory(ies) and seccomp profile file(s) of dead runs\n", dirs);
   // A supervisor killed before it started its cgroup janitor (during cell
   // setup) leaves its cell's cgroups; the next native run would reap them.
   if (int cgroups = ReapStaleCgroups(); cgroups > 0) {

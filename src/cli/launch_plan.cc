@@ -122,6 +122,10 @@ Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const
     auto eq = s.find('=');
     if (eq != std::string::npos) MCPCELL_TRY(CheckNotWritableByCell(spec, "--secret " + s.substr(0, eq), s.substr(eq + 1)));
   }
+  // The npx cache holds the code of every npx:// server: a cell that can
+  // write it (--write ~, ~/.cache) runs its own code in a later run of any
+  // of them, with that server's grants (found by the adversary review).
+  if (auto cache = NpxCacheRoot(); cache.ok()) MCPCELL_TRY(CheckNotWritableByCell(spec, "mcpcell's npx cache", *cache));
   return {};
 }
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { CELL_PROXY_PORT, egressFlags, startStorySites, writeProfile } from './lib/egress.mjs';
-import { runInCell, runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
+import { EXIT, runInCell, runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
 import { E2E_DIR, MCPCELL_BIN, NODE_BIN } from './lib/paths.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs } from './lib/tmp.mjs';
 
@@ -62,12 +62,12 @@ test('a local user who squats /dev/shm/mcpcell-ids-<victim uid> does not stop th
 // the cache ($HOME, ~/.cache, $XDG_CACHE_HOME) rewrites another package's
 // bin, and the next `mcpcell run npx://that@version` runs the attacker's
 // code with that server's network, secrets and writes. Same class as the
-// audit log and policy files (issue 10 item 10), which are refused inside a
-// --write dir; the cache is not. The files are made writable by any uid so
+// audit log and policy files (issue 10 item 10): a --write dir that holds
+// the cache is refused (launch_plan.cc, CheckRecordsOutOfReach). The files are made writable by any uid so
 // that the root pass (per-run cell uids) models what the normal user has
 // anyway (the cell runs as the caller's uid and the cache is the caller's).
 test('a cell with --write above the npx cache cannot rewrite a cached package another run executes',
-  { todo: 'issue 10: the npx cache is writable through a --write dir that contains it', timeout: 120_000 }, async () => {
+  { timeout: 120_000 }, async () => {
     const cacheHome = makeWritableDir('npx-poison');
     const pkg = path.join(cacheHome, 'mcpcell', 'npx', 'victim-srv@1.0.0', 'node_modules', 'victim-srv');
     mkdirSync(pkg, { recursive: true });
@@ -85,6 +85,8 @@ test('a cell with --write above the npx cache cannot rewrite a cached package an
       `printf '#!/usr/bin/env node\\n%s\\n' '${poison}' > "$1" && echo wrote`, 'sh', cli], { env, input: '' });
     assert.doesNotMatch(readFileSync(cli, 'utf8'), /POISONED/,
       `the cell rewrote the cached package (exit ${hostile.code}, stdout ${JSON.stringify(hostile.stdout)})`);
+    assert.equal(hostile.code, EXIT.usage, `a --write dir holding the npx cache was accepted:\n${hostile.stderr}`);
+    assert.match(hostile.stderr, /npx cache/, hostile.stderr);
     const victim = await runMcpcell(['run', 'npx://victim-srv@1.0.0'], { env, input: '' });
     assert.equal(victim.stdout, 'genuine\n', `the next run executed another cell's code; stderr: ${victim.stderr}`);
   });
@@ -96,10 +98,10 @@ test('a cell with --write above the npx cache cannot rewrite a cached package an
 // entries cost a hostile server nothing: a cell given --write ~/work writes
 // them once, and every later run that is given --read ~ (of this server or
 // any other) sees ~/projects/app/.env unmasked. Fail open, where the rest of
-// mcpcell fails closed: past the budget the grant should be refused (or the
-// rest masked), not granted with a warning.
+// mcpcell fails closed: past the budget the grant is refused, naming the
+// directory (spec_builder.cc, MaskBeneath).
 test('a granted directory flooded with entries by an earlier cell still has its credential files masked',
-  { todo: 'issue 10: the bounded credential scan fails open once a cell has flooded a directory', timeout: 120_000 }, async () => {
+  { timeout: 120_000 }, async () => {
     const home = makeTempDir('cred-flood');
     const work = path.join(home, 'work');
     const app = path.join(home, 'projects', 'app');
@@ -118,9 +120,11 @@ test('a granted directory flooded with entries by an earlier cell still has its 
     const flood = spawnSync('sh', ['-c', 'seq 1 200001 | xargs touch'], { cwd: work, encoding: 'utf8' });
     assert.equal(flood.status, 0, flood.stderr);
     const r = await runMcpcell(readEnv, { input: '' });
-    assert.match(r.stderr, /gave up looking for credentials/, 'the flood did not exhaust the scan (budget changed?)');
     assert.doesNotMatch(r.stdout, /flooded-but-secret/,
       `the cell read the .env past the exhausted scan; mcpcell said:\n${r.stderr}`);
+    assert.equal(r.code, EXIT.usage, `a grant too large to check was not refused:\n${r.stderr}`);
+    assert.match(r.stderr, /too large to check for credentials/, r.stderr);
+    assert.match(r.stderr, /--force-credentials/, r.stderr);
   });
 
 // A container run writes its seccomp profile to /dev/shm/mcpcell-seccomp-
@@ -132,7 +136,7 @@ test('a granted directory flooded with entries by an earlier cell still has its 
 // 21:52 that gc did not clear). Small, but it is memory outside every cell's
 // limit that nothing ever gives back.
 test('mcpcell gc removes the seccomp profile file a dead container run left in /dev/shm',
-  { todo: 'issue 10: the dead-run reapers do not know mcpcell-seccomp-<pid>-*', timeout: 60_000 }, async () => {
+  { timeout: 60_000 }, async () => {
     const gone = spawnSync('true');
     const file = `/dev/shm/mcpcell-seccomp-${gone.pid}-adv${process.pid}`;
     writeFileSync(file, '{"defaultAction":"SCMP_ACT_ERRNO"}', { mode: 0o600 });

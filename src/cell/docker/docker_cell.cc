@@ -16,6 +16,7 @@
 #include "cell/docker/base_image.h"
 #include "cell/docker/container_net.h"
 #include "cell/docker/container_watcher.h"
+#include "cell/docker/run_dirs.h"
 #include "cell/docker/create_body.h"
 #include "cell/docker/engine_client.h"
 #include "cell/docker/image_config.h"
@@ -281,6 +282,7 @@ CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, co
     Say("removed " + std::to_string(reaped->size()) + " container(s) left by a dead mcpcell");
   }
   ReapSecretDirs();
+  ReapSeccompFiles();
   ReapStdioDirs();
 
   // The host uid:gid the container runs as, this run's alone (cell_ids.h),

@@ -51,7 +51,10 @@ int ReapDeadRunDirs(const std::string& parent, const std::string& prefix) {
     if (name.rfind(prefix, 0) != 0) continue;
     // Only our own: a directory owned by another user is theirs to clean.
     struct stat st{};
-    if (::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    // Files too: a container run's seccomp profile is one (ProfileFile in docker_cell.cc).
+    if (::lstat(e.path().c_str(), &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) || st.st_uid != ::geteuid()) {
+      continue;
+    }
     long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
     if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
     std::error_code rec;

@@ -37,8 +37,12 @@ class RunDir {
   std::string path_;
 };
 
-/// Removes directories in `parent` named `prefix`<pid>-* that we own and
-/// whose pid no longer runs. Returns how many were removed.
+/// Removes directories (and files) in `parent` named `prefix`<pid>-* that we
+/// own and whose pid no longer runs. Returns how many were removed.
 int ReapDeadRunDirs(const std::string& parent, const std::string& prefix);
+
+/// The seccomp profile files (/dev/shm/mcpcell-seccomp-<pid>-*) of dead runs:
+/// a supervisor killed before its ProfileFile destructor leaves one.
+inline int ReapSeccompFiles() { return ReapDeadRunDirs("/dev/shm", "mcpcell-seccomp-"); }
 
 }  // namespace mcpcell::docker
