@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <cstdlib>
 #include <grp.h>
 #include <pwd.h>
 #include <sys/file.h>
@@ -81,8 +82,11 @@ std::uint32_t RandomOffset() {
 
 // Our own directory, not a symlink another user planted (lstat, then owner and mode).
 Status EnsureOwnDir(const std::string& dir) {
-  std::size_t slash = dir.rfind('/');
-  if (slash != std::string::npos && slash > 0) (void)::mkdir(dir.substr(0, slash).c_str(), 0755);
+  // Parents one by one (~/.local/state/mcpcell may not exist yet); 0700 for
+  // those we create: nothing in them is for other users.
+  for (std::size_t slash = dir.find('/', 1); slash != std::string::npos; slash = dir.find('/', slash + 1)) {
+    (void)::mkdir(dir.substr(0, slash).c_str(), 0700);
+  }
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return ErrnoError("create the cell id directory", dir);
   struct stat st{};
   if (::lstat(dir.c_str(), &st) != 0) return ErrnoError("check the cell id directory", dir);
@@ -172,8 +176,27 @@ Result<CellIdClaim> CellIdClaim::Claim(const std::string& dir, const IdFacts& fa
                        "any process); run 'mcpcell gc' to remove stale claims");
 }
 
+// A normal user's claims live where no other user can create the name first
+// (the adversary review squatted /dev/shm/mcpcell-ids-UID, a predictable name
+// in a world-writable directory, and every container cell of that user was
+// refused): $XDG_RUNTIME_DIR when it is the user's own 0700 directory, else
+// the user's XDG state directory under $HOME.
 std::string CellIdDirForThisUser() {
-  return ::geteuid() == 0 ? std::string(kRootCellIdDir) : "/dev/shm/mcpcell-ids-" + std::to_string(::geteuid());
+  if (::geteuid() == 0) return kRootCellIdDir;
+  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+  struct stat st{};
+  if (runtime != nullptr && runtime[0] == '/' && ::lstat(runtime, &st) == 0 && S_ISDIR(st.st_mode) &&
+      st.st_uid == ::geteuid() && (st.st_mode & 077) == 0) {
+    return std::string(runtime) + "/mcpcell-ids";
+  }
+  const char* state = std::getenv("XDG_STATE_HOME");
+  if (state != nullptr && state[0] == '/') return std::string(state) + "/mcpcell/cell-ids";
+  const char* home = std::getenv("HOME");
+  std::string base = home != nullptr && home[0] == '/' ? home : "/nonexistent";
+  if (home == nullptr || home[0] != '/') {
+    if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_dir != nullptr) base = pw->pw_dir;
+  }
+  return base + "/.local/state/mcpcell/cell-ids";
 }
 
 Result<CellIdClaim> CellIdClaim::ClaimForThisUser() { return Claim(CellIdDirForThisUser(), HostIdFacts()); }

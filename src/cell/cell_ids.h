@@ -102,7 +102,8 @@ class CellIdClaim {
 };
 
 /// Where this user's claims live: kRootCellIdDir for root, else
-/// /dev/shm/mcpcell-ids-<euid> (0700, the caller's).
+/// $XDG_RUNTIME_DIR/mcpcell-ids (when it is the caller's own 0700 dir) or
+/// ~/.local/state/mcpcell/cell-ids: never a name another user can take first.
 std::string CellIdDirForThisUser();
 
 /// Removes lock files in `dir` that no live claim holds (what a claimer

@@ -24,14 +24,14 @@ function uidOf(user) {
   return r.status === 0 ? Number(r.stdout.trim()) : null;
 }
 
-// A docker-group user's container cells claim their host uid under
-// /dev/shm/mcpcell-ids-UID (cell_ids.cc). /dev/shm is world-writable and
-// sticky: any local user can create that name first, and the victim can
-// neither use nor remove it. mcpcell then refuses every container cell of the
-// victim ("remove it and run again" — which the victim cannot do) until root
-// or a reboot clears it: a persistent DoS by an unprivileged local user.
+// A docker-group user's container cells claimed their host uid under
+// /dev/shm/mcpcell-ids-UID. /dev/shm is world-writable and sticky: any local
+// user could create that name first, and mcpcell then refused every container
+// cell of the victim until root cleared it. The claims now live in the
+// user's own $XDG_RUNTIME_DIR or ~/.local/state (cell_ids.cc); the squat
+// below must change nothing.
 test('a local user who squats /dev/shm/mcpcell-ids-<victim uid> does not stop the victim\'s container cells',
-  { todo: 'issue 10: the claim directory name is predictable in sticky /dev/shm', timeout: 90_000 }, async (t) => {
+  { timeout: 90_000 }, async (t) => {
     if (!DOCKER) return t.skip('needs MCPCELL_E2E_BACKEND=docker (a container cell claims a uid)');
     if (process.getuid() !== 0) return t.skip('switches between two host users: runs in the root pass');
     const victim = uidOf(DOCKER_USER);

@@ -278,7 +278,10 @@ async function claimFileOf(pid) {
   const { body: info } = await engine('GET', `/containers/${c.Id}/json`);
   const uid = Number(info.Config.User.split(':')[0]);
   assert.ok(isCellHostId(uid), `container User ${info.Config.User}`);
-  const dir = process.getuid() === 0 ? '/run/mcpcell/cell-ids' : `/dev/shm/mcpcell-ids-${process.getuid()}`;
+  // A normal user's: $XDG_RUNTIME_DIR/mcpcell-ids when set, else ~/.local/state (cell_ids.cc).
+  const dir = process.getuid() === 0 ? '/run/mcpcell/cell-ids'
+    : process.env.XDG_RUNTIME_DIR ? path.join(process.env.XDG_RUNTIME_DIR, 'mcpcell-ids')
+      : path.join(process.env.XDG_STATE_HOME ?? path.join(process.env.HOME, '.local', 'state'), 'mcpcell', 'cell-ids');
   return path.join(dir, String(uid));
 }
 
