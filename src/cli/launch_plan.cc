@@ -289,9 +289,12 @@ std::string ToString(LaunchPlan::Action action) {
 // the native cell's stdio goes through it yet: every other way to run is
 // refused while the profile has tool rules (never accepted and ignored).
 static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile, const LaunchPlan& plan, RelaySpec* out) {
-  out->on = req.relay != "off";
   out->tools_allow = profile.ext.tools_allow;
   out->tools_deny = profile.ext.tools_deny;
+  // On when asked, and always when there are tool rules to enforce (only the
+  // relay can). Off by default otherwise, for now: the relay passes JSON-RPC
+  // only, and plain-text programs (probes, `-- env`) would print nothing.
+  out->on = req.relay == "on" || (req.relay.empty() && (!out->tools_allow.empty() || !out->tools_deny.empty()));
   out->tools_origin = "profile " + profile.name;
   if (req.max_message) {
     auto size = ParseSize(*req.max_message);
