@@ -178,7 +178,7 @@ test('user story: policy "untrusted_source → isolate" runs npx server-filesyst
   writeReadableFile(outsideFile, 'beta-host-only');
 
   let roots = [{ uri: pathToFileURL(data).href, name: 'data' }];
-  const s = startMcpcellServer(t, ['run', FS_SERVER, '--policy', './policy.json', '--audit-log', auditLog, '--', data],
+  const s = startMcpcellServer(t, ['run', FS_SERVER, '--relay=on', '--policy', './policy.json', '--audit-log', auditLog, '--', data],
     { cwd: work, roots: () => roots });
   try {
     await s.connect();
