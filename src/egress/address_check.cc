@@ -126,7 +126,7 @@ bool InV6(const address_v6::bytes_type& b, const V6Range& r) {
   int bits = r.bits;
   for (std::size_t i = 0; bits > 0; ++i, bits -= 8) {
     std::uint8_t prefix = i < r.prefix.size() ? r.prefix[i] : 0;
-    std::uint8_t mask = bits >= 8 ? 0xff : static_cast<std::uint8_t>(0xff << (8 - bits));
+    auto mask = static_cast<std::uint8_t>(bits >= 8 ? 0xff : 0xff << (8 - bits));
     if ((b[i] & mask) != (prefix & mask)) return false;
   }
   return true;
