@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   (void)mcpcell::docker::ImageArgv(*image, {});
   (void)mcpcell::docker::ImageArgv(*image, {"--flag"});
-  (void)mcpcell::docker::ImageUser(image->user, 1000, 1000);
+  (void)mcpcell::docker::ImageUserNote(image->user, 0x70000000U, 0x70000000U);
   (void)mcpcell::docker::MatchesDigest(*image, "sha256:0000000000000000000000000000000000000000000000000000000000000000");
   for (const auto& d : image->repo_digests) (void)mcpcell::docker::MatchesDigest(*image, d);
   return 0;
