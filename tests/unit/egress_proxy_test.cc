@@ -521,6 +521,11 @@ std::uint64_t PeakRssKiB(bool reset) {
 // chunk size per connection, not by the body size. The proxy runs in this
 // process, so this process's peak RSS is the supervisor's side of it.
 TEST_F(EgressProxyTest, ConcurrentLargeUploadsDoNotGrowTheProxyWithTheBodySize) {
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan keeps freed chunks in its quarantine (256 MiB by default), so peak RSS
+  // measures the sanitizer, not the proxy; the normal build's run asserts it.
+  GTEST_SKIP() << "peak RSS is not the proxy's under AddressSanitizer (freed memory is quarantined)";
+#endif
   TestServer sink(CountingSink);
   NetworkSpec n;
   n.allow_hosts = {"allowed.test"};
