@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
+#include "egress/dns_name.h"
 #include "egress/host_rules.h"
 
 namespace mcpcell {
@@ -24,10 +25,15 @@ Result<ResolvePin> ParseResolvePin(std::string_view value) {
   auto second = first == std::string_view::npos ? first : value.find(':', first + 1);
   if (second == std::string_view::npos) return MakeError("--resolve", std::string(value), kPinForm);
   ResolvePin pin;
-  pin.host = NormaliseHost(value.substr(0, first));
   std::string_view port = value.substr(first + 1, second - first - 1);
   std::string_view addr = value.substr(second + 1);
-  if (pin.host.empty()) return MakeError("--resolve", std::string(value), std::string("empty host; ") + kPinForm);
+  if (first == 0) return MakeError("--resolve", std::string(value), std::string("empty host; ") + kPinForm);
+  // The same gate every name from a cell passes (dns_name.h), so a pin is
+  // matched against names in the one canonical form they arrive in.
+  std::string why;
+  auto host = CanonicalHost(value.substr(0, first), &why);
+  if (!host) return MakeError("--resolve", std::string(value), why + "; " + kPinForm);
+  pin.host = std::move(*host);
   if (port != "*") {
     unsigned p = 0;
     auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);

@@ -220,7 +220,8 @@ TEST(ResolvePin, ParsesCurlForm) {
 
 TEST(ResolvePin, ErrorsSayWhatIsWrong) {
   for (const char* bad : {"example.com", "example.com:443", ":443:1.2.3.4", "example.com:0:1.2.3.4",
-                          "example.com:http:1.2.3.4", "example.com:443:not-an-ip", "x:1:1.2.3.4,5.6.7.8"}) {
+                          "example.com:http:1.2.3.4", "example.com:443:not-an-ip", "x:1:1.2.3.4,5.6.7.8",
+                          "evil%00.x:443:1.2.3.4", "a..b:443:1.2.3.4", "0x7f.1:80:1.2.3.4"}) {
     auto r = ParseResolvePin(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.error().Message().find("HOST:PORT:ADDRESS"), std::string::npos) << r.error().Message();
