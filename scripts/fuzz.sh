@@ -58,6 +58,7 @@ fuzz_run() {
   local work art failed=0 t
   work=${FUZZ_KEEP:-$(mktemp -d /tmp/fuzz-corpus.XXXXXX)}
   art=${FUZZ_ARTIFACTS:-$(mktemp -d /tmp/fuzz-artifacts.XXXXXX)}
+  mkdir -p "$work" "$art"  # libFuzzer refuses an -artifact_prefix directory that does not exist
   for t in "${targets[@]}"; do
     fuzz_one "$t" "$secs" "$work" "$art" || failed=1
   done
