@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <string>
 
-#include "audit/events.h"
-#include "cli/exit_codes.h"
+#include "cli/audit_events.h"
+#include "core/exit_codes.h"
 
 namespace mcpcell {
 

@@ -25,7 +25,7 @@
 
 #include "audit/audit_log.h"
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 #include "egress/egress_audit.h"
 #include "egress/http_target.h"
 #include "egress/proxy.h"

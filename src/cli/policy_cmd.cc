@@ -11,15 +11,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 #include "cli/launch_plan.h"
-#include "cli/run_request.h"
+#include "core/run_request.h"
 #include "policy/decide.h"
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
 #include "registry/catalog.h"
 #include "source/server_ref.h"
-#include "source/trust_facts.h"
+#include "policy/trust_facts.h"
 #include "util/json_text.h"
 
 namespace mcpcell {

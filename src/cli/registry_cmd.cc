@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 #include "profile/lower.h"
 #include "registry/catalog.h"
 

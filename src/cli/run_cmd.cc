@@ -7,15 +7,15 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
-#include "audit/events.h"
+#include "cli/audit_events.h"
 #include "cell/backend.h"
 #include "cell/spec_builder.h"
 #include "cli/commands.h"
 #include "cli/cell_events.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 #include "cli/launch_plan.h"
 #include "cli/run_image.h"
-#include "cli/run_request.h"
+#include "core/run_request.h"
 #include "util/json_text.h"
 
 namespace mcpcell {

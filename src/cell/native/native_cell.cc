@@ -23,7 +23,7 @@
 #include "cell/native/seccomp.h"
 #include "cell/native/setup_report.h"
 #include "cell/native/stdio_relay.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 #include "egress/egress_service.h"
 #include "util/unique_fd.h"
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "audit/audit_log.h"
-#include "cell/terminal_text.h"
+#include "util/terminal_text.h"
 
 namespace mcpcell {
 namespace {

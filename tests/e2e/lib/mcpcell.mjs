@@ -9,7 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 
 import { MCPCELL_BIN, nodeCellArgs } from './paths.mjs';
 
-/** mcpcell's own exit codes (src/cli/exit_codes.h). */
+/** mcpcell's own exit codes (src/core/exit_codes.h). */
 export const EXIT = Object.freeze({
   usage: 2,
   isolationUnavailable: 122,

@@ -1,4 +1,4 @@
-#include "source/trust_facts.h"
+#include "policy/trust_facts.h"
 
 #include <unistd.h>
 
