@@ -41,11 +41,12 @@ export function runArgv(cellArgs, command) {
  * collects everything. Resolves to {code, signal, stdout, stderr, pid, pipesHeldOpen}.
  * `onSpawn(child)` lets a test act on the running process (e.g. kill it).
  */
-export function runMcpcell(args, { input, env, onSpawn, guardMs = HANG_GUARD_MS } = {}) {
+export function runMcpcell(args, { input, env, cwd, onSpawn, guardMs = HANG_GUARD_MS } = {}) {
   assertBinaryExists();
   return new Promise((resolve, reject) => {
     const child = spawn(MCPCELL_BIN, args, {
       env: env ?? process.env,
+      cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
