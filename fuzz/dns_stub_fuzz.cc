@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "egress/dns_stub.h"
 #include "egress/egress_audit.h"
 #include "egress/host_rules.h"

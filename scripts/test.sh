@@ -114,6 +114,7 @@ require_root
 # Interrupted (Ctrl-C, CI timeout): still print the summary, and fail.
 trap 'exit 130' INT TERM
 trap 'summary $?' EXIT
+step layers scripts/check_layers.sh  # no upward include between src/ modules (docs/ARCHITECTURE.md)
 install_packages clang libclang-rt-14-dev  # fuzz targets: clang, libFuzzer and its ASan runtime
 ensure_test_user
 build_mcpcell

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/sha256.h"
+#include "util/write_all.h"
 
 namespace mcpcell {
 namespace {
@@ -162,17 +163,9 @@ Status AuditLog::Write(const nlohmann::json& event) {
   std::string hash = Sha256Hex(body);
   body.pop_back();  // the closing brace; the hash member goes last
   std::string line = (needs_newline ? "\n" : "") + body + std::string(kHashMember) + hash + "\"}\n";
-  const char* p = line.data();
-  std::size_t left = line.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd_.get(), p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      end_ = UINT64_MAX;
-      return ErrnoError("write audit log", path_);
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
+  if (auto written = WriteAll(fd_.get(), line, "write audit log", path_); !written) {
+    end_ = UINT64_MAX;
+    return written.error();
   }
   end_ = static_cast<std::uint64_t>(st.st_size) + line.size();
   last_hash_ = hash;

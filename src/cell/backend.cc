@@ -6,7 +6,7 @@
 #include "cell/docker/engine_client.h"
 #include "cell/docker/podman_init.h"
 #include "cell/native/native_cell.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 
 namespace mcpcell {
 namespace {

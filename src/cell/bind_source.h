@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "util/error.h"
 #include "util/unique_fd.h"
 

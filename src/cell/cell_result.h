@@ -14,7 +14,7 @@
 namespace mcpcell {
 
 struct CellResult {
-  int exit_code = 0;                  ///< the server's status, or one of cli/exit_codes.h
+  int exit_code = 0;                  ///< the server's status, or one of core/exit_codes.h
   std::optional<Error> error;         ///< set when mcpcell itself failed (setup, isolation, exec)
   std::string cell_id;
   std::string backend;

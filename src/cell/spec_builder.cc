@@ -14,6 +14,7 @@
 #include "cell/mount_plan.h"
 #include "cell/socket_scan.h"
 #include "util/home_path.h"
+#include "util/path_search.h"
 #include "util/units.h"
 
 namespace mcpcell {
@@ -83,23 +84,6 @@ bool TooBroad(const std::string& dir) {
     if (dir == d) return true;
   }
   return IsHomeDirectory(dir);
-}
-
-// Looks `name` up on the host's PATH the way execvp would.
-std::string FindOnHostPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string p = path != nullptr ? path : kCellPath;
-  std::size_t start = 0;
-  while (start <= p.size()) {
-    std::size_t end = p.find(':', start);
-    if (end == std::string::npos) end = p.size();
-    std::string dir = p.substr(start, end - start);
-    if (dir.empty()) dir = ".";
-    std::string cand = dir + "/" + name;
-    if (IsFile(cand) && ::access(cand.c_str(), X_OK) == 0) return Absolute(cand);
-    start = end + 1;
-  }
-  return {};
 }
 
 // The directory that holds a script's code and its dependencies: the top-most

@@ -10,6 +10,7 @@
 
 #include "audit/audit_verify.h"
 #include "cli/commands.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
@@ -17,7 +18,7 @@ namespace {
 int Verify(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::fprintf(stderr, "mcpcell audit verify: %s: cannot open\n", path.c_str());
+    SayAs("audit verify", path + ": cannot open");
     return 2;
   }
   ChainReport r = VerifyChain(in);

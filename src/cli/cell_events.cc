@@ -1,10 +1,10 @@
 #include "cli/cell_events.h"
 
-#include <cstdio>
 #include <string>
 
-#include "audit/events.h"
-#include "cli/exit_codes.h"
+#include "cli/audit_events.h"
+#include "core/exit_codes.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 
@@ -28,7 +28,7 @@ int FinishRun(const LaunchPlan& plan, const CellResult& r, const EventSink& reco
                        : r.exit_code == kExitCannotExec         ? "server not executable"
                        : r.exit_code == kExitUsage              ? "cannot run as asked"
                                                                 : "cell setup failed";
-    std::fprintf(stderr, "mcpcell: %s: %s\n", kind.c_str(), r.error->Message().c_str());
+    Say(kind + ": " + r.error->Message());
   }
   return r.exit_code;
 }

@@ -25,13 +25,14 @@
 
 #include "audit/audit_log.h"
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 #include "egress/egress_audit.h"
 #include "egress/http_target.h"
 #include "egress/proxy.h"
 #include "egress/proxy_context.h"
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
@@ -79,21 +80,21 @@ Result<NetworkSpec> RulesFrom(const EgressProxyOptions& o) {
 int RunEgressProxy(const EgressProxyOptions& o) {
   auto spec = RulesFrom(o);
   if (!spec) {
-    std::fprintf(stderr, "mcpcell egress-proxy: %s\n", spec.error().Message().c_str());
+    SayAs("egress-proxy", spec.error().Message());
     return kExitUsage;
   }
   std::optional<AuditLog> log;
   if (!o.audit_log.empty()) {
     auto opened = AuditLog::Open(o.audit_log);
     if (!opened) {
-      std::fprintf(stderr, "mcpcell egress-proxy: %s\n", opened.error().Message().c_str());
+      SayAs("egress-proxy", opened.error().Message());
       return kExitUsage;
     }
     log.emplace(std::move(*opened));
   }
   auto listener = Listen(o.listen);
   if (!listener) {
-    std::fprintf(stderr, "mcpcell egress-proxy: %s\n", listener.error().Message().c_str());
+    SayAs("egress-proxy", listener.error().Message());
     return listener.error().what == "--listen" ? kExitUsage : 1;
   }
   sockaddr_storage bound{};
@@ -106,26 +107,25 @@ int RunEgressProxy(const EgressProxyOptions& o) {
   ProxyContext ctx{EgressRules::FromSpec(*spec), Resolver(spec->resolve), audit, nullptr};
   boost::asio::io_context io(1);
   if (auto started = StartProxy(io, std::move(*listener), ctx); !started) {
-    std::fprintf(stderr, "mcpcell egress-proxy: %s\n", started.error().Message().c_str());
+    SayAs("egress-proxy", started.error().Message());
     return 1;
   }
   boost::asio::signal_set stop(io, SIGINT, SIGTERM);
   stop.async_wait([&io](const boost::system::error_code&, int) { io.stop(); });
-  std::fprintf(stderr, "mcpcell egress-proxy: listening on %s (%s)\n",
-               fmt::format("{}:{}", shown.address().is_v6() ? "[" + shown.address().to_string() + "]"
-                                                            : shown.address().to_string(),
-                           shown.port())
-                   .c_str(),
-               spec->allow_all ? "insecure_allow_all: every host and port, audited"
-               : spec->allow_hosts.empty() && spec->allow_ports.empty()
-                   ? "nothing is allowed: give --allow-host/--allow-port or a profile"
-                   : "allow-list");
+  SayAs("egress-proxy",
+        fmt::format("listening on {}:{} ({})",
+                    shown.address().is_v6() ? "[" + shown.address().to_string() + "]" : shown.address().to_string(),
+                    shown.port(),
+                    spec->allow_all ? "insecure_allow_all: every host and port, audited"
+                    : spec->allow_hosts.empty() && spec->allow_ports.empty()
+                        ? "nothing is allowed: give --allow-host/--allow-port or a profile"
+                        : "allow-list"));
   for (;;) {
     try {
       io.run();
       return 0;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "mcpcell egress-proxy: unexpected error, still serving: %s\n", e.what());
+      SayAs("egress-proxy", std::string("unexpected error, still serving: ") + e.what());
     }
   }
 }

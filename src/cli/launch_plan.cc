@@ -17,7 +17,7 @@
 #include "cell/credentials.h"
 #include "cell/mount_plan.h"
 #include "cell/spec_builder.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 #include "egress/cell_net.h"
 #include "policy/decide.h"
 #include "profile/lower.h"
@@ -27,7 +27,7 @@
 #include "source/image_ref.h"
 #include "source/npx_install.h"
 #include "source/server_ref.h"
-#include "source/trust_facts.h"
+#include "policy/trust_facts.h"
 #include "util/units.h"
 
 namespace mcpcell {

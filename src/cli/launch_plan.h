@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cell/cell_spec.h"
-#include "cli/run_request.h"
+#include "core/cell_spec.h"
+#include "core/run_request.h"
 #include "util/error.h"
 
 namespace mcpcell {

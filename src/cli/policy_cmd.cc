@@ -11,15 +11,16 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 #include "cli/launch_plan.h"
-#include "cli/run_request.h"
+#include "core/run_request.h"
 #include "policy/decide.h"
+#include "policy/trust_facts.h"
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
 #include "registry/catalog.h"
 #include "source/server_ref.h"
-#include "source/trust_facts.h"
+#include "util/diag.h"
 #include "util/json_text.h"
 
 namespace mcpcell {
@@ -99,7 +100,7 @@ void AddPolicyCommand(CLI::App& app, int* exit_code, const std::vector<std::stri
     req->command = *after_dashes;
     auto e = Explain(*req);
     if (!e.ok()) {
-      std::fprintf(stderr, "mcpcell: %s\n", e.error().Message().c_str());
+      Say(e.error().Message());
       *exit_code = ExitCodeFor(e.error());
       return;
     }

@@ -11,9 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 #include "profile/lower.h"
 #include "registry/catalog.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
@@ -92,7 +93,7 @@ void AddRegistryCommand(CLI::App& app, int* exit_code) {
   list->callback([json_list, exit_code] {
     auto cat = BundledCatalog();
     if (!cat.ok()) {
-      std::fprintf(stderr, "mcpcell: %s\n", cat.error().Message().c_str());
+      Say(cat.error().Message());
       *exit_code = kExitSetupFailed;
       return;
     }
@@ -119,7 +120,7 @@ void AddRegistryCommand(CLI::App& app, int* exit_code) {
     const RegistryEntry* e = cat.ok() ? cat->Find(*name) : nullptr;
     if (e == nullptr) {
       std::string why = cat.ok() ? NotARegistryName(*cat, *name) : cat.error().Message();
-      std::fprintf(stderr, "mcpcell: registry info %s: %s\n", name->c_str(), why.c_str());
+      Say("registry info " + *name + ": " + why);
       *exit_code = kExitUsage;
       return;
     }

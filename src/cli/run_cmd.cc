@@ -1,27 +1,29 @@
 // `mcpcell run`: decide, build the cell, run the server in it.
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
-#include <cstdio>
+#include <cerrno>
+#include <cstring>
 #include <optional>
+
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
-#include "audit/events.h"
 #include "cell/backend.h"
 #include "cell/spec_builder.h"
-#include "cli/commands.h"
+#include "cli/audit_events.h"
 #include "cli/cell_events.h"
-#include "cli/exit_codes.h"
+#include "cli/commands.h"
 #include "cli/launch_plan.h"
 #include "cli/run_image.h"
-#include "cli/run_request.h"
+#include "core/exit_codes.h"
+#include "core/run_request.h"
+#include "util/diag.h"
 #include "util/json_text.h"
+#include "util/path_search.h"
 
 namespace mcpcell {
 namespace {
-
-void Say(const std::string& line) { std::fprintf(stderr, "mcpcell: %s\n", line.c_str()); }
 
 // The policy's reason starts "ORIGIN rule N (deny): "; the deny line already
 // names the rule once.
@@ -68,9 +70,17 @@ int RunPlainly(const CellSpec& spec) {
   argv.push_back(nullptr);
   for (auto& e : envs) envp.push_back(e.data());
   envp.push_back(nullptr);
-  ::execvpe(argv[0], argv.data(), envp.data());
-  Say("cannot run " + spec.argv[0] + ": " + std::strerror(errno));
-  return errno == ENOENT ? kExitNotFound : kExitCannotExec;
+  // The file the policy judged (TrustFacts.local_path: the same lookup), not
+  // a second search by execvpe, which could pick another one.
+  std::string exe = spec.argv[0].find('/') != std::string::npos ? spec.argv[0] : FindOnHostPath(spec.argv[0]);
+  if (exe.empty()) {
+    Say("cannot run " + spec.argv[0] + ": not found on PATH");
+    return kExitNotFound;
+  }
+  ::execve(exe.c_str(), argv.data(), envp.data());
+  int err = errno;
+  Say("cannot run " + exe + ": " + std::strerror(err));
+  return err == ENOENT ? kExitNotFound : kExitCannotExec;
 }
 
 // -v: one line per thing the cell is built from, so a user can check it
@@ -150,7 +160,7 @@ int Run(RunRequest req) {
   }
   auto record = [&audit](const nlohmann::json& event) {
     if (!audit) return;
-    if (auto ok = audit->Write(event); !ok) Say("warning: audit log: " + ok.error().Message());
+    if (auto ok = audit->Write(event); !ok) Warn("audit log: " + ok.error().Message());
   };
   if (req.dry_run) {
     std::printf("%s\n", JsonText(DryRunJson(*plan), 2).c_str());

@@ -4,7 +4,7 @@
 
 #include "cli/cell_events.h"
 #include "cell/docker/image_cell.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 #include "source/image_ref.h"
 
 namespace mcpcell {

@@ -16,6 +16,7 @@
 #include "doctor/host.h"
 #include "doctor/parse.h"
 #include "doctor/unix_http.h"
+#include "util/path_search.h"
 
 namespace mcpcell::doctor {
 namespace {
@@ -114,7 +115,7 @@ nlohmann::json DockerInfo(const std::string& socket) {
 
 Probe BinaryProbe(const std::string& name, const std::string& missing_fix, S missing_status,
                   const std::string& missing_detail = "") {
-  std::string path = FindOnPath(name);
+  std::string path = FindOnHostPath(name);
   if (!path.empty()) return {name, S::kOk, path, "", ""};
   return {name, missing_status, "not on PATH", missing_detail, missing_fix};
 }
@@ -263,7 +264,7 @@ Probe RegisteredGvisorProbe(EngineFacts* facts, const nlohmann::json& info, cons
   }
   // The daemon resolves a bare name on its own PATH; ours is the best guess.
   std::string path = it->second.path.empty() ? "runsc" : it->second.path;
-  std::string resolved = path.find('/') == std::string::npos ? FindOnPath(path) : path;
+  std::string resolved = path.find('/') == std::string::npos ? FindOnHostPath(path) : path;
   if (!Executable(resolved)) {
     p.value = "docker runtime \"runsc\" points at " + path + ", which is not an executable file";
     p.fix = "apt-get install runsc, or fix the runtime's path in daemon.json and restart dockerd";
@@ -298,7 +299,7 @@ Probe RegisteredGvisorProbe(EngineFacts* facts, const nlohmann::json& info, cons
 }
 
 Probe GvisorRuntimeProbe(EngineFacts* facts, const nlohmann::json& info) {
-  std::string runsc = FindOnPath("runsc");
+  std::string runsc = FindOnHostPath("runsc");
   std::string fix = "add {\"runtimes\": {\"runsc\": {\"path\": \"" + (runsc.empty() ? "/usr/bin/runsc" : runsc) +
                     "\", \"runtimeArgs\": [\"--network=none\", \"--oci-seccomp\"]}}} to /etc/docker/daemon.json and "
                     "restart dockerd";

@@ -30,25 +30,6 @@ std::optional<std::string> ReadHostFile(const std::string& path) {
   return out;
 }
 
-std::string FindOnPath(const std::string& name) {
-  const char* path_env = std::getenv("PATH");
-  std::string_view path = path_env != nullptr ? path_env : "/usr/local/bin:/usr/bin:/bin";
-  while (true) {
-    size_t colon = path.find(':');
-    std::string_view dir = path.substr(0, colon);
-    if (dir.empty()) dir = ".";  // an empty PATH entry means the current directory (execvp(3))
-    std::string candidate = fmt::format("{}/{}", dir, name);
-    struct stat st {};
-    // A directory named like the program is searchable (X_OK) but not a program.
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-    if (colon == std::string_view::npos) break;
-    path.remove_prefix(colon + 1);
-  }
-  return {};
-}
-
 std::string ErrnoText(int err) {
   // fmt rather than operator+ chains: GCC 12 reports a false -Wrestrict on those.
   const char* name = strerrorname_np(err);

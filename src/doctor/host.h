@@ -1,6 +1,6 @@
 #pragma once
-// Small read-only helpers the doctor's probes share: read a file, find a
-// program on PATH, name an errno.
+// Small read-only helpers the doctor's probes share: read a file, name an
+// errno. (Programs on PATH: util/path_search.h, the lookup every part uses.)
 
 #include <optional>
 #include <string>
@@ -9,9 +9,6 @@ namespace mcpcell::doctor {
 
 /// The whole content of `path` (proc/sys files included), or nullopt with errno set.
 std::optional<std::string> ReadHostFile(const std::string& path);
-
-/// The first executable `name` in $PATH, or "" when there is none.
-std::string FindOnPath(const std::string& name);
 
 /// "Permission denied (EACCES)".
 std::string ErrnoText(int err);

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <nftables/libnftables.h>
 
-#include "cell/native/loopback.h"
+#include "egress/loopback.h"
 
 namespace mcpcell {
 namespace {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 
 namespace mcpcell {
 

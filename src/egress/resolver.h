@@ -15,7 +15,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/address.hpp>
 
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "util/error.h"
 
 namespace mcpcell {

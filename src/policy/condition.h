@@ -1,5 +1,5 @@
 #pragma once
-// Policy conditions: facts about a server (see source/trust_facts.h) and the
+// Policy conditions: facts about a server (see policy/trust_facts.h) and the
 // combinators all/any/not. Written in a policy either as a bare string
 // ("untrusted_source") or as a one-key object ({"source": ["npx", "uvx"]}).
 
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "source/trust_facts.h"
+#include "policy/trust_facts.h"
 #include "util/error.h"
 
 namespace mcpcell {

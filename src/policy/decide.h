@@ -9,10 +9,11 @@
 
 #include "policy/evaluate.h"
 #include "policy/policy.h"
+#include "profile/path_args.h"  // callers resolve directory arguments as Decide does
 #include "profile/permission_profile.h"
 #include "registry/catalog.h"
 #include "source/server_ref.h"
-#include "source/trust_facts.h"
+#include "policy/trust_facts.h"
 #include "util/error.h"
 
 namespace mcpcell {
@@ -45,22 +46,5 @@ Result<Decided> Decide(const ServerRef& parsed, const DecideInputs& in);
 /// What asks `d` for a writable host path ("" = nothing): --write, the
 /// requested profile, a registry entry's directory arguments.
 std::string WriteAskedBy(const Decided& d, const DecideInputs& in);
-
-/// A registry entry's directory argument, resolved the way the server
-/// resolves it (server-filesystem: expand "~", then path.resolve against its
-/// cwd) but against the caller's $HOME and cwd, because inside the cell both
-/// differ: "." would otherwise name the cell's temporary home.
-/// Arguments that start with '-' are the server's flags, not directories.
-bool IsPathArg(const std::string& arg);
-std::string ResolvePathArg(const std::string& arg);
-
-/// True when `dir` (a resolved directory argument) is also named by one of
-/// the user's --read paths: an explicit --read narrows the entry's
-/// read-write default to read-only.
-bool NarrowedByRead(const std::string& dir, const std::vector<std::string>& read_flags);
-
-/// True when an entry with path_args "write" gets at least one directory
-/// argument bound writable (one not narrowed by --read).
-bool HasWritablePathArg(const std::vector<std::string>& args, const std::vector<std::string>& read_flags);
 
 }  // namespace mcpcell

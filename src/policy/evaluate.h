@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/policy.h"
-#include "source/trust_facts.h"
+#include "policy/trust_facts.h"
 
 namespace mcpcell {
 

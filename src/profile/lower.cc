@@ -8,7 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "egress/resolver.h"
-#include "policy/decide.h"
+#include "profile/path_args.h"
 
 namespace mcpcell {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "cell/cell_spec.h"
-#include "cli/run_request.h"
+#include "core/cell_spec.h"
+#include "core/run_request.h"
 #include "profile/permission_profile.h"
 #include "util/error.h"
 

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 
-#include "cell/terminal_text.h"
+#include "util/terminal_text.h"
 #include "relay/line_framer.h"
 
 namespace mcpcell {

@@ -2,8 +2,8 @@
 
 #include <limits.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "util/path_search.h"
 
 namespace mcpcell {
 namespace {
@@ -43,11 +43,12 @@ std::string HostToolPath(const std::string& path_env, const std::vector<std::str
 }
 
 std::string FindHostTool(const std::string& name, const std::string& path) {
+  // Not SearchPath: a host tool is looked up in absolute entries only (an
+  // empty or relative one would be the cwd, which a cell may have written).
   for (const auto& dir : SplitPath(path)) {
-    if (dir.empty()) continue;
+    if (dir.empty() || dir[0] != '/') continue;
     std::string cand = dir + "/" + name;
-    struct stat st{};
-    if (::stat(cand.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(cand.c_str(), X_OK) == 0) return cand;
+    if (IsExecutableFile(cand)) return cand;
   }
   return {};
 }

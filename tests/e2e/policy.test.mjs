@@ -7,7 +7,7 @@
 // later ones reuse the cache through XDG_CACHE_HOME.
 
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, test } from 'node:test';
@@ -353,6 +353,37 @@ test('allow only by a rule: "always → allow" runs without a cell (same uid, sa
   const decision = onlyEvent(auditEvents(auditLog), 'decision');
   assert.equal(decision.action, 'allow');
   assert.equal(decision.rule, `${policy} rule 0`);
+});
+
+// One PATH lookup (src/util/path_search.h): the program a run without a cell
+// executes is the file the decision names (trust_facts.local_path). Before,
+// the policy's lookup skipped an empty PATH entry while execvpe read it as the
+// cwd, so ./NAME ran while the decision named another file.
+test('allowed without a cell: the program that runs is the file the decision names, for empty, ./ and relative PATH entries', { timeout: 60_000 }, async () => {
+  const policy = writePolicy('{"rules":[{"condition":"always","action":"allow"}]}\n');
+  const cwd = makeTempDir('path-cwd');
+  const bin = makeTempDir('path-bin');
+  const name = 'mcpcell-path-probe';
+  for (const [dir, word] of [[cwd, 'cwd'], [bin, 'bin'], [path.join(cwd, 'rel'), 'rel']]) {
+    if (word === 'rel') mkdirSync(dir);
+    writeFileSync(path.join(dir, name), `#!/bin/sh\necho ${word}\n`, { mode: 0o755 });
+  }
+  const cases = [
+    [`:${bin}:/usr/bin:/bin`, 'cwd', path.join(cwd, name)],
+    [`${bin}::/usr/bin:/bin`, 'bin', path.join(bin, name)],
+    [`/usr/bin:/bin:`, 'cwd', path.join(cwd, name)],
+    [`./:${bin}`, 'cwd', path.join(cwd, name)],
+    [`rel:${bin}`, 'rel', path.join(cwd, 'rel', name)],
+  ];
+  for (const [PATH, ran, file] of cases) {
+    const auditLog = path.join(makeTempDir('path-audit'), 'audit.jsonl');
+    const r = await runMcpcell(['run', '--relay=off', '--policy', policy, '--audit-log', auditLog, '--', name],
+      { cwd, env: { ...process.env, PATH } });
+    assert.equal(r.code, 0, `PATH=${PATH} stderr:\n${r.stderr}`);
+    assert.equal(r.stdout.trim(), ran, `PATH=${PATH}: another program ran`);
+    const decision = onlyEvent(auditEvents(auditLog), 'decision');
+    assert.equal(decision.trust_facts.local_path, file, `PATH=${PATH}: the decision names another file than the one that ran`);
+  }
 });
 
 test('"default": "allow" is refused: only a rule can allow; nothing runs', { timeout: 30_000 }, async () => {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
-#include "audit/events.h"
+#include "cli/audit_events.h"
 
 namespace mcpcell {
 namespace {

@@ -27,7 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 
 namespace mcpcell {
 namespace {

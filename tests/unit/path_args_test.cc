@@ -1,4 +1,4 @@
-// A registry entry's directory arguments (policy/decide.h): resolved on the
+// A registry entry's directory arguments (profile/path_args.h): resolved on the
 // host as the server would resolve them in its cwd and $HOME, narrowed by --read.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "policy/decide.h"
+#include "profile/path_args.h"
 
 namespace mcpcell {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "cell/native/cgroup.h"
 #include "forked_child.h"
 

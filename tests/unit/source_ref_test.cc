@@ -11,7 +11,7 @@
 #include "registry/catalog.h"
 #include "source/npx_install.h"
 #include "source/server_ref.h"
-#include "source/trust_facts.h"
+#include "policy/trust_facts.h"
 #include "util/json_text.h"
 
 namespace mcpcell {

@@ -1,4 +1,4 @@
-#include "cell/terminal_text.h"
+#include "util/terminal_text.h"
 
 #include <gtest/gtest.h>
 

@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "cell/docker/run_dirs.h"
 #include "cell/run_context.h"
 #include "egress/egress_service.h"

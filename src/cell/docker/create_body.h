@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "util/error.h"
 
 namespace mcpcell::docker {

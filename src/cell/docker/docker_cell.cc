@@ -26,7 +26,7 @@
 #include "cell/docker/secrets_dir.h"
 #include "cell/docker/stdio_fifos.h"
 #include "cell/docker/stdio_pump.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 #include "util/unique_fd.h"
 
 namespace mcpcell::docker {

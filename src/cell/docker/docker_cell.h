@@ -9,7 +9,7 @@
 #include <string>
 
 #include "cell/cell_result.h"
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "cell/docker/engine_endpoint.h"
 #include "cell/run_context.h"
 #include "source/image_ref.h"

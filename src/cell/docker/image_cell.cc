@@ -2,7 +2,7 @@
 
 #include "cell/docker/docker_cell.h"
 #include "cell/docker/engine_client.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 
 namespace mcpcell::docker {
 namespace {

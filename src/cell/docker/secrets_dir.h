@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "cell/docker/run_dirs.h"
 #include "util/error.h"
 

@@ -10,7 +10,7 @@
 #include <cstdio>
 
 #include "cell/docker/frame_demux.h"
-#include "cell/terminal_text.h"
+#include "util/terminal_text.h"
 
 namespace mcpcell::docker {
 namespace {

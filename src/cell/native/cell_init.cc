@@ -18,12 +18,13 @@
 #include "cell/native/cgroup.h"
 #include "cell/native/landlock.h"
 #include "cell/native/landlock_plan.h"
-#include "cell/native/loopback.h"
+#include "egress/loopback.h"
 #include "cell/native/privileges.h"
 #include "cell/native/rootfs.h"
 #include "cell/native/seccomp.h"
 #include "cell/native/setup_report.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
+#include "util/path_search.h"
 #include "util/unique_fd.h"
 #include "egress/cell_net.h"
 
@@ -55,16 +56,9 @@ std::string ResolveInCell(const CellSpec& spec) {
   const std::string& a0 = spec.argv[0];
   if (a0.find('/') != std::string::npos) return a0;
   auto it = spec.env.find("PATH");
-  std::string path = it != spec.env.end() ? it->second : "/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string cand = path.substr(start, end - start) + "/" + a0;
-    if (::access(cand.c_str(), X_OK) == 0) return cand;
-    start = end + 1;
-  }
-  return {};
+  // PID 1 is already in the server's working directory: a relative or empty
+  // entry names the same directory it will for the server's execve.
+  return SearchPath(a0, it != spec.env.end() ? it->second : "/usr/bin:/bin");
 }
 
 // Everything the server process needs, prepared by PID 1 before it forks, so

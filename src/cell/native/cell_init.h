@@ -6,7 +6,7 @@
 #include <array>
 #include <vector>
 
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "cell/native/id_map.h"
 #include "cell/native/seccomp.h"
 

@@ -13,6 +13,7 @@
 #include "cell/native/cgroup_internal.h"
 #include "cell/native/cgroup_layout.h"
 #include "cell/native/cgroup_parse.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 
@@ -177,7 +178,7 @@ void CellCgroup::Remove() {
     if (!s) {
       // A destructor cannot return it; the janitor (if any) or the next run's
       // ReapStaleCgroups removes what is left.
-      fmt::print(stderr, "mcpcell: warning: {}\n", s.error().Message());
+      Warn(s.error().Message());
     }
     dirs_.clear();
   }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "cell/native/cgroup_layout.h"
 #include "util/error.h"
 

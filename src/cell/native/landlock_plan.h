@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "cell/native/landlock.h"
 
 namespace mcpcell {

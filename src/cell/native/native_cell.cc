@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <cstdio>
 #include <optional>
 
 #include "cell/cell_ids.h"
@@ -23,8 +22,9 @@
 #include "cell/native/seccomp.h"
 #include "cell/native/setup_report.h"
 #include "cell/native/stdio_relay.h"
-#include "cli/exit_codes.h"
+#include "core/exit_codes.h"
 #include "egress/egress_service.h"
+#include "util/diag.h"
 #include "util/unique_fd.h"
 
 namespace mcpcell {
@@ -104,8 +104,7 @@ class Supervisor {
           StdinClosed(ep.get());
         } else if (fd == timeout_.get()) {
           *timed_out = true;
-          std::fprintf(stderr, "mcpcell: --timeout of %lld ms reached; stopping the server\n",
-                       static_cast<long long>(spec_.limits.timeout->count()));
+          Say("--timeout of " + std::to_string(spec_.limits.timeout->count()) + " ms reached; stopping the server");
           ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, timeout_.get(), nullptr);
           BeginStop(ep.get(), SIGTERM, "timeout");
         } else if (grace_ && fd == grace_.get()) {
@@ -228,7 +227,7 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
   if (!cgroup) return Failed(kExitIsolationUnavailable, cgroup.error());
   // One line, once per launch, for all unenforced defaults.
   if (auto w = UnenforcedDefaultsWarning(warnings, spec.limits); !w.empty()) {
-    std::fprintf(stderr, "mcpcell: warning: %s\n", w.c_str());
+    Warn(w);
   }
 
   // Compiled once here, loaded by the server with one syscall.
@@ -296,7 +295,7 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
   // `mcpcell gc` (or the janitor of any later run) reaps as stale.
   if (cgroup->active()) {
     if (auto j = StartCgroupJanitor(*cgroup); !j) {
-      std::fprintf(stderr, "mcpcell: warning: %s\n", j.error().Message().c_str());
+      Warn(j.error().Message());
     }
   }
 

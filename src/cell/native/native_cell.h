@@ -4,7 +4,7 @@
 // cgroup, forwards stop requests and reports the server's exit status.
 
 #include "cell/cell_result.h"
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "cell/run_context.h"
 
 namespace mcpcell {

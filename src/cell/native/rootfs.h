@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "util/error.h"
 #include "util/unique_fd.h"
 

@@ -6,26 +6,17 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <string_view>
 
 #include "audit/audit_log.h"
-#include "cell/terminal_text.h"
+#include "util/diag.h"
+#include "util/terminal_text.h"
+#include "util/write_all.h"
 
 namespace mcpcell {
 namespace {
 
 constexpr std::size_t kChunk = 64 * 1024;
-
-bool WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
 
 void Signal(int eventfd) {
   std::uint64_t one = 1;
@@ -76,7 +67,7 @@ Result<StdioRelay> StdioRelay::Prepare(std::optional<RelayConfig> mcp, AuditLog*
     r.max_line_ = mcp->max_message;
     auto sink = [audit](const nlohmann::json& e) {
       if (audit == nullptr) return;
-      if (auto ok = audit->Write(e); !ok) std::fprintf(stderr, "mcpcell: warning: audit log: %s\n", ok.error().Message().c_str());
+      if (auto ok = audit->Write(e); !ok) Warn("audit log: " + ok.error().Message());
     };
     r.mcp_ = std::make_unique<McpRelay>(std::move(*mcp), sink);
   }

@@ -9,7 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 
 import { MCPCELL_BIN, nodeCellArgs } from './paths.mjs';
 
-/** mcpcell's own exit codes (src/cli/exit_codes.h). */
+/** mcpcell's own exit codes (src/core/exit_codes.h). */
 export const EXIT = Object.freeze({
   usage: 2,
   isolationUnavailable: 122,
@@ -41,11 +41,12 @@ export function runArgv(cellArgs, command) {
  * collects everything. Resolves to {code, signal, stdout, stderr, pid, pipesHeldOpen}.
  * `onSpawn(child)` lets a test act on the running process (e.g. kill it).
  */
-export function runMcpcell(args, { input, env, onSpawn, guardMs = HANG_GUARD_MS } = {}) {
+export function runMcpcell(args, { input, env, cwd, onSpawn, guardMs = HANG_GUARD_MS } = {}) {
   assertBinaryExists();
   return new Promise((resolve, reject) => {
     const child = spawn(MCPCELL_BIN, args, {
       env: env ?? process.env,
+      cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -1,39 +1,11 @@
-#include "source/trust_facts.h"
-
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
+#include "policy/trust_facts.h"
 
 #include <nlohmann/json.hpp>
 
 #include "registry/catalog.h"
+#include "util/path_search.h"
 
 namespace mcpcell {
-
-std::string FindOnPath(const std::string& command) {
-  std::error_code ec;
-  if (command.find('/') != std::string::npos) {
-    auto p = std::filesystem::absolute(command, ec);
-    return (!ec && ::access(p.c_str(), X_OK) == 0) ? p.lexically_normal().string() : "";
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    std::size_t colon = dirs.find(':', start);
-    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    if (!dir.empty()) {
-      std::filesystem::path candidate = std::filesystem::path(dir) / command;
-      if (::access(candidate.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(candidate, ec)) {
-        return candidate.string();
-      }
-    }
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return "";
-}
 
 TrustFacts GatherTrustFacts(const ServerRef& ref, const RegistryEntry* entry) {
   TrustFacts f;
@@ -55,7 +27,7 @@ TrustFacts GatherTrustFacts(const ServerRef& ref, const RegistryEntry* entry) {
     }
     case ServerRef::Kind::kCommand:
     case ServerRef::Kind::kRegistry:
-      f.local_path = FindOnPath(ref.package);
+      f.local_path = FindOnHostPath(ref.package);  // the file a run without a cell executes
       break;
   }
   if (entry != nullptr) {

@@ -1,4 +1,4 @@
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 
 #include <nlohmann/json.hpp>
 

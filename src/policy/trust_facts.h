@@ -24,7 +24,7 @@ struct TrustFacts {
   std::string registry_name;
   std::string registry_tier;    ///< official | verified | community | ""
   std::string publisher_scope;  ///< "@scope" for scoped npm packages, image namespace for docker
-  std::string local_path;       ///< command: absolute path found on the host PATH ("" if not found)
+  std::string local_path;       ///< command: FindOnHostPath (util/path_search.h), "" if not found
   bool requests_network = false;  ///< the profile + flags ask for any outbound access
   bool requests_write = false;    ///< the profile + flags ask for any writable host path
   std::string write_asked_by;     ///< what asked for it: "--write", "profile X", a registry entry's arguments
@@ -33,9 +33,6 @@ struct TrustFacts {
 /// Facts about a resolved reference (never kind kRegistry: expand it first).
 /// `entry` is the registry entry for this package, or nullptr.
 TrustFacts GatherTrustFacts(const ServerRef& ref, const RegistryEntry* entry);
-
-/// Finds `command` on the host's PATH as execvp would ("" if absent).
-std::string FindOnPath(const std::string& command);
 
 nlohmann::json ToJson(const TrustFacts& facts);
 

@@ -1,4 +1,4 @@
-#include "audit/events.h"
+#include "cli/audit_events.h"
 
 #include "audit/audit_log.h"
 

@@ -1,4 +1,4 @@
-#include "cell/native/loopback.h"
+#include "egress/loopback.h"
 
 #include <net/if.h>
 #include <sys/ioctl.h>

@@ -1,0 +1,39 @@
+#include "util/path_search.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace mcpcell {
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string SearchPath(const std::string& name, std::string_view path_value) {
+  if (name.empty()) return {};
+  if (name.find('/') != std::string::npos) return IsExecutableFile(name) ? name : std::string();
+  while (true) {
+    std::size_t colon = path_value.find(':');
+    std::string_view dir = path_value.substr(0, colon);
+    // execvp(3): "" is the current directory; glibc then tries plain `name`.
+    std::string candidate = dir.empty() ? "./" + name : std::string(dir) + "/" + name;
+    if (IsExecutableFile(candidate)) return candidate;
+    if (colon == std::string_view::npos) return {};
+    path_value.remove_prefix(colon + 1);
+  }
+}
+
+std::string FindOnHostPath(const std::string& name) {
+  const char* env = std::getenv("PATH");
+  std::string found = SearchPath(name, env != nullptr ? env : kDefaultHostPath);
+  if (found.empty()) return {};
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(found, ec);
+  return ec ? found : abs.lexically_normal().string();
+}
+
+}  // namespace mcpcell
