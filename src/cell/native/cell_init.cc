@@ -26,6 +26,7 @@
 #include "cli/exit_codes.h"
 #include "util/unique_fd.h"
 #include "egress/cell_net.h"
+#include "egress/host_loopback.h"
 
 namespace mcpcell {
 namespace {
@@ -179,11 +180,20 @@ ServerLaunch PrepareServer(const CellInitArgs& a) {
 // outside (the proxy's upstream connections are made from the host's
 // network namespace). PID 1 keeps no copy: the server must never hold the
 // listener (it could accept its own connections and skip the proxy).
-void HandOverEgressSockets(int fd) {
-  auto sockets = SetUpCellNet();
+void HandOverEgressSockets(int fd, const NetworkSpec& network) {
+  auto sockets = SetUpCellNet(HostLoopbackPortNumbers(network.host_ports));
   if (!sockets) Fail(fd, sockets.error());
   const int fds[] = {sockets->proxy_listener.get(), sockets->dns_socket.get()};
   Check(fd, SendSetupFds(fd, "egress sockets", fds));
+}
+
+// No network (profile none): only the DNS stub's socket, so the supervisor
+// can tell the user which names the server looked up (issue 14 item 8).
+void HandOverNoNetworkDns(int fd) {
+  auto dns = SetUpNoNetworkDns();
+  if (!dns) Fail(fd, dns.error());
+  const int fds[] = {dns->get()};
+  Check(fd, SendSetupFds(fd, "no-network DNS socket", fds));
 }
 
 int StatusToExit(int status) {
@@ -273,7 +283,9 @@ void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
   if (::poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP)) != 0) ::_exit(kExitSetupFailed);
   Check(fd, BuildRootfs(spec, *a.planned, *sources));
   if (spec.network.mode == NetworkSpec::Mode::kAllowList) {
-    HandOverEgressSockets(fd);
+    HandOverEgressSockets(fd, spec.network);
+  } else if (spec.network.mode == NetworkSpec::Mode::kNone && a.own_netns) {
+    HandOverNoNetworkDns(fd);
   } else if (a.own_netns) {
     Check(fd, BringUpLoopback());
   }
