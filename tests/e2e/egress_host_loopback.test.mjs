@@ -31,17 +31,21 @@ const PROBE = path.join(E2E_DIR, 'servers', 'loopback_probe.mjs');
 function startService(label, secret, host = '127.0.0.1') {
   const token = `${secret}-${label}`;
   const contacts = [];
+  const open = new Set();
   const server = net.createServer((sock) => {
     contacts.push(sock.remoteAddress);
+    open.add(sock);
+    sock.on('close', () => open.delete(sock));
     sock.on('error', () => {});
     sock.end(`${token}\n`);
   });
+  const close = () => new Promise((r) => {
+    for (const sock of open) sock.destroy();
+    server.close(() => r());
+  });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, host, () => resolve({
-      label, token, contacts, port: server.address().port,
-      close: () => new Promise((r) => server.close(() => r())),
-    }));
+    server.listen(0, host, () => resolve({ label, token, contacts, port: server.address().port, close }));
   });
 }
 

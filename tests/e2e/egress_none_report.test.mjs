@@ -43,7 +43,7 @@ test('network none: a looked-up host is reported once on stderr and in the audit
   const seen = JSON.parse(r.stdout);
   await t.test('the server sees "no such name" (ENOTFOUND), not a resolver timeout (EAI_AGAIN); localhost is its own', () => {
     assert.equal(seen['youtube.com'], 'ENOTFOUND', JSON.stringify(seen));
-    assert.deepEqual([...seen.localhost].sort(), ['127.0.0.1', '::1'], JSON.stringify(seen));
+    assert.ok(Array.isArray(seen.localhost) && seen.localhost.includes('127.0.0.1'), JSON.stringify(seen));
   });
   await t.test('stderr: one sentence for youtube.com (two lookups, A and AAAA each), saying what to write', () => {
     const lines = denials(r.stderr).filter((l) => l.includes('youtube.com'));
