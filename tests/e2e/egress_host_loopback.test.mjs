@@ -122,6 +122,9 @@ test('host loopback: --allow-host localhost:PORT reaches the host\'s 127.0.0.1:P
     { name: 'connect_127_other', via: 'connect', host: '127.0.0.1', port: other.port },
     { name: 'connect_v6_other', via: 'connect', host: '::1', port: other.port },
     { name: 'connect_proxy_port', via: 'connect', host: 'localhost', port: 3128 },
+    { name: 'http_127_other', via: 'http', host: '127.0.0.1', port: other.port },
+    { name: 'http_localhost_other', via: 'http', host: 'localhost', port: other.port },
+    { name: 'http_v6_other', via: 'http', host: '::1', port: other.port },
   ];
   const { run, get } = await probe(['--allow-host', `localhost:${db.port}`, '--audit-log', audit], cases);
   assert.equal(run.code, 0, `exit ${run.code}; stderr:\n${run.stderr}`);
@@ -145,14 +148,14 @@ test('host loopback: --allow-host localhost:PORT reaches the host\'s 127.0.0.1:P
     const r = get('direct_proxy_port');
     assertNotReached(r, [db, other]);
   });
-  await t.test('SOCKS5 and CONNECT naming the host\'s loopback another way or on another port: refused', () => {
+  await t.test('SOCKS5, CONNECT and plain HTTP naming the host\'s loopback another way or on another port: refused', () => {
     for (const c of cases.filter((x) => x.via === 'socks5')) {
       const r = get(c.name);
       assertNotReached(r, [db, other]);
       assert.equal(r.ok, false, JSON.stringify(r));
       assert.ok(r.socks_reply !== undefined && r.socks_reply !== 0, JSON.stringify(r));
     }
-    for (const c of cases.filter((x) => x.via === 'connect')) {
+    for (const c of cases.filter((x) => x.via === 'connect' || x.via === 'http')) {
       const r = get(c.name);
       assertNotReached(r, [db, other]);
       assert.ok(r.status >= 400 && r.status < 500, JSON.stringify(r));

@@ -7,6 +7,7 @@
 //   via: "direct"  net.connect(host, port) (the kernel's redirect decides)
 //        "socks5"  SOCKS5 CONNECT through the cell's proxy; atyp "domain" (default), "ipv4", "ipv6"
 //        "connect" HTTP CONNECT host:port through the cell's proxy
+//        "http"    plain HTTP forwarding (GET http://host:port/) through the cell's proxy
 //        "lookup"  dns.lookup(host, {all: true}) (the cell's resolver)
 // Every attempt gives up after 8 s.
 
@@ -144,6 +145,21 @@ function connect({ host, port }) {
   });
 }
 
+/** Plain HTTP forwarding: an absolute-form request for http://host:port/ to the cell's proxy. */
+function http({ host, port }) {
+  return new Promise((resolve) => {
+    const sock = net.connect(proxyPort, '127.0.0.1');
+    const authority = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    sock.on('error', (e) => resolve({ ok: false, errno: e.code }));
+    sock.on('connect', async () => {
+      sock.write(`GET http://${authority}/ HTTP/1.1\r\nHost: ${authority}\r\nConnection: close\r\n\r\n`);
+      const whole = await collect(sock);
+      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(whole)?.[1] ?? 0);
+      resolve({ ok: status === 200, status, reply: whole.slice(0, 400) });
+    });
+  });
+}
+
 async function lookup({ host }) {
   try {
     const all = await dns.promises.lookup(host, { all: true });
@@ -153,7 +169,7 @@ async function lookup({ host }) {
   }
 }
 
-const ways = { direct, socks5, connect, lookup };
+const ways = { direct, socks5, connect, http, lookup };
 for (const c of cases) {
   const r = await ways[c.via](c);
   console.log(JSON.stringify({ name: c.name, ...r }));
