@@ -166,8 +166,7 @@ std::string CellNftRuleset(const std::vector<std::uint16_t>& host_ports) {
       fmt::arg("dns_port", kCellDnsPort));
 }
 
-Result<UniqueFd> SetUpNoNetworkDns() {
-  MCPCELL_TRY(BringUpLoopback());
+Result<UniqueFd> BindNoNetworkDnsSocket() {
   return BoundSocket(SOCK_DGRAM, kCellDnsAddress, kCellDnsPort, "DNS stub");
 }
 

@@ -50,12 +50,12 @@ std::string CellNftRuleset(const std::vector<std::uint16_t>& host_ports = {});
 /// the cell).
 Result<EgressSockets> SetUpCellNet(const std::vector<std::uint16_t>& host_ports = {});
 
-/// A cell with no network (profile none, issue 14 item 8): lo up and the
-/// DNS stub's socket on 127.0.0.53:53, nothing else: no route, no nft, no
-/// proxy. Name lookups reach the stub, which answers NXDOMAIN and reports
-/// each name once, so a server that fails for want of a network says which
-/// host it wanted instead of failing with EAI_AGAIN in silence. Needs
-/// CAP_NET_BIND_SERVICE in the cell's user namespace.
-Result<UniqueFd> SetUpNoNetworkDns();
+/// A cell with no network (profile none, issue 14 item 8): the DNS stub's
+/// socket on 127.0.0.53:53, nothing else: no route, no nft, no proxy (lo
+/// must be up already). Name lookups reach the stub, which answers NXDOMAIN
+/// and reports each name once, so a server that fails for want of a network
+/// says which host it wanted instead of failing with EAI_AGAIN in silence.
+/// Needs CAP_NET_BIND_SERVICE in the cell's user namespace.
+Result<UniqueFd> BindNoNetworkDnsSocket();
 
 }  // namespace mcpcell

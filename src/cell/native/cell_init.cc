@@ -189,9 +189,12 @@ void HandOverEgressSockets(int fd, const NetworkSpec& network) {
 
 // No network (profile none): only the DNS stub's socket, so the supervisor
 // can tell the user which names the server looked up (issue 14 item 8).
+// Best effort: the reports are a convenience, the cell has no network either
+// way, so a socket that cannot be bound leaves it as it was (no fds sent).
 void HandOverNoNetworkDns(int fd) {
-  auto dns = SetUpNoNetworkDns();
-  if (!dns) Fail(fd, dns.error());
+  Check(fd, BringUpLoopback());
+  auto dns = BindNoNetworkDnsSocket();
+  if (!dns) return;
   const int fds[] = {dns->get()};
   Check(fd, SendSetupFds(fd, "no-network DNS socket", fds));
 }
