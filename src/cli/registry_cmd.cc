@@ -67,10 +67,11 @@ void PrintInfo(const RegistryEntry& e) {
     std::printf("    network:  hosts %s on ports %s\n",
                 p.allow_host.empty() ? "(any)" : fmt::format("{}", fmt::join(p.allow_host, ", ")).c_str(),
                 p.allow_port.empty() ? "(any)" : fmt::format("{}", fmt::join(p.allow_port, ", ")).c_str());
-    std::printf("              (an allow-list needs the egress proxy, not built yet: run it with\n"
-                "               --permission-profile network to allow all, or none to cut it off)\n");
+    std::printf("              (enforced by mcpcell's egress proxy: the cell's only way out, every\n"
+                "               connection and name lookup checked against this list and audited)\n");
   } else {
-    std::printf("    network:  none (loopback only)\n");
+    std::printf("    network:  none (loopback only; a name the server looks up is reported on stderr with\n"
+                "              the --allow-host flag that would allow it)\n");
   }
   if (!e.env_vars.empty()) {
     std::printf("  environment:\n");

@@ -57,6 +57,8 @@ nlohmann::json ToJson(const CellSpec& s) {
   for (const auto& pin : s.network.resolve) {
     pins.push_back({{"host", pin.host}, {"port", pin.port}, {"address", pin.address}});
   }
+  auto host_ports = nlohmann::json::array();
+  for (const auto& hp : s.network.host_ports) host_ports.push_back({{"host", hp.name}, {"port", hp.port}});
   return nlohmann::json{
       {"backend", s.backend},
       {"relay", {{"on", s.relay.on},
@@ -73,7 +75,8 @@ nlohmann::json ToJson(const CellSpec& s) {
         {"allow_all", s.network.allow_all},
         {"allow_hosts", s.network.allow_hosts},
         {"allow_ports", s.network.allow_ports},
-        {"resolve", pins}}},
+        {"resolve", pins},
+        {"host_loopback_ports", host_ports}}},
       {"limits", limits},
       {"secrets", secrets},
       {"seccomp", s.seccomp},

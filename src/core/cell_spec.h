@@ -57,6 +57,16 @@ struct ResolvePin {
   std::string address;      ///< numeric IPv4 or IPv6
 };
 
+/// A port of the host's own loopback the cell may reach (issue 14 item 3):
+/// `--allow-host localhost:5432`. Inside the cell, TCP to 127.0.0.1:PORT is
+/// redirected to mcpcell's egress proxy, which connects to the host's
+/// loopback on that port only (src/egress/host_loopback.h).
+struct HostLoopbackPort {
+  std::string name;         ///< how the user wrote the host: "localhost", "127.0.0.1" or "::1"
+  std::uint16_t port = 0;
+  bool operator==(const HostLoopbackPort&) const = default;
+};
+
 /// What network the cell gets. kNone: loopback only. kAllowList: loopback,
 /// plus every outbound TCP connection and DNS query handed to mcpcell's
 /// egress proxy, which checks it against the rules and audits it. kOpen: the
@@ -68,6 +78,7 @@ struct NetworkSpec {
   std::vector<std::string> allow_hosts;   ///< "example.com" exact, ".example.com" the domain and below
   std::vector<std::uint16_t> allow_ports; ///< empty = any port
   std::vector<ResolvePin> resolve;        ///< --resolve pins
+  std::vector<HostLoopbackPort> host_ports;  ///< kAllowList: the host's loopback ports, by name
 };
 
 /// A secret delivered as a read-only file at /run/secrets/<name>.

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nftables/libnftables.h>
 
 #include "egress/loopback.h"
@@ -87,13 +88,13 @@ Status AddLocalDefaultRoute() {
 
 // nft through libnftables (the same parser as the nft binary, which the cell
 // does not have): one transaction, so the table is either complete or absent.
-Status LoadNftRules() {
+Status LoadNftRules(const std::vector<std::uint16_t>& host_ports) {
   std::unique_ptr<nft_ctx, decltype(&nft_ctx_free)> ctx(nft_ctx_new(NFT_CTX_DEFAULT), nft_ctx_free);
   if (!ctx) return MakeError("load the cell's nft rules", "table ip mcpcell", "libnftables could not create a context");
   // Errors into a buffer, not onto the cell's stderr (which is the client's).
   nft_ctx_buffer_error(ctx.get());
   nft_ctx_buffer_output(ctx.get());
-  std::string rules = CellNftRuleset();
+  std::string rules = CellNftRuleset(host_ports);
   errno = 0;
   if (nft_run_cmd_from_buffer(ctx.get(), rules.c_str()) != 0) {
     int err = errno;
@@ -130,16 +131,27 @@ Result<UniqueFd> BoundSocket(int type, const char* address, std::uint16_t port, 
 
 std::string CellProxyUrl() { return fmt::format("http://{}:{}", kCellProxyAddress, kCellProxyPort); }
 
-std::string CellNftRuleset() {
+std::string CellNftRuleset(const std::vector<std::uint16_t>& host_ports) {
   // Locally generated packets pass nat/output (priority -100) before
   // filter/output (0): the filter sees redirected packets already addressed
   // to 127/8. A connect() to a local-route address picks that address as its
   // own source (the "connecting to yourself" rule), so replies to the cell's
   // clients go to non-127 addresses: "ct direction reply" lets them through.
+  // The host's loopback ports the user named (host_loopback.h) are
+  // redirected first: 127.0.0.1 itself only, so 127.0.0.2 or another port
+  // stays the cell's own loopback. A connect to 0.0.0.0 reaches 127.0.0.1
+  // (the kernel picks the loopback address for INADDR_ANY), so it is covered
+  // too, on the same ports only.
+  std::string loopback;
+  if (!host_ports.empty()) {
+    loopback = fmt::format("    ip daddr 127.0.0.1 tcp dport {{ {} }} redirect to :{}\n", fmt::join(host_ports, ", "),
+                           kCellProxyPort);
+  }
   return fmt::format(
       "table ip mcpcell {{\n"
       "  chain out_nat {{\n"
       "    type nat hook output priority -100; policy accept;\n"
+      "{loopback}"
       "    ip daddr != 127.0.0.0/8 meta l4proto tcp redirect to :{proxy}\n"
       "    ip daddr != {dns} udp dport 53 dnat to {dns}:{dns_port}\n"
       "  }}\n"
@@ -150,13 +162,18 @@ std::string CellNftRuleset() {
       "    drop\n"
       "  }}\n"
       "}}\n",
-      fmt::arg("proxy", kCellProxyPort), fmt::arg("dns", kCellDnsAddress), fmt::arg("dns_port", kCellDnsPort));
+      fmt::arg("loopback", loopback), fmt::arg("proxy", kCellProxyPort), fmt::arg("dns", kCellDnsAddress),
+      fmt::arg("dns_port", kCellDnsPort));
 }
 
-Result<EgressSockets> SetUpCellNet() {
+Result<UniqueFd> BindNoNetworkDnsSocket() {
+  return BoundSocket(SOCK_DGRAM, kCellDnsAddress, kCellDnsPort, "DNS stub");
+}
+
+Result<EgressSockets> SetUpCellNet(const std::vector<std::uint16_t>& host_ports) {
   MCPCELL_TRY(BringUpLoopback());
   MCPCELL_TRY(AddLocalDefaultRoute());
-  MCPCELL_TRY(LoadNftRules());
+  MCPCELL_TRY(LoadNftRules(host_ports));
   EgressSockets out;
   auto proxy = BoundSocket(SOCK_STREAM, kCellProxyAddress, kCellProxyPort, "egress proxy");
   if (!proxy) return proxy.error();

@@ -262,7 +262,11 @@ std::vector<std::uint8_t> DnsStub::AnswerQuestion(const ldns_pkt* query, const l
   if (IsLocalhost(host)) {
     Pkt reply = ReplyTo(query, LDNS_RCODE_NOERROR);
     if (reply && type == LDNS_RR_TYPE_A) AddAnswer(reply.get(), owner, type, ARecord(INADDR_LOOPBACK));
-    if (reply && type == LDNS_RR_TYPE_AAAA) AddAnswer(reply.get(), owner, type, AaaaLoopback());
+    // With host loopback ports localhost is IPv4 only, as in the cell's
+    // /etc/hosts: the redirect to the host's loopback is IPv4.
+    if (reply && type == LDNS_RR_TYPE_AAAA && rules_.host_ports.empty()) {
+      AddAnswer(reply.get(), owner, type, AaaaLoopback());
+    }
     return ToWire(reply.get());
   }
   if (type == LDNS_RR_TYPE_PTR) {

@@ -26,7 +26,10 @@ class EgressServiceImpl final : public EgressService {
  public:
   explicit EgressServiceImpl(const EgressConfig& config)
       : audit_(config.audit, config.server),
-        ctx_{EgressRules::FromSpec(config.network), Resolver(config.network.resolve), audit_, &names_} {}
+        ctx_{EgressRules::FromSpec(config.network), Resolver(config.network.resolve), audit_, &names_} {
+    // A cell of mode none: only its DNS stub runs, to report (issue 14 item 8).
+    ctx_.rules.no_network = config.network.mode == NetworkSpec::Mode::kNone;
+  }
 
   ~EgressServiceImpl() override {
     io_.stop();
@@ -34,8 +37,13 @@ class EgressServiceImpl final : public EgressService {
   }
 
   Status Start(EgressSockets sockets) {
-    if (!sockets.proxy_listener) return MakeError("egress service", "", "no proxy listening socket was handed over");
-    MCPCELL_TRY(StartProxy(io_, std::move(sockets.proxy_listener), ctx_));
+    // A cell without network (mode none) hands over only the DNS socket:
+    // nothing to proxy, names to report.
+    bool no_network = ctx_.rules.no_network;
+    if (!sockets.proxy_listener && !no_network) {
+      return MakeError("egress service", "", "no proxy listening socket was handed over");
+    }
+    if (sockets.proxy_listener) MCPCELL_TRY(StartProxy(io_, std::move(sockets.proxy_listener), ctx_));
     if (sockets.dns_socket) {
       dns_.emplace(io_, std::move(sockets.dns_socket), ctx_.rules, names_, audit_);
       dns_->Start();

@@ -41,6 +41,17 @@ std::string PortLine(std::uint16_t port) {
                      port, port);
 }
 
+// Network none: what the server wanted, and the two ways to allow it.
+RuleVerdict NoNetwork(const std::string& host, std::uint16_t port) {
+  std::string flags = fmt::format("--allow-host {}", host);
+  if (port != 0) flags += fmt::format(" --allow-port {}", port);
+  std::string ports = port != 0 ? fmt::format(", \"allow_port\": [{}]", port) : std::string();
+  return {false, "network none: this server has no network (no allow_host or allow_port in its profile or flags)",
+          fmt::format("pass {}, or in the permission profile: \"network\": {{\"outbound\": {{\"allow_host\": "
+                      "[\"{}\"]{}}}}}",
+                      flags, host, ports)};
+}
+
 }  // namespace
 
 std::string NormaliseHost(std::string_view host) {
@@ -65,11 +76,13 @@ EgressRules EgressRules::FromSpec(const NetworkSpec& network) {
     if (n) rules.hosts.push_back(domain ? "." + *n : *n);
   }
   rules.ports = network.allow_ports;
+  rules.host_ports = network.host_ports;
   return rules;
 }
 
 RuleVerdict MatchConnection(const EgressRules& rules, std::string_view raw_host, std::uint16_t port) {
   if (rules.allow_all) return {true, "insecure_allow_all", ""};
+  if (rules.no_network) return NoNetwork(NormaliseHost(raw_host), port);
   std::string host = NormaliseHost(raw_host);
   const std::string* entry = rules.hosts.empty() ? nullptr : FindHost(rules, host);
   if (!rules.hosts.empty() && entry == nullptr) {
@@ -91,6 +104,7 @@ RuleVerdict MatchConnection(const EgressRules& rules, std::string_view raw_host,
 
 RuleVerdict MatchName(const EgressRules& rules, std::string_view raw_host) {
   if (rules.allow_all) return {true, "insecure_allow_all", ""};
+  if (rules.no_network) return NoNetwork(NormaliseHost(raw_host), 0);
   std::string host = NormaliseHost(raw_host);
   if (rules.hosts.empty()) {
     if (rules.ports.empty()) return {false, "the profile allows no outbound host or port", HostLine(host)};

@@ -19,6 +19,12 @@ struct EgressRules {
   bool allow_all = false;
   std::vector<std::string> hosts;     ///< normalised: lower case, no trailing dot, no brackets
   std::vector<std::uint16_t> ports;   ///< empty = any port
+  /// The host's loopback ports the cell may reach (host_loopback.h); judged
+  /// apart from hosts/ports, whatever they allow.
+  std::vector<HostLoopbackPort> host_ports;
+  /// The cell has no network at all (mode none): every name and connection
+  /// is denied, and the denial says so (issue 14 item 8).
+  bool no_network = false;
 
   static EgressRules FromSpec(const NetworkSpec& network);
 };

@@ -11,6 +11,7 @@
 
 #include "egress/address_check.h"
 #include "egress/dns_name.h"
+#include "egress/host_loopback.h"
 
 namespace mcpcell {
 namespace {
@@ -25,6 +26,50 @@ UpstreamFailure FailureOf(const boost::system::error_code& ec) {
     return UpstreamFailure::kUnreachable;
   }
   return UpstreamFailure::kOther;
+}
+
+// A TCP connect with the proxy's connect timeout (beast::tcp_stream gives it
+// one without a hand-rolled timer racing the socket's lifetime). nullopt: *ec
+// says why.
+asio::awaitable<std::optional<tcp::socket>> ConnectWithTimeout(ProxyContext& ctx, tcp::endpoint endpoint,
+                                                               boost::system::error_code* ec) {
+  auto executor = co_await asio::this_coro::executor;
+  boost::beast::tcp_stream stream(executor);
+  stream.expires_after(ctx.connect_timeout);
+  co_await stream.async_connect(endpoint, asio::redirect_error(asio::use_awaitable, *ec));
+  if (*ec) co_return std::nullopt;
+  stream.expires_never();
+  tcp::socket socket = stream.release_socket();
+  boost::system::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);  // small requests must not wait for Nagle
+  co_return std::optional<tcp::socket>(std::move(socket));
+}
+
+// "localhost", "127.0.0.1", "::1": the host's own loopback, reached only on
+// a port the user named (host_loopback.h), never through the resolver or the
+// address check (which refuse loopback for every other name).
+asio::awaitable<Upstream> OpenHostLoopback(ProxyContext& ctx, EgressAttempt& a) {
+  Upstream out;
+  HostLoopbackVerdict v = MatchHostLoopback(ctx.rules.host_ports, a.host, a.port);
+  a.allowed = v.verdict.allowed;
+  a.rule = v.verdict.rule;
+  a.how_to_allow = v.verdict.how_to_allow;
+  if (!a.allowed) {
+    out.failure = UpstreamFailure::kDenied;
+    co_return out;
+  }
+  boost::system::error_code ec;
+  for (const auto& address : v.targets) {
+    a.address = address.to_string();
+    out.socket = co_await ConnectWithTimeout(ctx, tcp::endpoint(address, a.port), &ec);
+    if (out.socket) {
+      a.error.clear();
+      co_return out;
+    }
+    a.error = fmt::format("connect to {} port {}: {}", a.address, a.port, DescribeConnectError(ec));
+  }
+  out.failure = FailureOf(ec);
+  co_return out;
 }
 
 }  // namespace
@@ -51,6 +96,7 @@ asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& a) {
     out.failure = UpstreamFailure::kDenied;
     co_return out;
   }
+  if (IsLoopbackName(a.host)) co_return co_await OpenHostLoopback(ctx, a);
   // A metadata address named as a literal is refused as what it is, before
   // the host rules would suggest adding it to allow_host (issue 18 item 11).
   boost::system::error_code literal_ec;
@@ -73,7 +119,6 @@ asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& a) {
   }
   std::optional<RuleVerdict> first_refusal;
   boost::system::error_code last_error;
-  auto executor = co_await asio::this_coro::executor;
   for (const auto& address : resolved.addresses) {
     RuleVerdict by_address = CheckAddress(ctx.rules, a.host, a.port, address, resolved.pinned);
     if (!by_address.allowed) {
@@ -81,19 +126,11 @@ asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& a) {
       continue;
     }
     a.address = address.to_string();
-    // beast::tcp_stream gives the connect a timeout without a hand-rolled
-    // timer racing the socket's lifetime.
-    boost::beast::tcp_stream stream(executor);
-    stream.expires_after(ctx.connect_timeout);
-    tcp::endpoint endpoint(address, a.port);
-    co_await stream.async_connect(endpoint, asio::redirect_error(asio::use_awaitable, last_error));
-    if (last_error) continue;
-    stream.expires_never();
-    tcp::socket socket = stream.release_socket();
-    socket.set_option(tcp::no_delay(true), last_error);  // small requests must not wait for Nagle
+    std::optional<tcp::socket> socket = co_await ConnectWithTimeout(ctx, tcp::endpoint(address, a.port), &last_error);
+    if (!socket) continue;
     a.rule = by_address.rule == "public address" ? by_name.rule : by_name.rule + "; " + by_address.rule;
     a.error.clear();
-    out.socket.emplace(std::move(socket));
+    out.socket = std::move(socket);
     co_return out;
   }
   if (last_error) {

@@ -1,5 +1,6 @@
 #include "profile/lower.h"
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <regex>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "egress/host_loopback.h"
 #include "egress/resolver.h"
 #include "profile/path_args.h"
 
@@ -61,16 +63,85 @@ Result<ResolvePin> ParseResolveFlag(const std::string& value) {
   return pin;
 }
 
+namespace {
+
+/// allow_host entries sorted into ordinary host rules and the host's
+/// loopback (egress/host_loopback.h): with a port, or bare (the ports then
+/// come from allow_port, as ToolHive pairs every host with every port).
+struct SplitHosts {
+  std::vector<std::string> hosts;
+  std::vector<HostLoopbackPort> host_ports;
+  std::vector<std::string> bare_loopback;  ///< as written, for the refusal
+  std::vector<std::string> bare_names;     ///< canonical
+};
+
+Status SplitHost(const std::string& entry, const std::string& origin, SplitHosts* out) {
+  auto loopback = ParseLoopbackEntry(entry);
+  if (!loopback) {
+    out->hosts.push_back(entry);
+    return {};
+  }
+  if (!*loopback) return MakeError(origin, entry, loopback->error().detail);
+  const LoopbackEntry& e = **loopback;
+  if (e.port) {
+    HostLoopbackPort hp{e.name, *e.port};
+    if (std::find(out->host_ports.begin(), out->host_ports.end(), hp) == out->host_ports.end()) {
+      out->host_ports.push_back(hp);
+    }
+    return {};
+  }
+  out->bare_loopback.push_back(entry);
+  out->bare_names.push_back(e.name);
+  return {};
+}
+
+/// A bare "localhost" takes every allow_port; none is refused, never
+/// widened to every port of the host's loopback.
+Status PairBareLoopback(SplitHosts* split, const std::vector<std::uint16_t>& ports) {
+  if (split->bare_names.empty()) return {};
+  if (ports.empty()) {
+    const std::string& entry = split->bare_loopback.front();
+    return MakeError("allow_host", entry,
+                     fmt::format("\"{}\" names the host's loopback, which a cell reaches only on named ports: "
+                                 "write --allow-host {}:5432 (the port of the service), or in the permission "
+                                 "profile add the ports to network.outbound.allow_port (or write \"{}:5432\" "
+                                 "in allow_host)",
+                                 entry, entry == "::1" ? "[::1]" : entry, entry == "::1" ? "[::1]" : entry));
+  }
+  for (const auto& name : split->bare_names) {
+    for (std::uint16_t port : ports) {
+      auto checked = ParseLoopbackEntry(fmt::format("{}:{}", name == "::1" ? "[::1]" : name, port));
+      if (checked && !*checked) return MakeError("allow_host + allow_port", name, checked->error().detail);
+      HostLoopbackPort hp{name, port};
+      if (std::find(split->host_ports.begin(), split->host_ports.end(), hp) == split->host_ports.end()) {
+        split->host_ports.push_back(hp);
+      }
+    }
+  }
+  return {};
+}
+
+std::string HostPortsSentence(const std::vector<HostLoopbackPort>& host_ports) {
+  if (host_ports.empty()) return "";
+  return fmt::format("; the host's loopback on {} only (TCP to 127.0.0.1 on those ports inside the cell, through "
+                     "the proxy, audited)",
+                     DescribeHostPorts(host_ports));
+}
+
+}  // namespace
+
 Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,
                                  const std::vector<std::string>& flag_hosts,
                                  const std::vector<std::string>& flag_ports,
                                  const std::vector<std::string>& flag_resolve) {
   NetworkPlan plan;
-  std::vector<std::string> hosts = profile.allow_host;
+  SplitHosts split;
+  const std::string profile_origin = "profile " + profile.name + ": network.outbound.allow_host";
+  for (const auto& h : profile.allow_host) MCPCELL_TRY(SplitHost(h, profile_origin, &split));
   std::vector<std::uint16_t> ports = profile.allow_port;
   for (const auto& h : flag_hosts) {
     if (auto problem = AllowHostProblem(h)) return MakeError("--allow-host", h, *problem);
-    hosts.push_back(h);
+    MCPCELL_TRY(SplitHost(h, "--allow-host", &split));
   }
   for (const auto& p : flag_ports) {
     unsigned value = 0;
@@ -80,6 +151,12 @@ Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,
     }
     ports.push_back(static_cast<std::uint16_t>(value));
   }
+  MCPCELL_TRY(PairBareLoopback(&split, ports));
+  // "localhost" alone with allow_port [5432] means the host's 5432, not
+  // "any host on 5432": the ports were the loopback entry's.
+  if (!split.bare_names.empty() && split.hosts.empty()) ports.clear();
+  std::vector<std::string>& hosts = split.hosts;
+  plan.spec.host_ports = split.host_ports;
   for (const auto& r : flag_resolve) {
     auto pin = ParseResolveFlag(r);
     if (!pin) return pin.error();
@@ -87,13 +164,14 @@ Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,
   }
   const std::string not_covered =
       "names that are not allowed do not resolve; UDP other than DNS, QUIC, ICMP and IPv6 are denied";
+  const std::string loopback = HostPortsSentence(split.host_ports);
   if (profile.insecure_allow_all) {
     plan.spec.mode = NetworkSpec::Mode::kAllowList;
     plan.spec.allow_all = true;
     plan.enforced =
         "allow-all, audit-only (insecure_allow_all): every host and port, but only through mcpcell's egress "
         "proxy, which records every attempt and still refuses loopback, private, link-local and cloud-metadata "
-        "addresses; UDP other than DNS, QUIC, ICMP and IPv6 are denied";
+        "addresses" + loopback + "; UDP other than DNS, QUIC, ICMP and IPv6 are denied";
     plan.warnings.push_back(
         "WARNING: network is OPEN to every public host and port for this server (profile '" + profile.name +
         "' sets insecure_allow_all). Its connections still go through mcpcell's egress proxy (each one on the "
@@ -104,14 +182,15 @@ Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,
     }
     return plan;
   }
-  if (!hosts.empty() || !ports.empty()) {
+  if (!hosts.empty() || !ports.empty() || !split.host_ports.empty()) {
     plan.spec.mode = NetworkSpec::Mode::kAllowList;
     plan.spec.allow_hosts = hosts;
     plan.spec.allow_ports = ports;
     std::string what = fmt::format("hosts [{}] ports [{}]", fmt::join(hosts, ", "),
                                    ports.empty() ? std::string("any") : fmt::format("{}", fmt::join(ports, ", ")));
     if (hosts.empty()) what = fmt::format("any host on ports [{}]", fmt::join(ports, ", "));
-    plan.enforced = "allow-list (" + what +
+    if (hosts.empty() && ports.empty()) what = "no other host";
+    plan.enforced = "allow-list (" + what + loopback +
                     "), enforced: the cell's only way out is mcpcell's egress proxy (every TCP connection and "
                     "DNS query the cell makes is redirected to it, whatever the program); " + not_covered;
     return plan;

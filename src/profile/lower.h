@@ -33,6 +33,10 @@ struct NetworkPlan {
 ///                        with its address checks; a loud warning)
 ///   any host or port   → kAllowList: the proxy is the cell's only way out
 ///   neither            → kNone: loopback only (pins are kept but unused; a note says so)
+/// The host's loopback (egress/host_loopback.h): "localhost:PORT" entries,
+/// or a bare "localhost" paired with every allow_port (refused when there is
+/// none), go to spec.host_ports, never to allow_hosts; when loopback entries
+/// were the only hosts, their ports open nothing else.
 /// kOpen (the host's network) is never produced from a profile.
 /// Errors: a bad --allow-host, --allow-port or --resolve value.
 Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "egress/dns_name.h"
+#include "egress/host_loopback.h"
 #include "util/json_input.h"
 #include "util/units.h"
 
@@ -208,6 +209,12 @@ Status ReadExtension(const std::string& origin, const std::string& path, const j
 }  // namespace
 
 std::optional<std::string> AllowHostProblem(const std::string& host) {
+  // "localhost:5432" and friends: the host's loopback, port by port
+  // (egress/host_loopback.h); LowerNetwork gives them their meaning.
+  if (auto loopback = ParseLoopbackEntry(host)) {
+    if (!*loopback) return loopback->error().detail;
+    return std::nullopt;
+  }
   // "*.x" is refused: ToolHive's Squid backend does not understand it either,
   // so it would never match anything.
   if (host.find('*') != std::string::npos) {
@@ -221,7 +228,9 @@ std::optional<std::string> AllowHostProblem(const std::string& host) {
   if (!name.empty() && name.front() == '.') name.remove_prefix(1);
   std::string why;
   if (CanonicalHost(name, &why)) return std::nullopt;
-  const std::string hint = "no scheme, port or path: write \"example.com\", not \"https://example.com/\"";
+  const std::string hint =
+      "no scheme, port or path: write \"example.com\", not \"https://example.com/\"; ports go in allow_port "
+      "(only the host's loopback takes a port here: \"localhost:5432\")";
   const std::string what = "\"" + host + "\" is not a host name, \".domain\" or IP address (";
   if (host.find('/') != std::string::npos) return what + hint + ")";  // a URL: the hint says it all
   return what + why + "; " + hint + ")";

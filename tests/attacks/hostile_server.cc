@@ -653,9 +653,14 @@ Outcome DnsLookup(const Args& a) {
     std::string why;
     std::string got = UdpExchange(AF_INET, reinterpret_cast<sockaddr*>(&sa), sizeof sa,
                                   DnsQuery(a.dns_name), 2000, &why);
-    bool hit = got.size() >= 12 && got[0] == '\x4d' && got[1] == '\x43';
-    o.escaped |= hit;
-    notes.push_back("udp " + srv + ":53: " + (hit ? "DNS ANSWER RECEIVED" : why));
+    bool reply = got.size() >= 12 && got[0] == '\x4d' && got[1] == '\x43';
+    // A cell without network has mcpcell's DNS stub at 127.0.0.53 (issue 14
+    // item 8): it replies, but with no answer (NXDOMAIN). Only an answer
+    // record means a name was resolved.
+    bool answered = reply && (got[6] != 0 || got[7] != 0);
+    o.escaped |= answered;
+    std::string rcode = reply ? " (no answer, rcode " + std::to_string(got[3] & 0x0f) + ")" : "";
+    notes.push_back("udp " + srv + ":53: " + (answered ? "DNS ANSWER RECEIVED" : reply ? "replied" + rcode : why));
   }
   o.detail = Join(notes);
   return o;

@@ -451,3 +451,60 @@ test('docker cell, mcpcell killed with -9: the orphaned container has no network
   assert.deepEqual(egressDirs(), []);
   assert.deepEqual(await leftContainers(run.pid), []);
 });
+
+// The host's loopback, port by port (issue 14 item 3), in a container cell:
+// the same nft redirect is set up from outside (container_net.h), so
+// 127.0.0.1:PORT in the container reaches the host's 127.0.0.1:PORT for the
+// named port only. Native cells: egress_host_loopback.test.mjs.
+test('docker cell: --allow-host localhost:PORT reaches the host\'s 127.0.0.1:PORT, no other port, audited', { timeout: 120_000 }, async (t) => {
+  if (!(await needEngine(t, 'docker'))) return;
+  const secret = `${Date.now()}-${Math.random().toString(16).slice(2)}`;
+  const net = await import('node:net');
+  const services = [];
+  for (const label of ['db', 'other']) {
+    const token = `${secret}-${label}`;
+    const contacts = [];
+    const server = net.createServer((sock) => {
+      contacts.push(sock.remoteAddress);
+      sock.on('error', () => {});
+      sock.end(`${token}\n`);
+    });
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    services.push({ label, token, contacts, port: server.address().port, server });
+  }
+  t.after(() => services.forEach((s) => s.server.close()));
+  const [db, other] = services;
+  const audit = path.join(makeTempDir('docker-host-loopback'), 'audit.jsonl');
+  const cases = [
+    { name: 'direct_127', via: 'direct', host: '127.0.0.1', port: db.port },
+    { name: 'direct_localhost', via: 'direct', host: 'localhost', port: db.port },
+    { name: 'direct_other', via: 'direct', host: '127.0.0.1', port: other.port },
+    { name: 'direct_127_0_0_2', via: 'direct', host: '127.0.0.2', port: db.port },
+    { name: 'socks5_other', via: 'socks5', host: '127.0.0.1', port: other.port, atyp: 'ipv4' },
+    { name: 'socks5_mapped', via: 'socks5', host: '::ffff:127.0.0.1', port: db.port, atyp: 'ipv6' },
+    { name: 'connect_other', via: 'connect', host: 'localhost', port: other.port },
+  ];
+  const probeScript = path.join(E2E_DIR, 'servers', 'loopback_probe.mjs');
+  const r = await runMcpcell(['run', '--isolate=docker', '--relay=off', ...nodeCellArgs(), `--read=${E2E_DIR}`,
+    `--allow-host=localhost:${db.port}`, `--audit-log=${audit}`, '--', NODE_BIN, probeScript,
+    JSON.stringify({ proxy_port: CELL_PROXY_PORT, cases })], { guardMs: 110_000 });
+  assert.equal(r.code, 0, `exit ${r.code}; stderr:\n${r.stderr}`);
+  const got = new Map(r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).map((x) => [x.name, x]));
+  const get = (name) => {
+    assert.ok(got.has(name), `no line for ${name}; stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+    return got.get(name);
+  };
+  for (const name of ['direct_127', 'direct_localhost']) {
+    assert.ok((get(name).reply ?? '').includes(db.token), `${name}: ${JSON.stringify(get(name))}`);
+  }
+  for (const name of ['direct_other', 'direct_127_0_0_2', 'socks5_other', 'socks5_mapped', 'connect_other']) {
+    const x = get(name);
+    assert.equal(x.ok, false, `${name} connected: ${JSON.stringify(x)}`);
+    assert.ok(!(x.reply ?? '').includes(secret), `${name} REACHED a host service: ${JSON.stringify(x)}`);
+  }
+  assert.deepEqual(other.contacts, [], 'the unnamed port was reached');
+  const allowed = egressEvents(audit, { host: '127.0.0.1', port: db.port, allowed: true });
+  assert.ok(allowed.length >= 1, JSON.stringify(egressEvents(audit)));
+  assert.match(allowed[0].rule, /the host's loopback/);
+  assert.deepEqual(await leftContainers(r.pid), []);
+});

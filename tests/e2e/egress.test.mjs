@@ -1,6 +1,6 @@
 // Network egress (issue 5), the user story: a fetch MCP server in a native
 // cell with the profile
-//   {"network":{"outbound":{"allow_host":["localhost",".acmecorp.com","acmecorp.atlassian.net"],
+//   {"network":{"outbound":{"allow_host":[".acmecorp.com","acmecorp.atlassian.net"],
 //                           "allow_port":[...]}}}
 // reaches wiki.acmecorp.com and acmecorp.atlassian.net and nothing else, and
 // every attempt is on the audit log with the rule that decided. The "sites"
@@ -288,9 +288,9 @@ test('egress insecure_allow_all: audit-only mode — a public-looking pinned nam
     const r = await fetch(`http://${name}:${site.port}/fwd`);
     assert.equal(r.status, 200, `${JSON.stringify(r)}; stderr:\n${s.stderr()}`);
     assert.match(r.body, new RegExp(site.token));
-    // "localhost" is allowed by name in this mode, but the proxy resolves it
-    // to 127.0.0.1, which nobody pinned: refused (CONNECT: the proxy-aware
-    // client would go direct for localhost, NO_PROXY).
+    // "localhost" is the host's loopback, reached only on a port named with
+    // --allow-host localhost:PORT, which allow-all does not do: refused
+    // (CONNECT: the proxy-aware client would go direct for localhost, NO_PROXY).
     const before = site.requests.length;
     const local = await fetch(`http://localhost:${site.port}/`, { mode: 'connect' });
     assert.notEqual(local.status, 200, `unpinned localhost reached the host's loopback: ${JSON.stringify(local)}`);

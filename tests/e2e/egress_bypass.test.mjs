@@ -257,7 +257,7 @@ test('egress bypass attempts from inside an allow-list cell: each one fails, and
       assertNotReached(r);
     }
   });
-  await t.test('rebinding: "localhost" is allowed by name, but resolves to loopback without a pin: refused', () => {
+  await t.test('"localhost" without a named host loopback port (--allow-host localhost:PORT): refused', () => {
     for (const name of ['rebind_connect_localhost', 'rebind_http_localhost']) {
       const r = a(name);
       assert.equal(r.status, 403, JSON.stringify(r));
@@ -476,7 +476,7 @@ test('egress rebinding with the host resolver: allowed names resolving to 127.0.
   });
 });
 
-test('egress with profile none: loopback only — no route, no proxy, no DNS', { timeout: 300_000 }, async (t) => {
+test('egress with profile none: loopback only — no route, no proxy; names reach only the DNS stub, which resolves none', { timeout: 300_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   assertProbeExists();
   const sites = await startStorySites();
@@ -499,7 +499,7 @@ test('egress with profile none: loopback only — no route, no proxy, no DNS', {
     assertConnectFailed(a('control_connect_allowed'), /^ECONNREFUSED$/);
     assertConnectFailed(a('control_socks5_allowed'), /^ECONNREFUSED$/);
   });
-  await t.test('no DNS: names do not resolve, and 8.8.8.8:53 is unreachable', () => {
+  await t.test('no DNS answer: names do not resolve (the stub only reports them), and 8.8.8.8:53 is unreachable', () => {
     for (const name of ['control_resolve_allowed', 'resolve_denied']) {
       const r = a(name);
       assert.equal(r.ok, false, JSON.stringify(r));
@@ -525,10 +525,16 @@ test('egress with profile none: loopback only — no route, no proxy, no DNS', {
     assertConnectFailed(a('tcp_host_loopback'), /^ECONNREFUSED$/);
     assertConnectFailed(a('tcp6_host_loopback'), /^(ECONNREFUSED|EADDRNOTAVAIL|ENETUNREACH)$/);
   });
-  await t.test('nothing on the host heard the cell; no egress events', () => {
+  await t.test('nothing on the host heard the cell; the only egress events are denied name lookups', () => {
     for (const u of sites.upstreams) assert.deepEqual(u.contacts, [], `${u.label} was contacted`);
     assert.deepEqual(udp.contacts, []);
-    assert.deepEqual(egressEvents(audit), []);
+    const events = egressEvents(audit);
+    assert.ok(events.length >= 1, 'the lookups were not reported (issue 14 item 8)');
+    for (const e of events) {
+      assert.equal(e.via, 'dns', JSON.stringify(e));
+      assert.equal(e.allowed, false, JSON.stringify(e));
+      assert.match(e.rule, /network none/, JSON.stringify(e));
+    }
   });
 });
 

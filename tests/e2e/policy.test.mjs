@@ -554,7 +554,8 @@ test('profiles: ToolHive\'s fetch allow-list runs, enforced by the egress proxy;
   const ran = await runMcpcell(['run', '--permission-profile', profile, '--write', path.dirname(marker), '--',
     '/bin/sh', '-c', `touch '${marker}'`]);
   assert.equal(ran.code, 0, `stderr:\n${ran.stderr}`);
-  assert.match(ran.stderr, /network: allow-list \(hosts \[localhost, \.acmecorp\.com, acmecorp\.atlassian\.net\] ports \[80, 443\]\), enforced: the cell's only way out is mcpcell's egress proxy/);
+  // "localhost" is the host's loopback, on the profile's ports (issue 14 item 3), and the line says so.
+  assert.match(ran.stderr, /network: allow-list \(hosts \[\.acmecorp\.com, acmecorp\.atlassian\.net\] ports \[80, 443\]; the host's loopback on localhost:80, localhost:443 only .*\), enforced: the cell's only way out is mcpcell's egress proxy/);
   assert.doesNotMatch(ran.stderr, /not enforceable|cannot be enforced/);
   assert.equal(existsSync(marker), true, 'the server did not run under the allow-list');
 

@@ -71,21 +71,22 @@ std::string LocalName(int fd) {
 
 // A TCP connect to an address outside the cell: lands on the proxy listener,
 // and SO_ORIGINAL_DST on the accepted socket names where it was going.
-void ProbeTcpRedirect(int out, const EgressSockets& s) {
+void ProbeTcpRedirect(int out, const EgressSockets& s, const char* address = "203.0.113.9", std::uint16_t port = 443,
+                      const std::string& key = "") {
   int c = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in dst = V4("203.0.113.9", 443);
+  sockaddr_in dst = V4(address, port);
   if (::connect(c, reinterpret_cast<sockaddr*>(&dst), sizeof dst) != 0) {
-    Put(out, "tcp_connect", Errno(errno));
+    Put(out, key + "tcp_connect", Errno(errno));
     return;
   }
-  Put(out, "tcp_connect", "ok");
+  Put(out, key + "tcp_connect", "ok");
   int a = ::accept4(s.proxy_listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
   sockaddr_in orig{};
   socklen_t len = sizeof orig;
   if (a < 0 || ::getsockopt(a, SOL_IP, SO_ORIGINAL_DST, &orig, &len) != 0) {
-    Put(out, "original_dst", "error " + Errno(errno));
+    Put(out, key + "original_dst", "error " + Errno(errno));
   } else {
-    Put(out, "original_dst", Format(orig));
+    Put(out, key + "original_dst", Format(orig));
   }
 }
 
@@ -125,7 +126,7 @@ void ProbeDenied(int out) {
   Put(out, "ipv6_connect", connected ? "connected" : Errno(errno));
 }
 
-[[noreturn]] void Child(int out) {
+[[noreturn]] void Child(int out, bool host_port) {
   uid_t uid = ::getuid();
   gid_t gid = ::getgid();
   if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) {
@@ -135,7 +136,7 @@ void ProbeDenied(int out) {
   (void)WriteFileAt("/proc/self/setgroups", "deny");
   (void)WriteFileAt("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1");
   (void)WriteFileAt("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1");
-  auto sockets = SetUpCellNet();
+  auto sockets = host_port ? SetUpCellNet({5432}) : SetUpCellNet();
   if (!sockets) {
     Put(out, "setup", sockets.error().Message());
     ::_exit(0);
@@ -143,19 +144,27 @@ void ProbeDenied(int out) {
   Put(out, "setup", "ok");
   Put(out, "proxy_listener", LocalName(sockets->proxy_listener.get()));
   Put(out, "dns_socket", LocalName(sockets->dns_socket.get()));
+  if (host_port) {
+    // The named host loopback port lands on the proxy; another port and
+    // 127.0.0.2 stay on the cell's own loopback (nothing listens: refused).
+    ProbeTcpRedirect(out, *sockets, "127.0.0.1", 5432, "named_");
+    ProbeTcpRedirect(out, *sockets, "127.0.0.1", 5433, "other_");
+    ProbeTcpRedirect(out, *sockets, "127.0.0.2", 5432, "other_address_");
+    ::_exit(0);
+  }
   ProbeTcpRedirect(out, *sockets);
   ProbeDnsRedirect(out, *sockets);
   ProbeDenied(out);
   ::_exit(0);
 }
 
-Report RunInNewNamespaces() {
+Report RunInNewNamespaces(bool host_port = false) {
   int p[2];
   EXPECT_EQ(::pipe2(p, O_CLOEXEC), 0);
   pid_t pid = ::fork();
   if (pid == 0) {
     ::close(p[0]);
-    Child(p[1]);
+    Child(p[1], host_port);
   }
   ::close(p[1]);
   std::string text;
@@ -187,6 +196,22 @@ TEST(CellNet, EveryOutboundTcpConnectLandsOnTheProxyListenerWithItsOriginalDesti
   EXPECT_EQ(r["dns_reply_from"], "8.8.8.8:53");
   EXPECT_EQ(r["udp_other"], "EPERM");
   EXPECT_EQ(r["ipv6_connect"], "ENETUNREACH");
+}
+
+// Issue 14 item 3: `--allow-host localhost:5432`.
+TEST(CellNet, ANamedHostLoopbackPortIsRedirectedToTheProxyAndNothingElseOnLoopback) {
+  Report r = RunInNewNamespaces(true);
+  if (r.count("skip")) GTEST_SKIP() << "no unprivileged user+network namespaces here: " << r["skip"];
+  ASSERT_EQ(r["setup"], "ok");
+  EXPECT_EQ(r["named_tcp_connect"], "ok");
+  EXPECT_EQ(r["named_original_dst"], "127.0.0.1:5432");
+  EXPECT_EQ(r["other_tcp_connect"], "ECONNREFUSED");
+  EXPECT_EQ(r["other_address_tcp_connect"], "ECONNREFUSED");
+  std::string rules = CellNftRuleset({5432, 6379});
+  auto named = rules.find("ip daddr 127.0.0.1 tcp dport { 5432, 6379 } redirect to :3128");
+  ASSERT_NE(named, std::string::npos) << rules;
+  EXPECT_LT(named, rules.find("ip daddr != 127.0.0.0/8")) << rules;
+  EXPECT_EQ(CellNftRuleset().find("127.0.0.1 tcp dport"), std::string::npos);
 }
 
 TEST(CellNet, RulesetRedirectsTcpAndDnsAndDropsTheRest) {

@@ -327,20 +327,52 @@ TEST_F(EgressProxyTest, ConnectToDeniedPortOfAllowedHostGets403) {
   EXPECT_NE(body.find("--allow-port 22"), std::string::npos) << body;
 }
 
-TEST_F(EgressProxyTest, AllowedNameResolvingToLoopbackWithoutPinIsRefused) {
+// "localhost" is the host's loopback (issue 14 item 3): reached only on a
+// port named in host_ports, never because an allow_host entry says
+// "localhost" and never through the resolver.
+TEST_F(EgressProxyTest, LocalhostWithoutANamedHostPortIsRefusedSayingWhatToWrite) {
   StartDefault();
   UniqueFd c = Proxy();
-  // "localhost" is allowed by name but resolves (via /etc/hosts) to loopback.
   std::string head = Connect(c.get(), Target("localhost", echo_.port()), "");
   EXPECT_EQ(head.rfind("HTTP/1.1 403", 0), 0u) << head;
   std::string body = ReadToEof(c.get());
   EXPECT_NE(body.find("loopback"), std::string::npos) << body;
-  EXPECT_NE(body.find("--resolve localhost:"), std::string::npos) << body;
+  EXPECT_NE(body.find("--allow-host localhost:" + std::to_string(echo_.port())), std::string::npos) << body;
   auto events = WaitForEvents(audit_path_, 1);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0]["allowed"], false);
   EXPECT_NE(events[0]["rule"].get<std::string>().find("loopback"), std::string::npos);
-  EXPECT_FALSE(events[0]["address"].get<std::string>().empty());
+  EXPECT_TRUE(events[0]["address"].get<std::string>().empty()) << "nothing was resolved or connected";
+}
+
+TEST_F(EgressProxyTest, ANamedHostLoopbackPortIsReachedAsLocalhostAnd127001OnlyThatPort) {
+  NetworkSpec n;
+  n.host_ports = {{"localhost", echo_.port()}};
+  StartService(n);
+  for (const char* host : {"localhost", "127.0.0.1"}) {
+    UniqueFd c = Proxy();
+    std::string head = Connect(c.get(), Target(host, echo_.port()), "");
+    ASSERT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << host << ": " << head;
+    ASSERT_TRUE(SendAll(c.get(), "db"));
+    EXPECT_EQ(ReadExactly(c.get(), 2), "db");
+  }
+  for (const std::string& target : {Target("127.0.0.1", http_.port()), Target("127.0.0.2", echo_.port()),
+                                    "[::ffff:127.0.0.1]:" + std::to_string(echo_.port()),
+                                    Target("0.0.0.0", echo_.port())}) {
+    UniqueFd c = Proxy();
+    std::string head = Connect(c.get(), target, "");
+    EXPECT_EQ(head.rfind("HTTP/1.1 403", 0), 0u) << target << ": " << head;
+  }
+  auto events = WaitForEvents(audit_path_, 6);
+  ASSERT_EQ(events.size(), 6u);
+  int allowed = 0;
+  for (const auto& e : events) {
+    if (e["allowed"] != true) continue;
+    ++allowed;
+    EXPECT_NE(e["rule"].get<std::string>().find("(the host's loopback)"), std::string::npos) << e.dump();
+    EXPECT_EQ(e["address"], "127.0.0.1") << e.dump();
+  }
+  EXPECT_EQ(allowed, 2);
 }
 
 TEST_F(EgressProxyTest, InternalAddressLiteralsRefusedEvenWithAllowAll) {
@@ -355,8 +387,12 @@ TEST_F(EgressProxyTest, InternalAddressLiteralsRefusedEvenWithAllowAll) {
     if (std::string(target).rfind("169.254", 0) == 0) {
       EXPECT_NE(body.find("refused as a metadata address"), std::string::npos) << body;
       EXPECT_NE(body.find("allow_host and --resolve cannot allow it"), std::string::npos) << body;
-    } else {
+    } else if (std::string(target).rfind("10.", 0) == 0) {
       EXPECT_NE(body.find("internal addresses are refused"), std::string::npos) << body;
+    } else {
+      // The host's loopback: only a port named with --allow-host localhost:PORT (issue 14 item 3).
+      EXPECT_NE(body.find("is the host's loopback, which is refused unless the port is named"), std::string::npos)
+          << body;
     }
   }
   auto events = WaitForEvents(audit_path_, 4);

@@ -14,6 +14,7 @@
 
 #include "egress/address_check.h"
 #include "egress/host_addresses.h"
+#include "egress/host_loopback.h"
 #include "egress/host_rules.h"
 #include "egress/http_target.h"
 #include "egress/name_map.h"
@@ -307,6 +308,45 @@ TEST(HttpTarget, HopByHopHeaders) {
   EXPECT_TRUE(IsHopByHop("Transfer-Encoding", ""));
   EXPECT_TRUE(IsHopByHop("X-Secret", "keep-alive, X-Secret"));
   EXPECT_FALSE(IsHopByHop("Accept", "keep-alive"));
+}
+
+// Issue 14 item 8: a cell without network reports what it looked up, and how to allow it.
+TEST(EgressRules, NoNetworkDenialsSayNetworkNoneAndHowToAllow) {
+  EgressRules rules;
+  rules.no_network = true;
+  RuleVerdict name = MatchName(rules, "YouTube.com.");
+  EXPECT_FALSE(name.allowed);
+  EXPECT_EQ(name.rule.rfind("network none: this server has no network", 0), 0u) << name.rule;
+  EXPECT_EQ(name.how_to_allow,
+            "pass --allow-host youtube.com, or in the permission profile: \"network\": {\"outbound\": "
+            "{\"allow_host\": [\"youtube.com\"]}}");
+  RuleVerdict connection = MatchConnection(rules, "youtube.com", 443);
+  EXPECT_FALSE(connection.allowed);
+  EXPECT_NE(connection.how_to_allow.find("--allow-host youtube.com --allow-port 443"), std::string::npos);
+  EXPECT_NE(connection.how_to_allow.find("\"allow_port\": [443]"), std::string::npos) << connection.how_to_allow;
+}
+
+// Issue 14 item 3: the host's loopback is judged by port against the named ports only.
+TEST(EgressRules, HostLoopbackIsMatchedByPortAndTargetsFollowTheSpelling) {
+  std::vector<HostLoopbackPort> ports{{"localhost", 5432}, {"::1", 6379}};
+  auto db = MatchHostLoopback(ports, "127.0.0.1", 5432);
+  EXPECT_TRUE(db.verdict.allowed);
+  ASSERT_EQ(db.targets.size(), 2u);
+  EXPECT_EQ(db.targets[0].to_string(), "127.0.0.1");
+  EXPECT_EQ(db.targets[1].to_string(), "::1");
+  auto redis = MatchHostLoopback(ports, "localhost", 6379);
+  ASSERT_EQ(redis.targets.size(), 1u);
+  EXPECT_EQ(redis.targets[0].to_string(), "::1");
+  auto other = MatchHostLoopback(ports, "::1", 22);
+  EXPECT_FALSE(other.verdict.allowed);
+  EXPECT_TRUE(other.targets.empty());
+  EXPECT_NE(other.verdict.rule.find("the named ones are localhost:5432, [::1]:6379"), std::string::npos)
+      << other.verdict.rule;
+  EXPECT_NE(other.verdict.how_to_allow.find("--allow-host localhost:22"), std::string::npos);
+  for (const char* host : {"localhost", "127.0.0.1", "::1"}) EXPECT_TRUE(IsLoopbackName(host)) << host;
+  for (const char* host : {"127.0.0.2", "0.0.0.0", "::ffff:127.0.0.1", "localhost.localdomain", "x.localhost"}) {
+    EXPECT_FALSE(IsLoopbackName(host)) << host;
+  }
 }
 
 }  // namespace

@@ -76,5 +76,69 @@ TEST(ParseResolveFlag, RefusesWhatCurlWouldNotTakeAndSaysWhatWasExpected) {
   EXPECT_EQ(v6->address, "2001:db8::1");
 }
 
+// The host's loopback, port by port (issue 14 item 3).
+TEST(LowerNetwork, LocalhostWithAPortIsAHostLoopbackPortNotAHostRule) {
+  auto n = LowerNetwork(PermissionProfile{}, {"localhost:5432", "[::1]:6379", "127.0.0.1:5432"}, {});
+  ASSERT_TRUE(n.ok()) << n.error().Message();
+  EXPECT_EQ(n->spec.mode, NetworkSpec::Mode::kAllowList);
+  EXPECT_TRUE(n->spec.allow_hosts.empty());
+  EXPECT_TRUE(n->spec.allow_ports.empty());
+  EXPECT_EQ(n->spec.host_ports, (std::vector<HostLoopbackPort>{{"localhost", 5432}, {"::1", 6379}, {"127.0.0.1", 5432}}));
+  EXPECT_NE(n->enforced.find("the host's loopback on localhost:5432, [::1]:6379, 127.0.0.1:5432 only"), std::string::npos)
+      << n->enforced;
+}
+
+TEST(LowerNetwork, ProfileLocalhostTakesTheAllowPortsAndOpensNoOtherHostOnThem) {
+  auto p = Profile(R"({"network": {"outbound": {"allow_host": ["localhost"], "allow_port": [5432, 6379]}}})");
+  auto n = LowerNetwork(p, {}, {});
+  ASSERT_TRUE(n.ok()) << n.error().Message();
+  EXPECT_EQ(n->spec.host_ports, (std::vector<HostLoopbackPort>{{"localhost", 5432}, {"localhost", 6379}}));
+  EXPECT_TRUE(n->spec.allow_hosts.empty());
+  EXPECT_TRUE(n->spec.allow_ports.empty()) << "the ports were localhost's, not \"any host on 5432\"";
+}
+
+TEST(LowerNetwork, ProfileLocalhostBesideOtherHostsKeepsToolHivesPairing) {
+  auto p = Profile(R"({"network": {"outbound": {"allow_host": ["LOCALHOST.", "api.example.com"], "allow_port": [443]}}})");
+  auto n = LowerNetwork(p, {}, {});
+  ASSERT_TRUE(n.ok()) << n.error().Message();
+  EXPECT_EQ(n->spec.host_ports, (std::vector<HostLoopbackPort>{{"localhost", 443}}));
+  EXPECT_EQ(n->spec.allow_hosts, (std::vector<std::string>{"api.example.com"}));
+  EXPECT_EQ(n->spec.allow_ports, (std::vector<std::uint16_t>{443}));
+}
+
+TEST(LowerNetwork, ALoopbackEntryWithoutAPortIsRefusedSayingWhatToWrite) {
+  for (const char* entry : {"localhost", "127.0.0.1", "::1", "[::1]"}) {
+    auto n = LowerNetwork(PermissionProfile{}, {entry}, {});
+    ASSERT_FALSE(n.ok()) << entry;
+    EXPECT_NE(n.error().detail.find(":5432"), std::string::npos) << n.error().Message();
+    EXPECT_NE(n.error().detail.find("network.outbound.allow_port"), std::string::npos) << n.error().Message();
+  }
+  auto p = Profile(R"({"network": {"outbound": {"allow_host": ["localhost", "api.example.com"]}}})");
+  EXPECT_FALSE(LowerNetwork(p, {}, {}).ok());
+}
+
+TEST(LowerNetwork, OtherSpellingsOfThisMachineAndTheProxyPortAreRefused) {
+  for (const char* entry : {"127.0.0.2", "127.0.0.2:5432", "0.0.0.0", "0.0.0.0:5432", "::", "[::]:5432",
+                            "::ffff:127.0.0.1", "[::ffff:127.0.0.1]:5432", "::127.0.0.1", "0.1.2.3"}) {
+    auto n = LowerNetwork(PermissionProfile{}, {entry}, {});
+    ASSERT_FALSE(n.ok()) << entry;
+    EXPECT_NE(n.error().Message().find("leads to this machine itself"), std::string::npos) << n.error().Message();
+  }
+  for (const char* entry : {"localhost:3128", "localhost:0", "localhost:65536", "localhost:", "localhost:+1",
+                            "localhost:5432:1", "[::1]x"}) {
+    EXPECT_FALSE(LowerNetwork(PermissionProfile{}, {entry}, {}).ok()) << entry;
+  }
+  auto p = Profile(R"({"network": {"outbound": {"allow_host": ["localhost"], "allow_port": [3128]}}})");
+  auto n = LowerNetwork(p, {}, {});
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().Message().find("cell's own egress proxy port"), std::string::npos) << n.error().Message();
+}
+
+TEST(LowerNetwork, AnOrdinaryHostWithAPortIsStillRefused) {
+  auto n = LowerNetwork(PermissionProfile{}, {"example.com:443"}, {});
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().Message().find("only the host's loopback takes a port"), std::string::npos) << n.error().Message();
+}
+
 }  // namespace
 }  // namespace mcpcell

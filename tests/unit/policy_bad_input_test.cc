@@ -57,7 +57,7 @@ const BadCase kCases[] = {
     {"wildcard host", true, R"({"network": {"outbound": {"allow_host": ["*.github.com"]}}})",
      "f.json: at $.network.outbound.allow_host[0]: wildcard host \"*.github.com\" can never match; write \".github.com\" for a domain and every name below it"},
     {"URL as host", true, R"({"network": {"outbound": {"allow_host": ["https://x.com/"]}}})",
-     "f.json: at $.network.outbound.allow_host[0]: \"https://x.com/\" is not a host name, \".domain\" or IP address (no scheme, port or path: write \"example.com\", not \"https://example.com/\")"},
+     "f.json: at $.network.outbound.allow_host[0]: \"https://x.com/\" is not a host name, \".domain\" or IP address (no scheme, port or path: write \"example.com\", not \"https://example.com/\"; ports go in allow_port (only the host's loopback takes a port here: \"localhost:5432\"))"},
     {"port out of range", true, R"({"network": {"outbound": {"allow_port": [443, 70000]}}})",
      "f.json: at $.network.outbound.allow_port[1]: expected a port number 1-65535, got number 70000"},
     {"port as string", true, R"({"network": {"outbound": {"allow_port": ["443"]}}})",

@@ -21,8 +21,14 @@ TEST(ToolHiveProfiles, FetchExampleBecomesAnAllowListEnforcedByTheEgressProxy) {
   auto net = LowerNetwork(*p, {}, {});
   ASSERT_TRUE(net.ok());
   EXPECT_EQ(net->spec.mode, NetworkSpec::Mode::kAllowList);
-  EXPECT_EQ(net->spec.allow_hosts, (std::vector<std::string>{"localhost", ".acmecorp.com", "acmecorp.atlassian.net"}));
+  // "localhost" is the host's loopback (issue 14 item 3): paired with every
+  // allow_port, as ToolHive pairs every host with every port, and kept out of
+  // the host rules (it never names 127.0.0.1 for the address check).
+  EXPECT_EQ(net->spec.allow_hosts, (std::vector<std::string>{".acmecorp.com", "acmecorp.atlassian.net"}));
   EXPECT_EQ(net->spec.allow_ports, (std::vector<std::uint16_t>{80, 443}));
+  EXPECT_EQ(net->spec.host_ports, (std::vector<HostLoopbackPort>{{"localhost", 80}, {"localhost", 443}}));
+  EXPECT_NE(net->enforced.find("the host's loopback on localhost:80, localhost:443 only"), std::string::npos)
+      << net->enforced;
   EXPECT_TRUE(net->warnings.empty());
   EXPECT_NE(net->enforced.find("enforced: the cell's only way out is mcpcell's egress proxy"), std::string::npos)
       << net->enforced;

@@ -14,6 +14,7 @@
 
 #include "cell/docker/engine_client.h"
 #include "egress/cell_net.h"
+#include "egress/host_loopback.h"
 
 namespace mcpcell::docker {
 namespace {
@@ -50,13 +51,14 @@ Status ChownForCell(const std::string& path, std::uint32_t uid, std::uint32_t gi
 // only one that ever leaves the host's network namespace; sockets keep the
 // namespace they were created in, so the listener and the DNS socket stay in
 // the container's after the thread ends.
-Result<EgressSockets> SetUpInNamespace(int netns_fd, const std::string& ns_path) {
+Result<EgressSockets> SetUpInNamespace(int netns_fd, const std::string& ns_path,
+                                       const std::vector<std::uint16_t>& host_ports) {
   if (::setns(netns_fd, CLONE_NEWNET) != 0) {
     Error e = ErrnoError("join the container's network namespace", ns_path);
     if (e.err == EPERM) e.detail = kRootHint;
     return e;
   }
-  return SetUpCellNet();
+  return SetUpCellNet(host_ports);
 }
 
 }  // namespace
@@ -179,7 +181,8 @@ Status ContainerEgress::Start(const EngineClient& engine, const std::string& con
   UniqueFd ns(::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!ns) return ErrnoError("open the container's network namespace", ns_path);
   std::optional<Result<EgressSockets>> made;
-  std::thread worker([&] { made.emplace(SetUpInNamespace(ns.get(), ns_path)); });
+  std::vector<std::uint16_t> host_ports = HostLoopbackPortNumbers(network.host_ports);
+  std::thread worker([&] { made.emplace(SetUpInNamespace(ns.get(), ns_path, host_ports)); });
   worker.join();
   if (!*made) return made->error();
   auto service = EgressService::Start(EgressConfig{network, ctx.server, ctx.audit}, std::move(**made));

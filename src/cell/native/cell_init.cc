@@ -27,6 +27,7 @@
 #include "util/path_search.h"
 #include "util/unique_fd.h"
 #include "egress/cell_net.h"
+#include "egress/host_loopback.h"
 
 namespace mcpcell {
 namespace {
@@ -173,11 +174,23 @@ ServerLaunch PrepareServer(const CellInitArgs& a) {
 // outside (the proxy's upstream connections are made from the host's
 // network namespace). PID 1 keeps no copy: the server must never hold the
 // listener (it could accept its own connections and skip the proxy).
-void HandOverEgressSockets(int fd) {
-  auto sockets = SetUpCellNet();
+void HandOverEgressSockets(int fd, const NetworkSpec& network) {
+  auto sockets = SetUpCellNet(HostLoopbackPortNumbers(network.host_ports));
   if (!sockets) Fail(fd, sockets.error());
   const int fds[] = {sockets->proxy_listener.get(), sockets->dns_socket.get()};
   Check(fd, SendSetupFds(fd, "egress sockets", fds));
+}
+
+// No network (profile none): only the DNS stub's socket, so the supervisor
+// can tell the user which names the server looked up (issue 14 item 8).
+// Best effort: the reports are a convenience, the cell has no network either
+// way, so a socket that cannot be bound leaves it as it was (no fds sent).
+void HandOverNoNetworkDns(int fd) {
+  Check(fd, BringUpLoopback());
+  auto dns = BindNoNetworkDnsSocket();
+  if (!dns) return;
+  const int fds[] = {dns->get()};
+  Check(fd, SendSetupFds(fd, "no-network DNS socket", fds));
 }
 
 int StatusToExit(int status) {
@@ -267,7 +280,9 @@ void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
   if (::poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP)) != 0) ::_exit(kExitSetupFailed);
   Check(fd, BuildRootfs(spec, *a.planned, *sources));
   if (spec.network.mode == NetworkSpec::Mode::kAllowList) {
-    HandOverEgressSockets(fd);
+    HandOverEgressSockets(fd, spec.network);
+  } else if (spec.network.mode == NetworkSpec::Mode::kNone && a.own_netns) {
+    HandOverNoNetworkDns(fd);
   } else if (a.own_netns) {
     Check(fd, BringUpLoopback());
   }

@@ -10,8 +10,8 @@ std::vector<LandlockPath> LandlockPathsFor(const CellSpec& spec, const std::vect
   for (const char* f : {"/etc/passwd", "/etc/group", "/etc/hosts", "/etc/hostname"}) {
     out.push_back(LandlockPath{f, false, false, false});
   }
-  // Written by the cell for an allow-list (the DNS stub's address).
-  if (spec.network.mode == NetworkSpec::Mode::kAllowList) out.push_back(LandlockPath{"/etc/resolv.conf", false, false, false});
+  // Written by the cell for an allow-list or no network (the DNS stub's address).
+  if (spec.network.mode == NetworkSpec::Mode::kAllowList || spec.network.mode == NetworkSpec::Mode::kNone) out.push_back(LandlockPath{"/etc/resolv.conf", false, false, false});
   for (const auto& m : planned) {
     if (m.why == "masked") continue;
     out.push_back(LandlockPath{m.target, m.writable, m.kind == MountSpec::Kind::kBind, false});

@@ -193,6 +193,16 @@ Status CheckSupported(const HostIds& host, const std::vector<MountSpec>& planned
 // its network namespace (SCM_RIGHTS, in the order cell_net.cc sends them).
 Result<std::unique_ptr<EgressService>> StartEgress(const CellSpec& spec, const RunContext& ctx,
                                                    std::vector<UniqueFd> fds) {
+  if (spec.network.mode == NetworkSpec::Mode::kNone) {
+    // The cell could not bind the stub's socket (cell_init.cc): no reports,
+    // and still no network.
+    if (fds.empty()) return std::unique_ptr<EgressService>();
+    if (fds.size() != 1) {
+      return MakeError("start the DNS stub of a cell without network", "",
+                       "the cell did not hand over its DNS socket (got " + std::to_string(fds.size()) + " fds)");
+    }
+    return EgressService::Start(EgressConfig{spec.network, ctx.server, ctx.audit}, EgressSockets{{}, std::move(fds[0])});
+  }
   if (fds.size() != 2) {
     return MakeError("start the egress proxy", "", "the cell did not hand over its egress sockets (got " +
                                                        std::to_string(fds.size()) + " fds, expected 2)");
@@ -306,7 +316,7 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
   // the socket. No service, no cell: an allow-list cell without its proxy
   // would be a network-less cell pretending to be allowed.
   std::unique_ptr<EgressService> egress;
-  if (!setup_error && spec.network.mode == NetworkSpec::Mode::kAllowList) {
+  if (!setup_error && (spec.network.mode == NetworkSpec::Mode::kAllowList || spec.network.mode == NetworkSpec::Mode::kNone)) {
     auto started = StartEgress(spec, ctx, std::move(setup.fds));
     if (!started) return abort_cell(kExitSetupFailed, started.error());
     egress = std::move(*started);

@@ -230,11 +230,20 @@ Status WriteIdentityFiles(const CellSpec& spec) {
                             ":/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
                         0644));
   MCPCELL_TRY(WriteFile("./etc/group", "root:x:0:\nmcp:x:" + g + ":\nnogroup:x:65534:\n", 0644));
-  MCPCELL_TRY(WriteFile("./etc/hosts", "127.0.0.1\tlocalhost\n::1\tlocalhost\n127.0.1.1\t" + spec.hostname + "\n", 0644));
+  // With host loopback ports (egress/host_loopback.h) localhost is
+  // 127.0.0.1 only: the redirect to the host is IPv4, and a client trying
+  // ::1 first would find the cell's own empty loopback there.
+  const char* v6_localhost = spec.network.host_ports.empty() ? "::1\tlocalhost\n" : "::1\tip6-localhost\n";
+  MCPCELL_TRY(WriteFile("./etc/hosts",
+                        std::string("127.0.0.1\tlocalhost\n") + v6_localhost + "127.0.1.1\t" + spec.hostname + "\n",
+                        0644));
   // An allow-list cell asks the DNS stub (src/egress/cell_net.h). UDP to
   // port 53 anywhere is redirected to the stub too, so a user-mounted
   // resolv.conf (kept as it is) or a hard-coded resolver changes nothing.
-  if (spec.network.mode == NetworkSpec::Mode::kAllowList && ::access("./etc/resolv.conf", F_OK) != 0) {
+  // A cell without network asks the stub too: it answers NXDOMAIN and
+  // reports the name (issue 14 item 8).
+  bool stub = spec.network.mode == NetworkSpec::Mode::kAllowList || spec.network.mode == NetworkSpec::Mode::kNone;
+  if (stub && ::access("./etc/resolv.conf", F_OK) != 0) {
     MCPCELL_TRY(WriteFile("./etc/resolv.conf", std::string("nameserver ") + kCellDnsAddress + "\n", 0644));
   }
   return WriteFile("./etc/hostname", spec.hostname + "\n", 0644);
