@@ -25,7 +25,7 @@
 
 #include <boost/asio/ip/address.hpp>
 
-#include "cell/cell_spec.h"
+#include "core/cell_spec.h"
 #include "egress/host_rules.h"
 #include "util/error.h"
 
