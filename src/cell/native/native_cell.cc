@@ -204,7 +204,8 @@ Result<std::unique_ptr<EgressService>> StartEgress(const CellSpec& spec, const R
 
 }  // namespace
 
-CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const LaunchCallback& on_launch) {
+CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
+                         const LaunchCallback& on_launch) {
   auto start = Clock::now();
   auto planned = PlanMounts(spec.mounts);
   // Both are about what the user named (a target twice, a --write dir the
@@ -244,16 +245,9 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
   }
   UniqueFd parent_end(sv[0]);
   UniqueFd child_end(sv[1]);
-  // Terminals among fds 0-2 are replaced by pipes before the cell exists;
-  // with the relay on, stdin and stdout always are, and go through it.
-  std::optional<RelayConfig> mcp;
-  if (spec.relay.on) {
-    mcp = RelayConfig{ctx.server,
-                      ToolRules{spec.relay.tools_allow, spec.relay.tools_deny, spec.relay.tools_origin},
-                      static_cast<std::size_t>(spec.relay.max_message), 4096};
-  }
-  auto relay = StdioRelay::Prepare(std::move(mcp), ctx.audit);
-  if (!relay) return Failed(kExitSetupFailed, relay.error());
+  // Terminals among fds 0-2 were replaced by pipes before the cell exists;
+  // with the relay on, stdin and stdout always were, and go through it.
+  StdioRelay* relay = &stdio;
   bool own_netns = spec.network.mode != NetworkSpec::Mode::kOpen;
   CellInitArgs init{&spec, &*planned, host, child_end.get(), own_netns, seccomp ? &*seccomp : nullptr};
   for (int n = 0; n < 3; ++n) init.stdio[n] = relay->CellEnd(n);
