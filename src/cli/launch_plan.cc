@@ -381,7 +381,7 @@ Result<CellSpec> ImageCellSpec(const RunRequest& merged, const std::vector<std::
   auto built = BuildCellSpec(image_req, argv, notes);
   if (!built.ok()) return built.error();
   CellSpec spec = std::move(*built);
-  std::erase_if(spec.mounts, [](const MountSpec& m) { return m.why == "system"; });
+  std::erase_if(spec.mounts, [](const MountSpec& m) { return m.origin == MountSpec::Origin::kSystem; });
   bool path_given = std::any_of(merged.env.begin(), merged.env.end(),
                                 [](const std::string& e) { return e == "PATH" || e.rfind("PATH=", 0) == 0; });
   if (!path_given) spec.env.erase("PATH");

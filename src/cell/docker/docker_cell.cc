@@ -125,7 +125,7 @@ Result<PreparedImage> PrepareImage(const EngineClient& engine, const ImageRef& r
   for (const auto& n : notes) Say(n);
   // The image is the whole filesystem: none of the host's system directories
   // (its libraries would shadow the image's own).
-  std::erase_if(completed->mounts, [](const MountSpec& m) { return m.why == "system"; });
+  std::erase_if(completed->mounts, [](const MountSpec& m) { return m.origin == MountSpec::Origin::kSystem; });
   return PreparedImage{cfg->id, std::move(*completed)};
 }
 
@@ -320,7 +320,7 @@ class ContainerCellRun {
   // before, so the window left is the engine's own (docs/THREAT_MODEL.md).
   Status RecheckSources() {
     for (const auto& m : cell_.mounts) {
-      if (m.kind != MountSpec::Kind::kBind || m.why == "system" || m.why == "server executable link") continue;
+      if (m.kind != MountSpec::Kind::kBind || m.origin == MountSpec::Origin::kSystem || m.origin == MountSpec::Origin::kServerLink) continue;
       if (m.optional && !PathExists(m.source)) continue;
       MCPCELL_TRY(CheckContainerBindSource(m, cell_.uid));
     }
