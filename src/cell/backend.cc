@@ -7,36 +7,85 @@
 #include "cell/docker/podman_init.h"
 #include "cell/native/native_cell.h"
 #include "core/exit_codes.h"
+#include "cell/native/stdio_relay.h"
 
 namespace mcpcell {
 namespace {
 
-Result<docker::DockerCellOptions> ContainerOptionsFor(const std::string& level) {
+class NativeBackend final : public Backend {
+ public:
+  std::string name() const override { return "native"; }
+  Status Check() const override { return {}; }  // what it lacks, it says at setup (exit 122)
+  CellResult Run(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
+                 const LaunchCallback& on_launch) const override {
+    return RunNativeCell(spec, ctx, stdio, on_launch);
+  }
+};
+
+class ContainerBackend final : public Backend {
+ public:
+  explicit ContainerBackend(docker::DockerCellOptions opts) : opts_(std::move(opts)) {}
+  std::string name() const override { return opts_.backend_name; }
+  Status Check() const override { return docker::CheckEngine(opts_); }
+  CellResult Run(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
+                 const LaunchCallback& on_launch) const override {
+    docker::DockerCellOptions o = opts_;
+    o.run = ctx;  // the egress proxy of an allow-list cell audits with it
+    return docker::RunDockerCell(spec, o, stdio, on_launch);
+  }
+
+ private:
+  docker::DockerCellOptions opts_;
+};
+
+docker::DockerCellOptions ContainerOptionsFor(IsolationLevel level) {
   docker::DockerCellOptions o;
-  if (level == "docker" || level == "container") {
-    o.backend_name = "docker";
-  } else if (level == "podman") {
+  if (level == IsolationLevel::kPodman) {
     o.engine = docker::Engine::kPodman;
     o.backend_name = "podman";
-  } else if (level == "gvisor") {
+  } else if (level == IsolationLevel::kGvisor) {
     o.runtime = "runsc";
     o.backend_name = "gvisor";
     // runsc's gofer refuses to open host FIFOs (EPERM) unless started with
     // --host-fifo=open; gVisor cells keep stdio on the attach stream.
     o.fifo_stdio = false;
-  } else {
-    return MakeError("isolation level", level, "use auto, native, container, docker, podman or gvisor");
   }
   return o;
 }
 
-}  // namespace
-
-std::string BackendForLevel(const std::string& level) {
-  if (level == "auto" || level == "native") return "native";
-  auto opts = ContainerOptionsFor(level);
-  return opts ? opts->backend_name : level;
+CellResult Refused(const std::string& backend, int code, Error e) {
+  CellResult r;
+  r.backend = backend;
+  r.exit_code = code;
+  r.error = std::move(e);
+  return r;
 }
+
+bool EngineMissing(const Error& e) {
+  return docker::IsEngineUnreachable(e) || e.what == "container runtime" || e.what == docker::kPodmanInitWhat;
+}
+
+// The relay's settings for this run, when it is on (CellSpec.relay, lowered
+// from the profile and --relay by PlanLaunch).
+std::optional<RelayConfig> RelayConfigFor(const CellSpec& spec, const RunContext& ctx) {
+  if (!spec.relay.on) return std::nullopt;
+  return RelayConfig{ctx.server, ToolRules{spec.relay.tools_allow, spec.relay.tools_deny, spec.relay.tools_origin},
+                     static_cast<std::size_t>(spec.relay.max_message), 4096};
+}
+
+// The one place where the supervisor's copy sits between the client's fds
+// and the cell's: terminals become pipes (the cell never holds one), and
+// with the relay on stdin and stdout always do, read message by message.
+CellResult RunWithStdio(const Backend& backend, const CellSpec& spec, const RunContext& ctx,
+                        const LaunchCallback& on_launch) {
+  auto stdio = StdioRelay::Prepare(RelayConfigFor(spec, ctx), ctx.audit);
+  if (!stdio) return Refused(backend.name(), kExitSetupFailed, stdio.error());
+  CellResult r = backend.Run(spec, ctx, *stdio, on_launch);
+  stdio->Finish();  // the server's last output is out before mcpcell says how it ended
+  return r;
+}
+
+}  // namespace
 
 Result<Fallback> ParseFallback(const std::string& text) {
   if (text == "none") return Fallback::kNone;
@@ -44,35 +93,47 @@ Result<Fallback> ParseFallback(const std::string& text) {
   return MakeError("--fallback", text, "expected none or native");
 }
 
-CellResult RunCell(const std::string& level, const CellSpec& spec, const RunContext& ctx,
+Result<std::unique_ptr<Backend>> BackendFor(const CellTarget& target) {
+  if (target.image && target.level == IsolationLevel::kNative) {
+    return MakeError("isolation level", "native",
+                     "a docker:// image runs only in a container cell (docker, podman or gvisor): a native cell "
+                     "has no image to run");
+  }
+  if (!target.image && !IsContainerLevel(target.level)) return std::unique_ptr<Backend>(new NativeBackend());
+  docker::DockerCellOptions o = ContainerOptionsFor(target.level);
+  o.source_image = target.image;
+  o.user_given = target.user_given;
+  return std::unique_ptr<Backend>(new ContainerBackend(std::move(o)));
+}
+
+std::string BackendName(const CellTarget& target) {
+  if (target.image && target.level == IsolationLevel::kNative) return "native";
+  auto b = BackendFor(target);
+  return b ? (*b)->name() : "native";
+}
+
+CellResult RunCell(const CellTarget& target, const CellSpec& spec, const RunContext& ctx,
                    const LaunchCallback& on_launch, Fallback fallback) {
-  if (level == "auto" || level == "native") return RunNativeCell(spec, ctx, on_launch);
-  auto opts = ContainerOptionsFor(level);
-  if (!opts) {
-    CellResult r;
-    r.exit_code = kExitUsage;
-    r.error = opts.error();
-    return r;
+  auto backend = BackendFor(target);
+  if (!backend) return Refused("native", kExitIsolationUnavailable, backend.error());
+  Status ok = (*backend)->Check();
+  if (ok) return RunWithStdio(**backend, spec, ctx, on_launch);
+  const std::string name = (*backend)->name();
+  Error e = ok.error();
+  if (target.image) {
+    e.detail += " (a docker:// image needs this engine: there is no native fallback for an image)";
+    return Refused(name, kExitIsolationUnavailable, std::move(e));
   }
-  Status ok = docker::CheckEngine(*opts);
-  if (!ok) {
-    bool missing = docker::IsEngineUnreachable(ok.error()) || ok.error().what == "container runtime" ||
-                   ok.error().what == docker::kPodmanInitWhat;
-    if (missing && fallback == Fallback::kNative) {
-      std::fprintf(stderr, "mcpcell: warning: %s cell unavailable (%s); falling back to a native cell as "
-                   "--fallback=native allows\n", opts->backend_name.c_str(), ok.error().Message().c_str());
-      return RunNativeCell(spec, ctx, on_launch);
-    }
-    CellResult r;
-    r.backend = opts->backend_name;
-    r.exit_code = kExitIsolationUnavailable;
-    r.error = ok.error();
-    if (missing) r.error->detail += " (refusing to run without a " + opts->backend_name + " cell; --fallback=native "
-                                    "would run a native cell instead)";
-    return r;
+  bool missing = EngineMissing(e);
+  if (missing && fallback == Fallback::kNative) {
+    std::fprintf(stderr, "mcpcell: warning: %s cell unavailable (%s); falling back to a native cell as "
+                 "--fallback=native allows\n", name.c_str(), e.Message().c_str());
+    return RunWithStdio(NativeBackend(), spec, ctx, on_launch);
   }
-  opts->run = ctx;  // the egress proxy of an allow-list cell audits with it
-  return docker::RunDockerCell(spec, *opts, on_launch);
+  if (missing) {
+    e.detail += " (refusing to run without a " + name + " cell; --fallback=native would run a native cell instead)";
+  }
+  return Refused(name, kExitIsolationUnavailable, std::move(e));
 }
 
 }  // namespace mcpcell

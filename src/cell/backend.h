@@ -1,15 +1,27 @@
 #pragma once
-// Backend selection: which cell runs a CellSpec for a given isolation level,
-// and what happens when that backend's engine is missing or down.
+// Backends: the one door every cell goes through. A Backend runs a CellSpec
+// (native namespaces, or a container through an engine); RunCell picks it
+// from the isolation level, asks it once whether it can run here, applies
+// the fallback rule, and puts the supervisor's stdio copy in front of it —
+// the MCP-aware relay or the raw copy, the same for every backend.
+//
+// To add a backend: implement Backend, return it from BackendFor, and add
+// its level to cell/isolation_level.h. Nothing else dispatches on a level.
 
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "cell/cell_result.h"
 #include "core/cell_spec.h"
+#include "cell/isolation_level.h"
 #include "cell/run_context.h"
+#include "source/image_ref.h"
 #include "util/error.h"
 
 namespace mcpcell {
+
+class StdioRelay;
 
 /// What to do when the engine a level needs cannot be reached.
 enum class Fallback {
@@ -20,22 +32,50 @@ enum class Fallback {
 /// Parses "none" | "native" (the --fallback flag).
 Result<Fallback> ParseFallback(const std::string& text);
 
-/// Runs `spec` at `level`:
-///   auto, native   → the native cell
-///   docker, container → a container through dockerd (DOCKER_HOST respected)
-///   podman         → a container through Podman's API service
-///   gvisor         → a container through dockerd with the runsc runtime
-/// When the engine is unreachable (no socket, refused, permission denied) or
-/// gvisor's runsc is not registered: with Fallback::kNative the native cell
-/// runs instead (a warning names what was missing); with kNone the result is
-/// exit 122 with the reason. Never runs the server without a cell. An engine
-/// that answers but fails later (bad image, create refused) never falls back.
-/// `ctx` names the server and the audit log for the cell's own events (egress).
-CellResult RunCell(const std::string& level, const CellSpec& spec, const RunContext& ctx,
+/// What a run asks to be run in.
+struct CellTarget {
+  IsolationLevel level = IsolationLevel::kAuto;
+  /// A docker:// source: the image is the cell's filesystem and names what
+  /// runs (CellSpec.argv are then the args after --). Only container
+  /// backends run images; there is no native fallback for one.
+  std::optional<ImageRef> image;
+  bool user_given = false;  ///< --uid/--gid given: they win over the image's USER
+};
+
+/// One way to run a cell.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// "native", "docker", "podman" or "gvisor": CellResult.backend, the launch event, messages.
+  virtual std::string name() const = 0;
+  /// Whether it can run here now (the engine answers, its runtime is
+  /// registered). RunCell asks once per run; Run does not ask again.
+  virtual Status Check() const = 0;
+  /// Runs `spec` to completion. The cell's stdin/stdout/stderr are
+  /// `stdio`'s cell ends (the client's own fds where it has none): the
+  /// backend connects them to the cell and starts `stdio`'s copies once the
+  /// cell holds them. Blocks until the cell is gone.
+  virtual CellResult Run(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
+                         const LaunchCallback& on_launch) const = 0;
+};
+
+/// The backend `target` selects: auto/native → the native cell (auto with an
+/// image → docker); docker/container → dockerd (DOCKER_HOST respected);
+/// podman → Podman's API service; gvisor → dockerd with the runsc runtime.
+/// An image at level native is refused (a native cell has no image to run).
+Result<std::unique_ptr<Backend>> BackendFor(const CellTarget& target);
+
+/// Runs `spec` as `target` asks. When the backend cannot run here (engine
+/// unreachable, runsc not registered): with Fallback::kNative, and no image,
+/// the native cell runs instead (a warning names what was missing); else the
+/// result is exit 122 with the reason. Never runs the server without a cell.
+/// An engine that answers but fails later (bad image, create refused) never
+/// falls back. `ctx` names the server and the audit log for the cell's own
+/// events (relay, egress).
+CellResult RunCell(const CellTarget& target, const CellSpec& spec, const RunContext& ctx,
                    const LaunchCallback& on_launch, Fallback fallback = Fallback::kNone);
 
-/// The backend a level selects: "native" for auto/native, else the engine's
-/// name (docker, podman, gvisor); what RunCell would use when the engine is up.
-std::string BackendForLevel(const std::string& level);
+/// The name of the backend `target` selects (what RunCell uses when its engine is up).
+std::string BackendName(const CellTarget& target);
 
 }  // namespace mcpcell

@@ -142,6 +142,7 @@ Status MaskBeneath(CellSpec* spec, const std::string& real, const std::string& t
     // An empty read-only tmpfs over a directory; /dev/null over anything else.
     MountSpec mask{MountSpec::Kind::kTmpfs, "", inside(cred), false, false, 4096, "masked"};
     if (!IsDir(cred)) mask = MountSpec{MountSpec::Kind::kBind, "/dev/null", inside(cred), false, false, 0, "masked"};
+    mask.origin = MountSpec::Origin::kMasked;
     spec->mounts.push_back(mask);
     notes->push_back("masked credential location " + cred + " inside " + label);
   }
@@ -158,7 +159,8 @@ Status MaskBeneath(CellSpec* spec, const std::string& real, const std::string& t
     bool covered = false;
     for (const auto& cred : creds.found) covered = covered || AtOrBelow(sock, cred);
     if (covered) continue;
-    spec->mounts.push_back(MountSpec{MountSpec::Kind::kBind, "/dev/null", inside(sock), false, false, 0, "masked"});
+    spec->mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", inside(sock), false, false, 0, "masked"},
+                                      MountSpec::Origin::kMasked));
     notes->push_back("masked unix socket " + sock + " inside " + label);
   }
   if (scan.truncated) {
@@ -234,7 +236,8 @@ void AddExecutableLink(CellSpec* spec, const std::string& link, const std::strin
     spec->argv[0] = real;  // a chain of links: run the end of it
     return;
   }
-  spec->mounts.push_back(MountSpec{MountSpec::Kind::kBind, link, link, false, false, 0, "server executable link"});
+  spec->mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, link, link, false, false, 0, "server executable link"},
+                                    MountSpec::Origin::kServerLink));
 }
 
 // Binds what the server command needs from outside the system dirs: the
@@ -280,7 +283,7 @@ std::string HostPathOf(const CellSpec& spec, const std::string& cell_path) {
     if (!AtOrBelow(cell_path, m.target)) continue;
     if (best == nullptr || m.target.size() >= best->target.size()) best = &m;
   }
-  if (best == nullptr || best->kind != MountSpec::Kind::kBind || best->why == "masked") return {};
+  if (best == nullptr || best->kind != MountSpec::Kind::kBind || best->origin == MountSpec::Origin::kMasked) return {};
   return best->source + cell_path.substr(best->target == "/" ? 0 : best->target.size());
 }
 
@@ -423,7 +426,7 @@ Status AddLimits(CellSpec* spec, const RunRequest& req) {
 std::vector<MountSpec> SystemMounts(bool networked) {
   std::vector<MountSpec> out;
   auto ro = [&out](const char* p) {
-    out.push_back(MountSpec{MountSpec::Kind::kBind, p, p, false, true, 0, "system"});
+    out.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, p, p, false, true, 0, "system"}, MountSpec::Origin::kSystem));
   };
   for (const char* p : {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/etc/ld.so.cache",
                         "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime",
@@ -543,8 +546,10 @@ Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::str
   }
   // Writable scratch: tmpfs /tmp (size-capped) and a tmpfs home. Listed here so
   // the planner mounts them before user binds beneath them (/tmp/work).
-  spec.mounts.push_back(MountSpec{MountSpec::Kind::kTmpfs, "", "/tmp", true, false, spec.limits.tmp_bytes, "tmp"});
-  spec.mounts.push_back(MountSpec{MountSpec::Kind::kTmpfs, "", spec.home, true, false, 64ULL << 20, "home"});
+  spec.mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kTmpfs, "", "/tmp", true, false, spec.limits.tmp_bytes, "tmp"},
+                                   MountSpec::Origin::kTmp));
+  spec.mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kTmpfs, "", spec.home, true, false, 64ULL << 20, "home"},
+                                   MountSpec::Origin::kHome));
   for (const auto& r : req.read) MCPCELL_TRY(AddUserBind(&spec, r, false, req.force_credentials, "--read", notes));
   for (const auto& w : req.write) MCPCELL_TRY(AddUserBind(&spec, w, true, req.force_credentials, "--write", notes));
   if (!req.no_auto_mount) MCPCELL_TRY(AddServerMounts(&spec, notes));
@@ -554,7 +559,7 @@ Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::str
   std::string cwd = fs::current_path(ec).string();
   spec.workdir = spec.home;
   for (const auto& m : spec.mounts) {
-    if (m.kind == MountSpec::Kind::kBind && m.why != "system" && !ec && AtOrBelow(cwd, m.source) &&
+    if (m.kind == MountSpec::Kind::kBind && m.origin != MountSpec::Origin::kSystem && !ec && AtOrBelow(cwd, m.source) &&
         m.source == m.target) {
       spec.workdir = cwd;
     }

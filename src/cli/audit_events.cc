@@ -8,7 +8,7 @@ namespace {
 nlohmann::json Base(const LaunchPlan& plan, const char* event) {
   return nlohmann::json{{"ts", AuditTimestamp()},
                         {"event", event},
-                        {"server", plan.explain.value("server", std::string())}};
+                        {"server", plan.server}};
 }
 
 }  // namespace
@@ -18,11 +18,11 @@ nlohmann::json DecisionEvent(const LaunchPlan& plan) {
   e["action"] = ToString(plan.action);
   e["rule"] = plan.rule;
   e["reason"] = plan.reason;
-  e["level"] = plan.level;
+  e["level"] = ToString(plan.level);
   for (const char* key : {"source", "trust_facts", "policy", "permissions"}) {
     e[key] = plan.explain.contains(key) ? plan.explain[key] : nlohmann::json(nullptr);
   }
-  e["warnings"] = plan.explain.value("warnings", nlohmann::json::array());
+  e["warnings"] = plan.decision.warnings;
   return e;
 }
 

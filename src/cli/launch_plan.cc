@@ -29,13 +29,12 @@
 #include "source/server_ref.h"
 #include "policy/trust_facts.h"
 #include "util/units.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
 
 using nlohmann::json;
-
-void Say(const std::string& line) { std::fprintf(stderr, "mcpcell: %s\n", line.c_str()); }
 
 /// For registry entries whose arguments are directories (filesystem): each
 /// one is resolved against the caller's cwd and $HOME (ResolvePathArg), bound
@@ -253,13 +252,11 @@ void ExpandPathOptions(RunRequest* req) {
 
 Status NormalizeRequest(RunRequest* req) {
   ExpandPathOptions(req);
-  static constexpr const char* kLevels[] = {"auto", "native", "container", "docker", "podman", "gvisor"};
-  bool is_level = false;
-  for (const char* l : kLevels) is_level = is_level || (req->isolate && *req->isolate == l);
+  bool is_level = req->isolate && ParseIsolationLevel(*req->isolate).has_value();
   if (req->isolate && !req->isolate->empty() && !is_level) {
     // `--isolate npx://pkg`: the optional level swallowed the SERVER.
     if (req->server) {
-      return MakeError("--isolate", *req->isolate, "unknown level (use auto, native, container, docker, podman or gvisor)");
+      return MakeError("--isolate", *req->isolate, std::string("unknown level (use ") + kIsolationLevelList + ")");
     }
     req->server = *req->isolate;
     req->isolate = "auto";
@@ -285,9 +282,10 @@ std::string ToString(LaunchPlan::Action action) {
   return "?";
 }
 
-// The relay's settings. Tool rules are enforced only by the relay, and only
-// the native cell's stdio goes through it yet: every other way to run is
-// refused while the profile has tool rules (never accepted and ignored).
+// The relay's settings. Tool rules are enforced only by the relay, which
+// sits on every backend's stdio (cell/backend.cc); a server run without a
+// cell has no relay, so it is refused while the profile has tool rules
+// (never accepted and ignored), as is --relay=off.
 static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile, const LaunchPlan& plan, RelaySpec* out) {
   out->tools_allow = profile.ext.tools_allow;
   out->tools_deny = profile.ext.tools_deny;
@@ -312,37 +310,23 @@ static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile
     return MakeError("run without a cell", plan.rule,
                      where + "which a server run without a cell would not be held to; isolate it, or drop the tool rules");
   }
-  bool container = plan.level != "auto" && plan.level != "native";
-  if (container) {
-    return MakeError("--isolate=" + plan.level, "",
-                     where + "and the relay runs only on a native cell's stdio yet; use --isolate=native, or drop the tool rules");
-  }
   return {};
 }
 
-Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
-  auto parsed = ParseServerRef(req.server, req.command);
-  if (!parsed.ok()) return parsed.error();
-  DecideInputs in{req.policy_file, req.profile, !req.allow_host.empty() || !req.allow_port.empty(),
-                  !req.write.empty(), req.read};
-  auto decided = Decide(*parsed, in);
-  if (!decided.ok()) return decided.error();
-  ServerRef ref = decided->ref;
-  const RegistryEntry* entry = decided->entry_ptr();
-  const Policy* policy = &decided->policy;
-  const TrustFacts& facts = decided->facts;
-  const Decision& decision = decided->decision;
-  for (const auto& w : decided->requested.warnings) Say("warning: " + w);
+namespace {
 
-  std::vector<std::string> notes;
-
-  for (const auto& w : decision.warnings) Say("warning: " + w);
-
+// The decision as values: the policy's action and level, made stricter (never
+// looser) by --isolate; a docker:// image at auto runs in a container.
+Result<LaunchPlan> DecidePlan(const RunRequest& req, const Decided& decided) {
+  const Decision& decision = decided.decision;
   LaunchPlan plan;
-  std::string decided_by = policy->origin + " " + decision.rule;
-  plan.rule = decided_by;
+  plan.decision = decision;
+  plan.source = decided.ref;
+  plan.rule = decided.policy.origin + " " + decision.rule;
   plan.reason = decision.reason;
-  plan.level = decision.level;
+  auto level = ParseIsolationLevel(decision.level);
+  if (!level) return MakeError("policy level", decision.level, std::string("use ") + kIsolationLevelList);
+  plan.level = *level;
   switch (decision.action) {
     case PolicyAction::Kind::kDeny: plan.action = LaunchPlan::Action::kDeny; break;
     case PolicyAction::Kind::kAllow: plan.action = LaunchPlan::Action::kAllow; break;
@@ -352,36 +336,141 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   // --isolate can only make things stricter: it turns allow into isolate, never overrides deny.
   if (req.isolate && plan.action != LaunchPlan::Action::kDeny) {
     plan.action = LaunchPlan::Action::kIsolate;
-    if (!req.isolate->empty() && *req.isolate != "auto") plan.level = *req.isolate;
+    if (!req.isolate->empty() && *req.isolate != "auto") {
+      auto asked = ParseIsolationLevel(*req.isolate);
+      if (!asked) return MakeError("--isolate", *req.isolate, std::string("unknown level (use ") + kIsolationLevelList + ")");
+      plan.level = *asked;
+    }
     plan.rule = "--isolate";
     plan.reason = "isolation asked for on the command line (the policy said: " + decision.reason + ")";
   }
-  if (ref.kind == ServerRef::Kind::kDocker && plan.level == "auto") plan.level = "container";
+  const ServerRef& ref = decided.ref;
+  if (ref.kind == ServerRef::Kind::kDocker && plan.level == IsolationLevel::kAuto) plan.level = IsolationLevel::kContainer;
+  plan.server = ref.kind == ServerRef::Kind::kCommand ? ref.package : CanonicalSource(ref);
+  return plan;
+}
 
-  std::string server = ref.kind == ServerRef::Kind::kCommand ? ref.package : CanonicalSource(ref);
-  plan.explain = json{{"server", server},
-                      {"source", ToJson(*parsed)},
-                      {"registry_entry", entry != nullptr ? json(entry->name) : json(nullptr)},
-                      {"trust_facts", ToJson(facts)},
-                      {"policy", {{"file", policy->origin},
-                                  {"trusted_sources", policy->trust.trusted_sources},
-                                  {"trusted_tiers", policy->trust.trusted_tiers}}},
-                      {"decision", ToJson(decision)},
-                      {"action", ToString(plan.action)},
-                      {"rule", plan.rule},
-                      {"reason", plan.reason},
-                      {"level", plan.level},
-                      {"warnings", decision.warnings}};
+// The decision rendered for people (--dry-run, policy explain, the audit log).
+json DecisionJson(const LaunchPlan& plan, const ServerRef& parsed, const Decided& decided) {
+  const RegistryEntry* entry = decided.entry_ptr();
+  const Policy& policy = decided.policy;
+  return json{{"server", plan.server},
+              {"source", ToJson(parsed)},
+              {"registry_entry", entry != nullptr ? json(entry->name) : json(nullptr)},
+              {"trust_facts", ToJson(decided.facts)},
+              {"policy", {{"file", policy.origin},
+                          {"trusted_sources", policy.trust.trusted_sources},
+                          {"trusted_tiers", policy.trust.trusted_tiers}}},
+              {"decision", ToJson(plan.decision)},
+              {"action", ToString(plan.action)},
+              {"rule", plan.rule},
+              {"reason", plan.reason},
+              {"level", ToString(plan.level)},
+              {"warnings", plan.decision.warnings}};
+}
+
+// A docker:// source: the image is the filesystem and names the command: the
+// spec keeps what the user asked for (binds, secrets, env, limits), none of
+// the host's system dirs; PATH and the working directory are the image's
+// (the container cell completes argv, env, workdir and user from it).
+Result<CellSpec> ImageCellSpec(const RunRequest& merged, const std::vector<std::string>& argv,
+                               std::vector<std::string>* notes) {
+  RunRequest image_req = merged;
+  image_req.no_auto_mount = true;
+  auto built = BuildCellSpec(image_req, argv, notes);
+  if (!built.ok()) return built.error();
+  CellSpec spec = std::move(*built);
+  std::erase_if(spec.mounts, [](const MountSpec& m) { return m.origin == MountSpec::Origin::kSystem; });
+  bool path_given = std::any_of(merged.env.begin(), merged.env.end(),
+                                [](const std::string& e) { return e == "PATH" || e.rfind("PATH=", 0) == 0; });
+  if (!path_given) spec.env.erase("PATH");
+  spec.workdir.clear();
+  spec.backend = "docker";
+  notes->push_back("docker:// sources run in a container cell: the image's Entrypoint runs, with these args "
+                   "replacing its Cmd (as docker run IMAGE ARGS); workdir \"\" = the image's");
+  return spec;
+}
+
+// Secrets as files, and as a variable only where the cell can set one.
+Status AddSecrets(std::vector<SecretSpec> secrets, IsolationLevel level, CellSpec* spec) {
+  spec->secrets = std::move(secrets);
+  for (const auto& s : spec->secrets) {
+    // Said here, not only when the container is created: --dry-run must not
+    // show a mapping that the run would refuse (create_body.cc says why).
+    if (s.env_name && IsContainerLevel(level)) {
+      return MakeError("--secret-env", s.name + "=" + *s.env_name,
+                       "a " + ToString(level) + " cell cannot set it (the value would be visible in `docker inspect`): "
+                       "read /run/secrets/" + s.name + " in the server, or use a native cell (--isolate=native), "
+                       "whose PID 1 sets " + *s.env_name + " at exec");
+    }
+    // The cell's PID 1 sets the variable from the file at exec: one value, never two.
+    if (s.env_name && spec->env.count(*s.env_name) != 0) {
+      return MakeError("--secret-env", s.name + "=" + *s.env_name,
+                       "the cell's environment already sets " + *s.env_name +
+                           " (--env, the profile or mcpcell's own); keep one of them");
+    }
+  }
+  return {};
+}
+
+// The npx package's cache dir, bound read-only like every other bind source:
+// the cell binds it by fd and refuses a path with a symlink in it
+// (src/cell/bind_source.h).
+json AddNpxCache(const InstalledPackage& npx, const ServerRef& ref, CellSpec* spec) {
+  MountSpec m;
+  std::error_code ec;
+  auto real = std::filesystem::weakly_canonical(npx.cache_dir, ec);
+  m.source = ec ? npx.cache_dir : real.string();
+  m.target = npx.cache_dir;
+  m.writable = false;
+  m.optional = !npx.present;
+  m.why = "npx package cache (installed outside the cell)";
+  spec->mounts.push_back(std::move(m));
+  return json{{"package", ref.package}, {"version", npx.version}, {"cache_dir", npx.cache_dir},
+              {"bin", npx.bin_path}, {"installed_now", npx.installed_now}, {"present", npx.present}};
+}
+
+// What a user must know (a scan that gave up, a mount skipped) is said
+// without -v; the rest only with it.
+void SayPlanNotes(const RunRequest& req, const TrustFacts& facts, const CellSpec& spec, const NetworkPlan& net,
+                  const std::vector<std::string>& notes) {
+  for (const auto& w : net.warnings) Say(w);
+  if (facts.requests_network || spec.network.mode != NetworkSpec::Mode::kNone) Say("network: " + net.enforced);
+  for (const auto& n : notes) {
+    if (req.verbose || n.rfind("warning:", 0) == 0) Say(n);
+  }
+}
+
+}  // namespace
+
+Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
+  auto parsed = ParseServerRef(req.server, req.command);
+  if (!parsed.ok()) return parsed.error();
+  DecideInputs in{req.policy_file, req.profile, !req.allow_host.empty() || !req.allow_port.empty(),
+                  !req.write.empty(), req.read};
+  auto decided = Decide(*parsed, in);
+  if (!decided.ok()) return decided.error();
+  for (const auto& w : decided->requested.warnings) Say("warning: " + w);
+  const Decision& decision = decided->decision;
+  for (const auto& w : decision.warnings) Say("warning: " + w);
+
+  auto planned = DecidePlan(req, *decided);
+  if (!planned) return planned.error();
+  LaunchPlan plan = std::move(*planned);
+  plan.explain = DecisionJson(plan, *parsed, *decided);
   if (plan.action == LaunchPlan::Action::kDeny) return plan;  // nothing installed, nothing built
 
+  std::vector<std::string> notes;
+  ServerRef ref = decided->ref;
   RunRequest with_args = req;
-  if (auto ok = BindPathArgs(entry, &ref, &with_args, &notes); !ok) return ok.error();
+  if (auto ok = BindPathArgs(decided->entry_ptr(), &ref, &with_args, &notes); !ok) return ok.error();
 
   const PermissionProfile* profile = &decided->profile;
   if (decision.profile && req.profile && *decision.profile != *req.profile) {
     Say("note: the policy's " + decision.rule + " sets profile '" + *decision.profile +
         "', which replaces --permission-profile " + *req.profile);
   }
+  plan.profile = profile->name;
 
   RunRequest merged = MergeProfile(*profile, with_args);
   auto resolved = ResolveArgv(ref, req, merged);
@@ -391,80 +480,22 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   auto net = LowerNetwork(*profile, req.allow_host, req.allow_port, req.resolve);
   if (!net.ok()) return net.error();
 
-  CellSpec spec;
-  if (ref.kind == ServerRef::Kind::kDocker) {
-    // The image is the filesystem and names the command: the spec keeps what
-    // the user asked for (binds, secrets, env, limits), none of the host's
-    // system dirs; PATH and the working directory are the image's (the
-    // container cell completes argv, env, workdir and user from it).
-    RunRequest image_req = merged;
-    image_req.no_auto_mount = true;
-    auto built = BuildCellSpec(image_req, resolved->argv, &notes);
-    if (!built.ok()) return built.error();
-    spec = std::move(*built);
-    std::erase_if(spec.mounts, [](const MountSpec& m) { return m.why == "system"; });
-    bool path_given = std::any_of(merged.env.begin(), merged.env.end(),
-                                  [](const std::string& e) { return e == "PATH" || e.rfind("PATH=", 0) == 0; });
-    if (!path_given) spec.env.erase("PATH");
-    spec.workdir.clear();
-    spec.backend = "docker";
-    plan.explain["image"] = {{"reference", ImageRefFrom(ref).Reference()},
-                             {"user_given", req.uid.has_value() || req.gid.has_value()}};
-    notes.push_back("docker:// sources run in a container cell: the image's Entrypoint runs, with these args "
-                    "replacing its Cmd (as docker run IMAGE ARGS); workdir \"\" = the image's");
-  } else {
-    auto built = BuildCellSpec(merged, resolved->argv, &notes);
-    if (!built.ok()) return built.error();
-    spec = std::move(*built);
+  const bool image = ref.kind == ServerRef::Kind::kDocker;
+  auto built = image ? ImageCellSpec(merged, resolved->argv, &notes) : BuildCellSpec(merged, resolved->argv, &notes);
+  if (!built.ok()) return built.error();
+  CellSpec spec = std::move(*built);
+  if (image) {
+    plan.image = ImageRefFrom(ref);
+    plan.ids_given = req.uid.has_value() || req.gid.has_value();
+    plan.explain["image"] = {{"reference", plan.image->Reference()}, {"user_given", plan.ids_given}};
   }
   spec.network = net->spec;
   if (spec.network.mode != NetworkSpec::Mode::kNone) AddNetworkSystemMounts(&spec);
   if (spec.network.mode == NetworkSpec::Mode::kAllowList) AddProxyEnvironment(&spec);
-  spec.secrets = std::move(*secrets);
-  bool container = plan.level != "auto" && plan.level != "native";
-  for (const auto& s : spec.secrets) {
-    // Said here, not only when the container is created: --dry-run must not
-    // show a mapping that the run would refuse (create_body.cc says why).
-    if (s.env_name && container) {
-      return MakeError("--secret-env", s.name + "=" + *s.env_name,
-                       "a " + plan.level + " cell cannot set it (the value would be visible in `docker inspect`): read "
-                       "/run/secrets/" + s.name + " in the server, or use a native cell (--isolate=native), whose "
-                       "PID 1 sets " + *s.env_name + " at exec");
-    }
-    // The cell's PID 1 sets the variable from the file at exec: one value, never two.
-    if (s.env_name && spec.env.count(*s.env_name) != 0) {
-      return MakeError("--secret-env", s.name + "=" + *s.env_name,
-                       "the cell's environment already sets " + *s.env_name +
-                           " (--env, the profile or mcpcell's own); keep one of them");
-    }
-  }
-  if (resolved->npx) {
-    MountSpec m;
-    // Resolved like every other bind source: the cell binds it by fd and
-    // refuses a path with a symlink in it (src/cell/bind_source.h).
-    std::error_code ec;
-    auto real = std::filesystem::weakly_canonical(resolved->npx->cache_dir, ec);
-    m.source = ec ? resolved->npx->cache_dir : real.string();
-    m.target = resolved->npx->cache_dir;
-    m.writable = false;
-    m.optional = !resolved->npx->present;
-    m.why = "npx package cache (installed outside the cell)";
-    spec.mounts.push_back(std::move(m));
-    plan.explain["install"] = {{"package", ref.package}, {"version", resolved->npx->version},
-                               {"cache_dir", resolved->npx->cache_dir}, {"bin", resolved->npx->bin_path},
-                               {"installed_now", resolved->npx->installed_now},
-                               {"present", resolved->npx->present}};
-  }
+  MCPCELL_TRY(AddSecrets(std::move(*secrets), plan.level, &spec));
+  if (resolved->npx) plan.explain["install"] = AddNpxCache(*resolved->npx, ref, &spec);
   MCPCELL_TRY(CheckPlannedCell(ref, req, *resolved, spec));
-  for (const auto& w : net->warnings) Say(w);
-  if (facts.requests_network || spec.network.mode != NetworkSpec::Mode::kNone) {
-    Say("network: " + net->enforced);
-  }
-  for (const auto& n : notes) {
-    // What a user must know (a scan that gave up, a mount skipped) is said
-    // without -v; the rest only with it.
-    if (req.verbose || n.rfind("warning:", 0) == 0) Say(n);
-  }
+  SayPlanNotes(req, decided->facts, spec, *net, notes);
   MCPCELL_TRY(CheckRecordsOutOfReach(spec, req, decision));
   MCPCELL_TRY(LowerRelay(req, *profile, plan, &spec.relay));
   plan.explain["permissions"] = PermissionsJson(merged, spec, *net, *profile);

@@ -8,18 +8,35 @@
 
 #include "core/cell_spec.h"
 #include "core/run_request.h"
+#include "cell/backend.h"
+#include "cell/isolation_level.h"
+#include "policy/evaluate.h"
+#include "source/server_ref.h"
 #include "util/error.h"
 
 namespace mcpcell {
 
+/// What `mcpcell run` will do, as values the executor reads. `explain` is
+/// the same decision rendered for people (--dry-run, policy explain, the
+/// audit log) and is never read back to decide anything.
 struct LaunchPlan {
   enum class Action { kIsolate, kAllow, kDeny };
   Action action = Action::kIsolate;
-  std::string level = "auto";  ///< auto | native | container | docker | podman | gvisor
+  IsolationLevel level = IsolationLevel::kAuto;
   std::string rule;            ///< which rule decided ("--isolate", "policy rule 0", "built-in default")
   std::string reason;          ///< one sentence for a human
+  std::string server;          ///< the server as the audit log names it
+  ServerRef source;            ///< the source as resolved (registry entry applied)
+  Decision decision;           ///< the policy's own decision (before --isolate)
+  std::string profile;         ///< the permission profile's name
+  /// A docker:// source: the image the container cell runs (no native fallback).
+  std::optional<ImageRef> image;
+  bool ids_given = false;      ///< --uid/--gid given: they win over an image's USER
   CellSpec spec;               ///< what will be enforced (also filled for kAllow: argv/env)
-  nlohmann::json explain;      ///< decision details for --dry-run and the audit log
+  nlohmann::json explain;      ///< rendered for --dry-run and the audit log; never parsed back
+
+  /// What the backend selection needs (cell/backend.h).
+  CellTarget Target() const { return CellTarget{level, image, ids_given}; }
 };
 
 /// Checks and completes what CLI11 cannot: `--isolate SERVER` (the optional

@@ -15,7 +15,6 @@
 #include "cli/cell_events.h"
 #include "cli/commands.h"
 #include "cli/launch_plan.h"
-#include "cli/run_image.h"
 #include "core/exit_codes.h"
 #include "core/run_request.h"
 #include "util/diag.h"
@@ -131,7 +130,7 @@ nlohmann::json DryRunJson(const LaunchPlan& plan) {
       break;
     case LaunchPlan::Action::kIsolate:
       out["cell"] = ToJson(plan.spec);
-      out["cell"]["backend"] = BackendForLevel(plan.level);
+      out["cell"]["backend"] = BackendName(plan.Target());
       break;
   }
   return out;
@@ -177,16 +176,16 @@ int Run(RunRequest req) {
     case LaunchPlan::Action::kIsolate:
       break;
   }
-  RunContext ctx{plan->explain.value("server", std::string()), audit ? &*audit : nullptr};
-  // A docker:// source: the image is the cell (src/cell/docker/README.md).
-  if (plan->spec.backend == "docker") return RunImagePlan(*plan, ctx, record);
+  RunContext ctx{plan->server, audit ? &*audit : nullptr};
   auto fallback = ParseFallback(req.fallback);
   if (!fallback) {
     Say(fallback.error().Message());
     return kExitUsage;
   }
-  if (req.verbose) DescribeCell(plan->spec);
-  CellResult r = RunCell(plan->level, plan->spec, ctx, RecordLaunch(*plan, record), *fallback);
+  // A docker:// image completes its spec from the image in the container
+  // cell (src/cell/docker/README.md): what -v would list is not known yet.
+  if (req.verbose && !plan->image) DescribeCell(plan->spec);
+  CellResult r = RunCell(plan->Target(), plan->spec, ctx, RecordLaunch(*plan, record), *fallback);
   return FinishRun(*plan, r, record);
 }
 

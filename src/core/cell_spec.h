@@ -17,6 +17,17 @@ namespace mcpcell {
 /// Something that appears inside the cell's filesystem.
 struct MountSpec {
   enum class Kind { kBind, kTmpfs };
+  /// What the mount is for, where a backend decides on it (modes, mount
+  /// flags, rechecks, what an image replaces). `why` is the same in words
+  /// for people, and is never compared to decide anything.
+  enum class Origin {
+    kGrant,       ///< what the user or a profile named (--read, --write, npx cache, image volume)
+    kSystem,      ///< a host system dir (/usr, /lib...), optional, replaced by an image's own
+    kMasked,      ///< hides a credential or socket: mode 0, device nodes allowed (/dev/null)
+    kTmp,         ///< the cell's /tmp: sticky and world-writable
+    kHome,        ///< the cell's $HOME tmpfs
+    kServerLink,  ///< the symlink of the server's executable, bound as the link itself
+  };
   Kind kind = Kind::kBind;
   std::string source;   ///< host path for kBind (absolute, resolved); empty for kTmpfs
   std::string target;   ///< absolute path inside the cell
@@ -28,7 +39,14 @@ struct MountSpec {
   /// recorded); the backend refuses a source that is no longer that object.
   std::uint64_t source_dev = 0;
   std::uint64_t source_ino = 0;
+  Origin origin = Origin::kGrant;
 };
+
+/// `m` with its origin set (MountSpec is built by aggregate initialisation).
+inline MountSpec WithOrigin(MountSpec m, MountSpec::Origin origin) {
+  m.origin = origin;
+  return m;
+}
 
 /// A limit and whether the user asked for it. A requested limit that cannot be
 /// enforced is an error; a default one only a warning.

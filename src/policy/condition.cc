@@ -94,7 +94,7 @@ Result<std::vector<std::string>> ReadValues(const json& v, const std::string& or
 }
 
 bool IsTrusted(const TrustFacts& f, const TrustSettings& t, std::string* why) {
-  std::string unversioned = f.kind + "://" + f.name;
+  std::string unversioned = ToString(f.kind) + "://" + f.name;
   for (const auto& g : t.trusted_sources) {
     if (GlobMatch(g, f.source) || GlobMatch(g, unversioned)) {
       *why = f.source + " matches trusted_sources glob \"" + g + "\"";
@@ -208,9 +208,9 @@ ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& f, const
       return Flag(!trusted, why);
     }
     case Kind::kUnpinnedVersion:
-      if (f.kind == "command") return Flag(false, "a local command has no version to pin");
-      if (f.pinned) return Flag(false, f.source + " is pinned" + (f.kind == "docker" ? " by digest" : " to an exact version"));
-      return Flag(true, f.source + (f.kind == "docker" ? " has no @sha256 digest" : " has no exact version (" + (f.version.empty() ? std::string("latest") : f.version) + ")"));
+      if (f.kind == ServerRef::Kind::kCommand) return Flag(false, "a local command has no version to pin");
+      if (f.pinned) return Flag(false, f.source + " is pinned" + (f.kind == ServerRef::Kind::kDocker ? " by digest" : " to an exact version"));
+      return Flag(true, f.source + (f.kind == ServerRef::Kind::kDocker ? " has no @sha256 digest" : " has no exact version (" + (f.version.empty() ? std::string("latest") : f.version) + ")"));
     case Kind::kNotInRegistry:
       return f.in_registry ? Flag(false, f.name + " is registry entry \"" + f.registry_name + "\"")
                            : Flag(true, f.name + " is not in the registry");
@@ -222,13 +222,13 @@ ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& f, const
                                     : f.write_asked_by.empty() ? "the profile or flags ask for a writable host path"
                                                                : "a writable host path is asked for by " + f.write_asked_by);
     case Kind::kSource: {
-      bool held = std::find(c.values.begin(), c.values.end(), f.kind) != c.values.end();
-      return Flag(held, "source kind is " + f.kind + (held ? ", listed" : ", not in [" + fmt::format("{}", fmt::join(c.values, ", ")) + "]"));
+      bool held = std::find(c.values.begin(), c.values.end(), ToString(f.kind)) != c.values.end();
+      return Flag(held, "source kind is " + ToString(f.kind) + (held ? ", listed" : ", not in [" + fmt::format("{}", fmt::join(c.values, ", ")) + "]"));
     }
     case Kind::kName: {
       std::vector<std::string> names{f.name};
       if (!f.registry_name.empty()) names.push_back(f.registry_name);
-      if (f.kind == "command") names.push_back(std::filesystem::path(f.name).filename().string());
+      if (f.kind == ServerRef::Kind::kCommand) names.push_back(std::filesystem::path(f.name).filename().string());
       for (const auto& g : c.values) {
         for (const auto& n : names) {
           if (GlobMatch(g, n)) return Flag(true, "name \"" + n + "\" matches \"" + g + "\"");

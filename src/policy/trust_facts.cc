@@ -9,7 +9,7 @@ namespace mcpcell {
 
 TrustFacts GatherTrustFacts(const ServerRef& ref, const RegistryEntry* entry) {
   TrustFacts f;
-  f.kind = ToString(ref.kind);
+  f.kind = ref.kind;
   f.source = CanonicalSource(ref);
   f.name = ref.package;
   f.version = ref.version;
@@ -42,7 +42,7 @@ TrustFacts GatherTrustFacts(const ServerRef& ref, const RegistryEntry* entry) {
 }
 
 nlohmann::json ToJson(const TrustFacts& f) {
-  return nlohmann::json{{"kind", f.kind},
+  return nlohmann::json{{"kind", ToString(f.kind)},
                         {"source", f.source},
                         {"name", f.name},
                         {"version", f.version},

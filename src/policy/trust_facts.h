@@ -14,7 +14,7 @@ namespace mcpcell {
 struct RegistryEntry;
 
 struct TrustFacts {
-  std::string kind;             ///< npx | uvx | docker | command
+  ServerRef::Kind kind = ServerRef::Kind::kCommand;  ///< npx | uvx | docker | command (ToString)
   std::string source;           ///< canonical source, e.g. "npx://@scope/pkg@1.2.3"
   std::string name;             ///< package, image, or the command as given
   std::string version;          ///< version spec or tag as given ("" = latest/none)

@@ -69,6 +69,7 @@ TEST(AuditEvents, CarryTheSchemaAndNoSecretValuesOrEnvValues) {
   LaunchPlan plan;
   plan.rule = "./policy.json rule 0";
   plan.reason = "untrusted";
+  plan.server = "npx://x";
   plan.explain = {{"server", "npx://x"}, {"trust_facts", {{"kind", "npx"}}}, {"permissions", {{"read", {"/data"}}}}};
   plan.spec.argv = {"node", "x.js"};
   plan.spec.env = {{"API_TOKEN_ENV", "s3cr3t-value"}};

@@ -16,7 +16,7 @@ Policy P(const std::string& text) {
 
 TrustFacts Npx(const std::string& name, const std::string& version = "") {
   TrustFacts f;
-  f.kind = "npx";
+  f.kind = ServerRef::Kind::kNpx;
   f.name = name;
   f.version = version;
   f.pinned = !version.empty();
@@ -62,7 +62,7 @@ TEST(PolicyEval, UnpinnedVersionNotInRegistryAndRequests) {
   EXPECT_TRUE(Holds(R"("unpinned_version")", Npx("a")));
   EXPECT_FALSE(Holds(R"("unpinned_version")", Npx("a", "1.2.3")));
   TrustFacts cmd;
-  cmd.kind = "command";
+  cmd.kind = ServerRef::Kind::kCommand;
   cmd.name = "/usr/bin/node";
   EXPECT_FALSE(Holds(R"("unpinned_version")", cmd));
   EXPECT_TRUE(Holds(R"("not_in_registry")", Npx("a")));
@@ -85,7 +85,7 @@ TEST(PolicyEval, SourceNameTier) {
   EXPECT_FALSE(Holds(R"({"name": "@evil/*"})", Npx("@modelcontextprotocol/server-memory")));
   EXPECT_TRUE(Holds(R"({"name": "memory"})", InRegistry(Npx("@m/server-memory"), "memory", "official", false)));
   TrustFacts cmd;
-  cmd.kind = "command";
+  cmd.kind = ServerRef::Kind::kCommand;
   cmd.name = "/opt/srv/bin/my-server";
   EXPECT_TRUE(Holds(R"({"name": "my-*"})", cmd));
   EXPECT_TRUE(Holds(R"({"registry_tier": "official"})", InRegistry(Npx("a"), "a", "official", false)));
@@ -144,7 +144,7 @@ TEST(PolicyEval, DenyNamesTheRule) {
   Policy p = P(R"({"rules": [{"name": "no-docker", "condition": {"source": "docker"}, "action": "deny",
                               "message": "images are not vetted here"}]})");
   TrustFacts f;
-  f.kind = "docker";
+  f.kind = ServerRef::Kind::kDocker;
   f.name = "mcp/fetch";
   f.source = "docker://mcp/fetch";
   Decision d = EvaluatePolicy(p, f);

@@ -50,7 +50,7 @@ TEST(PlanLaunch, AllowByARuleAndIsolateTightensIt) {
   ASSERT_TRUE(isolated.ok());
   EXPECT_EQ(isolated->action, LaunchPlan::Action::kIsolate);
   EXPECT_EQ(isolated->rule, "--isolate");
-  EXPECT_EQ(isolated->level, "native");
+  EXPECT_EQ(ToString(isolated->level), "native");
 }
 
 TEST(PlanLaunch, NoPolicyIsolatesWithTheBuiltInDefault) {

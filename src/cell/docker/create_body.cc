@@ -115,7 +115,7 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
     // The engine bind-mounts its init (Init: true) at /sbin/docker-init; a
     // read-only /sbin from the host leaves it no mountpoint and start fails.
     // System binaries stay reachable through /usr/sbin (PATH has it).
-    if (m.target == "/sbin" && m.why == "system") continue;
+    if (m.target == "/sbin" && m.origin == MountSpec::Origin::kSystem) continue;
     // The engine resolves the path again, after us: refuse a source that is
     // no longer the object checked at lowering or has a symlink in it now.
     // A swap after this check still reaches the engine (docs/THREAT_MODEL.md).
@@ -123,8 +123,8 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
     // The engine cannot make a symlink: the executable a link names is bound
     // at the link's path instead, resolved here once like every other source.
     char real[PATH_MAX];
-    if (m.why == "server executable link" && ::realpath(m.source.c_str(), real) != nullptr) bind.source = real;
-    if (opts.check_source && m.why != "system") MCPCELL_TRY(opts.check_source(bind));
+    if (m.origin == MountSpec::Origin::kServerLink && ::realpath(m.source.c_str(), real) != nullptr) bind.source = real;
+    if (opts.check_source && m.origin != MountSpec::Origin::kSystem) MCPCELL_TRY(opts.check_source(bind));
     mounts.push_back(BindMount(bind.source, bind.target, bind.writable));
   }
   if (!opts.secrets_host_dir.empty()) mounts.push_back(BindMount(opts.secrets_host_dir, kSecretsTarget, false));

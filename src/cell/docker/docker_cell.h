@@ -15,6 +15,10 @@
 #include "source/image_ref.h"
 #include "util/error.h"
 
+namespace mcpcell {
+class StdioRelay;
+}
+
 namespace mcpcell::docker {
 
 struct DockerCellOptions {
@@ -43,8 +47,14 @@ struct DockerCellOptions {
 /// reported with what "container runtime".
 Status CheckEngine(const DockerCellOptions& opts);
 
-/// Runs the server to completion in a container: create → attach → start →
-/// stdio pump → wait → remove. Blocks until the container is gone.
-CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, const LaunchCallback& on_launch);
+/// Runs the server to completion in a container: the host side is prepared
+/// (host ids claimed, image, secrets, FIFOs, watcher), then the container's
+/// life runs through container_lifecycle.h (create → attach → start → stdio
+/// pump → wait → remove). The engine must have been checked (CheckEngine:
+/// the Backend does it once). The client's side of the stdio is `stdio`'s
+/// cell ends (the relay, terminals), else mcpcell's own fds. Blocks until
+/// the container is gone.
+CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, StdioRelay& stdio,
+                         const LaunchCallback& on_launch);
 
 }  // namespace mcpcell::docker

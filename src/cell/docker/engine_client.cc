@@ -154,6 +154,13 @@ Result<HttpReply> EngineClient::Call(std::string_view method, const std::string&
   return HttpReply{res.result_int(), std::move(res.body())};
 }
 
+Result<HttpReply> EngineClient::CallWithin(std::string_view method, const std::string& target,
+                                           std::chrono::milliseconds timeout) const {
+  EngineClient bounded(socket_path_, timeout);
+  bounded.set_interruptible(interruptible_);
+  return bounded.Call(method, target);
+}
+
 Result<unsigned> EngineClient::Stream(std::string_view method, const std::string& target,
                                       const std::function<void(std::string_view)>& on_data) const {
   asio::io_context ioc;

@@ -29,7 +29,24 @@ struct HijackedStream {
   std::string leftover;
 };
 
-class EngineClient {
+/// The engine calls a container cell's lifecycle makes (container_lifecycle.h),
+/// so that their order and the cleanup on every path can be tested against
+/// a fake engine. EngineClient is the real one.
+class EngineApi {
+ public:
+  virtual ~EngineApi() = default;
+  /// As EngineClient::Call, bounded by the client's own timeout.
+  virtual Result<HttpReply> Call(std::string_view method, const std::string& target, const std::string& body = {},
+                                 std::string_view content_type = "application/json",
+                                 bool no_timeout = false) const = 0;
+  /// As Call, bounded by `timeout` instead (a wait that may outlast the default).
+  virtual Result<HttpReply> CallWithin(std::string_view method, const std::string& target,
+                                       std::chrono::milliseconds timeout) const = 0;
+  /// As EngineClient::Hijack.
+  virtual Result<HijackedStream> Hijack(const std::string& target) const = 0;
+};
+
+class EngineClient final : public EngineApi {
  public:
   /// `timeout` bounds each call except Wait-style calls made with `no_timeout`.
   explicit EngineClient(std::string socket_path,
@@ -41,7 +58,10 @@ class EngineClient {
   /// A connect failure's Error has what "connect to container engine" and the
   /// errno (ENOENT, ECONNREFUSED, EACCES): see IsEngineUnreachable.
   Result<HttpReply> Call(std::string_view method, const std::string& target, const std::string& body = {},
-                         std::string_view content_type = "application/json", bool no_timeout = false) const;
+                         std::string_view content_type = "application/json", bool no_timeout = false) const override;
+
+  Result<HttpReply> CallWithin(std::string_view method, const std::string& target,
+                               std::chrono::milliseconds timeout) const override;
 
   /// Sends `method target` and hands the reply body to `on_data` piece by
   /// piece as it arrives (a pull streams JSON progress for minutes). The
@@ -53,7 +73,7 @@ class EngineClient {
 
   /// POSTs `target` asking for a protocol upgrade and returns the raw stream
   /// once the engine answered 101 (or 200, which older engines send).
-  Result<HijackedStream> Hijack(const std::string& target) const;
+  Result<HijackedStream> Hijack(const std::string& target) const override;
 
   const std::string& socket_path() const { return socket_path_; }
 

@@ -29,12 +29,12 @@ sigset_t SupervisorSignals() {
 }
 
 // Writes all of `data` to a blocking fd. EPIPE is reported as false.
-Result<bool> WriteAll(int fd, std::string_view data) {
+Result<bool> WriteAll(int fd, std::string_view data, const char* what) {
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EPIPE) return false;
-    if (n < 0) return ErrnoError(fd == STDOUT_FILENO ? "write server output to stdout" : "write server stderr");
+    if (n < 0) return ErrnoError(what);
     data.remove_prefix(static_cast<std::size_t>(n));
   }
   return true;
@@ -57,7 +57,7 @@ class Pump {
       fds[0] = {stream_.fd.get(), static_cast<short>(POLLIN | (want_out ? POLLOUT : 0)), 0};
       fds[1] = {sfd.get(), POLLIN, 0};
       bool want_stdin = !stdin_eof_ && pending_.size() < kMaxPending;
-      fds[2] = {want_stdin ? STDIN_FILENO : -1, POLLIN, 0};
+      fds[2] = {want_stdin ? config_.client_in : -1, POLLIN, 0};
       bool fifo_out = Fifo() && !pending_.empty() && config_.stdin_fifo->valid();
       fds[3] = {fifo_out ? config_.stdin_fifo->get() : -1, POLLOUT, 0};
       fds[4] = {Fifo() ? config_.stdout_fifo->get() : -1, POLLIN, 0};
@@ -92,11 +92,11 @@ class Pump {
  private:
   Status Sink(int stream, std::string_view data) {
     if (stream == 2) {
-      auto ok = WriteAll(STDERR_FILENO, err_filter_.Pass(data));
+      auto ok = WriteAll(config_.client_err, err_filter_.Pass(data), "write server stderr");
       return ok ? Status{} : Status{ok.error()};
     }
     if (outcome_.client_gone) return {};
-    auto ok = WriteAll(STDOUT_FILENO, out_filter_.Pass(data));
+    auto ok = WriteAll(config_.client_out, out_filter_.Pass(data), "write server output to stdout");
     if (!ok) return ok.error();
     if (!*ok) {
       // The client closed our stdout: nobody will read the server again.
@@ -170,7 +170,7 @@ class Pump {
 
   void ReadStdin() {
     char buf[kChunk];
-    ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+    ssize_t n = ::read(config_.client_in, buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
     if (n <= 0) {  // EOF, or an error that means the same: no more input
       stdin_eof_ = true;
@@ -243,8 +243,8 @@ class Pump {
 
   HijackedStream stream_;
   const PumpConfig& config_;
-  TerminalSink out_filter_{STDOUT_FILENO};
-  TerminalSink err_filter_{STDERR_FILENO};
+  TerminalSink out_filter_{config_.client_out};
+  TerminalSink err_filter_{config_.client_err};
   FrameDemux demux_;
   PumpOutcome outcome_;
   Stage stage_ = Stage::kRunning;

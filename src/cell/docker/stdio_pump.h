@@ -1,5 +1,5 @@
 #pragma once
-// Carries the client's stdio over a hijacked attach stream while the
+// Carries the client's stdio (or the relay's pipes) over a hijacked attach stream while the
 // container runs: stdin → stream (raw), stream → demultiplexed stdout/stderr.
 // Also the supervisor's clock: SIGINT/SIGTERM/SIGHUP/SIGQUIT, --timeout, and
 // the MCP shutdown order (stdin EOF → grace → SIGTERM → grace → SIGKILL), the
@@ -17,6 +17,12 @@
 namespace mcpcell::docker {
 
 struct PumpConfig {
+  /// The client's side: where stdin is read and stdout/stderr are written.
+  /// The client's own fds, or the supervisor's relay pipes in front of them
+  /// (cell/native/stdio_relay.h: terminals, the MCP-aware relay).
+  int client_in = 0;
+  int client_out = 1;
+  int client_err = 2;
   /// The FIFO path (stdio_fifos.h): when both are valid, stdin goes to
   /// `stdin_fifo` and stdout comes from `stdout_fifo`; the attach stream then
   /// only carries stderr (and its end is the end of the run). Otherwise

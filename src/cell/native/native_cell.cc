@@ -211,139 +211,192 @@ Result<std::unique_ptr<EgressService>> StartEgress(const CellSpec& spec, const R
   return EgressService::Start(EgressConfig{spec.network, ctx.server, ctx.audit}, std::move(sockets));
 }
 
-}  // namespace
+// One native cell run, as the named steps RunNativeCell takes. Members are
+// declared in the order they are made, so they are undone in reverse: the
+// egress service first, the cgroup after the cell is gone, the claimed host
+// id last.
+class NativeCellRun {
+ public:
+  NativeCellRun(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio, const LaunchCallback& on_launch)
+      : spec_(spec), ctx_(ctx), stdio_(stdio), on_launch_(on_launch) {}
 
-CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const LaunchCallback& on_launch) {
-  auto start = Clock::now();
-  auto planned = PlanMounts(spec.mounts);
-  // Both are about what the user named (a target twice, a --write dir the
-  // cell's user cannot write): bad input, as the README's table says.
-  if (!planned) return Failed(kExitUsage, planned.error());
-  // Root's cell gets a host uid no other process or user has (cell_ids.h);
-  // held until this function returns, after the cell is gone.
-  std::optional<CellIdClaim> claim;
-  if (::geteuid() == 0) {
-    auto c = CellIdClaim::ClaimForThisUser();
-    if (!c) return Failed(kExitSetupFailed, c.error());
-    claim = std::move(*c);
+  CellResult Run() {
+    start_ = Clock::now();
+    for (auto step : {&NativeCellRun::PrepareHost, &NativeCellRun::CompileFilter, &NativeCellRun::Clone,
+                      &NativeCellRun::StartCell, &NativeCellRun::AwaitServer}) {
+      if (std::optional<CellResult> failed = (this->*step)()) return std::move(*failed);
+    }
+    return Supervise();
   }
-  HostIds host = CellHostIds(claim ? claim->id() : 0);
-  if (auto ok = CheckSupported(host, *planned); !ok) return Failed(kExitUsage, ok.error());
 
-  std::string cell_id = NewCellId();
-  (void)ReapStaleCgroups();
-  std::vector<std::string> warnings;
-  auto cgroup = CellCgroup::Create(spec.limits, cell_id, &warnings);
-  if (!cgroup) return Failed(kExitIsolationUnavailable, cgroup.error());
-  // One line, once per launch, for all unenforced defaults.
-  if (auto w = UnenforcedDefaultsWarning(warnings, spec.limits); !w.empty()) {
-    Warn(w);
+ private:
+  using Step = std::optional<CellResult>;
+
+  // Mounts planned, the host id claimed and checked, the cgroup made.
+  Step PrepareHost() {
+    auto planned = PlanMounts(spec_.mounts);
+    // Both are about what the user named (a target twice, a --write dir the
+    // cell's user cannot write): bad input, as the README's table says.
+    if (!planned) return Failed(kExitUsage, planned.error());
+    planned_ = std::move(*planned);
+    // Root's cell gets a host uid no other process or user has (cell_ids.h);
+    // held until the run is over, after the cell is gone.
+    if (::geteuid() == 0) {
+      auto c = CellIdClaim::ClaimForThisUser();
+      if (!c) return Failed(kExitSetupFailed, c.error());
+      claim_ = std::move(*c);
+    }
+    host_ = CellHostIds(claim_ ? claim_->id() : 0);
+    if (auto ok = CheckSupported(host_, planned_); !ok) return Failed(kExitUsage, ok.error());
+
+    cell_id_ = NewCellId();
+    (void)ReapStaleCgroups();
+    std::vector<std::string> warnings;
+    auto cgroup = CellCgroup::Create(spec_.limits, cell_id_, &warnings);
+    if (!cgroup) return Failed(kExitIsolationUnavailable, cgroup.error());
+    cgroup_.emplace(std::move(*cgroup));
+    // One line, once per launch, for all unenforced defaults.
+    if (auto w = UnenforcedDefaultsWarning(warnings, spec_.limits); !w.empty()) {
+      Warn(w);
+    }
+    return {};
   }
 
   // Compiled once here, loaded by the server with one syscall.
-  std::optional<SeccompProgram> seccomp;
-  if (spec.seccomp) {
+  Step CompileFilter() {
+    if (!spec_.seccomp) return {};
     auto compiled = CompileSeccomp(SeccompDenyRules());
     if (!compiled) return Failed(kExitSetupFailed, compiled.error());
-    seccomp = std::move(*compiled);
+    seccomp_ = std::move(*compiled);
+    return {};
   }
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-    return Failed(kExitSetupFailed, ErrnoError("socketpair"));
-  }
-  UniqueFd parent_end(sv[0]);
-  UniqueFd child_end(sv[1]);
-  // Terminals among fds 0-2 are replaced by pipes before the cell exists;
-  // with the relay on, stdin and stdout always are, and go through it.
-  std::optional<RelayConfig> mcp;
-  if (spec.relay.on) {
-    mcp = RelayConfig{ctx.server,
-                      ToolRules{spec.relay.tools_allow, spec.relay.tools_deny, spec.relay.tools_origin},
-                      static_cast<std::size_t>(spec.relay.max_message), 4096};
-  }
-  auto relay = StdioRelay::Prepare(std::move(mcp), ctx.audit);
-  if (!relay) return Failed(kExitSetupFailed, relay.error());
-  bool own_netns = spec.network.mode != NetworkSpec::Mode::kOpen;
-  CellInitArgs init{&spec, &*planned, host, child_end.get(), own_netns, seccomp ? &*seccomp : nullptr};
-  for (int n = 0; n < 3; ++n) init.stdio[n] = relay->CellEnd(n);
-  std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
-                        (own_netns ? CLONE_NEWNET : 0);
-  // The supervisor handles these through signalfd; block before clone so none
-  // is lost. The child resets its mask.
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&sigs, s);
-  ::sigprocmask(SIG_BLOCK, &sigs, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
 
-  int pidfd_raw = -1;
-  pid_t pid = CloneCell(init, flags, &pidfd_raw);
-  if (pid < 0) {
-    Error e = ErrnoError("create the cell's namespaces (clone3)");
-    e.detail = "user namespaces may be disabled: run 'mcpcell doctor' for what this machine supports";
-    return Failed(kExitIsolationUnavailable, e);
-  }
-  UniqueFd pidfd(pidfd_raw);
-  child_end.reset();
-  // Before the janitor forks: it must not inherit the cell's pipe ends.
-  Status relaying = relay->Start();
-
-  auto abort_cell = [&](int code, Error e) {
-    ::kill(pid, SIGKILL);
-    siginfo_t info{};
-    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd.get()), &info, WEXITED);
-    return Failed(code, std::move(e));
-  };
-  if (!relaying) return abort_cell(kExitSetupFailed, relaying.error());
-  if (auto ok = WriteIdMaps(pid, spec.uid, spec.gid, host); !ok) return abort_cell(kExitSetupFailed, ok.error());
-  if (cgroup->active()) {
-    if (auto ok = cgroup->AddProcess(pid); !ok) return abort_cell(kExitSetupFailed, ok.error());
-  }
-  if (::send(parent_end.get(), "g", 1, MSG_NOSIGNAL) != 1) return abort_cell(kExitSetupFailed, ErrnoError("start cell"));
-  // Started while the cell builds its root, off the launch's critical path.
-  // A supervisor killed before this point leaves cgroups that the next run,
-  // `mcpcell gc` (or the janitor of any later run) reaps as stale.
-  if (cgroup->active()) {
-    if (auto j = StartCgroupJanitor(*cgroup); !j) {
-      Warn(j.error().Message());
+  // clone3 into the namespaces; the child waits on the sync socket.
+  Step Clone() {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+      return Failed(kExitSetupFailed, ErrnoError("socketpair"));
     }
+    parent_end_.reset(sv[0]);
+    UniqueFd child_end(sv[1]);
+    // Terminals among fds 0-2 were replaced by pipes before the cell exists;
+    // with the relay on, stdin and stdout always were, and go through it.
+    bool own_netns = spec_.network.mode != NetworkSpec::Mode::kOpen;
+    CellInitArgs init{&spec_, &planned_, host_, child_end.get(), own_netns, seccomp_ ? &*seccomp_ : nullptr};
+    for (int n = 0; n < 3; ++n) init.stdio[n] = stdio_.CellEnd(n);
+    std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+                          (own_netns ? CLONE_NEWNET : 0);
+    // The supervisor handles these through signalfd; block before clone so none
+    // is lost. The child resets its mask.
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&sigs, s);
+    ::sigprocmask(SIG_BLOCK, &sigs, nullptr);
+    ::signal(SIGPIPE, SIG_IGN);
+
+    int pidfd_raw = -1;
+    pid_ = CloneCell(init, flags, &pidfd_raw);
+    if (pid_ < 0) {
+      Error e = ErrnoError("create the cell's namespaces (clone3)");
+      e.detail = "user namespaces may be disabled: run 'mcpcell doctor' for what this machine supports";
+      return Failed(kExitIsolationUnavailable, e);
+    }
+    pidfd_.reset(pidfd_raw);
+    return {};
   }
 
-  SetupResult setup = AwaitSetupResult(parent_end.get());
-  std::optional<Error> setup_error = std::move(setup.error);
-  // Serving starts only after the server was exec'd; until then the kernel
-  // queues its connections on the listener (backlog) and its DNS queries on
-  // the socket. No service, no cell: an allow-list cell without its proxy
-  // would be a network-less cell pretending to be allowed.
-  std::unique_ptr<EgressService> egress;
-  if (!setup_error && (spec.network.mode == NetworkSpec::Mode::kAllowList || spec.network.mode == NetworkSpec::Mode::kNone)) {
-    auto started = StartEgress(spec, ctx, std::move(setup.fds));
-    if (!started) return abort_cell(kExitSetupFailed, started.error());
-    egress = std::move(*started);
+  // The parent's half of the cell's setup: stdio copies, id maps, cgroup, "go".
+  Step StartCell() {
+    // Before the janitor forks: it must not inherit the cell's pipe ends.
+    if (auto ok = stdio_.Start(); !ok) return Abort(kExitSetupFailed, ok.error());
+    if (auto ok = WriteIdMaps(pid_, spec_.uid, spec_.gid, host_); !ok) return Abort(kExitSetupFailed, ok.error());
+    if (cgroup_->active()) {
+      if (auto ok = cgroup_->AddProcess(pid_); !ok) return Abort(kExitSetupFailed, ok.error());
+    }
+    if (::send(parent_end_.get(), "g", 1, MSG_NOSIGNAL) != 1) return Abort(kExitSetupFailed, ErrnoError("start cell"));
+    // Started while the cell builds its root, off the launch's critical path.
+    // A supervisor killed before this point leaves cgroups that the next run,
+    // `mcpcell gc` (or the janitor of any later run) reaps as stale.
+    if (cgroup_->active()) {
+      if (auto j = StartCgroupJanitor(*cgroup_); !j) {
+        Warn(j.error().Message());
+      }
+    }
+    return {};
   }
-  CellResult result;
-  result.backend = "native";
-  result.cell_id = cell_id;
-  if (!setup_error && on_launch) {
-    on_launch(nlohmann::json{{"backend", "native"},
-                             {"cell_id", cell_id},
-                             {"pid", pid},
-                             {"cgroup", cgroup->version()},
-                             {"cgroup_dirs", cgroup->dirs()},
-                             {"host_uid", host.uid}});
+
+  // The cell's report: a setup failure, or the server exec'd. Serving starts
+  // only after the server was exec'd; until then the kernel queues its
+  // connections on the listener (backlog) and its DNS queries on the socket.
+  // No service, no cell: an allow-list cell without its proxy would be a
+  // network-less cell pretending to be allowed.
+  Step AwaitServer() {
+    SetupResult setup = AwaitSetupResult(parent_end_.get());
+    setup_error_ = std::move(setup.error);
+    if (!setup_error_ && (spec_.network.mode == NetworkSpec::Mode::kAllowList || spec_.network.mode == NetworkSpec::Mode::kNone)) {
+      auto started = StartEgress(spec_, ctx_, std::move(setup.fds));
+      if (!started) return Abort(kExitSetupFailed, started.error());
+      egress_ = std::move(*started);
+    }
+    if (!setup_error_ && on_launch_) {
+      on_launch_(nlohmann::json{{"backend", "native"},
+                                {"cell_id", cell_id_},
+                                {"pid", pid_},
+                                {"cgroup", cgroup_->version()},
+                                {"cgroup_dirs", cgroup_->dirs()},
+                                {"host_uid", host_.uid}});
+    }
+    return {};
   }
-  Supervisor sup(pid, pidfd.get(), spec, relay->StdinClosedFd());
-  result.exit_code = sup.Run(&result.timed_out);
-  egress.reset();  // the cell is gone: stop serving and close every tunnel
-  relay->Finish();
-  if (setup_error) {
-    result.error = *setup_error;
-  } else if (result.timed_out) {
-    result.exit_code = kExitTimeout;
+
+  CellResult Supervise() {
+    CellResult result;
+    result.backend = "native";
+    result.cell_id = cell_id_;
+    Supervisor sup(pid_, pidfd_.get(), spec_, stdio_.StdinClosedFd());
+    result.exit_code = sup.Run(&result.timed_out);
+    egress_.reset();  // the cell is gone: stop serving and close every tunnel
+    stdio_.Finish();
+    if (setup_error_) {
+      result.error = *setup_error_;
+    } else if (result.timed_out) {
+      result.exit_code = kExitTimeout;
+    }
+    result.peak_memory_bytes = cgroup_->PeakMemoryBytes();
+    result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start_);
+    return result;
   }
-  result.peak_memory_bytes = cgroup->PeakMemoryBytes();
-  result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
-  return result;
+
+  CellResult Abort(int code, Error e) {
+    ::kill(pid_, SIGKILL);
+    siginfo_t info{};
+    ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &info, WEXITED);
+    return Failed(code, std::move(e));
+  }
+
+  const CellSpec& spec_;
+  const RunContext& ctx_;
+  StdioRelay& stdio_;
+  const LaunchCallback& on_launch_;
+  Clock::time_point start_;
+  std::vector<MountSpec> planned_;
+  std::optional<CellIdClaim> claim_;
+  HostIds host_;
+  std::string cell_id_;
+  std::optional<CellCgroup> cgroup_;
+  std::optional<SeccompProgram> seccomp_;
+  UniqueFd parent_end_;
+  pid_t pid_ = -1;
+  UniqueFd pidfd_;
+  std::optional<Error> setup_error_;
+  std::unique_ptr<EgressService> egress_;
+};
+
+}  // namespace
+
+CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
+                         const LaunchCallback& on_launch) {
+  return NativeCellRun(spec, ctx, stdio, on_launch).Run();
 }
 
 }  // namespace mcpcell

@@ -9,10 +9,15 @@
 
 namespace mcpcell {
 
-/// Runs the server to completion. The server's stdio is mcpcell's own stdio
-/// (no copy). Blocks until the cell is gone. A network allow-list is served
+class StdioRelay;
+
+/// Runs the server to completion. The server's stdio is `stdio`'s cell ends
+/// where it has them (terminals, the relay), else mcpcell's own fds (no
+/// copy); `stdio`'s copies start once the cell holds its ends. Blocks until
+/// the cell is gone. A network allow-list is served
 /// by an EgressService that lives exactly as long as the cell; its audit
 /// events name `ctx.server` and go to `ctx.audit`.
-CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const LaunchCallback& on_launch);
+CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
+                         const LaunchCallback& on_launch);
 
 }  // namespace mcpcell

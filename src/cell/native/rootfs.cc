@@ -149,13 +149,13 @@ Status MountPlanned(const CellSpec& spec, const std::vector<MountSpec>& planned,
       }
       continue;
     }
-    if (m.why == "masked") {
+    if (m.origin == MountSpec::Origin::kMasked) {
       MCPCELL_TRY(MountMask(spec, m, e.fd.get(), rel));
       continue;
     }
     if (m.kind == MountSpec::Kind::kTmpfs) {
       MCPCELL_TRY(MakeMountPoint(rel, true));
-      mode_t mode = m.why == "tmp" ? 01777 : m.why == "masked" ? 0 : 0700;
+      mode_t mode = m.origin == MountSpec::Origin::kTmp ? 01777 : m.origin == MountSpec::Origin::kMasked ? 0 : 0700;
       MCPCELL_TRY(MountTmpfs(rel, m.size_bytes, mode, spec));
       if (!m.writable) MCPCELL_TRY(SetAttrs(rel, MOUNT_ATTR_RDONLY, false));
       continue;
@@ -163,7 +163,7 @@ Status MountPlanned(const CellSpec& spec, const std::vector<MountSpec>& planned,
     MCPCELL_TRY(MakeMountPoint(rel, e.is_dir));
     // nosuid everywhere: a setuid binary must not raise privileges even if
     // no_new_privs were somehow missing. nodev except the /dev/null masks.
-    std::uint64_t attrs = MOUNT_ATTR_NOSUID | (m.why == "masked" ? 0 : MOUNT_ATTR_NODEV);
+    std::uint64_t attrs = MOUNT_ATTR_NOSUID | (m.origin == MountSpec::Origin::kMasked ? 0 : MOUNT_ATTR_NODEV);
     if (!m.writable) attrs |= MOUNT_ATTR_RDONLY;
     auto st = BindFd(e.fd.get(), rel, attrs);
     if (!st) return MakeError(st.error().what, m.target, st.error().Message() + " (from " + m.source + ", " + m.why + ")");
@@ -276,14 +276,14 @@ Result<RootfsSources> OpenRootfsSources(const CellSpec& spec, const std::vector<
     if (m.kind == MountSpec::Kind::kBind) {
       struct stat st{};
       if (::lstat(m.source.c_str(), &st) != 0) return ErrnoError("open mount source (" + m.why + ")", m.source);
-      if (S_ISLNK(st.st_mode) && (m.why == "system" || m.why == "server executable link")) {
+      if (S_ISLNK(st.st_mode) && (m.origin == MountSpec::Origin::kSystem || m.origin == MountSpec::Origin::kServerLink)) {
         // Merged-/usr systems have /bin -> usr/bin; pipx puts ~/.local/bin/tool
         // -> a venv: keep it a link (resolved inside the cell) so paths agree.
         char buf[4096];
         ssize_t n = ::readlink(m.source.c_str(), buf, sizeof buf - 1);
         if (n > 0) e.link_target.assign(buf, static_cast<std::size_t>(n));
       }
-      if (e.link_target.empty() && m.why == "system") {
+      if (e.link_target.empty() && m.origin == MountSpec::Origin::kSystem) {
         // The host's own system dirs: root's, no cell can change them.
         e.fd.reset(::open(m.source.c_str(), O_PATH | O_CLOEXEC));
         if (!e.fd) return ErrnoError("open mount source (" + m.why + ")", m.source);

@@ -47,6 +47,11 @@ class StdioRelay {
   int CellEnd(int n) const { return cell_end_[n].get(); }
   /// After clone: closes the cell's ends here and starts the copies.
   Status Start();
+  /// For a backend that carries the bytes to its cell itself (a container's
+  /// FIFOs or attach stream): the cell's ends, handed over — fd n, or an
+  /// invalid one where the client's own fd n is used as it is. The caller
+  /// closes them once the cell is gone; the copies behind them end then.
+  std::array<UniqueFd, 3> TakeCellEnds() { return std::move(cell_end_); }
   /// Readable once the client's terminal said end of input (Ctrl-D, hang-up);
   /// -1 when stdin is not relayed.
   int StdinClosedFd() const { return stdin_closed_.get(); }

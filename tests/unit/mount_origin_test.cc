@@ -1,0 +1,56 @@
+// A mount's origin decides what the backends do with it; its `why` words do
+// not. A user's grant whose words happen to read "masked" or "system" gets
+// a grant's treatment: a Landlock rule, and the bind-source checks of a
+// container cell; only the planner's own masks and system dirs are exempt.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cell/docker/create_body.h"
+#include "cell/native/landlock_plan.h"
+#include "cell/spec_builder.h"
+
+namespace mcpcell {
+namespace {
+
+bool HasRule(const std::vector<LandlockPath>& rules, const std::string& path) {
+  return std::any_of(rules.begin(), rules.end(), [&](const LandlockPath& p) { return p.path == path; });
+}
+
+TEST(MountOrigin, LandlockSkipsOnlyRealMasks) {
+  CellSpec spec;
+  MountSpec worded{MountSpec::Kind::kBind, "/srv/a", "/srv/a", false, false, 0, "masked"};
+  MountSpec mask = WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", "/srv/b", false, false, 0, "hidden"},
+                              MountSpec::Origin::kMasked);
+  auto rules = LandlockPathsFor(spec, {worded, mask});
+  EXPECT_TRUE(HasRule(rules, "/srv/a")) << "a grant worded \"masked\" is still a grant";
+  EXPECT_FALSE(HasRule(rules, "/srv/b")) << "a mask has no rule: nothing may be reached through it";
+}
+
+TEST(MountOrigin, ContainerBindChecksSkipOnlyRealSystemDirs) {
+  CellSpec spec;
+  spec.argv = {"/bin/true"};
+  spec.mounts = {MountSpec{MountSpec::Kind::kBind, "/usr", "/usr", false, false, 0, "system"},
+                 WithOrigin(MountSpec{MountSpec::Kind::kBind, "/lib", "/lib", false, true, 0, "libs"},
+                            MountSpec::Origin::kSystem)};
+  std::vector<std::string> checked;
+  docker::ContainerOptions opts;
+  opts.image = "img";
+  opts.exists = [](const std::string&) { return true; };
+  opts.check_source = [&checked](const MountSpec& m) -> Status {
+    checked.push_back(m.source);
+    return {};
+  };
+  auto body = docker::BuildCreateBody(spec, opts);
+  ASSERT_TRUE(body.ok()) << body.error().Message();
+  EXPECT_EQ(checked, std::vector<std::string>{"/usr"}) << "only the kSystem mount skips the source checks";
+}
+
+TEST(MountOrigin, TheSpecBuilderMarksWhatItMakes) {
+  for (const auto& m : SystemMounts(false)) EXPECT_EQ(m.origin, MountSpec::Origin::kSystem) << m.target;
+}
+
+}  // namespace
+}  // namespace mcpcell
