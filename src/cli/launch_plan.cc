@@ -291,10 +291,13 @@ std::string ToString(LaunchPlan::Action action) {
 static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile, const LaunchPlan& plan, RelaySpec* out) {
   out->tools_allow = profile.ext.tools_allow;
   out->tools_deny = profile.ext.tools_deny;
-  // On when asked, and always when there are tool rules to enforce (only the
-  // relay can). Off by default otherwise, for now: the relay passes JSON-RPC
-  // only, and plain-text programs (probes, `-- env`) would print nothing.
-  out->on = req.relay == "on" || (req.relay.empty() && (!out->tools_allow.empty() || !out->tools_deny.empty()));
+  // On unless --relay=off, for every cell whose stdio the relay sits on (the
+  // native cell's). Plain-text output still passes: a line that cannot be a
+  // JSON-RPC message to any client goes through unjudged (MayBeMessage).
+  // Container cells: on when asked or when there are tool rules (refused below).
+  bool container = plan.level != "auto" && plan.level != "native";
+  bool rules = !out->tools_allow.empty() || !out->tools_deny.empty();
+  out->on = req.relay == "on" || (req.relay.empty() && (!container || rules));
   out->tools_origin = "profile " + profile.name;
   if (req.max_message) {
     auto size = ParseSize(*req.max_message);
@@ -302,7 +305,6 @@ static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile
     if (*size < 4096) return MakeError("--max-message", *req.max_message, "must be at least 4k");
     out->max_message = *size;
   }
-  bool rules = !out->tools_allow.empty() || !out->tools_deny.empty();
   if (!rules) return {};
   std::string where = "the profile " + profile.name + " has mcpcell.tools rules, ";
   if (!out->on) {
@@ -312,7 +314,6 @@ static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile
     return MakeError("run without a cell", plan.rule,
                      where + "which a server run without a cell would not be held to; isolate it, or drop the tool rules");
   }
-  bool container = plan.level != "auto" && plan.level != "native";
   if (container) {
     return MakeError("--isolate=" + plan.level, "",
                      where + "and the relay runs only on a native cell's stdio yet; use --isolate=native, or drop the tool rules");

@@ -36,7 +36,7 @@ struct RunRequest {
   std::vector<std::string> system_mounts;   ///< --system-mount PATH (extra read-only system dirs)
   bool no_auto_mount = false;               ///< --no-auto-mount: don't bind the server's own dir
   bool force_credentials = false;           ///< --force-credentials: allow naming ~/.ssh etc.
-  std::string relay;                        ///< --relay on|off ("": on when the profile has tool rules)
+  std::string relay;                        ///< --relay on|off ("": on for native cells)
   std::optional<std::string> max_message;   ///< --max-message 64m: the relay's per-line limit
   bool dry_run = false;                     ///< --dry-run: print decision + CellSpec, run nothing
   bool verbose = false;                     ///< -v: say what the cell is built from, on stderr

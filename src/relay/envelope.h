@@ -73,6 +73,18 @@ class EnvelopeParser {
 /// prefix; "null" when there is none.
 std::string IdFromPrefix(std::string_view prefix);
 
+/// Whether some client or server could read `line` as a JSON-RPC message:
+/// its first byte after anything a parser or a trim() might skip is '{' or
+/// '['. JSON.parse, Python's json.loads and pydantic skip only space, tab, CR
+/// and LF; json.loads(bytes) also skips a UTF-8 BOM, and code that trims
+/// first (JavaScript's trim(), Python's str.strip()) skips Unicode white
+/// space too. So the skipped set is their union and more: every C0 control
+/// and DEL, the BOM, and all Unicode white space (U+0085, U+00A0, U+1680,
+/// U+180E, U+2000-U+200B, U+2028, U+2029, U+202F, U+205F, U+3000) in UTF-8,
+/// and 0x85/0xA0 as lone bytes (a Latin-1 reader). A line for which this is
+/// false cannot be a message to any of them: the relay passes it unjudged.
+bool MayBeMessage(std::string_view line);
+
 /// The first duplicate key in `e` or below it (decoded), as a dotted path, or nullopt.
 std::optional<std::string> FindDuplicateKey(simdjson::dom::element e);
 

@@ -22,8 +22,6 @@ std::optional<element> Member(element obj, std::string_view key) {
   return v.value_unsafe();
 }
 
-bool IsBlank(std::string_view s) { return s.find_first_not_of(" \t\r") == std::string_view::npos; }
-
 // What an audit record says about arguments by default: key names, size and
 // a digest, never the values (docs/AUDIT.md).
 nlohmann::json Redacted(element args) {
@@ -78,7 +76,13 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
     }
     return Refused(from, r, line.size);
   }
-  if (IsBlank(line.text)) return RelayAction{RelayAction::Forward::kDrop, {}, {}};
+  // Plain text (a probe's output, `-- env`, a log line) is no message to any
+  // peer: it passes as it came, unjudged and counted (MayBeMessage says why).
+  // Every line that could be one is judged.
+  if (!MayBeMessage(line.text)) {
+    ++unjudged_[from];
+    return {};
+  }
   auto parsed = parsers_[from]->Parse(line.text);
   if (auto* r = std::get_if<Refusal>(&parsed)) return Refused(from, *r, line.size);
   const Envelope& env = std::get<Envelope>(parsed);
@@ -318,7 +322,8 @@ void McpRelay::End() {
     }
   }
   Audit({{"event", "session_end"}, {"calls", calls_}, {"denied", denied_}, {"forged", forged_},
-         {"refused", refused_}, {"unanswered", unanswered}});
+         {"refused", refused_}, {"unanswered", unanswered},
+         {"unjudged_lines", {{"client", unjudged_[kClient]}, {"server", unjudged_[kServer]}}}});
 }
 
 }  // namespace mcpcell

@@ -87,6 +87,7 @@ class McpRelay {
   std::unique_ptr<EnvelopeParser> parsers_[2];
   std::map<std::string, Pending> pending_[2];  ///< requests sent by side i, by id key
   std::uint64_t calls_ = 0, denied_ = 0, forged_ = 0, refused_ = 0;
+  std::uint64_t unjudged_[2] = {0, 0};  ///< lines that cannot be messages, passed as they came
   bool ended_ = false;
 };
 
