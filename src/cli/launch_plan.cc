@@ -285,6 +285,43 @@ std::string ToString(LaunchPlan::Action action) {
   return "?";
 }
 
+// The relay's limits on calls (tools/call, resources/read, prompts/get), from
+// flags or the profile's mcpcell block (MergeProfile put them in `req`).
+static Status LowerRelayLimits(const RunRequest& req, RelaySpec* out) {
+  if (req.call_rate) {
+    auto rate = ParseRate(*req.call_rate);
+    if (!rate.ok()) return MakeError("--call-rate", *req.call_rate, rate.error().detail);
+    out->call_rate = rate->per_second;
+    out->call_burst = rate->burst;
+  }
+  if (req.max_inflight) {
+    auto n = ParseSize(*req.max_inflight);
+    if (!n.ok() || *n == 0 || *n > 4096 || req.max_inflight->find_first_not_of("0123456789") != std::string::npos) {
+      return MakeError("--max-inflight", *req.max_inflight, "expected a number of calls from 1 to 4096");
+    }
+    out->max_inflight = *n;
+  }
+  if (req.call_timeout) {
+    auto t = ParseDuration(*req.call_timeout);
+    if (!t.ok()) return MakeError("--call-timeout", *req.call_timeout, t.error().detail);
+    if (t->count() <= 0) return MakeError("--call-timeout", *req.call_timeout, "must be more than 0, e.g. 30s");
+    out->call_timeout = *t;
+  }
+  out->audit_content = req.audit_content;
+  if (req.audit_content && !req.audit_log) {
+    return MakeError("--audit-content", "", "there is no --audit-log to put the content in; add --audit-log FILE");
+  }
+  if (req.audit_content && req.relay == "off") {
+    return MakeError("--audit-content", "", "calls are read only by the relay; drop --relay=off");
+  }
+  bool limits = req.call_rate || req.max_inflight || req.call_timeout;
+  if (limits && req.relay == "off") {
+    return MakeError("--relay=off", "", "call limits (--call-rate, --max-inflight, --call-timeout or the profile's "
+                                        "mcpcell block) are enforced only by the relay; drop --relay=off or the limits");
+  }
+  return {};
+}
+
 // The relay's settings. Tool rules are enforced only by the relay, and only
 // the native cell's stdio goes through it yet: every other way to run is
 // refused while the profile has tool rules (never accepted and ignored).
@@ -305,6 +342,7 @@ static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile
     if (*size < 4096) return MakeError("--max-message", *req.max_message, "must be at least 4k");
     out->max_message = *size;
   }
+  MCPCELL_TRY(LowerRelayLimits(req, out));
   if (!rules) return {};
   std::string where = "the profile " + profile.name + " has mcpcell.tools rules, ";
   if (!out->on) {

@@ -219,6 +219,12 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set) {
                   "audit calls, pass plain-text lines as they are; off: copy bytes (refused with tool rules)")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--max-message", req->max_message, "largest MCP message the relay passes, e.g. 64m (default)");
+  cmd->add_option("--call-rate", req->call_rate, "most tool calls (and resource reads, prompt gets) per s/m/h, e.g. 10/s");
+  cmd->add_option("--max-inflight", req->max_inflight, "most unanswered tool calls at once, e.g. 8");
+  cmd->add_flag("--audit-content", req->audit_content, "put calls' arguments and results in the --audit-log as they "
+                "are (default: redacted to key names, kinds, sizes and SHA-256)");
+  cmd->add_option("--call-timeout", req->call_timeout, "answer a call the server has not answered in this long with an "
+                  "error and cancel it, e.g. 30s");
   if (set == RunOptionSet::kRun) {
     cmd->add_flag("--dry-run", req->dry_run, "print the decision and the CellSpec as JSON; run nothing");
   }

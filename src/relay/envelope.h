@@ -31,6 +31,8 @@ inline constexpr int kInvalidRequest = -32600;
 /// Server-defined range: a request refused by mcpcell's rules.
 inline constexpr int kRefusedByPolicy = -32001;
 inline constexpr int kMessageTooLarge = -32002;
+/// A call refused or ended by one of the relay's limits (rate, in flight, timeout).
+inline constexpr int kLimitReached = -32003;
 
 struct Envelope {
   enum class Kind { kRequest, kNotification, kResponse };

@@ -86,12 +86,18 @@ void LineSink::Close() {
 void PumpClientToServer(McpRelay* relay, std::size_t max_line, int client_in, int stop, int closed,
                         LineSink* to_server, LineSink* to_client) {
   LineFramer framer(max_line);
+  const LineFramer::Line none{};
   for (;;) {
+    // The poll's timeout is the next call's deadline (--call-timeout): calls
+    // come in on this thread, so a new deadline is never later than this wait.
     pollfd p[2] = {{client_in, POLLIN, 0}, {stop, POLLIN, 0}};
-    if (::poll(p, 2, -1) < 0) {
+    int ready = ::poll(p, 2, relay->MsToNextDeadline());
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
+    for (const RelayAction& a : relay->Expire()) Apply(a, none, to_server, to_client);
+    if (ready == 0) continue;
     if (p[1].revents != 0) return;  // the cell is gone; nothing to tell it
     std::size_t room = 0;
     char* buf = framer.WritePtr(&room);

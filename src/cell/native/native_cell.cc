@@ -250,7 +250,10 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
   if (spec.relay.on) {
     mcp = RelayConfig{ctx.server,
                       ToolRules{spec.relay.tools_allow, spec.relay.tools_deny, spec.relay.tools_origin},
-                      static_cast<std::size_t>(spec.relay.max_message), 4096};
+                      static_cast<std::size_t>(spec.relay.max_message), 4096,
+                      spec.relay.call_rate, static_cast<std::size_t>(spec.relay.call_burst),
+                      static_cast<std::size_t>(spec.relay.max_inflight), spec.relay.call_timeout,
+                      spec.relay.audit_content};
   }
   auto relay = StdioRelay::Prepare(std::move(mcp), ctx.audit);
   if (!relay) return Failed(kExitSetupFailed, relay.error());
