@@ -85,6 +85,9 @@ std::string IdFromPrefix(std::string_view prefix);
 /// U+180E, U+2000-U+200B, U+2028, U+2029, U+202F, U+205F, U+3000) in UTF-8,
 /// and 0x85/0xA0 as lone bytes (a Latin-1 reader). A line for which this is
 /// false cannot be a message to any of them: the relay passes it unjudged.
+/// The same holds after every byte a reader may split lines on (a lone CR for
+/// Python's universal newlines, VT, FF, NEL, U+2028 … for splitlines()): JSON
+/// after any of them makes the line a possible message too. Linear in the line.
 bool MayBeMessage(std::string_view line);
 
 /// The first duplicate key in `e` or below it (decoded), as a dotted path, or nullopt.

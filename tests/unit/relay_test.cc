@@ -274,6 +274,36 @@ TEST(McpRelay, PlainTextPassesUnjudgedAndIsCounted) {
   EXPECT_EQ(h.records.back()["unjudged_lines"]["server"], 12);
 }
 
+// A line the relay sees as plain text but a reader splits in two (Python's
+// universal newlines split on a lone CR; str.splitlines() on more): the part
+// after the break is judged too, so the whole line is refused.
+class HiddenAfterABreak : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(HiddenAfterABreak, IsJudgedNotPassed) {
+  Harness h;
+  std::string line = std::string("hello") + GetParam() + R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_file"}})";
+  auto a = h.Client(line);
+  EXPECT_EQ(a.forward, Forward::kDrop);
+  EXPECT_FALSE(a.reply.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Relay, HiddenAfterABreak,
+                         ::testing::Values("\r", "\r ", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\xc2\x85", "\x85",
+                                           "\xe2\x80\xa8", "\xe2\x80\xa9", "\r\xc2\xa0", "\x01"));
+
+TEST(MayBeMessage, PlainTextWithBreaksButNoJsonAfterThemStaysText) {
+  EXPECT_FALSE(MayBeMessage("a\rb"));
+  EXPECT_FALSE(MayBeMessage("PATH=/bin {x}"));
+  EXPECT_FALSE(MayBeMessage("a\r"));
+  EXPECT_TRUE(MayBeMessage("a\r[1]"));
+  // 16 MiB of controls and breaks: linear (a quadratic scan would not finish in the test's lifetime).
+  std::string runs(16u << 20, '\r');
+  for (std::size_t i = 0; i < runs.size(); i += 3) runs[i] = 'x';
+  EXPECT_FALSE(MayBeMessage(runs));
+  EXPECT_FALSE(MayBeMessage(std::string(16u << 20, '\x01')));
+  EXPECT_TRUE(MayBeMessage(std::string(16u << 20, '\x01') + "{"));
+}
+
 TEST(MayBeMessage, MatchesTheStrictestReader) {
   EXPECT_TRUE(MayBeMessage("{"));
   EXPECT_TRUE(MayBeMessage("\xef\xbb\xbf\xef\xbb\xbf["));
