@@ -112,10 +112,20 @@ static void write_all(int fd, const char *p, size_t n) {
   }
 }
 
-/* A JSON-RPC ping padded to exactly `bytes` bytes including the newline. */
-static char *make_line(size_t bytes) {
+/* A JSON-RPC ping padded to exactly `bytes` bytes including the newline. RTT_SHAPE=call: a
+ * tools/call for the latency runs (answered by mcp_answer with a result of the same length, so
+ * the echo is compared by length only) and an id-less notification for the throughput runs (ids
+ * would repeat while pending); what an MCP-aware relay must parse and judge. */
+static int shape_call(void) { return getenv("RTT_SHAPE") != NULL && strcmp(getenv("RTT_SHAPE"), "call") == 0; }
+
+static char *make_line_shaped(size_t bytes, int notification) {
   const char *head = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"p\":\"";
   const char *tail = "\"}\n";
+  if (shape_call()) {
+    head = notification ? "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"p\":\""
+                        : "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"e\",\"p\":\"";
+    tail = "\"}}\n";
+  }
   size_t fixed = strlen(head) + strlen(tail);
   if (bytes < fixed) bytes = fixed;
   char *s = malloc(bytes + 1);
@@ -126,6 +136,8 @@ static char *make_line(size_t bytes) {
   strcpy(s + strlen(head) + pad, tail);
   return s;
 }
+
+static char *make_line(size_t bytes) { return make_line_shaped(bytes, 0); }
 
 static int latency(char **argv, const char *label, long n, size_t line_bytes, double *out_us) {
   struct child c = spawn_child(argv);
@@ -149,7 +161,7 @@ static int latency(char **argv, const char *label, long n, size_t line_bytes, do
     }
     if (i >= 0) out_us[i] = now_us() - t0;
   }
-  if (memcmp(buf, line, len) != 0) {
+  if (!shape_call() && memcmp(buf, line, len) != 0) {
     fprintf(stderr, "rtt: %s: echo differs from what was sent\n", label);
     exit(2);
   }
@@ -183,7 +195,7 @@ static void *writer(void *p) {
 
 static int throughput(char **argv, const char *label, size_t total, size_t line_bytes, double *mbps) {
   struct child c = spawn_child(argv);
-  char *line = make_line(line_bytes);
+  char *line = make_line_shaped(line_bytes, 1);
   struct writer_arg a = {c.to, line, strlen(line), total / strlen(line)};
   size_t expect = a.lines * a.len;
   char *buf = malloc(1 << 20);

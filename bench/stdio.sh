@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # stdio through a cell vs a bare pipe: sequential round trips of a 45-byte JSON-RPC line, and the
-# throughput of pipelined 1 KiB lines, against bench/echo_line.c. Prints Markdown tables on stdout.
+# throughput of pipelined 1 KiB lines, against bench/echo_line.c, with the raw copy (--relay=off: the
+# echo of a request is no answer to the relay; bench/relay.sh measures the relay). Markdown on stdout.
 #   bench/stdio.sh [--quick]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_mcpcell
@@ -11,4 +12,4 @@ ROUNDTRIPS=20000 TOTAL_MIB=256 REPS=5
 bench_log "stdio: $ROUNDTRIPS round trips, $REPS x $TOTAL_MIB MiB per config"
 "$BENCH_BIN/rtt" "$ROUNDTRIPS" 45 "$TOTAL_MIB" 1024 "$REPS" \
   "bare pipe" "$BENCH_BIN/echo_line" \
-  :: "mcpcell run --isolate" "$MCPCELL" run --isolate -- "$BENCH_BIN/echo_line"
+  :: "mcpcell run --isolate --relay=off" "$MCPCELL" run --isolate --relay=off -- "$BENCH_BIN/echo_line"

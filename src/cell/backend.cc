@@ -70,7 +70,10 @@ bool EngineMissing(const Error& e) {
 std::optional<RelayConfig> RelayConfigFor(const CellSpec& spec, const RunContext& ctx) {
   if (!spec.relay.on) return std::nullopt;
   return RelayConfig{ctx.server, ToolRules{spec.relay.tools_allow, spec.relay.tools_deny, spec.relay.tools_origin},
-                     static_cast<std::size_t>(spec.relay.max_message), 4096};
+                     static_cast<std::size_t>(spec.relay.max_message), 4096,
+                     spec.relay.call_rate, static_cast<std::size_t>(spec.relay.call_burst),
+                     static_cast<std::size_t>(spec.relay.max_inflight), spec.relay.call_timeout,
+                     spec.relay.audit_content};
 }
 
 // The one place where the supervisor's copy sits between the client's fds

@@ -282,6 +282,43 @@ std::string ToString(LaunchPlan::Action action) {
   return "?";
 }
 
+// The relay's limits on calls (tools/call, resources/read, prompts/get), from
+// flags or the profile's mcpcell block (MergeProfile put them in `req`).
+static Status LowerRelayLimits(const RunRequest& req, RelaySpec* out) {
+  if (req.call_rate) {
+    auto rate = ParseRate(*req.call_rate);
+    if (!rate.ok()) return MakeError("--call-rate", *req.call_rate, rate.error().detail);
+    out->call_rate = rate->per_second;
+    out->call_burst = rate->burst;
+  }
+  if (req.max_inflight) {
+    auto n = ParseSize(*req.max_inflight);
+    if (!n.ok() || *n == 0 || *n > 4096 || req.max_inflight->find_first_not_of("0123456789") != std::string::npos) {
+      return MakeError("--max-inflight", *req.max_inflight, "expected a number of calls from 1 to 4096");
+    }
+    out->max_inflight = *n;
+  }
+  if (req.call_timeout) {
+    auto t = ParseDuration(*req.call_timeout);
+    if (!t.ok()) return MakeError("--call-timeout", *req.call_timeout, t.error().detail);
+    if (t->count() <= 0) return MakeError("--call-timeout", *req.call_timeout, "must be more than 0, e.g. 30s");
+    out->call_timeout = *t;
+  }
+  out->audit_content = req.audit_content;
+  if (req.audit_content && !req.audit_log) {
+    return MakeError("--audit-content", "", "there is no --audit-log to put the content in; add --audit-log FILE");
+  }
+  if (req.audit_content && req.relay == "off") {
+    return MakeError("--audit-content", "", "calls are read only by the relay; drop --relay=off");
+  }
+  bool limits = req.call_rate || req.max_inflight || req.call_timeout;
+  if (limits && req.relay == "off") {
+    return MakeError("--relay=off", "", "call limits (--call-rate, --max-inflight, --call-timeout or the profile's "
+                                        "mcpcell block) are enforced only by the relay; drop --relay=off or the limits");
+  }
+  return {};
+}
+
 // The relay's settings. Tool rules are enforced only by the relay, which
 // sits on every backend's stdio (cell/backend.cc); a server run without a
 // cell has no relay, so it is refused while the profile has tool rules
@@ -289,10 +326,14 @@ std::string ToString(LaunchPlan::Action action) {
 static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile, const LaunchPlan& plan, RelaySpec* out) {
   out->tools_allow = profile.ext.tools_allow;
   out->tools_deny = profile.ext.tools_deny;
-  // On when asked, and always when there are tool rules to enforce (only the
-  // relay can). Off by default otherwise, for now: the relay passes JSON-RPC
-  // only, and plain-text programs (probes, `-- env`) would print nothing.
-  out->on = req.relay == "on" || (req.relay.empty() && (!out->tools_allow.empty() || !out->tools_deny.empty()));
+  // On unless --relay=off, for every cell whose stdio the relay sits on (the
+  // native cell's). Plain-text output still passes: a line that cannot be a
+  // JSON-RPC message to any client goes through unjudged (MayBeMessage).
+  // Container cells: on when asked or when there are tool rules (the relay
+  // sits on their stdio too); default-on there is not done yet.
+  bool container = plan.level != IsolationLevel::kAuto && plan.level != IsolationLevel::kNative;
+  bool rules = !out->tools_allow.empty() || !out->tools_deny.empty();
+  out->on = req.relay == "on" || (req.relay.empty() && (!container || rules));
   out->tools_origin = "profile " + profile.name;
   if (req.max_message) {
     auto size = ParseSize(*req.max_message);
@@ -300,7 +341,7 @@ static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile
     if (*size < 4096) return MakeError("--max-message", *req.max_message, "must be at least 4k");
     out->max_message = *size;
   }
-  bool rules = !out->tools_allow.empty() || !out->tools_deny.empty();
+  MCPCELL_TRY(LowerRelayLimits(req, out));
   if (!rules) return {};
   std::string where = "the profile " + profile.name + " has mcpcell.tools rules, ";
   if (!out->on) {

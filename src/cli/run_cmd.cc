@@ -224,10 +224,16 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set) {
   cmd->add_option("--system-mount", req->system_mounts, "extra read-only host directory at the same path");
   cmd->add_flag("--no-auto-mount", req->no_auto_mount, "do not mount the server's own directory automatically");
   cmd->add_flag("--force-credentials", req->force_credentials, "allow naming credential locations (~/.ssh, ...)");
-  cmd->add_option("--relay", req->relay, "on: read every MCP message, enforce tool rules, audit calls (the default "
-                  "when the profile has mcpcell.tools rules); off: copy bytes (the default otherwise; refused with tool rules)")
+  cmd->add_option("--relay", req->relay, "on (the default on native cells): read every MCP message, enforce tool rules, "
+                  "audit calls, pass plain-text lines as they are; off: copy bytes (refused with tool rules)")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--max-message", req->max_message, "largest MCP message the relay passes, e.g. 64m (default)");
+  cmd->add_option("--call-rate", req->call_rate, "most tool calls (and resource reads, prompt gets) per s/m/h, e.g. 10/s");
+  cmd->add_option("--max-inflight", req->max_inflight, "most unanswered tool calls at once, e.g. 8");
+  cmd->add_flag("--audit-content", req->audit_content, "put calls' arguments and results in the --audit-log as they "
+                "are (default: redacted to key names, kinds, sizes and SHA-256)");
+  cmd->add_option("--call-timeout", req->call_timeout, "answer a call the server has not answered in this long with an "
+                  "error and cancel it, e.g. 30s");
   if (set == RunOptionSet::kRun) {
     cmd->add_flag("--dry-run", req->dry_run, "print the decision and the CellSpec as JSON; run nothing");
   }

@@ -113,6 +113,11 @@ struct RelaySpec {
   std::vector<std::string> tools_deny;    ///< mcpcell.tools.deny globs (win over allow)
   std::string tools_origin;               ///< "profile fs.json", for refusals
   std::uint64_t max_message = 64ull << 20;  ///< bytes per line, either direction
+  double call_rate = 0;                   ///< calls per second (token bucket refill); 0: no limit
+  std::uint64_t call_burst = 0;           ///< the bucket's size
+  std::uint64_t max_inflight = 0;         ///< unanswered calls at once; 0: no limit
+  std::chrono::milliseconds call_timeout{0};  ///< 0: none
+  bool audit_content = false;             ///< --audit-content: arguments and results recorded unredacted
 };
 
 struct CellSpec {

@@ -36,8 +36,12 @@ struct RunRequest {
   std::vector<std::string> system_mounts;   ///< --system-mount PATH (extra read-only system dirs)
   bool no_auto_mount = false;               ///< --no-auto-mount: don't bind the server's own dir
   bool force_credentials = false;           ///< --force-credentials: allow naming ~/.ssh etc.
-  std::string relay;                        ///< --relay on|off ("": on when the profile has tool rules)
+  std::string relay;                        ///< --relay on|off ("": on for native cells)
   std::optional<std::string> max_message;   ///< --max-message 64m: the relay's per-line limit
+  std::optional<std::string> call_rate;     ///< --call-rate 10/s: the relay's token bucket for calls
+  std::optional<std::string> max_inflight;  ///< --max-inflight 8: unanswered calls at once
+  std::optional<std::string> call_timeout;  ///< --call-timeout 30s: a call unanswered this long is cancelled
+  bool audit_content = false;               ///< --audit-content: arguments and results in the audit log, not redacted
   bool dry_run = false;                     ///< --dry-run: print decision + CellSpec, run nothing
   bool verbose = false;                     ///< -v: say what the cell is built from, on stderr
 };

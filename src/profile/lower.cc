@@ -31,6 +31,10 @@ RunRequest MergeProfile(const PermissionProfile& profile, const RunRequest& req)
   if (!out.cpus && x.cpus) out.cpus = fmt::format("{}", *x.cpus);
   if (!out.tmp_size && x.tmp_size) out.tmp_size = x.tmp_size;
   if (!out.timeout && x.timeout) out.timeout = x.timeout;
+  if (!out.max_message && x.max_message) out.max_message = x.max_message;
+  if (!out.call_rate && x.call_rate) out.call_rate = x.call_rate;
+  if (!out.max_inflight && x.max_inflight) out.max_inflight = std::to_string(*x.max_inflight);
+  if (!out.call_timeout && x.call_timeout) out.call_timeout = x.call_timeout;
   // Profile env first so a later --env of the same name wins.
   std::vector<std::string> env;
   for (const auto& [k, v] : x.env) env.push_back(k + "=" + v);

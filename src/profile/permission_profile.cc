@@ -142,10 +142,31 @@ Status ReadExtension(const std::string& origin, const std::string& path, const j
                      ProfileExtension* x) {
   MCPCELL_TRY(CheckObjectKeys(origin, path, j,
                               {"memory", "pids", "cpus", "tmp_size", "timeout", "env", "secrets",
-                               "secret_env", "tools"}));
+                               "secret_env", "tools", "max_message", "call_rate", "max_inflight", "call_timeout"}));
   if (j.contains("memory")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "memory"), j["memory"], false, &x->memory));
   if (j.contains("tmp_size")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "tmp_size"), j["tmp_size"], false, &x->tmp_size));
   if (j.contains("timeout")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "timeout"), j["timeout"], true, &x->timeout));
+  if (j.contains("max_message")) {
+    MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "max_message"), j["max_message"], false, &x->max_message));
+  }
+  if (j.contains("call_timeout")) {
+    MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "call_timeout"), j["call_timeout"], true, &x->call_timeout));
+  }
+  if (j.contains("call_rate")) {
+    auto s = JsonString(origin, JsonChild(path, "call_rate"), j["call_rate"]);
+    if (!s.ok()) return s.error();
+    if (!ParseRate(*s).ok()) {
+      return JsonPathError(origin, JsonChild(path, "call_rate"), "\"" + *s + "\" is not a rate (\"10/s\", \"600/m\", \"1000/h\")");
+    }
+    x->call_rate = std::move(*s);
+  }
+  if (j.contains("max_inflight")) {
+    const json& v = j["max_inflight"];
+    if (!v.is_number_integer() || v.get<long long>() < 1) {
+      return JsonTypeError(origin, JsonChild(path, "max_inflight"), "a positive integer", v);
+    }
+    x->max_inflight = static_cast<std::uint64_t>(v.get<long long>());
+  }
   if (j.contains("pids")) {
     const json& v = j["pids"];
     if (!v.is_number_integer() || v.get<long long>() < 1) {
@@ -320,6 +341,10 @@ json ToJson(const PermissionProfile& p) {
   if (!e.secret_env.empty()) x["secret_env"] = e.secret_env;
   if (!e.tools_allow.empty()) x["tools"]["allow"] = e.tools_allow;
   if (!e.tools_deny.empty()) x["tools"]["deny"] = e.tools_deny;
+  if (e.max_message) x["max_message"] = *e.max_message;
+  if (e.call_rate) x["call_rate"] = *e.call_rate;
+  if (e.max_inflight) x["max_inflight"] = *e.max_inflight;
+  if (e.call_timeout) x["call_timeout"] = *e.call_timeout;
   if (!x.empty()) j["mcpcell"] = x;
   return j;
 }

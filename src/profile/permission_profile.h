@@ -33,6 +33,10 @@ struct ProfileExtension {
   std::map<std::string, std::string> secret_env;  ///< secret NAME → env var, only when wanted
   std::vector<std::string> tools_allow;  ///< tool-name globs the relay lets through (later issue)
   std::vector<std::string> tools_deny;
+  std::optional<std::string> max_message;   ///< the relay's limits: "64m"
+  std::optional<std::string> call_rate;     ///< "10/s"
+  std::optional<std::uint64_t> max_inflight;
+  std::optional<std::string> call_timeout;  ///< "30s"
 };
 
 struct PermissionProfile {

@@ -186,6 +186,70 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
   return env;
 }
 
+namespace {
+
+// The length of the white space (in MayBeMessage's wide sense) at `s`'s start, or 0.
+std::size_t SkippableAt(std::string_view s) {
+  auto b = [&](std::size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
+  if (s.empty()) return 0;
+  unsigned c0 = b(0);
+  if (c0 <= 0x20 || c0 == 0x7f || c0 == 0x85 || c0 == 0xa0) return 1;
+  if (s.size() < 2) return 0;
+  if (c0 == 0xc2 && (b(1) == 0x85 || b(1) == 0xa0)) return 2;
+  if (s.size() < 3) return 0;
+  unsigned c1 = b(1), c2 = b(2);
+  if (c0 == 0xef && c1 == 0xbb && c2 == 0xbf) return 3;  // U+FEFF, the BOM
+  if (c0 == 0xe1 && ((c1 == 0x9a && c2 == 0x80) || (c1 == 0xa0 && c2 == 0x8e))) return 3;  // U+1680, U+180E
+  if (c0 == 0xe2 && c1 == 0x80 && (c2 <= 0x8b || c2 == 0xa8 || c2 == 0xa9 || c2 == 0xaf)) return 3;  // U+2000-200B, 2028, 2029, 202F
+  if (c0 == 0xe2 && c1 == 0x81 && c2 == 0x9f) return 3;  // U+205F
+  if (c0 == 0xe3 && c1 == 0x80 && c2 == 0x80) return 3;  // U+3000
+  return 0;
+}
+
+}  // namespace
+
+namespace {
+
+// The length of a line break some reader splits on at `s`'s start, or 0:
+// Python's text stdin (universal newlines, the Python SDK's server) splits on
+// a lone CR, Node's readline too; str.splitlines() also on VT, FF, FS-RS,
+// NEL, U+2028 and U+2029. Every C0 control counts (a superset).
+std::size_t BreakAt(std::string_view s) {
+  auto b = [&](std::size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
+  if (s.empty()) return 0;
+  if (b(0) < 0x20 || b(0) == 0x85) return 1;
+  if (b(0) == 0xc2 && b(1) == 0x85) return 2;
+  if (b(0) == 0xe2 && b(1) == 0x80 && (b(2) == 0xa8 || b(2) == 0xa9)) return 3;
+  return 0;
+}
+
+// Where the first byte after the skippable run at `at` is.
+std::size_t SkipFrom(std::string_view s, std::size_t at) {
+  while (std::size_t n = SkippableAt(s.substr(at))) at += n;
+  return at;
+}
+
+bool JsonStartAt(std::string_view s, std::size_t at) { return at < s.size() && (s[at] == '{' || s[at] == '['); }
+
+}  // namespace
+
+bool MayBeMessage(std::string_view line) {
+  std::size_t i = SkipFrom(line, 0);
+  if (JsonStartAt(line, i)) return true;
+  // What follows any line break a reader might split on is a line of its own to that reader.
+  // Every break is skippable too, so a run of them is scanned once (linear, not quadratic).
+  while (i < line.size()) {
+    std::size_t n = BreakAt(line.substr(i));
+    if (n == 0) {
+      ++i;
+      continue;
+    }
+    i = SkipFrom(line, i + n);
+    if (JsonStartAt(line, i)) return true;
+  }
+  return false;
+}
+
 std::string IdFromPrefix(std::string_view p) {
   // A small scanner of the top-level object's members: "key": value, with
   // values skipped by bracket depth and string escapes.

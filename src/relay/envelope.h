@@ -31,6 +31,8 @@ inline constexpr int kInvalidRequest = -32600;
 /// Server-defined range: a request refused by mcpcell's rules.
 inline constexpr int kRefusedByPolicy = -32001;
 inline constexpr int kMessageTooLarge = -32002;
+/// A call refused or ended by one of the relay's limits (rate, in flight, timeout).
+inline constexpr int kLimitReached = -32003;
 
 struct Envelope {
   enum class Kind { kRequest, kNotification, kResponse };
@@ -72,6 +74,21 @@ class EnvelopeParser {
 /// top-level "id" key (written without escapes) that is complete within the
 /// prefix; "null" when there is none.
 std::string IdFromPrefix(std::string_view prefix);
+
+/// Whether some client or server could read `line` as a JSON-RPC message:
+/// its first byte after anything a parser or a trim() might skip is '{' or
+/// '['. JSON.parse, Python's json.loads and pydantic skip only space, tab, CR
+/// and LF; json.loads(bytes) also skips a UTF-8 BOM, and code that trims
+/// first (JavaScript's trim(), Python's str.strip()) skips Unicode white
+/// space too. So the skipped set is their union and more: every C0 control
+/// and DEL, the BOM, and all Unicode white space (U+0085, U+00A0, U+1680,
+/// U+180E, U+2000-U+200B, U+2028, U+2029, U+202F, U+205F, U+3000) in UTF-8,
+/// and 0x85/0xA0 as lone bytes (a Latin-1 reader). A line for which this is
+/// false cannot be a message to any of them: the relay passes it unjudged.
+/// The same holds after every byte a reader may split lines on (a lone CR for
+/// Python's universal newlines, VT, FF, NEL, U+2028 … for splitlines()): JSON
+/// after any of them makes the line a possible message too. Linear in the line.
+bool MayBeMessage(std::string_view line);
 
 /// The first duplicate key in `e` or below it (decoded), as a dotted path, or nullopt.
 std::optional<std::string> FindDuplicateKey(simdjson::dom::element e);

@@ -97,6 +97,7 @@ std::optional<LineFramer::Line> LineFramer::Finish() {
   Line l;
   l.text = std::string_view(buf_.get() + begin_, end_ - begin_);
   l.size = l.text.size();
+  l.terminated = false;
   begin_ = end_ = scan_ = 0;
   if (l.size > max_line_) {
     prefix_.assign(l.text.substr(0, kKeptPrefix));

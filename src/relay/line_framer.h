@@ -26,6 +26,7 @@ class LineFramer {
     std::string_view text;  ///< without the '\n'; for an oversize line only its kept prefix
     bool oversize = false;  ///< the line was longer than the maximum and was not kept
     std::size_t size = 0;   ///< the whole line's size in bytes (without the '\n')
+    bool terminated = true; ///< false for a last line that ended without a '\n'
   };
 
   explicit LineFramer(std::size_t max_line);

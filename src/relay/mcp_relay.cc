@@ -1,5 +1,7 @@
 #include "relay/mcp_relay.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "audit/sha256.h"
@@ -14,6 +16,10 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kSideName[2] = {"client", "server"};
 constexpr std::string_view kVersionKey = "io.modelcontextprotocol/protocolVersion";
+constexpr std::string_view kClientInfoKey = "io.modelcontextprotocol/clientInfo";
+constexpr std::string_view kServerInfoKey = "io.modelcontextprotocol/serverInfo";
+
+nlohmann::json AsJson(element e) { return nlohmann::json::parse(simdjson::to_string(e), nullptr, false); }
 
 std::optional<element> Member(element obj, std::string_view key) {
   if (obj.type() != element_type::OBJECT) return std::nullopt;
@@ -22,19 +28,35 @@ std::optional<element> Member(element obj, std::string_view key) {
   return v.value_unsafe();
 }
 
-bool IsBlank(std::string_view s) { return s.find_first_not_of(" \t\r") == std::string_view::npos; }
+const char* KindOf(element e) {
+  switch (e.type()) {
+    case element_type::OBJECT: return "object";
+    case element_type::ARRAY: return "array";
+    case element_type::STRING: return "string";
+    case element_type::BOOL: return "boolean";
+    case element_type::NULL_VALUE: return "null";
+    default: return "number";
+  }
+}
 
-// What an audit record says about arguments by default: key names, size and
-// a digest, never the values (docs/AUDIT.md).
-nlohmann::json Redacted(element args) {
+// What an audit record says about arguments: by default key names, each
+// value's kind, the size and a digest, never the values (docs/AUDIT.md);
+// with --audit-content the arguments themselves as well.
+nlohmann::json Redacted(element args, bool content) {
   std::string text = simdjson::to_string(args);
   nlohmann::json keys = nlohmann::json::array();
+  nlohmann::json kinds = nlohmann::json::object();
   if (args.type() == element_type::OBJECT) {
     // A copy: value_unsafe() of a temporary result would dangle in a range-for.
     simdjson::dom::object members = args.get_object().value_unsafe();
-    for (auto f : members) keys.push_back(std::string(f.key));
+    for (auto f : members) {
+      keys.push_back(std::string(f.key));
+      kinds[std::string(f.key)] = KindOf(f.value);
+    }
   }
-  return {{"keys", keys}, {"bytes", text.size()}, {"sha256", Sha256Hex(text)}};
+  nlohmann::json out{{"keys", keys}, {"kinds", kinds}, {"bytes", text.size()}, {"sha256", Sha256Hex(text)}};
+  if (content) out["content"] = nlohmann::json::parse(text, nullptr, false);
+  return out;
 }
 
 const char* AuditEventFor(std::string_view method) {
@@ -44,6 +66,11 @@ const char* AuditEventFor(std::string_view method) {
   return nullptr;
 }
 
+// The record's name for what a call is about.
+const char* SubjectKey(std::string_view method) {
+  return method == "tools/call" ? "tool" : method == "resources/read" ? "uri" : "prompt";
+}
+
 }  // namespace
 
 McpRelay::McpRelay(RelayConfig config, AuditSink audit)
@@ -51,7 +78,9 @@ McpRelay::McpRelay(RelayConfig config, AuditSink audit)
       filter_(config_.tools),
       audit_(std::move(audit)),
       parsers_{std::make_unique<EnvelopeParser>(config_.max_message),
-               std::make_unique<EnvelopeParser>(config_.max_message)} {}
+               std::make_unique<EnvelopeParser>(config_.max_message)},
+      tokens_(static_cast<double>(config_.call_burst)),
+      refilled_(Clock::now()) {}
 
 McpRelay::~McpRelay() = default;
 
@@ -78,7 +107,13 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
     }
     return Refused(from, r, line.size);
   }
-  if (IsBlank(line.text)) return RelayAction{RelayAction::Forward::kDrop, {}, {}};
+  // Plain text (a probe's output, `-- env`, a log line) is no message to any
+  // peer: it passes as it came, unjudged and counted (MayBeMessage says why).
+  // Every line that could be one is judged.
+  if (!MayBeMessage(line.text)) {
+    ++unjudged_[from];
+    return {};
+  }
   auto parsed = parsers_[from]->Parse(line.text);
   if (auto* r = std::get_if<Refusal>(&parsed)) return Refused(from, *r, line.size);
   const Envelope& env = std::get<Envelope>(parsed);
@@ -122,10 +157,11 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
   if (env.has_params) {
     if (auto meta = Member(env.params, "_meta")) {
       if (auto v = StringMember(*meta, kVersionKey)) p->protocol = std::string(*v);
+      if (auto ci = Member(*meta, kClientInfoKey)) p->client = AsJson(*ci);
     }
   }
   if (event == nullptr) return std::nullopt;
-  p->audited = true;
+  p->audited = p->call = true;
   std::string_view subject_key = env.method == "resources/read" ? "uri" : "name";
   std::optional<std::string_view> subject = env.has_params ? StringMember(env.params, subject_key) : std::nullopt;
   if (!subject) {
@@ -133,13 +169,22 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
                    env.id->json, env.id->key};
   }
   p->subject = std::string(*subject);
+  // The round's key: the server's requestState, or (a server may send none)
+  // the tool's name when the retry carries inputResponses only.
+  auto ir = Member(env.params, "inputResponses");
+  if (auto state = StringMember(env.params, "requestState")) {
+    p->request_state = "s" + std::string(*state);
+  } else if (ir) {
+    p->request_state = "t" + p->subject;
+  }
+  if (ir) p->input_responses = Redacted(*ir, config_.audit_content);
   if (env.method != "tools/call") return std::nullopt;
   auto args = Member(env.params, "arguments");
   if (args && args->type() != element_type::OBJECT) {
     return Refusal{kInvalidRequest, "mcpcell relay: tools/call params.arguments must be an object", env.id->json,
                    env.id->key};
   }
-  if (args) p->arguments = Redacted(*args);
+  if (args) p->arguments = Redacted(*args, config_.audit_content);
   if (auto denial = filter_.Denial(p->subject)) {
     return Refusal{kRefusedByPolicy, "mcpcell: " + *denial, env.id->json, env.id->key};
   }
@@ -148,9 +193,8 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
 
 RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes) {
   const RpcId& id = *env.id;
-  RelayAction refuse;
-  refuse.forward = RelayAction::Forward::kDrop;
   auto& pending = pending_[from];
+  if (auto it = pending.find(id.key); it != pending.end() && it->second.expired) pending.erase(it);
   if (pending.count(id.key) != 0) {
     return Refused(from, Refusal{kInvalidRequest, "mcpcell relay: id " + id.json + " is already used by an unanswered request",
                                  id.json, {}}, bytes);
@@ -164,21 +208,159 @@ RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes)
   p.start = Clock::now();
   p.bytes_in = bytes;
   if (from == kClient) {
-    if (auto r = JudgeRequest(env, &p)) {
+    auto judged = JudgeRequest(env, &p);
+    if (p.call && !p.request_state.empty()) LinkRound(&p);
+    if (auto r = std::move(judged)) {
       if (r->code != kRefusedByPolicy) return Refused(from, *r, bytes);
       ++denied_;
-      Audit({{"event", AuditEventFor(env.method)}, {"tool", p.subject}, {"id", nlohmann::json::parse(id.json)},
-             {"outcome", "denied"}, {"reason", r->message}, {"protocol", p.protocol}, {"bytes_in", bytes},
-             {"arguments", p.arguments}});
-      refuse.reply = ErrorResponse(id.json, r->code, r->message);
-      return refuse;
+      return RefuseCall(p, id, *r, "denied", {});
     }
+    std::string limit;
+    if (auto r = p.call ? CheckLimits(env, &limit) : std::nullopt) {
+      ++limited_;
+      return RefuseCall(p, id, *r, "limited", {{"limit", limit}});
+    }
+    if (p.call && config_.call_timeout.count() > 0) p.deadline = p.start + config_.call_timeout;
+    // Who the client says it is: initialize's clientInfo, or (2026-07-28) the request's _meta.
     if (env.method == "initialize" && env.has_params) {
-      if (auto ci = Member(env.params, "clientInfo")) p.arguments = nlohmann::json::parse(simdjson::to_string(*ci));
+      if (auto ci = Member(env.params, "clientInfo")) p.arguments = AsJson(*ci);
+    }
+    if (env.method == "server/discover" && env.has_params) {
+      auto meta = Member(env.params, "_meta");
+      if (auto ci = meta ? Member(*meta, kClientInfoKey) : std::nullopt) p.arguments = AsJson(*ci);
     }
   }
   pending.emplace(id.key, std::move(p));
   return {};
+}
+
+// A call the relay answers itself (denied, limited): the server never sees it.
+RelayAction McpRelay::RefuseCall(const Pending& p, const RpcId& id, const Refusal& r, const char* outcome,
+                                 nlohmann::json extra) {
+  nlohmann::json e{{"event", AuditEventFor(p.method)}, {SubjectKey(p.method), p.subject},
+                   {"id", nlohmann::json::parse(id.json)}, {"outcome", outcome}, {"reason", r.message},
+                   {"protocol", p.protocol}, {"bytes_in", p.bytes_in}, {"rounds", p.rounds}};
+  if (!p.arguments.is_null()) e["arguments"] = p.arguments;
+  if (!p.client.is_null()) e["client_info"] = p.client;
+  if (!p.input_responses.is_null()) e["input_responses"] = p.input_responses;
+  if (p.unknown_state) e["unknown_request_state"] = true;
+  for (auto& [k, v] : extra.items()) e[k] = v;
+  Audit(std::move(e));
+  RelayAction a;
+  a.forward = RelayAction::Forward::kDrop;
+  a.reply = ErrorResponse(id.json, r.code, r.message);
+  return a;
+}
+
+// A retry that carries the requestState of an input_required answer is the
+// next round of that call: one record, rounds counted. It was judged on its
+// own already (JudgeRequest): nothing from an earlier round allows it.
+void McpRelay::LinkRound(Pending* p) {
+  auto it = rounds_.find(p->request_state);
+  if (it == rounds_.end()) {
+    p->unknown_state = p->request_state[0] == 's';
+    return;
+  }
+  Pending& earlier = it->second;
+  p->rounds = earlier.rounds + 1;
+  p->start = earlier.start;
+  p->bytes_in += earlier.bytes_in;
+  p->bytes_out = earlier.bytes_out;
+  p->round_ids = std::move(earlier.round_ids);
+  rounds_.erase(it);
+}
+
+// An input_required answer with a requestState: the call waits for its next
+// round (recorded then, or at session end as input_required). Bounded like
+// the pending requests: the oldest waiting call is recorded and forgotten.
+bool McpRelay::AwaitNextRound(Pending& p, const Envelope& env, std::size_t bytes) {
+  auto state = StringMember(env.result, "requestState");
+  std::string key = state ? "s" + std::string(*state) : "t" + p.subject;
+  if (auto same = rounds_.find(key); same != rounds_.end()) {
+    // Two waiting calls the retry could not be told apart by: the older one is recorded now.
+    AuditCall(same->second, same->second.round_ids.back().dump(), "input_required", 0, {});
+    rounds_.erase(same);
+  }
+  if (rounds_.size() >= config_.max_pending) {
+    auto oldest = rounds_.begin();
+    AuditCall(oldest->second, oldest->second.round_ids.back().dump(), "input_required", 0, {});
+    rounds_.erase(oldest);
+  }
+  p.round_ids.push_back(nlohmann::json::parse(env.id->json));
+  p.bytes_out += bytes;
+  p.request_state.clear();
+  rounds_.emplace(std::move(key), std::move(p));
+  return true;
+}
+
+std::optional<Refusal> McpRelay::CheckLimits(const Envelope& env, std::string* limit) {
+  if (config_.max_inflight > 0) {
+    std::size_t n = 0;
+    // A cancelled call still counts: the server may go on running it.
+    for (const auto& [key, p] : pending_[kClient]) n += p.call && !p.expired ? 1 : 0;
+    if (n >= config_.max_inflight) {
+      *limit = "max_inflight";
+      return Refusal{kLimitReached,
+                     fmt::format("mcpcell relay: {} refused: {} calls are unanswered, the most --max-inflight "
+                                 "(mcpcell.max_inflight) allows; wait for an answer or raise the limit",
+                                 env.method, n),
+                     env.id->json, env.id->key};
+    }
+  }
+  if (config_.call_rate > 0) {
+    auto now = Clock::now();
+    double waited = std::chrono::duration<double>(now - refilled_).count();
+    refilled_ = now;
+    tokens_ = std::min(static_cast<double>(config_.call_burst), tokens_ + waited * config_.call_rate);
+    if (tokens_ < 1) {
+      *limit = "call_rate";
+      return Refusal{kLimitReached,
+                     fmt::format("mcpcell relay: {} refused: more than {} calls in a row at {:g} per second, the "
+                                 "most --call-rate (mcpcell.call_rate) allows; retry later or raise the limit",
+                                 env.method, config_.call_burst, config_.call_rate),
+                     env.id->json, env.id->key};
+    }
+    tokens_ -= 1;
+  }
+  return std::nullopt;
+}
+
+int McpRelay::MsToNextDeadline() {
+  std::lock_guard lock(mu_);
+  if (config_.call_timeout.count() <= 0) return -1;
+  auto next = Clock::time_point::max();
+  for (const auto& [key, p] : pending_[kClient]) {
+    if (p.call && !p.expired) next = std::min(next, p.deadline);
+  }
+  if (next == Clock::time_point::max()) return -1;
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - Clock::now()).count();
+  return static_cast<int>(std::clamp<std::int64_t>(ms, 0, 24 * 3600 * 1000));
+}
+
+std::vector<RelayAction> McpRelay::Expire() {
+  std::lock_guard lock(mu_);
+  std::vector<RelayAction> out;
+  if (config_.call_timeout.count() <= 0) return out;
+  auto now = Clock::now();
+  for (auto& [key, p] : pending_[kClient]) {
+    if (!p.call || p.expired || p.deadline > now) continue;
+    p.expired = true;
+    if (!p.audited) continue;  // cancelled by the client, which expects no answer
+    std::string id = key[0] == 's' ? JsonQuote(key.substr(2)) : key.substr(2);
+    std::string msg = fmt::format("mcpcell relay: {} \"{}\" got no answer within {} ms, the --call-timeout "
+                                  "(mcpcell.call_timeout); the server was told to cancel it",
+                                  p.method, p.subject, config_.call_timeout.count());
+    ++limited_;
+    AuditCall(p, id, "timeout", 0, {{"limit", "call_timeout"}, {"reason", msg}});
+    p.audited = false;
+    RelayAction a;
+    a.forward = RelayAction::Forward::kReplaced;
+    a.replacement = R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + id +
+                    R"(,"reason":"mcpcell: call timeout"}})";
+    a.reply = ErrorResponse(id, kLimitReached, msg);
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 void McpRelay::AuditCall(const Pending& p, const std::string& id, std::string outcome, std::size_t bytes_out,
@@ -187,14 +369,19 @@ void McpRelay::AuditCall(const Pending& p, const std::string& id, std::string ou
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - p.start).count();
   double ms = static_cast<double>(us) / 1000.0;
   nlohmann::json e{{"event", AuditEventFor(p.method)},
-                   {p.method == "tools/call" ? "tool" : p.method == "resources/read" ? "uri" : "prompt", p.subject},
+                   {SubjectKey(p.method), p.subject},
                    {"id", nlohmann::json::parse(id, nullptr, false)},
                    {"outcome", std::move(outcome)},
                    {"duration_ms", ms},
                    {"bytes_in", p.bytes_in},
-                   {"bytes_out", bytes_out},
-                   {"protocol", p.protocol}};
+                   {"bytes_out", p.bytes_out + bytes_out},
+                   {"protocol", p.protocol},
+                   {"rounds", p.rounds}};
   if (!p.arguments.is_null()) e["arguments"] = p.arguments;
+  if (!p.client.is_null()) e["client_info"] = p.client;
+  if (!p.input_responses.is_null()) e["input_responses"] = p.input_responses;
+  if (p.rounds > 1) e["round_ids"] = p.round_ids;
+  if (p.unknown_state) e["unknown_request_state"] = true;
   for (auto& [k, v] : extra.items()) e[k] = v;
   Audit(std::move(e));
 }
@@ -211,6 +398,10 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
   }
   Pending p = std::move(it->second);
   pending_[asker].erase(it);
+  if (p.expired) {
+    ++late_;  // the relay answered it at its timeout; a second answer would confuse the client
+    return RelayAction{RelayAction::Forward::kDrop, {}, {}};
+  }
   RelayAction a;
   if (from == kClient) return a;
   if (p.method == "tools/list" && env.has_result && filter_.active()) {
@@ -219,13 +410,24 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
     a.replacement = FilterToolsList(env, line, &hidden);
   }
   if ((p.method == "initialize" || p.method == "server/discover") && env.has_result) {
-    nlohmann::json start{{"event", "session_start"}, {"client_info", p.arguments}};
-    if (auto v = StringMember(env.result, "protocolVersion")) start["protocol"] = std::string(*v);
-    if (auto si = Member(env.result, "serverInfo")) start["server_info"] = nlohmann::json::parse(simdjson::to_string(*si));
+    nlohmann::json start{{"event", "session_start"}, {"client_info", p.arguments}, {"via", p.method}};
+    // server/discover answers with supportedVersions and _meta's serverInfo: the era is the request's.
+    auto version = StringMember(env.result, "protocolVersion");
+    start["protocol"] = version ? std::string(*version) : p.protocol;
+    auto meta = Member(env.result, "_meta");
+    if (auto si = Member(env.result, "serverInfo")) {
+      start["server_info"] = AsJson(*si);
+    } else if (auto msi = meta ? Member(*meta, kServerInfoKey) : std::nullopt) {
+      start["server_info"] = AsJson(*msi);
+    }
+    if (auto sv = Member(env.result, "supportedVersions")) start["supported_versions"] = AsJson(*sv);
     Audit(std::move(start));
   }
   if (!p.audited) return a;
   nlohmann::json extra{{"result", {{"bytes", line.size()}, {"sha256", Sha256Hex(line)}}}};
+  if (config_.audit_content) {
+    extra["result"]["content"] = nlohmann::json::parse(simdjson::to_string(env.result), nullptr, false);
+  }
   std::string outcome = "ok";
   if (env.has_error) {
     outcome = "error";
@@ -234,6 +436,7 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
     outcome = "isError";
   } else if (auto rt = StringMember(env.result, "resultType"); rt && *rt == "input_required") {
     outcome = "input_required";
+    if (p.method == "tools/call" && AwaitNextRound(p, env, line.size())) return a;
   }
   AuditCall(p, env.id->json, outcome, line.size(), std::move(extra));
   return a;
@@ -310,6 +513,7 @@ void McpRelay::End() {
   std::size_t unanswered = 0;
   for (auto& side : pending_) {
     for (auto& [key, p] : side) {
+      if (p.expired) continue;  // answered at its timeout, recorded then
       ++unanswered;
       if (p.audited) {
         std::string id = key[0] == 's' ? JsonQuote(key.substr(2)) : key.substr(2);
@@ -317,8 +521,13 @@ void McpRelay::End() {
       }
     }
   }
+  for (auto& [state, p] : rounds_) {
+    AuditCall(p, p.round_ids.back().dump(), "input_required", 0, {});
+  }
+  rounds_.clear();
   Audit({{"event", "session_end"}, {"calls", calls_}, {"denied", denied_}, {"forged", forged_},
-         {"refused", refused_}, {"unanswered", unanswered}});
+         {"refused", refused_}, {"unanswered", unanswered}, {"limited", limited_}, {"late_answers_dropped", late_},
+         {"unjudged_lines", {{"client", unjudged_[kClient]}, {"server", unjudged_[kServer]}}}});
 }
 
 }  // namespace mcpcell

@@ -16,6 +16,7 @@
 #include <optional>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,7 @@ namespace mcpcell {
 // envelope.h (simdjson) stays out of the headers that include this one.
 struct Envelope;
 struct Refusal;
+struct RpcId;
 class EnvelopeParser;
 
 struct RelayConfig {
@@ -34,6 +36,13 @@ struct RelayConfig {
   ToolRules tools;
   std::size_t max_message = 64 * 1024 * 1024;      ///< bytes per line, either direction
   std::size_t max_pending = 4096;                  ///< unanswered requests per direction
+  // Limits on calls (tools/call, resources/read, prompts/get) from the client;
+  // each refusal is a JSON-RPC error with the call's id, and audited.
+  double call_rate = 0;                            ///< token bucket refill per second; 0: no limit
+  std::size_t call_burst = 0;                      ///< the bucket's size
+  std::size_t max_inflight = 0;                    ///< unanswered calls at once; 0: no limit
+  std::chrono::milliseconds call_timeout{0};       ///< 0: none
+  bool audit_content = false;                      ///< --audit-content: arguments and results as they are
 };
 
 /// What to do with one line read from a side.
@@ -57,16 +66,35 @@ class McpRelay {
   /// The session ended: calls still unanswered are audited, then session_end.
   void End();
 
+  /// Milliseconds until the earliest call's timeout (0 when one is due), or -1 when none is set.
+  int MsToNextDeadline();
+  /// Calls whose timeout passed: for each, the client's error (`reply`) and
+  /// the server's notifications/cancelled (`replacement`, kReplaced). A late
+  /// answer to such a call is dropped (the client was answered already).
+  std::vector<RelayAction> Expire();
+
  private:
   enum Side { kClient = 0, kServer = 1 };
   struct Pending {
     std::string method;
     std::string subject;       ///< tool name, resource uri or prompt name
     std::string protocol;      ///< params._meta protocolVersion (2026-07-28 era), if any
+    nlohmann::json client;     ///< params._meta clientInfo (2026-07-28 era), if any
     nlohmann::json arguments;  ///< redacted summary
     std::chrono::steady_clock::time_point start;
     std::size_t bytes_in = 0;
-    bool audited = false;      ///< tools/call, resources/read, prompts/get
+    bool audited = false;      ///< tools/call, resources/read, prompts/get; not yet recorded
+    bool call = false;         ///< a call: counts against --max-inflight until answered or expired, cancelled or not
+    bool expired = false;      ///< answered by the relay's timeout; the server's answer is dropped
+    // Multi round-trip calls (2026-07-28): an input_required answer carries an
+    // opaque requestState; the client's retry with it is the same call's next round.
+    std::string request_state;          ///< params.requestState of this round, if any
+    nlohmann::json input_responses;     ///< params.inputResponses, redacted like arguments
+    std::uint32_t rounds = 1;
+    nlohmann::json round_ids = nlohmann::json::array();  ///< ids of the earlier rounds
+    std::size_t bytes_out = 0;          ///< the earlier rounds' answers
+    bool unknown_state = false;         ///< a requestState no input_required answer gave
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   };
 
   RelayAction FromSide(Side from, const LineFramer::Line& line);
@@ -75,6 +103,10 @@ class McpRelay {
   RelayAction Notification(Side from, const Envelope& env);
   RelayAction Refused(Side from, const Refusal& r, std::size_t bytes);
   std::optional<Refusal> JudgeRequest(const Envelope& env, Pending* p);
+  std::optional<Refusal> CheckLimits(const Envelope& env, std::string* limit);
+  void LinkRound(Pending* p);
+  RelayAction RefuseCall(const Pending& p, const RpcId& id, const Refusal& r, const char* outcome, nlohmann::json extra);
+  bool AwaitNextRound(Pending& p, const Envelope& env, std::size_t bytes);
   void AuditCall(const Pending& p, const std::string& id, std::string outcome, std::size_t bytes_out,
                  nlohmann::json extra);
   std::string FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden);
@@ -86,7 +118,11 @@ class McpRelay {
   std::mutex mu_;
   std::unique_ptr<EnvelopeParser> parsers_[2];
   std::map<std::string, Pending> pending_[2];  ///< requests sent by side i, by id key
-  std::uint64_t calls_ = 0, denied_ = 0, forged_ = 0, refused_ = 0;
+  std::map<std::string, Pending> rounds_;      ///< calls waiting for their next round, by requestState
+  std::uint64_t calls_ = 0, denied_ = 0, forged_ = 0, refused_ = 0, limited_ = 0, late_ = 0;
+  double tokens_ = 0;  ///< the call-rate bucket
+  std::chrono::steady_clock::time_point refilled_;
+  std::uint64_t unjudged_[2] = {0, 0};  ///< lines that cannot be messages, passed as they came
   bool ended_ = false;
 };
 

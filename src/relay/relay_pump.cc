@@ -15,6 +15,7 @@ namespace mcpcell {
 namespace {
 
 bool WriteV(int fd, std::string_view a, std::string_view b) {
+  if (a.empty() && b.empty()) return true;  // writev(2) would return 0, read as a closed fd
   iovec iov[2] = {{const_cast<char*>(a.data()), a.size()}, {const_cast<char*>(b.data()), b.size()}};
   int first = 0;
   while (first < 2) {
@@ -38,7 +39,8 @@ bool WriteV(int fd, std::string_view a, std::string_view b) {
 void Apply(const RelayAction& a, const LineFramer::Line& line, LineSink* onward, LineSink* back) {
   switch (a.forward) {
     case RelayAction::Forward::kAsIs:
-      if (!line.oversize) onward->Write(line.text);  // an oversize line is never kAsIs; belt and braces
+      // As it came: a last line without a newline (a plain program's output) gets none.
+      if (!line.oversize) onward->Write(line.text, line.terminated);  // an oversize line is never kAsIs
       break;
     case RelayAction::Forward::kReplaced:
       onward->Write(a.replacement);
@@ -62,10 +64,11 @@ LineSink::LineSink(int fd, bool owned, bool terminal) : fd_(fd), owned_(owned) {
 
 LineSink::~LineSink() { Close(); }
 
-bool LineSink::Write(std::string_view line) {
+bool LineSink::Write(std::string_view line, bool newline) {
   std::lock_guard lock(mu_);
   if (fd_ < 0) return false;
-  bool ok = filter_ ? WriteV(fd_, filter_->Filter(line), filter_->Filter("\n")) : WriteV(fd_, line, "\n");
+  std::string_view nl = newline ? "\n" : "";
+  bool ok = filter_ ? WriteV(fd_, filter_->Filter(line), filter_->Filter(nl)) : WriteV(fd_, line, nl);
   if (!ok && owned_) {
     ::close(fd_);
     fd_ = -1;
@@ -83,12 +86,18 @@ void LineSink::Close() {
 void PumpClientToServer(McpRelay* relay, std::size_t max_line, int client_in, int stop, int closed,
                         LineSink* to_server, LineSink* to_client) {
   LineFramer framer(max_line);
+  const LineFramer::Line none{};
   for (;;) {
+    // The poll's timeout is the next call's deadline (--call-timeout): calls
+    // come in on this thread, so a new deadline is never later than this wait.
     pollfd p[2] = {{client_in, POLLIN, 0}, {stop, POLLIN, 0}};
-    if (::poll(p, 2, -1) < 0) {
+    int ready = ::poll(p, 2, relay->MsToNextDeadline());
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
+    for (const RelayAction& a : relay->Expire()) Apply(a, none, to_server, to_client);
+    if (ready == 0) continue;
     if (p[1].revents != 0) return;  // the cell is gone; nothing to tell it
     std::size_t room = 0;
     char* buf = framer.WritePtr(&room);

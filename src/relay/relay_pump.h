@@ -24,8 +24,8 @@ class LineSink {
  public:
   LineSink(int fd, bool owned, bool terminal);
   ~LineSink();
-  /// Writes `line` and a newline; false once the fd failed or was closed.
-  bool Write(std::string_view line);
+  /// Writes `line` and (unless told not to) a newline; false once the fd failed or was closed.
+  bool Write(std::string_view line, bool newline = true);
   void Close();
 
  private:

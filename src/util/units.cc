@@ -58,4 +58,18 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(ms)));
 }
 
+Result<Rate> ParseRate(std::string_view text) {
+  auto slash = text.find('/');
+  std::uint64_t n = 0;
+  std::string_view num = text.substr(0, slash);
+  auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
+  std::string_view per = slash == std::string_view::npos ? "" : text.substr(slash + 1);
+  double window = per == "s" ? 1 : per == "m" ? 60 : per == "h" ? 3600 : 0;
+  if (slash == std::string_view::npos || ec != std::errc() || ptr != num.data() + num.size() || n == 0 ||
+      n > 1'000'000 || window == 0) {
+    return MakeError("bad rate", std::string(text), "expected calls per second, minute or hour: 10/s, 600/m, 1000/h");
+  }
+  return Rate{static_cast<double>(n) / window, n};
+}
+
 }  // namespace mcpcell

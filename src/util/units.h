@@ -15,4 +15,12 @@ Result<std::uint64_t> ParseSize(std::string_view text);
 /// Milliseconds from "N" (seconds), "Nms", "Ns", "Nm", "Nh"; fractions allowed ("1.5s").
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
+/// A rate "N/s", "N/m" or "N/h" (N a positive integer): `per_second` for a
+/// token bucket's refill and `burst` = N, the calls one window may hold.
+struct Rate {
+  double per_second = 0;
+  std::uint64_t burst = 0;
+};
+Result<Rate> ParseRate(std::string_view text);
+
 }  // namespace mcpcell

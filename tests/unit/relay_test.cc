@@ -3,7 +3,9 @@
 // see (nothing, or exactly the line) and what the client gets back.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +13,7 @@
 #include "relay/envelope.h"
 #include "relay/line_framer.h"
 #include "relay/mcp_relay.h"
+#include "util/units.h"
 
 namespace mcpcell {
 namespace {
@@ -94,6 +97,7 @@ struct Harness {
                    std::size_t max = 1u << 20)
       : relay(RelayConfig{"srv", ToolRules{std::move(allow), std::move(deny), "profile fs.json"}, max, 4096},
               [this](const json& e) { records.push_back(e); }) {}
+  explicit Harness(RelayConfig config) : relay(std::move(config), [this](const json& e) { records.push_back(e); }) {}
 
   // simdjson reads past the end of a line; LineFramer guarantees the padding.
   RelayAction Send(bool from_client, const std::string& text) {
@@ -204,8 +208,6 @@ INSTANTIATE_TEST_SUITE_P(
         HostileCase{"BatchMixed", R"([{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file"}}])", kNull, kInvalidRequest},
         HostileCase{"BatchEmpty", "[]", kNull, kInvalidRequest},
         HostileCase{"BatchLeadingWhitespace", "  \t [{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}]", kNull, kInvalidRequest},
-        HostileCase{"NotAnObject", R"("tools/call")", kNull, kInvalidRequest},
-        HostileCase{"Number", "42", kNull, kInvalidRequest},
         HostileCase{"InvalidJson", R"({"jsonrpc":"2.0","id":1,"method":"tools/call",)", kNull, kParseError},
         HostileCase{"InvalidUtf8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"write\xff_file\"}}", kNull, kParseError},
         HostileCase{"OverlongUtf8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"write\xc0\xdf\"}}", kNull, kParseError},
@@ -225,6 +227,92 @@ INSTANTIATE_TEST_SUITE_P(
         HostileCase{"ParamsString", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":"write_file"})", 1, kInvalidRequest},
         HostileCase{"HugeNumber", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"n":1e999999}}})", kNull, kParseError}),
     [](const ::testing::TestParamInfo<HostileCase>& i) { return std::string(i.param.name); });
+
+// Lines that start with '{' or '[' after white space some peer might skip
+// (MayBeMessage): each is judged, none is forwarded as plain text.
+class WhiteSpaceBeforeMessage : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(WhiteSpaceBeforeMessage, IsJudgedNotPassedAsText) {
+  Harness h;
+  const std::string call = R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_file"}})";
+  auto a = h.Client(std::string(GetParam()) + call);
+  EXPECT_EQ(a.forward, Forward::kDrop);
+  ASSERT_FALSE(a.reply.empty());
+  EXPECT_NE(Reply(a)["error"]["code"], 0);
+  auto b = h.Client(std::string(GetParam()) + "[" + call + "]");
+  EXPECT_EQ(b.forward, Forward::kDrop);
+  EXPECT_FALSE(b.reply.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Relay, WhiteSpaceBeforeMessage,
+                         ::testing::Values("", " \t\r", "\xef\xbb\xbf", "\xc2\xa0", "\xc2\x85", "\x0b", "\x0c",
+                                           "\x1c\x1d\x1e\x1f", "\x7f", "\xe2\x80\xa8", "\xe2\x80\xa9", "\xe2\x80\x83",
+                                           "\xe2\x80\x8b", "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80",
+                                           "\xe1\x9a\x80", "\xe1\xa0\x8e", "\xa0", "\x85", "\x01\xef\xbb\xbf \xc2\xa0"));
+
+TEST(McpRelay, ABomBeforeACallIsRefusedNotPassed) {
+  Harness h;
+  // json.loads(bytes) skips the BOM and would run the call; simdjson does not
+  // parse it, so the line is refused (fail closed), whatever the tool.
+  ExpectRefused(h.Client("\xef\xbb\xbf" R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file"}})"),
+                nullptr, kParseError);
+}
+
+// What cannot be a message to JSON.parse, json.loads or pydantic passes as it
+// came (a plain program's output), counted in session_end.
+TEST(McpRelay, PlainTextPassesUnjudgedAndIsCounted) {
+  Harness h;
+  for (const char* text : {"hello", "", "   ", "\t\r", "42", "\"tools/call\"", "null", "true", "PATH=/bin {x}",
+                           "\xe2\x80\x8d{\"jsonrpc\":\"2.0\"}", "\xff\xfe", "]"}) {
+    EXPECT_EQ(h.Client(text).forward, Forward::kAsIs) << text;
+    EXPECT_EQ(h.Server(text).forward, Forward::kAsIs) << text;
+  }
+  EXPECT_TRUE(h.records.empty());
+  h.relay.End();
+  ASSERT_EQ(h.records.back()["event"], "session_end");
+  EXPECT_EQ(h.records.back()["unjudged_lines"]["client"], 12);
+  EXPECT_EQ(h.records.back()["unjudged_lines"]["server"], 12);
+}
+
+// A line the relay sees as plain text but a reader splits in two (Python's
+// universal newlines split on a lone CR; str.splitlines() on more): the part
+// after the break is judged too, so the whole line is refused.
+class HiddenAfterABreak : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(HiddenAfterABreak, IsJudgedNotPassed) {
+  Harness h;
+  std::string line = std::string("hello") + GetParam() + R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_file"}})";
+  auto a = h.Client(line);
+  EXPECT_EQ(a.forward, Forward::kDrop);
+  EXPECT_FALSE(a.reply.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Relay, HiddenAfterABreak,
+                         ::testing::Values("\r", "\r ", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\xc2\x85", "\x85",
+                                           "\xe2\x80\xa8", "\xe2\x80\xa9", "\r\xc2\xa0", "\x01"));
+
+TEST(MayBeMessage, PlainTextWithBreaksButNoJsonAfterThemStaysText) {
+  EXPECT_FALSE(MayBeMessage("a\rb"));
+  EXPECT_FALSE(MayBeMessage("PATH=/bin {x}"));
+  EXPECT_FALSE(MayBeMessage("a\r"));
+  EXPECT_TRUE(MayBeMessage("a\r[1]"));
+  // 16 MiB of controls and breaks: linear (a quadratic scan would not finish in the test's lifetime).
+  std::string runs(16u << 20, '\r');
+  for (std::size_t i = 0; i < runs.size(); i += 3) runs[i] = 'x';
+  EXPECT_FALSE(MayBeMessage(runs));
+  EXPECT_FALSE(MayBeMessage(std::string(16u << 20, '\x01')));
+  EXPECT_TRUE(MayBeMessage(std::string(16u << 20, '\x01') + "{"));
+}
+
+TEST(MayBeMessage, MatchesTheStrictestReader) {
+  EXPECT_TRUE(MayBeMessage("{"));
+  EXPECT_TRUE(MayBeMessage("\xef\xbb\xbf\xef\xbb\xbf["));
+  EXPECT_TRUE(MayBeMessage(std::string("\0{", 2)));
+  EXPECT_FALSE(MayBeMessage("\xef\xbb"));          // a cut BOM, then nothing
+  EXPECT_FALSE(MayBeMessage("\xe2\x80\x8c{"));  // U+200C is no white space to anyone
+  EXPECT_FALSE(MayBeMessage("x{"));
+  EXPECT_FALSE(MayBeMessage(" \t"));
+}
 
 TEST(McpRelay, ADuplicateKeyIsNamedByItsPath) {
   Harness h;
@@ -343,11 +431,16 @@ TEST(McpRelay, NewEraRequestsStandAloneAndRetriesAreJudgedAgain) {
             Forward::kAsIs);
   EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{}}})").forward,
             Forward::kAsIs);
-  EXPECT_EQ(h.records.back()["outcome"], "input_required");
-  EXPECT_EQ(h.records.back()["protocol"], "2026-07-28");
+  EXPECT_TRUE(h.records.empty()) << "the call waits for its next round";
   ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","inputResponses":{},"requestState":"s",)" +
                          meta + "}}"),
                 2, kRefusedByPolicy);
+  h.relay.End();
+  ASSERT_GE(h.records.size(), 3u);
+  const json& left = h.records[h.records.size() - 2];
+  EXPECT_EQ(left["tool"], "ask");
+  EXPECT_EQ(left["outcome"], "input_required");
+  EXPECT_EQ(left["protocol"], "2026-07-28");
 }
 
 TEST(McpRelay, OutcomesIsErrorAndError) {
@@ -395,6 +488,340 @@ TEST(McpRelay, CancelledCallsAreRecordedOnceAndSessionEndCounts) {
   ASSERT_EQ(h.records.size(), before + 2);
   EXPECT_EQ(h.records[before]["outcome"], "no_response");
   EXPECT_EQ(h.records.back()["event"], "session_end");
+}
+
+RelayConfig Limited(double rate, std::size_t burst, std::size_t inflight, std::chrono::milliseconds timeout) {
+  RelayConfig c{"srv", ToolRules{{}, {"write_file"}, "profile fs.json"}, 1u << 20, 4096};
+  c.call_rate = rate;
+  c.call_burst = burst;
+  c.max_inflight = inflight;
+  c.call_timeout = timeout;
+  return c;
+}
+
+std::string Call(int id, const char* tool = "read_file") {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"tools/call","params":{"name":")" + tool + R"("}})";
+}
+
+TEST(RelayLimits, TheCallRateRefusesPastTheBurstWithTheIdAndOnTheRecord) {
+  Harness h(Limited(1.0 / 3600, 2, 0, {}));  // 2 calls, then one an hour
+  EXPECT_EQ(h.Client(Call(1)).forward, Forward::kAsIs);
+  EXPECT_EQ(h.Client(Call(2)).forward, Forward::kAsIs);
+  auto a = h.Client(Call(3));
+  ExpectRefused(a, 3, kLimitReached);
+  EXPECT_NE(Reply(a)["error"]["message"].get<std::string>().find("--call-rate"), std::string::npos);
+  EXPECT_EQ(h.records.back()["outcome"], "limited");
+  EXPECT_EQ(h.records.back()["limit"], "call_rate");
+  EXPECT_EQ(h.records.back()["id"], 3);
+  // Other requests are not calls: they pass.
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":4,"method":"tools/list"})").forward, Forward::kAsIs);
+  // resources/read and prompts/get draw on the same bucket.
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"file:///a"}})"), 5,
+                kLimitReached);
+  EXPECT_EQ(h.records.back()["uri"], "file:///a");
+}
+
+TEST(RelayLimits, ADeniedCallStaysDeniedAndUsesNoToken) {
+  Harness h(Limited(1.0 / 3600, 1, 0, {}));
+  ExpectRefused(h.Client(Call(1, "write_file")), 1, kRefusedByPolicy);
+  EXPECT_EQ(h.Client(Call(2)).forward, Forward::kAsIs);
+  ExpectRefused(h.Client(Call(3, "write_file")), 3, kRefusedByPolicy);
+}
+
+TEST(RelayLimits, InFlightCountsUnansweredCallsAndCancelledOnesUntilAnswered) {
+  Harness h(Limited(0, 0, 2, {}));
+  EXPECT_EQ(h.Client(Call(1)).forward, Forward::kAsIs);
+  EXPECT_EQ(h.Client(Call(2)).forward, Forward::kAsIs);
+  ExpectRefused(h.Client(Call(3)), 3, kLimitReached);
+  EXPECT_EQ(h.records.back()["limit"], "max_inflight");
+  // Cancelling does not free a slot: the server may still be running the call.
+  h.Client(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})");
+  ExpectRefused(h.Client(Call(4)), 4, kLimitReached);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1,"result":{}})").forward, Forward::kAsIs);
+  EXPECT_EQ(h.Client(Call(5)).forward, Forward::kAsIs);
+  // Requests from the server (sampling) and the server's own ids are not the client's calls.
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{}})").forward, Forward::kAsIs);
+}
+
+TEST(RelayLimits, ATimedOutCallIsAnsweredCancelledAndItsLateAnswerDropped) {
+  Harness h(Limited(0, 0, 1, std::chrono::milliseconds(1)));
+  EXPECT_EQ(h.relay.MsToNextDeadline(), -1);
+  EXPECT_EQ(h.Client(Call(7)).forward, Forward::kAsIs);
+  EXPECT_GE(h.relay.MsToNextDeadline(), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // well past the 1 ms deadline
+  EXPECT_EQ(h.relay.MsToNextDeadline(), 0);
+  auto expired = h.relay.Expire();
+  ASSERT_EQ(expired.size(), 1u);
+  ExpectRefused(RelayAction{Forward::kDrop, {}, expired[0].reply}, 7, kLimitReached);
+  json cancel = json::parse(expired[0].replacement);
+  EXPECT_EQ(cancel["method"], "notifications/cancelled");
+  EXPECT_EQ(cancel["params"]["requestId"], 7);
+  EXPECT_EQ(h.records.back()["outcome"], "timeout");
+  EXPECT_TRUE(h.relay.Expire().empty()) << "expired once";
+  EXPECT_EQ(h.relay.MsToNextDeadline(), -1);
+  // The slot is free again; the late answer is not passed (the client was answered).
+  EXPECT_EQ(h.Client(Call(8)).forward, Forward::kAsIs);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":7,"result":{}})").forward, Forward::kDrop);
+  // And the id may be used again once expired.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(h.relay.Expire().size(), 1u);
+  EXPECT_EQ(h.Client(Call(8)).forward, Forward::kAsIs);
+  h.relay.End();
+  EXPECT_EQ(h.records.back()["limited"], 2);
+  EXPECT_EQ(h.records.back()["late_answers_dropped"], 1);
+}
+
+TEST(AuditContent, RedactedByDefaultToKeysKindsSizeAndDigest) {
+  Harness h;
+  h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"path":"/secret","n":3,"o":{"k":"v"}}}})");
+  h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"TOPSECRET"}]}})");
+  const json& r = h.records.back();
+  EXPECT_EQ(r["arguments"]["kinds"], json({{"path", "string"}, {"n", "number"}, {"o", "object"}}));
+  EXPECT_EQ(r["arguments"]["sha256"].get<std::string>().size(), 64u);
+  EXPECT_FALSE(r["arguments"].contains("content"));
+  EXPECT_FALSE(r["result"].contains("content"));
+  std::string text = r.dump();
+  EXPECT_EQ(text.find("/secret"), std::string::npos);
+  EXPECT_EQ(text.find("TOPSECRET"), std::string::npos);
+}
+
+TEST(AuditContent, CapturesArgumentsAndResultsWhenAsked) {
+  RelayConfig c{"srv", ToolRules{{}, {"write_file"}, "profile fs.json"}, 1u << 20, 4096};
+  c.audit_content = true;
+  Harness h(std::move(c));
+  h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"path":"/secret"}}})");
+  h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"TOPSECRET"}]}})");
+  const json& r = h.records.back();
+  EXPECT_EQ(r["arguments"]["content"], json({{"path", "/secret"}}));
+  EXPECT_EQ(r["result"]["content"]["content"][0]["text"], "TOPSECRET");
+  // A denied call's arguments too (what was attempted).
+  h.Client(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"p":"x"}}})");
+  EXPECT_EQ(h.records.back()["outcome"], "denied");
+  EXPECT_EQ(h.records.back()["arguments"]["content"], json({{"p", "x"}}));
+  // An error answer is captured as the error object.
+  h.Client(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a"}})");
+  h.Server(R"({"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"bad"}})");
+  EXPECT_EQ(h.records.back()["result"]["content"]["message"], "bad");
+}
+
+const std::string kV2Meta = R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"})";
+
+std::string V2Call(int id, const std::string& tool, const std::string& extra = "") {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"tools/call","params":{"name":")" + tool +
+         R"(","arguments":{"a":1},)" + extra + kV2Meta + "}}";
+}
+
+std::string InputRequired(int id, const std::string& state) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"result":{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{}}},"requestState":")" +
+         state + R"("}})";
+}
+
+TEST(Rounds, ACallOverThreeRoundsIsOneRecordWithItsRoundsCounted) {
+  Harness h;
+  EXPECT_EQ(h.Client(V2Call(1, "ask")).forward, Forward::kAsIs);
+  EXPECT_EQ(h.Server(InputRequired(1, "st-1")).forward, Forward::kAsIs);
+  EXPECT_TRUE(h.records.empty()) << "the call is not over yet";
+  EXPECT_EQ(h.Client(V2Call(2, "ask", R"("inputResponses":{"q":{"action":"accept"}},"requestState":"st-1",)")).forward,
+            Forward::kAsIs);
+  EXPECT_EQ(h.Server(InputRequired(2, "st-2")).forward, Forward::kAsIs);
+  EXPECT_EQ(h.Client(V2Call(3, "ask", R"("inputResponses":{"q":{"action":"accept"}},"requestState":"st-2",)")).forward,
+            Forward::kAsIs);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[]}})").forward, Forward::kAsIs);
+  ASSERT_EQ(h.records.size(), 1u);
+  const json& r = h.records[0];
+  EXPECT_EQ(r["outcome"], "ok");
+  EXPECT_EQ(r["rounds"], 3);
+  EXPECT_EQ(r["round_ids"], json::array({1, 2}));
+  EXPECT_EQ(r["id"], 3);
+  EXPECT_EQ(r["protocol"], "2026-07-28");
+  EXPECT_EQ(r["input_responses"]["keys"], json::array({"q"}));
+  EXPECT_FALSE(r.contains("unknown_request_state"));
+}
+
+TEST(Rounds, ARetryNamingADeniedToolIsDeniedWhateverTheStateSays) {
+  Harness h;
+  h.Client(V2Call(1, "ask"));
+  h.Server(InputRequired(1, "st-1"));
+  ExpectRefused(h.Client(V2Call(2, "write_file", R"("inputResponses":{},"requestState":"st-1",)")), 2, kRefusedByPolicy);
+  EXPECT_EQ(h.records.back()["outcome"], "denied");
+  EXPECT_EQ(h.records.back()["rounds"], 2);
+  // A denied tool's own retry (a state the client made up) is denied too.
+  ExpectRefused(h.Client(V2Call(3, "write_file", R"("inputResponses":{},"requestState":"forged",)")), 3, kRefusedByPolicy);
+  ExpectRefused(h.Client(V2Call(4, "move_file", R"("requestState":"st-1",)")), 4, kRefusedByPolicy);
+}
+
+TEST(Rounds, EachRoundCountsAgainstTheCallRate) {
+  Harness h(Limited(1.0 / 3600, 2, 0, {}));
+  h.Client(V2Call(1, "ask"));
+  h.Server(InputRequired(1, "st-1"));
+  h.Client(V2Call(2, "ask", R"("requestState":"st-1",)"));
+  h.Server(InputRequired(2, "st-2"));
+  ExpectRefused(h.Client(V2Call(3, "ask", R"("requestState":"st-2",)")), 3, kLimitReached);
+}
+
+TEST(Rounds, ACallLeftAtInputRequiredIsRecordedAsSuchAtSessionEnd) {
+  Harness h;
+  h.Client(V2Call(1, "ask"));
+  h.Server(InputRequired(1, "st-1"));
+  h.Client(V2Call(2, "ask", R"("requestState":"never-given",)"));
+  h.Server(R"({"jsonrpc":"2.0","id":2,"result":{"content":[]}})");
+  EXPECT_EQ(h.records.back()["unknown_request_state"], true);
+  EXPECT_EQ(h.records.back()["rounds"], 1);
+  h.relay.End();
+  ASSERT_GE(h.records.size(), 3u);
+  const json& left = h.records[h.records.size() - 2];
+  EXPECT_EQ(left["outcome"], "input_required");
+  EXPECT_EQ(left["id"], 1);
+  EXPECT_EQ(h.records.back()["event"], "session_end");
+}
+
+TEST(Rounds, CacheHintsAndResultTypePassUnchangedThroughAFilteredList) {
+  Harness h;
+  h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{)" + kV2Meta + "}}");
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"write_file"},{"name":"ask"}],"ttlMs":60000,"cacheScope":"session","resultType":"complete"}})");
+  ASSERT_EQ(a.forward, Forward::kReplaced);
+  json r = json::parse(a.replacement)["result"];
+  EXPECT_EQ(r["ttlMs"], 60000);
+  EXPECT_EQ(r["cacheScope"], "session");
+  EXPECT_EQ(r["resultType"], "complete");
+  EXPECT_EQ(r["tools"].size(), 1u);
+}
+
+TEST(Rounds, DiscoverThenFallBackToInitialize) {
+  Harness h;
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":"server-discover-probe-1","method":"server/discover","params":{}})").forward,
+            Forward::kAsIs);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":"server-discover-probe-1","error":{"code":-32601,"message":"Method not found"}})").forward,
+            Forward::kAsIs);
+  EXPECT_TRUE(h.records.empty()) << "a failed probe starts no session";
+  h.Client(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"c","version":"1"}}})");
+  h.Server(R"({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"s","version":"2"}}})");
+  ASSERT_EQ(h.records.size(), 1u);
+  EXPECT_EQ(h.records[0]["event"], "session_start");
+  EXPECT_EQ(h.records[0]["protocol"], "2025-11-25");
+  EXPECT_EQ(h.records[0]["client_info"]["name"], "c");
+}
+
+// The filter-bypass suite (issue 17): a call the rules deny must not reach
+// the server in any spelling the server would read as that tool.
+struct BypassCase {
+  const char* name;
+  std::vector<std::string> deny;
+  std::vector<std::string> allow;
+  std::string line;
+};
+
+class FilterBypass : public ::testing::TestWithParam<BypassCase> {};
+
+TEST_P(FilterBypass, TheCallNeverReachesTheServer) {
+  const BypassCase& c = GetParam();
+  Harness h(c.deny, c.allow);
+  auto a = h.Client(c.line);
+  EXPECT_EQ(a.forward, Forward::kDrop) << c.line;
+  if (!a.reply.empty()) {
+    EXPECT_NE(Reply(a)["error"]["code"], 0);
+  }
+  EXPECT_FALSE(h.records.empty()) << "on the record";
+}
+
+std::string CallNamed(const std::string& raw_name, const std::string& extra = "") {
+  return R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":)" + raw_name + extra + "}}";
+}
+
+const std::vector<std::string> kDenyWrite = {"write_file", "move_*"};
+const std::vector<std::string> kAllowRead = {"read_*"};
+
+INSTANTIATE_TEST_SUITE_P(
+    Relay, FilterBypass,
+    ::testing::Values(
+        BypassCase{"Plain", kDenyWrite, {}, CallNamed(R"("write_file")")},
+        BypassCase{"GlobMatch", kDenyWrite, {}, CallNamed(R"("move_file")")},
+        BypassCase{"GlobMatchAnything", kDenyWrite, {}, CallNamed(R"("move_")")},
+        BypassCase{"EscapedFirstLetter", kDenyWrite, {}, CallNamed(R"("\u0077rite_file")")},
+        BypassCase{"EscapedUnderscore", kDenyWrite, {}, CallNamed(R"("write\u005ffile")")},
+        BypassCase{"EscapedUpperHex", kDenyWrite, {}, CallNamed(R"("write\u005Ffile")")},
+        BypassCase{"AllEscaped", kDenyWrite, {}, CallNamed(R"("\u0077\u0072\u0069\u0074\u0065\u005f\u0066\u0069\u006c\u0065")")},
+        BypassCase{"TrailingNul", kDenyWrite, {}, CallNamed(R"("write_file\u0000")")},
+        BypassCase{"LeadingNul", kDenyWrite, {}, CallNamed(R"("\u0000write_file")")},
+        BypassCase{"TrailingNewline", kDenyWrite, {}, CallNamed(R"("write_file\n")")},
+        BypassCase{"TrailingTab", kDenyWrite, {}, CallNamed(R"("write_file\t")")},
+        BypassCase{"TrailingDel", kDenyWrite, {}, CallNamed(R"("write_file\u007f")")},
+        BypassCase{"DuplicateNameLastWins", kDenyWrite, {}, CallNamed(R"("read_file","name":"write_file")")},
+        BypassCase{"EscapedDuplicateKey", kDenyWrite, {}, CallNamed(R"("read_file","n\u0061me":"write_file")")},
+        BypassCase{"NameNotString", kDenyWrite, {}, CallNamed(R"(["write_file"])")},
+        BypassCase{"NameObject", kDenyWrite, {}, CallNamed(R"({"toString":"write_file"})")},
+        BypassCase{"EscapedMethod", kDenyWrite, {}, R"({"jsonrpc":"2.0","id":9,"method":"tools\/call","params":{"name":"write_file"}})"},
+        BypassCase{"UnicodeEscapedMethod", kDenyWrite, {}, R"({"jsonrpc":"2.0","id":9,"method":"\u0074\u006f\u006f\u006c\u0073/call","params":{"name":"write_file"}})"},
+        BypassCase{"BatchOfOne", kDenyWrite, {}, R"([{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"write_file"}}])"},
+        BypassCase{"BatchBehindNbsp", kDenyWrite, {}, "\xc2\xa0" R"([{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"write_file"}}])"},
+        BypassCase{"NoId", kDenyWrite, {}, R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"write_file"}})"},
+        BypassCase{"NullId", kDenyWrite, {}, R"({"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"write_file"}})"},
+        BypassCase{"RetryWithAnotherCallsState", kDenyWrite, {}, CallNamed(R"("write_file")", R"(,"inputResponses":{},"requestState":"s")")},
+        BypassCase{"AllowListCyrillicLookAlike", {}, kAllowRead, CallNamed(R"("re\u0430d_file")")},
+        BypassCase{"AllowListFullwidth", {}, kAllowRead, CallNamed(R"("\uff52ead_file")")},
+        BypassCase{"AllowListCaseVariant", {}, kAllowRead, CallNamed(R"("READ_file")")},
+        BypassCase{"AllowListEmptyName", {}, kAllowRead, CallNamed(R"("")")},
+        BypassCase{"AllowListPrefixThenNul", {}, kAllowRead, CallNamed(R"("read_\u0000x")")},
+        BypassCase{"DenyWinsOverAllow", {"read_secret"}, kAllowRead, CallNamed(R"("read_secret")")}),
+    [](const ::testing::TestParamInfo<BypassCase>& i) { return std::string(i.param.name); });
+
+TEST(FilterBypassList, EveryPageIsFilteredOnItsOwn) {
+  Harness h;
+  for (int page = 0; page < 3; ++page) {
+    h.Client(R"({"jsonrpc":"2.0","id":)" + std::to_string(page) + R"(,"method":"tools/list","params":{"cursor":"c"}})");
+    auto a = h.Server(R"({"jsonrpc":"2.0","id":)" + std::to_string(page) +
+                      R"(,"result":{"tools":[{"name":"write_file"},{"name":"read_file"},{"name":"write_file"},{"name":"move_x"}],"nextCursor":"n"}})");
+    ASSERT_EQ(a.forward, Forward::kReplaced);
+    json r = json::parse(a.replacement)["result"];
+    EXPECT_EQ(r["tools"], json::parse(R"([{"name":"read_file"}])"));
+    EXPECT_EQ(r["nextCursor"], "n");
+  }
+}
+
+TEST(FilterBypassList, EscapedNamesNamelessEntriesAndNonStringNamesAreHidden) {
+  Harness h;
+  h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"write\u005ffile"},{"title":"x"},{"name":1},{"name":"ok"}]}})");
+  ASSERT_EQ(a.forward, Forward::kReplaced);
+  EXPECT_EQ(json::parse(a.replacement)["result"]["tools"], json::parse(R"([{"name":"ok"}])"));
+}
+
+TEST(FilterBypassList, AListWithoutAToolsArrayOrWithADuplicateToolsKeyIsRefused) {
+  Harness h;
+  h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"tools":{"name":"write_file"}}})");
+  ASSERT_EQ(a.forward, Forward::kReplaced);
+  EXPECT_TRUE(json::parse(a.replacement).contains("error"));
+  h.Client(R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})");
+  auto b = h.Server(R"({"jsonrpc":"2.0","id":2,"result":{"tools":[],"tools":[{"name":"write_file"}]}})");
+  ASSERT_EQ(b.forward, Forward::kReplaced);
+  EXPECT_TRUE(json::parse(b.replacement).contains("error"));
+}
+
+TEST(FilterBypassList, AListNoOneAskedForIsDroppedNotPassed) {
+  Harness h;
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"write_file"}]}})").forward, Forward::kDrop);
+}
+
+TEST(FilterBypassList, ListChangedMidSessionAndACallWhileTheListIsInFlight) {
+  Harness h;
+  h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+  ExpectRefused(h.Client(CallNamed(R"("write_file")")), 9, kRefusedByPolicy);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})").forward, Forward::kAsIs);
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"write_file"},{"name":"new_tool"}]}})");
+  EXPECT_EQ(json::parse(a.replacement)["result"]["tools"], json::parse(R"([{"name":"new_tool"}])"));
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"write_file"}})"), 10,
+                kRefusedByPolicy);
+}
+
+TEST(RelayLimits, ParseRate) {
+  EXPECT_EQ(ParseRate("10/s")->burst, 10u);
+  EXPECT_DOUBLE_EQ(ParseRate("600/m")->per_second, 10.0);
+  EXPECT_DOUBLE_EQ(ParseRate("36/h")->per_second, 0.01);
+  for (const char* bad : {"", "10", "0/s", "-1/s", "1.5/s", "10/d", "10/", "/s", "10/ss", "99999999999999999999/s"}) {
+    EXPECT_FALSE(ParseRate(bad).ok()) << bad;
+  }
 }
 
 }  // namespace

@@ -90,12 +90,13 @@ export function runMcpcell(args, { input, env, cwd, onSpawn, guardMs = HANG_GUAR
 
 /**
  * Runs `mcpcell run --isolate <cellArgs> -- <command>` (see runMcpcell). The
- * programs these tests run are probes that print plain text, which the MCP
- * relay refuses (it passes JSON-RPC only): they get the raw copy
- * (--relay=off) unless the test asks for `relay: 'on'`.
+ * programs these tests run are mostly probes that print plain text: the relay
+ * is on by default and passes such lines unjudged, so they run with mcpcell's
+ * default unless the test asks for `relay: 'on'` or `'off'`.
  */
 export function runInCell(cellArgs, command, options = {}) {
-  return runMcpcell(runArgv([`--relay=${options.relay ?? 'off'}`, ...cellArgs], command), options);
+  const relay = options.relay ? [`--relay=${options.relay}`] : [];
+  return runMcpcell(runArgv([...relay, ...cellArgs], command), options);
 }
 
 /**
