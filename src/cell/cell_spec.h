@@ -12,6 +12,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "guard/secret_policy.h"
+
 namespace mcpcell {
 
 /// Something that appears inside the cell's filesystem.
@@ -84,6 +86,7 @@ struct RelaySpec {
   std::vector<std::string> tools_deny;    ///< mcpcell.tools.deny globs (win over allow)
   std::string tools_origin;               ///< "profile fs.json", for refusals
   std::uint64_t max_message = 64ull << 20;  ///< bytes per line, either direction
+  SecretPolicy secrets;                     ///< mcpcell.secrets: the scan of both directions
 };
 
 struct CellSpec {

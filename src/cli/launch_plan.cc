@@ -294,7 +294,14 @@ static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile
   // On when asked, and always when there are tool rules to enforce (only the
   // relay can). Off by default otherwise, for now: the relay passes JSON-RPC
   // only, and plain-text programs (probes, `-- env`) would print nothing.
-  out->on = req.relay == "on" || (req.relay.empty() && (!out->tools_allow.empty() || !out->tools_deny.empty()));
+  // The secret scan: the profile's mcpcell.secret_scan, else redact both
+  // ways. A profile that asks for a scan gets the relay, as tool rules do.
+  const auto& scan = profile.ext.secret_scan;
+  out->secrets = scan.value_or(SecretPolicy{});
+  if (!scan) out->secrets.origin = "the default: no mcpcell.secret_scan in profile " + profile.name;
+  bool scan_asked = scan && (scan->to_server != SecretMode::kOff || scan->to_client != SecretMode::kOff);
+  out->on = req.relay == "on" ||
+            (req.relay.empty() && (!out->tools_allow.empty() || !out->tools_deny.empty() || scan_asked));
   out->tools_origin = "profile " + profile.name;
   if (req.max_message) {
     auto size = ParseSize(*req.max_message);
@@ -303,10 +310,10 @@ static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile
     out->max_message = *size;
   }
   bool rules = !out->tools_allow.empty() || !out->tools_deny.empty();
-  if (!rules) return {};
-  std::string where = "the profile " + profile.name + " has mcpcell.tools rules, ";
+  if (!rules && !scan_asked) return {};
+  std::string where = "the profile " + profile.name + " has " + (rules ? "mcpcell.tools rules" : "mcpcell.secret_scan") + ", ";
   if (!out->on) {
-    return MakeError("--relay=off", "", where + "which only the relay enforces; drop --relay=off or the tool rules");
+    return MakeError("--relay=off", "", where + "which only the relay enforces; drop --relay=off, or the rules (secret_scan: set its mode to off)");
   }
   if (plan.action == LaunchPlan::Action::kAllow) {
     return MakeError("run without a cell", plan.rule,

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "egress/dns_name.h"
+#include "guard/secret_profile.h"
 #include "util/json_input.h"
 #include "util/units.h"
 
@@ -141,7 +142,7 @@ Status ReadExtension(const std::string& origin, const std::string& path, const j
                      ProfileExtension* x) {
   MCPCELL_TRY(CheckObjectKeys(origin, path, j,
                               {"memory", "pids", "cpus", "tmp_size", "timeout", "env", "secrets",
-                               "secret_env", "tools"}));
+                               "secret_env", "tools", "secret_scan"}));
   if (j.contains("memory")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "memory"), j["memory"], false, &x->memory));
   if (j.contains("tmp_size")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "tmp_size"), j["tmp_size"], false, &x->tmp_size));
   if (j.contains("timeout")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "timeout"), j["timeout"], true, &x->timeout));
@@ -201,6 +202,12 @@ Status ReadExtension(const std::string& origin, const std::string& path, const j
       if (!l.ok()) return l.error();
       x->tools_deny = std::move(*l);
     }
+  }
+  if (j.contains("secret_scan")) {
+    SecretPolicy p;
+    p.origin = "profile " + origin;
+    MCPCELL_TRY(ReadSecretScan(origin, JsonChild(path, "secret_scan"), j["secret_scan"], &p));
+    x->secret_scan = std::move(p);
   }
   return {};
 }
@@ -311,6 +318,7 @@ json ToJson(const PermissionProfile& p) {
   if (!e.secret_env.empty()) x["secret_env"] = e.secret_env;
   if (!e.tools_allow.empty()) x["tools"]["allow"] = e.tools_allow;
   if (!e.tools_deny.empty()) x["tools"]["deny"] = e.tools_deny;
+  if (e.secret_scan) x["secret_scan"] = SecretScanToJson(*e.secret_scan);
   if (!x.empty()) j["mcpcell"] = x;
   return j;
 }

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "guard/secret_policy.h"
 #include "util/error.h"
 
 namespace mcpcell {
@@ -33,6 +34,7 @@ struct ProfileExtension {
   std::map<std::string, std::string> secret_env;  ///< secret NAME → env var, only when wanted
   std::vector<std::string> tools_allow;  ///< tool-name globs the relay lets through (later issue)
   std::vector<std::string> tools_deny;
+  std::optional<SecretPolicy> secret_scan;  ///< mcpcell.secret_scan; absent: the default (redact both ways)
 };
 
 struct PermissionProfile {

@@ -51,7 +51,9 @@ McpRelay::McpRelay(RelayConfig config, AuditSink audit)
       filter_(config_.tools),
       audit_(std::move(audit)),
       parsers_{std::make_unique<EnvelopeParser>(config_.max_message),
-               std::make_unique<EnvelopeParser>(config_.max_message)} {}
+               std::make_unique<EnvelopeParser>(config_.max_message)} {
+  InitSecrets();
+}
 
 McpRelay::~McpRelay() = default;
 
@@ -82,6 +84,11 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
   auto parsed = parsers_[from]->Parse(line.text);
   if (auto* r = std::get_if<Refusal>(&parsed)) return Refused(from, *r, line.size);
   const Envelope& env = std::get<Envelope>(parsed);
+  if (secrets_ || !secrets_error_.empty()) return GuardSecrets(from, env, line);
+  return Dispatch(from, env, line);
+}
+
+RelayAction McpRelay::Dispatch(Side from, const Envelope& env, const LineFramer::Line& line) {
   switch (env.kind) {
     case Envelope::Kind::kRequest:
       return Request(from, env, line.size);

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "guard/secret_policy.h"
 #include "relay/line_framer.h"
 #include "relay/tool_filter.h"
 
@@ -28,12 +29,15 @@ namespace mcpcell {
 struct Envelope;
 struct Refusal;
 class EnvelopeParser;
+class SecretGuard;
+struct SecretFinding;
 
 struct RelayConfig {
   std::string server;                              ///< as the audit log names it
   ToolRules tools;
   std::size_t max_message = 64 * 1024 * 1024;      ///< bytes per line, either direction
   std::size_t max_pending = 4096;                  ///< unanswered requests per direction
+  SecretPolicy secrets{};                          ///< the secret scan, both directions (src/guard/)
 };
 
 /// What to do with one line read from a side.
@@ -79,6 +83,15 @@ class McpRelay {
                  nlohmann::json extra);
   std::string FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden);
   void Audit(nlohmann::json event);
+  // The secret scan (mcp_relay_secrets.cc): before dispatch a request or
+  // notification with a secret is blocked; after it, a response is blocked
+  // or any message redacted.
+  void InitSecrets();
+  RelayAction Dispatch(Side from, const Envelope& env, const LineFramer::Line& line);
+  RelayAction GuardSecrets(Side from, const Envelope& env, const LineFramer::Line& line);
+  RelayAction BlockSecrets(Side from, const Envelope& env, const std::vector<SecretFinding>& found,
+                           const LineFramer::Line& line);
+  void AuditSecrets(Side from, const Envelope& env, const std::vector<SecretFinding>& found, const char* action);
 
   RelayConfig config_;
   ToolFilter filter_;
@@ -86,6 +99,8 @@ class McpRelay {
   std::mutex mu_;
   std::unique_ptr<EnvelopeParser> parsers_[2];
   std::map<std::string, Pending> pending_[2];  ///< requests sent by side i, by id key
+  std::unique_ptr<SecretGuard> secrets_;       ///< null when both directions are off
+  std::string secrets_error_;                  ///< the rules did not compile: every message is refused
   std::uint64_t calls_ = 0, denied_ = 0, forged_ = 0, refused_ = 0;
   bool ended_ = false;
 };

@@ -250,7 +250,7 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
   if (spec.relay.on) {
     mcp = RelayConfig{ctx.server,
                       ToolRules{spec.relay.tools_allow, spec.relay.tools_deny, spec.relay.tools_origin},
-                      static_cast<std::size_t>(spec.relay.max_message), 4096};
+                      static_cast<std::size_t>(spec.relay.max_message), 4096, spec.relay.secrets};
   }
   auto relay = StdioRelay::Prepare(std::move(mcp), ctx.audit);
   if (!relay) return Failed(kExitSetupFailed, relay.error());
