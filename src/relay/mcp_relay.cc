@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "audit/sha256.h"
+#include "guard/secret_guard.h"  // complete for ~McpRelay
 #include "relay/envelope.h"
 
 namespace mcpcell {

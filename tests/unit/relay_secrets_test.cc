@@ -147,7 +147,10 @@ TEST(RelaySecrets, DirectionsAreIndependent) {
 
 TEST(RelaySecrets, ARuleThatDoesNotCompileRefusesEverything) {
   RelayConfig cfg;
-  cfg.secrets.rules.push_back({"broken", "(("});
+  SecretRule broken;
+  broken.name = "broken";
+  broken.regex = "((";
+  cfg.secrets.rules.push_back(broken);
   std::vector<json> records;
   McpRelay relay(cfg, [&](const json& e) { records.push_back(e); });
   std::string line = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
