@@ -27,9 +27,12 @@ const SHA = createHash('sha256').update(TOKEN).digest('hex');
 const PLACES = ['text', 'split', 'structured', 'resource', 'iserror'];
 
 async function start(t, profile, audit) {
-  const args = ['--relay=on', '--read', E2E_DIR, '--audit-log', audit];
+  const secretDir = makeTempDir('secrets-token');
+  const tokenFile = path.join(secretDir, 'token');
+  writeReadableFile(tokenFile, TOKEN);
+  const args = ['--relay=on', '--read', E2E_DIR, '--read', secretDir, '--audit-log', audit];
   if (profile) args.push('--permission-profile', profile);
-  const s = startServer(t, args, [NODE_BIN, LEAKY, TOKEN]);
+  const s = startServer(t, args, [NODE_BIN, LEAKY, tokenFile]);
   try {
     await s.connect();
   } catch (e) {

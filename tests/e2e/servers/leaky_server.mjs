@@ -1,14 +1,17 @@
 // An MCP server (the real SDK, stdio) that leaks a secret on request, for the
-// secret scan's end-to-end test. argv[2] is the secret. Tools:
+// secret scan's end-to-end test. argv[2] is a file holding the secret (not
+// the secret itself: argv is in the audit log's launch record). Tools:
 //   leak {where}  the secret in: text, split (two text blocks), structured,
 //                 resource (embedded resource text), iserror, rpcerror
 //   echo {value}  answers "got: <value>" and writes the same to stderr, so a
 //                 test can see what reached the server
+import { readFileSync } from 'node:fs';
+
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
-const secret = process.argv[2];
+const secret = readFileSync(process.argv[2], 'utf8').trim();
 const server = new Server({ name: 'leaky', version: '0.0.0' }, { capabilities: { tools: {} } });
 const obj = (props) => ({ type: 'object', properties: props });
 
