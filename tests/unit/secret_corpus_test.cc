@@ -5,6 +5,7 @@
 // message, and in tools/call arguments. A secret counts as found when the
 // redacted message no longer contains it (and parses). The floor:
 // recall >= 98 % plain, >= 95 % per evasion; the measured values are printed.
+// A masked message must also scan clean the second time.
 
 #include <gtest/gtest.h>
 
@@ -60,7 +61,7 @@ std::map<std::string, std::string> Variants(const std::string& secret, std::mt19
 TEST(SecretCorpus, RecallPlainAndEvasions) {
   auto guard = SecretGuard::Create({});
   ASSERT_TRUE(guard.ok());
-  simdjson::dom::parser parser;
+  simdjson::dom::parser parser, rescan;
   std::mt19937_64 rng(20261124);
   std::map<std::string, std::pair<int, int>> score;  // variant → (found, total)
   std::set<std::string> types;
@@ -74,6 +75,8 @@ TEST(SecretCorpus, RecallPlainAndEvasions) {
         ASSERT_FALSE(doc.error()) << message;
         std::string out = (*guard)->Redact(doc.value_unsafe(), &found);
         bool hidden = !found.empty() && out.find(secret) == std::string::npos && json::accept(out);
+        // And the masked message scanned again finds nothing left.
+        if (hidden) hidden = (*guard)->Scan(rescan.parse(out).value_unsafe()).empty();
         auto& [ok, total] = score[variant];
         ok += hidden;
         ++total;

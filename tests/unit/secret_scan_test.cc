@@ -206,5 +206,72 @@ TEST(SecretGuard, AHugeStringIsScannedToItsLastByte) {
   EXPECT_EQ(g.Scan(msg.dump()).size(), 1u);
 }
 
+
+// --- Attempts to get a token past the scan (docs/THREAT_MODEL.md) -------------
+
+TEST(SecretAttacks, IdMethodAndEscapedKeysAreScanned) {
+  Guarded g;
+  EXPECT_EQ(g.Scan(R"({"jsonrpc":"2.0","id":")" + kToken + R"(","method":"ping"})").size(), 1u);
+  EXPECT_EQ(g.Scan(R"({"jsonrpc":"2.0","method":")" + kToken + R"("})").size(), 1u);
+  std::string escaped_key = R"({"params":{"\u0067hp_)" + kToken.substr(4) + R"(":1}})";
+  EXPECT_EQ(g.Scan(escaped_key).size(), 1u) << escaped_key;
+}
+
+TEST(SecretAttacks, AnImageBlockBetweenTheHalvesDoesNotSeparateThem) {
+  Guarded g;
+  nlohmann::json msg = {{"result", {{"content", {
+      {{"type", "text"}, {"text", kToken.substr(0, 20)}},
+      {{"type", "image"}, {"data", "iVBORw0KGgo="}, {"mimeType", "image/png"}},
+      {{"type", "text"}, {"text", kToken.substr(20)}}}}}}};
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(msg.dump(), &found);
+  EXPECT_EQ(found.size(), 1u);
+  EXPECT_EQ(out.find(kToken.substr(20)), std::string::npos) << out;
+}
+
+TEST(SecretAttacks, ThreeBlocksAndOneCharacterBlocks) {
+  Guarded g;
+  nlohmann::json blocks = nlohmann::json::array();
+  for (char c : kToken) blocks.push_back({{"type", "text"}, {"text", std::string(1, c)}});
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(nlohmann::json{{"result", {{"content", blocks}}}}.dump(), &found);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].sha256, Sha256Hex(kToken));
+  auto back = nlohmann::json::parse(out);
+  for (const auto& b : back["result"]["content"]) EXPECT_EQ(b["text"], "[REDACTED:github-pat-classic]");
+}
+
+TEST(SecretAttacks, KeywordsInAnyCase) {
+  Guarded g;
+  std::string secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+  for (std::string kw : {"AWS_SECRET_ACCESS_KEY", "aws_secret_access_key", "Aws_Secret_Access_Key", "awsSecretAccessKey"}) {
+    nlohmann::json msg = {{"t", kw + "=" + secret}};
+    EXPECT_EQ(g.Scan(msg.dump()).size(), 1u) << kw;
+  }
+}
+
+TEST(SecretAttacks, ControlCharactersAroundATokenDoNotHideIt) {
+  Guarded g;
+  // Tab, NUL (escaped), newline, quote and backslash right next to the token.
+  for (std::string wrap : {R"(\t)", R"(\u0000)", R"(\n)", R"(\")", R"(\\)"}) {
+    std::string msg = R"({"t":")" + wrap + kToken + wrap + R"("})";
+    std::vector<SecretFinding> found;
+    std::string out = g.Redact(msg, &found);
+    EXPECT_EQ(found.size(), 1u) << msg;
+    EXPECT_EQ(out.find(kToken), std::string::npos) << out;
+  }
+}
+
+TEST(SecretAttacks, RedactedOutputRescansClean) {
+  Guarded g;
+  // Overlapping rules (a JWT inside a bearer header) and adjacent tokens.
+  std::string jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijklmnopqrstuvwxyzABCDEF0123456789";
+  nlohmann::json msg = {{"h", "Authorization: Bearer " + jwt}, {"two", kToken + " " + kToken}};
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(msg.dump(), &found);
+  EXPECT_GE(found.size(), 3u);
+  EXPECT_TRUE(g.Scan(out).empty()) << out;
+}
+
 }  // namespace
 }  // namespace mcpcell
