@@ -85,11 +85,38 @@ void Write(element e, const JsonStrings::Edits& edits, std::string* out) {
 
 JsonStrings::JsonStrings(element root) { Walk(root); }
 
+// The UTF-8 length of an invisible format character at the start of `s`, or 0:
+// U+00AD, U+200B-U+200F, U+202A-U+202E, U+2060-U+2064, U+2066-U+2069, U+FEFF.
+static std::size_t InvisibleAt(std::string_view s) {
+  auto b = [&](std::size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
+  if (b(0) == 0xC2 && b(1) == 0xAD) return 2;
+  if (b(0) == 0xEF && b(1) == 0xBB && b(2) == 0xBF) return 3;
+  if (b(0) != 0xE2) return 0;
+  if (b(1) == 0x80 && ((b(2) >= 0x8B && b(2) <= 0x8F) || (b(2) >= 0xAA && b(2) <= 0xAE))) return 3;
+  if (b(1) == 0x81 && ((b(2) >= 0xA0 && b(2) <= 0xA4) || (b(2) >= 0xA6 && b(2) <= 0xA9))) return 3;
+  return 0;
+}
+
 void JsonStrings::Add(std::string_view s, bool glue) {
   if (!text_.empty() && !(glue && last_glued_)) text_.push_back('\0');
-  segments_.push_back({text_.size(), s.data(), s.size()});
-  text_.append(s);
   last_glued_ = glue;
+  Segment seg{text_.size(), s.data(), s.size(), {}};
+  // Fast path: no lead byte of an invisible character, the string as is.
+  if (s.find_first_of("\xC2\xE2\xEF") == std::string_view::npos) {
+    segments_.push_back(std::move(seg));
+    text_.append(s);
+    return;
+  }
+  for (std::size_t i = 0; i < s.size();) {
+    if (std::size_t n = InvisibleAt(s.substr(i))) {
+      i += n;
+      continue;
+    }
+    seg.map.push_back(i);
+    text_.push_back(s[i++]);
+  }
+  seg.size = seg.map.size();
+  segments_.push_back(std::move(seg));
 }
 
 void JsonStrings::Walk(element e) {

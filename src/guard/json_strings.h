@@ -6,6 +6,10 @@
 // items of a "content" or "contents" array), which are joined with nothing
 // between them: a token split across two text blocks of one result is seen
 // whole, as the client that shows them one after the other would.
+// Invisible format characters (zero-width space/joiners, word joiner, BOM,
+// soft hyphen, bidi marks) are left out of the text, so "ghp_ab\u200bcd..."
+// is scanned as the token a reader (or a model) would take it for; the
+// segment's map turns offsets back into the string's own.
 // Rewrite() serialises the document again with parts of strings replaced.
 
 #include <cstddef>
@@ -25,7 +29,13 @@ class JsonStrings {
   struct Segment {
     std::size_t at = 0;
     const char* id = nullptr;
-    std::size_t size = 0;
+    std::size_t size = 0;            ///< bytes in text()
+    std::vector<std::size_t> map;    ///< text byte i is the string's byte map[i]; empty: the same
+    /// The string's own byte range for bytes [from, to) of this segment.
+    std::pair<std::size_t, std::size_t> Original(std::size_t from, std::size_t to) const {
+      if (map.empty()) return {from, to};
+      return {map[from], map[to - 1] + 1};
+    }
   };
   /// A replacement: bytes [from, to) of the string `id` become `with`.
   struct Edit {

@@ -96,8 +96,7 @@ std::string SecretGuard::Redact(simdjson::dom::element root, std::vector<SecretF
     const SecretRule& rule = scanner_->rule(h.rule);
     found->push_back(FindingOf(rule, strings.text(), h.from, h.to));
     for (const auto& seg : strings.Overlapping(h.from, h.to)) {
-      std::size_t from = std::max(h.from, seg.at) - seg.at;
-      std::size_t to = std::min(h.to, seg.at + seg.size) - seg.at;
+      auto [from, to] = seg.Original(std::max(h.from, seg.at) - seg.at, std::min(h.to, seg.at + seg.size) - seg.at);
       auto& list = edits[seg.id];
       if (!list.empty() && from <= list.back().to) {
         list.back().to = std::max(list.back().to, to);

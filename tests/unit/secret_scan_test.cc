@@ -262,6 +262,24 @@ TEST(SecretAttacks, ControlCharactersAroundATokenDoNotHideIt) {
   }
 }
 
+TEST(SecretAttacks, InvisibleCharactersInsideATokenAreIgnored) {
+  Guarded g;
+  // Zero-width space, soft hyphen, word joiner, BOM and a bidi mark inside
+  // the token: a reader (or a model) sees the token, so the scan does too.
+  for (std::string mark : {"\u200b", "\u00ad", "\u2060", "\ufeff", "\u202e"}) {
+    std::string msg = R"({"t":"x )" + kToken.substr(0, 8) + mark + kToken.substr(8, 10) + mark + kToken.substr(18) + R"( y"})";
+    std::vector<SecretFinding> found;
+    std::string out = g.Redact(msg, &found);
+    ASSERT_EQ(found.size(), 1u) << msg;
+    EXPECT_EQ(found[0].sha256, Sha256Hex(kToken));
+    EXPECT_EQ(nlohmann::json::parse(out)["t"], "x [REDACTED:github-pat-classic] y") << out;
+  }
+  // Other non-ASCII text around a token changes nothing.
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(R"({"t":"— é 日本 )" + kToken + R"( —"})", &found);
+  EXPECT_EQ(nlohmann::json::parse(out)["t"], "— é 日本 [REDACTED:github-pat-classic] —");
+}
+
 TEST(SecretAttacks, RedactedOutputRescansClean) {
   Guarded g;
   // Overlapping rules (a JWT inside a bearer header) and adjacent tokens.
