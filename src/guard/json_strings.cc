@@ -1,6 +1,7 @@
 #include "guard/json_strings.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace mcpcell {
 namespace {
@@ -101,21 +102,35 @@ void JsonStrings::Add(std::string_view s, bool glue) {
   if (!text_.empty() && !(glue && last_glued_)) text_.push_back('\0');
   last_glued_ = glue;
   Segment seg{text_.size(), s.data(), s.size(), {}};
-  // Fast path: no lead byte of an invisible character, the string as is.
-  if (s.find_first_of("\xC2\xE2\xEF") == std::string_view::npos) {
-    segments_.push_back(std::move(seg));
-    text_.append(s);
-    return;
-  }
-  for (std::size_t i = 0; i < s.size();) {
-    if (std::size_t n = InvisibleAt(s.substr(i))) {
-      i += n;
-      continue;
+  // Every invisible character starts with one of three lead bytes: a
+  // string without them (memchr, vectorised) is copied as is.
+  // The next position of each lead byte (s.size() when none is left),
+  // found with memchr, so text between candidates is never looked at twice.
+  constexpr unsigned char kLead[3] = {0xC2, 0xE2, 0xEF};
+  std::size_t next[3];
+  auto find = [&](int k, std::size_t from) {
+    const void* p = from < s.size() ? std::memchr(s.data() + from, kLead[k], s.size() - from) : nullptr;
+    next[k] = p ? static_cast<std::size_t>(static_cast<const char*>(p) - s.data()) : s.size();
+  };
+  for (int k = 0; k < 3; ++k) find(k, 0);
+  std::size_t run = 0;
+  for (;;) {
+    std::size_t i = std::min({next[0], next[1], next[2]});
+    if (i >= s.size()) break;
+    std::size_t n = InvisibleAt(s.substr(i));
+    if (n != 0) {
+      text_.append(s.substr(run, i - run));
+      run = i + n;
+      std::size_t kept = text_.size() - seg.at;
+      seg.cuts.emplace_back(kept, run - kept);
     }
-    seg.map.push_back(i);
-    text_.push_back(s[i++]);
+    for (int k = 0; k < 3; ++k) {
+      if (next[k] == i) find(k, i + (n ? n : 1));
+      else if (next[k] < i + n) find(k, i + n);
+    }
   }
-  seg.size = seg.map.size();
+  text_.append(s.substr(run));
+  seg.size = text_.size() - seg.at;
   segments_.push_back(std::move(seg));
 }
 

@@ -9,7 +9,7 @@
 // Invisible format characters (zero-width space/joiners, word joiner, BOM,
 // soft hyphen, bidi marks) are left out of the text, so "ghp_ab\u200bcd..."
 // is scanned as the token a reader (or a model) would take it for; the
-// segment's map turns offsets back into the string's own.
+// segment's cuts turn offsets back into the string's own.
 // Rewrite() serialises the document again with parts of strings replaced.
 
 #include <cstddef>
@@ -30,11 +30,20 @@ class JsonStrings {
     std::size_t at = 0;
     const char* id = nullptr;
     std::size_t size = 0;            ///< bytes in text()
-    std::vector<std::size_t> map;    ///< text byte i is the string's byte map[i]; empty: the same
+    /// Where invisible characters were left out: from text byte `first` of
+    /// this segment on, the string's own offset is `second` more than that.
+    std::vector<std::pair<std::size_t, std::size_t>> cuts;
     /// The string's own byte range for bytes [from, to) of this segment.
     std::pair<std::size_t, std::size_t> Original(std::size_t from, std::size_t to) const {
-      if (map.empty()) return {from, to};
-      return {map[from], map[to - 1] + 1};
+      return {Own(from), Own(to - 1) + 1};
+    }
+    std::size_t Own(std::size_t i) const {
+      std::size_t shift = 0;
+      for (const auto& [from, by] : cuts) {
+        if (from > i) break;
+        shift = by;
+      }
+      return i + shift;
     }
   };
   /// A replacement: bytes [from, to) of the string `id` become `with`.
