@@ -73,7 +73,7 @@ std::optional<RelayConfig> RelayConfigFor(const CellSpec& spec, const RunContext
                      static_cast<std::size_t>(spec.relay.max_message), 4096,
                      spec.relay.call_rate, static_cast<std::size_t>(spec.relay.call_burst),
                      static_cast<std::size_t>(spec.relay.max_inflight), spec.relay.call_timeout,
-                     spec.relay.audit_content};
+                     spec.relay.audit_content, spec.relay.secrets};
 }
 
 // The one place where the supervisor's copy sits between the client's fds

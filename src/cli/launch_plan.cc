@@ -326,14 +326,19 @@ static Status LowerRelayLimits(const RunRequest& req, RelaySpec* out) {
 static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile, const LaunchPlan& plan, RelaySpec* out) {
   out->tools_allow = profile.ext.tools_allow;
   out->tools_deny = profile.ext.tools_deny;
-  // On unless --relay=off, for every cell whose stdio the relay sits on (the
-  // native cell's). Plain-text output still passes: a line that cannot be a
-  // JSON-RPC message to any client goes through unjudged (MayBeMessage).
-  // Container cells: on when asked or when there are tool rules (the relay
-  // sits on their stdio too); default-on there is not done yet.
+  // On unless --relay=off, for every native cell. Plain-text output still
+  // passes: a line that cannot be a JSON-RPC message to any client goes
+  // through unjudged (MayBeMessage). Container cells (the relay sits on
+  // their stdio too): on when asked, or when there are tool rules or a
+  // secret scan in the profile; default-on there is not done yet.
+  // The secret scan: the profile's mcpcell.secret_scan, else redact both ways.
+  const auto& scan = profile.ext.secret_scan;
+  out->secrets = scan.value_or(SecretPolicy{});
+  if (!scan) out->secrets.origin = "the default: no mcpcell.secret_scan in profile " + profile.name;
+  bool scan_asked = scan && (scan->to_server != SecretMode::kOff || scan->to_client != SecretMode::kOff);
   bool container = plan.level != IsolationLevel::kAuto && plan.level != IsolationLevel::kNative;
   bool rules = !out->tools_allow.empty() || !out->tools_deny.empty();
-  out->on = req.relay == "on" || (req.relay.empty() && (!container || rules));
+  out->on = req.relay == "on" || (req.relay.empty() && (!container || rules || scan_asked));
   out->tools_origin = "profile " + profile.name;
   if (req.max_message) {
     auto size = ParseSize(*req.max_message);
@@ -342,10 +347,10 @@ static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile
     out->max_message = *size;
   }
   MCPCELL_TRY(LowerRelayLimits(req, out));
-  if (!rules) return {};
-  std::string where = "the profile " + profile.name + " has mcpcell.tools rules, ";
+  if (!rules && !scan_asked) return {};
+  std::string where = "the profile " + profile.name + " has " + (rules ? "mcpcell.tools rules" : "mcpcell.secret_scan") + ", ";
   if (!out->on) {
-    return MakeError("--relay=off", "", where + "which only the relay enforces; drop --relay=off or the tool rules");
+    return MakeError("--relay=off", "", where + "which only the relay enforces; drop --relay=off, or the rules (secret_scan: set its mode to off)");
   }
   if (plan.action == LaunchPlan::Action::kAllow) {
     return MakeError("run without a cell", plan.rule,

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "guard/secret_policy.h"
+
 namespace mcpcell {
 
 /// Something that appears inside the cell's filesystem.
@@ -118,6 +120,7 @@ struct RelaySpec {
   std::uint64_t max_inflight = 0;         ///< unanswered calls at once; 0: no limit
   std::chrono::milliseconds call_timeout{0};  ///< 0: none
   bool audit_content = false;             ///< --audit-content: arguments and results recorded unredacted
+  SecretPolicy secrets;                     ///< mcpcell.secrets: the scan of both directions
 };
 
 struct CellSpec {

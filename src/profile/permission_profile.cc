@@ -6,6 +6,7 @@
 
 #include "egress/dns_name.h"
 #include "egress/host_loopback.h"
+#include "guard/secret_profile.h"
 #include "util/json_input.h"
 #include "util/units.h"
 
@@ -142,7 +143,8 @@ Status ReadExtension(const std::string& origin, const std::string& path, const j
                      ProfileExtension* x) {
   MCPCELL_TRY(CheckObjectKeys(origin, path, j,
                               {"memory", "pids", "cpus", "tmp_size", "timeout", "env", "secrets",
-                               "secret_env", "tools", "max_message", "call_rate", "max_inflight", "call_timeout"}));
+                               "secret_env", "tools", "max_message", "call_rate", "max_inflight", "call_timeout",
+                               "secret_scan"}));
   if (j.contains("memory")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "memory"), j["memory"], false, &x->memory));
   if (j.contains("tmp_size")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "tmp_size"), j["tmp_size"], false, &x->tmp_size));
   if (j.contains("timeout")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "timeout"), j["timeout"], true, &x->timeout));
@@ -223,6 +225,12 @@ Status ReadExtension(const std::string& origin, const std::string& path, const j
       if (!l.ok()) return l.error();
       x->tools_deny = std::move(*l);
     }
+  }
+  if (j.contains("secret_scan")) {
+    SecretPolicy p;
+    p.origin = "profile " + origin;
+    MCPCELL_TRY(ReadSecretScan(origin, JsonChild(path, "secret_scan"), j["secret_scan"], &p));
+    x->secret_scan = std::move(p);
   }
   return {};
 }
@@ -345,6 +353,7 @@ json ToJson(const PermissionProfile& p) {
   if (e.call_rate) x["call_rate"] = *e.call_rate;
   if (e.max_inflight) x["max_inflight"] = *e.max_inflight;
   if (e.call_timeout) x["call_timeout"] = *e.call_timeout;
+  if (e.secret_scan) x["secret_scan"] = SecretScanToJson(*e.secret_scan);
   if (!x.empty()) j["mcpcell"] = x;
   return j;
 }

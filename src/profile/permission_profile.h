@@ -17,6 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "guard/secret_policy.h"
 #include "util/error.h"
 
 namespace mcpcell {
@@ -37,6 +38,7 @@ struct ProfileExtension {
   std::optional<std::string> call_rate;     ///< "10/s"
   std::optional<std::uint64_t> max_inflight;
   std::optional<std::string> call_timeout;  ///< "30s"
+  std::optional<SecretPolicy> secret_scan;  ///< mcpcell.secret_scan; absent: the default (redact both ways)
 };
 
 struct PermissionProfile {

@@ -149,6 +149,7 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
     return Refuse(kInvalidRequest, "mcpcell relay: \"jsonrpc\": \"2.0\" is missing", id_json, id_key);
   }
   Envelope env;
+  env.root = root;
   auto method_el = obj.at_key("method");
   auto result_el = obj.at_key("result");
   auto error_el = obj.at_key("error");

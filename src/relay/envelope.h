@@ -44,6 +44,7 @@ struct Envelope {
   simdjson::dom::element result;   ///< responses: the result (has_result) or the error
   bool has_result = false;
   bool has_error = false;
+  simdjson::dom::element root;     ///< the whole message (the secret scan reads every string)
 };
 
 /// Why a message cannot be passed: the code and message of the JSON-RPC error

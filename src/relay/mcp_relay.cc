@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "audit/sha256.h"
+#include "guard/secret_guard.h"  // complete for ~McpRelay
 #include "relay/envelope.h"
 
 namespace mcpcell {
@@ -80,7 +81,9 @@ McpRelay::McpRelay(RelayConfig config, AuditSink audit)
       parsers_{std::make_unique<EnvelopeParser>(config_.max_message),
                std::make_unique<EnvelopeParser>(config_.max_message)},
       tokens_(static_cast<double>(config_.call_burst)),
-      refilled_(Clock::now()) {}
+      refilled_(Clock::now()) {
+  InitSecrets();
+}
 
 McpRelay::~McpRelay() = default;
 
@@ -117,6 +120,11 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
   auto parsed = parsers_[from]->Parse(line.text);
   if (auto* r = std::get_if<Refusal>(&parsed)) return Refused(from, *r, line.size);
   const Envelope& env = std::get<Envelope>(parsed);
+  if (secrets_ || !secrets_error_.empty()) return GuardSecrets(from, env, line);
+  return Dispatch(from, env, line);
+}
+
+RelayAction McpRelay::Dispatch(Side from, const Envelope& env, const LineFramer::Line& line) {
   switch (env.kind) {
     case Envelope::Kind::kRequest:
       return Request(from, env, line.size);

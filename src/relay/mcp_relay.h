@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "guard/secret_policy.h"
 #include "relay/line_framer.h"
 #include "relay/tool_filter.h"
 
@@ -30,6 +31,8 @@ struct Envelope;
 struct Refusal;
 struct RpcId;
 class EnvelopeParser;
+class SecretGuard;
+struct SecretFinding;
 
 struct RelayConfig {
   std::string server;                              ///< as the audit log names it
@@ -43,6 +46,7 @@ struct RelayConfig {
   std::size_t max_inflight = 0;                    ///< unanswered calls at once; 0: no limit
   std::chrono::milliseconds call_timeout{0};       ///< 0: none
   bool audit_content = false;                      ///< --audit-content: arguments and results as they are
+  SecretPolicy secrets{};                          ///< the secret scan, both directions (src/guard/)
 };
 
 /// What to do with one line read from a side.
@@ -111,6 +115,15 @@ class McpRelay {
                  nlohmann::json extra);
   std::string FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden);
   void Audit(nlohmann::json event);
+  // The secret scan (mcp_relay_secrets.cc): before dispatch a request or
+  // notification with a secret is blocked; after it, a response is blocked
+  // or any message redacted.
+  void InitSecrets();
+  RelayAction Dispatch(Side from, const Envelope& env, const LineFramer::Line& line);
+  RelayAction GuardSecrets(Side from, const Envelope& env, const LineFramer::Line& line);
+  RelayAction BlockSecrets(Side from, const Envelope& env, const std::vector<SecretFinding>& found,
+                           const LineFramer::Line& line);
+  void AuditSecrets(Side from, const Envelope& env, const std::vector<SecretFinding>& found, const char* action);
 
   RelayConfig config_;
   ToolFilter filter_;
@@ -123,6 +136,8 @@ class McpRelay {
   double tokens_ = 0;  ///< the call-rate bucket
   std::chrono::steady_clock::time_point refilled_;
   std::uint64_t unjudged_[2] = {0, 0};  ///< lines that cannot be messages, passed as they came
+  std::unique_ptr<SecretGuard> secrets_;       ///< null when both directions are off
+  std::string secrets_error_;                  ///< the rules did not compile: every message is refused
   bool ended_ = false;
 };
 

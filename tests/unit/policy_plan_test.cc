@@ -79,6 +79,24 @@ TEST(PlanLaunch, RuleProfileAndSecretsReachTheSpec) {
   for (const auto& [k, v] : plan->spec.env) EXPECT_EQ(v.find("s3cr3t"), std::string::npos) << k;
 }
 
+TEST(PlanLaunch, SecretScanDefaultsToRedactAndAProfileScanNeedsTheRelay) {
+  auto plain = PlanLaunch(Cmd(std::nullopt));
+  ASSERT_TRUE(plain.ok()) << plain.error().Message();
+  EXPECT_EQ(plain->spec.relay.secrets.to_server, SecretMode::kRedact);
+  EXPECT_EQ(plain->spec.relay.secrets.to_client, SecretMode::kRedact);
+  auto profile = WriteFile("scan.json", R"({"mcpcell": {"secret_scan": {"mode": "block"}}})");
+  RunRequest r = Cmd(std::nullopt);
+  r.profile = profile;
+  auto plan = PlanLaunch(r);
+  ASSERT_TRUE(plan.ok()) << plan.error().Message();
+  EXPECT_TRUE(plan->spec.relay.on) << "a profile that asks for a scan gets the relay";
+  EXPECT_EQ(plan->spec.relay.secrets.to_server, SecretMode::kBlock);
+  r.relay = "off";
+  auto off = PlanLaunch(r);
+  ASSERT_FALSE(off.ok()) << "a scan asked for and --relay=off: refused, not ignored";
+  EXPECT_NE(off.error().Message().find("mcpcell.secret_scan"), std::string::npos) << off.error().Message();
+}
+
 TEST(PlanLaunch, BadPolicyIsAnErrorNotADecision) {
   auto policy = WriteFile("bad.json", R"({"rules": [{"condition": "nope", "action": "isolate"}]})");
   auto plan = PlanLaunch(Cmd(policy));

@@ -1,0 +1,76 @@
+#pragma once
+// Every decoded string of a JSON document (keys and values) laid end to end
+// in one text, so one scan covers a whole message: "\u0067hp_..." is scanned
+// as "ghp_...". Strings are separated by a NUL byte, which no rule's token
+// alphabet contains, except the texts of one content list (the "text" of the
+// items of a "content" or "contents" array), which are joined with nothing
+// between them: a token split across two text blocks of one result is seen
+// whole, as the client that shows them one after the other would.
+// Invisible format characters (zero-width space/joiners, word joiner, BOM,
+// soft hyphen, bidi marks) are left out of the text, so "ghp_ab\u200bcd..."
+// is scanned as the token a reader (or a model) would take it for; the
+// segment's cuts turn offsets back into the string's own.
+// Rewrite() serialises the document again with parts of strings replaced.
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <simdjson.h>
+
+namespace mcpcell {
+
+class JsonStrings {
+ public:
+  /// One string of the document: where it sits in text() and which string it
+  /// is (simdjson's decoded bytes, whose address identifies it).
+  struct Segment {
+    std::size_t at = 0;
+    const char* id = nullptr;
+    std::size_t size = 0;            ///< bytes in text()
+    /// Where invisible characters were left out: from text byte `first` of
+    /// this segment on, the string's own offset is `second` more than that.
+    std::vector<std::pair<std::size_t, std::size_t>> cuts;
+    /// The string's own byte range for bytes [from, to) of this segment.
+    std::pair<std::size_t, std::size_t> Original(std::size_t from, std::size_t to) const {
+      return {Own(from), Own(to - 1) + 1};
+    }
+    std::size_t Own(std::size_t i) const {
+      std::size_t shift = 0;
+      for (const auto& [from, by] : cuts) {
+        if (from > i) break;
+        shift = by;
+      }
+      return i + shift;
+    }
+  };
+  /// A replacement: bytes [from, to) of the string `id` become `with`.
+  struct Edit {
+    std::size_t from = 0, to = 0;
+    std::string with;
+  };
+  using Edits = std::map<const char*, std::vector<Edit>>;
+
+  explicit JsonStrings(simdjson::dom::element root);
+
+  const std::string& text() const { return text_; }
+  /// The segments that overlap [from, to) of text(), in order.
+  std::vector<Segment> Overlapping(std::size_t from, std::size_t to) const;
+
+  /// `root` as compact JSON with `edits` applied to its strings (edits of one
+  /// string sorted by `from` and not overlapping).
+  static std::string Rewrite(simdjson::dom::element root, const Edits& edits);
+
+ private:
+  void Walk(simdjson::dom::element e);
+  void WalkBlocks(simdjson::dom::array blocks);
+  void Add(std::string_view s, bool glue);
+
+  std::string text_;
+  std::vector<Segment> segments_;
+  bool last_glued_ = false;
+};
+
+}  // namespace mcpcell

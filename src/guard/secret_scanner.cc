@@ -1,0 +1,183 @@
+#include "guard/secret_scanner.h"
+
+#include <hs.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include <fmt/format.h>
+
+namespace mcpcell {
+namespace {
+
+unsigned FlagsOf(const SecretRule& r) {
+  // SOM_LEFTMOST: the start of each match, so the mask covers the token and
+  // nothing else. Byte mode (no HS_FLAG_UTF8): the rules are ASCII and a
+  // message's invalid UTF-8 was refused by the envelope parser already.
+  return HS_FLAG_SOM_LEFTMOST | (r.caseless ? HS_FLAG_CASELESS : 0u);
+}
+
+Error CompileError(const std::vector<SecretRule>& rules, hs_compile_error_t* err) {
+  std::string which = err->expression >= 0 && static_cast<std::size_t>(err->expression) < rules.size()
+                          ? rules[err->expression].name
+                          : "(database)";
+  Error e = MakeError("compile secret rule " + which, "", err->message);
+  hs_free_compile_error(err);
+  return e;
+}
+
+bool IsAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+// A rule's tail ("A-Za-z0-9/+=", or negated "^;\"' ") as a byte table. NUL
+// is never in it: a match must not run into the next string of a message.
+std::array<bool, 256> TailTable(std::string_view cls) {
+  std::array<bool, 256> t{};
+  if (cls.empty()) return t;
+  bool negate = cls[0] == '^';
+  if (negate) cls.remove_prefix(1);
+  for (std::size_t i = 0; i < cls.size(); ++i) {
+    auto lo = static_cast<unsigned char>(cls[i]), hi = lo;
+    if (i + 2 < cls.size() && cls[i + 1] == '-') {
+      hi = static_cast<unsigned char>(cls[i + 2]);
+      i += 2;
+    }
+    for (unsigned c = lo; c <= hi; ++c) t[c] = true;
+  }
+  if (negate) {
+    for (auto& b : t) b = !b;
+  }
+  t[0] = false;
+  return t;
+}
+
+struct ScanState {
+  std::vector<SecretMatch>* out;
+  std::vector<std::size_t>* last;  ///< per rule: index of its last range in *out, or npos
+};
+
+// Called by Vectorscan for every (start, end) of every rule, in end order.
+// A rule with an open-ended tail ([..]{20,}) reports every end; merging here
+// keeps memory proportional to the secrets found, not to the bytes matched.
+int OnMatch(unsigned id, unsigned long long from, unsigned long long to, unsigned, void* ctx) {
+  auto* s = static_cast<ScanState*>(ctx);
+  std::size_t& li = (*s->last)[id];
+  if (li != SIZE_MAX) {
+    SecretMatch& m = (*s->out)[li];
+    if (from <= m.to) {
+      m.from = std::min<std::size_t>(m.from, from);
+      m.to = std::max<std::size_t>(m.to, to);
+      return 0;
+    }
+  }
+  li = s->out->size();
+  s->out->push_back({id, static_cast<std::size_t>(from), static_cast<std::size_t>(to)});
+  return 0;
+}
+
+}  // namespace
+
+SecretScanner::SecretScanner(SecretScanner&& o) noexcept
+    : rules_(std::move(o.rules_)), tails_(std::move(o.tails_)), db_(o.db_) {
+  o.db_ = nullptr;
+}
+
+SecretScanner& SecretScanner::operator=(SecretScanner&& o) noexcept {
+  if (this != &o) {
+    hs_free_database(db_);
+    rules_ = std::move(o.rules_);
+    tails_ = std::move(o.tails_);
+    db_ = o.db_;
+    o.db_ = nullptr;
+  }
+  return *this;
+}
+
+SecretScanner::~SecretScanner() { hs_free_database(db_); }
+
+Result<SecretScanner> SecretScanner::Compile(std::vector<SecretRule> rules) {
+  if (rules.empty()) return MakeError("compile secret rules", "", "no rules");
+  std::vector<const char*> exprs;
+  std::vector<unsigned> flags, ids;
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    exprs.push_back(rules[i].regex.c_str());
+    flags.push_back(FlagsOf(rules[i]));
+    ids.push_back(static_cast<unsigned>(i));
+  }
+  hs_database_t* db = nullptr;
+  hs_compile_error_t* err = nullptr;
+  if (hs_compile_multi(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK,
+                       nullptr, &db, &err) != HS_SUCCESS) {
+    return CompileError(rules, err);
+  }
+  SecretScanner s;
+  for (const auto& r : rules) s.tails_.push_back(TailTable(r.tail));
+  s.rules_ = std::move(rules);
+  s.db_ = db;
+  return s;
+}
+
+Result<std::shared_ptr<const SecretScanner>> SecretScanner::Builtin() {
+  static std::once_flag once;
+  static Result<std::shared_ptr<const SecretScanner>> compiled = MakeError("compile secret rules");
+  std::call_once(once, [] {
+    auto s = Compile(BuiltinSecretRules());
+    if (s.ok()) {
+      compiled = std::shared_ptr<const SecretScanner>(std::make_shared<SecretScanner>(std::move(*s)));
+    } else {
+      compiled = s.error();
+    }
+  });
+  return compiled;
+}
+
+Result<std::shared_ptr<hs_scratch>> SecretScanner::NewScratch() const {
+  hs_scratch_t* scratch = nullptr;
+  if (hs_alloc_scratch(db_, &scratch) != HS_SUCCESS) return MakeError("allocate the secret scanner's scratch space");
+  return std::shared_ptr<hs_scratch>(scratch, [](hs_scratch_t* p) { hs_free_scratch(p); });
+}
+
+std::vector<SecretMatch> SecretScanner::Scan(std::string_view text, hs_scratch* scratch) const {
+  std::vector<SecretMatch> found;
+  // hs_scan takes an unsigned int length: a larger input goes in pieces that
+  // overlap by 64 KiB, longer than any token the rules describe.
+  constexpr std::size_t kPiece = std::size_t{1} << 31, kOverlap = std::size_t{1} << 16;
+  for (std::size_t at = 0;; at += kPiece - kOverlap) {
+    std::size_t n = std::min(kPiece, text.size() - at);
+    std::vector<SecretMatch> piece;
+    std::vector<std::size_t> last(rules_.size(), SIZE_MAX);
+    ScanState state{&piece, &last};
+    hs_scan(db_, text.data() + at, static_cast<unsigned>(n), 0, scratch, OnMatch, &state);
+    for (const SecretMatch& m : piece) found.push_back({m.rule, m.from + at, m.to + at});
+    if (at + n >= text.size()) break;
+  }
+  for (SecretMatch& m : found) {
+    const auto& tail = tails_[m.rule];
+    while (m.to < text.size() && tail[static_cast<unsigned char>(text[m.to])]) ++m.to;
+  }
+  // Whole words only, for the rules that ask (bounded): judged on the merged
+  // and extended range, so an open-ended token is judged by its longest match.
+  std::erase_if(found, [&](const SecretMatch& m) {
+    if (!rules_[m.rule].bounded) return false;
+    return (m.from > 0 && IsAlnum(text[m.from - 1])) || (m.to < text.size() && IsAlnum(text[m.to]));
+  });
+  std::sort(found.begin(), found.end(), [](const SecretMatch& a, const SecretMatch& b) {
+    return a.from != b.from ? a.from < b.from : a.to > b.to;
+  });
+  return found;
+}
+
+Result<void> CheckSecretRegex(const SecretRule& rule) {
+  hs_database_t* db = nullptr;
+  hs_compile_error_t* err = nullptr;
+  if (hs_compile(rule.regex.c_str(), FlagsOf(rule), HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
+    std::string why = err->message;
+    hs_free_compile_error(err);
+    return MakeError("compile secret rule " + rule.name, "", why);
+  }
+  hs_free_database(db);
+  return {};
+}
+
+}  // namespace mcpcell

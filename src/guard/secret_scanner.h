@@ -1,0 +1,59 @@
+#pragma once
+// Multi-pattern secret matching with Vectorscan (Debian libvectorscan-dev):
+// all rules compiled once into one database, every byte of the input scanned
+// in one pass, with no size cap. A scanner is not thread-safe (one scratch
+// space); the relay holds one per session under its lock.
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "guard/secret_rules.h"
+#include "util/error.h"
+
+struct hs_database;
+struct hs_scratch;
+
+namespace mcpcell {
+
+/// One secret found: rule index and the byte range [from, to) of the input.
+struct SecretMatch {
+  std::size_t rule = 0;
+  std::size_t from = 0;
+  std::size_t to = 0;
+};
+
+class SecretScanner {
+ public:
+  /// Compiles `rules`; a rule that Vectorscan refuses is named in the error
+  /// ("secret rule my-rule: ..."), so a profile's rule can be fixed.
+  static Result<SecretScanner> Compile(std::vector<SecretRule> rules);
+  /// The built-in rules, compiled once per process (the first call pays).
+  static Result<std::shared_ptr<const SecretScanner>> Builtin();
+
+  SecretScanner(SecretScanner&&) noexcept;
+  SecretScanner& operator=(SecretScanner&&) noexcept;
+  ~SecretScanner();
+
+  /// Every secret in `text`, ordered by start; overlapping matches of one
+  /// rule are merged into one range. `scratch` must come from NewScratch().
+  std::vector<SecretMatch> Scan(std::string_view text, hs_scratch* scratch) const;
+  /// A scratch space for Scan (one per thread that scans).
+  Result<std::shared_ptr<hs_scratch>> NewScratch() const;
+
+  const SecretRule& rule(std::size_t i) const { return rules_[i]; }
+  std::size_t size() const { return rules_.size(); }
+
+ private:
+  SecretScanner() = default;
+  std::vector<SecretRule> rules_;
+  std::vector<std::array<bool, 256>> tails_;  ///< per rule: the bytes its tail extends over
+  hs_database* db_ = nullptr;
+};
+
+/// Checks that `regex` compiles as a secret rule; the error says why not.
+Result<void> CheckSecretRegex(const SecretRule& rule);
+
+}  // namespace mcpcell

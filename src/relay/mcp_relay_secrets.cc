@@ -1,0 +1,120 @@
+// The relay's secret scan (docs/SECRETS.md): McpRelay's side of
+// src/guard/secret_guard.h. Kept out of mcp_relay.cc so the relay's message
+// logic and the guard meet at one call site (FromSide → GuardSecrets).
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "guard/secret_guard.h"
+#include "relay/envelope.h"
+#include "relay/mcp_relay.h"
+
+namespace mcpcell {
+namespace {
+
+constexpr const char* kFrom[2] = {"client", "server"};
+constexpr std::size_t kListedFindings = 32;  ///< per audit record; the count is always exact
+
+// The rule names only: a refusal never quotes the message it refuses.
+std::string RuleNames(const std::vector<SecretFinding>& found) {
+  std::set<std::string> names;
+  for (const auto& f : found) names.insert(f.rule);
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+void McpRelay::InitSecrets() {
+  const SecretPolicy& p = config_.secrets;
+  if (p.to_server == SecretMode::kOff && p.to_client == SecretMode::kOff) return;
+  auto guard = SecretGuard::Create(p);
+  if (guard.ok()) {
+    secrets_ = std::move(*guard);
+  } else {
+    // Fail closed: a scan that cannot run refuses every message, saying why.
+    secrets_error_ = "mcpcell relay: the secret scan cannot start (" + guard.error().Message() +
+                     "); fix mcpcell.secrets in " + p.origin + " or set its mode to off";
+  }
+}
+
+void McpRelay::AuditSecrets(Side from, const Envelope& env, const std::vector<SecretFinding>& found,
+                            const char* action) {
+  nlohmann::json list = nlohmann::json::array();
+  for (std::size_t i = 0; i < found.size() && i < kListedFindings; ++i) {
+    list.push_back({{"rule", found[i].rule}, {"sha256", found[i].sha256}, {"bytes", found[i].bytes}});
+  }
+  SecretMode mode = from == kClient ? config_.secrets.to_server : config_.secrets.to_client;
+  nlohmann::json e{{"event", "secret"}, {"from", kFrom[from]}, {"mode", SecretModeName(mode)},
+                   {"action", action}, {"count", found.size()}, {"findings", std::move(list)}};
+  if (!env.method.empty()) e["method"] = env.method;
+  if (env.id) e["id"] = nlohmann::json::parse(env.id->json, nullptr, false);
+  Audit(std::move(e));
+}
+
+RelayAction McpRelay::GuardSecrets(Side from, const Envelope& env, const LineFramer::Line& line) {
+  if (!secrets_error_.empty()) {
+    Refusal r{kRefusedByPolicy, secrets_error_, env.id ? env.id->json : "null", env.id ? env.id->key : ""};
+    return Refused(from, r, line.size);
+  }
+  SecretMode mode = from == kClient ? config_.secrets.to_server : config_.secrets.to_client;
+  if (mode == SecretMode::kOff) return Dispatch(from, env, line);
+  std::vector<SecretFinding> found = secrets_->Scan(env.root);
+  if (found.empty()) return Dispatch(from, env, line);
+  if (mode == SecretMode::kBlock) return BlockSecrets(from, env, found, line);
+  if (mode == SecretMode::kAudit) {
+    AuditSecrets(from, env, found, "passed");
+    return Dispatch(from, env, line);
+  }
+  std::vector<SecretFinding> again;
+  std::string masked = secrets_->Redact(env.root, &again);  // before Dispatch: env is read, never reparsed there
+  AuditSecrets(from, env, found, "redacted");
+  RelayAction a = Dispatch(from, env, line);
+  if (a.forward == RelayAction::Forward::kAsIs) {
+    a.forward = RelayAction::Forward::kReplaced;
+    a.replacement = std::move(masked);
+  } else if (a.forward == RelayAction::Forward::kReplaced) {
+    // A line the relay rebuilt from the message (a filtered tools/list).
+    a.replacement = secrets_->RedactLine(a.replacement, &again);
+  }
+  return a;
+}
+
+// A request or notification is refused before it is recorded as pending; a
+// response is recorded as answered (its asker must not wait), then replaced:
+// a tool call's result by an isError result, anything else by an error.
+RelayAction McpRelay::BlockSecrets(Side from, const Envelope& env, const std::vector<SecretFinding>& found,
+                                   const LineFramer::Line& line) {
+  AuditSecrets(from, env, found, "blocked");
+  std::string how = fmt::format("mcpcell.secret_scan.{} is block ({}); remove the secret, or set it to redact, audit or off",
+                                from == kClient ? "to_server" : "to_client", config_.secrets.origin);
+  std::string what = env.kind == Envelope::Kind::kResponse ? "answer" : env.method + " " +
+                     (env.kind == Envelope::Kind::kRequest ? "request" : "notification");
+  std::string msg = fmt::format("mcpcell: the {}'s {} carries a secret ({}) and was blocked; {}", kFrom[from], what,
+                                RuleNames(found), how);
+  RelayAction a;
+  a.forward = RelayAction::Forward::kDrop;
+  if (env.kind == Envelope::Kind::kNotification) return a;
+  if (env.kind == Envelope::Kind::kRequest) {
+    ++denied_;
+    a.reply = ErrorResponse(env.id->json, kRefusedByPolicy, msg);
+    return a;
+  }
+  Side asker = from == kClient ? kServer : kClient;
+  auto it = pending_[asker].find(env.id->key);
+  std::string method = it == pending_[asker].end() ? "" : it->second.method;
+  a = Dispatch(from, env, line);
+  if (a.forward == RelayAction::Forward::kDrop) return a;  // forged: dropped already
+  a.forward = RelayAction::Forward::kReplaced;
+  if (from == kServer && method == "tools/call") {
+    a.replacement = R"({"jsonrpc":"2.0","id":)" + env.id->json + R"(,"result":{"content":[{"type":"text","text":)" +
+                    JsonQuote(msg) + R"(}],"isError":true}})";
+  } else {
+    a.replacement = ErrorResponse(env.id->json, kRefusedByPolicy, msg);
+  }
+  return a;
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,295 @@
+// The secret rules, one positive and one near miss each, and the guard's
+// handling of whole MCP messages (escapes, content blocks, redaction).
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "audit/sha256.h"
+#include "guard/secret_guard.h"
+#include "guard/secret_scanner.h"
+#include "secret_samples.h"
+
+namespace mcpcell {
+namespace {
+
+using test::Expand;
+using test::SecretSample;
+using test::SecretSamples;
+
+SecretRule Rule(std::string name, std::string regex) {
+  SecretRule r;
+  r.name = std::move(name);
+  r.regex = std::move(regex);
+  return r;
+}
+
+const SecretScanner& Scanner() {
+  static auto s = SecretScanner::Builtin();
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().Message());
+  return **s;
+}
+
+std::set<std::string> RulesFound(std::string_view text) {
+  static auto scratch = Scanner().NewScratch();
+  std::set<std::string> out;
+  for (const auto& m : Scanner().Scan(text, scratch->get())) out.insert(Scanner().rule(m.rule).name);
+  return out;
+}
+
+TEST(SecretRules, AtLeastSixtyCompiledWithASampleEach) {
+  EXPECT_GE(BuiltinSecretRules().size(), 60u);
+  std::set<std::string> names, sampled;
+  for (const auto& r : BuiltinSecretRules()) EXPECT_TRUE(names.insert(r.name).second) << "duplicate " << r.name;
+  for (const auto& s : SecretSamples()) sampled.insert(s.rule);
+  EXPECT_EQ(names, sampled) << "every rule needs a positive and a near miss in secret_samples.h";
+  EXPECT_EQ(Scanner().size(), BuiltinSecretRules().size());
+}
+
+class EachRule : public ::testing::TestWithParam<SecretSample> {};
+
+TEST_P(EachRule, FindsThePositiveInProseAndNotTheNearMiss) {
+  const SecretSample& s = GetParam();
+  std::mt19937_64 rng(std::hash<std::string>{}(s.rule));
+  for (int i = 0; i < 20; ++i) {
+    std::string token = Expand(s.positive, rng);
+    std::string text = "the value is " + token + " (see above)\n";
+    auto found = RulesFound(text);
+    EXPECT_TRUE(found.count(s.rule)) << s.rule << " missed " << token;
+    std::string miss = "the value is " + Expand(s.near_miss, rng) + " (see above)\n";
+    EXPECT_FALSE(RulesFound(miss).count(s.rule)) << s.rule << " reported the near miss " << miss;
+  }
+}
+
+TEST_P(EachRule, IsNotReportedInsideALongerWordWhenBounded) {
+  const SecretSample& s = GetParam();
+  const SecretRule* rule = nullptr;
+  for (const auto& r : BuiltinSecretRules()) {
+    if (r.name == s.rule) rule = &r;
+  }
+  ASSERT_NE(rule, nullptr);
+  if (!rule->bounded) GTEST_SKIP() << s.rule << " is delimited by its own structure, not by word boundaries";
+  std::mt19937_64 rng(7);
+  std::string token = Expand(s.positive, rng);
+  // Glued to letters on both sides: part of a longer identifier or blob.
+  EXPECT_FALSE(RulesFound("Zq" + token + "Zq").count(s.rule)) << token;
+}
+
+INSTANTIATE_TEST_SUITE_P(Builtin, EachRule, ::testing::ValuesIn(SecretSamples()),
+                         [](const auto& p) {
+                           std::string n = p.param.rule;
+                           for (char& c : n) {
+                             if (c == '-') c = '_';
+                           }
+                           return n;
+                         });
+
+TEST(SecretScanner, MatchCoversTheWholeToken) {
+  std::string token = "ghp_" + std::string(36, 'a');
+  std::string text = "x " + token + " y";
+  auto scratch = Scanner().NewScratch();
+  auto found = Scanner().Scan(text, scratch->get());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(text.substr(found[0].from, found[0].to - found[0].from), token);
+}
+
+TEST(SecretScanner, ABadUserRuleIsNamed) {
+  auto s = SecretScanner::Compile({Rule("mine", "(unclosed")});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().Message().find("mine"), std::string::npos) << s.error().Message();
+  EXPECT_FALSE(CheckSecretRegex(Rule("mine", "a(?=b)")).ok()) << "lookahead is not supported by Vectorscan";
+}
+
+// --- Whole messages ----------------------------------------------------------
+
+struct Guarded {
+  std::unique_ptr<SecretGuard> guard;
+  simdjson::dom::parser parser;
+  explicit Guarded(SecretPolicy p = {}) {
+    auto g = SecretGuard::Create(p);
+    EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().Message());
+    guard = std::move(*g);
+  }
+  std::vector<SecretFinding> Scan(const std::string& json) {
+    return guard->Scan(parser.parse(json).value_unsafe());
+  }
+  std::string Redact(const std::string& json, std::vector<SecretFinding>* found) {
+    return guard->Redact(parser.parse(json).value_unsafe(), found);
+  }
+};
+
+const std::string kToken = "ghp_" "R7xQ2mK9pL4vN8sT1wY6zB3cD5fG0hJ2kM4n";
+
+TEST(SecretGuard, EscapesDoNotHideAToken) {
+  Guarded g;
+  // "ghp_" written as \u0067\u0068\u0070\u005f: decoded before the scan.
+  std::string msg = R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\u0067\u0068\u0070\u005f)" +
+                    kToken.substr(4) + R"("}]}})";
+  auto found = g.Scan(msg);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].rule, "github-pat-classic");
+  EXPECT_EQ(found[0].sha256, Sha256Hex(kToken));
+}
+
+TEST(SecretGuard, ATokenSplitAcrossTextBlocksIsFoundAndBothHalvesMasked) {
+  Guarded g;
+  nlohmann::json msg = {{"jsonrpc", "2.0"}, {"id", 3}, {"result", {{"content", {
+      {{"type", "text"}, {"text", "token: " + kToken.substr(0, 12)}},
+      {{"type", "text"}, {"text", kToken.substr(12) + " end"}}}}}}};
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(msg.dump(), &found);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].sha256, Sha256Hex(kToken));
+  auto back = nlohmann::json::parse(out);
+  EXPECT_EQ(back["result"]["content"][0]["text"], "token: [REDACTED:github-pat-classic]");
+  EXPECT_EQ(back["result"]["content"][1]["text"], "[REDACTED:github-pat-classic] end");
+  EXPECT_EQ(out.find(kToken.substr(12)), std::string::npos);
+}
+
+TEST(SecretGuard, TwoUnrelatedStringsAreNotJoined) {
+  Guarded g;
+  nlohmann::json msg = {{"a", kToken.substr(0, 12)}, {"b", kToken.substr(12)}};
+  EXPECT_TRUE(g.Scan(msg.dump()).empty()) << "only the texts of one content list are read as one";
+}
+
+TEST(SecretGuard, EveryPlaceOfAResultIsScanned) {
+  Guarded g;
+  using nlohmann::json;
+  std::vector<json> places;
+  places.push_back(json{{"structuredContent", json{{"deep", json{{"list", json::array({json(1), json(kToken)})}}}}}});
+  places.push_back(json{{"contents", json::array({json{{"uri", "file:///x"}, {"text", "k=" + kToken}}})}});
+  places.push_back(json{{"content", json::array({json{{"type", "resource"},
+                                                      {"resource", json{{"uri", "file:///x"}, {"text", kToken}}}}})}});
+  json meta = json::object();
+  meta[kToken] = 1;  // a key
+  places.push_back(json{{"_meta", meta}});
+  for (const auto& result : places) {
+    nlohmann::json msg = {{"jsonrpc", "2.0"}, {"id", 1}, {"result", result}};
+    std::vector<SecretFinding> found;
+    std::string out = g.Redact(msg.dump(), &found);
+    EXPECT_EQ(found.size(), 1u) << msg.dump();
+    EXPECT_EQ(out.find(kToken), std::string::npos) << out;
+    EXPECT_TRUE(json::accept(out)) << out;
+  }
+  nlohmann::json err = {{"jsonrpc", "2.0"}, {"id", 1}, {"error", {{"code", -1}, {"message", "bad key " + kToken}}}};
+  EXPECT_EQ(g.Scan(err.dump()).size(), 1u);
+}
+
+TEST(SecretGuard, RedactionKeepsEverythingElse) {
+  Guarded g;
+  nlohmann::json msg = {{"jsonrpc", "2.0"}, {"id", "a\"b"}, {"method", "tools/call"},
+                        {"params", {{"name", "t"}, {"arguments", {{"n", 12345678901234}, {"f", 0.5}, {"b", true},
+                                                                  {"z", nullptr}, {"s", "pre " + kToken + " \n\u2028 post"}}}}}};
+  std::vector<SecretFinding> found;
+  auto out = nlohmann::json::parse(g.Redact(msg.dump(), &found));
+  msg["params"]["arguments"]["s"] = "pre [REDACTED:github-pat-classic] \n\u2028 post";
+  EXPECT_EQ(out, msg);
+}
+
+TEST(SecretGuard, UserRulesAddAndDisableWorks) {
+  SecretPolicy p;
+  p.rules.push_back(Rule("acme-key", "ACME-[0-9]{8}"));
+  p.disable.push_back("github-pat-classic");
+  Guarded g(p);
+  auto found = g.Scan(R"({"a":"x ACME-12345678 y ghp_)" + kToken.substr(4) + R"("})");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].rule, "acme-key");
+}
+
+TEST(SecretGuard, AHugeStringIsScannedToItsLastByte) {
+  Guarded g;
+  std::string big(48u << 20, 'a');
+  big += " " + kToken;
+  nlohmann::json msg = {{"x", big}};
+  EXPECT_EQ(g.Scan(msg.dump()).size(), 1u);
+}
+
+
+// --- Attempts to get a token past the scan (docs/THREAT_MODEL.md) -------------
+
+TEST(SecretAttacks, IdMethodAndEscapedKeysAreScanned) {
+  Guarded g;
+  EXPECT_EQ(g.Scan(R"({"jsonrpc":"2.0","id":")" + kToken + R"(","method":"ping"})").size(), 1u);
+  EXPECT_EQ(g.Scan(R"({"jsonrpc":"2.0","method":")" + kToken + R"("})").size(), 1u);
+  std::string escaped_key = R"({"params":{"\u0067hp_)" + kToken.substr(4) + R"(":1}})";
+  EXPECT_EQ(g.Scan(escaped_key).size(), 1u) << escaped_key;
+}
+
+TEST(SecretAttacks, AnImageBlockBetweenTheHalvesDoesNotSeparateThem) {
+  Guarded g;
+  nlohmann::json msg = {{"result", {{"content", {
+      {{"type", "text"}, {"text", kToken.substr(0, 20)}},
+      {{"type", "image"}, {"data", "iVBORw0KGgo="}, {"mimeType", "image/png"}},
+      {{"type", "text"}, {"text", kToken.substr(20)}}}}}}};
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(msg.dump(), &found);
+  EXPECT_EQ(found.size(), 1u);
+  EXPECT_EQ(out.find(kToken.substr(20)), std::string::npos) << out;
+}
+
+TEST(SecretAttacks, ThreeBlocksAndOneCharacterBlocks) {
+  Guarded g;
+  nlohmann::json blocks = nlohmann::json::array();
+  for (char c : kToken) blocks.push_back({{"type", "text"}, {"text", std::string(1, c)}});
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(nlohmann::json{{"result", {{"content", blocks}}}}.dump(), &found);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].sha256, Sha256Hex(kToken));
+  auto back = nlohmann::json::parse(out);
+  for (const auto& b : back["result"]["content"]) EXPECT_EQ(b["text"], "[REDACTED:github-pat-classic]");
+}
+
+TEST(SecretAttacks, KeywordsInAnyCase) {
+  Guarded g;
+  std::string secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+  for (std::string kw : {"AWS_SECRET_ACCESS_KEY", "aws_secret_access_key", "Aws_Secret_Access_Key", "awsSecretAccessKey"}) {
+    nlohmann::json msg = {{"t", kw + "=" + secret}};
+    EXPECT_EQ(g.Scan(msg.dump()).size(), 1u) << kw;
+  }
+}
+
+TEST(SecretAttacks, ControlCharactersAroundATokenDoNotHideIt) {
+  Guarded g;
+  // Tab, NUL (escaped), newline, quote and backslash right next to the token.
+  for (std::string wrap : {R"(\t)", R"(\u0000)", R"(\n)", R"(\")", R"(\\)"}) {
+    std::string msg = R"({"t":")" + wrap + kToken + wrap + R"("})";
+    std::vector<SecretFinding> found;
+    std::string out = g.Redact(msg, &found);
+    EXPECT_EQ(found.size(), 1u) << msg;
+    EXPECT_EQ(out.find(kToken), std::string::npos) << out;
+  }
+}
+
+TEST(SecretAttacks, InvisibleCharactersInsideATokenAreIgnored) {
+  Guarded g;
+  // Zero-width space, soft hyphen, word joiner, BOM and a bidi mark inside
+  // the token: a reader (or a model) sees the token, so the scan does too.
+  for (std::string mark : {"\u200b", "\u00ad", "\u2060", "\ufeff", "\u202e"}) {
+    std::string msg = R"({"t":"x )" + kToken.substr(0, 8) + mark + kToken.substr(8, 10) + mark + kToken.substr(18) + R"( y"})";
+    std::vector<SecretFinding> found;
+    std::string out = g.Redact(msg, &found);
+    ASSERT_EQ(found.size(), 1u) << msg;
+    EXPECT_EQ(found[0].sha256, Sha256Hex(kToken));
+    EXPECT_EQ(nlohmann::json::parse(out)["t"], "x [REDACTED:github-pat-classic] y") << out;
+  }
+  // Other non-ASCII text around a token changes nothing.
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(R"({"t":"— é 日本 )" + kToken + R"( —"})", &found);
+  EXPECT_EQ(nlohmann::json::parse(out)["t"], "— é 日本 [REDACTED:github-pat-classic] —");
+}
+
+TEST(SecretAttacks, RedactedOutputRescansClean) {
+  Guarded g;
+  // Overlapping rules (a JWT inside a bearer header) and adjacent tokens.
+  std::string jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijklmnopqrstuvwxyzABCDEF0123456789";
+  nlohmann::json msg = {{"h", "Authorization: Bearer " + jwt}, {"two", kToken + " " + kToken}};
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(msg.dump(), &found);
+  EXPECT_GE(found.size(), 3u);
+  EXPECT_TRUE(g.Scan(out).empty()) << out;
+}
+
+}  // namespace
+}  // namespace mcpcell
