@@ -84,6 +84,10 @@ struct RelaySpec {
   std::vector<std::string> tools_deny;    ///< mcpcell.tools.deny globs (win over allow)
   std::string tools_origin;               ///< "profile fs.json", for refusals
   std::uint64_t max_message = 64ull << 20;  ///< bytes per line, either direction
+  bool pins = false;                      ///< tool pinning (src/guard/pin_guard.h, docs/PINNING.md)
+  std::string pins_server;                ///< the server's pin key
+  std::string pins_dir;                   ///< where its pin file lives
+  bool pins_block_poisoning = false;      ///< mcpcell.pins.poisoning "block"
 };
 
 struct CellSpec {

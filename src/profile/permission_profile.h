@@ -33,6 +33,8 @@ struct ProfileExtension {
   std::map<std::string, std::string> secret_env;  ///< secret NAME → env var, only when wanted
   std::vector<std::string> tools_allow;  ///< tool-name globs the relay lets through (later issue)
   std::vector<std::string> tools_deny;
+  std::optional<std::string> pins_mode;       ///< mcpcell.pins.mode "on" | "off" (unset: on where the relay runs)
+  std::optional<std::string> pins_poisoning;  ///< mcpcell.pins.poisoning "warn" | "block"
 };
 
 struct PermissionProfile {

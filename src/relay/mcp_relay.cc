@@ -1,8 +1,11 @@
 #include "relay/mcp_relay.h"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "audit/sha256.h"
+#include "guard/pin_guard.h"
 #include "relay/envelope.h"
 
 namespace mcpcell {
@@ -51,7 +54,9 @@ McpRelay::McpRelay(RelayConfig config, AuditSink audit)
       filter_(config_.tools),
       audit_(std::move(audit)),
       parsers_{std::make_unique<EnvelopeParser>(config_.max_message),
-               std::make_unique<EnvelopeParser>(config_.max_message)} {}
+               std::make_unique<EnvelopeParser>(config_.max_message)} {
+  if (config_.pins) config_.pins->SetAudit([this](nlohmann::json e) { Audit(std::move(e)); });
+}
 
 McpRelay::~McpRelay() = default;
 
@@ -143,6 +148,9 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
   if (auto denial = filter_.Denial(p->subject)) {
     return Refusal{kRefusedByPolicy, "mcpcell: " + *denial, env.id->json, env.id->key};
   }
+  if (auto unpinned = config_.pins ? config_.pins->CallDenial(p->subject) : std::nullopt) {
+    return Refusal{kRefusedByPolicy, "mcpcell: " + *unpinned, env.id->json, env.id->key};
+  }
   return std::nullopt;
 }
 
@@ -213,10 +221,13 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
   pending_[asker].erase(it);
   RelayAction a;
   if (from == kClient) return a;
-  if (p.method == "tools/list" && env.has_result && filter_.active()) {
+  if (p.method == "tools/list" && env.has_result && (filter_.active() || config_.pins)) {
     std::size_t hidden = 0;
-    a.forward = RelayAction::Forward::kReplaced;
-    a.replacement = FilterToolsList(env, line, &hidden);
+    std::string filtered = FilterToolsList(env, line, &hidden);
+    if (hidden != 0 || filter_.active()) {
+      a.forward = RelayAction::Forward::kReplaced;
+      a.replacement = std::move(filtered);
+    }
   }
   if ((p.method == "initialize" || p.method == "server/discover") && env.has_result) {
     nlohmann::json start{{"event", "session_start"}, {"client_info", p.arguments}};
@@ -246,6 +257,13 @@ std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line
                          "mcpcell relay: the server's tools/list result has no tools array, so the profile's tool "
                          "rules cannot be applied; refused");
   }
+  // Pinning judges the page as a whole (duplicates, a complete listing).
+  std::set<std::string> unpinned;
+  if (config_.pins) {
+    auto cursor = Member(env.result, "nextCursor");
+    unpinned = config_.pins->JudgePage(nlohmann::json::parse(simdjson::to_string(*tools)),
+                                       !cursor || cursor->is_null());
+  }
   std::string out = R"({"jsonrpc":"2.0","id":)" + env.id->json + R"(,"result":{)";
   out.reserve(line.size());
   bool first = true;
@@ -266,7 +284,7 @@ std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line
     simdjson::dom::array items = field.value.get_array().value_unsafe();
     for (element tool : items) {
       auto name = StringMember(tool, "name");
-      if (!name || filter_.Denial(*name)) {
+      if (!name || filter_.Denial(*name) || unpinned.count(std::string(*name)) != 0) {
         ++*hidden;
         continue;
       }

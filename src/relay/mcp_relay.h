@@ -28,12 +28,14 @@ namespace mcpcell {
 struct Envelope;
 struct Refusal;
 class EnvelopeParser;
+class PinGuard;
 
 struct RelayConfig {
   std::string server;                              ///< as the audit log names it
   ToolRules tools;
   std::size_t max_message = 64 * 1024 * 1024;      ///< bytes per line, either direction
   std::size_t max_pending = 4096;                  ///< unanswered requests per direction
+  std::shared_ptr<PinGuard> pins;                  ///< tool pinning (src/guard/pin_guard.h); null: off
 };
 
 /// What to do with one line read from a side.

@@ -92,7 +92,7 @@ struct Harness {
   McpRelay relay;
   explicit Harness(std::vector<std::string> deny = {"write_file", "move_*"}, std::vector<std::string> allow = {},
                    std::size_t max = 1u << 20)
-      : relay(RelayConfig{"srv", ToolRules{std::move(allow), std::move(deny), "profile fs.json"}, max, 4096},
+      : relay(RelayConfig{"srv", ToolRules{std::move(allow), std::move(deny), "profile fs.json"}, max, 4096, nullptr},
               [this](const json& e) { records.push_back(e); }) {}
 
   // simdjson reads past the end of a line; LineFramer guarantees the padding.

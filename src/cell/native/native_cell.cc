@@ -23,6 +23,7 @@
 #include "cell/native/seccomp.h"
 #include "cell/native/setup_report.h"
 #include "cell/native/stdio_relay.h"
+#include "guard/pin_guard.h"
 #include "cli/exit_codes.h"
 #include "egress/egress_service.h"
 #include "util/unique_fd.h"
@@ -250,7 +251,12 @@ CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, const Laun
   if (spec.relay.on) {
     mcp = RelayConfig{ctx.server,
                       ToolRules{spec.relay.tools_allow, spec.relay.tools_deny, spec.relay.tools_origin},
-                      static_cast<std::size_t>(spec.relay.max_message), 4096};
+                      static_cast<std::size_t>(spec.relay.max_message), 4096, nullptr};
+    if (spec.relay.pins) {
+      auto pins = PinGuard::Open({spec.relay.pins_server, spec.relay.pins_dir, spec.relay.pins_block_poisoning});
+      if (!pins.ok()) return Failed(kExitSetupFailed, pins.error());
+      mcp->pins = std::move(*pins);
+    }
   }
   auto relay = StdioRelay::Prepare(std::move(mcp), ctx.audit);
   if (!relay) return Failed(kExitSetupFailed, relay.error());
