@@ -190,11 +190,15 @@ void PinGuard::ReportFirstUse(const Seen& t) {
     audit_({{"event", "tool_pin"}, {"tool", t.name}, {"change", "first_use"}, {"action", "pinned"},
             {"sha256", t.sha256}, {"findings", ToJson(t.findings)}});
   }
-  if (t.findings.empty() || !reported_.insert(t.name + "#first").second) return;
+  // Low findings (a URL, a sibling tool named) are in the audit record only:
+  // honest servers have them, and a warning on every first run teaches users to skip warnings.
+  if (!HasHighSeverity(t.findings) || !reported_.insert(t.name + "#first").second) return;
   std::string text = fmt::format("mcpcell: pins: warning: tool \"{}\" of {} was pinned on first use with poisoning findings "
                                  "(set \"poisoning\": \"block\" in the profile's mcpcell.pins to hold such tools back):",
                                  VisibleText(t.name), settings_.server);
-  for (const auto& fd : t.findings) text += fmt::format("\n    {} ({}): {}: {}", fd.rule, fd.severity, fd.field, fd.excerpt);
+  for (const auto& fd : t.findings) {
+    if (fd.severity == "high") text += fmt::format("\n    {} ({}): {}: {}", fd.rule, fd.severity, fd.field, fd.excerpt);
+  }
   say_(text);
 }
 

@@ -124,7 +124,11 @@ struct Checker {
   // Every string in the tool is read, keys included: a client may render any
   // of them, and a schema's property names reach the model as they are.
   void Walk(const json& v, const std::string& path) {
-    if (v.is_string()) {
+    // JSON Schema's own identifiers ("$schema": "http://json-schema.org/...") are not prose.
+    bool schema_id = path.ends_with("$schema") || path.ends_with("$id") || path.ends_with("$ref");
+    if (v.is_string() && schema_id) {
+      HiddenUnicode(v.get_ref<const std::string&>(), path);
+    } else if (v.is_string()) {
       Text(v.get_ref<const std::string&>(), path, true);
     } else if (v.is_object()) {
       for (const auto& [k, x] : v.items()) {

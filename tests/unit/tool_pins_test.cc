@@ -98,6 +98,8 @@ TEST(PoisonCheck, FlagsEachRuleAndOnlyThere) {
   EXPECT_TRUE(Rules(t("Returns all environment variables (get-env)")).empty());
   EXPECT_TRUE(Rules(t("Line one\nline two\ttabbed")).empty());
   EXPECT_FALSE(HasHighSeverity(CheckTool(t("DEPRECATED: Use read_file instead."), {"read_file"})));
+  // JSON Schema's "$schema" URL (every SDK server sends one) is not a finding.
+  EXPECT_TRUE(CheckTool(json::parse(R"({"name":"t","inputSchema":{"$schema":"http://json-schema.org/draft-07/schema#"}})"), {}).empty());
 }
 
 // ---- the pin store and the relay -----------------------------------------
