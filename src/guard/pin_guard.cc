@@ -84,7 +84,9 @@ std::set<std::string> PinGuard::JudgePage(const json& tools, bool last_page) {
       hidden.insert(s.name);
       std::string why = fmt::format("tool \"{}\" of {} {}; it is hidden and refused", s.name, settings_.server, Why("duplicate"));
       if (reported_.insert(s.name + "#duplicate").second) {
-        say_("mcpcell: pins: " + why);
+        // The name is the server's text: an ESC in it must not drive the user's terminal.
+        say_(fmt::format("mcpcell: pins: tool \"{}\" of {} {}; it is hidden and refused", VisibleText(s.name),
+                         settings_.server, Why("duplicate")));
         if (audit_) audit_({{"event", "tool_pin"}, {"tool", s.name}, {"change", "duplicate"}, {"action", "hidden"}});
       }
       Hide(s.name, why);

@@ -15,12 +15,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/pins_plan.h"
 #include "guard/pin_guard.h"
 #include "guard/pin_store.h"
 #include "guard/poison_check.h"
 #include "guard/tool_contract.h"
 #include "relay/envelope.h"
+#include "profile/permission_profile.h"
 #include "relay/mcp_relay.h"
+#include "source/server_ref.h"
 
 namespace mcpcell {
 namespace {
@@ -365,6 +368,68 @@ TEST(PinStoreAttacks, ACallToAToolNeverListedAndNeverPinnedIsRefused) {
   TempDir dir;
   Session s(dir.path);
   EXPECT_NE(s.Call("anything").find("has no pin"), std::string::npos);
+}
+
+TEST(PinStoreAttacks, RefusesAPinFileAnotherUserOwns) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another uid";
+  TempDir dir;
+  { Session s(dir.path); s.List(BaseTools()); }
+  std::string file = PinStore::OpenExisting(dir.path, "command://test")->file();
+  ASSERT_EQ(::chown(file.c_str(), 65534, 65534), 0);
+  try {
+    Session s(dir.path);
+    FAIL() << "a pin file owned by uid 65534 was trusted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("owned by uid 65534"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PinStoreAttacks, AToolNameWithAnEscapeReachesStderrOnlyVisibly) {
+  TempDir dir;
+  Session s(dir.path);
+  json tools = json::array({{{"name", "x\x1b[2Jy"}, {"description", "a"}}, {{"name", "x\x1b[2Jy"}, {"description", "b"}}});
+  EXPECT_TRUE(s.List(tools).empty());
+  ASSERT_FALSE(s.said.empty());
+  for (const auto& line : s.said) EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+}
+
+ServerRef Command(std::vector<std::string> argv) {
+  ServerRef r;
+  r.kind = ServerRef::Kind::kCommand;
+  r.package = argv[0];
+  r.args = std::move(argv);
+  return r;
+}
+
+TEST(PinServerKey, TwoServersNeverShareAKey) {
+  // Words are shell-quoted, so a space inside a word is not a word boundary.
+  EXPECT_NE(PinServerKey(Command({"node", "a b"}), "/w"), PinServerKey(Command({"node a", "b"}), "/w"));
+  // One interpreter, two scripts; one relative script in two directories.
+  EXPECT_NE(PinServerKey(Command({"node", "/x/a.js"}), "/w"), PinServerKey(Command({"node", "/x/b.js"}), "/w"));
+  EXPECT_EQ(PinServerKey(Command({"node", "./s.js"}), "/w"), "command://node /w/s.js");
+  EXPECT_NE(PinServerKey(Command({"node", "./s.js"}), "/w"), PinServerKey(Command({"node", "./s.js"}), "/v"));
+  // A command named like another kind's key stays a command key.
+  EXPECT_EQ(PinServerKey(Command({"npx://pkg"}), "/w").rfind("command://", 0), 0u);
+  // Versions are not part of the key: an upgrade is judged against the old pins.
+  auto a = ParseServerRef(std::string("npx://@scope/pkg@1.0.0"), {});
+  auto b = ParseServerRef(std::string("npx://@scope/pkg@2.0.0"), {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(PinServerKey(*a, "/w"), "npx://@scope/pkg");
+  EXPECT_EQ(PinServerKey(*a, "/w"), PinServerKey(*b, "/w"));
+}
+
+TEST(PinProfile, ModeAndPoisoningAreValidatedWithTheirJsonPath) {
+  auto ok = ParseProfile(R"({"mcpcell":{"pins":{"mode":"on","poisoning":"block"}}})", "p.json");
+  ASSERT_TRUE(ok.ok()) << ok.error().Message();
+  EXPECT_EQ(ok->ext.pins_poisoning, "block");
+  auto bad = ParseProfile(R"({"mcpcell":{"pins":{"mode":"maybe"}}})", "p.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Message().find("$.mcpcell.pins.mode"), std::string::npos) << bad.error().Message();
+  auto unknown = ParseProfile(R"({"mcpcell":{"pins":{"mod":"on"}}})", "p.json");
+  EXPECT_FALSE(unknown.ok());
+  auto contradiction = ParseProfile(R"({"mcpcell":{"pins":{"mode":"off","poisoning":"block"}}})", "p.json");
+  ASSERT_FALSE(contradiction.ok());
+  EXPECT_NE(contradiction.error().Message().find("$.mcpcell.pins.poisoning"), std::string::npos);
 }
 
 }  // namespace
