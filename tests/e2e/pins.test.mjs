@@ -122,3 +122,12 @@ for (const [name, extra] of [['server-everything', []], ['server-memory', []], [
     assert.ok(first.length >= 9, `${name} listed ${first.length} tools`);
   });
 }
+
+test('a cell that could write its own pins is refused before it starts', async () => {
+  const state = stateHome();
+  const r = await runMcpcell(['run', '--isolate', '--relay=on', '--write', state, '--dry-run', '--', '/bin/true'], {
+    env: { ...process.env, XDG_STATE_HOME: state },
+  });
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /pin directory .* lies inside --write/);
+});
