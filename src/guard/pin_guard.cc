@@ -13,6 +13,10 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::size_t kStderrChanges = 8;  ///< diff lines on stderr per tool; `pins diff` shows all
+/// Pending entries kept per server: a server inventing new names on every run
+/// must not grow the user's state without bound. Past it, new names are still
+/// hidden and refused, only not recorded for approval.
+constexpr std::size_t kMaxPending = 1000;
 
 json ChangesJson(const std::vector<FieldChange>& changes) {
   json a = json::array();
@@ -135,6 +139,13 @@ void PinGuard::Judge(PinFile* f, const Seen& t, std::set<std::string>* hidden) {
     return;
   }
   std::string change = pin != f->tools.end() ? "changed" : first_use_ ? "poisoned" : "new";
+  if (f->pending.count(t.name) == 0 && f->pending.size() >= kMaxPending) {
+    hidden->insert(t.name);
+    Hide(t.name, fmt::format("tool \"{}\" of {} {}, and {} changes already wait for approval; review them first: "
+                             "mcpcell pins diff {}",
+                             t.name, settings_.server, Why(change), kMaxPending, ShellQuote(settings_.server)));
+    return;
+  }
   auto& p = f->pending[t.name];
   if (p.sha256 != t.sha256 || p.change != change) p = {change, t.sha256, t.contract, UtcNow(), t.findings};
   hidden->insert(t.name);

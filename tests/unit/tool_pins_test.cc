@@ -401,6 +401,18 @@ ServerRef Command(std::vector<std::string> argv) {
   return r;
 }
 
+TEST(PinStoreAttacks, AServerInventingNamesCannotGrowThePinFileWithoutBound) {
+  TempDir dir;
+  { Session s(dir.path); s.List(BaseTools()); }
+  Session s(dir.path);
+  json many = BaseTools();
+  for (int i = 0; i < 1200; ++i) many.push_back({{"name", "t" + std::to_string(i)}, {"description", "x"}});
+  EXPECT_EQ(s.List(many).size(), 3u);
+  EXPECT_NE(s.Call("t1199").find("wait for approval"), std::string::npos);
+  auto f = PinStore::OpenExisting(dir.path, "command://test")->Load();
+  EXPECT_EQ(f->pending.size(), 1000u);
+}
+
 TEST(PinServerKey, TwoServersNeverShareAKey) {
   // Words are shell-quoted, so a space inside a word is not a word boundary.
   EXPECT_NE(PinServerKey(Command({"node", "a b"}), "/w"), PinServerKey(Command({"node a", "b"}), "/w"));
