@@ -230,6 +230,9 @@ std::optional<std::string> PinGuard::CallDenial(const std::string& name) {
     return fmt::format("tool \"{}\" of {} {}; it is refused until you approve it: {}", name, settings_.server,
                        Why(pending->second.change), ApproveCommand(settings_.server, name));
   }
+  // Trust on first use: with nothing pinned yet there is nothing to hold a
+  // call against (a client that calls before it lists, a raw JSON-RPC peer).
+  if (!f->exists) return std::nullopt;
   return fmt::format("tool \"{}\" of {} has no pin and was not listed by the server in this session, so mcpcell cannot "
                      "tell what it is; list the tools (tools/list) first",
                      VisibleText(name), settings_.server);

@@ -364,10 +364,16 @@ TEST(PinStoreAttacks, TwoRunsOfOneServerAtOnceMergeInsteadOfLosingPins) {
   EXPECT_TRUE(c.said.empty());
 }
 
-TEST(PinStoreAttacks, ACallToAToolNeverListedAndNeverPinnedIsRefused) {
+TEST(PinStoreAttacks, ACallToAToolNeverListedAndNeverPinnedIsRefusedOnceTheServerHasPins) {
   TempDir dir;
+  {
+    Session s(dir.path);
+    EXPECT_EQ(s.Call("anything"), "");  // nothing pinned yet: trust on first use
+    s.List(BaseTools());
+  }
   Session s(dir.path);
   EXPECT_NE(s.Call("anything").find("has no pin"), std::string::npos);
+  EXPECT_EQ(s.Call("echo"), "");  // pinned, nothing pending: callable before a list
 }
 
 TEST(PinStoreAttacks, RefusesAPinFileAnotherUserOwns) {
