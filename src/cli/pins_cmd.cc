@@ -105,7 +105,7 @@ int Approve(const std::string& dir, const std::string& server, const std::vector
       if (p->second.change == "removed") {
         f->tools.erase(name);
       } else {
-        f->tools[name] = {p->second.sha256, p->second.contract, UtcNow(), "approved", p->second.findings};
+        f->tools[name] = {p->second.sha256, p->second.contract, UtcNow(), "approved", p->second.findings, {}};
       }
       f->pending.erase(p);
       ++approved;

@@ -52,12 +52,20 @@ Result<std::shared_ptr<PinGuard>> PinGuard::Open(const PinSettings& settings) {
   if (!store.ok()) return store.error();
   auto f = store->Load();
   if (!f.ok()) return f.error();
-  return std::shared_ptr<PinGuard>(new PinGuard(std::move(*store), settings, !f->exists));
+  return std::shared_ptr<PinGuard>(new PinGuard(std::move(*store), settings, /*first_use=*/true));
 }
 
 PinGuard::PinGuard(PinStore store, const PinSettings& settings, bool first_use)
     : store_(std::move(store)), settings_(settings), first_use_(first_use) {
   say_ = [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); };
+}
+
+void PinGuard::SetClientCapabilities(const json& capabilities) {
+  try {
+    client_ = capabilities.is_object() ? CanonicalText(capabilities) : "{}";
+  } catch (const json::exception&) {
+    client_ = "{}";
+  }
 }
 
 void PinGuard::Hide(const std::string& name, const std::string& why) { verdicts_[name] = why; }
@@ -106,6 +114,7 @@ std::set<std::string> PinGuard::JudgePage(const json& tools, bool last_page) {
       std::set<std::string> listed;
       for (const auto& [n, h] : listing_) listed.insert(n);
       MarkRemoved(f, listed);
+      f->clients.insert(client_);
     }
   });
   if (!st.ok()) {
@@ -127,18 +136,21 @@ std::set<std::string> PinGuard::JudgePage(const json& tools, bool last_page) {
 
 void PinGuard::Judge(PinFile* f, const Seen& t, std::set<std::string>* hidden) {
   auto pin = f->tools.find(t.name);
+  // First use for this client's capability set: its first complete list.
+  bool first = first_use_ && f->clients.count(client_) == 0;
   if (pin != f->tools.end() && pin->second.sha256 == t.sha256) {
     f->pending.erase(t.name);  // what was pending is no longer what the server lists
+    pin->second.clients.insert(client_);
     verdicts_[t.name] = "";
     return;
   }
-  if (pin == f->tools.end() && first_use_ && !(settings_.block_poisoning && HasHighSeverity(t.findings))) {
-    f->tools[t.name] = {t.sha256, t.contract, UtcNow(), "first use", t.findings};
+  if (pin == f->tools.end() && first && !(settings_.block_poisoning && HasHighSeverity(t.findings))) {
+    f->tools[t.name] = {t.sha256, t.contract, UtcNow(), "first use", t.findings, {client_}};
     verdicts_[t.name] = "";
     ReportFirstUse(t);
     return;
   }
-  std::string change = pin != f->tools.end() ? "changed" : first_use_ ? "poisoned" : "new";
+  std::string change = pin != f->tools.end() ? "changed" : first ? "poisoned" : "new";
   if (f->pending.count(t.name) == 0 && f->pending.size() >= kMaxPending) {
     hidden->insert(t.name);
     Hide(t.name, fmt::format("tool \"{}\" of {} {}, and {} changes already wait for approval; review them first: "
@@ -162,7 +174,8 @@ void PinGuard::Judge(PinFile* f, const Seen& t, std::set<std::string>* hidden) {
 // knows, the server no longer offers under that contract.
 void PinGuard::MarkRemoved(PinFile* f, const std::set<std::string>& listed) {
   for (const auto& [name, pin] : f->tools) {
-    if (listed.count(name) != 0) continue;
+    // A tool listed only to other clients is not missing from this one's list.
+    if (listed.count(name) != 0 || pin.clients.count(client_) == 0) continue;
     auto& p = f->pending[name];
     if (p.change.empty()) p = {"removed", "", nullptr, UtcNow(), {}};
     if (p.change != "removed") continue;  // a pending change of it stays what the user will see

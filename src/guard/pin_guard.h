@@ -48,6 +48,13 @@ class PinGuard {
   void SetAudit(AuditSink sink) { audit_ = std::move(sink); }
   void SetSay(Say say) { say_ = std::move(say); }
 
+  /// The client's initialize params.capabilities. Servers list some tools
+  /// only to clients with some capabilities (server-everything: sampling,
+  /// elicitation, roots), so the first complete list under each capability
+  /// set pins the names it adds, and a removal is judged only against the
+  /// tools listed to that capability set before.
+  void SetClientCapabilities(const nlohmann::json& capabilities);
+
   /// One tools/list result page (its "tools" array): the names to hide.
   /// `last_page`: the result has no nextCursor, so the listing is complete.
   std::set<std::string> JudgePage(const nlohmann::json& tools, bool last_page);
@@ -76,7 +83,8 @@ class PinGuard {
 
   PinStore store_;
   PinSettings settings_;
-  bool first_use_;                               ///< no pins yet and no complete list seen
+  bool first_use_;                               ///< no complete list seen yet in this session
+  std::string client_ = "{}";                    ///< canonical client capabilities
   std::map<std::string, std::string> verdicts_;  ///< name → "" (callable) or why it is not
   std::map<std::string, std::string> listing_;   ///< this listing's names → sha256 (across pages)
   std::set<std::string> reported_;               ///< name + sha256 already said

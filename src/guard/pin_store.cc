@@ -88,12 +88,21 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
 
 json ToolJson(const PinnedTool& t) {
   return {{"sha256", t.sha256}, {"contract", t.contract}, {"pinned_at", t.pinned_at}, {"how", t.how},
-          {"findings", ToJson(t.findings)}};
+          {"findings", ToJson(t.findings)}, {"clients", t.clients}};
 }
 
 json PendingJson(const PendingTool& t) {
   return {{"change", t.change}, {"sha256", t.sha256}, {"contract", t.contract}, {"seen_at", t.seen_at},
           {"findings", ToJson(t.findings)}};
+}
+
+std::set<std::string> StringSet(const json& j) {
+  std::set<std::string> out;
+  if (!j.is_array()) return out;
+  for (const auto& v : j) {
+    if (v.is_string()) out.insert(v.get<std::string>());
+  }
+  return out;
 }
 
 }  // namespace
@@ -220,11 +229,11 @@ json ToJson(const PinFile& f) {
   for (const auto& [name, t] : f.tools) tools[name] = ToolJson(t);
   json pending = json::object();
   for (const auto& [name, t] : f.pending) pending[name] = PendingJson(t);
-  return {{"version", kFormatVersion}, {"server", f.server}, {"tools", tools}, {"pending", pending}};
+  return {{"version", kFormatVersion}, {"server", f.server}, {"clients", f.clients}, {"tools", tools}, {"pending", pending}};
 }
 
 Result<PinFile> PinFileFromJson(const json& j, const std::string& origin) {
-  MCPCELL_TRY(CheckObjectKeys(origin, "$", j, {"version", "server", "tools", "pending"}));
+  MCPCELL_TRY(CheckObjectKeys(origin, "$", j, {"version", "server", "clients", "tools", "pending"}));
   if (!j.contains("version") || j["version"] != kFormatVersion) {
     return JsonPathError(origin, "$.version", fmt::format("expected {} (this mcpcell's pin format)", kFormatVersion));
   }
@@ -232,6 +241,7 @@ Result<PinFile> PinFileFromJson(const json& j, const std::string& origin) {
   auto server = JsonString(origin, "$.server", j.value("server", json()));
   if (!server.ok()) return server.error();
   f.server = *server;
+  f.clients = StringSet(j.value("clients", json()));
   for (const char* part : {"tools", "pending"}) {
     if (!j.contains(part) || !j[part].is_object()) return JsonTypeError(origin, JsonChild("$", part), "an object", j.value(part, json()));
   }
@@ -241,7 +251,7 @@ Result<PinFile> PinFileFromJson(const json& j, const std::string& origin) {
       return JsonPathError(origin, p, "expected {\"sha256\": ..., \"contract\": ...}");
     }
     f.tools[name] = {t["sha256"], t["contract"], t.value("pinned_at", ""), t.value("how", ""),
-                     FindingsFromJson(t.value("findings", json()))};
+                     FindingsFromJson(t.value("findings", json())), StringSet(t.value("clients", json()))};
   }
   for (const auto& [name, t] : j["pending"].items()) {
     std::string p = JsonChild("$.pending", name);

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct PinnedTool {
   std::string pinned_at;    ///< UTC, ISO 8601
   std::string how;          ///< "first use" | "approved"
   std::vector<PoisonFinding> findings;
+  std::set<std::string> clients;  ///< client capability sets it was listed to (PinGuard::SetClientCapabilities)
 };
 
 /// A tool the server lists (or stopped listing) that differs from its pin:
@@ -45,6 +47,7 @@ struct PinFile {
   std::string server;
   std::map<std::string, PinnedTool> tools;
   std::map<std::string, PendingTool> pending;
+  std::set<std::string> clients;  ///< client capability sets whose first complete list was pinned
   bool exists = false;  ///< false: this server was never pinned
 };
 

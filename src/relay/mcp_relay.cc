@@ -183,6 +183,8 @@ RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes)
     }
     if (env.method == "initialize" && env.has_params) {
       if (auto ci = Member(env.params, "clientInfo")) p.arguments = nlohmann::json::parse(simdjson::to_string(*ci));
+      auto caps = Member(env.params, "capabilities");
+      if (caps && config_.pins) config_.pins->SetClientCapabilities(nlohmann::json::parse(simdjson::to_string(*caps)));
     }
   }
   pending.emplace(id.key, std::move(p));

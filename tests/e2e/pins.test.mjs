@@ -34,8 +34,8 @@ function stateHome() {
 const SERVERS_DIR = path.join(E2E_DIR, 'servers');
 const PINS_SERVER = path.join(SERVERS_DIR, 'pins_server.mjs');
 
-async function session(t, state, cellArgs, command, fn) {
-  const s = startServer(t, ['--relay=on', ...cellArgs], command, { env: { XDG_STATE_HOME: state } });
+async function session(t, state, cellArgs, command, fn, capabilities = {}) {
+  const s = startServer(t, ['--relay=on', ...cellArgs], command, { env: { XDG_STATE_HOME: state }, capabilities });
   await s.connect();
   try {
     return await fn(s);
@@ -130,4 +130,28 @@ test('a cell that could write its own pins is refused before it starts', async (
   });
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, /pin directory .* lies inside --write/);
+});
+
+test('server-everything lists more tools to a client with sampling, elicitation and roots: no alarm either way', async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const state = stateHome();
+  const command = [NODE_BIN, serverEntry('server-everything')];
+  const rich = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
+  const counts = { plain: new Set(), rich: new Set() };
+  let alarms = 0;
+  for (let i = 0; i < 6; i++) {
+    const kind = i % 2 ? 'rich' : 'plain';
+    await session(t, state, [], command, async (s) => {
+      counts[kind].add((await s.client.listTools()).tools.length);
+      if (/mcpcell: pins:/.test(s.stderr())) {
+        alarms++;
+        t.diagnostic(`run ${i} (${kind}): ${s.stderr()}`);
+      }
+    }, kind === 'rich' ? rich : {});
+  }
+  t.diagnostic(`tools listed: plain ${[...counts.plain]}, rich ${[...counts.rich]}`);
+  assert.equal(alarms, 0);
+  assert.equal(counts.plain.size, 1);
+  assert.equal(counts.rich.size, 1);
+  assert.ok([...counts.rich][0] > [...counts.plain][0], 'the capability-dependent tools were listed');
 });
