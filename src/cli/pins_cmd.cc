@@ -4,6 +4,9 @@
 // relay recorded as pending (by its hash), never whatever the server says next.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -51,6 +54,10 @@ void PrintPending(const std::string& name, const PendingTool& p, const PinFile& 
 
 int List(const std::string& dir, const std::string& server) {
   if (server.empty()) {
+    if (::access(dir.c_str(), F_OK) != 0 && errno == ENOENT) {
+      std::fprintf(stderr, "mcpcell pins: no server has been pinned yet (%s does not exist)\n", dir.c_str());
+      return 0;
+    }
     auto servers = PinStore::Servers(dir);
     if (!servers.ok()) return Err(servers.error().Message()), kExitSetupFailed;
     for (const auto& s : *servers) {
