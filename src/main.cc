@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
   mcpcell::AddRegistryCommand(app, &exit_code);
   mcpcell::AddGcCommand(app, &exit_code);
   mcpcell::AddAuditCommand(app, &exit_code);
+  mcpcell::AddPinsCommand(app, &exit_code);
   mcpcell::AddEgressProxyCommand(app, &exit_code);
   try {
     app.parse(args);

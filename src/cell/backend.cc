@@ -7,6 +7,7 @@
 #include "cell/docker/podman_init.h"
 #include "cell/native/native_cell.h"
 #include "core/exit_codes.h"
+#include "guard/pin_guard.h"
 #include "cell/native/stdio_relay.h"
 
 namespace mcpcell {
@@ -73,7 +74,7 @@ std::optional<RelayConfig> RelayConfigFor(const CellSpec& spec, const RunContext
                      static_cast<std::size_t>(spec.relay.max_message), 4096,
                      spec.relay.call_rate, static_cast<std::size_t>(spec.relay.call_burst),
                      static_cast<std::size_t>(spec.relay.max_inflight), spec.relay.call_timeout,
-                     spec.relay.audit_content, spec.relay.secrets};
+                     spec.relay.audit_content, spec.relay.secrets, nullptr};
 }
 
 // The one place where the supervisor's copy sits between the client's fds
@@ -81,7 +82,13 @@ std::optional<RelayConfig> RelayConfigFor(const CellSpec& spec, const RunContext
 // with the relay on stdin and stdout always do, read message by message.
 CellResult RunWithStdio(const Backend& backend, const CellSpec& spec, const RunContext& ctx,
                         const LaunchCallback& on_launch) {
-  auto stdio = StdioRelay::Prepare(RelayConfigFor(spec, ctx), ctx.audit);
+  auto config = RelayConfigFor(spec, ctx);
+  if (config && spec.relay.pins) {
+    auto pins = PinGuard::Open({spec.relay.pins_server, spec.relay.pins_dir, spec.relay.pins_block_poisoning});
+    if (!pins.ok()) return Refused(backend.name(), kExitSetupFailed, pins.error());
+    config->pins = std::move(*pins);
+  }
+  auto stdio = StdioRelay::Prepare(std::move(config), ctx.audit);
   if (!stdio) return Refused(backend.name(), kExitSetupFailed, stdio.error());
   CellResult r = backend.Run(spec, ctx, *stdio, on_launch);
   stdio->Finish();  // the server's last output is out before mcpcell says how it ended

@@ -30,5 +30,6 @@ void AddRegistryCommand(CLI::App& app, int* exit_code);
 void AddGcCommand(CLI::App& app, int* exit_code);
 void AddEgressProxyCommand(CLI::App& app, int* exit_code);
 void AddAuditCommand(CLI::App& app, int* exit_code);
+void AddPinsCommand(CLI::App& app, int* exit_code);
 
 }  // namespace mcpcell

@@ -3,6 +3,7 @@
 //   → CellSpec (via BuildCellSpec) → LaunchPlan with an explain record.
 // Nothing is installed for a denied server; nothing runs here.
 #include "cli/launch_plan.h"
+#include "cli/pins_plan.h"
 #include "util/home_path.h"
 
 #include <algorithm>
@@ -544,6 +545,9 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   SayPlanNotes(req, decided->facts, spec, *net, notes);
   MCPCELL_TRY(CheckRecordsOutOfReach(spec, req, decision));
   MCPCELL_TRY(LowerRelay(req, *profile, plan, &spec.relay));
+  MCPCELL_TRY(LowerPins(ref, *profile, plan, &spec.relay));
+  // A cell that can write its own pins approves its own changes.
+  if (spec.relay.pins) MCPCELL_TRY(CheckNotWritableByCell(spec, "mcpcell's pin directory", spec.relay.pins_dir));
   plan.explain["permissions"] = PermissionsJson(merged, spec, *net, *profile);
   plan.explain["profile"] = ToJson(*profile);
   plan.explain["notes"] = notes;

@@ -121,6 +121,10 @@ struct RelaySpec {
   std::chrono::milliseconds call_timeout{0};  ///< 0: none
   bool audit_content = false;             ///< --audit-content: arguments and results recorded unredacted
   SecretPolicy secrets;                     ///< mcpcell.secrets: the scan of both directions
+  bool pins = false;                      ///< tool pinning (src/guard/pin_guard.h, docs/PINNING.md)
+  std::string pins_server;                ///< the server's pin key
+  std::string pins_dir;                   ///< where its pin file lives
+  bool pins_block_poisoning = false;      ///< mcpcell.pins.poisoning "block"
 };
 
 struct CellSpec {

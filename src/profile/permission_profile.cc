@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "egress/dns_name.h"
@@ -139,12 +140,34 @@ Status ReadUnit(const std::string& origin, const std::string& path, const json& 
   return {};
 }
 
+// mcpcell.pins (docs/PINNING.md): {"mode": "on"|"off", "poisoning": "warn"|"block"}.
+Status ReadPins(const std::string& origin, const std::string& path, const json& j, ProfileExtension* x) {
+  MCPCELL_TRY(CheckObjectKeys(origin, path, j, {"mode", "poisoning"}));
+  auto one_of = [&](const char* key, std::string_view a, std::string_view b, std::optional<std::string>* out) -> Status {
+    if (!j.contains(key)) return {};
+    auto v = JsonString(origin, JsonChild(path, key), j[key]);
+    if (!v.ok()) return v.error();
+    if (*v != a && *v != b) {
+      return JsonPathError(origin, JsonChild(path, key), fmt::format("expected \"{}\" or \"{}\", got \"{}\"", a, b, *v));
+    }
+    *out = *v;
+    return {};
+  };
+  MCPCELL_TRY(one_of("mode", "on", "off", &x->pins_mode));
+  MCPCELL_TRY(one_of("poisoning", "warn", "block", &x->pins_poisoning));
+  if (x->pins_mode == "off" && x->pins_poisoning) {
+    return JsonPathError(origin, JsonChild(path, "poisoning"),
+                         "the poisoning checks run when tools are pinned, and \"mode\" is \"off\"; drop one of them");
+  }
+  return {};
+}
+
 Status ReadExtension(const std::string& origin, const std::string& path, const json& j,
                      ProfileExtension* x) {
   MCPCELL_TRY(CheckObjectKeys(origin, path, j,
                               {"memory", "pids", "cpus", "tmp_size", "timeout", "env", "secrets",
                                "secret_env", "tools", "max_message", "call_rate", "max_inflight", "call_timeout",
-                               "secret_scan"}));
+                               "secret_scan", "pins"}));
   if (j.contains("memory")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "memory"), j["memory"], false, &x->memory));
   if (j.contains("tmp_size")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "tmp_size"), j["tmp_size"], false, &x->tmp_size));
   if (j.contains("timeout")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "timeout"), j["timeout"], true, &x->timeout));
@@ -232,6 +255,7 @@ Status ReadExtension(const std::string& origin, const std::string& path, const j
     MCPCELL_TRY(ReadSecretScan(origin, JsonChild(path, "secret_scan"), j["secret_scan"], &p));
     x->secret_scan = std::move(p);
   }
+  if (j.contains("pins")) MCPCELL_TRY(ReadPins(origin, JsonChild(path, "pins"), j["pins"], x));
   return {};
 }
 
@@ -354,6 +378,8 @@ json ToJson(const PermissionProfile& p) {
   if (e.max_inflight) x["max_inflight"] = *e.max_inflight;
   if (e.call_timeout) x["call_timeout"] = *e.call_timeout;
   if (e.secret_scan) x["secret_scan"] = SecretScanToJson(*e.secret_scan);
+  if (e.pins_mode) x["pins"]["mode"] = *e.pins_mode;
+  if (e.pins_poisoning) x["pins"]["poisoning"] = *e.pins_poisoning;
   if (!x.empty()) j["mcpcell"] = x;
   return j;
 }

@@ -39,6 +39,8 @@ struct ProfileExtension {
   std::optional<std::uint64_t> max_inflight;
   std::optional<std::string> call_timeout;  ///< "30s"
   std::optional<SecretPolicy> secret_scan;  ///< mcpcell.secret_scan; absent: the default (redact both ways)
+  std::optional<std::string> pins_mode;       ///< mcpcell.pins.mode "on" | "off" (unset: on where the relay runs)
+  std::optional<std::string> pins_poisoning;  ///< mcpcell.pins.poisoning "warn" | "block"
 };
 
 struct PermissionProfile {

@@ -1,11 +1,13 @@
 #include "relay/mcp_relay.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "audit/sha256.h"
 #include "guard/secret_guard.h"  // complete for ~McpRelay
+#include "guard/pin_guard.h"
 #include "relay/envelope.h"
 
 namespace mcpcell {
@@ -83,6 +85,7 @@ McpRelay::McpRelay(RelayConfig config, AuditSink audit)
       tokens_(static_cast<double>(config_.call_burst)),
       refilled_(Clock::now()) {
   InitSecrets();
+  if (config_.pins) config_.pins->SetAudit([this](nlohmann::json e) { Audit(std::move(e)); });
 }
 
 McpRelay::~McpRelay() = default;
@@ -196,6 +199,9 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
   if (auto denial = filter_.Denial(p->subject)) {
     return Refusal{kRefusedByPolicy, "mcpcell: " + *denial, env.id->json, env.id->key};
   }
+  if (auto unpinned = config_.pins ? config_.pins->CallDenial(p->subject) : std::nullopt) {
+    return Refusal{kRefusedByPolicy, "mcpcell: " + *unpinned, env.id->json, env.id->key};
+  }
   return std::nullopt;
 }
 
@@ -232,6 +238,8 @@ RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes)
     // Who the client says it is: initialize's clientInfo, or (2026-07-28) the request's _meta.
     if (env.method == "initialize" && env.has_params) {
       if (auto ci = Member(env.params, "clientInfo")) p.arguments = AsJson(*ci);
+      auto caps = Member(env.params, "capabilities");
+      if (caps && config_.pins) config_.pins->SetClientCapabilities(AsJson(*caps));
     }
     if (env.method == "server/discover" && env.has_params) {
       auto meta = Member(env.params, "_meta");
@@ -412,10 +420,13 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
   }
   RelayAction a;
   if (from == kClient) return a;
-  if (p.method == "tools/list" && env.has_result && filter_.active()) {
+  if (p.method == "tools/list" && env.has_result && (filter_.active() || config_.pins)) {
     std::size_t hidden = 0;
-    a.forward = RelayAction::Forward::kReplaced;
-    a.replacement = FilterToolsList(env, line, &hidden);
+    std::string filtered = FilterToolsList(env, line, &hidden);
+    if (hidden != 0 || filter_.active()) {
+      a.forward = RelayAction::Forward::kReplaced;
+      a.replacement = std::move(filtered);
+    }
   }
   if ((p.method == "initialize" || p.method == "server/discover") && env.has_result) {
     nlohmann::json start{{"event", "session_start"}, {"client_info", p.arguments}, {"via", p.method}};
@@ -457,6 +468,13 @@ std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line
                          "mcpcell relay: the server's tools/list result has no tools array, so the profile's tool "
                          "rules cannot be applied; refused");
   }
+  // Pinning judges the page as a whole (duplicates, a complete listing).
+  std::set<std::string> unpinned;
+  if (config_.pins) {
+    auto cursor = Member(env.result, "nextCursor");
+    unpinned = config_.pins->JudgePage(nlohmann::json::parse(simdjson::to_string(*tools)),
+                                       !cursor || cursor->is_null());
+  }
   std::string out = R"({"jsonrpc":"2.0","id":)" + env.id->json + R"(,"result":{)";
   out.reserve(line.size());
   bool first = true;
@@ -477,7 +495,7 @@ std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line
     simdjson::dom::array items = field.value.get_array().value_unsafe();
     for (element tool : items) {
       auto name = StringMember(tool, "name");
-      if (!name || filter_.Denial(*name)) {
+      if (!name || filter_.Denial(*name) || unpinned.count(std::string(*name)) != 0) {
         ++*hidden;
         continue;
       }

@@ -33,6 +33,7 @@ struct RpcId;
 class EnvelopeParser;
 class SecretGuard;
 struct SecretFinding;
+class PinGuard;
 
 struct RelayConfig {
   std::string server;                              ///< as the audit log names it
@@ -47,6 +48,7 @@ struct RelayConfig {
   std::chrono::milliseconds call_timeout{0};       ///< 0: none
   bool audit_content = false;                      ///< --audit-content: arguments and results as they are
   SecretPolicy secrets{};                          ///< the secret scan, both directions (src/guard/)
+  std::shared_ptr<PinGuard> pins{};                ///< tool pinning (src/guard/pin_guard.h); null: off
 };
 
 /// What to do with one line read from a side.

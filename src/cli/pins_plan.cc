@@ -1,0 +1,62 @@
+#include "cli/pins_plan.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "core/cell_spec.h"
+#include "cli/launch_plan.h"
+#include "guard/pin_guard.h"
+#include "guard/pin_store.h"
+#include "profile/permission_profile.h"
+#include "source/server_ref.h"
+
+namespace mcpcell {
+
+std::string PinServerKey(const ServerRef& ref, const std::string& cwd) {
+  switch (ref.kind) {
+    case ServerRef::Kind::kNpx: return "npx://" + ref.package;
+    case ServerRef::Kind::kUvx: return "uvx://" + ref.package;
+    case ServerRef::Kind::kDocker: return "docker://" + ref.package;
+    case ServerRef::Kind::kRegistry: return "registry://" + ref.package;
+    case ServerRef::Kind::kCommand: break;
+  }
+  std::string key = "command://";
+  for (std::size_t i = 0; i < ref.args.size(); ++i) {
+    std::string word = ref.args[i];
+    // "./server.js" names a different program in every directory.
+    if (word.find('/') != std::string::npos && word[0] != '/' && !cwd.empty()) {
+      word = (std::filesystem::path(cwd) / word).lexically_normal().string();
+    }
+    key += (i == 0 ? "" : " ") + ShellQuote(word);
+  }
+  return key;
+}
+
+Status LowerPins(const ServerRef& ref, const PermissionProfile& profile, const LaunchPlan& plan, RelaySpec* out) {
+  const auto& mode = profile.ext.pins_mode;
+  if (mode == "off") return {};
+  bool isolated = plan.action == LaunchPlan::Action::kIsolate;
+  // The relay sits on every backend's stdio (cell/backend.cc), so pins hold
+  // wherever it is on.
+  bool can = out->on && isolated;
+  if (!can && mode == "on") {
+    std::string where = "the profile " + profile.name + " sets mcpcell.pins.mode \"on\", ";
+    if (!out->on) return MakeError("--relay=off", "", where + "which only the relay enforces; drop --relay=off or set it \"off\"");
+    return MakeError("run without a cell", plan.rule, where + "which a server run without a cell is not held to");
+  }
+  if (!can) return {};
+  char buf[4096];
+  std::string cwd = ::getcwd(buf, sizeof buf) != nullptr ? buf : "";
+  out->pins = true;
+  out->pins_server = PinServerKey(ref, cwd);
+  out->pins_dir = DefaultPinsDir();
+  out->pins_block_poisoning = profile.ext.pins_poisoning == "block";
+  if (out->pins_dir.empty()) {
+    return MakeError("find the pin directory", "", "neither XDG_STATE_HOME nor HOME is set; set one, or set "
+                                                   "mcpcell.pins.mode \"off\" in the profile");
+  }
+  return {};
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,151 @@
+#include "guard/tool_contract.h"
+
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "audit/sha256.h"
+
+namespace mcpcell {
+namespace {
+
+using json = nlohmann::json;
+
+// Doubles hold every integer up to 2^53 exactly; beyond it "integral" says
+// nothing about what the server meant, so such values stay as they were.
+constexpr double kExactIntegers = 9007199254740992.0;
+
+void Diff(const json& a, const json& b, const std::string& path, std::vector<FieldChange>* out) {
+  if (a == b) return;
+  if (a.is_object() && b.is_object()) {
+    std::set<std::string> keys;  // in key order, whichever side has them
+    for (const auto& [k, v] : a.items()) keys.insert(k);
+    for (const auto& [k, v] : b.items()) keys.insert(k);
+    for (const auto& k : keys) {
+      std::string p = path.empty() ? k : path + "." + k;
+      if (!b.contains(k)) {
+        out->push_back({p, Displayed(a[k]), "(absent)"});
+      } else if (!a.contains(k)) {
+        out->push_back({p, "(absent)", Displayed(b[k])});
+      } else {
+        Diff(a[k], b[k], p, out);
+      }
+    }
+    return;
+  }
+  if (a.is_array() && b.is_array()) {
+    std::size_t n = std::max(a.size(), b.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string p = fmt::format("{}[{}]", path, i);
+      if (i >= a.size()) {
+        out->push_back({p, "(absent)", Displayed(b[i])});
+      } else if (i >= b.size()) {
+        out->push_back({p, Displayed(a[i]), "(absent)"});
+      } else {
+        Diff(a[i], b[i], p, out);
+      }
+    }
+    return;
+  }
+  out->push_back({path.empty() ? "(whole tool)" : path, Displayed(a), Displayed(b)});
+}
+
+}  // namespace
+
+json CanonicalJson(const json& v) {
+  if (v.is_object()) {
+    json out = json::object();
+    for (const auto& [k, x] : v.items()) out[k] = CanonicalJson(x);
+    return out;
+  }
+  if (v.is_array()) {
+    json out = json::array();
+    for (const auto& x : v) out.push_back(CanonicalJson(x));
+    return out;
+  }
+  if (v.is_number_float()) {
+    double d = v.get<double>();
+    if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) <= kExactIntegers) {
+      return static_cast<std::int64_t>(d);  // also turns -0.0 into 0
+    }
+    return d;
+  }
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX)) {
+    return static_cast<std::int64_t>(v.get<std::uint64_t>());  // 5 and 5u are one number
+  }
+  return v;
+}
+
+std::string CanonicalText(const json& v) {
+  // Strict: the relay passes only valid UTF-8, so a replacement never happens silently.
+  return CanonicalJson(v).dump(-1, ' ', false, json::error_handler_t::strict);
+}
+
+std::string ContractHash(const json& tool) { return Sha256Hex(CanonicalText(tool)); }
+
+std::vector<FieldChange> DiffContracts(const json& before, const json& after) {
+  std::vector<FieldChange> out;
+  Diff(CanonicalJson(before), CanonicalJson(after), "", &out);
+  return out;
+}
+
+char32_t NextCodePoint(std::string_view s, std::size_t* i) {
+  auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(*i);
+  int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+  if (len == 0 || *i + len > s.size()) {
+    ++*i;
+    return 0xFFFD;
+  }
+  char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
+  for (int k = 1; k < len; ++k) {
+    if ((b(*i + k) & 0xc0) != 0x80) {
+      ++*i;
+      return 0xFFFD;
+    }
+    cp = (cp << 6) | (b(*i + k) & 0x3f);
+  }
+  *i += len;
+  return cp;
+}
+
+bool IsInvisibleCodePoint(char32_t cp) {
+  if (cp < 0x20) return cp != '\t' && cp != '\n';
+  if (cp >= 0x7f && cp <= 0x9f) return true;                 // DEL, C1 controls
+  if (cp >= 0xE0000 && cp <= 0xE007F) return true;           // tag characters (ASCII smuggling)
+  if (cp >= 0x202A && cp <= 0x202E) return true;             // bidi embeddings/overrides (CVE-2021-42574)
+  if (cp >= 0x2066 && cp <= 0x2069) return true;             // bidi isolates
+  if (cp == 0x200E || cp == 0x200F || cp == 0x061C) return true;  // LRM, RLM, ALM
+  if (cp >= 0x200B && cp <= 0x200D) return true;             // zero-width space/non-joiner/joiner
+  if (cp >= 0x2060 && cp <= 0x2064) return true;             // word joiner, invisible operators
+  if (cp == 0xFEFF || cp == 0x00AD || cp == 0x180E || cp == 0x034F) return true;
+  if (cp >= 0xFE00 && cp <= 0xFE0F) return true;             // variation selectors
+  if (cp >= 0xE0100 && cp <= 0xE01EF) return true;           // variation selectors supplement
+  return false;
+}
+
+std::string VisibleText(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t start = i;
+    char32_t cp = NextCodePoint(s, &i);
+    if (IsInvisibleCodePoint(cp) || cp == '\n' || cp == '\t') {
+      out += fmt::format("\\u{{{:04X}}}", static_cast<std::uint32_t>(cp));
+    } else {
+      out.append(s.substr(start, i - start));
+    }
+  }
+  return out;
+}
+
+std::string Displayed(const json& v, std::size_t max_bytes) {
+  std::string text = VisibleText(CanonicalText(v));
+  if (text.size() <= max_bytes) return text;
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;  // not inside a code point
+  return fmt::format("{}…({} more bytes)", text.substr(0, cut), text.size() - cut);
+}
+
+}  // namespace mcpcell
