@@ -186,6 +186,17 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
   return env;
 }
 
+std::string IdFromValue(std::string_view value) {
+  if (value.empty()) return "null";
+  bool is_int = value.size() > (value[0] == '-' ? 1u : 0u) && value.size() < 17 &&
+                std::all_of(value.begin() + (value[0] == '-' ? 1 : 0), value.end(),
+                            [](char c) { return c >= '0' && c <= '9'; });
+  bool is_plain_string = value.size() >= 2 && value.front() == '"' && value.back() == '"' &&
+                         value.find('\\') == std::string_view::npos;
+  if (is_int) return std::string(value);
+  return is_plain_string ? JsonQuote(value.substr(1, value.size() - 2)) : "null";
+}
+
 std::string IdFromPrefix(std::string_view p) {
   // A small scanner of the top-level object's members: "key": value, with
   // values skipped by bracket depth and string escapes.
@@ -231,15 +242,7 @@ std::string IdFromPrefix(std::string_view p) {
     if (i >= p.size()) return "null";  // the value runs past the kept prefix
     std::string_view value = p.substr(value_start, i - value_start);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r')) value.remove_suffix(1);
-    if (key == "\"id\"") {
-      bool is_int = value.size() > (value[0] == '-' ? 1u : 0u) && value.size() < 17 &&
-                    std::all_of(value.begin() + (value[0] == '-' ? 1 : 0), value.end(),
-                                [](char c) { return c >= '0' && c <= '9'; });
-      bool is_plain_string = value.size() >= 2 && value.front() == '"' && value.back() == '"' &&
-                             value.find('\\') == std::string_view::npos;
-      if (is_int) return std::string(value);
-      return is_plain_string ? JsonQuote(value.substr(1, value.size() - 2)) : "null";
-    }
+    if (key == "\"id\"") return IdFromValue(value);
     ws();
     if (i < p.size() && p[i] == ',') ++i;
   }

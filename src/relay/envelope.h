@@ -73,6 +73,10 @@ class EnvelopeParser {
 /// prefix; "null" when there is none.
 std::string IdFromPrefix(std::string_view prefix);
 
+/// The id as it goes back on the wire from a raw value's text (a plain
+/// integer or an escape-free string), or "null".
+std::string IdFromValue(std::string_view value);
+
 /// The first duplicate key in `e` or below it (decoded), as a dotted path, or nullopt.
 std::optional<std::string> FindDuplicateKey(simdjson::dom::element e);
 

@@ -71,7 +71,8 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
               fmt::format("mcpcell relay: a message of {} bytes exceeds the maximum message size of {} bytes; "
                           "refused (raise it with --max-message)",
                           line.size, config_.max_message),
-              IdFromPrefix(line.text), {}};
+              // The framer read the whole line for its id (the SDKs write it last).
+              line.id.empty() ? IdFromPrefix(line.text) : IdFromValue(line.id), {}};
     if (r.id_json != "null") {
       // The prefix scanner returns only plain integers and escape-free strings.
       r.id_key = r.id_json[0] == '"' ? "s:" + r.id_json.substr(1, r.id_json.size() - 2) : "n:" + r.id_json;

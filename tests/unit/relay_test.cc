@@ -86,6 +86,41 @@ TEST(IdFromPrefix, FindsOnlyAPlainTopLevelId) {
   EXPECT_EQ(IdFromPrefix(R"([{"id":1},)"), "null");
 }
 
+// The oversize line's id scanner, attacked: it must find only the one
+// top-level "id" the peer reads, fed a byte at a time, or say "null".
+std::string ScanId(const std::string& text) {
+  TopLevelIdScanner s;
+  for (char c : text) s.Feed(std::string_view(&c, 1));
+  TopLevelIdScanner t;
+  t.Feed(text);
+  EXPECT_EQ(std::string(s.Value()), std::string(t.Value())) << text;
+  return std::string(s.Value());
+}
+
+TEST(TopLevelIdScanner, FindsTheOneTopLevelIdWhereverItIs) {
+  EXPECT_EQ(ScanId(R"({"id":7,"method":"x"})"), "7");
+  EXPECT_EQ(ScanId(R"({"result":{"id":1,"a":[{"id":2}]},"jsonrpc":"2.0","id":3})"), "3");
+  EXPECT_EQ(ScanId(R"( { "method" : "x" , "id" : "a}b,c" } )"), R"("a}b,c")");
+  EXPECT_EQ(ScanId(R"({"x":"\",\"id\":9,","id":-4})"), "-4");
+  EXPECT_EQ(ScanId(R"({"x":"\\","id":5})"), "5");
+  EXPECT_EQ(ScanId("{\"method\":\"x\",\r\n\"id\"\t:\t12\r\n}"), "12");
+}
+
+TEST(TopLevelIdScanner, SaysNullWhenThePeerMightReadAnotherId) {
+  EXPECT_EQ(ScanId(R"({"id":1,"id":2})"), "null") << "two ids: the peer takes the last";
+  EXPECT_EQ(ScanId(R"({"\u0069d":1})"), "null");
+  EXPECT_EQ(ScanId(R"({"\"id":1})"), "null");
+  EXPECT_EQ(ScanId(R"({"idx":1,"i":2})"), "null");
+  EXPECT_EQ(ScanId(R"({"params":{"id":1}})"), "null");
+  EXPECT_EQ(ScanId(R"([{"id":1}])"), "null");
+  EXPECT_EQ(ScanId(R"(}{"id":1})"), "null");
+  EXPECT_EQ(ScanId(R"({"id":")" + std::string(1000, 'a') + "\"}"), "null");
+  EXPECT_EQ(ScanId(R"({"method":"x","id":12)"), "null") << "cut before the value ended";
+  EXPECT_EQ(IdFromValue("1.0"), "null");
+  EXPECT_EQ(IdFromValue(R"("a\"b")"), "null");
+  EXPECT_EQ(IdFromValue("{\"a\":1}"), "null");
+}
+
 // A relay with `deny` rules and an audit sink that keeps the records.
 struct Harness {
   std::vector<json> records;
@@ -395,6 +430,51 @@ TEST(McpRelay, CancelledCallsAreRecordedOnceAndSessionEndCounts) {
   ASSERT_EQ(h.records.size(), before + 2);
   EXPECT_EQ(h.records[before]["outcome"], "no_response");
   EXPECT_EQ(h.records.back()["event"], "session_end");
+}
+
+// Attack (adv): the TypeScript SDK writes a request as {method, params,
+// jsonrpc, id} and a response as {result, jsonrpc, id} (shared/protocol.js),
+// so in an oversize message from a real SDK peer the id comes after the
+// payload, far past the kept prefix. The refusal must still carry it, or the
+// client waits for an answer that never comes.
+TEST(McpRelay, AnOversizeSdkRequestWithItsIdLastGetsAnErrorWithItsId) {
+  Harness h({}, {}, 4096);
+  LineFramer f(4096);
+  std::string line = R"({"method":"tools/call","params":{"name":"read_file","arguments":{"x":")" +
+                     std::string(200000, 'a') + R"("}},"jsonrpc":"2.0","id":7})" + "\n";
+  std::size_t seen = 0;
+  for (std::size_t chunk : {std::size_t{1} << 16, std::size_t{4093}}) {
+    std::size_t at = 0;
+    while (at < line.size()) {
+      std::size_t room = 0;
+      char* p = f.WritePtr(&room);
+      std::size_t n = std::min({room, chunk, line.size() - at});
+      std::copy_n(line.data() + at, n, p);
+      f.Commit(n);
+      at += n;
+      while (auto l = f.Next()) {
+        ++seen;
+        ASSERT_TRUE(l->oversize);
+        ExpectRefused(h.relay.FromClient(*l), 7, kMessageTooLarge);
+      }
+    }
+  }
+  EXPECT_EQ(seen, 2u);
+}
+
+TEST(McpRelay, AnOversizeSdkAnswerWithItsIdLastBecomesAnErrorForThatRequest) {
+  Harness h({}, {}, 4096);
+  h.Client(R"({"method":"tools/call","params":{"name":"read_file"},"jsonrpc":"2.0","id":3})");
+  LineFramer f(4096);
+  std::string line = R"({"result":{"content":[{"type":"text","text":")" + std::string(300000, 'b') +
+                     R"("}]},"jsonrpc":"2.0","id":3})";  // the last line: no newline, Finish() hands it out
+  std::vector<std::string> texts;
+  auto lines = Frame(&f, line, 1 << 16, &texts);
+  ASSERT_EQ(lines.size(), 1u);
+  auto a = h.relay.FromServer(lines[0]);
+  ASSERT_EQ(a.forward, Forward::kReplaced) << "the client would wait for request 3 forever";
+  EXPECT_EQ(json::parse(a.replacement)["id"], 3);
+  EXPECT_EQ(json::parse(a.replacement)["error"]["code"], kMessageTooLarge);
 }
 
 }  // namespace
