@@ -261,6 +261,80 @@ INSTANTIATE_TEST_SUITE_P(
         HostileCase{"HugeNumber", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"n":1e999999}}})", kNull, kParseError}),
     [](const ::testing::TestParamInfo<HostileCase>& i) { return std::string(i.param.name); });
 
+// Attacks (adv) that did not get through, pinned. Each line is one the
+// TypeScript SDK's ReadBuffer (split at '\n', strip one '\r', JSON.parse,
+// zod) or Python's TextIOWrapper (universal newlines: '\r' also ends a
+// line) might read differently from the relay; the relay must refuse it, or
+// decide on exactly what the server will run.
+INSTANTIATE_TEST_SUITE_P(
+    AdvEncodings, HostileClientLine,
+    ::testing::Values(
+        HostileCase{"Bom", "\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\"}}", kNull, kParseError},
+        HostileCase{"TwoMessagesOnALine", R"({"jsonrpc":"2.0","id":1,"method":"ping"} {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file"}})", kNull, kParseError},
+        HostileCase{"PythonSplitsAtCr", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\"}}", kNull, kParseError},
+        HostileCase{"RawCrInsideAString", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"read_file\",\"arguments\":{\"a\":\"x\r{\\\"jsonrpc\\\":\\\"2.0\\\"}\"}}}", kNull, kParseError},
+        HostileCase{"IdOnePointZero", R"({"jsonrpc":"2.0","id":1.0,"method":"tools/call","params":{"name":"write_file"}})", kNull, kInvalidRequest},
+        HostileCase{"IdOneEZero", R"({"jsonrpc":"2.0","id":1e0,"method":"tools/call","params":{"name":"read_file"}})", kNull, kInvalidRequest},
+        HostileCase{"IdTrue", R"({"jsonrpc":"2.0","id":true,"method":"tools/call","params":{"name":"read_file"}})", kNull, kInvalidRequest},
+        HostileCase{"DuplicateJsonrpc", R"({"jsonrpc":"1.0","jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file"}})", 1, kInvalidRequest},
+        HostileCase{"DuplicateToolsKeyInMeta", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","_meta":{"a":1,"\u0061":2}}})", 1, kInvalidRequest},
+        HostileCase{"ProtoKeyCarriesTheName", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"__proto__":{"name":"write_file"}}})", 1, kInvalidRequest},
+        HostileCase{"EscapedSlashInName", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"move_\/x","x":0}})", 1, kRefusedByPolicy},
+        HostileCase{"SurrogatePairEscapes", R"({"jsonrpc":"2.0","id":"\ud83d\ude00","method":"tools/call","params":{"name":"\u0077\u0072\u0069\u0074\u0065\u005f\u0066\u0069\u006c\u0065"}})", "\xf0\x9f\x98\x80", kRefusedByPolicy},
+        HostileCase{"MoveGlobEscaped", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\u006dove_anything"}})", 1, kRefusedByPolicy},
+        HostileCase{"DelInName", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\\u007f\"}}", 1, kRefusedByPolicy}),
+    [](const ::testing::TestParamInfo<HostileCase>& i) { return std::string(i.param.name); });
+
+TEST(McpRelay, AdvIdReusedWhilePendingIsRefusedAndTheFirstCallStillGetsItsAnswer) {
+  Harness h;
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file"}})").forward, Forward::kAsIs);
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text"}})"), 1);
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file"}})"), 1);
+  // "1" is another id; the server answering "1" or 1.0 for 1 is forged or refused, never passed.
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":"1","result":{}})").forward, Forward::kDrop);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1.0,"result":{}})").forward, Forward::kDrop);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"content":[]}})").forward, Forward::kAsIs);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"content":[]}})").forward, Forward::kDrop)
+      << "a second answer to one request is forged";
+}
+
+TEST(McpRelay, AdvAServerCannotListADeniedToolInAnyEncodingOrPage) {
+  Harness h;
+  h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"write\u005ffile"},{"name":"write\/file"},)"
+                    R"({"name":"read_file"},{"name":"m\u006fve_file"},{"name":"write_file\u0000"},{"nam\u0065":"write_file"},)"
+                    R"({"title":"write_file"}],"nextCursor":"c2"}})");
+  ASSERT_EQ(a.forward, Forward::kReplaced);
+  json r = json::parse(a.replacement);
+  std::vector<std::string> names;
+  for (const auto& t : r["result"]["tools"]) names.push_back(t.value("name", std::string("<none>")));
+  EXPECT_EQ(names, (std::vector<std::string>{"write/file", "read_file"})) << a.replacement;
+  EXPECT_EQ(r["result"]["nextCursor"], "c2");
+  // The next page is judged on its own, and so is a list after list_changed.
+  h.Client(R"({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"c2"}})");
+  auto b = h.Server(R"({"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"move_x"}]}})");
+  EXPECT_EQ(json::parse(b.replacement)["result"]["tools"], json::array());
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})").forward, Forward::kAsIs);
+  // A tools list sent as the answer to another request is not a tools list to the client.
+  h.Client(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
+  auto c = h.Server(R"({"jsonrpc":"2.0","id":3,"result":{"t\u006fols":[{"name":"write_file"}]}})");
+  EXPECT_EQ(json::parse(c.replacement)["result"]["tools"], json::array()) << c.replacement;
+  // A list whose tools are not an array cannot be judged, so it does not pass.
+  h.Client(R"({"jsonrpc":"2.0","id":4,"method":"tools/list"})");
+  auto d = h.Server(R"({"jsonrpc":"2.0","id":4,"result":{"tools":{"0":{"name":"write_file"}}}})");
+  EXPECT_EQ(json::parse(d.replacement)["error"]["code"], kInvalidRequest);
+}
+
+TEST(McpRelay, AdvAServerAnsweringBeforeTheClientAskedIsForged) {
+  Harness h;
+  // The server guesses the id of the client's next tools/list and answers first.
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":0,"result":{"tools":[{"name":"write_file"}]}})").forward, Forward::kDrop);
+  EXPECT_EQ(h.records.back()["event"], "forged_response");
+  h.Client(R"({"jsonrpc":"2.0","id":0,"method":"tools/list"})");
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":0,"result":{"tools":[{"name":"write_file"}]}})");
+  EXPECT_EQ(json::parse(a.replacement)["result"]["tools"], json::array());
+}
+
 TEST(McpRelay, ADuplicateKeyIsNamedByItsPath) {
   Harness h;
   auto a = h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"l":[0,{"k":1,"k":2}]}}})");
