@@ -55,8 +55,19 @@ McpRelay::McpRelay(RelayConfig config, AuditSink audit)
 
 McpRelay::~McpRelay() = default;
 
+// A hostile server decides how many forged answers and unreadable lines it
+// writes; one record each would let it grow the user's log without bound. The
+// first kMaxServerNoise per session are recorded, the rest only counted
+// (session_end's forged/refused and held_back).
 void McpRelay::Audit(nlohmann::json event) {
   if (!audit_) return;
+  const auto& kind = event["event"];
+  bool noise = kind == "forged_response" || (kind == "relay_refused" && event.value("from", "") == "server");
+  if (noise && ++server_noise_ > kMaxServerNoise) {
+    ++held_back_;
+    return;
+  }
+  if (kind == "session_end") event["held_back"] = held_back_;
   event["server"] = config_.server;
   audit_(event);
 }

@@ -88,6 +88,8 @@ class McpRelay {
   std::map<std::string, Pending> pending_[2];  ///< requests sent by side i, by id key
   std::uint64_t calls_ = 0, denied_ = 0, forged_ = 0, refused_ = 0;
   bool ended_ = false;
+  static constexpr std::uint64_t kMaxServerNoise = 100;  ///< forged/refused server lines recorded one by one
+  std::uint64_t server_noise_ = 0, held_back_ = 0;
 };
 
 }  // namespace mcpcell

@@ -94,26 +94,25 @@ test('relay attack: a line of small numbers does not inflate the supervisor beyo
   });
 
 // A hostile server floods the audit log: every forged response (an answer to
-// a request never sent) is one record, without limit, so a server that writes
-// `{"jsonrpc":"2.0","id":N,"result":{}}` in a loop grows the user's log (and
-// the disk) as fast as it can write. The counts belong in session_end.
-test('relay attack: forged responses in bulk do not write one audit record each',
-  { timeout: 120_000, todo: 'attack (adv): forged_response / relay_refused records are not rate-limited; the log grows with whatever a hostile server writes' },
-  async (t) => {
-    if (await skipWithoutCell(t)) return;
-    const logDir = makeWritableDir('adv-flood-log');
-    const audit = path.join(logDir, 'flood.jsonl');
-    const n = 20000;
-    const server = `
-      let out = '';
-      for (let i = 0; i < ${n}; i++) out += '{"jsonrpc":"2.0","id":' + (1000 + i) + ',"result":{}}\\n';
-      process.stdout.write(out, () => process.exit(0));`;
-    const r = await runInCell(['--audit-log', audit], [NODE_BIN, '-e', server], { relay: 'on', input: '' });
-    assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, '', 'no forged answer reaches the client');
-    const events = records(audit);
-    const end = events.find((e) => e.event === 'session_end');
-    assert.equal(end?.forged, n, JSON.stringify(end));
-    const perMessage = events.filter((e) => e.event === 'forged_response').length;
-    assert.ok(perMessage <= 1000, `${perMessage} forged_response records for one session`);
-  });
+// a request never sent) was one record, without limit, so a server writing
+// `{"jsonrpc":"2.0","id":N,"result":{}}` in a loop grew the user's log (and
+// the disk) as fast as it could write. Now the first 100 per session are
+// recorded and the rest counted in session_end.
+test('relay attack: forged responses in bulk do not write one audit record each', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const logDir = makeWritableDir('adv-flood-log');
+  const audit = path.join(logDir, 'flood.jsonl');
+  const n = 20000;
+  const server = `
+    let out = '';
+    for (let i = 0; i < ${n}; i++) out += '{"jsonrpc":"2.0","id":' + (1000 + i) + ',"result":{}}\\n';
+    process.stdout.write(out, () => process.exit(0));`;
+  const r = await runInCell(['--audit-log', audit], [NODE_BIN, '-e', server], { relay: 'on', input: '' });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, '', 'no forged answer reaches the client');
+  const events = records(audit);
+  const end = events.find((e) => e.event === 'session_end');
+  assert.equal(end?.forged, n, JSON.stringify(end));
+  assert.equal(end.held_back, n - 100, JSON.stringify(end));
+  assert.equal(events.filter((e) => e.event === 'forged_response').length, 100);
+});

@@ -335,6 +335,33 @@ TEST(McpRelay, AdvAServerAnsweringBeforeTheClientAskedIsForged) {
   EXPECT_EQ(json::parse(a.replacement)["result"]["tools"], json::array());
 }
 
+// Attack (adv): a server writing forged answers and garbage in a loop wrote
+// one audit record per line, without limit. Now the first 100 per session
+// are recorded and the rest counted; the client's own calls are all recorded.
+TEST(McpRelay, AdvAServerCannotFloodTheAuditLog) {
+  Harness h;
+  for (int i = 0; i < 150; ++i) {
+    EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":)" + std::to_string(1000 + i) + R"(,"result":{}})").forward, Forward::kDrop);
+    EXPECT_EQ(h.Server("{\"jsonrpc\":\"2.0\",\"id\":1,").forward, Forward::kDrop);
+  }
+  for (int i = 0; i < 150; ++i) {
+    ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"method":"tools/call","params":{"name":"write_file"}})"),
+                  i, kRefusedByPolicy);
+  }
+  h.relay.End();
+  std::size_t noise = 0, denied = 0;
+  for (const auto& r : h.records) {
+    if (r["event"] == "forged_response" || r["event"] == "relay_refused") ++noise;
+    if (r["event"] == "tool_call" && r["outcome"] == "denied") ++denied;
+  }
+  EXPECT_EQ(noise, 100u);
+  EXPECT_EQ(denied, 150u);
+  ASSERT_EQ(h.records.back()["event"], "session_end");
+  EXPECT_EQ(h.records.back()["forged"], 150);
+  EXPECT_EQ(h.records.back()["refused"], 150);
+  EXPECT_EQ(h.records.back()["held_back"], 200);
+}
+
 TEST(McpRelay, ADuplicateKeyIsNamedByItsPath) {
   Harness h;
   auto a = h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"l":[0,{"k":1,"k":2}]}}})");
