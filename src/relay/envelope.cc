@@ -22,6 +22,11 @@ std::optional<RpcId> DecodeId(element v, std::string* why) {
   switch (v.type()) {
     case element_type::STRING: {
       std::string_view s = v.get_string().value_unsafe();
+      if (s.size() > kMaxIdBytes) {
+        *why = fmt::format("the id is a string of {} bytes; the relay keeps unanswered ids of up to {} bytes", s.size(),
+                           kMaxIdBytes);
+        return std::nullopt;
+      }
       return RpcId{JsonQuote(s), "s:" + std::string(s)};
     }
     case element_type::INT64: {

@@ -21,7 +21,7 @@ namespace mcpcell {
 /// pieces: O(1) state plus the value (a key written with escapes is not "id").
 class TopLevelIdScanner {
  public:
-  static constexpr std::size_t kMaxId = 256;
+  static constexpr std::size_t kMaxId = 1026;  ///< envelope.h's kMaxIdBytes and the quotes
   void Reset() { *this = TopLevelIdScanner(); }
   void Feed(std::string_view bytes);
   /// The value's text, or "null": no "id", two of them, one over kMaxId bytes,

@@ -114,7 +114,8 @@ TEST(TopLevelIdScanner, SaysNullWhenThePeerMightReadAnotherId) {
   EXPECT_EQ(ScanId(R"({"params":{"id":1}})"), "null");
   EXPECT_EQ(ScanId(R"([{"id":1}])"), "null");
   EXPECT_EQ(ScanId(R"(}{"id":1})"), "null");
-  EXPECT_EQ(ScanId(R"({"id":")" + std::string(1000, 'a') + "\"}"), "null");
+  EXPECT_EQ(ScanId(R"({"id":")" + std::string(1025, 'a') + "\"}"), "null");
+  EXPECT_EQ(ScanId(R"({"id":")" + std::string(1024, 'a') + "\"}"), "\"" + std::string(1024, 'a') + "\"");
   EXPECT_EQ(ScanId(R"({"method":"x","id":12)"), "null") << "cut before the value ended";
   EXPECT_EQ(IdFromValue("1.0"), "null");
   EXPECT_EQ(IdFromValue(R"("a\"b")"), "null");
@@ -360,6 +361,22 @@ TEST(McpRelay, AdvAServerCannotFloodTheAuditLog) {
   EXPECT_EQ(h.records.back()["forged"], 150);
   EXPECT_EQ(h.records.back()["refused"], 150);
   EXPECT_EQ(h.records.back()["held_back"], 200);
+}
+
+// Attack (adv): every unanswered id is kept, so a server sending requests the
+// client does not answer yet (elicitation/create waits for a person) with
+// 1 MiB string ids grew the supervisor by 1 MiB each: 2000 took it to 2 GB.
+TEST(McpRelay, AdvLongIdsAreRefusedNotKept) {
+  Harness h;
+  std::string id(1025, 'i');
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":")" + id + R"(","method":"elicitation/create","params":{}})");
+  EXPECT_EQ(a.forward, Forward::kDrop);
+  EXPECT_NE(h.records.back()["reason"].get<std::string>().find("1025 bytes"), std::string::npos) << h.records.back();
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":")" + id + R"(","method":"tools/list"})"), nullptr);
+  id.pop_back();
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":")" + id + R"(","method":"elicitation/create","params":{}})").forward,
+            Forward::kAsIs);
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":")" + id + R"(","result":{"action":"decline"}})").forward, Forward::kAsIs);
 }
 
 TEST(McpRelay, ADuplicateKeyIsNamedByItsPath) {
