@@ -168,6 +168,12 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
     }
     auto m = StringMember(root, "method");
     if (!m) return Refuse(kInvalidRequest, "mcpcell relay: the method must be a string", id_json, id_key);
+    if (m->size() > kMaxMethodBytes) {
+      return Refuse(kInvalidRequest,
+                    fmt::format("mcpcell relay: the method is a string of {} bytes; method names of up to {} bytes "
+                                "are passed", m->size(), kMaxMethodBytes),
+                    id_json, id_key);
+    }
     env.method = std::string(*m);
     env.kind = id ? Envelope::Kind::kRequest : Envelope::Kind::kNotification;
     auto p = obj.at_key("params");

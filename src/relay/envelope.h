@@ -57,6 +57,9 @@ struct Refusal {
 /// direction), so a peer sending requests with 1 MiB ids that are never
 /// answered grew the supervisor by 1 MiB each (2000 of them: 2 GB RSS).
 inline constexpr std::size_t kMaxIdBytes = 1024;
+/// The longest method name, for the same reason: a request's method is kept
+/// while it is unanswered (1000 requests with 1 MiB methods: 1 GB RSS).
+inline constexpr std::size_t kMaxMethodBytes = 1024;
 
 /// A decoded id (string of up to kMaxIdBytes, or integer within JavaScript's
 /// safe range), or nullopt with the reason in `*why`.

@@ -379,6 +379,17 @@ TEST(McpRelay, AdvLongIdsAreRefusedNotKept) {
   EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":")" + id + R"(","result":{"action":"decline"}})").forward, Forward::kAsIs);
 }
 
+// The same with the method: a request's method is kept while it is unanswered.
+TEST(McpRelay, AdvLongMethodsAreRefusedNotKept) {
+  Harness h;
+  std::string m(1025, 'm');
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1,"method":")" + m + R"("})").forward, Forward::kDrop);
+  EXPECT_NE(h.records.back()["reason"].get<std::string>().find("1025 bytes"), std::string::npos) << h.records.back();
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":2,"method":")" + m + R"("})"), 2);
+  m.pop_back();
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1,"method":")" + m + R"("})").forward, Forward::kAsIs);
+}
+
 TEST(McpRelay, ADuplicateKeyIsNamedByItsPath) {
   Harness h;
   auto a = h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"l":[0,{"k":1,"k":2}]}}})");
