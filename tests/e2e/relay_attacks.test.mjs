@@ -116,3 +116,35 @@ test('relay attack: forged responses in bulk do not write one audit record each'
   assert.equal(end.held_back, n - 100, JSON.stringify(end));
   assert.equal(events.filter((e) => e.event === 'forged_response').length, 100);
 });
+
+// A hostile server dribbles its tools/list answer one byte per write, and
+// ends another with CRLF: the relay frames on '\n' across reads and judges
+// each whole line, so write_file is hidden either way.
+test('relay attack: a tools/list answer written a byte at a time or with CRLF still hides a denied tool', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const conf = makeTempDir('adv-dribble');
+  const profile = writeProfile(conf, { mcpcell: { tools: { deny: ['write_file'] } } });
+  const server = String.raw`
+    const tools = '{"tools":[{"name":"write_file"},{"name":"read_file"},{"name":"write\u005ffile"}]}';
+    let buf = '';
+    const answers = [];
+    process.stdin.on('data', (d) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const req = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        answers.push('{"result":' + tools + ',"jsonrpc":"2.0","id":' + req.id + '}' + (req.id === 1 ? '\r\n' : '\n'));
+      }
+      if (answers.length === 2) dribble(answers.join(''), 0);
+    });
+    function dribble(s, i) {
+      if (i === s.length) return process.exit(0);
+      process.stdout.write(s[i], () => setImmediate(() => dribble(s, i + 1)));
+    }`;
+  const input = '{"jsonrpc":"2.0","id":0,"method":"tools/list"}\n{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n';
+  const r = await runInCell(['--permission-profile', profile], [NODE_BIN, '-e', server], { relay: 'on', input });
+  assert.equal(r.code, 0, r.stderr);
+  const out = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  assert.deepEqual(out.map((m) => [m.id, m.result.tools.map((x) => x.name)]), [[0, ['read_file']], [1, ['read_file']]], r.stdout);
+});
