@@ -148,3 +148,31 @@ test('relay attack: a tools/list answer written a byte at a time or with CRLF st
   const out = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
   assert.deepEqual(out.map((m) => [m.id, m.result.tools.map((x) => x.name)]), [[0, ['read_file']], [1, ['read_file']]], r.stdout);
 });
+
+// The Python MCP SDK reads stdio as `for line in TextIOWrapper(sys.stdin.buffer,
+// encoding="utf-8")`: universal newlines, so a lone CR also ends a line. A
+// line `x\r{…tools/call write_file…}` is one undecodable line to the relay and
+// to Node's ReadBuffer, and two lines to Python, the second a denied call. The
+// relay must refuse the whole line, not pass it as "plain text" because it
+// does not start with '{'. This server is that reader (real CPython), echoing
+// each line it was given as a notification.
+test('relay attack: a line Python splits at CR into a denied call never reaches a Python reader', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const conf = makeTempDir('adv-python-cr');
+  const profile = writeProfile(conf, { mcpcell: { tools: { deny: ['write_file'] } } });
+  const server = String.raw`
+import io, json, sys
+for line in io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8"):
+    print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                      "params": {"level": "info", "data": line}}), flush=True)
+`;
+  const denied = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{}}}';
+  const allowed = '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{}}}';
+  const input = [`x\r${denied}`, `"x"\r${denied}`, `1\r${denied}`, `x\u2028${denied}`, allowed].join('\n') + '\n';
+  const r = await runInCell(['--permission-profile', profile], ['/usr/bin/python3', '-c', server], { relay: 'on', input });
+  assert.equal(r.code, 0, r.stderr);
+  const out = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const seen = out.filter((m) => m.method === 'notifications/message').map((m) => m.params.data);
+  assert.deepEqual(seen, [`${allowed}\n`], 'the Python reader was given only the allowed call');
+  assert.deepEqual(out.filter((m) => m.error).map((m) => m.error.code), [-32700, -32700, -32700, -32700], r.stdout);
+});

@@ -283,6 +283,13 @@ INSTANTIATE_TEST_SUITE_P(
         HostileCase{"EscapedSlashInName", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"move_\/x","x":0}})", 1, kRefusedByPolicy},
         HostileCase{"SurrogatePairEscapes", R"({"jsonrpc":"2.0","id":"\ud83d\ude00","method":"tools/call","params":{"name":"\u0077\u0072\u0069\u0074\u0065\u005f\u0066\u0069\u006c\u0065"}})", "\xf0\x9f\x98\x80", kRefusedByPolicy},
         HostileCase{"MoveGlobEscaped", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\u006dove_anything"}})", 1, kRefusedByPolicy},
+        // Python's TextIOWrapper (the Python MCP SDK's stdio reader) also ends a
+        // line at a lone CR, and str.splitlines() at U+2028: the second piece is a
+        // denied call, so a line that does not start with '{' is not harmless text.
+        HostileCase{"TextThenCrThenDeniedCall", "x\r{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\"}}", kNull, kParseError},
+        HostileCase{"StringThenCrThenDeniedCall", "\"x\"\r{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\"}}", kNull, kParseError},
+        HostileCase{"NumberThenCrThenDeniedCall", "1\r{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\"}}", kNull, kParseError},
+        HostileCase{"TextThenLineSeparatorThenDeniedCall", "x\xe2\x80\xa8{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\"}}", kNull, kParseError},
         HostileCase{"DelInName", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\\u007f\"}}", 1, kRefusedByPolicy}),
     [](const ::testing::TestParamInfo<HostileCase>& i) { return std::string(i.param.name); });
 
