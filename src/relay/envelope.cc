@@ -198,7 +198,7 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
 }
 
 std::string IdFromValue(std::string_view value) {
-  if (value.empty()) return "null";
+  if (value.empty() || value == "-0") return "null";  // -0: simdjson reads a double, never an id
   bool is_int = value.size() > (value[0] == '-' ? 1u : 0u) && value.size() < 17 &&
                 std::all_of(value.begin() + (value[0] == '-' ? 1 : 0), value.end(),
                             [](char c) { return c >= '0' && c <= '9'; });
