@@ -198,7 +198,8 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
 }
 
 std::string IdFromValue(std::string_view value) {
-  if (value.empty() || value == "-0") return "null";  // -0: simdjson reads a double, never an id
+  if (value.empty()) return "null";
+  if (value == "-0") return "0";  // as Parse reads it: simdjson gives the integer 0
   bool is_int = value.size() > (value[0] == '-' ? 1u : 0u) && value.size() < 17 &&
                 std::all_of(value.begin() + (value[0] == '-' ? 1 : 0), value.end(),
                             [](char c) { return c >= '0' && c <= '9'; });
