@@ -197,18 +197,6 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
   return env;
 }
 
-std::string IdFromValue(std::string_view value) {
-  if (value.empty()) return "null";
-  if (value == "-0") return "0";  // as Parse reads it: simdjson gives the integer 0
-  bool is_int = value.size() > (value[0] == '-' ? 1u : 0u) && value.size() < 17 &&
-                std::all_of(value.begin() + (value[0] == '-' ? 1 : 0), value.end(),
-                            [](char c) { return c >= '0' && c <= '9'; });
-  bool is_plain_string = value.size() >= 2 && value.front() == '"' && value.back() == '"' &&
-                         value.find('\\') == std::string_view::npos;
-  if (is_int) return std::string(value);
-  return is_plain_string ? JsonQuote(value.substr(1, value.size() - 2)) : "null";
-}
-
 std::string IdFromPrefix(std::string_view p) {
   // A small scanner of the top-level object's members: "key": value, with
   // values skipped by bracket depth and string escapes.
@@ -258,6 +246,18 @@ std::string IdFromPrefix(std::string_view p) {
     ws();
     if (i < p.size() && p[i] == ',') ++i;
   }
+}
+
+std::string IdFromValue(std::string_view value) {
+  if (value.empty()) return "null";
+  if (value == "-0") return "0";  // as Parse reads it: simdjson gives the integer 0
+  bool is_int = value.size() > (value[0] == '-' ? 1u : 0u) && value.size() < 17 &&
+                std::all_of(value.begin() + (value[0] == '-' ? 1 : 0), value.end(),
+                            [](char c) { return c >= '0' && c <= '9'; });
+  bool is_plain_string = value.size() >= 2 && value.front() == '"' && value.back() == '"' &&
+                         value.find('\\') == std::string_view::npos;
+  if (is_int) return std::string(value);
+  return is_plain_string ? JsonQuote(value.substr(1, value.size() - 2)) : "null";
 }
 
 }  // namespace mcpcell

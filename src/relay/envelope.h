@@ -76,14 +76,14 @@ class EnvelopeParser {
   simdjson::dom::parser parser_;
 };
 
+/// The id as it goes back on the wire from a raw value's text (a plain
+/// integer or an escape-free string), or "null".
+std::string IdFromValue(std::string_view value);
+
 /// The id of a line too large to parse, from its kept prefix: the value of a
 /// top-level "id" key (written without escapes) that is complete within the
 /// prefix; "null" when there is none.
 std::string IdFromPrefix(std::string_view prefix);
-
-/// The id as it goes back on the wire from a raw value's text (a plain
-/// integer or an escape-free string), or "null".
-std::string IdFromValue(std::string_view value);
 
 /// The first duplicate key in `e` or below it (decoded), as a dotted path, or nullopt.
 std::optional<std::string> FindDuplicateKey(simdjson::dom::element e);
