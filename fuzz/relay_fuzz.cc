@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "relay/envelope.h"
 #include "relay/line_framer.h"
 #include "relay/mcp_relay.h"
 
@@ -49,6 +50,19 @@ void CheckPassed(std::string_view line, bool to_server, SentMethods* sent) {
   }
 }
 
+// The oversize line's id scanner (relay/line_framer.h) against a real
+// parser: when it names an id, it is the id a peer reads (or the relay's
+// refusal would answer another request).
+void CheckScannedId(std::string_view line) {
+  mcpcell::TopLevelIdScanner scan;
+  scan.Feed(line);
+  std::string said = mcpcell::IdFromValue(scan.Value());
+  if (said == "null") return;  // it may give up; it must not be wrong
+  auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded()) return;  // not JSON: the peer reads no id
+  if (!j.is_object() || !j.contains("id") || j["id"].dump() != said) std::abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -71,6 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   SentMethods sent;
   auto handle = [&](const mcpcell::LineFramer::Line& line) {
     bool from_client = ((sides >> (i++ % 8)) & 1) == 0;
+    if (!line.oversize) CheckScannedId(line.text);
     auto act = from_client ? relay.FromClient(line) : relay.FromServer(line);
     if (act.forward == mcpcell::RelayAction::Forward::kAsIs && !line.oversize) CheckPassed(line.text, from_client, &sent);
     if (act.forward == mcpcell::RelayAction::Forward::kReplaced) CheckPassed(act.replacement, from_client, &sent);

@@ -22,6 +22,11 @@ std::optional<RpcId> DecodeId(element v, std::string* why) {
   switch (v.type()) {
     case element_type::STRING: {
       std::string_view s = v.get_string().value_unsafe();
+      if (s.size() > kMaxIdBytes) {
+        *why = fmt::format("the id is a string of {} bytes; the relay keeps unanswered ids of up to {} bytes", s.size(),
+                           kMaxIdBytes);
+        return std::nullopt;
+      }
       return RpcId{JsonQuote(s), "s:" + std::string(s)};
     }
     case element_type::INT64: {
@@ -164,6 +169,12 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
     }
     auto m = StringMember(root, "method");
     if (!m) return Refuse(kInvalidRequest, "mcpcell relay: the method must be a string", id_json, id_key);
+    if (m->size() > kMaxMethodBytes) {
+      return Refuse(kInvalidRequest,
+                    fmt::format("mcpcell relay: the method is a string of {} bytes; method names of up to {} bytes "
+                                "are passed", m->size(), kMaxMethodBytes),
+                    id_json, id_key);
+    }
     env.method = std::string(*m);
     env.kind = id ? Envelope::Kind::kRequest : Envelope::Kind::kNotification;
     auto p = obj.at_key("params");
@@ -296,18 +307,22 @@ std::string IdFromPrefix(std::string_view p) {
     if (i >= p.size()) return "null";  // the value runs past the kept prefix
     std::string_view value = p.substr(value_start, i - value_start);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r')) value.remove_suffix(1);
-    if (key == "\"id\"") {
-      bool is_int = value.size() > (value[0] == '-' ? 1u : 0u) && value.size() < 17 &&
-                    std::all_of(value.begin() + (value[0] == '-' ? 1 : 0), value.end(),
-                                [](char c) { return c >= '0' && c <= '9'; });
-      bool is_plain_string = value.size() >= 2 && value.front() == '"' && value.back() == '"' &&
-                             value.find('\\') == std::string_view::npos;
-      if (is_int) return std::string(value);
-      return is_plain_string ? JsonQuote(value.substr(1, value.size() - 2)) : "null";
-    }
+    if (key == "\"id\"") return IdFromValue(value);
     ws();
     if (i < p.size() && p[i] == ',') ++i;
   }
+}
+
+std::string IdFromValue(std::string_view value) {
+  if (value.empty()) return "null";
+  if (value == "-0") return "0";  // as Parse reads it: simdjson gives the integer 0
+  bool is_int = value.size() > (value[0] == '-' ? 1u : 0u) && value.size() < 17 &&
+                std::all_of(value.begin() + (value[0] == '-' ? 1 : 0), value.end(),
+                            [](char c) { return c >= '0' && c <= '9'; });
+  bool is_plain_string = value.size() >= 2 && value.front() == '"' && value.back() == '"' &&
+                         value.find('\\') == std::string_view::npos;
+  if (is_int) return std::string(value);
+  return is_plain_string ? JsonQuote(value.substr(1, value.size() - 2)) : "null";
 }
 
 }  // namespace mcpcell

@@ -56,8 +56,16 @@ struct Refusal {
   std::string id_key;  ///< set when the id could be told
 };
 
-/// A decoded id (string, or integer within JavaScript's safe range), or
-/// nullopt with the reason in `*why`.
+/// The longest string id: every unanswered id is kept (up to max_pending per
+/// direction), so a peer sending requests with 1 MiB ids that are never
+/// answered grew the supervisor by 1 MiB each (2000 of them: 2 GB RSS).
+inline constexpr std::size_t kMaxIdBytes = 1024;
+/// The longest method name, for the same reason: a request's method is kept
+/// while it is unanswered (1000 requests with 1 MiB methods: 1 GB RSS).
+inline constexpr std::size_t kMaxMethodBytes = 1024;
+
+/// A decoded id (string of up to kMaxIdBytes, or integer within JavaScript's
+/// safe range), or nullopt with the reason in `*why`.
 std::optional<RpcId> DecodeId(simdjson::dom::element v, std::string* why);
 
 class EnvelopeParser {
@@ -70,6 +78,10 @@ class EnvelopeParser {
  private:
   simdjson::dom::parser parser_;
 };
+
+/// The id as it goes back on the wire from a raw value's text (a plain
+/// integer or an escape-free string), or "null".
+std::string IdFromValue(std::string_view value);
 
 /// The id of a line too large to parse, from its kept prefix: the value of a
 /// top-level "id" key (written without escapes) that is complete within the

@@ -8,6 +8,86 @@ namespace {
 constexpr std::size_t kMinRead = 64 * 1024;  // a pipe's default capacity
 }  // namespace
 
+// True when `c` ends the top-level value being read (',' or the closing '}').
+bool TopLevelIdScanner::Structural(char c) {
+  if (in_string_) {
+    if (escaped_) {
+      escaped_ = false;
+    } else if (c == '\\') {
+      escaped_ = true;
+      key_escaped_ = true;  // "\u0069d": the peer reads "id"; this scanner gives up on that key
+    } else if (c == '"') {
+      in_string_ = false;
+      if (in_key_) key_is_id_ = !key_escaped_ && key_ == "id";
+      in_key_ = false;
+    } else if (in_key_ && key_.size() < 3) {
+      key_ += c;
+    }
+    return false;
+  }
+  switch (c) {
+    case '"':
+      in_string_ = true;
+      if (depth_ == 1 && expect_key_) {
+        in_key_ = true;
+        expect_key_ = false;
+        key_.clear();
+        key_escaped_ = key_is_id_ = false;
+      }
+      return false;
+    case '{':
+    case '[':
+      if (depth_ == 0 && c == '[') dead_ = true;
+      if (++depth_ == 1) expect_key_ = true;
+      return false;
+    case '}':
+    case ']':
+      if (depth_ == 0) dead_ = true;
+      return !dead_ && --depth_ == 0;
+    case ',':
+      if (depth_ == 1) expect_key_ = true;
+      return depth_ == 1;
+    case ':':
+      if (depth_ == 1 && key_is_id_) {
+        ++ids_;
+        capturing_ = true;
+        value_.clear();
+        key_is_id_ = false;
+        return false;  // the value starts after the colon
+      }
+      return false;
+    default:
+      if (depth_ == 0 && c != ' ' && c != '\t' && c != '\r' && c != '\n') dead_ = true;
+      return false;
+  }
+}
+
+void TopLevelIdScanner::Step(char c) {
+  bool was_capturing = capturing_;  // the colon that starts the value is not part of it
+  bool end = Structural(c);
+  if (!was_capturing) return;
+  if (end) {
+    capturing_ = false;
+    return;
+  }
+  if (value_.size() <= kMaxId) value_ += c;
+}
+
+void TopLevelIdScanner::Feed(std::string_view bytes) {
+  for (char c : bytes) {
+    if (dead_) return;
+    Step(c);
+  }
+}
+
+std::string_view TopLevelIdScanner::Value() const {
+  if (dead_ || ids_ != 1 || capturing_ || value_.size() > kMaxId) return "null";
+  std::string_view v = value_;
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t' || v.front() == '\r' || v.front() == '\n')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r' || v.back() == '\n')) v.remove_suffix(1);
+  return v.empty() ? std::string_view("null") : v;
+}
+
 LineFramer::LineFramer(std::size_t max_line) : max_line_(max_line) {}
 
 void LineFramer::MakeRoom() {
@@ -44,6 +124,7 @@ LineFramer::Line LineFramer::Oversize(std::size_t size) {
   l.text = std::string_view(prefix_.data(), prefix_.size() - kPadding);
   l.oversize = true;
   l.size = size;
+  l.id = id_.Value();
   return l;
 }
 
@@ -52,11 +133,13 @@ std::optional<LineFramer::Line> LineFramer::Next() {
   if (skipping_) {
     const void* nl = std::memchr(base + begin_, '\n', end_ - begin_);
     if (nl == nullptr) {
+      id_.Feed(std::string_view(base + begin_, end_ - begin_));
       skipped_ += end_ - begin_;
       begin_ = end_ = scan_ = 0;
       return std::nullopt;
     }
     std::size_t at = static_cast<std::size_t>(static_cast<const char*>(nl) - base);
+    id_.Feed(std::string_view(base + begin_, at - begin_));
     skipped_ += at - begin_;
     begin_ = scan_ = at + 1;
     skipping_ = false;
@@ -68,6 +151,8 @@ std::optional<LineFramer::Line> LineFramer::Next() {
     if (end_ - begin_ > max_line_) {
       prefix_.assign(base + begin_, std::min(kKeptPrefix, end_ - begin_));
       prefix_.append(kPadding, '\0');
+      id_.Reset();
+      id_.Feed(std::string_view(base + begin_, end_ - begin_));
       skipping_ = true;
       skipped_ = end_ - begin_;
       begin_ = end_ = scan_ = 0;
@@ -82,6 +167,8 @@ std::optional<LineFramer::Line> LineFramer::Next() {
   if (l.size > max_line_) {
     prefix_.assign(l.text.substr(0, kKeptPrefix));
     prefix_.append(kPadding, '\0');
+    id_.Reset();
+    id_.Feed(l.text);
     return Oversize(l.size);
   }
   return l;
@@ -102,6 +189,8 @@ std::optional<LineFramer::Line> LineFramer::Finish() {
   if (l.size > max_line_) {
     prefix_.assign(l.text.substr(0, kKeptPrefix));
     prefix_.append(kPadding, '\0');
+    id_.Reset();
+    id_.Feed(l.text);
     return Oversize(l.size);
   }
   return l;

@@ -5,7 +5,9 @@
 // copied once (read(2) into the buffer) and written out from the same place.
 // Memory is bounded by the maximum message size: a longer line is not kept —
 // only its first kKeptPrefix bytes are, so the relay can still answer the
-// request's id — and the rest is skipped up to its newline.
+// request's id — and the rest is skipped up to its newline, read by a small
+// scanner that finds the top-level "id" wherever it is: the TypeScript SDK
+// writes it last ({method, params, jsonrpc, id} and {result, jsonrpc, id}).
 
 #include <cstddef>
 #include <memory>
@@ -14,6 +16,29 @@
 #include <string_view>
 
 namespace mcpcell {
+
+/// Finds the raw text of the one top-level "id" member of a JSON object fed in
+/// pieces: O(1) state plus the value (a key written with escapes is not "id").
+class TopLevelIdScanner {
+ public:
+  static constexpr std::size_t kMaxId = 1026;  ///< envelope.h's kMaxIdBytes and the quotes
+  void Reset() { *this = TopLevelIdScanner(); }
+  void Feed(std::string_view bytes);
+  /// The value's text, or "null": no "id", two of them, one over kMaxId bytes,
+  /// or not an object.
+  std::string_view Value() const;
+
+ private:
+  bool Structural(char c);
+  void Step(char c);
+
+  std::size_t depth_ = 0;
+  bool dead_ = false, in_string_ = false, escaped_ = false;
+  bool expect_key_ = false, in_key_ = false, key_escaped_ = false, key_is_id_ = false, capturing_ = false;
+  std::string key_;  ///< the current top-level key, up to 3 bytes
+  std::string value_;
+  int ids_ = 0;
+};
 
 class LineFramer {
  public:
@@ -27,6 +52,7 @@ class LineFramer {
     bool oversize = false;  ///< the line was longer than the maximum and was not kept
     std::size_t size = 0;   ///< the whole line's size in bytes (without the '\n')
     bool terminated = true; ///< false for a last line that ended without a '\n'
+    std::string_view id{};  ///< oversize: the top-level "id" value's raw text, "null" if none or two
   };
 
   explicit LineFramer(std::size_t max_line);
@@ -53,6 +79,7 @@ class LineFramer {
   bool skipping_ = false;  ///< inside an oversize line: drop bytes up to '\n'
   std::size_t skipped_ = 0;
   std::string prefix_;     ///< the oversize line's kept prefix (+ padding)
+  TopLevelIdScanner id_;   ///< reads the whole oversize line for its id
 };
 
 }  // namespace mcpcell

@@ -90,8 +90,19 @@ McpRelay::McpRelay(RelayConfig config, AuditSink audit)
 
 McpRelay::~McpRelay() = default;
 
+// A hostile server decides how many forged answers and unreadable lines it
+// writes; one record each would let it grow the user's log without bound. The
+// first kMaxServerNoise per session are recorded, the rest only counted
+// (session_end's forged/refused and held_back).
 void McpRelay::Audit(nlohmann::json event) {
   if (!audit_) return;
+  const auto& kind = event["event"];
+  bool noise = kind == "forged_response" || (kind == "relay_refused" && event.value("from", "") == "server");
+  if (noise && ++server_noise_ > kMaxServerNoise) {
+    ++held_back_;
+    return;
+  }
+  if (kind == "session_end") event["held_back"] = held_back_;
   event["server"] = config_.server;
   audit_(event);
 }
@@ -106,7 +117,8 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
               fmt::format("mcpcell relay: a message of {} bytes exceeds the maximum message size of {} bytes; "
                           "refused (raise it with --max-message)",
                           line.size, config_.max_message),
-              IdFromPrefix(line.text), {}};
+              // The framer read the whole line for its id (the SDKs write it last).
+              line.id.empty() ? IdFromPrefix(line.text) : IdFromValue(line.id), {}};
     if (r.id_json != "null") {
       // The prefix scanner returns only plain integers and escape-free strings.
       r.id_key = r.id_json[0] == '"' ? "s:" + r.id_json.substr(1, r.id_json.size() - 2) : "n:" + r.id_json;

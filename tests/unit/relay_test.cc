@@ -88,6 +88,43 @@ TEST(IdFromPrefix, FindsOnlyAPlainTopLevelId) {
   EXPECT_EQ(IdFromPrefix(R"({"id":1.5,)"), "null");
   EXPECT_EQ(IdFromPrefix(R"([{"id":1},)"), "null");
 }
+// The oversize line's id scanner, attacked: it must find only the one
+// top-level "id" the peer reads, fed a byte at a time, or say "null".
+std::string ScanId(const std::string& text) {
+  TopLevelIdScanner s;
+  for (char c : text) s.Feed(std::string_view(&c, 1));
+  TopLevelIdScanner t;
+  t.Feed(text);
+  EXPECT_EQ(std::string(s.Value()), std::string(t.Value())) << text;
+  return std::string(s.Value());
+}
+
+TEST(TopLevelIdScanner, FindsTheOneTopLevelIdWhereverItIs) {
+  EXPECT_EQ(ScanId(R"({"id":7,"method":"x"})"), "7");
+  EXPECT_EQ(ScanId(R"({"result":{"id":1,"a":[{"id":2}]},"jsonrpc":"2.0","id":3})"), "3");
+  EXPECT_EQ(ScanId(R"( { "method" : "x" , "id" : "a}b,c" } )"), R"("a}b,c")");
+  EXPECT_EQ(ScanId(R"({"x":"\",\"id\":9,","id":-4})"), "-4");
+  EXPECT_EQ(ScanId(R"({"x":"\\","id":5})"), "5");
+  EXPECT_EQ(ScanId("{\"method\":\"x\",\r\n\"id\"\t:\t12\r\n}"), "12");
+}
+
+TEST(TopLevelIdScanner, SaysNullWhenThePeerMightReadAnotherId) {
+  EXPECT_EQ(ScanId(R"({"id":1,"id":2})"), "null") << "two ids: the peer takes the last";
+  EXPECT_EQ(ScanId(R"({"\u0069d":1})"), "null");
+  EXPECT_EQ(ScanId(R"({"\"id":1})"), "null");
+  EXPECT_EQ(ScanId(R"({"idx":1,"i":2})"), "null");
+  EXPECT_EQ(ScanId(R"({"params":{"id":1}})"), "null");
+  EXPECT_EQ(ScanId(R"([{"id":1}])"), "null");
+  EXPECT_EQ(ScanId(R"(}{"id":1})"), "null");
+  EXPECT_EQ(ScanId(R"({"id":")" + std::string(1025, 'a') + "\"}"), "null");
+  EXPECT_EQ(ScanId(R"({"id":")" + std::string(1024, 'a') + "\"}"), "\"" + std::string(1024, 'a') + "\"");
+  EXPECT_EQ(ScanId(R"({"method":"x","id":12)"), "null") << "cut before the value ended";
+  EXPECT_EQ(IdFromValue("1.0"), "null");
+  EXPECT_EQ(IdFromValue("-0"), "0") << "as Parse reads it (simdjson: the integer 0)";
+  EXPECT_EQ(IdFromValue(R"("a\"b")"), "null");
+  EXPECT_EQ(IdFromValue("{\"a\":1}"), "null");
+}
+
 
 // A relay with `deny` rules and an audit sink that keeps the records.
 struct Harness {
@@ -823,6 +860,187 @@ TEST(RelayLimits, ParseRate) {
     EXPECT_FALSE(ParseRate(bad).ok()) << bad;
   }
 }
+
+// Attacks (adv) that did not get through, pinned. Each line is one the
+// TypeScript SDK's ReadBuffer (split at '\n', strip one '\r', JSON.parse,
+// zod) or Python's TextIOWrapper (universal newlines: '\r' also ends a
+// line) might read differently from the relay; the relay must refuse it, or
+// decide on exactly what the server will run.
+INSTANTIATE_TEST_SUITE_P(
+    AdvEncodings, HostileClientLine,
+    ::testing::Values(
+        HostileCase{"Bom", "\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\"}}", kNull, kParseError},
+        HostileCase{"TwoMessagesOnALine", R"({"jsonrpc":"2.0","id":1,"method":"ping"} {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file"}})", kNull, kParseError},
+        HostileCase{"PythonSplitsAtCr", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\"}}", kNull, kParseError},
+        HostileCase{"RawCrInsideAString", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"read_file\",\"arguments\":{\"a\":\"x\r{\\\"jsonrpc\\\":\\\"2.0\\\"}\"}}}", kNull, kParseError},
+        HostileCase{"IdOnePointZero", R"({"jsonrpc":"2.0","id":1.0,"method":"tools/call","params":{"name":"write_file"}})", kNull, kInvalidRequest},
+        HostileCase{"IdOneEZero", R"({"jsonrpc":"2.0","id":1e0,"method":"tools/call","params":{"name":"read_file"}})", kNull, kInvalidRequest},
+        HostileCase{"IdTrue", R"({"jsonrpc":"2.0","id":true,"method":"tools/call","params":{"name":"read_file"}})", kNull, kInvalidRequest},
+        HostileCase{"DuplicateJsonrpc", R"({"jsonrpc":"1.0","jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file"}})", 1, kInvalidRequest},
+        HostileCase{"DuplicateToolsKeyInMeta", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","_meta":{"a":1,"\u0061":2}}})", 1, kInvalidRequest},
+        HostileCase{"ProtoKeyCarriesTheName", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"__proto__":{"name":"write_file"}}})", 1, kInvalidRequest},
+        HostileCase{"EscapedSlashInName", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"move_\/x","x":0}})", 1, kRefusedByPolicy},
+        HostileCase{"SurrogatePairEscapes", R"({"jsonrpc":"2.0","id":"\ud83d\ude00","method":"tools/call","params":{"name":"\u0077\u0072\u0069\u0074\u0065\u005f\u0066\u0069\u006c\u0065"}})", "\xf0\x9f\x98\x80", kRefusedByPolicy},
+        HostileCase{"MoveGlobEscaped", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\u006dove_anything"}})", 1, kRefusedByPolicy},
+        // Python's TextIOWrapper (the Python MCP SDK's stdio reader) also ends a
+        // line at a lone CR, and str.splitlines() at U+2028: the second piece is a
+        // denied call, so a line that does not start with '{' is not harmless text.
+        HostileCase{"TextThenCrThenDeniedCall", "x\r{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\"}}", kNull, kParseError},
+        HostileCase{"StringThenCrThenDeniedCall", "\"x\"\r{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\"}}", kNull, kParseError},
+        HostileCase{"NumberThenCrThenDeniedCall", "1\r{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\"}}", kNull, kParseError},
+        HostileCase{"TextThenLineSeparatorThenDeniedCall", "x\xe2\x80\xa8{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\"}}", kNull, kParseError},
+        HostileCase{"DelInName", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\\u007f\"}}", 1, kRefusedByPolicy}),
+    [](const ::testing::TestParamInfo<HostileCase>& i) { return std::string(i.param.name); });
+
+TEST(McpRelay, AdvIdReusedWhilePendingIsRefusedAndTheFirstCallStillGetsItsAnswer) {
+  Harness h;
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file"}})").forward, Forward::kAsIs);
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_text"}})"), 1);
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file"}})"), 1);
+  // "1" is another id; the server answering "1" or 1.0 for 1 is forged or refused, never passed.
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":"1","result":{}})").forward, Forward::kDrop);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1.0,"result":{}})").forward, Forward::kDrop);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"content":[]}})").forward, Forward::kAsIs);
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"content":[]}})").forward, Forward::kDrop)
+      << "a second answer to one request is forged";
+}
+
+TEST(McpRelay, AdvAServerCannotListADeniedToolInAnyEncodingOrPage) {
+  Harness h;
+  h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"write\u005ffile"},{"name":"write\/file"},)"
+                    R"({"name":"read_file"},{"name":"m\u006fve_file"},{"name":"write_file\u0000"},{"nam\u0065":"write_file"},)"
+                    R"({"title":"write_file"}],"nextCursor":"c2"}})");
+  ASSERT_EQ(a.forward, Forward::kReplaced);
+  json r = json::parse(a.replacement);
+  std::vector<std::string> names;
+  for (const auto& t : r["result"]["tools"]) names.push_back(t.value("name", std::string("<none>")));
+  EXPECT_EQ(names, (std::vector<std::string>{"write/file", "read_file"})) << a.replacement;
+  EXPECT_EQ(r["result"]["nextCursor"], "c2");
+  // The next page is judged on its own, and so is a list after list_changed.
+  h.Client(R"({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"c2"}})");
+  auto b = h.Server(R"({"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"move_x"}]}})");
+  EXPECT_EQ(json::parse(b.replacement)["result"]["tools"], json::array());
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})").forward, Forward::kAsIs);
+  // A tools list sent as the answer to another request is not a tools list to the client.
+  h.Client(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
+  auto c = h.Server(R"({"jsonrpc":"2.0","id":3,"result":{"t\u006fols":[{"name":"write_file"}]}})");
+  EXPECT_EQ(json::parse(c.replacement)["result"]["tools"], json::array()) << c.replacement;
+  // A list whose tools are not an array cannot be judged, so it does not pass.
+  h.Client(R"({"jsonrpc":"2.0","id":4,"method":"tools/list"})");
+  auto d = h.Server(R"({"jsonrpc":"2.0","id":4,"result":{"tools":{"0":{"name":"write_file"}}}})");
+  EXPECT_EQ(json::parse(d.replacement)["error"]["code"], kInvalidRequest);
+}
+
+TEST(McpRelay, AdvAServerAnsweringBeforeTheClientAskedIsForged) {
+  Harness h;
+  // The server guesses the id of the client's next tools/list and answers first.
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":0,"result":{"tools":[{"name":"write_file"}]}})").forward, Forward::kDrop);
+  EXPECT_EQ(h.records.back()["event"], "forged_response");
+  h.Client(R"({"jsonrpc":"2.0","id":0,"method":"tools/list"})");
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":0,"result":{"tools":[{"name":"write_file"}]}})");
+  EXPECT_EQ(json::parse(a.replacement)["result"]["tools"], json::array());
+}
+
+// Attack (adv): a server writing forged answers and garbage in a loop wrote
+// one audit record per line, without limit. Now the first 100 per session
+// are recorded and the rest counted; the client's own calls are all recorded.
+TEST(McpRelay, AdvAServerCannotFloodTheAuditLog) {
+  Harness h;
+  for (int i = 0; i < 150; ++i) {
+    EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":)" + std::to_string(1000 + i) + R"(,"result":{}})").forward, Forward::kDrop);
+    EXPECT_EQ(h.Server("{\"jsonrpc\":\"2.0\",\"id\":1,").forward, Forward::kDrop);
+  }
+  for (int i = 0; i < 150; ++i) {
+    ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"method":"tools/call","params":{"name":"write_file"}})"),
+                  i, kRefusedByPolicy);
+  }
+  h.relay.End();
+  std::size_t noise = 0, denied = 0;
+  for (const auto& r : h.records) {
+    if (r["event"] == "forged_response" || r["event"] == "relay_refused") ++noise;
+    if (r["event"] == "tool_call" && r["outcome"] == "denied") ++denied;
+  }
+  EXPECT_EQ(noise, 100u);
+  EXPECT_EQ(denied, 150u);
+  ASSERT_EQ(h.records.back()["event"], "session_end");
+  EXPECT_EQ(h.records.back()["forged"], 150);
+  EXPECT_EQ(h.records.back()["refused"], 150);
+  EXPECT_EQ(h.records.back()["held_back"], 200);
+}
+
+// Attack (adv): every unanswered id is kept, so a server sending requests the
+// client does not answer yet (elicitation/create waits for a person) with
+// 1 MiB string ids grew the supervisor by 1 MiB each: 2000 took it to 2 GB.
+TEST(McpRelay, AdvLongIdsAreRefusedNotKept) {
+  Harness h;
+  std::string id(1025, 'i');
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":")" + id + R"(","method":"elicitation/create","params":{}})");
+  EXPECT_EQ(a.forward, Forward::kDrop);
+  EXPECT_NE(h.records.back()["reason"].get<std::string>().find("1025 bytes"), std::string::npos) << h.records.back();
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":")" + id + R"(","method":"tools/list"})"), nullptr);
+  id.pop_back();
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":")" + id + R"(","method":"elicitation/create","params":{}})").forward,
+            Forward::kAsIs);
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":")" + id + R"(","result":{"action":"decline"}})").forward, Forward::kAsIs);
+}
+
+// The same with the method: a request's method is kept while it is unanswered.
+TEST(McpRelay, AdvLongMethodsAreRefusedNotKept) {
+  Harness h;
+  std::string m(1025, 'm');
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1,"method":")" + m + R"("})").forward, Forward::kDrop);
+  EXPECT_NE(h.records.back()["reason"].get<std::string>().find("1025 bytes"), std::string::npos) << h.records.back();
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":2,"method":")" + m + R"("})"), 2);
+  m.pop_back();
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":1,"method":")" + m + R"("})").forward, Forward::kAsIs);
+}
+
+// Attack (adv): the TypeScript SDK writes a request as {method, params,
+// jsonrpc, id} and a response as {result, jsonrpc, id} (shared/protocol.js),
+// so in an oversize message from a real SDK peer the id comes after the
+// payload, far past the kept prefix. The refusal must still carry it, or the
+// client waits for an answer that never comes.
+TEST(McpRelay, AnOversizeSdkRequestWithItsIdLastGetsAnErrorWithItsId) {
+  Harness h({}, {}, 4096);
+  LineFramer f(4096);
+  std::string line = R"({"method":"tools/call","params":{"name":"read_file","arguments":{"x":")" +
+                     std::string(200000, 'a') + R"("}},"jsonrpc":"2.0","id":7})" + "\n";
+  std::size_t seen = 0;
+  for (std::size_t chunk : {std::size_t{1} << 16, std::size_t{4093}}) {
+    std::size_t at = 0;
+    while (at < line.size()) {
+      std::size_t room = 0;
+      char* p = f.WritePtr(&room);
+      std::size_t n = std::min({room, chunk, line.size() - at});
+      std::copy_n(line.data() + at, n, p);
+      f.Commit(n);
+      at += n;
+      while (auto l = f.Next()) {
+        ++seen;
+        ASSERT_TRUE(l->oversize);
+        ExpectRefused(h.relay.FromClient(*l), 7, kMessageTooLarge);
+      }
+    }
+  }
+  EXPECT_EQ(seen, 2u);
+}
+
+TEST(McpRelay, AnOversizeSdkAnswerWithItsIdLastBecomesAnErrorForThatRequest) {
+  Harness h({}, {}, 4096);
+  h.Client(R"({"method":"tools/call","params":{"name":"read_file"},"jsonrpc":"2.0","id":3})");
+  LineFramer f(4096);
+  std::string line = R"({"result":{"content":[{"type":"text","text":")" + std::string(300000, 'b') +
+                     R"("}]},"jsonrpc":"2.0","id":3})";  // the last line: no newline, Finish() hands it out
+  std::vector<std::string> texts;
+  auto lines = Frame(&f, line, 1 << 16, &texts);
+  ASSERT_EQ(lines.size(), 1u);
+  auto a = h.relay.FromServer(lines[0]);
+  ASSERT_EQ(a.forward, Forward::kReplaced) << "the client would wait for request 3 forever";
+  EXPECT_EQ(json::parse(a.replacement)["id"], 3);
+  EXPECT_EQ(json::parse(a.replacement)["error"]["code"], kMessageTooLarge);
+}
+
 
 }  // namespace
 }  // namespace mcpcell
