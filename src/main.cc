@@ -119,6 +119,8 @@ int main(int argc, char** argv) {
   mcpcell::AddRegistryCommand(app, &exit_code);
   mcpcell::AddGcCommand(app, &exit_code);
   mcpcell::AddAuditCommand(app, &exit_code);
+  mcpcell::AddInstallCommand(app, &exit_code);
+  mcpcell::AddClientCommand(app, &exit_code);
   mcpcell::AddEgressProxyCommand(app, &exit_code);
   try {
     app.parse(args);
