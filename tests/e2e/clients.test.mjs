@@ -1,0 +1,223 @@
+// Issue 14, "wire the clients in one command": `mcpcell client list` finds
+// the MCP configs of the clients on this machine, `client wrap CLIENT`
+// rewrites each stdio server to start through mcpcell and `client unwrap`
+// puts them back. Every test uses a HOME of its own: no real config is read
+// or touched. The proof that a wrapped file works is a real client reading
+// it: the MCP Inspector CLI (--config FILE --server NAME) lists and calls the
+// tools of server-everything and server-filesystem, each through mcpcell.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
+import { NODE_BIN, NODE_MODULES, serverEntry } from './lib/paths.mjs';
+import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+
+after(removeTempDirs);
+
+/** A fresh home with `files` ({relative path: text}) written in it. */
+function homeWith(files) {
+  const home = makeTempDir('clients-home');
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(home, rel)), { recursive: true });
+    writeReadableFile(path.join(home, rel), text);
+  }
+  return home;
+}
+
+function envFor(home) {
+  return { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' };
+}
+
+const client = (home, args) => runMcpcell(['client', ...args], { env: envFor(home) });
+
+// A Cursor config as people write it: JSONC (comments, trailing commas), a
+// remote server, an npx server with an API key in its env block, a docker
+// server, one that cannot be mapped, and arguments a shell would expand.
+const CURSOR_JSONC = `{
+  // servers I use
+  "mcpServers": {
+    "github": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github@2025.4.8", "$(touch /tmp/pwned)", "a b", "--flag=\`id\`"],
+      "env": { "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_dummy" }, /* kept in this file */
+    },
+    "docs": { "url": "https://example.com/mcp" },
+    "image": { "command": "docker", "args": ["run", "-i", "--rm", "-e", "API_KEY", "mcp/fetch:1.0"] },
+    "hostroot": { "command": "docker", "args": ["run", "-i", "-v", "/:/host", "mcp/fetch:1.0"] },
+    "local": { "command": "/usr/bin/python3", "args": ["server.py", ";", "rm -rf ~"] },
+  },
+  "theme": "dark", // another setting
+}
+`;
+
+test('client list finds each client\'s config in its documented place and format', async () => {
+  const home = homeWith({
+    '.config/Claude/claude_desktop_config.json': '{"mcpServers": {"a": {"command": "npx", "args": ["-y", "pkg"]}}}',
+    '.claude.json': '{"numStartups": 3, "mcpServers": {"b": {"type": "http", "url": "https://x/mcp"}}}',
+    '.cursor/mcp.json': CURSOR_JSONC,
+    '.config/Code/User/mcp.json': '{ "servers": { "c": { "type": "stdio", "command": "node", "args": ["s.js"] } } }',
+    '.codeium/windsurf/mcp_config.json': '{"mcpServers": {"d": {"serverUrl": "https://x/sse"}}}',
+    '.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json':
+      '{"mcpServers": {"e": {"command": "uvx", "args": ["mcp-server-git"], "disabled": false, "alwaysAllow": []}}}',
+    '.config/zed/settings.json': '// Zed settings\n{ "context_servers": { "f": { "command": "some-command", "args": [], "env": {} } }, }',
+    '.gemini/settings.json': '{"mcpServers": {"g": {"httpUrl": "https://x/mcp"}}}',
+    '.codex/config.toml': 'model = "o3"\n[mcp_servers.h]\ncommand = "npx"\nargs = ["-y", "x"]\n[mcp_servers.h.env]\nK = "v"\n[mcp_servers."i"]\nurl = "https://x"\n',
+    '.config/goose/config.yaml': 'extensions:\n  j:\n    type: stdio\n    cmd: npx\n',
+  });
+  const r = await client(home, ['list', '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  const byId = Object.fromEntries(JSON.parse(r.stdout).map((c) => [c.client, c]));
+  const names = (id) => (byId[id].servers ?? []).map((s) => `${s.name}=${s.kind}`);
+  assert.deepEqual(names('claude-desktop'), ['a=stdio: npx']);
+  assert.deepEqual(names('claude-code'), ['b=remote']);
+  assert.deepEqual(names('cursor'), ['github=stdio: npx', 'docs=remote', 'image=stdio: docker', 'hostroot=stdio: docker', 'local=stdio: /usr/bin/python3']);
+  assert.deepEqual(names('vscode'), ['c=stdio: node']);
+  assert.deepEqual(names('windsurf'), ['d=remote']);
+  assert.deepEqual(names('cline'), ['e=stdio: uvx']);
+  assert.deepEqual(names('zed'), ['f=stdio: some-command']);
+  assert.deepEqual(names('gemini'), ['g=remote']);
+  assert.deepEqual(names('codex'), ['h=unknown', 'i=unknown']);
+  assert.equal(byId.goose.found, true);
+  assert.match(byId.goose.note, /YAML: not read yet/, 'what is not read is said, not skipped silently');
+  for (const c of Object.values(byId)) assert.ok(!c.error, `${c.client}: ${c.error}`);
+});
+
+test('wrap --dry-run shows the change on stderr and writes nothing; wrap rewrites only the stdio entries, keeps everything else, is idempotent; unwrap restores the file byte for byte', async () => {
+  const home = homeWith({ '.cursor/mcp.json': CURSOR_JSONC });
+  const file = path.join(home, '.cursor/mcp.json');
+  chmodSync(file, 0o640);
+
+  const dry = await client(home, ['wrap', 'cursor', '--dry-run']);
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.equal(readFileSync(file, 'utf8'), CURSOR_JSONC, '--dry-run wrote nothing');
+  assert.deepEqual(readdirSync(path.dirname(file)), ['mcp.json'], '--dry-run left no backup');
+  assert.match(dry.stderr, /^-\s+"command": "npx",$/m);
+  assert.match(dry.stderr, /^\+\s+"npx:\/\/@modelcontextprotocol\/server-github@2025\.4\.8",$/m);
+  assert.equal(dry.stdout, '');
+
+  const r = await client(home, ['wrap', 'cursor']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /docs: left alone: a remote \(URL\) server/);
+  assert.match(r.stderr, /hostroot: left as it is: docker run option -v has no docker:\/\/ equivalent/);
+  const text = readFileSync(file, 'utf8');
+  assert.match(text, /\/\/ servers I use/, 'comments outside the rewritten entries stay');
+  assert.match(text, /"theme": "dark", \/\/ another setting/);
+  // The file's own comments and trailing commas taken out (the ones this test wrote), then strict JSON.
+  const strict = text.replace('// servers I use', '').replace('// another setting', '').replace(/,(\s*[}\]])/g, '$1');
+  const servers = JSON.parse(strict).mcpServers;
+  const self = servers.github.command;
+  assert.ok(path.isAbsolute(self) && path.basename(self) === 'mcpcell', self);
+  // Arguments stay one array element each, exactly: no shell ever sees them.
+  assert.deepEqual(servers.github.args, ['run', '--env=GITHUB_PERSONAL_ACCESS_TOKEN',
+    'npx://@modelcontextprotocol/server-github@2025.4.8', '--', '$(touch /tmp/pwned)', 'a b', '--flag=`id`']);
+  assert.deepEqual(servers.github.env, { GITHUB_PERSONAL_ACCESS_TOKEN: 'ghp_dummy' }, 'the value stays in the client\'s env block');
+  assert.ok(!servers.github.args.some((a) => a.includes('ghp_dummy')), 'a secret value never lands in argv');
+  assert.deepEqual(servers.image.args, ['run', '--env=API_KEY', 'docker://mcp/fetch:1.0']);
+  assert.deepEqual(servers.hostroot, { command: 'docker', args: ['run', '-i', '-v', '/:/host', 'mcp/fetch:1.0'] });
+  assert.deepEqual(servers.local.args, ['run', '--isolate', '--', '/usr/bin/python3', 'server.py', ';', 'rm -rf ~']);
+  assert.deepEqual(servers.docs, { url: 'https://example.com/mcp' });
+  assert.equal(statSync(file).mode & 0o777, 0o640, 'the file keeps its mode');
+  const kept = readdirSync(path.dirname(file)).filter((n) => n.startsWith('mcp.json.mcpcell-'));
+  assert.equal(kept.length, 2, kept.join(' '));  // one backup, the originals for unwrap
+  for (const n of kept) assert.equal(statSync(path.join(path.dirname(file), n)).mode & 0o777, 0o600, `${n} is owner-only`);
+  const backup = kept.find((n) => n.includes('backup'));
+  assert.equal(readFileSync(path.join(path.dirname(file), backup), 'utf8'), CURSOR_JSONC);
+
+  const again = await client(home, ['wrap', 'cursor']);
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(readFileSync(file, 'utf8'), text, 'wrapping twice changes nothing');
+  assert.match(again.stderr, /nothing to change/);
+
+  const un = await client(home, ['unwrap', 'cursor']);
+  assert.equal(un.code, 0, un.stderr);
+  assert.equal(readFileSync(file, 'utf8'), CURSOR_JSONC, 'unwrap restores the file byte for byte, comments inside entries too');
+  assert.ok(!existsSync(`${file}.mcpcell-originals.json`), 'nothing left to restore');
+});
+
+test('wrap refuses a symlinked config, one owned by another user, an unknown client and a missing --policy; writes nothing', async (t) => {
+  const home = homeWith({ 'real.json': '{"mcpServers": {"a": {"command": "node", "args": ["s.js"]}}}' });
+  mkdirSync(path.join(home, '.cursor'));
+  symlinkSync(path.join(home, 'real.json'), path.join(home, '.cursor/mcp.json'));
+  const link = await client(home, ['wrap', 'cursor']);
+  assert.equal(link.code, 1);
+  assert.match(link.stderr, /is a symlink; mcpcell does not write through symlinks/);
+  assert.match(readFileSync(path.join(home, 'real.json'), 'utf8'), /"command": "node"/);
+
+  const unknown = await client(home, ['wrap', 'cursr']);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /unknown client; one of: claude-desktop, claude-code, cursor/);
+  const policy = await client(home, ['wrap', 'cursor', '--file', path.join(home, 'real.json'), '--policy', '/nonexistent/p.json']);
+  assert.equal(policy.code, 2);
+  assert.match(policy.stderr, /--policy \/nonexistent\/p\.json: no such file/);
+  const codex = await client(home, ['wrap', 'codex']);
+  assert.equal(codex.code, 2);
+  assert.match(codex.stderr, /TOML, which mcpcell cannot rewrite yet/);
+
+  if (process.getuid() !== 0) {
+    t.diagnostic('the other-owner case needs root to make a file owned by someone else: not run');
+    return;
+  }
+  const other = path.join(home, 'other.json');
+  writeReadableFile(other, '{"mcpServers": {"a": {"command": "node", "args": ["s.js"]}}}');
+  chownSync(other, 65534, 65534);
+  const r = await client(home, ['wrap', 'cursor', '--file', other]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /is owned by uid 65534, not by you \(uid 0\): run mcpcell client as the file's owner/);
+});
+
+/** Runs the Inspector CLI on `config`; resolves to {code, stdout, stderr}. */
+function inspector(home, config, server, method, extra = []) {
+  const bin = path.join(NODE_MODULES, '@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js');
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`npm install --prefer-offline\` in tests/e2e`);
+  const ca = '/etc/ssl/certs/ca-certificates.crt';
+  const env = { ...envFor(home), MCP_INSPECTOR_SECRET_STORE: 'memory', ...(existsSync(ca) ? { NODE_EXTRA_CA_CERTS: ca } : {}) };
+  return new Promise((resolve) => {
+    const child = spawn(NODE_BIN, [bin, '--cli', '--config', config, '--server', server, '--method', method, ...extra],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    const guard = setTimeout(() => child.kill('SIGKILL'), 240_000); // a hang guard: npx:// installs from npm
+    child.on('close', (code) => { clearTimeout(guard); resolve({ code, stdout, stderr }); });
+  });
+}
+
+test('a real client reads the wrapped file: the Inspector CLI lists and calls tools of server-everything and server-filesystem through mcpcell', { timeout: 600_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const data = makeWritableDir('clients-data');
+  writeReadableFile(path.join(data, 'notes.txt'), 'hello through the wrapped config\n');
+  const config = {
+    mcpServers: {
+      everything: { command: NODE_BIN, args: [serverEntry('server-everything'), 'stdio'], env: { DEMO_TOKEN: 't0k-e2e' } },
+      files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem@2026.8.31', data] },
+      remote: { type: 'http', url: 'https://example.com/mcp' },
+    },
+  };
+  const home = homeWith({ '.config/Claude/claude_desktop_config.json': JSON.stringify(config, null, 2) });
+  const file = path.join(home, '.config/Claude/claude_desktop_config.json');
+  const w = await client(home, ['wrap', 'claude-desktop']);
+  assert.equal(w.code, 0, w.stderr);
+  const wrapped = JSON.parse(readFileSync(file, 'utf8')).mcpServers;
+  assert.equal(path.basename(wrapped.everything.command), 'mcpcell');
+  assert.equal(path.basename(wrapped.files.command), 'mcpcell');
+
+  const list = await inspector(home, file, 'everything', 'tools/list');
+  assert.equal(list.code, 0, list.stderr);
+  assert.match(list.stdout, /"name": "echo"/);
+  // The env block reached the server through mcpcell's --env NAME.
+  const env = await inspector(home, file, 'everything', 'tools/call', ['--tool-name', 'get-env']);
+  assert.equal(env.code, 0, env.stderr);
+  assert.match(env.stdout, /DEMO_TOKEN\\?": \\?"t0k-e2e/);
+
+  const read = await inspector(home, file, 'files', 'tools/call',
+    ['--tool-name', 'read_text_file', '--tool-arg', `path=${path.join(data, 'notes.txt')}`]);
+  assert.equal(read.code, 0, read.stderr);
+  assert.match(read.stdout, /hello through the wrapped config/);
+  assert.match(read.stderr, /installing @modelcontextprotocol\/server-filesystem@2026\.8\.31 outside the cell/,
+    'the server ran from mcpcell\'s npx:// install, not from npx');
+});
