@@ -31,6 +31,11 @@ Result<std::vector<Located>> LocateServers(const std::string& text, const std::s
   std::vector<Located> out;
   auto it = std::find_if(members->begin(), members->end(), [&](const Member& m) { return m.key == key; });
   if (it == members->end()) return out;
+  // Two "mcpServers" keys: JSON.parse (most clients) takes the last, other
+  // parsers the first — wrapping one could leave the one the client runs.
+  if (std::find_if(it + 1, members->end(), [&](const Member& m) { return m.key == key; }) != members->end()) {
+    return MakeError("read \"" + key + "\"", "", "the key appears twice at the top level: keep one");
+  }
   auto servers = ObjectMembers(*plain, it->value.begin);
   if (!servers.ok()) return MakeError("read \"" + key + "\"", "", servers.error().detail);
   for (const auto& m : *servers) {

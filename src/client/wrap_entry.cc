@@ -109,7 +109,12 @@ WrapOutcome WrapEntry(const ordered_json& entry, const WrapOptions& opts) {
   WrapOutcome out;
   if (!entry.is_object()) return {WrapOutcome::Kind::kLeft, {}, "not an object"};
   if (IsRemote(entry)) return {WrapOutcome::Kind::kRemote, {}, "a remote (URL) server: nothing runs on this machine"};
-  if (IsWrapped(entry)) return {WrapOutcome::Kind::kAlready, {}, "already runs through mcpcell"};
+  if (IsWrapped(entry)) {
+    std::string cmd = entry["command"].get<std::string>();
+    // Said, not changed: the user may run another mcpcell on purpose.
+    std::string other = cmd == opts.mcpcell || cmd == "mcpcell" ? "" : " (" + cmd + ", not this one: " + opts.mcpcell + ")";
+    return {WrapOutcome::Kind::kAlready, {}, "already runs through mcpcell" + other};
+  }
   if (!entry.contains("command") || !entry["command"].is_string() || entry["command"].get<std::string>().empty()) {
     return {WrapOutcome::Kind::kLeft, {}, "no \"command\" string (Zed's old {\"path\": ...} form is not rewritten)"};
   }
@@ -144,7 +149,11 @@ WrapOutcome WrapEntry(const ordered_json& entry, const WrapOptions& opts) {
   if (opts.policy) run.push_back("--policy=" + *opts.policy);
   std::vector<std::string> names = target->names;
   if (entry.contains("env") && entry["env"].is_object()) {
-    for (const auto& [k, v] : entry["env"].items()) names.push_back(k);
+    for (const auto& [k, v] : entry["env"].items()) {
+      // A key with "=" would become --env=NAME=VALUE: a value in argv.
+      if (!IsEnvName(k)) return {WrapOutcome::Kind::kLeft, {}, "environment variable name '" + k + "' is not a plain NAME ([A-Za-z_][A-Za-z0-9_]*)"};
+      names.push_back(k);
+    }
   }
   std::vector<std::string> seen;
   for (const auto& n : names) {

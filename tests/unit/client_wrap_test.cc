@@ -1,0 +1,155 @@
+// The client config edit (src/client/): JSONC handling, the wrap rules, and
+// the attacks tried on them — option injection through env names, package
+// or image names, duplicate keys, comment and URL look-alikes in strings.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "client/config_edit.h"
+#include "client/jsonc.h"
+#include "client/wrap_entry.h"
+
+namespace mcpcell {
+namespace {
+
+using nlohmann::ordered_json;
+
+const WrapOptions kOpts{"/usr/local/bin/mcpcell", std::nullopt};
+
+std::vector<std::string> Args(const WrapOutcome& w) { return w.entry["args"].get<std::vector<std::string>>(); }
+
+TEST(Jsonc, BlanksCommentsAndTrailingCommasKeepingOffsetsAndStrings) {
+  std::string text = "{ // c\n \"a\": \"http://x/*y*/\", /* b */ \"b\": [1,2,],\n}";
+  auto plain = BlankJsoncExtras(text);
+  ASSERT_TRUE(plain.ok()) << plain.error().Message();
+  EXPECT_EQ(plain->size(), text.size());
+  auto j = nlohmann::json::parse(*plain);
+  EXPECT_EQ(j["a"], "http://x/*y*/");  // a comment look-alike inside a string is the string's
+  EXPECT_EQ(j["b"].size(), 2u);
+}
+
+TEST(Jsonc, UnterminatedCommentIsAnErrorNamingTheLine) {
+  auto r = BlankJsoncExtras("{\n\"a\": 1 /* never closed\n}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().detail.find("line 2"), std::string::npos) << r.error().detail;
+}
+
+TEST(Jsonc, MembersDecodeEscapedKeys) {
+  std::string json = R"({"mcp\u0053ervers": {"x": 1}})";
+  auto m = ObjectMembers(json, 0);
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->size(), 1u);
+  EXPECT_EQ((*m)[0].key, "mcpServers");  // as JSON.parse in the client reads it
+}
+
+TEST(WrapEntry, NpxBecomesASourceWithArgumentsExact) {
+  auto w = WrapEntry(ordered_json::parse(R"J({"command": "npx", "args": ["-y", "@s/p@1.2", "$(id)", "a b", "--"]})J"), kOpts);
+  ASSERT_EQ(w.kind, WrapOutcome::Kind::kWrapped) << w.note;
+  EXPECT_EQ(w.entry["command"], "/usr/local/bin/mcpcell");
+  EXPECT_EQ(Args(w), (std::vector<std::string>{"run", "npx://@s/p@1.2", "--", "$(id)", "a b", "--"}));
+}
+
+TEST(WrapEntry, EnvNamesBecomeEnvOptionsAndValuesStayInTheEntry) {
+  auto w = WrapEntry(ordered_json::parse(R"({"command": "npx", "args": ["pkg"], "env": {"API_KEY": "s3cret", "B": ""}})"),
+                     WrapOptions{"/m/mcpcell", std::string("/p.json")});
+  ASSERT_EQ(w.kind, WrapOutcome::Kind::kWrapped) << w.note;
+  EXPECT_EQ(Args(w), (std::vector<std::string>{"run", "--policy=/p.json", "--env=API_KEY", "--env=B", "npx://pkg"}));
+  EXPECT_EQ(w.entry["env"]["API_KEY"], "s3cret");
+}
+
+TEST(WrapEntry, AnEnvNameThatLooksLikeAnOptionIsRefused) {
+  for (const char* name : {"--write=/", "-v", "A=B", "A B", "", "1X"}) {
+    ordered_json e = ordered_json::parse(R"({"command": "node", "args": ["s.js"]})");
+    e["env"][name] = "x";
+    auto w = WrapEntry(e, kOpts);
+    EXPECT_EQ(w.kind, WrapOutcome::Kind::kLeft) << name;
+    EXPECT_NE(w.note.find("not a plain NAME"), std::string::npos) << name << ": " << w.note;
+  }
+}
+
+TEST(WrapEntry, NpxOptionsAndBadPackageNamesAreLeft) {
+  for (const char* args : {R"(["-p", "x", "y"])", R"(["--package=x", "y"])", R"(["-y"])", R"(["-c", "rm -rf ~"])",
+                           R"(["../x"])", R"(["x;rm"])", R"(["X"])"}) {
+    auto w = WrapEntry(ordered_json::parse(std::string(R"({"command": "npx", "args": )") + args + "}"), kOpts);
+    EXPECT_EQ(w.kind, WrapOutcome::Kind::kLeft) << args;
+  }
+}
+
+TEST(WrapEntry, DockerRunMapsOnlyWhenNothingButStdioAndEnvIsAsked) {
+  auto w = WrapEntry(ordered_json::parse(R"({"command": "docker", "args": ["run", "-i", "--rm", "-e", "K", "--env=L=v", "img:1", "a"]})"), kOpts);
+  ASSERT_EQ(w.kind, WrapOutcome::Kind::kWrapped) << w.note;
+  EXPECT_EQ(Args(w), (std::vector<std::string>{"run", "--env=K", "--env=L=v", "docker://img:1", "--", "a"}));
+  for (const char* args : {R"(["run", "-i", "--privileged", "img"])", R"(["run", "-v", "/:/h", "img"])",
+                           R"(["run", "--network=host", "img"])", R"(["exec", "c"])", R"(["run", "-i"])",
+                           R"(["run", "-e", "--x", "img"])"}) {
+    auto left = WrapEntry(ordered_json::parse(std::string(R"({"command": "docker", "args": )") + args + "}"), kOpts);
+    EXPECT_EQ(left.kind, WrapOutcome::Kind::kLeft) << args;
+  }
+}
+
+TEST(WrapEntry, PlainCommandRunsIsolatedAfterTheSeparator) {
+  auto w = WrapEntry(ordered_json::parse(R"({"command": "--policy=/evil", "args": ["x"]})"), kOpts);
+  ASSERT_EQ(w.kind, WrapOutcome::Kind::kWrapped);
+  // After "--" every word is the server's: the command cannot pose as an option.
+  EXPECT_EQ(Args(w), (std::vector<std::string>{"run", "--isolate", "--", "--policy=/evil", "x"}));
+}
+
+TEST(WrapEntry, RemoteWrappedUvxAndMalformedEntriesAreLeftWithAReason) {
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"serverUrl": "https://x"})"), kOpts).kind, WrapOutcome::Kind::kRemote);
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"type": "sse", "command": "x"})"), kOpts).kind, WrapOutcome::Kind::kRemote);
+  auto again = WrapEntry(ordered_json::parse(R"({"command": "/opt/mcpcell", "args": ["run"]})"), kOpts);
+  EXPECT_EQ(again.kind, WrapOutcome::Kind::kAlready);
+  EXPECT_NE(again.note.find("not this one"), std::string::npos) << again.note;
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "uvx", "args": ["x"]})"), kOpts).kind, WrapOutcome::Kind::kLeft);
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "node", "args": "s.js"})"), kOpts).kind, WrapOutcome::Kind::kLeft);
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "node", "args": [1]})"), kOpts).kind, WrapOutcome::Kind::kLeft);
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": {"path": "x"}})"), kOpts).kind, WrapOutcome::Kind::kLeft);
+}
+
+TEST(ConfigEdit, WrapKeepsEverythingOutsideTheEntriesAndUnwrapRestoresBytes) {
+  std::string text = "{\n  // mine\n  \"mcpServers\": {\n    \"a\": {\"command\": \"node\", /* x */ \"args\": [\"s.js\"]},\n"
+                     "    \"r\": {\"url\": \"https://h/mcp\"},\n  },\n  \"z\": 1,\n}\n";
+  auto w = WrapConfig(text, "mcpServers", kOpts, {});
+  ASSERT_TRUE(w.ok()) << w.error().Message();
+  EXPECT_NE(w->text.find("// mine"), std::string::npos);
+  EXPECT_NE(w->text.find("\"z\": 1,\n}"), std::string::npos);
+  EXPECT_EQ(w->originals.size(), 1u);
+  auto again = WrapConfig(w->text, "mcpServers", kOpts, w->originals);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->text, w->text);
+  auto un = UnwrapConfig(w->text, "mcpServers", w->originals);
+  ASSERT_TRUE(un.ok()) << un.error().Message();
+  EXPECT_EQ(un->text, text);
+  EXPECT_TRUE(un->originals.empty());
+}
+
+TEST(ConfigEdit, DuplicateServersKeyOrServerNameIsRefused) {
+  auto twice = WrapConfig(R"({"mcpServers": {}, "mcpServers": {"a": {"command": "x"}}})", "mcpServers", kOpts, {});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().detail.find("twice"), std::string::npos);
+  auto dup = WrapConfig(R"({"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}})", "mcpServers", kOpts, {});
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.error().detail.find("appears twice"), std::string::npos);
+}
+
+TEST(ConfigEdit, NoServersKeyMeansNothingToDoAndBrokenJsonIsAnError) {
+  auto none = WrapConfig("{\"theme\": 1}", "mcpServers", kOpts, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->entries.empty());
+  EXPECT_FALSE(WrapConfig("{\"mcpServers\": {\"a\": }", "mcpServers", kOpts, {}).ok());
+  EXPECT_FALSE(WrapConfig("[1]", "mcpServers", kOpts, {}).ok());
+  EXPECT_FALSE(WrapConfig("{\"mcpServers\": []}", "mcpServers", kOpts, {}).ok());
+  std::string deep(100000, '[');
+  EXPECT_FALSE(WrapConfig("{\"x\": " + deep + "}", "mcpServers", kOpts, {}).ok());  // bounded, no stack overflow
+}
+
+TEST(ConfigEdit, UnwrapLeavesAHandWrappedEntryWithoutAnOriginal) {
+  auto un = UnwrapConfig(R"({"mcpServers": {"a": {"command": "mcpcell", "args": ["run"]}}})", "mcpServers", {});
+  ASSERT_TRUE(un.ok());
+  ASSERT_EQ(un->entries.size(), 1u);
+  EXPECT_FALSE(un->entries[0].changed);
+  EXPECT_NE(un->entries[0].note.find("no original"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mcpcell
