@@ -20,6 +20,7 @@
 #include "client/config_edit.h"
 #include "client/config_file.h"
 #include "client/known_clients.h"
+#include "client/toml_edit.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "util/home_path.h"
@@ -51,29 +52,6 @@ std::string Ids() {
   return ids;
 }
 
-/// Codex's server names from its [mcp_servers.NAME] table headers. TOML puts
-/// each table header on a line of its own (toml.io v1.0.0, "Table"), so this
-/// finds every server written as a table — the form `codex mcp add` writes —
-/// but not one written as an inline table or with dotted keys.
-std::vector<std::string> TomlServerNames(const std::string& text) {
-  std::vector<std::string> names;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t eol = text.find('\n', pos);
-    std::string line = text.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
-    pos = eol == std::string::npos ? text.size() : eol + 1;
-    std::size_t b = line.find_first_not_of(" \t");
-    const std::string head = "[mcp_servers.";
-    if (b == std::string::npos || line.compare(b, head.size(), head) != 0) continue;
-    std::size_t close = line.find(']', b);
-    if (close == std::string::npos) continue;
-    std::string name = line.substr(b + head.size(), close - b - head.size());
-    if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
-    if (name.find('.') == std::string::npos && !name.empty()) names.push_back(name);  // not [mcp_servers.x.env]
-  }
-  return names;
-}
-
 nlohmann::json ListOne(const KnownClient& c) {
   nlohmann::json j{{"client", c.id}, {"name", c.name}, {"path", c.path}, {"format", ToString(c.format)},
                    {"servers_key", c.servers_key}};
@@ -89,13 +67,11 @@ nlohmann::json ListOne(const KnownClient& c) {
     return j;
   }
   nlohmann::json servers = nlohmann::json::array();
-  if (c.format == KnownClient::Format::kToml) {
-    for (const auto& n : TomlServerNames(file->text)) servers.push_back({{"name", n}, {"kind", "unknown"}});
-    j["note"] = "TOML: names read from [mcp_servers.NAME] headers; wrap is not supported for TOML yet";
-  } else if (c.format == KnownClient::Format::kYaml) {
+  if (c.format == KnownClient::Format::kYaml) {
     j["note"] = "YAML: not read yet (mcpcell has no YAML parser); wrap is not supported";
   } else {
-    auto listed = ListServers(file->text, c.servers_key);
+    auto listed = c.format == KnownClient::Format::kToml ? ListTomlServers(file->text, c.servers_key)
+                                                         : ListServers(file->text, c.servers_key);
     if (!listed.ok()) {
       j["error"] = listed.error().Message();
       return j;
@@ -247,10 +223,9 @@ Status WriteEdit(const ConfigFile& file, const ConfigEdit& edit) {
 Status EditClient(const ClientRequest& req, bool wrap) {
   auto client = FindClient(req.client);
   if (!client) return MakeError("client", req.client, "unknown client; one of: " + Ids());
-  if (client->format == KnownClient::Format::kToml || client->format == KnownClient::Format::kYaml) {
-    return MakeError("client", req.client, client->name + "'s config is " + ToString(client->format) +
-                     ", which mcpcell cannot rewrite yet: edit it by hand (command: the mcpcell binary, "
-                     "args: run [--policy P] SOURCE -- ARGS)");
+  if (client->format == KnownClient::Format::kYaml) {
+    return MakeError("client", req.client, client->name + "'s config is YAML, which mcpcell cannot rewrite yet: "
+                     "edit it by hand (cmd: the mcpcell binary, args: run [--policy P] SOURCE -- ARGS)");
   }
   std::string path = req.file ? fs::absolute(ExpandHome(*req.file)).string() : client->path;
   auto policy = PolicyArg(req.policy);
@@ -259,8 +234,12 @@ Status EditClient(const ClientRequest& req, bool wrap) {
   if (!file.ok()) return file.error();
   auto originals = ReadOriginals(path);
   if (!originals.ok()) return originals.error();
-  auto edit = wrap ? WrapConfig(file->text, client->servers_key, WrapOptions{SelfPath(), *policy}, *originals)
-                   : UnwrapConfig(file->text, client->servers_key, *originals);
+  bool toml = client->format == KnownClient::Format::kToml;
+  WrapOptions opts{SelfPath(), *policy};
+  auto edit = wrap ? (toml ? WrapTomlConfig(file->text, client->servers_key, opts, *originals)
+                           : WrapConfig(file->text, client->servers_key, opts, *originals))
+                   : (toml ? UnwrapTomlConfig(file->text, client->servers_key, *originals)
+                           : UnwrapConfig(file->text, client->servers_key, *originals));
   if (!edit.ok()) return MakeError(edit.error().what, path, edit.error().detail);
   Report(*edit, wrap);
   bool changed = edit->text != file->text;

@@ -80,7 +80,7 @@ test('client list finds each client\'s config in its documented place and format
   assert.deepEqual(names('cline'), ['e=stdio: uvx']);
   assert.deepEqual(names('zed'), ['f=stdio: some-command']);
   assert.deepEqual(names('gemini'), ['g=remote']);
-  assert.deepEqual(names('codex'), ['h=unknown', 'i=unknown']);
+  assert.deepEqual(names('codex'), ['h=stdio: npx', 'i=remote']);
   assert.equal(byId.goose.found, true);
   assert.match(byId.goose.note, /YAML: not read yet/, 'what is not read is said, not skipped silently');
   for (const c of Object.values(byId)) assert.ok(!c.error, `${c.client}: ${c.error}`);
@@ -138,6 +138,45 @@ test('wrap --dry-run shows the change on stderr and writes nothing; wrap rewrite
   assert.ok(!existsSync(`${file}.mcpcell-originals.json`), 'nothing left to restore');
 });
 
+const CODEX_TOML = `model = "o3"  # mine
+
+[mcp_servers.github]
+command = "npx" # from the README
+args = ["-y", "@modelcontextprotocol/server-github@2025.4.8", "$(id)", 'lit\\eral', "é"]
+startup_timeout_sec = 30
+
+[mcp_servers.github.env]
+GITHUB_PERSONAL_ACCESS_TOKEN = "ghp_dummy"
+
+[mcp_servers.plain]
+command = "/usr/bin/node"
+
+[mcp_servers.docs]
+url = "https://example.com/mcp"
+
+[profiles.a]
+model = "x"
+`;
+
+test('Codex (TOML): wrap changes only command and args, keeps comments and tables, is idempotent; unwrap restores byte for byte', async () => {
+  const home = homeWith({ '.codex/config.toml': CODEX_TOML });
+  const file = path.join(home, '.codex/config.toml');
+  const r = await client(home, ['wrap', 'codex']);
+  assert.equal(r.code, 0, r.stderr);
+  const text = readFileSync(file, 'utf8');
+  const self = text.match(/^command = "(.*)" # from the README$/m)?.[1];
+  assert.ok(self && path.basename(self) === 'mcpcell', text);
+  assert.ok(text.includes('args = ["run", "--env=GITHUB_PERSONAL_ACCESS_TOKEN", "npx://@modelcontextprotocol/server-github@2025.4.8", "--", "$(id)", "lit\\\\eral", "é"]'), text);
+  assert.ok(text.includes('[mcp_servers.plain]\ncommand = "' + self + '"\nargs = ["run", "--isolate", "--", "/usr/bin/node"]\n'), text);
+  assert.ok(text.includes('GITHUB_PERSONAL_ACCESS_TOKEN = "ghp_dummy"') && text.includes('[profiles.a]') && text.includes('# mine'));
+  assert.match(r.stderr, /docs: left alone: a remote/);
+  const again = await client(home, ['wrap', 'codex']);
+  assert.equal(readFileSync(file, 'utf8'), text, again.stderr);
+  const un = await client(home, ['unwrap', 'codex']);
+  assert.equal(un.code, 0, un.stderr);
+  assert.equal(readFileSync(file, 'utf8'), CODEX_TOML);
+});
+
 test('wrap refuses a symlinked config, one owned by another user, an unknown client and a missing --policy; writes nothing', async (t) => {
   const home = homeWith({ 'real.json': '{"mcpServers": {"a": {"command": "node", "args": ["s.js"]}}}' });
   mkdirSync(path.join(home, '.cursor'));
@@ -153,9 +192,9 @@ test('wrap refuses a symlinked config, one owned by another user, an unknown cli
   const policy = await client(home, ['wrap', 'cursor', '--file', path.join(home, 'real.json'), '--policy', '/nonexistent/p.json']);
   assert.equal(policy.code, 2);
   assert.match(policy.stderr, /--policy \/nonexistent\/p\.json: no such file/);
-  const codex = await client(home, ['wrap', 'codex']);
-  assert.equal(codex.code, 2);
-  assert.match(codex.stderr, /TOML, which mcpcell cannot rewrite yet/);
+  const goose = await client(home, ['wrap', 'goose']);
+  assert.equal(goose.code, 2);
+  assert.match(goose.stderr, /YAML, which mcpcell cannot rewrite yet/);
 
   if (process.getuid() !== 0) {
     t.diagnostic('the other-owner case needs root to make a file owned by someone else: not run');

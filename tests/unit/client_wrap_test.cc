@@ -7,6 +7,7 @@
 
 #include "client/config_edit.h"
 #include "client/jsonc.h"
+#include "client/toml_edit.h"
 #include "client/wrap_entry.h"
 
 namespace mcpcell {
@@ -149,6 +150,47 @@ TEST(ConfigEdit, UnwrapLeavesAHandWrappedEntryWithoutAnOriginal) {
   ASSERT_EQ(un->entries.size(), 1u);
   EXPECT_FALSE(un->entries[0].changed);
   EXPECT_NE(un->entries[0].note.find("no original"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+const WrapOptions kToolOpts{"/m/mcpcell", std::nullopt};
+
+TEST(TomlEdit, WrapsTablesAndInlineTablesInPlaceAndUnwrapRestores) {
+  std::string text = "# c\n[mcp_servers.a]\ncommand = \"npx\" # k\nargs = [\n  \"-y\", # why\n  \"p@1.0.0\",\n]\n"
+                     "[mcp_servers.b]\ncommand = 'node'\n[x]\nmcp_servers = 1\n";
+  auto w = WrapTomlConfig(text, "mcp_servers", kToolOpts, {});
+  ASSERT_TRUE(w.ok()) << w.error().Message();
+  EXPECT_EQ(w->text, "# c\n[mcp_servers.a]\ncommand = \"/m/mcpcell\" # k\nargs = [\"run\", \"npx://p@1.0.0\"]\n"
+                     "[mcp_servers.b]\ncommand = \"/m/mcpcell\"\nargs = [\"run\", \"--isolate\", \"--\", \"node\"]\n[x]\nmcp_servers = 1\n");
+  auto un = UnwrapTomlConfig(w->text, "mcp_servers", w->originals);
+  ASSERT_TRUE(un.ok()) << un.error().Message();
+  EXPECT_EQ(un->text, text);
+
+  std::string inl = "mcp_servers = { s = { command = \"node\", env = { K = \"v\" } } }\n";
+  auto wi = WrapTomlConfig(inl, "mcp_servers", kToolOpts, {});
+  ASSERT_TRUE(wi.ok()) << wi.error().Message();
+  EXPECT_EQ(wi->text, "mcp_servers = { s = { command = \"/m/mcpcell\", args = [\"run\", \"--isolate\", \"--env=K\", \"--\", \"node\"], env = { K = \"v\" } } }\n");
+  auto ui = UnwrapTomlConfig(wi->text, "mcp_servers", wi->originals);
+  ASSERT_TRUE(ui.ok());
+  EXPECT_EQ(ui->text, inl);
+}
+
+TEST(TomlEdit, DottedCommandWithoutArgsIsLeftAndStrangeStringsAreEscaped) {
+  auto d = WrapTomlConfig("mcp_servers.s.command = \"node\"\n", "mcp_servers", kToolOpts, {});
+  ASSERT_TRUE(d.ok()) << d.error().Message();
+  EXPECT_FALSE(d->entries.at(0).changed);
+  // A DEL, a quote, a newline and a backslash in an argument come back as the same string.
+  std::string text = "[mcp_servers.s]\ncommand = \"node\"\nargs = [\"a\\u007Fb\\\"c\\nd\\\\e\"]\n";
+  auto w = WrapTomlConfig(text, "mcp_servers", kToolOpts, {});
+  ASSERT_TRUE(w.ok()) << w.error().Message();
+  EXPECT_NE(w->text.find("\"a\\u007Fb\\\"c\\nd\\\\e\""), std::string::npos) << w->text;
+  EXPECT_FALSE(WrapTomlConfig("[mcp_servers.s\ncommand = 1", "mcp_servers", kToolOpts, {}).ok());
+  EXPECT_FALSE(WrapTomlConfig("mcp_servers = 3\n", "mcp_servers", kToolOpts, {}).ok());
 }
 
 }  // namespace
