@@ -66,6 +66,9 @@ int LineOf(const std::string& text, std::size_t offset) {
 
 Result<std::string> BlankJsoncExtras(const std::string& text) {
   std::string out = text;
+  // A UTF-8 byte order mark, which some editors write, is not part of the
+  // JSON text (RFC 8259 section 8.1 lets a parser ignore it): blanked like a comment.
+  if (out.rfind("\xEF\xBB\xBF", 0) == 0) out.replace(0, 3, "   ");
   std::size_t last_comma = std::string::npos;  // a comma not yet followed by a value
   for (std::size_t i = 0; i < out.size(); ++i) {
     char c = out[i];

@@ -195,3 +195,17 @@ TEST(TomlEdit, DottedCommandWithoutArgsIsLeftAndStrangeStringsAreEscaped) {
 
 }  // namespace
 }  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+TEST(ConfigEdit, AByteOrderMarkIsKeptAndIgnored) {
+  std::string text = "\xEF\xBB\xBF{\"mcpServers\": {\"a\": {\"command\": \"node\"}}}";
+  auto w = WrapConfig(text, "mcpServers", WrapOptions{"/m/mcpcell", std::nullopt}, {});
+  ASSERT_TRUE(w.ok()) << w.error().Message();
+  EXPECT_EQ(w->text.rfind("\xEF\xBB\xBF{", 0), 0u);
+  EXPECT_TRUE(w->entries.at(0).changed);
+}
+
+}  // namespace
+}  // namespace mcpcell
