@@ -21,6 +21,7 @@
 #include "client/config_file.h"
 #include "client/known_clients.h"
 #include "client/toml_edit.h"
+#include "client/yaml_edit.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "util/home_path.h"
@@ -67,11 +68,10 @@ nlohmann::json ListOne(const KnownClient& c) {
     return j;
   }
   nlohmann::json servers = nlohmann::json::array();
-  if (c.format == KnownClient::Format::kYaml) {
-    j["note"] = "YAML: not read yet (mcpcell has no YAML parser); wrap is not supported";
-  } else {
-    auto listed = c.format == KnownClient::Format::kToml ? ListTomlServers(file->text, c.servers_key)
-                                                         : ListServers(file->text, c.servers_key);
+  {
+    auto listed = c.format == KnownClient::Format::kToml   ? ListTomlServers(file->text, c.servers_key)
+                  : c.format == KnownClient::Format::kYaml ? ListYamlServers(file->text, c.servers_key)
+                                                           : ListServers(file->text, c.servers_key);
     if (!listed.ok()) {
       j["error"] = listed.error().Message();
       return j;
@@ -220,13 +220,21 @@ Status WriteEdit(const ConfigFile& file, const ConfigEdit& edit) {
   return {};
 }
 
+Result<ConfigEdit> Edit(KnownClient::Format f, const std::string& text, const std::string& key, bool wrap,
+                        const WrapOptions& opts, const std::map<std::string, std::string>& originals) {
+  switch (f) {
+    case KnownClient::Format::kToml:
+      return wrap ? WrapTomlConfig(text, key, opts, originals) : UnwrapTomlConfig(text, key, originals);
+    case KnownClient::Format::kYaml:
+      return wrap ? WrapYamlConfig(text, key, opts, originals) : UnwrapYamlConfig(text, key, originals);
+    default:
+      return wrap ? WrapConfig(text, key, opts, originals) : UnwrapConfig(text, key, originals);
+  }
+}
+
 Status EditClient(const ClientRequest& req, bool wrap) {
   auto client = FindClient(req.client);
   if (!client) return MakeError("client", req.client, "unknown client; one of: " + Ids());
-  if (client->format == KnownClient::Format::kYaml) {
-    return MakeError("client", req.client, client->name + "'s config is YAML, which mcpcell cannot rewrite yet: "
-                     "edit it by hand (cmd: the mcpcell binary, args: run [--policy P] SOURCE -- ARGS)");
-  }
   std::string path = req.file ? fs::absolute(ExpandHome(*req.file)).string() : client->path;
   auto policy = PolicyArg(req.policy);
   if (!policy.ok()) return policy.error();
@@ -234,12 +242,7 @@ Status EditClient(const ClientRequest& req, bool wrap) {
   if (!file.ok()) return file.error();
   auto originals = ReadOriginals(path);
   if (!originals.ok()) return originals.error();
-  bool toml = client->format == KnownClient::Format::kToml;
-  WrapOptions opts{SelfPath(), *policy};
-  auto edit = wrap ? (toml ? WrapTomlConfig(file->text, client->servers_key, opts, *originals)
-                           : WrapConfig(file->text, client->servers_key, opts, *originals))
-                   : (toml ? UnwrapTomlConfig(file->text, client->servers_key, *originals)
-                           : UnwrapConfig(file->text, client->servers_key, *originals));
+  auto edit = Edit(client->format, file->text, client->servers_key, wrap, WrapOptions{SelfPath(), *policy}, *originals);
   if (!edit.ok()) return MakeError(edit.error().what, path, edit.error().detail);
   Report(*edit, wrap);
   bool changed = edit->text != file->text;

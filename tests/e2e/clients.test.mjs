@@ -81,8 +81,7 @@ test('client list finds each client\'s config in its documented place and format
   assert.deepEqual(names('zed'), ['f=stdio: some-command']);
   assert.deepEqual(names('gemini'), ['g=remote']);
   assert.deepEqual(names('codex'), ['h=stdio: npx', 'i=remote']);
-  assert.equal(byId.goose.found, true);
-  assert.match(byId.goose.note, /YAML: not read yet/, 'what is not read is said, not skipped silently');
+  assert.deepEqual(names('goose'), ['j=stdio: npx']);
   for (const c of Object.values(byId)) assert.ok(!c.error, `${c.client}: ${c.error}`);
 });
 
@@ -177,6 +176,44 @@ test('Codex (TOML): wrap changes only command and args, keeps comments and table
   assert.equal(readFileSync(file, 'utf8'), CODEX_TOML);
 });
 
+const GOOSE_YAML = `GOOSE_PROVIDER: anthropic  # mine
+extensions:
+  developer:
+    enabled: true
+    type: builtin
+  github:
+    cmd: npx # from the docs
+    args:
+      - -y
+      - "@modelcontextprotocol/server-github@2025.4.8"
+      - $(id) é
+    envs: { "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_dummy" }
+    type: stdio
+  plain: {type: stdio, cmd: /usr/bin/node}
+  remote:
+    type: streamable_http
+    uri: https://example.com/mcp
+`;
+
+test('Goose (YAML): wrap changes only cmd and args, keeps comments and other keys, is idempotent; unwrap restores byte for byte', async () => {
+  const home = homeWith({ '.config/goose/config.yaml': GOOSE_YAML });
+  const file = path.join(home, '.config/goose/config.yaml');
+  const r = await client(home, ['wrap', 'goose']);
+  assert.equal(r.code, 0, r.stderr);
+  const text = readFileSync(file, 'utf8');
+  const self = text.match(/^ {4}cmd: "(.*)" # from the docs$/m)?.[1];
+  assert.ok(self && path.basename(self) === 'mcpcell', text);
+  assert.ok(text.includes('    args:\n      ["run", "--env=GITHUB_PERSONAL_ACCESS_TOKEN", "npx://@modelcontextprotocol/server-github@2025.4.8", "--", "$(id) é"]\n'), text);
+  assert.ok(text.includes(`  plain: {type: stdio, cmd: "${self}", args: ["run", "--isolate", "--", "/usr/bin/node"]}`), text);
+  assert.match(r.stderr, /developer: left as it is: a Goose 'builtin' extension/);
+  assert.match(r.stderr, /remote: left alone: a remote/);
+  const again = await client(home, ['wrap', 'goose']);
+  assert.equal(readFileSync(file, 'utf8'), text, again.stderr);
+  const un = await client(home, ['unwrap', 'goose']);
+  assert.equal(un.code, 0, un.stderr);
+  assert.equal(readFileSync(file, 'utf8'), GOOSE_YAML);
+});
+
 test('wrap refuses a symlinked config, one owned by another user, an unknown client and a missing --policy; writes nothing', async (t) => {
   const home = homeWith({ 'real.json': '{"mcpServers": {"a": {"command": "node", "args": ["s.js"]}}}' });
   mkdirSync(path.join(home, '.cursor'));
@@ -192,9 +229,11 @@ test('wrap refuses a symlinked config, one owned by another user, an unknown cli
   const policy = await client(home, ['wrap', 'cursor', '--file', path.join(home, 'real.json'), '--policy', '/nonexistent/p.json']);
   assert.equal(policy.code, 2);
   assert.match(policy.stderr, /--policy \/nonexistent\/p\.json: no such file/);
-  const goose = await client(home, ['wrap', 'goose']);
-  assert.equal(goose.code, 2);
-  assert.match(goose.stderr, /YAML, which mcpcell cannot rewrite yet/);
+  const broken = homeWith({ '.config/goose/config.yaml': 'extensions:\n  a: &x {type: stdio, cmd: node}\n  b: *x\n' });
+  const anchors = await client(broken, ['wrap', 'goose']);
+  assert.equal(anchors.code, 0, anchors.stderr);
+  assert.match(anchors.stderr, /a: left as it is: uses YAML anchors or aliases/);
+  assert.match(anchors.stderr, /nothing to change/);
 
   if (process.getuid() !== 0) {
     t.diagnostic('the other-owner case needs root to make a file owned by someone else: not run');

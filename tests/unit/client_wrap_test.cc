@@ -8,6 +8,7 @@
 #include "client/config_edit.h"
 #include "client/jsonc.h"
 #include "client/toml_edit.h"
+#include "client/yaml_edit.h"
 #include "client/wrap_entry.h"
 
 namespace mcpcell {
@@ -205,6 +206,45 @@ TEST(ConfigEdit, AByteOrderMarkIsKeptAndIgnored) {
   ASSERT_TRUE(w.ok()) << w.error().Message();
   EXPECT_EQ(w->text.rfind("\xEF\xBB\xBF{", 0), 0u);
   EXPECT_TRUE(w->entries.at(0).changed);
+}
+
+}  // namespace
+}  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+const WrapOptions kYamlOpts{"/m/mcpcell", std::nullopt};
+
+TEST(YamlEdit, WrapsBlockAndFlowExtensionsInPlaceAndUnwrapRestores) {
+  std::string text = "# g\nextensions:\n  a:\n    type: stdio\n    cmd: npx # c\n    args:\n      - -y\n      - p@1.0.0\n"
+                     "    # after\n    envs: {K: v}\n  b: {type: stdio, cmd: 'é'}\n  c:\n    type: builtin\nX: 1\n";
+  auto w = WrapYamlConfig(text, "extensions", kYamlOpts, {});
+  ASSERT_TRUE(w.ok()) << w.error().Message();
+  EXPECT_EQ(w->text, "# g\nextensions:\n  a:\n    type: stdio\n    cmd: \"/m/mcpcell\" # c\n    args:\n"
+                     "      [\"run\", \"--env=K\", \"npx://p@1.0.0\"]\n    # after\n    envs: {K: v}\n"
+                     "  b: {type: stdio, cmd: \"/m/mcpcell\", args: [\"run\", \"--isolate\", \"--\", \"é\"]}\n"
+                     "  c:\n    type: builtin\nX: 1\n");
+  auto again = WrapYamlConfig(w->text, "extensions", kYamlOpts, w->originals);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->text, w->text);
+  auto un = UnwrapYamlConfig(w->text, "extensions", w->originals);
+  ASSERT_TRUE(un.ok()) << un.error().Message();
+  EXPECT_EQ(un->text, text);
+}
+
+TEST(YamlEdit, AnchorsDuplicatesAndStrangeInputAreRefusedOrLeft) {
+  auto anchors = WrapYamlConfig("extensions:\n  a: &x\n    cmd: node\n  b:\n    cmd: *x\n", "extensions", kYamlOpts, {});
+  ASSERT_TRUE(anchors.ok()) << anchors.error().Message();
+  for (const auto& e : anchors->entries) EXPECT_FALSE(e.changed) << e.name << ": " << e.note;
+  EXPECT_FALSE(WrapYamlConfig("extensions:\n  a: {cmd: x}\n  a: {cmd: y}\n", "extensions", kYamlOpts, {}).ok());
+  EXPECT_FALSE(WrapYamlConfig("extensions: {}\nextensions: {a: {cmd: y}}\n", "extensions", kYamlOpts, {}).ok());
+  EXPECT_FALSE(WrapYamlConfig("\xEF\xBB\xBF" "extensions: {}\n", "extensions", kYamlOpts, {}).ok());
+  EXPECT_FALSE(WrapYamlConfig("extensions: [\n", "extensions", kYamlOpts, {}).ok());
+  EXPECT_FALSE(WrapYamlConfig("x: " + std::string(5000, '['), "extensions", kYamlOpts, {}).ok());  // bounded depth
+  auto del = WrapYamlConfig("extensions:\n  a:\n    cmd: node\n    args: [\"a\\x7Fb\\u0085c\"]\n", "extensions", kYamlOpts, {});
+  ASSERT_TRUE(del.ok()) << del.error().Message();
+  EXPECT_NE(del->text.find("\"a\\u007Fb\\u0085c\""), std::string::npos) << del->text;
 }
 
 }  // namespace
