@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cell/terminal_text.h"
 #include "client/config_edit.h"
 #include "client/config_file.h"
 #include "client/known_clients.h"
@@ -39,7 +40,14 @@ struct ClientRequest {
   bool json = false;
 };
 
-void Say(const std::string& line) { std::fprintf(stderr, "mcpcell client: %s\n", line.c_str()); }
+/// Text from a config file on its way to the terminal: control characters
+/// made visible (a copied-in server name must not drive the terminal).
+std::string Shown(const std::string& text) {
+  TerminalFilter f;
+  return f.Filter(text) + f.Flush();
+}
+
+void Say(const std::string& line) { std::fprintf(stderr, "mcpcell client: %s\n", Shown(line).c_str()); }
 
 std::vector<KnownClient> Clients() {
   std::string home = CallerHome();
@@ -92,11 +100,11 @@ int List(const ClientRequest& req) {
   for (const auto& j : all) {
     std::printf("%-15s %-5s %s%s\n", j["client"].get<std::string>().c_str(), j["format"].get<std::string>().c_str(),
                 j["path"].get<std::string>().c_str(), j["found"].get<bool>() ? "" : "  (not found)");
-    if (j.contains("error")) std::printf("    error: %s\n", j["error"].get<std::string>().c_str());
+    if (j.contains("error")) std::printf("    error: %s\n", Shown(j["error"].get<std::string>()).c_str());
     if (j.contains("note")) std::printf("    note: %s\n", j["note"].get<std::string>().c_str());
     if (!j.contains("servers")) continue;
     for (const auto& s : j["servers"]) {
-      std::printf("    %-24s %s\n", s["name"].get<std::string>().c_str(), s["kind"].get<std::string>().c_str());
+      std::printf("    %-24s %s\n", Shown(s["name"].get<std::string>()).c_str(), Shown(s["kind"].get<std::string>()).c_str());
     }
   }
   return 0;
@@ -170,13 +178,14 @@ Result<std::string> Backup(const ConfigFile& file) {
 }
 
 void ShowDiff(const std::string& path, const EntryChange& e) {
-  std::fprintf(stderr, "--- %s (server \"%s\", line %d)\n+++ %s\n", path.c_str(), e.name.c_str(), e.line, path.c_str());
+  std::fprintf(stderr, "--- %s (server \"%s\", line %d)\n+++ %s\n", Shown(path).c_str(), Shown(e.name).c_str(), e.line,
+               Shown(path).c_str());
   auto lines = [](const std::string& text, char mark) {
     std::size_t pos = 0;
     while (pos <= text.size()) {
       std::size_t eol = text.find('\n', pos);
       std::string line = text.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
-      std::fprintf(stderr, "%c%s\n", mark, line.c_str());
+      std::fprintf(stderr, "%c%s\n", mark, Shown(line).c_str());
       if (eol == std::string::npos) break;
       pos = eol + 1;
     }
@@ -220,6 +229,15 @@ Status WriteEdit(const ConfigFile& file, const ConfigEdit& edit) {
   return {};
 }
 
+bool IsUtf8(const std::string& s) {
+  try {
+    (void)nlohmann::json(s).dump();
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
+}
+
 Result<ConfigEdit> Edit(KnownClient::Format f, const std::string& text, const std::string& key, bool wrap,
                         const WrapOptions& opts, const std::map<std::string, std::string>& originals) {
   switch (f) {
@@ -238,6 +256,9 @@ Status EditClient(const ClientRequest& req, bool wrap) {
   std::string path = req.file ? fs::absolute(ExpandHome(*req.file)).string() : client->path;
   auto policy = PolicyArg(req.policy);
   if (!policy.ok()) return policy.error();
+  for (const std::string& p : {SelfPath(), policy->value_or("")}) {
+    if (!IsUtf8(p)) return MakeError("client wrap", p, "is not UTF-8 text, which a JSON, TOML or YAML file must hold");
+  }
   auto file = ReadConfigFile(path);
   if (!file.ok()) return file.error();
   auto originals = ReadOriginals(path);

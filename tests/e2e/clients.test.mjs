@@ -299,3 +299,14 @@ test('a real client reads the wrapped file: the Inspector CLI lists and calls to
   assert.match(read.stderr, /installing @modelcontextprotocol\/server-filesystem@2026\.8\.31 outside the cell/,
     'the server ran from mcpcell\'s npx:// install, not from npx');
 });
+
+test('text from a config reaches the terminal made visible: a server name with escape sequences does not drive it', async () => {
+  const home = homeWith({ '.cursor/mcp.json': '{"mcpServers": {"a\\u001b]0;pwned\\u0007\\u001b[2J": {"command": "node", "args": ["s.js"]}}}' });
+  for (const args of [['list'], ['wrap', 'cursor', '--dry-run']]) {
+    const r = await client(home, args);
+    assert.equal(r.code, 0, r.stderr);
+    const out = r.stdout + r.stderr;
+    assert.ok(!out.includes('\u001b') && !out.includes('\u0007'), `${args.join(' ')} printed a raw control character`);
+    assert.match(out, /a\^\[\]0;pwned\^G\^\[\[2J/);
+  }
+});
