@@ -79,7 +79,7 @@ nlohmann::json ListOne(const KnownClient& c) {
   {
     auto listed = c.format == KnownClient::Format::kToml   ? ListTomlServers(file->text, c.servers_key)
                   : c.format == KnownClient::Format::kYaml ? ListYamlServers(file->text, c.servers_key)
-                                                           : ListServers(file->text, c.servers_key);
+                                                           : ListServers(file->text, c.servers_key, c.project_scopes);
     if (!listed.ok()) {
       j["error"] = listed.error().Message();
       return j;
@@ -238,15 +238,17 @@ bool IsUtf8(const std::string& s) {
   }
 }
 
-Result<ConfigEdit> Edit(KnownClient::Format f, const std::string& text, const std::string& key, bool wrap,
-                        const WrapOptions& opts, const std::map<std::string, std::string>& originals) {
-  switch (f) {
+Result<ConfigEdit> Edit(const KnownClient& c, const std::string& text, bool wrap, const WrapOptions& opts,
+                        const std::map<std::string, std::string>& originals) {
+  const std::string& key = c.servers_key;
+  switch (c.format) {
     case KnownClient::Format::kToml:
       return wrap ? WrapTomlConfig(text, key, opts, originals) : UnwrapTomlConfig(text, key, originals);
     case KnownClient::Format::kYaml:
       return wrap ? WrapYamlConfig(text, key, opts, originals) : UnwrapYamlConfig(text, key, originals);
     default:
-      return wrap ? WrapConfig(text, key, opts, originals) : UnwrapConfig(text, key, originals);
+      return wrap ? WrapConfig(text, key, opts, originals, c.project_scopes)
+                  : UnwrapConfig(text, key, originals, c.project_scopes);
   }
 }
 
@@ -263,7 +265,7 @@ Status EditClient(const ClientRequest& req, bool wrap) {
   if (!file.ok()) return file.error();
   auto originals = ReadOriginals(path);
   if (!originals.ok()) return originals.error();
-  auto edit = Edit(client->format, file->text, client->servers_key, wrap, WrapOptions{SelfPath(), *policy}, *originals);
+  auto edit = Edit(*client, file->text, wrap, WrapOptions{SelfPath(), *policy}, *originals);
   if (!edit.ok()) return MakeError(edit.error().what, path, edit.error().detail);
   Report(*edit, wrap);
   bool changed = edit->text != file->text;

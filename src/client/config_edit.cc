@@ -18,10 +18,46 @@ struct Located {
   ordered_json value;
 };
 
+/// The entries of the servers object whose value starts at `at` in `plain`,
+/// each named `prefix` + its name. Duplicate names are refused: a client
+/// takes one of them, and which one is its own business.
+Status ReadGroup(const std::string& text, const std::string& plain, std::size_t at, const std::string& key,
+                 const std::string& prefix, std::vector<Located>* out) {
+  auto servers = ObjectMembers(plain, at);
+  if (!servers.ok()) return MakeError("read \"" + key + "\"", "", servers.error().detail);
+  std::size_t first = out->size();
+  for (const auto& m : *servers) {
+    for (std::size_t i = first; i < out->size(); ++i) {
+      if ((*out)[i].name == prefix + m.key) {
+        return MakeError("read \"" + key + "\"", "", "server \"" + m.key + "\" appears twice (lines " +
+                         std::to_string(LineOf(text, (*out)[i].span.begin)) + " and " +
+                         std::to_string(LineOf(text, m.value.begin)) + "): keep one");
+      }
+    }
+    ordered_json v = ordered_json::parse(plain.substr(m.value.begin, m.value.end - m.value.begin), nullptr, false);
+    if (v.is_discarded()) return MakeError("read server", m.key, "its entry is not valid JSON");
+    out->push_back({prefix + m.key, m.value, std::move(v)});
+  }
+  return {};
+}
+
+/// The one member `key` of `members`, nullptr if none; two are refused:
+/// JSON.parse (most clients) takes the last, other parsers the first, so
+/// wrapping one could leave the one the client runs.
+Result<const Member*> OnlyMember(const std::vector<Member>& members, const std::string& key) {
+  const Member* found = nullptr;
+  for (const auto& m : members) {
+    if (m.key != key) continue;
+    if (found != nullptr) return MakeError("read \"" + key + "\"", "", "the key appears twice in one object: keep one");
+    found = &m;
+  }
+  return found;
+}
+
 /// The entries under top-level `key`, with their spans in `text`; none when
-/// the key is absent. Duplicate names are refused: a client takes one of
-/// them, and which one is its own business.
-Result<std::vector<Located>> LocateServers(const std::string& text, const std::string& key) {
+/// the key is absent. With `project_scopes` (Claude Code's ~/.claude.json),
+/// also those under projects.<dir>.<key>, named "<dir>: NAME".
+Result<std::vector<Located>> LocateServers(const std::string& text, const std::string& key, bool project_scopes) {
   auto plain = BlankJsoncExtras(text);
   if (!plain.ok()) return plain.error();
   auto top = TopValue(*plain);
@@ -29,26 +65,22 @@ Result<std::vector<Located>> LocateServers(const std::string& text, const std::s
   auto members = ObjectMembers(*plain, top->begin);
   if (!members.ok()) return members.error();
   std::vector<Located> out;
-  auto it = std::find_if(members->begin(), members->end(), [&](const Member& m) { return m.key == key; });
-  if (it == members->end()) return out;
-  // Two "mcpServers" keys: JSON.parse (most clients) takes the last, other
-  // parsers the first — wrapping one could leave the one the client runs.
-  if (std::find_if(it + 1, members->end(), [&](const Member& m) { return m.key == key; }) != members->end()) {
-    return MakeError("read \"" + key + "\"", "", "the key appears twice at the top level: keep one");
-  }
-  auto servers = ObjectMembers(*plain, it->value.begin);
-  if (!servers.ok()) return MakeError("read \"" + key + "\"", "", servers.error().detail);
-  for (const auto& m : *servers) {
-    for (const auto& seen : out) {
-      if (seen.name == m.key) {
-        return MakeError("read \"" + key + "\"", "", "server \"" + m.key + "\" appears twice (lines " +
-                         std::to_string(LineOf(text, seen.span.begin)) + " and " +
-                         std::to_string(LineOf(text, m.value.begin)) + "): keep one");
-      }
-    }
-    ordered_json v = ordered_json::parse(plain->substr(m.value.begin, m.value.end - m.value.begin), nullptr, false);
-    if (v.is_discarded()) return MakeError("read server", m.key, "its entry is not valid JSON");
-    out.push_back({m.key, m.value, std::move(v)});
+  auto servers = OnlyMember(*members, key);
+  if (!servers.ok()) return servers.error();
+  if (*servers != nullptr) MCPCELL_TRY(ReadGroup(text, *plain, (*servers)->value.begin, key, "", &out));
+  if (!project_scopes) return out;
+  auto projects = OnlyMember(*members, "projects");
+  if (!projects.ok()) return projects.error();
+  if (*projects == nullptr || (*plain)[(*projects)->value.begin] != '{') return out;
+  auto dirs = ObjectMembers(*plain, (*projects)->value.begin);
+  if (!dirs.ok()) return dirs.error();
+  for (const auto& dir : *dirs) {
+    if ((*plain)[dir.value.begin] != '{') continue;
+    auto inner = ObjectMembers(*plain, dir.value.begin);
+    if (!inner.ok()) return inner.error();
+    auto group = OnlyMember(*inner, key);
+    if (!group.ok()) return group.error();
+    if (*group != nullptr) MCPCELL_TRY(ReadGroup(text, *plain, (*group)->value.begin, key, dir.key + ": ", &out));
   }
   return out;
 }
@@ -82,9 +114,9 @@ std::string Splice(std::string text, std::vector<std::pair<Span, std::string>> e
 }
 
 /// The edit keeps every server: same names, same order, each unchanged one byte-identical.
-Status CheckNothingLost(const std::string& before, const std::string& after, const std::string& key) {
-  auto a = LocateServers(before, key);
-  auto b = LocateServers(after, key);
+Status CheckNothingLost(const std::string& before, const std::string& after, const std::string& key, bool projects) {
+  auto a = LocateServers(before, key, projects);
+  auto b = LocateServers(after, key, projects);
   if (!a.ok() || !b.ok()) return MakeError("check the edited config", "", "it no longer parses: nothing written");
   if (a->size() != b->size()) return MakeError("check the edited config", "", "a server went missing: nothing written");
   for (std::size_t i = 0; i < a->size(); ++i) {
@@ -95,8 +127,8 @@ Status CheckNothingLost(const std::string& before, const std::string& after, con
 
 }  // namespace
 
-Result<std::vector<EntryChange>> ListServers(const std::string& text, const std::string& key) {
-  auto located = LocateServers(text, key);
+Result<std::vector<EntryChange>> ListServers(const std::string& text, const std::string& key, bool project_scopes) {
+  auto located = LocateServers(text, key, project_scopes);
   if (!located.ok()) return located.error();
   std::vector<EntryChange> out;
   for (const auto& l : *located) {
@@ -118,8 +150,8 @@ Result<std::vector<EntryChange>> ListServers(const std::string& text, const std:
 }
 
 Result<ConfigEdit> WrapConfig(const std::string& text, const std::string& key, const WrapOptions& opts,
-                              std::map<std::string, std::string> originals) {
-  auto located = LocateServers(text, key);
+                              std::map<std::string, std::string> originals, bool project_scopes) {
+  auto located = LocateServers(text, key, project_scopes);
   if (!located.ok()) return located.error();
   ConfigEdit edit;
   std::vector<std::pair<Span, std::string>> splices;
@@ -137,13 +169,13 @@ Result<ConfigEdit> WrapConfig(const std::string& text, const std::string& key, c
   }
   edit.text = Splice(text, splices);
   edit.originals = std::move(originals);
-  if (auto ok = CheckNothingLost(text, edit.text, key); !ok) return ok.error();
+  if (auto ok = CheckNothingLost(text, edit.text, key, project_scopes); !ok) return ok.error();
   return edit;
 }
 
 Result<ConfigEdit> UnwrapConfig(const std::string& text, const std::string& key,
-                                std::map<std::string, std::string> originals) {
-  auto located = LocateServers(text, key);
+                                std::map<std::string, std::string> originals, bool project_scopes) {
+  auto located = LocateServers(text, key, project_scopes);
   if (!located.ok()) return located.error();
   ConfigEdit edit;
   std::vector<std::pair<Span, std::string>> splices;
@@ -166,7 +198,7 @@ Result<ConfigEdit> UnwrapConfig(const std::string& text, const std::string& key,
   }
   edit.text = Splice(text, splices);
   edit.originals = std::move(originals);
-  if (auto ok = CheckNothingLost(text, edit.text, key); !ok) return ok.error();
+  if (auto ok = CheckNothingLost(text, edit.text, key, project_scopes); !ok) return ok.error();
   return edit;
 }
 

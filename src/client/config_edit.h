@@ -32,16 +32,18 @@ struct ConfigEdit {
 /// The server entries under top-level `servers_key` of `text` (JSONC), each
 /// wrapped (WrapEntry); `originals` (from an earlier wrap) gains the original
 /// text of each entry wrapped now. A file without `servers_key` has no entries.
+/// `project_scopes`: also projects.<dir>.<servers_key> (Claude Code), named "<dir>: NAME".
 Result<ConfigEdit> WrapConfig(const std::string& text, const std::string& servers_key, const WrapOptions& opts,
-                              std::map<std::string, std::string> originals);
+                              std::map<std::string, std::string> originals, bool project_scopes = false);
 
 /// Each wrapped entry whose original is in `originals` put back as it was;
 /// the restored names leave `originals`. A wrapped entry without one is left
 /// (and said so).
 Result<ConfigEdit> UnwrapConfig(const std::string& text, const std::string& servers_key,
-                                std::map<std::string, std::string> originals);
+                                std::map<std::string, std::string> originals, bool project_scopes = false);
 
 /// The server names under `servers_key` with a one-word kind each: "stdio:COMMAND", "remote", "wrapped".
-Result<std::vector<EntryChange>> ListServers(const std::string& text, const std::string& servers_key);
+Result<std::vector<EntryChange>> ListServers(const std::string& text, const std::string& servers_key,
+                                             bool project_scopes = false);
 
 }  // namespace mcpcell

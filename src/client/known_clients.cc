@@ -21,10 +21,11 @@ std::vector<KnownClient> KnownClients(const std::string& home, const std::string
       // guides use Electron's appData: ~/.config/Claude (claudecodeguides.com
       // "claude_desktop_config.json: Complete Guide"; explainmcp.com). Key: mcpServers.
       {"claude-desktop", "Claude Desktop", xdg + "/Claude/claude_desktop_config.json", F::kJsonc, "mcpServers"},
-      // Claude Code: user scope in ~/.claude.json, top-level mcpServers
-      // (code.claude.com/docs/en/mcp, "MCP installation scopes"). Its local
-      // scope (projects.<path>.mcpServers) and project .mcp.json are not read.
-      {"claude-code", "Claude Code", home + "/.claude.json", F::kJsonc, "mcpServers"},
+      // Claude Code: ~/.claude.json, user scope in top-level mcpServers and
+      // local scope (the default of `claude mcp add`) in
+      // projects.<dir>.mcpServers (code.claude.com/docs/en/mcp, "MCP
+      // installation scopes"). The project scope's .mcp.json: use --file.
+      {"claude-code", "Claude Code", home + "/.claude.json", F::kJsonc, "mcpServers", true},
       // Cursor: global ~/.cursor/mcp.json, mcpServers (cursor.com/docs/mcp).
       {"cursor", "Cursor", home + "/.cursor/mcp.json", F::kJsonc, "mcpServers"},
       // VS Code: the user profile's mcp.json, top-level "servers"

@@ -14,6 +14,7 @@ struct KnownClient {
   std::string path;          ///< absolute, after ~ and XDG_CONFIG_HOME
   Format format = Format::kJson;
   std::string servers_key;   ///< the top-level key that maps server names to entries
+  bool project_scopes = false;  ///< also projects.<dir>.<servers_key> (Claude Code's local scope)
 };
 
 /// The clients, with paths resolved for `home` and `xdg_config` (XDG_CONFIG_HOME,

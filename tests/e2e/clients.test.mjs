@@ -57,7 +57,8 @@ const CURSOR_JSONC = `{
 test('client list finds each client\'s config in its documented place and format', async () => {
   const home = homeWith({
     '.config/Claude/claude_desktop_config.json': '{"mcpServers": {"a": {"command": "npx", "args": ["-y", "pkg"]}}}',
-    '.claude.json': '{"numStartups": 3, "mcpServers": {"b": {"type": "http", "url": "https://x/mcp"}}}',
+    '.claude.json': '{"numStartups": 3, "mcpServers": {"b": {"type": "http", "url": "https://x/mcp"}}, '
+      + '"projects": {"/home/me/site": {"mcpServers": {"b2": {"command": "npx", "args": ["-y", "pkg"]}}}}}',
     '.cursor/mcp.json': CURSOR_JSONC,
     '.config/Code/User/mcp.json': '{ "servers": { "c": { "type": "stdio", "command": "node", "args": ["s.js"] } } }',
     '.codeium/windsurf/mcp_config.json': '{"mcpServers": {"d": {"serverUrl": "https://x/sse"}}}',
@@ -73,7 +74,7 @@ test('client list finds each client\'s config in its documented place and format
   const byId = Object.fromEntries(JSON.parse(r.stdout).map((c) => [c.client, c]));
   const names = (id) => (byId[id].servers ?? []).map((s) => `${s.name}=${s.kind}`);
   assert.deepEqual(names('claude-desktop'), ['a=stdio: npx']);
-  assert.deepEqual(names('claude-code'), ['b=remote']);
+  assert.deepEqual(names('claude-code'), ['b=remote', '/home/me/site: b2=stdio: npx']);  // user and local scope
   assert.deepEqual(names('cursor'), ['github=stdio: npx', 'docs=remote', 'image=stdio: docker', 'hostroot=stdio: docker', 'local=stdio: /usr/bin/python3']);
   assert.deepEqual(names('vscode'), ['c=stdio: node']);
   assert.deepEqual(names('windsurf'), ['d=remote']);

@@ -249,3 +249,30 @@ TEST(YamlEdit, AnchorsDuplicatesAndStrangeInputAreRefusedOrLeft) {
 
 }  // namespace
 }  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+TEST(ConfigEdit, ClaudeCodeProjectScopesAreWrappedUnderTheirOwnNames) {
+  std::string text = R"({"mcpServers": {"a": {"command": "node"}},
+ "projects": {"/home/me/site": {"allowedTools": [], "mcpServers": {"a": {"command": "npx", "args": ["-y", "p@1.0.0"]}}},
+              "/tmp/x": {"history": []}}})";
+  WrapOptions opts{"/m/mcpcell", std::nullopt};
+  auto w = WrapConfig(text, "mcpServers", opts, {}, true);
+  ASSERT_TRUE(w.ok()) << w.error().Message();
+  ASSERT_EQ(w->entries.size(), 2u);
+  EXPECT_EQ(w->entries[1].name, "/home/me/site: a");
+  EXPECT_TRUE(w->entries[1].changed);
+  EXPECT_EQ(w->originals.size(), 2u);
+  EXPECT_NE(w->text.find("\"npx://p@1.0.0\""), std::string::npos);
+  auto un = UnwrapConfig(w->text, "mcpServers", w->originals, true);
+  ASSERT_TRUE(un.ok()) << un.error().Message();
+  EXPECT_EQ(un->text, text);
+  // Without project scopes (every other client) the projects key is not read.
+  auto plain = WrapConfig(text, "mcpServers", opts, {}, false);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->entries.size(), 1u);
+}
+
+}  // namespace
+}  // namespace mcpcell
