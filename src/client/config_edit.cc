@@ -105,6 +105,15 @@ std::string Render(const ordered_json& v, const std::string& indent) {
   return out;
 }
 
+/// `entry` for a diff on the terminal: the values of its env block (API
+/// keys) replaced, so --dry-run output can be pasted or logged.
+ordered_json Masked(ordered_json entry) {
+  if (entry.is_object() && entry.contains("env") && entry["env"].is_object()) {
+    for (auto& [k, v] : entry["env"].items()) v = "<value not shown>";
+  }
+  return entry;
+}
+
 /// Applies the replacements (span → text) from the last to the first, so
 /// earlier offsets stay valid.
 std::string Splice(std::string text, std::vector<std::pair<Span, std::string>> edits) {
@@ -159,11 +168,12 @@ Result<ConfigEdit> WrapConfig(const std::string& text, const std::string& key, c
     WrapOutcome w = WrapEntry(l.value, opts);
     EntryChange c{l.name, w.kind, w.note, LineOf(text, l.span.begin), {}, {}, false};
     if (w.kind == WrapOutcome::Kind::kWrapped) {
-      c.before = text.substr(l.span.begin, l.span.end - l.span.begin);
-      c.after = Render(w.entry, IndentAt(text, l.span.begin));
+      std::string indent = IndentAt(text, l.span.begin);
+      originals[l.name] = text.substr(l.span.begin, l.span.end - l.span.begin);
+      splices.emplace_back(l.span, Render(w.entry, indent));
+      c.before = Render(Masked(l.value), indent);
+      c.after = Render(Masked(w.entry), indent);
       c.changed = true;
-      originals[l.name] = c.before;
-      splices.emplace_back(l.span, c.after);
     }
     edit.entries.push_back(std::move(c));
   }
@@ -187,11 +197,13 @@ Result<ConfigEdit> UnwrapConfig(const std::string& text, const std::string& key,
     } else if (orig == originals.end()) {
       c.note = "wrapped, but no original was saved for it (wrapped by hand?): left as it is";
     } else {
-      c.before = text.substr(l.span.begin, l.span.end - l.span.begin);
-      c.after = orig->second;
+      splices.emplace_back(l.span, orig->second);
+      auto plain = BlankJsoncExtras(orig->second);
+      ordered_json was = plain.ok() ? ordered_json::parse(*plain, nullptr, false) : ordered_json();
+      c.before = Render(Masked(l.value), IndentAt(text, l.span.begin));
+      c.after = Render(Masked(was), IndentAt(text, l.span.begin));
       c.changed = true;
       c.note = "restored";
-      splices.emplace_back(l.span, c.after);
       originals.erase(orig);
     }
     edit.entries.push_back(std::move(c));

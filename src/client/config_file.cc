@@ -45,7 +45,7 @@ Result<ConfigFile> ReadConfigFile(const std::string& path) {
                      "is owned by uid " + std::to_string(st.st_uid) + ", not by you (uid " +
                          std::to_string(::geteuid()) + "): run mcpcell client as the file's owner");
   }
-  ConfigFile f{path, {}, static_cast<mode_t>(st.st_mode & 07777), st.st_dev, st.st_ino};
+  ConfigFile f{path, {}, static_cast<mode_t>(st.st_mode & 07777), st.st_gid, st.st_dev, st.st_ino};
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd.get(), buf, sizeof buf);
@@ -69,7 +69,11 @@ Status ReplaceConfigFile(const ConfigFile& file, const std::string& text) {
     return e;
   };
   if (auto st = WriteAll(fd.get(), text, tmp); !st) return fail(st.error());
-  if (::fchmod(fd.get(), file.mode) != 0) return fail(ErrnoError("chmod", tmp));
+  // The file's group too: a 0640 file shared with one group must not become
+  // readable by another. When it cannot be kept, the group loses access.
+  mode_t mode = file.mode;
+  if (::fchown(fd.get(), static_cast<uid_t>(-1), file.gid) != 0) mode &= ~static_cast<mode_t>(070);
+  if (::fchmod(fd.get(), mode) != 0) return fail(ErrnoError("chmod", tmp));
   if (::fsync(fd.get()) != 0) return fail(ErrnoError("fsync", tmp));
   struct stat now {};
   if (::lstat(file.path.c_str(), &now) != 0 || now.st_dev != file.dev || now.st_ino != file.ino) {

@@ -17,6 +17,7 @@ struct ConfigFile {
   std::string path;
   std::string text;
   mode_t mode = 0;
+  gid_t gid = 0;
   dev_t dev = 0;
   ino_t ino = 0;
 };

@@ -90,6 +90,8 @@ test('wrap --dry-run shows the change on stderr and writes nothing; wrap rewrite
   const home = homeWith({ '.cursor/mcp.json': CURSOR_JSONC });
   const file = path.join(home, '.cursor/mcp.json');
   chmodSync(file, 0o640);
+  const group = process.getuid() === 0 ? 65534 : statSync(file).gid;  // as root: a group not ours
+  if (process.getuid() === 0) chownSync(file, 0, group);
 
   const dry = await client(home, ['wrap', 'cursor', '--dry-run']);
   assert.equal(dry.code, 0, dry.stderr);
@@ -97,6 +99,8 @@ test('wrap --dry-run shows the change on stderr and writes nothing; wrap rewrite
   assert.deepEqual(readdirSync(path.dirname(file)), ['mcp.json'], '--dry-run left no backup');
   assert.match(dry.stderr, /^-\s+"command": "npx",$/m);
   assert.match(dry.stderr, /^\+\s+"npx:\/\/@modelcontextprotocol\/server-github@2025\.4\.8",$/m);
+  assert.ok(!dry.stderr.includes('ghp_dummy'), 'the diff does not show env values (API keys)');
+  assert.match(dry.stderr, /"GITHUB_PERSONAL_ACCESS_TOKEN": "<value not shown>"/);
   assert.equal(dry.stdout, '');
 
   const r = await client(home, ['wrap', 'cursor']);
@@ -121,6 +125,7 @@ test('wrap --dry-run shows the change on stderr and writes nothing; wrap rewrite
   assert.deepEqual(servers.local.args, ['run', '--isolate', '--', '/usr/bin/python3', 'server.py', ';', 'rm -rf ~']);
   assert.deepEqual(servers.docs, { url: 'https://example.com/mcp' });
   assert.equal(statSync(file).mode & 0o777, 0o640, 'the file keeps its mode');
+  assert.equal(statSync(file).gid, group, 'the file keeps its group');
   const kept = readdirSync(path.dirname(file)).filter((n) => n.startsWith('mcp.json.mcpcell-'));
   assert.equal(kept.length, 2, kept.join(' '));  // one backup, the originals for unwrap
   for (const n of kept) assert.equal(statSync(path.join(path.dirname(file), n)).mode & 0o777, 0o600, `${n} is owner-only`);
