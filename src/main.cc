@@ -120,6 +120,8 @@ int main(int argc, char** argv) {
   mcpcell::AddGcCommand(app, &exit_code);
   mcpcell::AddAuditCommand(app, &exit_code);
   mcpcell::AddPinsCommand(app, &exit_code);
+  mcpcell::AddInstallCommand(app, &exit_code);
+  mcpcell::AddClientCommand(app, &exit_code);
   mcpcell::AddEgressProxyCommand(app, &exit_code);
   try {
     app.parse(args);

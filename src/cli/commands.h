@@ -31,5 +31,7 @@ void AddGcCommand(CLI::App& app, int* exit_code);
 void AddEgressProxyCommand(CLI::App& app, int* exit_code);
 void AddAuditCommand(CLI::App& app, int* exit_code);
 void AddPinsCommand(CLI::App& app, int* exit_code);
+void AddInstallCommand(CLI::App& app, int* exit_code);
+void AddClientCommand(CLI::App& app, int* exit_code);
 
 }  // namespace mcpcell

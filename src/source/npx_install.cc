@@ -206,14 +206,41 @@ class NpmTool : public PackageTool {
     return j.get<std::string>();
   }
   Status Install(const std::string& package, const std::string& version, const std::string& prefix) override {
-    auto out = RunTool({"npm", "install", "--prefix", prefix, "--no-audit", "--no-fund", "--ignore-scripts",
-                        "--omit=dev", "--loglevel=error", package + "@" + version},
-                       false, limit_, "installing " + package + "@" + version + " with npm", cell_writable_);
+    auto global = GlobalConfig();
+    if (!global.ok()) return global.error();
+    // --loglevel=http: one line per registry request on stderr, so the user
+    // (and a client's log) sees the install moving rather than a silent minute.
+    std::vector<std::string> argv = {"npm", "install", "--prefix", prefix, "--no-audit", "--no-fund",
+                                     "--ignore-scripts", "--omit=dev", "--loglevel=http"};
+    if (!global->empty()) argv.push_back("--globalconfig=" + *global);
+    argv.push_back(package + "@" + version);
+    auto out = RunTool(argv, false, limit_, "installing " + package + "@" + version + " with npm", cell_writable_);
     if (!out.ok()) return out.error();
     return {};
   }
 
  private:
+  /// The global npmrc npm reads when no --prefix is given (issue 14.1):
+  /// npm derives it from its *global* prefix (${prefix}/etc/npmrc), and
+  /// `--prefix DIR` sets that prefix too, so `npm install --prefix DIR` would
+  /// read DIR/etc/npmrc and drop the machine's registry, proxy and cafile
+  /// (npm's config docs: "globalconfig: Default: The global --prefix setting
+  /// plus 'etc/npmrc'"). Asking npm itself keeps every way the user sets it
+  /// (NPM_CONFIG_GLOBALCONFIG, NPM_CONFIG_PREFIX, ~/.npmrc's prefix, the
+  /// distribution's builtin config). "" when npm names none.
+  Result<std::string> GlobalConfig() {
+    auto out = RunTool({"npm", "config", "get", "globalconfig"}, true, limit_, "asking npm for its global config",
+                       cell_writable_);
+    if (!out.ok()) return out.error();
+    std::string path = *out;
+    while (!path.empty() && (path.back() == '\n' || path.back() == '\r' || path.back() == ' ')) path.pop_back();
+    if (path.empty() || path == "undefined") return std::string();
+    if (path[0] != '/' || path.find('\n') != std::string::npos) {
+      return MakeError("find npm's global config", path, "npm config get globalconfig printed no absolute path");
+    }
+    return path;
+  }
+
   std::vector<std::string> cell_writable_;
   std::chrono::milliseconds limit_;
 };

@@ -1,0 +1,91 @@
+// `mcpcell install SERVER`: fetches an npx:// server (or a registry entry
+// with an npx source) into mcpcell's package cache ahead of time, exactly as
+// `mcpcell run` would on first launch, so a client's first start of the
+// server is fast and any install problem shows here, in a terminal, instead
+// of as a client's timeout (issue 14.1). No policy is consulted: nothing runs
+// but npm, outside any cell, with --ignore-scripts, as for `run`.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/commands.h"
+#include "core/exit_codes.h"
+#include "registry/catalog.h"
+#include "source/npx_install.h"
+#include "source/server_ref.h"
+#include "util/units.h"
+
+namespace mcpcell {
+namespace {
+
+struct InstallRequest {
+  std::string server;
+  std::optional<std::string> install_timeout;
+};
+
+/// The npx source SERVER names: itself, or its registry entry's source.
+Result<ServerRef> NpxSource(const std::string& server) {
+  auto ref = ParseServerRef(server, {});
+  if (!ref.ok()) return ref.error();
+  if (ref->kind == ServerRef::Kind::kRegistry) {
+    auto catalog = BundledCatalog();
+    if (!catalog.ok()) return catalog.error();
+    const RegistryEntry* entry = catalog->Find(ref->package);
+    if (entry == nullptr) return MakeError("install", server, NotARegistryName(*catalog, server));
+    ref = entry->source;
+  }
+  if (ref->kind != ServerRef::Kind::kNpx) {
+    return MakeError("install", server,
+                     "only npx:// sources are installed ahead of time (a " + ToString(ref->kind) +
+                         " source is fetched by its own tool: docker pull for docker://)");
+  }
+  return *ref;
+}
+
+int Install(const InstallRequest& req) {
+  auto ref = NpxSource(req.server);
+  if (!ref.ok()) {
+    std::fprintf(stderr, "mcpcell install: %s\n", ref.error().Message().c_str());
+    return kExitUsage;
+  }
+  std::chrono::milliseconds limit = kDefaultInstallTimeout;
+  if (req.install_timeout) {
+    auto v = ParseDuration(*req.install_timeout);
+    if (!v.ok() || v->count() <= 0) {
+      std::fprintf(stderr, "mcpcell install: --install-timeout %s: expected a duration above 0, e.g. 10m\n",
+                   req.install_timeout->c_str());
+      return kExitUsage;
+    }
+    limit = *v;
+  }
+  auto root = NpxCacheRoot();
+  if (!root.ok()) {
+    std::fprintf(stderr, "mcpcell install: %s\n", root.error().Message().c_str());
+    return 1;
+  }
+  auto tool = MakeNpmTool({}, limit);
+  auto inst = EnsureNpxPackage(*ref, *tool, *root, true);
+  if (!inst.ok()) {
+    std::fprintf(stderr, "mcpcell install: %s\n", inst.error().Message().c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "mcpcell install: %s@%s %s in %s\n", ref->package.c_str(), inst->version.c_str(),
+               inst->installed_now ? "installed" : "already installed", inst->cache_dir.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void AddInstallCommand(CLI::App& app, int* exit_code) {
+  auto req = std::make_shared<InstallRequest>();
+  auto* cmd = app.add_subcommand("install", "Fetch an npx:// server into mcpcell's cache now, so its first run is fast");
+  cmd->add_option("server", req->server, "npx://pkg[@ver] or a registry name with an npx source")->required();
+  cmd->add_option("--install-timeout", req->install_timeout, "stop npm after this long, e.g. 10m (default 5m)");
+  cmd->callback([req, exit_code] { *exit_code = Install(*req); });
+}
+
+}  // namespace mcpcell

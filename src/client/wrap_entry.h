@@ -1,0 +1,42 @@
+#pragma once
+// How one MCP client server entry ({"command", "args", "env", ...}) is
+// rewritten to start through mcpcell, and back. Pure functions: no files.
+//
+// The rules (docs/CLIENTS.md):
+//   npx [-y|--yes|-q|--quiet] PKG ARGS...      → mcpcell run [...] npx://PKG -- ARGS...
+//   docker run [-i|--rm|-e NAME[=V]]... IMAGE ARGS → mcpcell run [...] docker://IMAGE -- ARGS...
+//   any other COMMAND ARGS...                  → mcpcell run --isolate [...] -- COMMAND ARGS...
+// where [...] is `--policy P` when given and `--env NAME` for each name of
+// the entry's "env" block: the values stay in the client's file, the client
+// puts them in mcpcell's environment, and `--env NAME` passes each by name —
+// never in argv, which every user on the machine can read (/proc/PID/cmdline).
+// Arguments stay an array from end to end: no shell ever reads them.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mcpcell {
+
+struct WrapOptions {
+  std::string mcpcell;                ///< absolute path of the mcpcell to run
+  std::optional<std::string> policy;  ///< --policy for every wrapped entry
+};
+
+struct WrapOutcome {
+  enum class Kind { kWrapped, kAlready, kRemote, kLeft };
+  Kind kind = Kind::kLeft;
+  nlohmann::ordered_json entry;  ///< the rewritten entry (kWrapped only)
+  std::string note;              ///< what was done, or why not
+};
+
+/// Whether `entry` already starts mcpcell (its command's file name is "mcpcell").
+bool IsWrapped(const nlohmann::ordered_json& entry);
+
+/// The entry rewritten to run through mcpcell, or why it is left as it is.
+/// Every key other than "command" and "args" is kept as it was.
+WrapOutcome WrapEntry(const nlohmann::ordered_json& entry, const WrapOptions& opts);
+
+}  // namespace mcpcell

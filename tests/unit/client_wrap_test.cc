@@ -1,0 +1,278 @@
+// The client config edit (src/client/): JSONC handling, the wrap rules, and
+// the attacks tried on them — option injection through env names, package
+// or image names, duplicate keys, comment and URL look-alikes in strings.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "client/config_edit.h"
+#include "client/jsonc.h"
+#include "client/toml_edit.h"
+#include "client/yaml_edit.h"
+#include "client/wrap_entry.h"
+
+namespace mcpcell {
+namespace {
+
+using nlohmann::ordered_json;
+
+const WrapOptions kOpts{"/usr/local/bin/mcpcell", std::nullopt};
+
+std::vector<std::string> Args(const WrapOutcome& w) { return w.entry["args"].get<std::vector<std::string>>(); }
+
+TEST(Jsonc, BlanksCommentsAndTrailingCommasKeepingOffsetsAndStrings) {
+  std::string text = "{ // c\n \"a\": \"http://x/*y*/\", /* b */ \"b\": [1,2,],\n}";
+  auto plain = BlankJsoncExtras(text);
+  ASSERT_TRUE(plain.ok()) << plain.error().Message();
+  EXPECT_EQ(plain->size(), text.size());
+  auto j = nlohmann::json::parse(*plain);
+  EXPECT_EQ(j["a"], "http://x/*y*/");  // a comment look-alike inside a string is the string's
+  EXPECT_EQ(j["b"].size(), 2u);
+}
+
+TEST(Jsonc, UnterminatedCommentIsAnErrorNamingTheLine) {
+  auto r = BlankJsoncExtras("{\n\"a\": 1 /* never closed\n}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().detail.find("line 2"), std::string::npos) << r.error().detail;
+}
+
+TEST(Jsonc, MembersDecodeEscapedKeys) {
+  std::string json = R"({"mcp\u0053ervers": {"x": 1}})";
+  auto m = ObjectMembers(json, 0);
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->size(), 1u);
+  EXPECT_EQ((*m)[0].key, "mcpServers");  // as JSON.parse in the client reads it
+}
+
+TEST(WrapEntry, NpxBecomesASourceWithArgumentsExact) {
+  auto w = WrapEntry(ordered_json::parse(R"J({"command": "npx", "args": ["-y", "@s/p@1.2", "$(id)", "a b", "--"]})J"), kOpts);
+  ASSERT_EQ(w.kind, WrapOutcome::Kind::kWrapped) << w.note;
+  EXPECT_EQ(w.entry["command"], "/usr/local/bin/mcpcell");
+  EXPECT_EQ(Args(w), (std::vector<std::string>{"run", "npx://@s/p@1.2", "--", "$(id)", "a b", "--"}));
+}
+
+TEST(WrapEntry, EnvNamesBecomeEnvOptionsAndValuesStayInTheEntry) {
+  auto w = WrapEntry(ordered_json::parse(R"({"command": "npx", "args": ["pkg"], "env": {"API_KEY": "s3cret", "B": ""}})"),
+                     WrapOptions{"/m/mcpcell", std::string("/p.json")});
+  ASSERT_EQ(w.kind, WrapOutcome::Kind::kWrapped) << w.note;
+  EXPECT_EQ(Args(w), (std::vector<std::string>{"run", "--policy=/p.json", "--env=API_KEY", "--env=B", "npx://pkg"}));
+  EXPECT_EQ(w.entry["env"]["API_KEY"], "s3cret");
+}
+
+TEST(WrapEntry, AnEnvNameThatLooksLikeAnOptionIsRefused) {
+  for (const char* name : {"--write=/", "-v", "A=B", "A B", "", "1X"}) {
+    ordered_json e = ordered_json::parse(R"({"command": "node", "args": ["s.js"]})");
+    e["env"][name] = "x";
+    auto w = WrapEntry(e, kOpts);
+    EXPECT_EQ(w.kind, WrapOutcome::Kind::kLeft) << name;
+    EXPECT_NE(w.note.find("not a plain NAME"), std::string::npos) << name << ": " << w.note;
+  }
+}
+
+TEST(WrapEntry, NpxOptionsAndBadPackageNamesAreLeft) {
+  for (const char* args : {R"(["-p", "x", "y"])", R"(["--package=x", "y"])", R"(["-y"])", R"(["-c", "rm -rf ~"])",
+                           R"(["../x"])", R"(["x;rm"])", R"(["X"])"}) {
+    auto w = WrapEntry(ordered_json::parse(std::string(R"({"command": "npx", "args": )") + args + "}"), kOpts);
+    EXPECT_EQ(w.kind, WrapOutcome::Kind::kLeft) << args;
+  }
+}
+
+TEST(WrapEntry, DockerRunMapsOnlyWhenNothingButStdioAndEnvIsAsked) {
+  auto w = WrapEntry(ordered_json::parse(R"({"command": "docker", "args": ["run", "-i", "--rm", "-e", "K", "--env=L=v", "img:1", "a"]})"), kOpts);
+  ASSERT_EQ(w.kind, WrapOutcome::Kind::kWrapped) << w.note;
+  EXPECT_EQ(Args(w), (std::vector<std::string>{"run", "--env=K", "--env=L=v", "docker://img:1", "--", "a"}));
+  for (const char* args : {R"(["run", "-i", "--privileged", "img"])", R"(["run", "-v", "/:/h", "img"])",
+                           R"(["run", "--network=host", "img"])", R"(["exec", "c"])", R"(["run", "-i"])",
+                           R"(["run", "-e", "--x", "img"])"}) {
+    auto left = WrapEntry(ordered_json::parse(std::string(R"({"command": "docker", "args": )") + args + "}"), kOpts);
+    EXPECT_EQ(left.kind, WrapOutcome::Kind::kLeft) << args;
+  }
+}
+
+TEST(WrapEntry, PlainCommandRunsIsolatedAfterTheSeparator) {
+  auto w = WrapEntry(ordered_json::parse(R"({"command": "--policy=/evil", "args": ["x"]})"), kOpts);
+  ASSERT_EQ(w.kind, WrapOutcome::Kind::kWrapped);
+  // After "--" every word is the server's: the command cannot pose as an option.
+  EXPECT_EQ(Args(w), (std::vector<std::string>{"run", "--isolate", "--", "--policy=/evil", "x"}));
+}
+
+TEST(WrapEntry, RemoteWrappedUvxAndMalformedEntriesAreLeftWithAReason) {
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"serverUrl": "https://x"})"), kOpts).kind, WrapOutcome::Kind::kRemote);
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"type": "sse", "command": "x"})"), kOpts).kind, WrapOutcome::Kind::kRemote);
+  auto again = WrapEntry(ordered_json::parse(R"({"command": "/opt/mcpcell", "args": ["run"]})"), kOpts);
+  EXPECT_EQ(again.kind, WrapOutcome::Kind::kAlready);
+  EXPECT_NE(again.note.find("not this one"), std::string::npos) << again.note;
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "uvx", "args": ["x"]})"), kOpts).kind, WrapOutcome::Kind::kLeft);
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "node", "args": "s.js"})"), kOpts).kind, WrapOutcome::Kind::kLeft);
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "node", "args": [1]})"), kOpts).kind, WrapOutcome::Kind::kLeft);
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": {"path": "x"}})"), kOpts).kind, WrapOutcome::Kind::kLeft);
+}
+
+TEST(ConfigEdit, WrapKeepsEverythingOutsideTheEntriesAndUnwrapRestoresBytes) {
+  std::string text = "{\n  // mine\n  \"mcpServers\": {\n    \"a\": {\"command\": \"node\", /* x */ \"args\": [\"s.js\"]},\n"
+                     "    \"r\": {\"url\": \"https://h/mcp\"},\n  },\n  \"z\": 1,\n}\n";
+  auto w = WrapConfig(text, "mcpServers", kOpts, {});
+  ASSERT_TRUE(w.ok()) << w.error().Message();
+  EXPECT_NE(w->text.find("// mine"), std::string::npos);
+  EXPECT_NE(w->text.find("\"z\": 1,\n}"), std::string::npos);
+  EXPECT_EQ(w->originals.size(), 1u);
+  auto again = WrapConfig(w->text, "mcpServers", kOpts, w->originals);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->text, w->text);
+  auto un = UnwrapConfig(w->text, "mcpServers", w->originals);
+  ASSERT_TRUE(un.ok()) << un.error().Message();
+  EXPECT_EQ(un->text, text);
+  EXPECT_TRUE(un->originals.empty());
+}
+
+TEST(ConfigEdit, DuplicateServersKeyOrServerNameIsRefused) {
+  auto twice = WrapConfig(R"({"mcpServers": {}, "mcpServers": {"a": {"command": "x"}}})", "mcpServers", kOpts, {});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().detail.find("twice"), std::string::npos);
+  auto dup = WrapConfig(R"({"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}})", "mcpServers", kOpts, {});
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.error().detail.find("appears twice"), std::string::npos);
+}
+
+TEST(ConfigEdit, NoServersKeyMeansNothingToDoAndBrokenJsonIsAnError) {
+  auto none = WrapConfig("{\"theme\": 1}", "mcpServers", kOpts, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->entries.empty());
+  EXPECT_FALSE(WrapConfig("{\"mcpServers\": {\"a\": }", "mcpServers", kOpts, {}).ok());
+  EXPECT_FALSE(WrapConfig("[1]", "mcpServers", kOpts, {}).ok());
+  EXPECT_FALSE(WrapConfig("{\"mcpServers\": []}", "mcpServers", kOpts, {}).ok());
+  std::string deep(100000, '[');
+  EXPECT_FALSE(WrapConfig("{\"x\": " + deep + "}", "mcpServers", kOpts, {}).ok());  // bounded, no stack overflow
+}
+
+TEST(ConfigEdit, UnwrapLeavesAHandWrappedEntryWithoutAnOriginal) {
+  auto un = UnwrapConfig(R"({"mcpServers": {"a": {"command": "mcpcell", "args": ["run"]}}})", "mcpServers", {});
+  ASSERT_TRUE(un.ok());
+  ASSERT_EQ(un->entries.size(), 1u);
+  EXPECT_FALSE(un->entries[0].changed);
+  EXPECT_NE(un->entries[0].note.find("no original"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+const WrapOptions kToolOpts{"/m/mcpcell", std::nullopt};
+
+TEST(TomlEdit, WrapsTablesAndInlineTablesInPlaceAndUnwrapRestores) {
+  std::string text = "# c\n[mcp_servers.a]\ncommand = \"npx\" # k\nargs = [\n  \"-y\", # why\n  \"p@1.0.0\",\n]\n"
+                     "[mcp_servers.b]\ncommand = 'node'\n[x]\nmcp_servers = 1\n";
+  auto w = WrapTomlConfig(text, "mcp_servers", kToolOpts, {});
+  ASSERT_TRUE(w.ok()) << w.error().Message();
+  EXPECT_EQ(w->text, "# c\n[mcp_servers.a]\ncommand = \"/m/mcpcell\" # k\nargs = [\"run\", \"npx://p@1.0.0\"]\n"
+                     "[mcp_servers.b]\ncommand = \"/m/mcpcell\"\nargs = [\"run\", \"--isolate\", \"--\", \"node\"]\n[x]\nmcp_servers = 1\n");
+  auto un = UnwrapTomlConfig(w->text, "mcp_servers", w->originals);
+  ASSERT_TRUE(un.ok()) << un.error().Message();
+  EXPECT_EQ(un->text, text);
+
+  std::string inl = "mcp_servers = { s = { command = \"node\", env = { K = \"v\" } } }\n";
+  auto wi = WrapTomlConfig(inl, "mcp_servers", kToolOpts, {});
+  ASSERT_TRUE(wi.ok()) << wi.error().Message();
+  EXPECT_EQ(wi->text, "mcp_servers = { s = { command = \"/m/mcpcell\", args = [\"run\", \"--isolate\", \"--env=K\", \"--\", \"node\"], env = { K = \"v\" } } }\n");
+  auto ui = UnwrapTomlConfig(wi->text, "mcp_servers", wi->originals);
+  ASSERT_TRUE(ui.ok());
+  EXPECT_EQ(ui->text, inl);
+}
+
+TEST(TomlEdit, DottedCommandWithoutArgsIsLeftAndStrangeStringsAreEscaped) {
+  auto d = WrapTomlConfig("mcp_servers.s.command = \"node\"\n", "mcp_servers", kToolOpts, {});
+  ASSERT_TRUE(d.ok()) << d.error().Message();
+  EXPECT_FALSE(d->entries.at(0).changed);
+  // A DEL, a quote, a newline and a backslash in an argument come back as the same string.
+  std::string text = "[mcp_servers.s]\ncommand = \"node\"\nargs = [\"a\\u007Fb\\\"c\\nd\\\\e\"]\n";
+  auto w = WrapTomlConfig(text, "mcp_servers", kToolOpts, {});
+  ASSERT_TRUE(w.ok()) << w.error().Message();
+  EXPECT_NE(w->text.find("\"a\\u007Fb\\\"c\\nd\\\\e\""), std::string::npos) << w->text;
+  EXPECT_FALSE(WrapTomlConfig("[mcp_servers.s\ncommand = 1", "mcp_servers", kToolOpts, {}).ok());
+  EXPECT_FALSE(WrapTomlConfig("mcp_servers = 3\n", "mcp_servers", kToolOpts, {}).ok());
+}
+
+}  // namespace
+}  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+TEST(ConfigEdit, AByteOrderMarkIsKeptAndIgnored) {
+  std::string text = "\xEF\xBB\xBF{\"mcpServers\": {\"a\": {\"command\": \"node\"}}}";
+  auto w = WrapConfig(text, "mcpServers", WrapOptions{"/m/mcpcell", std::nullopt}, {});
+  ASSERT_TRUE(w.ok()) << w.error().Message();
+  EXPECT_EQ(w->text.rfind("\xEF\xBB\xBF{", 0), 0u);
+  EXPECT_TRUE(w->entries.at(0).changed);
+}
+
+}  // namespace
+}  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+const WrapOptions kYamlOpts{"/m/mcpcell", std::nullopt};
+
+TEST(YamlEdit, WrapsBlockAndFlowExtensionsInPlaceAndUnwrapRestores) {
+  std::string text = "# g\nextensions:\n  a:\n    type: stdio\n    cmd: npx # c\n    args:\n      - -y\n      - p@1.0.0\n"
+                     "    # after\n    envs: {K: v}\n  b: {type: stdio, cmd: 'é'}\n  c:\n    type: builtin\nX: 1\n";
+  auto w = WrapYamlConfig(text, "extensions", kYamlOpts, {});
+  ASSERT_TRUE(w.ok()) << w.error().Message();
+  EXPECT_EQ(w->text, "# g\nextensions:\n  a:\n    type: stdio\n    cmd: \"/m/mcpcell\" # c\n    args:\n"
+                     "      [\"run\", \"--env=K\", \"npx://p@1.0.0\"]\n    # after\n    envs: {K: v}\n"
+                     "  b: {type: stdio, cmd: \"/m/mcpcell\", args: [\"run\", \"--isolate\", \"--\", \"é\"]}\n"
+                     "  c:\n    type: builtin\nX: 1\n");
+  auto again = WrapYamlConfig(w->text, "extensions", kYamlOpts, w->originals);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->text, w->text);
+  auto un = UnwrapYamlConfig(w->text, "extensions", w->originals);
+  ASSERT_TRUE(un.ok()) << un.error().Message();
+  EXPECT_EQ(un->text, text);
+}
+
+TEST(YamlEdit, AnchorsDuplicatesAndStrangeInputAreRefusedOrLeft) {
+  auto anchors = WrapYamlConfig("extensions:\n  a: &x\n    cmd: node\n  b:\n    cmd: *x\n", "extensions", kYamlOpts, {});
+  ASSERT_TRUE(anchors.ok()) << anchors.error().Message();
+  for (const auto& e : anchors->entries) EXPECT_FALSE(e.changed) << e.name << ": " << e.note;
+  EXPECT_FALSE(WrapYamlConfig("extensions:\n  a: {cmd: x}\n  a: {cmd: y}\n", "extensions", kYamlOpts, {}).ok());
+  EXPECT_FALSE(WrapYamlConfig("extensions: {}\nextensions: {a: {cmd: y}}\n", "extensions", kYamlOpts, {}).ok());
+  EXPECT_FALSE(WrapYamlConfig("\xEF\xBB\xBF" "extensions: {}\n", "extensions", kYamlOpts, {}).ok());
+  EXPECT_FALSE(WrapYamlConfig("extensions: [\n", "extensions", kYamlOpts, {}).ok());
+  EXPECT_FALSE(WrapYamlConfig("x: " + std::string(5000, '['), "extensions", kYamlOpts, {}).ok());  // bounded depth
+  auto del = WrapYamlConfig("extensions:\n  a:\n    cmd: node\n    args: [\"a\\x7Fb\\u0085c\"]\n", "extensions", kYamlOpts, {});
+  ASSERT_TRUE(del.ok()) << del.error().Message();
+  EXPECT_NE(del->text.find("\"a\\u007Fb\\u0085c\""), std::string::npos) << del->text;
+}
+
+}  // namespace
+}  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+TEST(ConfigEdit, ClaudeCodeProjectScopesAreWrappedUnderTheirOwnNames) {
+  std::string text = R"({"mcpServers": {"a": {"command": "node"}},
+ "projects": {"/home/me/site": {"allowedTools": [], "mcpServers": {"a": {"command": "npx", "args": ["-y", "p@1.0.0"]}}},
+              "/tmp/x": {"history": []}}})";
+  WrapOptions opts{"/m/mcpcell", std::nullopt};
+  auto w = WrapConfig(text, "mcpServers", opts, {}, true);
+  ASSERT_TRUE(w.ok()) << w.error().Message();
+  ASSERT_EQ(w->entries.size(), 2u);
+  EXPECT_EQ(w->entries[1].name, "/home/me/site: a");
+  EXPECT_TRUE(w->entries[1].changed);
+  EXPECT_EQ(w->originals.size(), 2u);
+  EXPECT_NE(w->text.find("\"npx://p@1.0.0\""), std::string::npos);
+  auto un = UnwrapConfig(w->text, "mcpServers", w->originals, true);
+  ASSERT_TRUE(un.ok()) << un.error().Message();
+  EXPECT_EQ(un->text, text);
+  // Without project scopes (every other client) the projects key is not read.
+  auto plain = WrapConfig(text, "mcpServers", opts, {}, false);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->entries.size(), 1u);
+}
+
+}  // namespace
+}  // namespace mcpcell
