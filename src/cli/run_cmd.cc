@@ -11,6 +11,7 @@
 #include "audit/audit_log.h"
 #include "audit/events.h"
 #include "cell/backend.h"
+#include "cell/env_notice.h"
 #include "cell/spec_builder.h"
 #include "cli/commands.h"
 #include "cli/cell_events.h"
@@ -142,9 +143,31 @@ nlohmann::json DryRunJson(const LaunchPlan& plan) {
   return out;
 }
 
+// --drop-env NAME next to --env NAME[=VALUE] asks for two opposite things.
+Status CheckDropEnv(const RunRequest& req) {
+  for (const auto& name : req.drop_env) {
+    for (const auto& e : req.env) {
+      if (e.substr(0, e.find('=')) == name) {
+        return MakeError("--drop-env", name, "is also passed with --env " + e.substr(0, e.find('=')) + "; keep one");
+      }
+    }
+  }
+  return {};
+}
+
+// Once per run, before the server starts: the variables a client set for the
+// server that the clean environment drops (cell/env_notice.h). Names only.
+void NoteUnpassedCredentials(const LaunchPlan& plan, const RunRequest& req) {
+  if (plan.action == LaunchPlan::Action::kDeny) return;
+  auto names = UnpassedCredentials(ProcessEnvironment(), plan.spec.env, plan.spec.secrets, req.drop_env);
+  if (!names.empty()) Say(UnpassedCredentialsNote(names));
+}
+
 int Run(RunRequest req) {
-  if (auto ok = NormalizeRequest(&req); !ok) {
-    Say(ok.error().Message());
+  Status checked = NormalizeRequest(&req);
+  if (checked) checked = CheckDropEnv(req);
+  if (!checked) {
+    Say(checked.error().Message());
     return kExitUsage;
   }
   auto plan = PlanLaunch(req);
@@ -152,6 +175,7 @@ int Run(RunRequest req) {
     Say(plan.error().Message());
     return ExitCodeFor(plan.error());
   }
+  NoteUnpassedCredentials(*plan, req);
   // The audit log is opened before anything happens, so a run that cannot
   // be recorded does not happen at all.
   std::optional<AuditLog> audit;
@@ -215,6 +239,10 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set, const Comma
   cmd->add_option("--read", req->read, "make PATH (or HOST:CELL) readable in the cell")->type_name("PATH");
   cmd->add_option("--write", req->write, "make PATH (or HOST:CELL) writable in the cell")->type_name("PATH");
   cmd->add_option("--env", req->env, "pass NAME from the environment, or set NAME=VALUE")->type_name("NAME[=VALUE]");
+  if (set == RunOptionSet::kRun) {
+    cmd->add_option("--drop-env", req->drop_env, "NAME from the environment is dropped on purpose: no note about it")
+        ->type_name("NAME");
+  }
   cmd->add_option("--secret", req->secrets, "secret file, readable in the cell at /run/secrets/NAME")->type_name("NAME=FILE");
   cmd->add_option("--secret-env", req->secret_env, "also expose secret NAME as an env var (only when asked)")->type_name("NAME[=VAR]");
   cmd->add_option("--allow-host", req->allow_host, "allow outbound connections to HOST (.domain for subdomains)");
