@@ -122,6 +122,8 @@ int main(int argc, char** argv) {
   mcpcell::AddPolicyCommand(app, &exit_code, &tail);
   mcpcell::AddRegistryCommand(app, &exit_code);
   mcpcell::AddGcCommand(app, &exit_code);
+  mcpcell::AddPsCommand(app, &exit_code);
+  mcpcell::AddCacheCommand(app, &exit_code);
   mcpcell::AddAuditCommand(app, &exit_code);
   mcpcell::AddEgressProxyCommand(app, &exit_code);
   try {

@@ -46,6 +46,8 @@ void AddDoctorCommand(CLI::App& app, int* exit_code);
 void AddPolicyCommand(CLI::App& app, int* exit_code, const CommandTail* tail);
 void AddRegistryCommand(CLI::App& app, int* exit_code);
 void AddGcCommand(CLI::App& app, int* exit_code);
+void AddPsCommand(CLI::App& app, int* exit_code);
+void AddCacheCommand(CLI::App& app, int* exit_code);
 void AddEgressProxyCommand(CLI::App& app, int* exit_code);
 void AddAuditCommand(CLI::App& app, int* exit_code);
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "cli/launch_plan.h"
 #include "cli/run_image.h"
 #include "cli/run_request.h"
+#include "cli/tracked_run.h"
 #include "util/json_text.h"
 
 namespace mcpcell {
@@ -175,6 +177,9 @@ int Run(RunRequest req) {
     Say(plan.error().Message());
     return ExitCodeFor(plan.error());
   }
+  // Listed by `mcpcell ps`, stderr copied to a log: an isolated run only.
+  std::unique_ptr<TrackedRun> tracked;
+  if (!req.dry_run && plan->action == LaunchPlan::Action::kIsolate) tracked = TrackedRun::Start(*plan);
   NoteUnpassedCredentials(*plan, req);
   // The audit log is opened before anything happens, so a run that cannot
   // be recorded does not happen at all.
