@@ -51,7 +51,7 @@ class LiveCellRecord {
 
   /// Writes `record` as <dir>/<id>.json (0600; a temporary name, then
   /// renameat, so a reader never sees half a record). `dir` is an
-  /// OpenPrivateDir fd, kept to remove the record by name relative to it.
+  /// OpenStateDir fd, kept to remove the record by name relative to it.
   static Result<LiveCellRecord> Write(UniqueFd dir, const CellRecord& record);
 
  private:
@@ -66,7 +66,7 @@ struct ListedRecord {
   bool alive = false;
 };
 
-/// Every record file in `dir` (an OpenPrivateDir fd): regular files of ours
+/// Every record file in `dir` (an OpenStateDir fd): regular files of ours
 /// only, opened with O_NOFOLLOW, at most 64 KiB each; others are skipped.
 std::vector<ListedRecord> ListCellRecords(int dir);
 

@@ -3,6 +3,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +14,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -75,12 +77,17 @@ void Copy(UniqueFd from, int to, int stop, CappedFile file) {
   for (;;) {
     if (!stopping) {
       pollfd p[2] = {{from.get(), POLLIN, 0}, {stop, POLLIN, 0}};
-      if (::poll(p, 2, -1) < 0 && errno != EINTR) break;
+      if (::poll(p, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
       // Told to stop: take what the pipe holds (it was written before the
       // stop, as mcpcell's own last lines were) without waiting for more.
       if (p[1].revents != 0) {
         stopping = true;
         (void)::fcntl(from.get(), F_SETFL, O_NONBLOCK);
+      } else if (p[0].revents == 0) {
+        continue;
       }
     }
     ssize_t n = ::read(from.get(), buf, sizeof buf);
@@ -97,6 +104,32 @@ void Copy(UniqueFd from, int to, int stop, CappedFile file) {
 
 std::string CellLogDir(const std::string& state_dir) { return state_dir + "/logs"; }
 
+namespace {
+
+// The copy process: fd 3 the pipe, fd 4 the original stderr, fd 5 the stop
+// eventfd, fd 6 the log directory, fd 7 the log file; nothing else of
+// mcpcell's stays open (the client's stdin and stdout least of all: a copy
+// of them here would keep the client's pipes open after mcpcell exits).
+[[noreturn]] void CopyProcess(int pipe_r, int saved, int stop, int dir, int file, const std::string& name) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // prctl(2): mcpcell's main thread forked us and lives to the end
+  // Ctrl-C, a hang-up or a client's SIGTERM to the process group is for
+  // mcpcell, which stops the server and then this copy; dying first would
+  // take the server's stderr with it (EPIPE). Nor may a closed stderr end it.
+  for (int sig : {SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE}) ::signal(sig, SIG_IGN);
+  int fds[5] = {pipe_r, saved, stop, dir, file};
+  for (int i = 0; i < 5; ++i) fds[i] = ::fcntl(fds[i], F_DUPFD_CLOEXEC, 20);
+  for (int i = 0; i < 5; ++i) ::dup2(fds[i], 3 + i);
+  int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  ::dup2(null, STDIN_FILENO);
+  ::dup2(null, STDOUT_FILENO);
+  ::dup2(null, STDERR_FILENO);
+  ::close_range(8, ~0U, 0);
+  Copy(UniqueFd(3), 4, 5, CappedFile(6, name, UniqueFd(7)));
+  ::_exit(0);
+}
+
+}  // namespace
+
 Status StderrLog::Start(UniqueFd dir, const std::string& id) {
   name_ = id + ".log";
   UniqueFd file(::openat(dir.get(), name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
@@ -108,13 +141,16 @@ Status StderrLog::Start(UniqueFd dir, const std::string& id) {
   stop_.reset(::eventfd(0, EFD_CLOEXEC));
   saved_stderr_.reset(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3));
   if (!stop_ || !saved_stderr_) return ErrnoError("set up the stderr log");
-  dir_ = std::move(dir);
-  try {
-    thread_ = std::thread(Copy, std::move(read_end), saved_stderr_.get(), stop_.get(),
-                          CappedFile(dir_.get(), name_, std::move(file)));
-  } catch (const std::system_error& e) {
-    return MakeError("start the stderr log", "", e.what());
-  }
+  // A process, not a thread: the native cell's init is cloned from this
+  // process without exec and calls setgroups(2)/setuid(2), which glibc
+  // broadcasts to every thread it knows of (nptl_setxid.c); a thread made
+  // here waits in the clone's copy of that list for ever (seen: the cell hung
+  // in __nptl_setxid). A thread would also take signals meant for the
+  // supervisor's signalfd.
+  pid_t pid = ::fork();
+  if (pid < 0) return ErrnoError("start the stderr log (fork)");
+  if (pid == 0) CopyProcess(read_end.get(), saved_stderr_.get(), stop_.get(), dir.get(), file.get(), name_);
+  copier_ = pid;
   // dup2 leaves fd 2 without FD_CLOEXEC: the cell's processes inherit it as
   // their stderr, as they inherited the client's before.
   if (::dup2(write_end.get(), STDERR_FILENO) < 0) {
@@ -126,13 +162,15 @@ Status StderrLog::Start(UniqueFd dir, const std::string& id) {
 }
 
 void StderrLog::Finish() {
-  if (!thread_.joinable()) return;
+  if (copier_ <= 0) return;
   // Our fd 2 back first: what mcpcell says from here on goes straight to the
   // client, and the pipe's last writer in this process is gone.
   (void)::dup2(saved_stderr_.get(), STDERR_FILENO);
   std::uint64_t one = 1;
   (void)!::write(stop_.get(), &one, sizeof one);
-  thread_.join();
+  while (::waitpid(copier_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  copier_ = -1;
   saved_stderr_.reset();
   stop_.reset();
 }

@@ -2,7 +2,7 @@
 // A copy of everything a run writes to stderr — the server's stderr and
 // mcpcell's own lines — in a bounded file a user can find (`mcpcell ps`
 // prints its path, `mcpcell logs ID` prints it). The client still gets every
-// byte on its stderr as before: mcpcell's fd 2 becomes a pipe, and a thread
+// byte on its stderr as before: mcpcell's fd 2 becomes a pipe, and a small process
 // copies the pipe to the original stderr and to <state>/logs/<id>.log.
 //
 // Bounds: the file is capped at kLogCap bytes; at the cap it becomes
@@ -19,7 +19,7 @@
 
 #include <cstddef>
 #include <string>
-#include <thread>
+#include <sys/types.h>
 #include <vector>
 
 #include "cell/cell_record.h"
@@ -35,8 +35,8 @@ inline constexpr int kLogsKept = 32;
 std::string CellLogDir(const std::string& state_dir);
 
 /// While it lives, fd 2 is the pipe and the copy runs. Move-only; Finish()
-/// (or the destructor) puts the original fd 2 back, copies what is left in
-/// the pipe and joins the thread.
+/// (or the destructor) puts the original fd 2 back, lets the copy process
+/// take what is left in the pipe and waits for it.
 class StderrLog {
  public:
   StderrLog() = default;
@@ -44,23 +44,22 @@ class StderrLog {
   StderrLog& operator=(StderrLog&&) = delete;
   ~StderrLog() { Finish(); }
 
-  /// Opens <dir>/<id>.log (0600, O_EXCL, O_NOFOLLOW; `dir` an OpenPrivateDir
+  /// Opens <dir>/<id>.log (0600, O_EXCL, O_NOFOLLOW; `dir` an OpenStateDir
   /// fd) and starts the copy.
   Status Start(UniqueFd dir, const std::string& id);
   void Finish();
 
  private:
-  UniqueFd dir_;
   std::string name_;
   UniqueFd saved_stderr_;
   UniqueFd stop_;
-  std::thread thread_;
+  pid_t copier_ = -1;
 };
 
-/// The ids of the logs in `dir` (an OpenPrivateDir fd), each once.
+/// The ids of the logs in `dir` (an OpenStateDir fd), each once.
 std::vector<std::string> ListCellLogIds(int dir);
 
-/// Removes the oldest logs of `dir` (an OpenPrivateDir fd) beyond `keep`,
+/// Removes the oldest logs of `dir` (an OpenStateDir fd) beyond `keep`,
 /// never a log whose run is still alive (`live_ids`).
 SweepCount PruneCellLogs(int dir, int keep, const std::vector<std::string>& live_ids);
 

@@ -29,7 +29,7 @@ struct CacheOptions {
 // The npx directories this user's running cells bind: never pruned.
 std::vector<std::string> InUse() {
   std::vector<std::string> dirs;
-  auto fd = OpenPrivateDir(CellRecordDir(StateDirForThisUser()));
+  auto fd = OpenStateDir("cells");
   if (!fd) return dirs;
   for (const auto& l : ListCellRecords(fd->get())) {
     if (l.alive && !l.record.npx_cache_dir.empty()) dirs.push_back(l.record.npx_cache_dir);

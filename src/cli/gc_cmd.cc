@@ -91,8 +91,8 @@ int CountOwnShmEntries() {
 
 void ReapStateDir(GcReport* report) {
   std::string state = StateDirForThisUser();
-  auto cells = OpenPrivateDir(CellRecordDir(state));
-  auto logs = OpenPrivateDir(CellLogDir(state));
+  auto cells = OpenStateDir("cells");
+  auto logs = OpenStateDir("logs");
   if (!cells || !logs) {
     const Error& e = !cells ? cells.error() : logs.error();
     std::fprintf(stderr, "mcpcell gc: state directory: %s\n", e.Message().c_str());

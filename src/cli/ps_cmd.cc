@@ -44,7 +44,7 @@ std::string Shown(std::string s, std::size_t width) {
 
 int Ps(bool as_json) {
   std::string dir = CellRecordDir(StateDirForThisUser());
-  auto fd = OpenPrivateDir(dir);
+  auto fd = OpenStateDir("cells");
   if (!fd) {
     std::fprintf(stderr, "mcpcell ps: %s\n", fd.error().Message().c_str());
     return kExitUsage;
@@ -96,7 +96,7 @@ int Logs(const std::string& cell) {
     return kExitUsage;
   }
   std::string dir = CellLogDir(StateDirForThisUser());
-  auto fd = OpenPrivateDir(dir);
+  auto fd = OpenStateDir("logs");
   if (!fd) {
     std::fprintf(stderr, "mcpcell logs: %s\n", fd.error().Message().c_str());
     return kExitUsage;

@@ -36,12 +36,12 @@ CellRecord RecordOf(const LaunchPlan& plan, const std::string& id, const std::st
 
 std::unique_ptr<TrackedRun> TrackedRun::Start(const LaunchPlan& plan) {
   std::string state = StateDirForThisUser();
-  auto cells = OpenPrivateDir(CellRecordDir(state));
+  auto cells = OpenStateDir("cells");
   if (!cells) {
     Warn(cells.error());
     return nullptr;
   }
-  auto logs = OpenPrivateDir(CellLogDir(state));
+  auto logs = OpenStateDir("logs");
   if (!logs) {
     Warn(logs.error());
     return nullptr;

@@ -11,40 +11,59 @@
 
 namespace mcpcell {
 
-std::string StateDirForThisUser() {
+std::string StateBaseForThisUser() {
   const char* state = std::getenv("XDG_STATE_HOME");
-  if (state != nullptr && state[0] == '/') return std::string(state) + "/mcpcell";
-  if (::geteuid() == 0) return "/var/lib/mcpcell";
+  if (state != nullptr && state[0] == '/') return state;
+  if (::geteuid() == 0) return "/var/lib";
   const char* home = std::getenv("HOME");
   std::string base = home != nullptr && home[0] == '/' ? home : "/nonexistent";
   if (home == nullptr || home[0] != '/') {
     if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_dir != nullptr) base = pw->pw_dir;
   }
-  return base + "/.local/state/mcpcell";
+  return base + "/.local/state";
 }
 
-Result<UniqueFd> OpenPrivateDir(const std::string& dir) {
-  if (dir.empty() || dir[0] != '/') return MakeError("open the state directory", dir, "not an absolute path");
-  for (std::size_t slash = dir.find('/', 1); slash != std::string::npos; slash = dir.find('/', slash + 1)) {
-    (void)::mkdir(dir.substr(0, slash).c_str(), 0700);
-  }
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return ErrnoError("create the state directory", dir);
-  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+std::string StateDirForThisUser() { return StateBaseForThisUser() + "/mcpcell"; }
+
+namespace {
+
+// <parent>/<name>: created 0700 when missing, opened without following a
+// symlink, ours and 0700.
+Result<UniqueFd> OpenOwnSubdir(int parent, const std::string& name, const std::string& path) {
+  if (::mkdirat(parent, name.c_str(), 0700) != 0 && errno != EEXIST) return ErrnoError("create the state directory", path);
+  UniqueFd fd(::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd) {
     if (errno == ELOOP || errno == ENOTDIR) {
-      return MakeError("open the state directory", dir, "it is a symlink or not a directory; remove it and run again");
+      return MakeError("open the state directory", path, "it is a symlink or not a directory; remove it and run again");
     }
-    return ErrnoError("open the state directory", dir);
+    return ErrnoError("open the state directory", path);
   }
   struct stat st{};
-  if (::fstat(fd.get(), &st) != 0) return ErrnoError("check the state directory", dir);
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError("check the state directory", path);
   if (st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
-    return MakeError("check the state directory", dir,
+    return MakeError("check the state directory", path,
                      "it must belong to uid " + std::to_string(::geteuid()) +
-                         " with mode 0700 (others could read or plant records and logs); fix it with 'chmod 700 " + dir +
-                         "' if it is yours, else remove it");
+                         " with mode 0700 (others could read or plant records and logs); fix it with 'chmod 700 " +
+                         path + "' if it is yours, else remove it");
   }
   return fd;
+}
+
+}  // namespace
+
+Result<UniqueFd> OpenStateDir(const std::string& leaf) {
+  std::string base = StateBaseForThisUser();
+  if (base.empty() || base[0] != '/') return MakeError("open the state directory", base, "not an absolute path");
+  // The base's missing parents (~/.local/state may not exist yet): 0700.
+  for (std::size_t slash = base.find('/', 1); slash != std::string::npos; slash = base.find('/', slash + 1)) {
+    (void)::mkdir(base.substr(0, slash).c_str(), 0700);
+  }
+  (void)::mkdir(base.c_str(), 0700);
+  UniqueFd base_fd(::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!base_fd) return ErrnoError("open the state directory", base);
+  auto own = OpenOwnSubdir(base_fd.get(), "mcpcell", base + "/mcpcell");
+  if (!own) return own.error();
+  return OpenOwnSubdir(own->get(), leaf, base + "/mcpcell/" + leaf);
 }
 
 unsigned long long ProcessStartTicks(int pid) {

@@ -10,21 +10,26 @@
 
 namespace mcpcell {
 
-/// $XDG_STATE_HOME/mcpcell when that is absolute; else /var/lib/mcpcell for
-/// root and $HOME/.local/state/mcpcell (passwd's home without $HOME) for
-/// anyone else. Not $XDG_RUNTIME_DIR: MCP clients start servers with a
-/// reduced environment (the SDK's stdio client passes HOME, PATH, USER and a
-/// few more, never XDG_RUNTIME_DIR), and `mcpcell ps` in the user's shell
-/// must find the records those runs wrote.
+/// Where the per-user state directories live: $XDG_STATE_HOME when that is
+/// absolute; else /var/lib for root and $HOME/.local/state (passwd's home
+/// without $HOME) for anyone else. Not $XDG_RUNTIME_DIR: MCP clients start
+/// servers with a reduced environment (the SDK's stdio client passes HOME,
+/// PATH, USER and a few more, never XDG_RUNTIME_DIR), and `mcpcell ps` in the
+/// user's shell must find the records those runs wrote.
+std::string StateBaseForThisUser();
+
+/// StateBaseForThisUser() + "/mcpcell".
 std::string StateDirForThisUser();
 
-/// Opens `dir` (creating it and missing parents 0700) as an O_PATH-free
-/// directory fd, refusing it unless it is a real directory (O_NOFOLLOW: no
-/// symlink in its last component), owned by the effective uid, with no group
-/// or other bits (0700). Every file below is then opened relative to the fd
-/// (openat, O_NOFOLLOW), so a parent another user can rename cannot redirect
-/// a write: what we checked is where we write.
-Result<UniqueFd> OpenPrivateDir(const std::string& dir);
+/// Opens <base>/mcpcell/<leaf> as a directory fd, creating what is missing
+/// (0700). The base is the user's choice and may be reached through
+/// symlinks; below it, "mcpcell" and `leaf` are opened one at a time with
+/// openat(O_NOFOLLOW) and each must be a directory of the effective uid with
+/// no group or other bits (0700), else it is refused naming the path and the
+/// fix. Every file below is then opened relative to the fd (openat,
+/// O_NOFOLLOW): a symlink planted in our tree, or a parent another user can
+/// rename, cannot redirect a read or a write.
+Result<UniqueFd> OpenStateDir(const std::string& leaf);
 
 /// Whether `pid` runs and started at `start_ticks` (proc(5), /proc/PID/stat
 /// field 22): a recycled pid does not pass for the run that wrote a record.
