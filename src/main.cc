@@ -54,7 +54,9 @@ std::string UnknownWord(CLI::App& app, const std::vector<std::string>& given) {
   for (const auto& word : given) {
     if (word.empty() || word[0] != '-') {
       auto subs = SubcommandNames(*at);
-      if (subs.empty()) continue;  // a positional (SERVER)
+      // SERVER: with positionals_at_end, every word after it is the server's.
+      if (subs.empty() && at->get_positionals_at_end()) break;
+      if (subs.empty()) continue;  // a positional
       if (std::find(subs.begin(), subs.end(), word) == subs.end()) {
         std::vector<std::string> options = OptionNames(*at);
         std::vector<std::string> dashed;
@@ -102,22 +104,26 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", MCPCELL_VERSION);
   app.require_subcommand(1);
   // Everything after the first "--" is the server's command line, verbatim:
-  // split it off so CLI11 never interprets a server's own flags.
+  // split it off so CLI11 never interprets a server's own flags. Without a
+  // "--", run and policy explain stop reading options at SERVER (commands.h).
   std::vector<std::string> args(argv + 1, argv + argc);
-  std::vector<std::string> after_dashes;
+  mcpcell::CommandTail tail;
   auto dashes = std::find(args.begin(), args.end(), "--");
   if (dashes != args.end()) {
-    after_dashes.assign(dashes + 1, args.end());
+    tail.separated = true;
+    tail.words.assign(dashes + 1, args.end());
     args.erase(dashes, args.end());
   }
   const std::vector<std::string> given = args;
   std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
   int exit_code = 0;
-  mcpcell::AddRunCommand(app, &exit_code, &after_dashes);
+  mcpcell::AddRunCommand(app, &exit_code, &tail);
   mcpcell::AddDoctorCommand(app, &exit_code);
-  mcpcell::AddPolicyCommand(app, &exit_code, &after_dashes);
+  mcpcell::AddPolicyCommand(app, &exit_code, &tail);
   mcpcell::AddRegistryCommand(app, &exit_code);
   mcpcell::AddGcCommand(app, &exit_code);
+  mcpcell::AddPsCommand(app, &exit_code);
+  mcpcell::AddCacheCommand(app, &exit_code);
   mcpcell::AddAuditCommand(app, &exit_code);
   mcpcell::AddPinsCommand(app, &exit_code);
   mcpcell::AddInstallCommand(app, &exit_code);

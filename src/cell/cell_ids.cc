@@ -210,13 +210,14 @@ void CellIdClaim::Release() {
   fd_ = -1;
 }
 
-int ReapCellIdClaims(const std::string& dir) {
+int ReapCellIdClaims(const std::string& dir, int* checked) {
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return 0;
   int removed = 0;
   while (dirent* e = ::readdir(d)) {
     std::uint32_t id = 0;
     if (!ParseU32(e->d_name, &id)) continue;
+    if (checked != nullptr) ++*checked;
     std::string path = dir + "/" + e->d_name;
     int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) continue;

@@ -109,6 +109,7 @@ std::string CellIdDirForThisUser();
 /// Removes lock files in `dir` that no live claim holds (what a claimer
 /// killed with -9 left); returns how many. Safe against a concurrent claim:
 /// a claimer re-checks after locking that its path still names its file.
-int ReapCellIdClaims(const std::string& dir);
+/// Adds the number of claims it looked at to *checked (for `mcpcell gc`).
+int ReapCellIdClaims(const std::string& dir, int* checked = nullptr);
 
 }  // namespace mcpcell

@@ -1,14 +1,25 @@
 // `mcpcell gc`: removes what a dead mcpcell left behind — containers whose
 // supervisor is gone (by label, in every reachable engine), secrets
 // directories, cgroups, unfinished npx installs and cell id claims (cell_ids.h)
-// of dead runs. `mcpcell run` does the same before each cell (and each npx
-// install); this command is for when no run follows (cron, after a crash).
+// of dead runs, records of runs that no longer run (cell_record.h) and the
+// oldest stderr logs (stderr_log.h) — and says, for each kind, how many it
+// checked and how many it removed. `mcpcell run` does the same before each
+// cell (and each npx install); this command is for when no run follows
+// (cron, after a crash).
 
 #include <CLI/CLI.hpp>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cell/cell_ids.h"
+#include "cell/cell_record.h"
 #include "cell/docker/container_net.h"
 #include "cell/docker/engine_client.h"
 #include "cell/docker/engine_endpoint.h"
@@ -17,59 +28,121 @@
 #include "cell/docker/secrets_dir.h"
 #include "cell/docker/stdio_fifos.h"
 #include "cell/native/cgroup.h"
+#include "cell/stderr_log.h"
 #include "cli/commands.h"
 #include "source/npx_install.h"
+#include "util/json_text.h"
+#include "util/state_dir.h"
 
 namespace mcpcell {
 namespace {
 
-int Gc() {
+struct GcReport {
+  nlohmann::json json = nlohmann::json::object();
   int failures = 0;
+
+  void Add(const std::string& key, const std::string& what, const std::string& where, SweepCount c) {
+    json[key] = {{"checked", c.checked}, {"removed", c.removed}, {"where", where}};
+    std::fprintf(stderr, "mcpcell gc: %s (%s): %d checked, %d removed\n", what.c_str(), where.c_str(), c.checked,
+                 c.removed);
+  }
+};
+
+void ReapContainers(GcReport* report) {
   for (auto engine : {docker::Engine::kDocker, docker::Engine::kPodman}) {
     std::string name = docker::ToString(engine);
     auto sock = docker::EngineSocket(engine);
     if (!sock) {
       std::fprintf(stderr, "mcpcell gc: %s: %s\n", name.c_str(), sock.error().Message().c_str());
+      report->json[name] = {{"reachable", false}, {"error", sock.error().Message()}};
       continue;
     }
     auto removed = docker::ReapOrphans(docker::EngineClient(*sock));
     if (!removed) {
-      if (docker::IsEngineUnreachable(removed.error())) {
-        std::fprintf(stderr, "mcpcell gc: %s: not reachable at %s, nothing to do\n", name.c_str(), sock->c_str());
-        continue;
-      }
-      std::fprintf(stderr, "mcpcell gc: %s: %s\n", name.c_str(), removed.error().Message().c_str());
-      ++failures;
+      bool down = docker::IsEngineUnreachable(removed.error());
+      std::fprintf(stderr, "mcpcell gc: %s: %s\n", name.c_str(),
+                   down ? ("not reachable at " + *sock + ", nothing to do").c_str() : removed.error().Message().c_str());
+      report->json[name] = {{"reachable", !down}, {"error", removed.error().Message()}};
+      if (!down) ++report->failures;
       continue;
     }
     for (const auto& c : *removed) std::fprintf(stderr, "mcpcell gc: %s: removed orphaned container %s\n",
                                                 name.c_str(), c.c_str());
     std::fprintf(stderr, "mcpcell gc: %s: %zu orphaned container(s) removed\n", name.c_str(), removed->size());
+    report->json[name] = {{"reachable", true}, {"removed", *removed}};
   }
-  int dirs = docker::ReapSecretDirs() + docker::ReapStdioDirs() + docker::ReapEgressDirs() + docker::ReapSeccompFiles();
-  if (dirs > 0) std::fprintf(stderr, "mcpcell gc: removed %d secrets/stdio/egress directory(ies) and seccomp profile file(s) of dead runs\n", dirs);
+}
+
+// Our entries in /dev/shm named mcpcell-*: the per-run secrets, stdio,
+// egress directories and seccomp files of container runs (docker/run_dirs.h).
+int CountOwnShmEntries() {
+  int n = 0;
+  DIR* d = ::opendir("/dev/shm");
+  if (d == nullptr) return 0;
+  while (dirent* e = ::readdir(d)) {
+    struct stat st{};
+    std::string name = e->d_name;
+    if (name.rfind("mcpcell-", 0) != 0 || name.rfind("mcpcell-ids", 0) == 0) continue;
+    if (::lstat(("/dev/shm/" + name).c_str(), &st) == 0 && st.st_uid == ::geteuid()) ++n;
+  }
+  ::closedir(d);
+  return n;
+}
+
+void ReapStateDir(GcReport* report) {
+  std::string state = StateDirForThisUser();
+  auto cells = OpenStateDir("cells");
+  auto logs = OpenStateDir("logs");
+  if (!cells || !logs) {
+    const Error& e = !cells ? cells.error() : logs.error();
+    std::fprintf(stderr, "mcpcell gc: state directory: %s\n", e.Message().c_str());
+    report->json["state_dir"] = {{"error", e.Message()}};
+    ++report->failures;
+    return;
+  }
+  report->Add("cell_records", "records of running cells, for 'mcpcell ps'", CellRecordDir(state),
+              ReapCellRecords(cells->get()));
+  std::vector<std::string> live;
+  for (const auto& l : ListCellRecords(cells->get())) {
+    if (l.alive) live.push_back(l.record.id);
+  }
+  report->Add("cell_logs", "stderr logs, the newest " + std::to_string(kLogsKept) + " kept", CellLogDir(state),
+              PruneCellLogs(logs->get(), kLogsKept, live));
+}
+
+int Gc(bool as_json) {
+  GcReport report;
+  ReapContainers(&report);
+  SweepCount shm;
+  shm.checked = CountOwnShmEntries();
+  shm.removed = docker::ReapSecretDirs() + docker::ReapStdioDirs() + docker::ReapEgressDirs() + docker::ReapSeccompFiles();
+  report.Add("temp_dirs", "secrets/stdio/egress dirs and seccomp files of container runs", "/dev/shm/mcpcell-*", shm);
   // A supervisor killed before it started its cgroup janitor (during cell
   // setup) leaves its cell's cgroups; the next native run would reap them.
-  if (int cgroups = ReapStaleCgroups(); cgroups > 0) {
-    std::fprintf(stderr, "mcpcell gc: removed %d cgroup(s) of dead runs\n", cgroups);
-  }
+  SweepCount cgroups;
+  cgroups.removed = ReapStaleCgroups(&cgroups.checked);
+  report.Add("cgroups", "cell cgroups", "the cgroup tree", cgroups);
   if (auto cache = NpxCacheRoot(); cache.ok()) {
-    int installs = RemoveAbandonedInstalls(*cache);
-    if (installs > 0) {
-      std::fprintf(stderr, "mcpcell gc: removed %d unfinished npx install(s) of dead runs from %s\n", installs,
-                   cache->c_str());
-    }
+    SweepCount installs;
+    installs.removed = RemoveAbandonedInstalls(*cache, &installs.checked);
+    report.Add("npx_installs", "unfinished npx installs", *cache, installs);
   }
-  int claims = ReapCellIdClaims(CellIdDirForThisUser());
-  if (claims > 0) std::fprintf(stderr, "mcpcell gc: removed %d cell id claim(s) of dead runs\n", claims);
-  return failures == 0 ? 0 : 1;
+  SweepCount claims;
+  claims.removed = ReapCellIdClaims(CellIdDirForThisUser(), &claims.checked);
+  report.Add("cell_id_claims", "cell id claims", CellIdDirForThisUser(), claims);
+  ReapStateDir(&report);
+  if (as_json) std::printf("%s\n", JsonText(report.json, 2).c_str());
+  return report.failures == 0 ? 0 : 1;
 }
 
 }  // namespace
 
 void AddGcCommand(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("gc", "Remove containers and temp files a dead mcpcell left behind");
-  cmd->callback([exit_code] { *exit_code = Gc(); });
+  auto* cmd = app.add_subcommand("gc", "Remove containers, temp files, records and old logs a dead mcpcell left "
+                                       "behind; say what was checked and removed");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "also print the counts as JSON on stdout");
+  cmd->callback([exit_code, json] { *exit_code = Gc(*json); });
 }
 
 }  // namespace mcpcell

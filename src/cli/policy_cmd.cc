@@ -81,7 +81,7 @@ void PrintText(const json& e) {
 
 }  // namespace
 
-void AddPolicyCommand(CLI::App& app, int* exit_code, const std::vector<std::string>* after_dashes) {
+void AddPolicyCommand(CLI::App& app, int* exit_code, const CommandTail* tail) {
   auto* cmd = app.add_subcommand("policy", "Show the default policy, or explain a policy's decision for a server");
   cmd->require_subcommand(1);
   auto* show = cmd->add_subcommand("show-default", "Print the built-in policy used when no --policy is given");
@@ -93,11 +93,14 @@ void AddPolicyCommand(CLI::App& app, int* exit_code, const std::vector<std::stri
   auto json_out = std::make_shared<bool>(false);
   auto* explain = cmd->add_subcommand(
       "explain", "Show each rule, whether it held and why, the decision and the permissions; takes what 'run' "
-                 "takes (SERVER, flags, and -- ARGS or -- COMMAND), installs and runs nothing");
-  AddRunOptions(explain, req.get(), RunOptionSet::kPlan);
+                 "takes (flags, SERVER and its ARGS, or -- COMMAND), installs and runs nothing");
   explain->add_flag("--json", *json_out, "print the explanation as JSON");
-  explain->callback([req, json_out, exit_code, after_dashes] {
-    req->command = *after_dashes;
+  AddRunOptions(explain, req.get(), RunOptionSet::kPlan, *tail);
+  explain->callback([explain, req, json_out, exit_code, tail] {
+    if (!TakeServerWords(*explain, *tail, req.get())) {
+      *exit_code = kExitUsage;
+      return;
+    }
     auto e = Explain(*req);
     if (!e.ok()) {
       Say(e.error().Message());

@@ -33,8 +33,10 @@ json EntryJson(const RegistryEntry& e) {
               {"path_args", e.path_args}};
 }
 
+// mcpcell's options before the name: every word after SERVER is the server's
+// (commands.h, CommandTail).
 std::string RunExample(const RegistryEntry& e) {
-  std::string cmd = "mcpcell run " + e.name;
+  std::string cmd = "mcpcell run";
   for (const auto& v : e.env_vars) {
     if (v.secret && v.required) {
       cmd += " --secret " + v.name + "=FILE --secret-env " + v.name;
@@ -45,7 +47,8 @@ std::string RunExample(const RegistryEntry& e) {
   if (!e.permissions.allow_host.empty() || !e.permissions.allow_port.empty()) {
     cmd += " --permission-profile network";
   }
-  if (!e.usage.empty()) cmd += " -- " + e.usage.substr(0, e.usage.find(' '));
+  cmd += " " + e.name;
+  if (!e.usage.empty()) cmd += " " + e.usage.substr(0, e.usage.find(' '));
   return cmd;
 }
 

@@ -2,14 +2,19 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
 #include "cell/backend.h"
+#include "cell/env_notice.h"
 #include "cell/spec_builder.h"
 #include "cli/audit_events.h"
 #include "cli/cell_events.h"
@@ -17,6 +22,7 @@
 #include "cli/launch_plan.h"
 #include "core/exit_codes.h"
 #include "core/run_request.h"
+#include "cli/tracked_run.h"
 #include "util/diag.h"
 #include "util/json_text.h"
 #include "util/path_search.h"
@@ -35,16 +41,20 @@ std::string WithoutRulePrefix(const std::string& reason, const std::string& rule
 class RunFormatter : public CLI::Formatter {
  public:
   std::string make_usage(const CLI::App*, std::string) const override {
-    return "\nUsage: mcpcell run [OPTIONS] SERVER [-- ARGS...]\n"
+    return "\nUsage: mcpcell run [OPTIONS] SERVER [ARGS...]\n"
+           "       mcpcell run [OPTIONS] SERVER [OPTIONS] -- [ARGS...]\n"
            "       mcpcell run --isolate[=LEVEL] [OPTIONS] -- COMMAND [ARGS...]\n"
-           "Everything after -- is the server's command line (or SERVER's arguments), passed verbatim.\n";
+           "Without --, every word after SERVER is the server's, verbatim (flags included), as in docker run.\n"
+           "With --, everything after the first -- is the server's (SERVER's arguments, or the command).\n";
   }
 };
 
 constexpr const char* kRunFooter = R"(Examples:
   mcpcell run --isolate -- node ./server.js
   mcpcell run --isolate --read ~/notes --write ~/notes/out -- python3 server.py
-  mcpcell run filesystem -- ~/projects/site          (a registry name; see 'mcpcell registry list')
+  mcpcell run filesystem ~/projects/site             (a registry name; see 'mcpcell registry list')
+  mcpcell run --read ~/site filesystem ~/site --flag  (--flag is the server's: it follows SERVER)
+  mcpcell run filesystem --read ~/site -- ~/site      (the same with --: options may follow SERVER)
   mcpcell run --isolate=docker docker://mcp/fetch@sha256:...
   mcpcell run --isolate --dry-run -- node ./server.js   (print what would be enforced; run nothing)
 
@@ -57,6 +67,15 @@ Exit codes: the server's own status (128+N when killed by signal N), or
   2 bad input, 122 isolation unavailable, 123 denied by policy, 124 timeout,
   125 cell setup failed, 126 not executable, 127 not found in the cell.
 )";
+
+// A value of --isolate that is no level is the SERVER it swallowed
+// (`--isolate npx://pkg`); NormalizeRequest refuses anything else.
+bool IsolateValueIsServer(const std::string& value) {
+  for (const char* level : {"", "auto", "native", "container", "docker", "podman", "gvisor"}) {
+    if (value == level) return false;
+  }
+  return true;
+}
 
 // Runs the server with no cell, because a policy rule said so. Replaces mcpcell.
 int RunPlainly(const CellSpec& spec) {
@@ -136,9 +155,31 @@ nlohmann::json DryRunJson(const LaunchPlan& plan) {
   return out;
 }
 
+// --drop-env NAME next to --env NAME[=VALUE] asks for two opposite things.
+Status CheckDropEnv(const RunRequest& req) {
+  for (const auto& name : req.drop_env) {
+    for (const auto& e : req.env) {
+      if (e.substr(0, e.find('=')) == name) {
+        return MakeError("--drop-env", name, "is also passed with --env " + e.substr(0, e.find('=')) + "; keep one");
+      }
+    }
+  }
+  return {};
+}
+
+// Once per run, before the server starts: the variables a client set for the
+// server that the clean environment drops (cell/env_notice.h). Names only.
+void NoteUnpassedCredentials(const LaunchPlan& plan, const RunRequest& req) {
+  if (plan.action == LaunchPlan::Action::kDeny) return;
+  auto names = UnpassedCredentials(ProcessEnvironment(), plan.spec.env, plan.spec.secrets, req.drop_env);
+  if (!names.empty()) Say(UnpassedCredentialsNote(names));
+}
+
 int Run(RunRequest req) {
-  if (auto ok = NormalizeRequest(&req); !ok) {
-    Say(ok.error().Message());
+  Status checked = NormalizeRequest(&req);
+  if (checked) checked = CheckDropEnv(req);
+  if (!checked) {
+    Say(checked.error().Message());
     return kExitUsage;
   }
   auto plan = PlanLaunch(req);
@@ -146,6 +187,10 @@ int Run(RunRequest req) {
     Say(plan.error().Message());
     return ExitCodeFor(plan.error());
   }
+  // Listed by `mcpcell ps`, stderr copied to a log: an isolated run only.
+  std::unique_ptr<TrackedRun> tracked;
+  if (!req.dry_run && plan->action == LaunchPlan::Action::kIsolate) tracked = TrackedRun::Start(*plan);
+  NoteUnpassedCredentials(*plan, req);
   // The audit log is opened before anything happens, so a run that cannot
   // be recorded does not happen at all.
   std::optional<AuditLog> audit;
@@ -191,8 +236,12 @@ int Run(RunRequest req) {
 
 }  // namespace
 
-void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set) {
+void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set, const CommandTail& tail) {
   cmd->add_option("server", req->server, "npx://pkg[@ver], uvx://pkg, docker://image, or a registry name");
+  cmd->add_option("args", req->command, "the server's arguments, verbatim (flags included) when no -- is on the line");
+  // CLI11 2.1 (App::_parse_single): once a positional is read, every later
+  // word is a positional too. That is the "no --" rule of commands.h.
+  cmd->positionals_at_end(!tail.separated);
   cmd->add_option("--isolate", req->isolate, "isolate the server: auto (default), native, container, docker, podman, gvisor")
       ->expected(0, 1)
       ->type_name("[=LEVEL]");
@@ -205,6 +254,10 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set) {
   cmd->add_option("--read", req->read, "make PATH (or HOST:CELL) readable in the cell")->type_name("PATH");
   cmd->add_option("--write", req->write, "make PATH (or HOST:CELL) writable in the cell")->type_name("PATH");
   cmd->add_option("--env", req->env, "pass NAME from the environment, or set NAME=VALUE")->type_name("NAME[=VALUE]");
+  if (set == RunOptionSet::kRun) {
+    cmd->add_option("--drop-env", req->drop_env, "NAME from the environment is dropped on purpose: no note about it")
+        ->type_name("NAME");
+  }
   cmd->add_option("--secret", req->secrets, "secret file, readable in the cell at /run/secrets/NAME")->type_name("NAME=FILE");
   cmd->add_option("--secret-env", req->secret_env, "also expose secret NAME as an env var (only when asked)")->type_name("NAME[=VAR]");
   cmd->add_option("--allow-host", req->allow_host, "allow outbound connections to HOST (.domain for subdomains)");
@@ -245,15 +298,41 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set) {
   }
 }
 
-void AddRunCommand(CLI::App& app, int* exit_code, const std::vector<std::string>* after_dashes) {
+bool TakeServerWords(const CLI::App& cmd, const CommandTail& tail, RunRequest* req) {
+  if (tail.separated) {
+    if (!req->command.empty()) {
+      Say("'" + req->command.front() + "' follows SERVER, and a -- comes later: with a -- on the line, the words "
+          "before it are mcpcell's options and SERVER, and the server's arguments go after it (mcpcell run [OPTIONS] "
+          "SERVER -- ARGS...); or leave out the -- to give the server every word after SERVER");
+      return false;
+    }
+    req->command = tail.words;
+    return true;
+  }
+  if (req->server && req->isolate && IsolateValueIsServer(*req->isolate)) {
+    // `--isolate SERVER ARGS`: the optional level took SERVER, so the word
+    // CLI11 read as SERVER is the server's first argument.
+    req->command.insert(req->command.begin(), *req->server);
+    req->server = std::exchange(*req->isolate, "auto");
+  }
+  for (const auto& word : req->command) {
+    std::string name = word.substr(0, word.find('='));
+    if (name.size() < 2 || name[0] != '-' || cmd.get_option_no_throw(name) == nullptr) continue;
+    Say("note: '" + name + "' comes after SERVER, so it goes to the server, not to mcpcell (no -- on the line); "
+        "for mcpcell, put it before SERVER");
+    break;
+  }
+  return true;
+}
+
+void AddRunCommand(CLI::App& app, int* exit_code, const CommandTail* tail) {
   auto req = std::make_shared<RunRequest>();
   auto* cmd = app.add_subcommand("run", "Run an MCP server in an isolation cell (its stdio is the client's)");
   cmd->formatter(std::make_shared<RunFormatter>());
   cmd->footer(kRunFooter);
-  AddRunOptions(cmd, req.get(), RunOptionSet::kRun);
-  cmd->callback([req, exit_code, after_dashes] {
-    req->command = *after_dashes;
-    *exit_code = Run(*req);
+  AddRunOptions(cmd, req.get(), RunOptionSet::kRun, *tail);
+  cmd->callback([cmd, req, exit_code, tail] {
+    *exit_code = TakeServerWords(*cmd, *tail, req.get()) ? Run(*req) : kExitUsage;
   });
 }
 

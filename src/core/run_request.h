@@ -19,6 +19,7 @@ struct RunRequest {
   std::vector<std::string> read;            ///< --read PATH or HOST:CELL (read-only bind)
   std::vector<std::string> write;           ///< --write PATH or HOST:CELL (read-write bind)
   std::vector<std::string> env;             ///< --env NAME (copy from host) or NAME=VALUE
+  std::vector<std::string> drop_env;        ///< --drop-env NAME: dropped on purpose, no note (cell/env_notice.h)
   std::vector<std::string> secrets;         ///< --secret NAME=FILE
   std::vector<std::string> secret_env;      ///< --secret-env NAME[=VAR]
   std::vector<std::string> allow_host;      ///< --allow-host

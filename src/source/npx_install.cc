@@ -255,13 +255,14 @@ std::string CacheName(const std::string& package, const std::string& version) {
 
 }  // namespace
 
-int RemoveAbandonedInstalls(const std::string& cache_root) {
+int RemoveAbandonedInstalls(const std::string& cache_root, int* checked) {
   std::error_code ec;
   int removed = 0;
   auto now = fs::file_time_type::clock::now();
   for (const auto& e : fs::directory_iterator(cache_root, ec)) {
     std::string name = e.path().filename().string();
     if (name.rfind(".install-", 0) != 0) continue;
+    if (checked != nullptr) ++*checked;
     pid_t owner = InstallOwner(name);
     // kill(pid, 0) (kill(2)): ESRCH = no such process, so its install is over.
     bool owner_dead = owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH;

@@ -62,8 +62,9 @@ Result<std::string> PackageBin(const std::string& package_dir, const std::string
 
 /// Removes half-finished install directories (cache_root/.install-<pid>-*)
 /// whose mcpcell is gone, and any older than an hour (another pid namespace's,
-/// or an older mcpcell's unnamed ones). Returns how many it removed.
-int RemoveAbandonedInstalls(const std::string& cache_root);
+/// or an older mcpcell's unnamed ones). Returns how many it removed; adds
+/// the number it looked at to *checked (for `mcpcell gc`).
+int RemoveAbandonedInstalls(const std::string& cache_root, int* checked = nullptr);
 
 /// Resolves the version, and installs into the cache unless already there
 /// (when `may_install` is false a missing package is reported with present=false).

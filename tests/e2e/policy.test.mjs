@@ -266,7 +266,7 @@ test('user story: policy "untrusted_source → isolate" runs npx server-filesyst
 test('policy explain --json: the rule trace for the user story, from the same cache (no install)', { timeout: 60_000 }, async () => {
   const policy = writePolicy(STORY_POLICY);
   for (const spelling of [FS_SERVER, 'npx/@modelcontextprotocol/server-filesystem']) {
-    const r = await runMcpcell(['policy', 'explain', spelling, '--policy', policy, '--json'], { env: mcpcellEnv() });
+    const r = await runMcpcell(['policy', 'explain', '--policy', policy, '--json', spelling], { env: mcpcellEnv() });
     assert.equal(r.code, 0, `stderr:\n${r.stderr}`);
     let doc;
     try {

@@ -71,8 +71,9 @@ class CellCgroup {
 };
 
 /// Removes empty cgroups left by mcpcell supervisors that no longer run
-/// (their name carries the supervisor's pid). Returns how many were removed.
-int ReapStaleCgroups();
+/// (their name carries the supervisor's pid). Returns how many were removed;
+/// adds the number of cell cgroups it looked at to *checked (for `mcpcell gc`).
+int ReapStaleCgroups(int* checked = nullptr);
 
 /// Sets every rlimit of the calling process (the server, before exec) from a
 /// fixed table (rlimits.cc) and `limits` (RLIMIT_NOFILE, RLIMIT_CORE, and

@@ -20,12 +20,13 @@ namespace {
 // dir a little longer, never remove a live one.)
 bool SupervisorAlive(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
 
-int ReapIn(const std::string& parent) {
+int ReapIn(const std::string& parent, int* checked) {
   std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(parent.c_str()), ::closedir);
   if (!dir) return 0;
   std::vector<std::string> stale;
   while (struct dirent* e = ::readdir(dir.get())) {
     auto pid = SupervisorPidFromCellId(e->d_name);
+    if (pid && checked != nullptr) ++*checked;
     if (!pid || SupervisorAlive(*pid)) continue;
     std::string path = cgroupfs::Join(parent, e->d_name);
     if (!cgroupfs::HasProcesses(path)) stale.push_back(path);
@@ -40,11 +41,11 @@ int ReapIn(const std::string& parent) {
 
 }  // namespace
 
-int ReapStaleCgroups() {
+int ReapStaleCgroups(int* checked) {
   auto layout = DetectCgroupLayout();
   if (!layout) return 0;
   int removed = 0;
-  for (const auto& parent : cgroup_internal::CellParentDirs(*layout)) removed += ReapIn(parent);
+  for (const auto& parent : cgroup_internal::CellParentDirs(*layout)) removed += ReapIn(parent, checked);
   return removed;
 }
 

@@ -1,0 +1,229 @@
+#include "cell/stderr_log.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "util/terminal_text.h"
+
+namespace mcpcell {
+namespace {
+
+constexpr std::size_t kChunk = 64 * 1024;
+
+bool WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// The file side of the copy: appends up to kLogCap, then rotates. A write
+// error (disk full) stops the file, never the copy to the client.
+class CappedFile {
+ public:
+  CappedFile(int dir, std::string name, UniqueFd fd) : dir_(dir), name_(std::move(name)), fd_(std::move(fd)) {}
+  void Append(std::string_view data) {
+    while (fd_ && !data.empty()) {
+      if (size_ == kLogCap) Rotate();
+      if (!fd_) return;
+      std::size_t n = std::min(data.size(), kLogCap - size_);
+      if (!WriteAll(fd_.get(), data.substr(0, n))) {
+        fd_.reset();
+        return;
+      }
+      size_ += n;
+      data.remove_prefix(n);
+    }
+  }
+
+ private:
+  void Rotate() {
+    std::string old = name_ + ".1";
+    fd_.reset();
+    size_ = 0;
+    if (::renameat(dir_, name_.c_str(), dir_, old.c_str()) != 0) return;
+    fd_.reset(::openat(dir_, name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  }
+  int dir_;
+  std::string name_;
+  UniqueFd fd_;
+  std::size_t size_ = 0;
+};
+
+// Copies `from` to `to` (filtered when it is a terminal) and into `file`,
+// until EOF, or until `stop` fires and the pipe has nothing more to give.
+void Copy(UniqueFd from, int to, int stop, CappedFile file) {
+  bool tty = ::isatty(to) != 0;
+  TerminalFilter filter;
+  char buf[kChunk];
+  bool stopping = false;
+  for (;;) {
+    if (!stopping) {
+      pollfd p[2] = {{from.get(), POLLIN, 0}, {stop, POLLIN, 0}};
+      if (::poll(p, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      // Told to stop: take what the pipe holds (it was written before the
+      // stop, as mcpcell's own last lines were) without waiting for more.
+      if (p[1].revents != 0) {
+        stopping = true;
+        (void)::fcntl(from.get(), F_SETFL, O_NONBLOCK);
+      } else if (p[0].revents == 0) {
+        continue;
+      }
+    }
+    ssize_t n = ::read(from.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    std::string_view chunk(buf, static_cast<std::size_t>(n));
+    (void)WriteAll(to, tty ? std::string_view(filter.Filter(chunk)) : chunk);
+    file.Append(chunk);
+  }
+  if (tty) (void)WriteAll(to, filter.Flush());
+}
+
+}  // namespace
+
+std::string CellLogDir(const std::string& state_dir) { return state_dir + "/logs"; }
+
+namespace {
+
+// The copy process: fd 3 the pipe, fd 4 the original stderr, fd 5 the stop
+// eventfd, fd 6 the log directory, fd 7 the log file; nothing else of
+// mcpcell's stays open (the client's stdin and stdout least of all: a copy
+// of them here would keep the client's pipes open after mcpcell exits).
+[[noreturn]] void CopyProcess(int pipe_r, int saved, int stop, int dir, int file, const std::string& name) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // prctl(2): mcpcell's main thread forked us and lives to the end
+  // Ctrl-C, a hang-up or a client's SIGTERM to the process group is for
+  // mcpcell, which stops the server and then this copy; dying first would
+  // take the server's stderr with it (EPIPE). Nor may a closed stderr end it.
+  for (int sig : {SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE}) ::signal(sig, SIG_IGN);
+  int fds[5] = {pipe_r, saved, stop, dir, file};
+  for (int i = 0; i < 5; ++i) fds[i] = ::fcntl(fds[i], F_DUPFD_CLOEXEC, 20);
+  for (int i = 0; i < 5; ++i) ::dup2(fds[i], 3 + i);
+  int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  ::dup2(null, STDIN_FILENO);
+  ::dup2(null, STDOUT_FILENO);
+  ::dup2(null, STDERR_FILENO);
+  ::close_range(8, ~0U, 0);
+  Copy(UniqueFd(3), 4, 5, CappedFile(6, name, UniqueFd(7)));
+  ::_exit(0);
+}
+
+}  // namespace
+
+Status StderrLog::Start(UniqueFd dir, const std::string& id) {
+  name_ = id + ".log";
+  UniqueFd file(::openat(dir.get(), name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!file) return ErrnoError("create the stderr log", name_);
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return ErrnoError("create the stderr log's pipe");
+  UniqueFd read_end(p[0]);
+  UniqueFd write_end(p[1]);
+  stop_.reset(::eventfd(0, EFD_CLOEXEC));
+  saved_stderr_.reset(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3));
+  if (!stop_ || !saved_stderr_) return ErrnoError("set up the stderr log");
+  // A process, not a thread: the native cell's init is cloned from this
+  // process without exec and calls setgroups(2)/setuid(2), which glibc
+  // broadcasts to every thread it knows of (nptl_setxid.c); a thread made
+  // here waits in the clone's copy of that list for ever (seen: the cell hung
+  // in __nptl_setxid). A thread would also take signals meant for the
+  // supervisor's signalfd.
+  pid_t pid = ::fork();
+  if (pid < 0) return ErrnoError("start the stderr log (fork)");
+  if (pid == 0) CopyProcess(read_end.get(), saved_stderr_.get(), stop_.get(), dir.get(), file.get(), name_);
+  copier_ = pid;
+  // dup2 leaves fd 2 without FD_CLOEXEC: the cell's processes inherit it as
+  // their stderr, as they inherited the client's before.
+  if (::dup2(write_end.get(), STDERR_FILENO) < 0) {
+    Error e = ErrnoError("redirect stderr into the log");
+    Finish();
+    return e;
+  }
+  return {};
+}
+
+void StderrLog::Finish() {
+  if (copier_ <= 0) return;
+  // Our fd 2 back first: what mcpcell says from here on goes straight to the
+  // client, and the pipe's last writer in this process is gone.
+  (void)::dup2(saved_stderr_.get(), STDERR_FILENO);
+  std::uint64_t one = 1;
+  (void)!::write(stop_.get(), &one, sizeof one);
+  while (::waitpid(copier_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  copier_ = -1;
+  saved_stderr_.reset();
+  stop_.reset();
+}
+
+std::vector<std::string> ListCellLogIds(int dir) {
+  std::vector<std::string> ids;
+  int copy = ::fcntl(dir, F_DUPFD_CLOEXEC, 0);
+  DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
+  if (d == nullptr) {
+    if (copy >= 0) ::close(copy);
+    return ids;
+  }
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    auto dot = name.find(".log");
+    if (dot == std::string::npos || name[0] == '.') continue;
+    std::string id = name.substr(0, dot);
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  }
+  ::closedir(d);
+  return ids;
+}
+
+SweepCount PruneCellLogs(int dir, int keep, const std::vector<std::string>& live_ids) {
+  SweepCount count;
+  struct Log {
+    std::string name;
+    std::int64_t mtime;
+  };
+  std::vector<Log> logs;
+  int copy = ::fcntl(dir, F_DUPFD_CLOEXEC, 0);
+  DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
+  if (d == nullptr) {
+    if (copy >= 0) ::close(copy);
+    return count;
+  }
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    auto dot = name.find(".log");
+    if (dot == std::string::npos || name[0] == '.') continue;
+    struct stat st{};
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    ++count.checked;
+    std::string id = name.substr(0, dot);
+    if (std::find(live_ids.begin(), live_ids.end(), id) != live_ids.end()) continue;
+    logs.push_back({name, static_cast<std::int64_t>(st.st_mtime)});
+  }
+  ::closedir(d);
+  std::sort(logs.begin(), logs.end(), [](const Log& a, const Log& b) { return a.mtime > b.mtime; });
+  for (std::size_t i = static_cast<std::size_t>(std::max(keep, 0)); i < logs.size(); ++i) {
+    if (::unlinkat(dir, logs[i].name.c_str(), 0) == 0) ++count.removed;
+  }
+  return count;
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,41 @@
+#pragma once
+// mcpcell's per-user state: the records of running cells (`mcpcell ps`) and
+// the copies of their stderr (`mcpcell logs`). Each user has their own, in a
+// directory nobody else can read, write or swap under us.
+
+#include <string>
+
+#include "util/error.h"
+#include "util/unique_fd.h"
+
+namespace mcpcell {
+
+/// Where the per-user state directories live: $XDG_STATE_HOME when that is
+/// absolute; else /var/lib for root and $HOME/.local/state (passwd's home
+/// without $HOME) for anyone else. Not $XDG_RUNTIME_DIR: MCP clients start
+/// servers with a reduced environment (the SDK's stdio client passes HOME,
+/// PATH, USER and a few more, never XDG_RUNTIME_DIR), and `mcpcell ps` in the
+/// user's shell must find the records those runs wrote.
+std::string StateBaseForThisUser();
+
+/// StateBaseForThisUser() + "/mcpcell".
+std::string StateDirForThisUser();
+
+/// Opens <base>/mcpcell/<leaf> as a directory fd, creating what is missing
+/// (0700). The base is the user's choice and may be reached through
+/// symlinks; below it, "mcpcell" and `leaf` are opened one at a time with
+/// openat(O_NOFOLLOW) and each must be a directory of the effective uid with
+/// no group or other bits (0700), else it is refused naming the path and the
+/// fix. Every file below is then opened relative to the fd (openat,
+/// O_NOFOLLOW): a symlink planted in our tree, or a parent another user can
+/// rename, cannot redirect a read or a write.
+Result<UniqueFd> OpenStateDir(const std::string& leaf);
+
+/// Whether `pid` runs and started at `start_ticks` (proc(5), /proc/PID/stat
+/// field 22): a recycled pid does not pass for the run that wrote a record.
+bool ProcessIsAlive(int pid, unsigned long long start_ticks);
+
+/// Field 22 of /proc/PID/stat (start time in clock ticks since boot); 0 when unknown.
+unsigned long long ProcessStartTicks(int pid);
+
+}  // namespace mcpcell
