@@ -90,12 +90,15 @@ export function runMcpcell(args, { input, env, cwd, onSpawn, guardMs = HANG_GUAR
 
 /**
  * Runs `mcpcell run --isolate <cellArgs> -- <command>` (see runMcpcell). The
- * programs these tests run are mostly probes that print plain text: the relay
- * is on by default and passes such lines unjudged, so they run with mcpcell's
- * default unless the test asks for `relay: 'on'` or `'off'`.
+ * programs these tests run are probes, many of which print JSON objects that
+ * are not JSON-RPC (their findings, process.env): the relay, on by default,
+ * refuses every line that could be a message and is not one. So they get the
+ * raw copy (--relay=off) unless the test asks for `relay: 'on'` or
+ * `relay: 'default'` (mcpcell's own default: plain text passes unjudged).
  */
 export function runInCell(cellArgs, command, options = {}) {
-  const relay = options.relay ? [`--relay=${options.relay}`] : [];
+  const mode = options.relay ?? 'off';
+  const relay = mode === 'default' ? [] : [`--relay=${mode}`];
   return runMcpcell(runArgv([...relay, ...cellArgs], command), options);
 }
 
