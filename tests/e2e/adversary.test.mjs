@@ -112,7 +112,7 @@ test('a granted directory flooded with entries by an earlier cell still has its 
     const env = path.join(app, '.env');
     writeFileSync(env, 'API_TOKEN=flooded-but-secret\n');
     chmodSync(env, 0o644);
-    const readEnv = ['run', '--read', home, '--', '/bin/sh', '-c', 'cat "$1"; echo "[exit $?]"', 'sh', env];
+    const readEnv = ['run', '--relay=off', '--read', home, '--', '/bin/sh', '-c', 'cat "$1"; echo "[exit $?]"', 'sh', env];
     const control = await runMcpcell(readEnv, { input: '' });
     assert.doesNotMatch(control.stdout, /flooded-but-secret/, 'control: without the flood the .env is masked');
     assert.equal(control.stdout, '[exit 0]\n', `control: the .env reads as empty (/dev/null over it); stderr: ${control.stderr}`);

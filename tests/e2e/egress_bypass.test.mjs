@@ -433,7 +433,7 @@ test('egress rebinding with the host resolver: allowed names resolving to 127.0.
   // /etc/hosts is ours: the names above resolve the way a rebinding DNS
   // server would make them.
   const argv = ['unshare', '-m', '--propagation', 'private', 'sh', '-c', 'mount --bind "$0" /etc/hosts && exec "$@"',
-    hosts, MCPCELL_BIN, ...runArgv(egressFlags({ profile, audit, resolve: sites.resolve }), [PROBE_BIN, JSON.stringify(config)])];
+    hosts, MCPCELL_BIN, ...runArgv(['--relay=off', ...egressFlags({ profile, audit, resolve: sites.resolve })], [PROBE_BIN, JSON.stringify(config)])];
   const probe = probeReports(await runWrapped(argv));
   await t.test('mcpcell and the probe ran to the end (exit 0)', () => {
     assert.equal(probe.run.code, 0, `exit ${probe.run.code} signal ${probe.run.signal}; stderr:\n${probe.run.stderr}`);

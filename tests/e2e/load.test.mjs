@@ -153,7 +153,7 @@ function runPump(pumpArgs, onStdout, { feed } = {}) {
   // --grace 60s: the echo pump ends after stdin's EOF, once it has written
   // the rest and its summary; on a busy machine that can take longer than
   // the default 2 s before mcpcell would SIGTERM it.
-  const argv = [MCPCELL_BIN, ...runArgv(['--read', E2E_DIR, '--grace', '60s'], [NODE_BIN, RPC_PUMP, ...pumpArgs])];
+  const argv = [MCPCELL_BIN, ...runArgv(['--relay=off', '--read', E2E_DIR, '--grace', '60s'], [NODE_BIN, RPC_PUMP, ...pumpArgs])];
   return runStreaming(argv, { onStdout, feed });
 }
 
@@ -242,7 +242,7 @@ for (const [mode, what] of Object.entries(SWARM_MODES)) {
     // mcpcell starts with the soft descriptor limit most sessions get (1024;
     // node raises its own to the hard limit, and its children would inherit
     // that): the limit a client that does not raise it hands to mcpcell.
-    const argv = ['/bin/sh', '-c', 'ulimit -Sn 1024 && exec "$@"', 'sh', MCPCELL_BIN, ...runArgv(cellArgs, command)];
+    const argv = ['/bin/sh', '-c', 'ulimit -Sn 1024 && exec "$@"', 'sh', MCPCELL_BIN, ...runArgv(['--relay=off', ...cellArgs], command)];
     // The supervisor (the mcpcell process itself, exec'd by sh) runs the proxy
     // on a thread: its RSS is the proxy's.
     const rss = { first: 0, max: 0 };
