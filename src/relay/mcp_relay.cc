@@ -9,6 +9,7 @@
 #include "guard/secret_guard.h"  // complete for ~McpRelay
 #include "guard/pin_guard.h"
 #include "relay/envelope.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
@@ -171,6 +172,16 @@ RelayAction McpRelay::Refused(Side from, const Refusal& r, std::size_t bytes) {
     pending_[kClient].erase(it);
     a.forward = RelayAction::Forward::kReplaced;
     a.replacement = ErrorResponse(r.id_json, r.code, msg);
+    return a;
+  }
+  // Dropped: said once on stderr, so a plain program's output that looks like
+  // JSON ("[INFO] ...", a JSON object that is no message) is not lost in
+  // silence; every drop is in the audit log.
+  if (!said_server_drop_) {
+    said_server_drop_ = true;
+    Say("relay: dropped a line from the server that is not a JSON-RPC message (" + r.message +
+        "); stdout is the client's JSON-RPC channel. Further drops are in the audit log only; to copy a plain "
+        "program's output as it is, use --relay=off");
   }
   return a;
 }

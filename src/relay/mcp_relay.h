@@ -141,6 +141,7 @@ class McpRelay {
   std::unique_ptr<SecretGuard> secrets_;       ///< null when both directions are off
   std::string secrets_error_;                  ///< the rules did not compile: every message is refused
   bool ended_ = false;
+  bool said_server_drop_ = false;  ///< the first dropped server line was told on stderr
   static constexpr std::uint64_t kMaxServerNoise = 100;  ///< forged/refused server lines recorded one by one
   std::uint64_t server_noise_ = 0, held_back_ = 0;
 };

@@ -38,3 +38,16 @@ test('stdin reaches the server byte for byte and stdout comes back unchanged', {
   assert.equal(r.stdout.length, input.length);
   assert.ok(r.stdout === input, 'echoed bytes differ from the input');
 });
+
+test('with the relay on (the default), a server line that looks like JSON but is no message is dropped and said once on stderr; plain text passes', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const program = ['/bin/sh', '-c', 'echo "[INFO] starting"; echo "{\\"a\\":1}"; echo plain'];
+  const r = await runInCell([], program, { relay: 'default', input: '' });
+  assert.equal(r.code, 0, `stderr:\n${r.stderr}`);
+  assert.equal(r.stdout, 'plain\n');
+  const said = lines(r.stderr).filter((l) => l.includes('dropped a line from the server'));
+  assert.equal(said.length, 1, `expected one note on stderr:\n${r.stderr}`);
+  assert.match(said[0], /--relay=off/);
+  const raw = await runInCell([], program, { relay: 'off', input: '' });
+  assert.equal(raw.stdout, '[INFO] starting\n{"a":1}\nplain\n');
+});
