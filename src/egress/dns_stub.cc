@@ -4,7 +4,6 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <memory>
@@ -16,6 +15,7 @@
 #include <ldns/ldns.h>
 
 #include "egress/dns_name.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
@@ -181,15 +181,14 @@ DnsStub::DnsStub(asio::io_context& io, UniqueFd udp_socket, const EgressRules& r
                  EgressAudit& audit)
     : socket_(io), rules_(rules), names_(names), audit_(audit) {
   if (!udp_socket) {
-    std::fprintf(stderr, "mcpcell: dns stub: no socket was handed over; the cell has no DNS\n");
+    Say("dns stub: no socket was handed over; the cell has no DNS");
     return;
   }
   udp protocol = ProtocolOf(udp_socket.get());
   boost::system::error_code ec;
   socket_.assign(protocol, udp_socket.get(), ec);
   if (ec) {
-    std::fprintf(stderr, "mcpcell: dns stub: adopting fd %d: %s; the cell has no DNS\n", udp_socket.get(),
-                 ec.message().c_str());
+    Say(fmt::format("dns stub: adopting fd {}: {}; the cell has no DNS", udp_socket.get(), ec.message()));
     return;  // udp_socket closes it
   }
   udp_socket.release();  // socket_ owns it now
@@ -208,9 +207,9 @@ void DnsStub::Receive() {
         auto reply = Answer(buffer_.data(), n);
         if (!reply.empty()) Send(std::move(reply), from_);
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "mcpcell: dns stub: query dropped: %s\n", e.what());
+        Say(std::string("dns stub: query dropped: ") + e.what());
       } catch (...) {
-        std::fprintf(stderr, "mcpcell: dns stub: query dropped\n");
+        Say("dns stub: query dropped");
       }
     }
     // Any other receive error (ICMP-induced ECONNREFUSED and the like) is

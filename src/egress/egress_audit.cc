@@ -1,12 +1,11 @@
 #include "egress/egress_audit.h"
 
-#include <cstdio>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
 #include "egress/dns_name.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 
@@ -163,7 +162,7 @@ EgressAudit::~EgressAudit() {
 
 void EgressAudit::Write(const nlohmann::json& event) {
   if (auto ok = log_->Write(event); !ok) {
-    std::fprintf(stderr, "mcpcell: audit log: %s\n", ok.error().Message().c_str());
+    Say("audit log: " + ok.error().Message());
   }
 }
 
@@ -173,11 +172,11 @@ void EgressAudit::TellOnStderr(const EgressAttempt& a) {
     if (told_.size() > kMaxToldHosts) return;
     if (!told_.insert(StderrKey(a)).second) return;
     if (told_.size() > kMaxToldHosts) {
-      std::fprintf(stderr, "mcpcell: more egress denials follow; only the audit log (--audit-log) lists them\n");
+      Say("more egress denials follow; only the audit log (--audit-log) lists them");
       return;
     }
   }
-  std::fprintf(stderr, "mcpcell: %s\n", DenialSentence(a).c_str());
+  Say(DenialSentence(a));
 }
 
 }  // namespace mcpcell

@@ -6,7 +6,6 @@
 
 #include <pthread.h>
 
-#include <cstdio>
 #include <exception>
 #include <optional>
 #include <thread>
@@ -18,6 +17,7 @@
 #include "egress/name_map.h"
 #include "egress/proxy.h"
 #include "egress/proxy_context.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
@@ -66,9 +66,9 @@ class EgressServiceImpl final : public EgressService {
         io_.run();
         return;
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "mcpcell: egress: unexpected error, still serving: %s\n", e.what());
+        Say(std::string("egress: unexpected error, still serving: ") + e.what());
       } catch (...) {
-        std::fprintf(stderr, "mcpcell: egress: unexpected error, still serving\n");
+        Say("egress: unexpected error, still serving");
       }
     }
   }

@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 
 #include <chrono>
-#include <cstdio>
 #include <exception>
 
 #include <boost/asio/co_spawn.hpp>
@@ -24,6 +23,7 @@
 #include "egress/redirect.h"
 #include "egress/socks5.h"
 #include "egress/upstream.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 
@@ -102,9 +102,9 @@ void Spawn(asio::io_context& io, ProxyContext& ctx, tcp::socket socket) {
       std::rethrow_exception(e);
     } catch (const boost::system::system_error&) {
     } catch (const std::exception& ex) {
-      std::fprintf(stderr, "mcpcell: egress proxy: connection dropped: %s\n", ex.what());
+      Say(std::string("egress proxy: connection dropped: ") + ex.what());
     } catch (...) {
-      std::fprintf(stderr, "mcpcell: egress proxy: connection dropped: unknown exception\n");
+      Say("egress proxy: connection dropped: unknown exception");
     }
   });
 }
@@ -123,8 +123,7 @@ asio::awaitable<void> AcceptLoop(asio::io_context& io, tcp::acceptor acceptor, P
     // EMFILE/ENFILE/ENOBUFS: out of descriptors or memory. Say so once per
     // episode and back off briefly instead of spinning on a ready listener.
     if (!failing) {
-      std::fprintf(stderr, "mcpcell: egress proxy: accept: %s (retrying until connections close)\n",
-                   ec.message().c_str());
+      Say(fmt::format("egress proxy: accept: {} (retrying until connections close)", ec.message()));
     }
     failing = true;
     asio::steady_timer pause(io, std::chrono::milliseconds(100));
@@ -162,7 +161,7 @@ Status StartProxy(asio::io_context& io, UniqueFd listener, ProxyContext& ctx) {
     try {
       std::rethrow_exception(e);
     } catch (const std::exception& ex) {
-      std::fprintf(stderr, "mcpcell: egress proxy stopped accepting: %s\n", ex.what());
+      Say(std::string("egress proxy stopped accepting: ") + ex.what());
     } catch (...) {
     }
   });
