@@ -95,6 +95,7 @@ bool EgressAudit::CoalesceRepeat(const EgressAttempt& a, Clock::time_point now, 
 }
 
 void EgressAudit::Record(const EgressAttempt& raw, Clock::time_point now) {
+  if (log_ == nullptr && raw.allowed) return;  // nothing to say and nowhere to write it
   EgressAttempt a = Capped(raw);
   if (!a.allowed) TellOnStderr(a);
   if (log_ == nullptr) return;

@@ -15,6 +15,7 @@
 #include "egress/dns_name.h"
 #include "egress/http_proxy.h"
 #include "egress/http_target.h"
+#include "egress/socket_now.h"
 #include "egress/tunnel.h"
 #include "egress/upstream.h"
 
@@ -87,7 +88,7 @@ asio::awaitable<void> ServeConnect(ProxyContext& ctx, beast::tcp_stream& client,
   }
   try {
     static constexpr std::string_view kEstablished = "HTTP/1.1 200 Connection established\r\n\r\n";
-    co_await asio::async_write(client.socket(), asio::buffer(kEstablished), asio::use_awaitable);
+    co_await SendAll(client.socket(), kEstablished);
     client.expires_never();
     if (buffer.size() > 0) {  // bytes the client sent right behind the head (a TLS ClientHello)
       a.bytes_out += co_await asio::async_write(*up.socket, buffer.data(), asio::use_awaitable);

@@ -34,7 +34,15 @@ asio::awaitable<void> ServeHttp(ProxyContext& ctx, beast::tcp_stream& client, be
   parser->body_limit(std::numeric_limits<std::uint64_t>::max());
   client.expires_after(ctx.request_timeout);
   boost::system::error_code ec;
-  co_await http::async_read_header(client, buffer, *parser, asio::redirect_error(asio::use_awaitable, ec));
+  // The whole head usually came with the first read: parse it here, as
+  // async_read_header would (same parser, same limits), without its
+  // composed operation; read more only if the parser needs it.
+  parser->eager(false);  // as async_read_header sets it: stop after the head
+  buffer.consume(parser->put(buffer.data(), ec));
+  if (ec == http::error::need_more) {
+    ec = {};
+    co_await http::async_read_header(client, buffer, *parser, asio::redirect_error(asio::use_awaitable, ec));
+  }
   if (ec) {
     // Not an egress attempt yet: nothing to audit. A malformed head gets an
     // answer; a client that went away or stalled does not.

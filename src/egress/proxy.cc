@@ -21,6 +21,7 @@
 
 #include "egress/http_proxy.h"
 #include "egress/redirect.h"
+#include "egress/socket_now.h"
 #include "egress/socks5.h"
 #include "egress/upstream.h"
 #include "util/diag.h"
@@ -80,11 +81,18 @@ asio::awaitable<void> ServeConnection(ProxyContext& ctx, tcp::socket socket) {
     co_await ServeRedirect(ctx, socket, *destination);
     co_return;
   }
-  beast::tcp_stream client(std::move(socket));
   beast::flat_buffer buffer;
+  // The client has usually sent its request by the time it is accepted: one
+  // non-blocking recv takes it (socket_now.h); only if nothing is there yet
+  // does the read wait, under the request timeout.
+  ReadNowResult first = ReadNow(socket.native_handle(), buffer, 1024);
+  if (first == ReadNowResult::kClosed) co_return;
+  beast::tcp_stream client(std::move(socket));
   client.expires_after(ctx.request_timeout);
-  std::size_t n = co_await client.async_read_some(buffer.prepare(1024), asio::use_awaitable);
-  buffer.commit(n);
+  if (first == ReadNowResult::kWouldBlock) {
+    std::size_t n = co_await client.async_read_some(buffer.prepare(1024), asio::use_awaitable);
+    buffer.commit(n);
+  }
   if (static_cast<const std::uint8_t*>(buffer.data().data())[0] == kSocks5Version) {
     co_await ServeSocks5(ctx, client, buffer);
   } else {

@@ -65,20 +65,26 @@ std::optional<boost::asio::ip::address> Resolver::Pinned(const std::string& host
   return std::nullopt;
 }
 
-boost::asio::awaitable<Resolution> Resolver::Resolve(std::string host, std::uint16_t port) const {
+std::optional<Resolution> Resolver::ResolveNow(const std::string& host, std::uint16_t port) const {
   Resolution out;
-  host = NormaliseHost(host);
-  if (auto pinned = Pinned(host, port)) {
+  std::string name = NormaliseHost(host);
+  if (auto pinned = Pinned(name, port)) {
     out.addresses.push_back(*pinned);
     out.pinned = true;
-    co_return out;
+    return out;
   }
   boost::system::error_code ec;
-  auto literal = boost::asio::ip::make_address(host, ec);
-  if (!ec) {
-    out.addresses.push_back(literal);
-    co_return out;
-  }
+  auto literal = boost::asio::ip::make_address(name, ec);
+  if (ec) return std::nullopt;
+  out.addresses.push_back(literal);
+  return out;
+}
+
+boost::asio::awaitable<Resolution> Resolver::Resolve(std::string host, std::uint16_t port) const {
+  if (auto now = ResolveNow(host, port)) co_return std::move(*now);
+  Resolution out;
+  host = NormaliseHost(host);
+  boost::system::error_code ec;
   boost::asio::ip::tcp::resolver resolver(co_await boost::asio::this_coro::executor);
   std::string service = std::to_string(port);
   auto results = co_await resolver.async_resolve(host, service,

@@ -40,6 +40,10 @@ class Resolver {
   /// The pinned address for `host` (normalised) and `port`, if a pin covers it.
   std::optional<boost::asio::ip::address> Pinned(const std::string& host, std::uint16_t port) const;
 
+  /// What needs no lookup: the pin for `host` and `port`, or the address an
+  /// IP literal is. nullopt: ask Resolve (DNS).
+  std::optional<Resolution> ResolveNow(const std::string& host, std::uint16_t port) const;
+
   /// Resolves `host` for a TCP connection to `port`: pin, IP literal, or DNS.
   /// Never throws; a failure is in Resolution::error.
   boost::asio::awaitable<Resolution> Resolve(std::string host, std::uint16_t port) const;

@@ -11,6 +11,7 @@
 #include <boost/asio/write.hpp>
 
 #include "egress/dns_name.h"
+#include "egress/socket_now.h"
 #include "egress/tunnel.h"
 
 namespace mcpcell {
@@ -44,8 +45,8 @@ std::span<const std::uint8_t> Bytes(const beast::flat_buffer& buffer) {
 /// A reply with BND.ADDR 0.0.0.0:0: clients ignore it for CONNECT, and the
 /// proxy's real outbound address is none of the cell's business.
 asio::awaitable<void> Reply(beast::tcp_stream& client, std::uint8_t code) {
-  std::array<std::uint8_t, 10> reply{kVersion, code, 0x00, kAtypIPv4, 0, 0, 0, 0, 0, 0};
-  co_await asio::async_write(client.socket(), asio::buffer(reply), asio::use_awaitable);
+  std::array<char, 10> reply{kVersion, static_cast<char>(code), 0x00, kAtypIPv4, 0, 0, 0, 0, 0, 0};
+  co_await SendAll(client.socket(), reply);
 }
 
 /// Greeting, method choice and request; consumes them from `buffer`.
@@ -56,8 +57,8 @@ asio::awaitable<std::optional<Socks5Request>> ReadRequest(beast::tcp_stream& cli
   co_await Fill(client, buffer, greeting);
   bool no_auth = Socks5OffersNoAuth(Bytes(buffer).first(greeting));
   buffer.consume(greeting);
-  std::array<std::uint8_t, 2> choice{kVersion, no_auth ? kNoAuth : kNoAcceptableMethod};
-  co_await asio::async_write(client.socket(), asio::buffer(choice), asio::use_awaitable);
+  std::array<char, 2> choice{kVersion, static_cast<char>(no_auth ? kNoAuth : kNoAcceptableMethod)};
+  co_await SendAll(client.socket(), choice);
   if (!no_auth) co_return std::nullopt;
 
   co_await Fill(client, buffer, 5);  // VER CMD RSV ATYP + first address byte

@@ -12,6 +12,7 @@
 #include "egress/address_check.h"
 #include "egress/dns_name.h"
 #include "egress/host_loopback.h"
+#include "egress/socket_now.h"
 
 namespace mcpcell {
 namespace {
@@ -28,21 +29,11 @@ UpstreamFailure FailureOf(const boost::system::error_code& ec) {
   return UpstreamFailure::kOther;
 }
 
-// A TCP connect with the proxy's connect timeout (beast::tcp_stream gives it
-// one without a hand-rolled timer racing the socket's lifetime). nullopt: *ec
-// says why.
+// A TCP connect with the proxy's connect timeout, TCP_NODELAY set
+// (socket_now.h). nullopt: *ec says why.
 asio::awaitable<std::optional<tcp::socket>> ConnectWithTimeout(ProxyContext& ctx, tcp::endpoint endpoint,
                                                                boost::system::error_code* ec) {
-  auto executor = co_await asio::this_coro::executor;
-  boost::beast::tcp_stream stream(executor);
-  stream.expires_after(ctx.connect_timeout);
-  co_await stream.async_connect(endpoint, asio::redirect_error(asio::use_awaitable, *ec));
-  if (*ec) co_return std::nullopt;
-  stream.expires_never();
-  tcp::socket socket = stream.release_socket();
-  boost::system::error_code ignored;
-  socket.set_option(tcp::no_delay(true), ignored);  // small requests must not wait for Nagle
-  co_return std::optional<tcp::socket>(std::move(socket));
+  return ConnectNow(endpoint, ctx.connect_timeout, ec);
 }
 
 // "localhost", "127.0.0.1", "::1": the host's own loopback, reached only on
@@ -111,7 +102,14 @@ asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& a) {
     out.failure = UpstreamFailure::kDenied;
     co_return out;
   }
-  Resolution resolved = co_await ctx.resolver.Resolve(a.host, a.port);
+  // Pins and IP literals need no coroutine of their own (one frame less per
+  // connection); names go to DNS.
+  Resolution resolved;
+  if (auto now = ctx.resolver.ResolveNow(a.host, a.port)) {
+    resolved = std::move(*now);
+  } else {
+    resolved = co_await ctx.resolver.Resolve(a.host, a.port);
+  }
   if (!resolved.error.empty()) {
     a.error = resolved.error;
     out.failure = UpstreamFailure::kNameNotFound;

@@ -650,6 +650,111 @@ TEST_F(EgressProxyTest, ConnectionsOverTheCellsLimitAreResetAndAudited) {
   EXPECT_GE(limit_events, 1);
 }
 
+// The proxy on its own io thread with a context the test shapes (timeouts).
+class DirectProxy {
+ public:
+  DirectProxy(ProxyContext& ctx) {
+    UniqueFd listener = ListenOn("127.0.0.1", 0);
+    port_ = PortOf(listener.get());
+    ok_ = StartProxy(io_, std::move(listener), ctx).ok();
+    loop_ = std::thread([this] {
+      auto guard = boost::asio::make_work_guard(io_);
+      io_.run();
+    });
+  }
+  ~DirectProxy() {
+    io_.stop();
+    loop_.join();
+  }
+  bool ok() const { return ok_; }
+  std::uint16_t port() const { return port_; }
+
+ private:
+  boost::asio::io_context io_{1};
+  std::uint16_t port_ = 0;
+  bool ok_ = false;
+  std::thread loop_;
+};
+
+// The upstream connect is a non-blocking connect(2) and a wait for
+// writability (socket_now.h), not Asio's connect operation: its outcomes
+// must still reach the client and the audit as before. A listener whose
+// accept queue is full drops further SYNs (listen(2), backlog 0 holds one
+// connection), so a connect to it hangs until the proxy's timeout.
+TEST_F(EgressProxyTest, UpstreamConnectTimeoutAndRefusalAreAnsweredAndAudited) {
+  EgressAudit audit(&*log_, "test-server");
+  UniqueFd stalled(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+  ASSERT_EQ(bind(stalled.get(), reinterpret_cast<sockaddr*>(&sin), sizeof sin), 0);
+  ASSERT_EQ(listen(stalled.get(), 0), 0);
+  std::uint16_t stalled_port = PortOf(stalled.get());
+  UniqueFd filler = ConnectTo("127.0.0.1", stalled_port);  // fills the accept queue
+  ASSERT_TRUE(filler.valid());
+  UniqueFd closed_probe = ListenOn("127.0.0.1", 0);
+  std::uint16_t closed_port = PortOf(closed_probe.get());
+  closed_probe.reset();  // nothing listens there now: connection refused
+
+  NetworkSpec n;
+  n.allow_hosts = {"allowed.test"};
+  n.resolve = {{"allowed.test", 0, "127.0.0.1"}};
+  ProxyContext ctx{EgressRules::FromSpec(n), Resolver(n.resolve), audit};
+  ctx.connect_timeout = std::chrono::seconds(1);
+  DirectProxy proxy(ctx);
+  ASSERT_TRUE(proxy.ok());
+  {
+    UniqueFd c = ConnectTo("127.0.0.1", proxy.port());
+    std::string head = Connect(c.get(), Target("allowed.test", stalled_port), "");
+    EXPECT_EQ(head.rfind("HTTP/1.1 504", 0), 0u) << head;
+    EXPECT_NE(ReadToEof(c.get()).find("connect timed out"), std::string::npos);
+  }
+  {
+    UniqueFd c = ConnectTo("127.0.0.1", proxy.port());
+    std::string head = Connect(c.get(), Target("allowed.test", closed_port), "");
+    EXPECT_EQ(head.rfind("HTTP/1.1 502", 0), 0u) << head;
+    EXPECT_NE(ReadToEof(c.get()).find("Connection refused"), std::string::npos);
+  }
+  auto events = WaitForEvents(audit_path_, 2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["allowed"], true);
+  EXPECT_NE(events[0]["error"].get<std::string>().find("connect timed out"), std::string::npos) << events[0].dump();
+  EXPECT_NE(events[1]["error"].get<std::string>().find("Connection refused"), std::string::npos) << events[1].dump();
+}
+
+// The request head is taken with one non-blocking read when it is already
+// there; a client that sends it late and in pieces takes the waiting path
+// (Beast's read, under the request timeout) and gets the same tunnel, and
+// one that stays silent is dropped at the timeout without an attempt.
+TEST_F(EgressProxyTest, ALateHeadInPiecesIsStillReadAndASilentClientTimesOut) {
+  EgressAudit audit(&*log_, "test-server");
+  NetworkSpec n;
+  n.allow_hosts = {"allowed.test"};
+  n.resolve = {{"allowed.test", 0, "127.0.0.1"}};
+  ProxyContext ctx{EgressRules::FromSpec(n), Resolver(n.resolve), audit};
+  ctx.request_timeout = std::chrono::seconds(1);
+  DirectProxy proxy(ctx);
+  ASSERT_TRUE(proxy.ok());
+  {
+    UniqueFd c = ConnectTo("127.0.0.1", proxy.port());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // accepted before any byte came
+    std::string req = "CONNECT " + Target("allowed.test", echo_.port()) + " HTTP/1.1\r\n";
+    ASSERT_TRUE(SendAll(c.get(), req.substr(0, 5)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_TRUE(SendAll(c.get(), req.substr(5) + "Host: " + Target("allowed.test", echo_.port())));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_TRUE(SendAll(c.get(), "\r\n\r\nearly"));  // bytes right behind the head go upstream
+    EXPECT_EQ(ReadUntil(c.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0), 0u);
+    EXPECT_EQ(ReadExactly(c.get(), 5), "early");
+  }
+  {
+    UniqueFd silent = ConnectTo("127.0.0.1", proxy.port());
+    char c;
+    // 0 is the proxy's close; -1 would be the client's own 10 s receive timeout.
+    EXPECT_EQ(recv(silent.get(), &c, 1, 0), 0) << "the silent client was not dropped";
+  }
+}
+
 std::vector<std::uint8_t> Bytes(std::string_view s) { return {s.begin(), s.end()}; }
 
 // The pure SOCKS5 parser ServeSocks5 uses (and fuzz/socks5_fuzz.cc runs).
