@@ -33,6 +33,7 @@
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
 #include "util/diag.h"
+#include "util/startup_pages.h"
 
 namespace mcpcell {
 namespace {
@@ -120,6 +121,9 @@ int RunEgressProxy(const EgressProxyOptions& o) {
                     : spec->allow_hosts.empty() && spec->allow_ports.empty()
                         ? "nothing is allowed: give --allow-host/--allow-port or a profile"
                         : "allow-list"));
+  // Start-up is over: the file pages only it used need not stay mapped
+  // (util/startup_pages.h); what serving needs faults back in.
+  ReleaseStartupPages();
   for (;;) {
     try {
       io.run();
