@@ -295,4 +295,21 @@ awk -F'\t' -v lat_n="$LAT_N" -v bulk_mib="$((BULK_BYTES >> 20))" -v bulk_reps="$
     label = sprintf("RSS, %d tunnels%s", tunnels, (tunnels == 900 ? "" : " (quick: not 900)"))
     if (v[m, "rss_tunnels_kb"] == "") printf "| %s | ≤ 8 MB | — | **no** | %s MB |\n", label, f
     else printf "| %s | ≤ 8 MB | %.1f MB | %s | %s MB |\n", label, x, (x <= 8 ? "yes" : "**no**"), f
+    print ""
+    print "Goals for mcpcell against the reference relay measured in this run (issue 15 item 3):"
+    print ""
+    print "| goal | target | mcpcell | relay | ratio | met |"
+    print "| --- | ---: | ---: | ---: | ---: | --- |"
+    x = v[m, "lat_p50_us"] / v["relay", "lat_p50_us"]
+    printf "| p50 latency | ≤ 1.10× relay | %s ms | %s ms | %.2f× | %s |\n", ms(v[m, "lat_p50_us"]), ms(v["relay", "lat_p50_us"]), x, (x <= 1.1 ? "yes" : "**no**")
+    x = v[m, "rps"] / v["relay", "rps"]
+    printf "| req/s | ≥ 0.91× relay (1/1.1) | %s | %s | %.2f× | %s |\n", val(v[m, "rps"]), val(v["relay", "rps"]), x, (x >= 1 / 1.1 ? "yes" : "**no**")
+    x = v[m, "rps_cpu_us"] / v["relay", "rps_cpu_us"]
+    printf "| CPU per request | ≤ 1.10× relay | %s µs | %s µs | %.2f× | %s |\n", val(v[m, "rps_cpu_us"]), val(v["relay", "rps_cpu_us"]), x, (x <= 1.1 ? "yes" : "**no**")
+    x = v[m, "bulk_mbs"] / v["relay", "bulk_mbs"]
+    printf "| bulk | ≥ 0.95× relay | %s MB/s | %s MB/s | %.2f× | %s |\n", val(v[m, "bulk_mbs"]), val(v["relay", "bulk_mbs"]), x, (x >= 0.95 ? "yes" : "**no**")
+    x = v[m, "rss_tunnels_kb"] / 1024
+    printf "| RSS, %d tunnels | ≤ 8 MB | %.1f MB | %s MB | — | %s |\n", tunnels, x, mb(v["relay", "rss_tunnels_kb"]), (x <= 8 ? "yes" : "**no**")
+    x = v[m, "anon_tunnels_kb"] / 1024
+    printf "| private (RssAnon), %d tunnels | ≤ 1.5 MB | %.1f MB | %s MB | — | %s |\n", tunnels, x, mb(v["relay", "anon_tunnels_kb"]), (x <= 1.5 ? "yes" : "**no**")
   }' "$RES"
