@@ -2,11 +2,8 @@
 
 #include "egress/upstream.h"
 
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/error.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <fmt/format.h>
 
 #include "egress/address_check.h"

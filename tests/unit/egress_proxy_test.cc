@@ -653,7 +653,7 @@ TEST_F(EgressProxyTest, ConnectionsOverTheCellsLimitAreResetAndAudited) {
 // The proxy on its own io thread with a context the test shapes (timeouts).
 class DirectProxy {
  public:
-  DirectProxy(ProxyContext& ctx) {
+  explicit DirectProxy(ProxyContext& ctx) {
     UniqueFd listener = ListenOn("127.0.0.1", 0);
     port_ = PortOf(listener.get());
     ok_ = StartProxy(io_, std::move(listener), ctx).ok();
