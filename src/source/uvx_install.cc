@@ -34,7 +34,7 @@ class PipTool : public PythonTool {
     // `pip index versions` (pip >= 21.2) asks the index pip is configured
     // with and prints "name (1.2.3)" first; it reads the same config the
     // install will.
-    auto out = Run({kVenvPython, "-m", "pip", "index", "versions", "--disable-pip-version-check", "--no-input",
+    auto out = Run({kVenvPython, "-m", "pip", "index", "versions", "--no-cache-dir", "--disable-pip-version-check", "--no-input",
                     package},
                    true, "resolving the latest " + package + " with pip");
     if (!out.ok()) return out.error();
@@ -65,9 +65,12 @@ class PipTool : public PythonTool {
       return e;
     }
     // --only-binary: no setup.py runs here, on the host (see the header).
+    // --no-cache-dir: pip's cache (~/.cache/pip) is a directory a cell may
+    // have been granted; a wheel planted there would become another server's
+    // code. Installs happen once per version, so the cost is small.
     // --no-input: a prompt for index credentials would hang with stdin on /dev/null.
     auto pip = Run({kVenvPython, "-m", "pip", "--python", venv_dir + "/bin/python3", "install", "--only-binary=:all:",
-                    "--no-input", "--disable-pip-version-check", "--no-warn-script-location", "--progress-bar", "off",
+                    "--no-cache-dir", "--no-input", "--disable-pip-version-check", "--no-warn-script-location", "--progress-bar", "off",
                     package + "==" + version},
                    false, "installing " + package + "==" + version + " with pip");
     if (!pip.ok()) {
@@ -173,11 +176,6 @@ std::string NormalizePypiName(std::string_view name) {
   return out;
 }
 
-bool IsExactPythonVersion(std::string_view version) {
-  static const std::regex re(R"(^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$)");
-  return version.size() <= 64 && std::regex_match(std::string(version), re);
-}
-
 Result<std::string> ConsoleScript(const std::string& venv_dir, const std::string& package) {
   std::string dist = FindDistInfo(venv_dir, package);
   if (dist.empty()) return MakeError("find the program of", package, "its dist-info is not in the venv " + venv_dir);
@@ -214,9 +212,10 @@ Result<std::string> ConsoleScript(const std::string& venv_dir, const std::string
 Result<InstalledPackage> EnsureUvxPackage(const ServerRef& ref, PythonTool& tool, const std::string& cache_root,
                                           bool may_install) {
   InstalledPackage out;
-  if (ref.package.find('[') != std::string::npos) {
-    return MakeError("install", CanonicalSource(ref), "package extras ([...]) are not supported for uvx:// sources; "
-                                                      "install it yourself and run its command after --");
+  // ParseServerRef refused extras and inexact versions; checked again
+  // because a ServerRef may come from elsewhere (a registry entry).
+  if (ref.package.find('[') != std::string::npos || !IsValidPypiName(ref.package)) {
+    return MakeError("install", CanonicalSource(ref), "not a PyPI package name without extras");
   }
   if (ref.version.empty() || ref.version == "latest") {
     auto v = tool.LatestVersion(ref.package);

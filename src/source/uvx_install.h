@@ -54,10 +54,6 @@ Result<std::string> UvxCacheRoot();
 /// PEP 503's normalized name: lowercase, each run of "-", "_", "." one "-".
 std::string NormalizePypiName(std::string_view name);
 
-/// True for an exact PEP 440 release ("1.0", "2025.4.7", "1.0rc1",
-/// "1.0.post2", "1.0.dev3"); false for ranges, "latest", local versions.
-bool IsExactPythonVersion(std::string_view version);
-
 /// The console script uvx would run: the [console_scripts] entry of the
 /// package's dist-info named like the package, else its only one.
 /// Returns venv_dir/bin/<name>.
