@@ -174,6 +174,57 @@ Result<std::string> PackageBin(const std::string& package_dir, const std::string
   return full.string();
 }
 
+namespace {
+
+bool HasInstallScript(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "binding.gyp", ec)) return true;
+  auto text = ReadTextFile((dir / "package.json").string(), "read package manifest");
+  if (!text.ok()) return false;
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("scripts") || !j["scripts"].is_object()) return false;
+  for (const char* k : {"preinstall", "install", "postinstall"}) {
+    if (j["scripts"].contains(k)) return true;
+  }
+  return false;
+}
+
+/// Says, once, at install, what --ignore-scripts left out: a native module
+/// then fails later with "Could not locate the bindings file" and no hint.
+void WarnSkippedScripts(const std::string& node_modules) {
+  auto names = PackagesWithInstallScripts(node_modules);
+  if (names.empty()) return;
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  std::fprintf(stderr,
+               "mcpcell: warning: install scripts not run (npm --ignore-scripts keeps them off the host): %s; a "
+               "native module among them will not load. Running them in a cell of their own is not built yet (issue "
+               "14 item 2): use a docker:// image of the server, or install it yourself and run its command after --\n",
+               list.c_str());
+}
+
+}  // namespace
+
+std::vector<std::string> PackagesWithInstallScripts(const std::string& node_modules) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(node_modules, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.empty() || name[0] == '.' || !e.is_directory(ec) || e.is_symlink(ec)) continue;
+    if (name[0] != '@') {
+      if (HasInstallScript(e.path())) out.push_back(name);
+      continue;
+    }
+    for (const auto& s : fs::directory_iterator(e.path(), ec)) {
+      if (s.is_directory(ec) && !s.is_symlink(ec) && HasInstallScript(s.path())) {
+        out.push_back(name + "/" + s.path().filename().string());
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 Status InstallIntoCache(const std::string& cache_root, const std::string& final_dir,
                         const std::function<Status(const std::string&)>& install) {
   std::error_code ec;
@@ -233,6 +284,7 @@ Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& too
       return tool.Install(ref.package, out.version, tmp);
     }));
     out.installed_now = true;
+    WarnSkippedScripts(out.cache_dir + "/node_modules");
   }
   auto bin = PackageBin(out.package_dir, ref.package);
   if (!bin.ok()) return bin.error();

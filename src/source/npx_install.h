@@ -68,6 +68,12 @@ Result<std::string> PackageBin(const std::string& package_dir, const std::string
 /// the number it looked at to *checked (for `mcpcell gc`).
 int RemoveAbandonedInstalls(const std::string& cache_root, int* checked = nullptr);
 
+/// The packages under `node_modules` (one level, and @scope/ one level below)
+/// whose install would run code: a preinstall, install or postinstall
+/// script, or a binding.gyp (npm's implicit `node-gyp rebuild`). npm ran
+/// with --ignore-scripts, so none of it ran (issue 14 item 2).
+std::vector<std::string> PackagesWithInstallScripts(const std::string& node_modules);
+
 /// Runs `install` on a fresh ".install-<pid>-XXXXXX" directory (0755) under
 /// `cache_root` and renames it to `final_dir` when it succeeds (removed when
 /// it fails): a half-finished install is never seen under the final name.
