@@ -20,7 +20,8 @@ install_packages() {
   local want=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libseccomp-dev libboost-dev
               libnftables-dev libldns-dev libsimdjson-dev libssl-dev libvectorscan-dev libtomlplusplus-dev libyaml-dev nftables dnsutils curl openssl
               libfmt-dev libgtest-dev libgmock-dev bubblewrap util-linux iproute2 uidmap
-              strace python3 "$@")  # strace: the cell-uid test traces from outside; python3: the pty harness
+              strace python3 python3-venv python3-pip "$@")  # strace: the cell-uid test traces from outside; python3: the pty harness
+  # python3-venv, python3-pip: uvx:// sources are installed into a venv by Debian's pip (src/source/uvx_install.h)
   command -v node >/dev/null 2>&1 || want+=(nodejs)
   command -v npm >/dev/null 2>&1 || want+=(npm)
   local missing=() p

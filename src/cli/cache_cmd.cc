@@ -1,4 +1,4 @@
-// `mcpcell cache list|prune`: the npx install cache (source/npx_cache.h).
+// `mcpcell cache list|prune`: the npx and uvx install caches (source/npx_cache.h).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -13,6 +13,7 @@
 #include "core/exit_codes.h"
 #include "source/npx_cache.h"
 #include "source/npx_install.h"
+#include "source/uvx_install.h"
 #include "util/json_text.h"
 #include "util/state_dir.h"
 
@@ -45,17 +46,33 @@ std::string Size(std::uint64_t bytes) {
 }
 
 nlohmann::json ToJson(const CachedPackage& p) {
-  return {{"package", p.package}, {"version", p.version}, {"dir", p.dir}, {"bytes", p.bytes},
+  return {{"kind", p.kind}, {"package", p.package}, {"version", p.version}, {"dir", p.dir}, {"bytes", p.bytes},
           {"installed", p.installed}, {"in_use", p.in_use}};
 }
 
+// Both caches' versions, each marked with its kind; the roots for the summary line.
+Result<std::vector<CachedPackage>> ListBoth(std::string* roots) {
+  std::vector<CachedPackage> all;
+  const auto in_use = InUse();
+  for (auto [kind, root] : {std::pair{"npx", NpxCacheRoot()}, std::pair{"uvx", UvxCacheRoot()}}) {
+    if (!root) return root.error();
+    for (auto& p : ListNpxCache(*root, in_use)) {
+      p.kind = kind;
+      all.push_back(std::move(p));
+    }
+    *roots += (roots->empty() ? "" : " and ") + *root;
+  }
+  return all;
+}
+
 int List(const CacheOptions& o) {
-  auto root = NpxCacheRoot();
-  if (!root) {
-    std::fprintf(stderr, "mcpcell cache: %s\n", root.error().Message().c_str());
+  std::string roots;
+  auto listed = ListBoth(&roots);
+  if (!listed) {
+    std::fprintf(stderr, "mcpcell cache: %s\n", listed.error().Message().c_str());
     return kExitUsage;
   }
-  auto cached = ListNpxCache(*root, InUse());
+  const auto& cached = *listed;
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& p : cached) out.push_back(ToJson(p));
@@ -63,24 +80,25 @@ int List(const CacheOptions& o) {
     return 0;
   }
   std::uint64_t total = 0;
-  std::printf("%-50s  %-14s  %10s  %s\n", "PACKAGE", "VERSION", "SIZE", "IN USE");
+  std::printf("%-4s  %-50s  %-14s  %10s  %s\n", "KIND", "PACKAGE", "VERSION", "SIZE", "IN USE");
   for (const auto& p : cached) {
-    std::printf("%-50s  %-14s  %10s  %s\n", p.package.c_str(), p.version.c_str(), Size(p.bytes).c_str(),
+    std::printf("%-4s  %-50s  %-14s  %10s  %s\n", p.kind.c_str(), p.package.c_str(), p.version.c_str(), Size(p.bytes).c_str(),
                 p.in_use ? "yes" : "");
     total += p.bytes;
   }
   std::fprintf(stderr, "mcpcell cache: %zu package version(s), %s, in %s\n", cached.size(), Size(total).c_str(),
-               root->c_str());
+               roots.c_str());
   return 0;
 }
 
 int Prune(const CacheOptions& o) {
-  auto root = NpxCacheRoot();
-  if (!root) {
-    std::fprintf(stderr, "mcpcell cache: %s\n", root.error().Message().c_str());
+  std::string roots;
+  auto listed = ListBoth(&roots);
+  if (!listed) {
+    std::fprintf(stderr, "mcpcell cache: %s\n", listed.error().Message().c_str());
     return kExitUsage;
   }
-  auto cached = ListNpxCache(*root, InUse());
+  const auto& cached = *listed;
   auto chosen = ChoosePrune(cached, o.all, o.only);
   int removed = 0;
   std::uint64_t freed = 0;
@@ -105,7 +123,7 @@ int Prune(const CacheOptions& o) {
 }  // namespace
 
 void AddCacheCommand(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("cache", "List or prune the npx:// install cache");
+  auto* cmd = app.add_subcommand("cache", "List or prune the npx:// and uvx:// install caches");
   cmd->require_subcommand(1);
   auto o = std::make_shared<CacheOptions>();
   auto* list = cmd->add_subcommand("list", "List the installed package versions, their size and whether a running "

@@ -1,6 +1,6 @@
 // `mcpcell gc`: removes what a dead mcpcell left behind — containers whose
 // supervisor is gone (by label, in every reachable engine), secrets
-// directories, cgroups, unfinished npx installs and cell id claims (cell_ids.h)
+// directories, cgroups, unfinished npx/uvx installs and cell id claims (cell_ids.h)
 // of dead runs, records of runs that no longer run (cell_record.h) and the
 // oldest stderr logs (stderr_log.h) — and says, for each kind, how many it
 // checked and how many it removed. `mcpcell run` does the same before each
@@ -31,6 +31,7 @@
 #include "cell/stderr_log.h"
 #include "cli/commands.h"
 #include "source/npx_install.h"
+#include "source/uvx_install.h"
 #include "util/json_text.h"
 #include "util/state_dir.h"
 
@@ -126,6 +127,11 @@ int Gc(bool as_json) {
     SweepCount installs;
     installs.removed = RemoveAbandonedInstalls(*cache, &installs.checked);
     report.Add("npx_installs", "unfinished npx installs", *cache, installs);
+  }
+  if (auto cache = UvxCacheRoot(); cache.ok()) {
+    SweepCount installs;
+    installs.removed = RemoveAbandonedInstalls(*cache, &installs.checked);
+    report.Add("uvx_installs", "unfinished uvx installs", *cache, installs);
   }
   SweepCount claims;
   claims.removed = ReapCellIdClaims(CellIdDirForThisUser(), &claims.checked);

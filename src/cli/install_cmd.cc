@@ -1,9 +1,9 @@
-// `mcpcell install SERVER`: fetches an npx:// server (or a registry entry
-// with an npx source) into mcpcell's package cache ahead of time, exactly as
+// `mcpcell install SERVER`: fetches an npx:// or uvx:// server (or a registry
+// entry with such a source) into mcpcell's package cache ahead of time, exactly as
 // `mcpcell run` would on first launch, so a client's first start of the
 // server is fast and any install problem shows here, in a terminal, instead
 // of as a client's timeout (issue 14.1). No policy is consulted: nothing runs
-// but npm, outside any cell, with --ignore-scripts, as for `run`.
+// but npm (--ignore-scripts) or pip (wheels only), outside any cell, as for `run`.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -16,6 +16,7 @@
 #include "core/exit_codes.h"
 #include "registry/catalog.h"
 #include "source/npx_install.h"
+#include "source/uvx_install.h"
 #include "source/server_ref.h"
 #include "util/units.h"
 
@@ -27,8 +28,8 @@ struct InstallRequest {
   std::optional<std::string> install_timeout;
 };
 
-/// The npx source SERVER names: itself, or its registry entry's source.
-Result<ServerRef> NpxSource(const std::string& server) {
+/// The npx:// or uvx:// source SERVER names: itself, or its registry entry's source.
+Result<ServerRef> PackageSource(const std::string& server) {
   auto ref = ParseServerRef(server, {});
   if (!ref.ok()) return ref.error();
   if (ref->kind == ServerRef::Kind::kRegistry) {
@@ -38,16 +39,16 @@ Result<ServerRef> NpxSource(const std::string& server) {
     if (entry == nullptr) return MakeError("install", server, NotARegistryName(*catalog, server));
     ref = entry->source;
   }
-  if (ref->kind != ServerRef::Kind::kNpx) {
+  if (ref->kind != ServerRef::Kind::kNpx && ref->kind != ServerRef::Kind::kUvx) {
     return MakeError("install", server,
-                     "only npx:// sources are installed ahead of time (a " + ToString(ref->kind) +
+                     "only npx:// and uvx:// sources are installed ahead of time (a " + ToString(ref->kind) +
                          " source is fetched by its own tool: docker pull for docker://)");
   }
   return *ref;
 }
 
 int Install(const InstallRequest& req) {
-  auto ref = NpxSource(req.server);
+  auto ref = PackageSource(req.server);
   if (!ref.ok()) {
     std::fprintf(stderr, "mcpcell install: %s\n", ref.error().Message().c_str());
     return kExitUsage;
@@ -62,13 +63,14 @@ int Install(const InstallRequest& req) {
     }
     limit = *v;
   }
-  auto root = NpxCacheRoot();
+  const bool uvx = ref->kind == ServerRef::Kind::kUvx;
+  auto root = uvx ? UvxCacheRoot() : NpxCacheRoot();
   if (!root.ok()) {
     std::fprintf(stderr, "mcpcell install: %s\n", root.error().Message().c_str());
     return 1;
   }
-  auto tool = MakeNpmTool({}, limit);
-  auto inst = EnsureNpxPackage(*ref, *tool, *root, true);
+  auto inst = uvx ? EnsureUvxPackage(*ref, *MakePipTool({}, limit), *root, true)
+                  : EnsureNpxPackage(*ref, *MakeNpmTool({}, limit), *root, true);
   if (!inst.ok()) {
     std::fprintf(stderr, "mcpcell install: %s\n", inst.error().Message().c_str());
     return 1;
@@ -82,9 +84,9 @@ int Install(const InstallRequest& req) {
 
 void AddInstallCommand(CLI::App& app, int* exit_code) {
   auto req = std::make_shared<InstallRequest>();
-  auto* cmd = app.add_subcommand("install", "Fetch an npx:// server into mcpcell's cache now, so its first run is fast");
-  cmd->add_option("server", req->server, "npx://pkg[@ver] or a registry name with an npx source")->required();
-  cmd->add_option("--install-timeout", req->install_timeout, "stop npm after this long, e.g. 10m (default 5m)");
+  auto* cmd = app.add_subcommand("install", "Fetch an npx:// or uvx:// server into mcpcell's cache now, so its first run is fast");
+  cmd->add_option("server", req->server, "npx://pkg[@ver], uvx://pkg[@ver] or a registry name with such a source")->required();
+  cmd->add_option("--install-timeout", req->install_timeout, "stop npm or pip after this long, e.g. 10m (default 5m)");
   cmd->callback([req, exit_code] { *exit_code = Install(*req); });
 }
 

@@ -27,6 +27,7 @@
 #include "registry/catalog.h"
 #include "source/image_ref.h"
 #include "source/npx_install.h"
+#include "source/uvx_install.h"
 #include "source/server_ref.h"
 #include "policy/trust_facts.h"
 #include "util/units.h"
@@ -126,6 +127,7 @@ Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const
   // write it (--write ~, ~/.cache) runs its own code in a later run of any
   // of them, with that server's grants (found by the adversary review).
   if (auto cache = NpxCacheRoot(); cache.ok()) MCPCELL_TRY(CheckNotWritableByCell(spec, "mcpcell's npx cache", *cache));
+  if (auto cache = UvxCacheRoot(); cache.ok()) MCPCELL_TRY(CheckNotWritableByCell(spec, "mcpcell's uvx cache", *cache));
   return {};
 }
 
@@ -140,7 +142,7 @@ Result<std::chrono::milliseconds> InstallTimeout(const RunRequest& req) {
 
 struct Resolved {
   std::vector<std::string> argv;
-  std::optional<InstalledPackage> npx;
+  std::optional<InstalledPackage> installed;  ///< an npx:// or uvx:// package in the cache
 };
 
 // Host directories the cell may write: npm is never run from one of them.
@@ -151,6 +153,16 @@ std::vector<std::string> CellWritableHostDirs(const RunRequest& merged) {
     if (!host.empty()) out.push_back(host);
   }
   return out;
+}
+
+// An install that failed, said as one: what, and what to check.
+Error InstallError(Error e, const ServerRef& ref, const std::string& setting) {
+  e.detail += e.detail.empty() ? "" : "; ";
+  e.detail += "could not install " + CanonicalSource(ref) + " (" + e.what + (e.path.empty() ? "" : " " + e.path) +
+              "): check the network and " + setting + ", or install it yourself and run its command after --";
+  e.what = kInstallServer;
+  e.path.clear();
+  return e;
 }
 
 Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const RunRequest& merged) {
@@ -166,30 +178,27 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const 
       if (!limit.ok()) return limit.error();
       auto tool = MakeNpmTool(CellWritableHostDirs(merged), *limit);
       auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run);
-      if (!inst.ok()) {
-        Error e = inst.error();
-        e.detail += e.detail.empty() ? "" : "; ";
-        e.detail += "could not install " + CanonicalSource(ref) + " (" + e.what + (e.path.empty() ? "" : " " + e.path) +
-                    "): check the network and npm's registry setting, or install it yourself and run its command after --";
-        e.what = kInstallServer;
-        e.path.clear();
-        return e;
-      }
+      if (!inst.ok()) return InstallError(inst.error(), ref, "npm's registry setting");
       r.argv = {"node", inst->bin_path};
       r.argv.insert(r.argv.end(), ref.args.begin(), ref.args.end());
-      r.npx = std::move(*inst);
+      r.installed = std::move(*inst);
       return r;
     }
-    case ServerRef::Kind::kUvx:
-      if (!req.dry_run) {
-        return MakeError("resolve", CanonicalSource(ref),
-                         "uvx:// sources are decided by the policy but cannot be launched yet: installing "
-                         "PyPI packages outside the cell is not implemented; install the server yourself "
-                         "and run its command after --");
-      }
-      r.argv = {"uvx", ref.package + (ref.version.empty() ? "" : "==" + ref.version)};
+    case ServerRef::Kind::kUvx: {
+      auto root = UvxCacheRoot();
+      if (!root.ok()) return root.error();
+      auto limit = InstallTimeout(req);
+      if (!limit.ok()) return limit.error();
+      auto tool = MakePipTool(CellWritableHostDirs(merged), *limit);
+      auto inst = EnsureUvxPackage(ref, *tool, *root, !req.dry_run);
+      if (!inst.ok()) return InstallError(inst.error(), ref, "pip's index setting (pip config list; PIP_INDEX_URL)");
+      // The venv's python (a link to Debian's, which the cell mounts) runs
+      // the console script: its "#!" names the install directory, renamed since.
+      r.argv = {inst->interpreter, inst->bin_path};
       r.argv.insert(r.argv.end(), ref.args.begin(), ref.args.end());
+      r.installed = std::move(*inst);
       return r;
+    }
     case ServerRef::Kind::kDocker:
     case ServerRef::Kind::kRegistry:
       r.argv = ref.args;
@@ -224,7 +233,7 @@ json PermissionsJson(const RunRequest& merged, const CellSpec& spec, const Netwo
 // or script not in the cell (an npx package not installed yet, under
 // --dry-run, has no files to look for), a mount target named twice.
 Status CheckPlannedCell(const ServerRef& ref, const RunRequest& req, const Resolved& resolved, const CellSpec& spec) {
-  bool installed = !resolved.npx || resolved.npx->present;
+  bool installed = !resolved.installed || resolved.installed->present;
   if (ref.kind != ServerRef::Kind::kDocker && !req.no_auto_mount && installed) {
     MCPCELL_TRY(CheckServerPaths(spec));
     for (const auto& w : UnreachableRelativeArgs(spec)) Say("warning: " + w);
@@ -471,7 +480,7 @@ json AddNpxCache(const InstalledPackage& npx, const ServerRef& ref, CellSpec* sp
   m.target = npx.cache_dir;
   m.writable = false;
   m.optional = !npx.present;
-  m.why = "npx package cache (installed outside the cell)";
+  m.why = ToString(ref.kind) + " package cache (installed outside the cell)";
   spec->mounts.push_back(std::move(m));
   return json{{"package", ref.package}, {"version", npx.version}, {"cache_dir", npx.cache_dir},
               {"bin", npx.bin_path}, {"installed_now", npx.installed_now}, {"present", npx.present}};
@@ -540,7 +549,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   if (spec.network.mode != NetworkSpec::Mode::kNone) AddNetworkSystemMounts(&spec);
   if (spec.network.mode == NetworkSpec::Mode::kAllowList) AddProxyEnvironment(&spec);
   MCPCELL_TRY(AddSecrets(std::move(*secrets), plan.level, &spec));
-  if (resolved->npx) plan.explain["install"] = AddNpxCache(*resolved->npx, ref, &spec);
+  if (resolved->installed) plan.explain["install"] = AddNpxCache(*resolved->installed, ref, &spec);
   MCPCELL_TRY(CheckPlannedCell(ref, req, *resolved, spec));
   SayPlanNotes(req, decided->facts, spec, *net, notes);
   MCPCELL_TRY(CheckRecordsOutOfReach(spec, req, decision));

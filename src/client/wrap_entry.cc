@@ -62,6 +62,23 @@ std::optional<Target> FromNpx(const std::vector<std::string>& args, std::string*
   return Target{"npx://" + args[i], {}, {args.begin() + static_cast<long>(i) + 1, args.end()}};
 }
 
+/// `uvx PKG[@VER|==VER] ARGS`: any uvx option (--from, --with, -p, ...) has no
+/// uvx:// spelling and leaves the entry as it is.
+std::optional<Target> FromUvx(const std::vector<std::string>& args, std::string* why) {
+  if (args.empty() || args[0].empty() || args[0][0] == '-') {
+    *why = args.empty() ? "uvx with no package" : "uvx option " + args[0] + " has no uvx:// equivalent";
+    return std::nullopt;
+  }
+  std::string spec = args[0];
+  if (auto eq = spec.find("=="); eq != std::string::npos) spec = spec.substr(0, eq) + "@" + spec.substr(eq + 2);
+  auto ref = ParseServerRef("uvx://" + spec, {});
+  if (!ref.ok()) {
+    *why = "uvx package " + args[0] + ": " + ref.error().Message();
+    return std::nullopt;
+  }
+  return Target{"uvx://" + spec, {}, {args.begin() + 1, args.end()}};
+}
+
 /// `docker run` with only the options a docker:// source implies (-i, --rm)
 /// or mcpcell has (-e NAME[=VALUE] → --env). Any other option (volumes,
 /// networks, users, ...) changes what the container may do: left alone.
@@ -134,7 +151,7 @@ WrapOutcome WrapEntry(const ordered_json& entry, const WrapOptions& opts) {
   } else if (BaseName(command) == "docker") {
     target = FromDocker(args, &why);
   } else if (BaseName(command) == "uvx") {
-    why = "uvx:// sources cannot be launched yet (issue 14 item 9)";
+    target = FromUvx(args, &why);
   } else {
     std::vector<std::string> argv = {command};
     argv.insert(argv.end(), args.begin(), args.end());

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "registry/catalog.h"
+#include "source/uvx_install.h"
 #include "util/path_search.h"
 
 namespace mcpcell {
@@ -16,7 +17,8 @@ TrustFacts GatherTrustFacts(const ServerRef& ref, const RegistryEntry* entry) {
   switch (ref.kind) {
     case ServerRef::Kind::kNpx:
     case ServerRef::Kind::kUvx:
-      f.pinned = IsExactVersion(ref.version);
+      // PyPI's exact versions need not have three parts ("1.0", "2025.4.7").
+      f.pinned = ref.kind == ServerRef::Kind::kNpx ? IsExactVersion(ref.version) : IsExactPythonVersion(ref.version);
       f.publisher_scope = PublisherScope(ref.package);
       break;
     case ServerRef::Kind::kDocker: {

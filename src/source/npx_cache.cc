@@ -60,9 +60,9 @@ std::vector<CachedPackage> ListNpxCache(const std::string& root, const std::vect
 
 std::vector<CachedPackage> ChoosePrune(const std::vector<CachedPackage>& cached, bool all, const std::string& only) {
   std::vector<CachedPackage> out;
-  std::map<std::string, int> seen;  // versions of each package met so far (newest first)
+  std::map<std::string, int> seen;  // versions of each kind:package met so far (newest first)
   for (const auto& p : cached) {
-    bool newest = seen[p.package]++ == 0;
+    bool newest = seen[p.kind + ":" + p.package]++ == 0;  // an npx and a uvx package may share a name
     bool named = only.empty() || only == p.package || only == p.package + "@" + p.version;
     if (p.in_use || !named) continue;
     // Naming package@version removes that version even when it is the newest.

@@ -1,5 +1,5 @@
 #pragma once
-// The npx install cache (source/npx_install.h) as a user sees it: what is
+// The npx and uvx install caches (source/npx_install.h, uvx_install.h) as a user sees them: what is
 // installed, how big, and removing what is no longer wanted. Layout:
 //   <root>/<@scope+name>@<version>/node_modules/...   one per package version
 //   <root>/.install-<pid>-XXXXXX                      an install under way
@@ -15,6 +15,7 @@
 namespace mcpcell {
 
 struct CachedPackage {
+  std::string kind;       ///< "npx" or "uvx": which cache root (the caller sets it)
   std::string dir;        ///< full path
   std::string package;    ///< "@scope/name" or "name"
   std::string version;

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "source/host_tool.h"
+#include "source/host_run.h"
 #include "util/json_input.h"
 #include "util/unique_fd.h"
 
@@ -28,152 +28,6 @@ namespace mcpcell {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// What a host tool is started with, all of it made before fork.
-struct HostCommand {
-  std::string exe;
-  std::vector<std::string> env;
-};
-
-Result<HostCommand> PrepareHostCommand(const std::string& name, const std::vector<std::string>& cell_writable) {
-  const char* path = std::getenv("PATH");
-  std::string safe = HostToolPath(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", cell_writable);
-  HostCommand c{FindHostTool(name, safe), HostToolEnvironment(environ, safe)};
-  if (c.exe.empty()) {
-    return MakeError("find " + name + " on the host", "",
-                     "not on PATH (relative entries and directories the cell may write are skipped: " + safe +
-                         ") — npx:// sources need npm on the host PATH (Debian: apt-get install npm)");
-  }
-  return c;
-}
-
-std::string CommandLine(const std::vector<std::string>& argv) {
-  std::string cmd;
-  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
-  return cmd;
-}
-
-/// "5m", "90s": how the user would write the limit back on the command line.
-std::string ShortDuration(std::chrono::milliseconds d) {
-  if (d < std::chrono::seconds(1)) return std::to_string(d.count()) + "ms";
-  auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
-  return s % 60 == 0 && s > 0 ? std::to_string(s / 60) + "m" : std::to_string(s) + "s";
-}
-
-/// Forks argv with stdin from /dev/null and stdout on `out_fd`, in a process
-/// group of its own (so a timeout can stop npm and anything it started).
-Result<pid_t> SpawnTool(const std::vector<std::string>& argv, int out_fd, HostCommand& cmd) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: execve's signature
-  args.push_back(nullptr);
-  std::vector<char*> envp;
-  for (auto& e : cmd.env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) return ErrnoError("fork for", argv[0]);
-  if (pid == 0) {
-    // npm must not outlive mcpcell: a client that kills us mid-install would
-    // otherwise leave npm running, holding its stderr open (prctl(2)).
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    ::setpgid(0, 0);
-    int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(out_fd, 1) < 0) ::_exit(127);
-    if (::chdir(kHostToolCwd) != 0) ::_exit(127);
-    ::execve(cmd.exe.c_str(), args.data(), envp.data());
-    std::fprintf(stderr, "mcpcell: cannot run %s: %s\n", cmd.exe.c_str(), std::strerror(errno));
-    ::_exit(127);
-  }
-  return pid;
-}
-
-/// Whether `pid` has exited, leaving it to be reaped (waitid(2) WNOWAIT).
-bool Exited(pid_t pid) {
-  siginfo_t info{};
-  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
-}
-
-/// Appends what one read(2) of `rd` gives to `out`; false at EOF or on an
-/// error (EAGAIN included: the caller drains a non-blocking pipe with it).
-bool ReadSome(int rd, std::string* out) {
-  char buf[4096];
-  ssize_t r = ::read(rd, buf, sizeof buf);
-  if (r > 0) out->append(buf, static_cast<std::size_t>(r));
-  return r > 0 || (r < 0 && errno == EINTR);
-}
-
-/// Waits for `pid` (its pidfd), reading `rd` (if open) into `out` meanwhile,
-/// for at most `limit`; says every 30 s that it is still waiting, because an
-/// MCP client shows nothing while we install. false = the limit passed.
-bool AwaitTool(pid_t pid, int rd, std::string* out, std::chrono::milliseconds limit, const std::string& what) {
-  using Clock = std::chrono::steady_clock;
-  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-  const auto start = Clock::now();
-  auto next_note = start + std::chrono::seconds(30);
-  bool reading = rd >= 0;
-  for (;;) {
-    auto now = Clock::now();
-    if (now >= start + limit) return false;
-    if (now >= next_note) {
-      auto so_far = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
-      std::fprintf(stderr, "mcpcell: still %s (%s so far, limit %s: --install-timeout)\n", what.c_str(),
-                   ShortDuration(so_far).c_str(), ShortDuration(limit).c_str());
-      next_note += std::chrono::seconds(30);
-    }
-    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(start + limit, next_note) - now);
-    // Without a pidfd (kernel < 5.3) poll only the pipe, briefly, and ask waitid.
-    pollfd fds[2] = {{pidfd ? pidfd.get() : -1, POLLIN, 0}, {reading ? rd : -1, POLLIN, 0}};
-    int n = ::poll(fds, 2, pidfd ? static_cast<int>(wait.count()) : 100);
-    if (n < 0 && errno != EINTR) return true;  // cannot wait with a limit: let waitpid decide
-    if (reading && (fds[1].revents & (POLLIN | POLLHUP)) != 0) reading = ReadSome(rd, out);
-    if (pidfd ? (fds[0].revents & POLLIN) != 0 : Exited(pid)) {
-      // The rest of what it printed, without waiting: something it started
-      // may still hold the pipe open.
-      if (reading) ::fcntl(rd, F_SETFL, ::fcntl(rd, F_GETFL) | O_NONBLOCK);
-      while (reading) reading = ReadSome(rd, out);
-      return true;
-    }
-  }
-}
-
-/// Runs argv with stdin from /dev/null; stdout captured (capture=true) or
-/// sent to our stderr, because mcpcell's stdout belongs to JSON-RPC. After
-/// `limit` it is killed (with everything in its process group) and the
-/// error says so and how to allow longer.
-Result<std::string> RunTool(const std::vector<std::string>& argv, bool capture, std::chrono::milliseconds limit,
-                            const std::string& what, const std::vector<std::string>& cell_writable) {
-  auto cmd = PrepareHostCommand(argv[0], cell_writable);
-  if (!cmd) return cmd.error();
-  int pipefd[2] = {-1, -1};
-  if (capture && ::pipe2(pipefd, O_CLOEXEC) != 0) return ErrnoError("pipe for", argv[0]);
-  UniqueFd rd(pipefd[0]), wr(pipefd[1]);
-  auto pid = SpawnTool(argv, capture ? wr.get() : 2, *cmd);
-  if (!pid.ok()) return pid.error();
-  wr.reset();
-  std::string out;
-  bool finished = AwaitTool(*pid, capture ? rd.get() : -1, &out, limit, what);
-  if (!finished) {
-    ::kill(-*pid, SIGKILL);  // npm and whatever it started (its own process group)...
-    ::kill(*pid, SIGKILL);   // ...and npm itself, should the limit pass before its setpgid
-  }
-  int status = 0;
-  while (::waitpid(*pid, &status, 0) < 0) {
-    if (errno != EINTR) return ErrnoError("wait for", argv[0]);
-  }
-  if (!finished) {
-    return MakeError("run", CommandLine(argv),
-                     "did not finish within " + ShortDuration(limit) + " and was stopped: is the npm registry "
-                     "reachable (npm config get registry)? Allow longer with --install-timeout, e.g. " +
-                     ShortDuration(limit * 2));
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return MakeError("run", CommandLine(argv),
-                     WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status)) + " (its messages are above)"
-                                       : "killed by signal " + std::to_string(WTERMSIG(status)));
-  }
-  return out;
-}
 
 /// The supervisor pid in an install directory's name (".install-<pid>-XXXXXX"), 0 if none.
 pid_t InstallOwner(const std::string& name) {
@@ -188,6 +42,9 @@ pid_t InstallOwner(const std::string& name) {
   return pid;
 }
 
+constexpr const char* kNpmTimeoutHint = "is the npm registry reachable (npm config get registry)?";
+constexpr const char* kNpmMissingHint = "npx:// sources need npm on the host PATH (Debian: apt-get install npm)";
+
 class NpmTool : public PackageTool {
  public:
   explicit NpmTool(std::vector<std::string> cell_writable, std::chrono::milliseconds limit)
@@ -195,8 +52,7 @@ class NpmTool : public PackageTool {
 
   Result<std::string> ResolveVersion(const std::string& package, const std::string& spec) override {
     std::string what = spec.empty() ? package : package + "@" + spec;
-    auto out = RunTool({"npm", "view", what, "version", "--json"}, true, limit_, "resolving " + what + " with npm",
-                       cell_writable_);
+    auto out = Run({"npm", "view", what, "version", "--json"}, true, "resolving " + what + " with npm");
     if (!out.ok()) return out.error();
     nlohmann::json j = nlohmann::json::parse(*out, nullptr, false);
     if (j.is_array() && !j.empty()) j = j.back();  // a range lists every match; the last is highest
@@ -214,12 +70,17 @@ class NpmTool : public PackageTool {
                                      "--ignore-scripts", "--omit=dev", "--loglevel=http"};
     if (!global->empty()) argv.push_back("--globalconfig=" + *global);
     argv.push_back(package + "@" + version);
-    auto out = RunTool(argv, false, limit_, "installing " + package + "@" + version + " with npm", cell_writable_);
+    auto out = Run(argv, false, "installing " + package + "@" + version + " with npm");
     if (!out.ok()) return out.error();
     return {};
   }
 
  private:
+  Result<std::string> Run(std::vector<std::string> argv, bool capture, std::string what) {
+    return RunHostTool({std::move(argv), capture, limit_, std::move(what), cell_writable_, kNpmTimeoutHint,
+                        kNpmMissingHint});
+  }
+
   /// The global npmrc npm reads when no --prefix is given (issue 14.1):
   /// npm derives it from its *global* prefix (${prefix}/etc/npmrc), and
   /// `--prefix DIR` sets that prefix too, so `npm install --prefix DIR` would
@@ -229,8 +90,7 @@ class NpmTool : public PackageTool {
   /// (NPM_CONFIG_GLOBALCONFIG, NPM_CONFIG_PREFIX, ~/.npmrc's prefix, the
   /// distribution's builtin config). "" when npm names none.
   Result<std::string> GlobalConfig() {
-    auto out = RunTool({"npm", "config", "get", "globalconfig"}, true, limit_, "asking npm for its global config",
-                       cell_writable_);
+    auto out = Run({"npm", "config", "get", "globalconfig"}, true, "asking npm for its global config");
     if (!out.ok()) return out.error();
     std::string path = *out;
     while (!path.empty() && (path.back() == '\n' || path.back() == '\r' || path.back() == ' ')) path.pop_back();
@@ -314,6 +174,88 @@ Result<std::string> PackageBin(const std::string& package_dir, const std::string
   return full.string();
 }
 
+namespace {
+
+bool HasInstallScript(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "binding.gyp", ec)) return true;
+  auto text = ReadTextFile((dir / "package.json").string(), "read package manifest");
+  if (!text.ok()) return false;
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("scripts") || !j["scripts"].is_object()) return false;
+  for (const char* k : {"preinstall", "install", "postinstall"}) {
+    if (j["scripts"].contains(k)) return true;
+  }
+  return false;
+}
+
+/// Says, once, at install, what --ignore-scripts left out: a native module
+/// then fails later with "Could not locate the bindings file" and no hint.
+void WarnSkippedScripts(const std::string& node_modules) {
+  auto names = PackagesWithInstallScripts(node_modules);
+  if (names.empty()) return;
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  std::fprintf(stderr,
+               "mcpcell: warning: install scripts not run (npm --ignore-scripts keeps them off the host): %s; a "
+               "native module among them will not load. Running them in a cell of their own is not built yet (issue "
+               "14 item 2): use a docker:// image of the server, or install it yourself and run its command after --\n",
+               list.c_str());
+}
+
+}  // namespace
+
+std::vector<std::string> PackagesWithInstallScripts(const std::string& node_modules) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(node_modules, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.empty() || name[0] == '.' || !e.is_directory(ec) || e.is_symlink(ec)) continue;
+    if (name[0] != '@') {
+      if (HasInstallScript(e.path())) out.push_back(name);
+      continue;
+    }
+    for (const auto& s : fs::directory_iterator(e.path(), ec)) {
+      if (s.is_directory(ec) && !s.is_symlink(ec) && HasInstallScript(s.path())) {
+        out.push_back(name + "/" + s.path().filename().string());
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Status InstallIntoCache(const std::string& cache_root, const std::string& final_dir,
+                        const std::function<Status(const std::string&)>& install) {
+  std::error_code ec;
+  fs::create_directories(cache_root, ec);
+  if (ec) return MakeError("create package cache", cache_root, ec.message());
+  RemoveAbandonedInstalls(cache_root);
+  // The owner's pid in the name: `mcpcell gc` and the next install remove
+  // the directory as soon as that mcpcell is gone (e.g. kill -9 mid-install).
+  std::string tmpl = cache_root + "/.install-" + std::to_string(::getpid()) + "-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) return ErrnoError("create install directory in", cache_root);
+  // mkdtemp makes 0700; the cell's user must be able to read the package.
+  fs::permissions(tmpl, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec, ec);
+  Status st = install(tmpl);
+  if (!st.ok()) {
+    fs::remove_all(tmpl, ec);
+    return st.error();
+  }
+  // Atomic publish: a half-finished install is never seen under the final name.
+  if (::rename(tmpl.c_str(), final_dir.c_str()) != 0) {
+    int e = errno;
+    fs::remove_all(tmpl, ec);
+    if (e != EEXIST && e != ENOTEMPTY) {
+      errno = e;
+      return ErrnoError("publish installed package", final_dir);
+    }
+    // Another mcpcell installed the same version first: use theirs.
+  }
+  return {};
+}
+
 Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& tool,
                                           const std::string& cache_root, bool may_install) {
   InstalledPackage out;
@@ -336,34 +278,13 @@ Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& too
       out.bin_path = out.package_dir + "/<bin from package.json>";
       return out;
     }
-    fs::create_directories(cache_root, ec);
-    if (ec) return MakeError("create package cache", cache_root, ec.message());
-    RemoveAbandonedInstalls(cache_root);
-    // The owner's pid in the name: `mcpcell gc` and the next install remove
-    // the directory as soon as that mcpcell is gone (e.g. kill -9 mid-install).
-    std::string tmpl = cache_root + "/.install-" + std::to_string(::getpid()) + "-XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) return ErrnoError("create install directory in", cache_root);
-    // mkdtemp makes 0700; the cell's user must be able to read the package.
-    fs::permissions(tmpl, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                              fs::perms::others_read | fs::perms::others_exec, ec);
     std::fprintf(stderr, "mcpcell: installing %s@%s outside the cell into %s (npm --ignore-scripts)\n",
                  ref.package.c_str(), out.version.c_str(), out.cache_dir.c_str());
-    Status st = tool.Install(ref.package, out.version, tmpl);
-    if (!st.ok()) {
-      fs::remove_all(tmpl, ec);
-      return st.error();
-    }
-    // Atomic publish: a half-finished install is never seen under the final name.
-    if (::rename(tmpl.c_str(), out.cache_dir.c_str()) != 0) {
-      int e = errno;
-      fs::remove_all(tmpl, ec);
-      if (e != EEXIST && e != ENOTEMPTY) {
-        errno = e;
-        return ErrnoError("publish installed package", out.cache_dir);
-      }
-      // Another mcpcell installed the same version first: use theirs.
-    }
+    MCPCELL_TRY(InstallIntoCache(cache_root, out.cache_dir, [&](const std::string& tmp) {
+      return tool.Install(ref.package, out.version, tmp);
+    }));
     out.installed_now = true;
+    WarnSkippedScripts(out.cache_dir + "/node_modules");
   }
   auto bin = PackageBin(out.package_dir, ref.package);
   if (!bin.ok()) return bin.error();

@@ -8,6 +8,7 @@
 // install scripts would otherwise run on the host, unsandboxed, as the user.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,7 +52,8 @@ struct InstalledPackage {
   std::string version;      ///< exact version installed
   std::string cache_dir;    ///< the per-package per-version directory (mount read-only)
   std::string package_dir;  ///< cache_dir/node_modules/<package>
-  std::string bin_path;     ///< absolute path of the bin script node runs
+  std::string bin_path;     ///< absolute path of the bin script node runs (uvx: the console script)
+  std::string interpreter;  ///< uvx: the venv's python that runs bin_path ("" for npx: node)
   bool installed_now = false;
   bool present = false;     ///< false only for a dry run of a package not yet in the cache
 };
@@ -65,6 +67,19 @@ Result<std::string> PackageBin(const std::string& package_dir, const std::string
 /// or an older mcpcell's unnamed ones). Returns how many it removed; adds
 /// the number it looked at to *checked (for `mcpcell gc`).
 int RemoveAbandonedInstalls(const std::string& cache_root, int* checked = nullptr);
+
+/// The packages under `node_modules` (one level, and @scope/ one level below)
+/// whose install would run code: a preinstall, install or postinstall
+/// script, or a binding.gyp (npm's implicit `node-gyp rebuild`). npm ran
+/// with --ignore-scripts, so none of it ran (issue 14 item 2).
+std::vector<std::string> PackagesWithInstallScripts(const std::string& node_modules);
+
+/// Runs `install` on a fresh ".install-<pid>-XXXXXX" directory (0755) under
+/// `cache_root` and renames it to `final_dir` when it succeeds (removed when
+/// it fails): a half-finished install is never seen under the final name.
+/// When another mcpcell published `final_dir` first, theirs is kept.
+Status InstallIntoCache(const std::string& cache_root, const std::string& final_dir,
+                        const std::function<Status(const std::string&)>& install);
 
 /// Resolves the version, and installs into the cache unless already there
 /// (when `may_install` is false a missing package is reported with present=false).

@@ -33,9 +33,21 @@ bool IsValidVersionSpec(std::string_view v) {
   return !v.empty() && v[0] != '-' && std::regex_match(std::string(v), re);
 }
 
-bool IsValidPypiName(std::string_view name) {
-  static const std::regex re(R"(^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9,._-]+\])?$)");
-  return std::regex_match(std::string(name), re);
+// uvx:// takes what it installs exactly: an exact version or none ("latest"
+// = none), and no extras: the pip command line is built from these.
+Result<ServerRef> CheckUvx(ServerRef ref) {
+  if (ref.package.find('[') != std::string::npos) {
+    return MakeError("parse server", ref.original,
+                     "package extras ([...]) are not supported for uvx:// sources; install the server yourself "
+                     "and run its command after --");
+  }
+  if (ref.version == "latest") ref.version.clear();
+  if (!ref.version.empty() && !IsExactPythonVersion(ref.version)) {
+    return MakeError("parse server", ref.original,
+                     "'" + ref.version + "' is not an exact version; uvx:// takes one (uvx://NAME@1.2.3) or none "
+                     "(the newest the index offers)");
+  }
+  return ref;
 }
 
 Result<ServerRef> ParsePackage(ServerRef::Kind kind, std::string_view rest, const std::string& orig) {
@@ -48,14 +60,16 @@ Result<ServerRef> ParsePackage(ServerRef::Kind kind, std::string_view rest, cons
   if (!name_ok) {
     return MakeError("parse server", orig,
                      "'" + ref.package + "' is not a valid " +
-                         (kind == ServerRef::Kind::kNpx ? "npm" : "PyPI") +
-                         " package name (lowercase letters, digits, '-', '.', '_'; "
-                         "an npm scope is written @scope/name)");
+                         (kind == ServerRef::Kind::kNpx ? "npm package name (lowercase letters, digits, '-', '.', "
+                                                          "'_'; an npm scope is written @scope/name)"
+                                                        : "PyPI project name (letters, digits, '-', '.', '_'; "
+                                                          "a letter or digit first and last)"));
   }
   if (rest.back() == '@' || (!ref.version.empty() && !IsValidVersionSpec(ref.version))) {
     return MakeError("parse server", orig,
                      "'" + ref.version + "' is not a version, range or tag (e.g. @1.2.3)");
   }
+  if (kind == ServerRef::Kind::kUvx) return CheckUvx(std::move(ref));
   return ref;
 }
 
@@ -103,6 +117,16 @@ bool IsValidNpmName(std::string_view name) {
 bool IsExactVersion(std::string_view version) {
   static const std::regex re(R"(^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$)");
   return std::regex_match(std::string(version), re);
+}
+
+bool IsValidPypiName(std::string_view name) {
+  static const std::regex re(R"(^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9,._-]+\])?$)");
+  return name.size() <= 214 && std::regex_match(std::string(name), re);
+}
+
+bool IsExactPythonVersion(std::string_view version) {
+  static const std::regex re(R"(^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$)");
+  return version.size() <= 64 && std::regex_match(std::string(version), re);
 }
 
 std::string PublisherScope(std::string_view package) {

@@ -43,10 +43,19 @@ std::string CanonicalSource(const ServerRef& ref);
 /// ranges, tags ("latest") and the empty string.
 bool IsExactVersion(std::string_view version);
 
+/// True for an exact PEP 440 release ("1.0", "2025.4.7", "1.0rc1",
+/// "1.0.post2", "1.0.dev3"); false for ranges, "latest", local versions.
+bool IsExactPythonVersion(std::string_view version);
+
 /// True when `name` is a valid npm package name (optionally @scope/name):
 /// lowercase letters, digits, "-", ".", "_", "~"; never starts with "-" or ".",
 /// so it can never be read as an npm flag.
 bool IsValidNpmName(std::string_view name);
+
+/// True when `name` is a PyPI project name (letters, digits, ".", "_", "-";
+/// a letter or digit first and last, so never a pip flag or a path), with
+/// optional [extras].
+bool IsValidPypiName(std::string_view name);
 
 /// "@scope" of "@scope/pkg", or "" for unscoped packages.
 std::string PublisherScope(std::string_view package);

@@ -69,6 +69,15 @@ TEST(WrapEntry, AnEnvNameThatLooksLikeAnOptionIsRefused) {
   }
 }
 
+TEST(WrapEntry, UvxBecomesASourceWithItsPinAndArguments) {
+  auto w = WrapEntry(ordered_json::parse(R"J({"command": "uvx", "args": ["mcp-server-fetch==2025.4.7", "--ua", "$(id)"]})J"),
+                     kOpts);
+  ASSERT_EQ(w.kind, WrapOutcome::Kind::kWrapped) << w.note;
+  EXPECT_EQ(Args(w), (std::vector<std::string>{"run", "uvx://mcp-server-fetch@2025.4.7", "--", "--ua", "$(id)"}));
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "/usr/bin/uvx", "args": ["x;id"]})"), kOpts).kind,
+            WrapOutcome::Kind::kLeft);
+}
+
 TEST(WrapEntry, NpxOptionsAndBadPackageNamesAreLeft) {
   for (const char* args : {R"(["-p", "x", "y"])", R"(["--package=x", "y"])", R"(["-y"])", R"(["-c", "rm -rf ~"])",
                            R"(["../x"])", R"(["x;rm"])", R"(["X"])"}) {
@@ -102,7 +111,10 @@ TEST(WrapEntry, RemoteWrappedUvxAndMalformedEntriesAreLeftWithAReason) {
   auto again = WrapEntry(ordered_json::parse(R"({"command": "/opt/mcpcell", "args": ["run"]})"), kOpts);
   EXPECT_EQ(again.kind, WrapOutcome::Kind::kAlready);
   EXPECT_NE(again.note.find("not this one"), std::string::npos) << again.note;
-  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "uvx", "args": ["x"]})"), kOpts).kind, WrapOutcome::Kind::kLeft);
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "uvx", "args": ["--from", "x", "y"]})"), kOpts).kind,
+            WrapOutcome::Kind::kLeft);
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "uvx", "args": ["x[extra]"]})"), kOpts).kind,
+            WrapOutcome::Kind::kLeft);
   EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "node", "args": "s.js"})"), kOpts).kind, WrapOutcome::Kind::kLeft);
   EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "node", "args": [1]})"), kOpts).kind, WrapOutcome::Kind::kLeft);
   EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": {"path": "x"}})"), kOpts).kind, WrapOutcome::Kind::kLeft);

@@ -21,12 +21,12 @@ import { makeTempDir, writeReadableFile } from './tmp.mjs';
 const SERVER_JS = '#!/usr/bin/env node\nprocess.stdin.pipe(process.stdout);\n';
 
 /** Builds `name@version` as an npm tarball; returns {file, shasum, integrity}. */
-function packTarball(name, version) {
+function packTarball(name, version, scripts) {
   const dir = makeTempDir('npm-pkg');
   const pkg = path.join(dir, 'package');
   mkdirSync(pkg);
   writeReadableFile(path.join(pkg, 'package.json'),
-    JSON.stringify({ name, version, bin: { [name]: 'server.js' }, license: 'MIT' }, null, 2));
+    JSON.stringify({ name, version, bin: { [name]: 'server.js' }, license: 'MIT', ...(scripts ? { scripts } : {}) }, null, 2));
   writeReadableFile(path.join(pkg, 'server.js'), SERVER_JS);
   const file = path.join(dir, `${name}-${version}.tgz`);
   execFileSync('tar', ['-czf', file, '-C', dir, 'package']);
@@ -39,11 +39,12 @@ function packTarball(name, version) {
 }
 
 /**
- * Starts the registry serving `name@version` in `mode`. Returns
+ * Starts the registry serving `name@version` in `mode` (`scripts`: the
+ * package.json "scripts" of the package, e.g. a postinstall). Returns
  * { url, name, version, tarballRequested, release(), requests, close() }.
  */
-export async function startRegistry(name, version, mode = 'serve') {
-  const tar = packTarball(name, version);
+export async function startRegistry(name, version, mode = 'serve', { scripts } = {}) {
+  const tar = packTarball(name, version, scripts);
   const requests = [];
   const held = [];
   let resolveTarball;

@@ -1,0 +1,183 @@
+#include "source/host_run.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "source/host_tool.h"
+#include "util/path_search.h"
+#include "util/unique_fd.h"
+
+extern char** environ;
+
+namespace mcpcell {
+namespace {
+
+/// What a host tool is started with, all of it made before fork.
+struct HostCommand {
+  std::string exe;
+  std::vector<std::string> env;
+};
+
+Result<HostCommand> PrepareHostCommand(const HostToolRun& run) {
+  const std::string& name = run.argv[0];
+  const char* path = std::getenv("PATH");
+  std::string safe = HostToolPath(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", run.cell_writable);
+  HostCommand c{"", HostToolEnvironment(environ, safe)};
+  if (name[0] == '/') {
+    // An absolute program (Debian's /usr/bin/python3, a venv's python) is
+    // held to the same rule as a PATH entry: not from where a cell writes.
+    std::string dir = name.substr(0, name.rfind('/'));
+    if (!HostToolPath(dir.empty() ? "/" : dir, run.cell_writable).empty() && IsExecutableFile(name)) c.exe = name;
+  } else {
+    c.exe = FindHostTool(name, safe);
+  }
+  if (c.exe.empty()) {
+    return MakeError("find " + name + " on the host", "",
+                     (name[0] == '/' ? std::string("not an executable file outside the directories a cell may write")
+                                     : "not on PATH (relative entries and directories the cell may write are skipped: " +
+                                           safe + ")") +
+                         " — " + run.missing_hint);
+  }
+  return c;
+}
+
+std::string CommandLine(const std::vector<std::string>& argv) {
+  std::string cmd;
+  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+  return cmd;
+}
+
+}  // namespace
+
+std::string ShortDuration(std::chrono::milliseconds d) {
+  if (d < std::chrono::seconds(1)) return std::to_string(d.count()) + "ms";
+  auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  return s % 60 == 0 && s > 0 ? std::to_string(s / 60) + "m" : std::to_string(s) + "s";
+}
+
+namespace {
+
+/// Forks argv with stdin from /dev/null and stdout on `out_fd`, in a process
+/// group of its own (so a timeout can stop npm and anything it started).
+Result<pid_t> SpawnTool(const std::vector<std::string>& argv, int out_fd, HostCommand& cmd) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: execve's signature
+  args.push_back(nullptr);
+  std::vector<char*> envp;
+  for (auto& e : cmd.env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) return ErrnoError("fork for", argv[0]);
+  if (pid == 0) {
+    // npm must not outlive mcpcell: a client that kills us mid-install would
+    // otherwise leave npm running, holding its stderr open (prctl(2)).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    ::setpgid(0, 0);
+    int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(out_fd, 1) < 0) ::_exit(127);
+    if (::chdir(kHostToolCwd) != 0) ::_exit(127);
+    ::execve(cmd.exe.c_str(), args.data(), envp.data());
+    std::fprintf(stderr, "mcpcell: cannot run %s: %s\n", cmd.exe.c_str(), std::strerror(errno));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+/// Whether `pid` has exited, leaving it to be reaped (waitid(2) WNOWAIT).
+bool Exited(pid_t pid) {
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+}
+
+/// Appends what one read(2) of `rd` gives to `out`; false at EOF or on an
+/// error (EAGAIN included: the caller drains a non-blocking pipe with it).
+bool ReadSome(int rd, std::string* out) {
+  char buf[4096];
+  ssize_t r = ::read(rd, buf, sizeof buf);
+  if (r > 0) out->append(buf, static_cast<std::size_t>(r));
+  return r > 0 || (r < 0 && errno == EINTR);
+}
+
+/// Waits for `pid` (its pidfd), reading `rd` (if open) into `out` meanwhile,
+/// for at most `limit`; says every 30 s that it is still waiting, because an
+/// MCP client shows nothing while we install. false = the limit passed.
+bool AwaitTool(pid_t pid, int rd, std::string* out, std::chrono::milliseconds limit, const std::string& what) {
+  using Clock = std::chrono::steady_clock;
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  const auto start = Clock::now();
+  auto next_note = start + std::chrono::seconds(30);
+  bool reading = rd >= 0;
+  for (;;) {
+    auto now = Clock::now();
+    if (now >= start + limit) return false;
+    if (now >= next_note) {
+      auto so_far = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
+      std::fprintf(stderr, "mcpcell: still %s (%s so far, limit %s: --install-timeout)\n", what.c_str(),
+                   ShortDuration(so_far).c_str(), ShortDuration(limit).c_str());
+      next_note += std::chrono::seconds(30);
+    }
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(start + limit, next_note) - now);
+    // Without a pidfd (kernel < 5.3) poll only the pipe, briefly, and ask waitid.
+    pollfd fds[2] = {{pidfd ? pidfd.get() : -1, POLLIN, 0}, {reading ? rd : -1, POLLIN, 0}};
+    int n = ::poll(fds, 2, pidfd ? static_cast<int>(wait.count()) : 100);
+    if (n < 0 && errno != EINTR) return true;  // cannot wait with a limit: let waitpid decide
+    if (reading && (fds[1].revents & (POLLIN | POLLHUP)) != 0) reading = ReadSome(rd, out);
+    if (pidfd ? (fds[0].revents & POLLIN) != 0 : Exited(pid)) {
+      // The rest of what it printed, without waiting: something it started
+      // may still hold the pipe open.
+      if (reading) ::fcntl(rd, F_SETFL, ::fcntl(rd, F_GETFL) | O_NONBLOCK);
+      while (reading) reading = ReadSome(rd, out);
+      return true;
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::string> RunHostTool(const HostToolRun& run) {
+  const auto& argv = run.argv;
+  if (argv.empty() || argv[0].empty()) return MakeError("run a host tool", "", "no program named");
+  auto cmd = PrepareHostCommand(run);
+  if (!cmd) return cmd.error();
+  int pipefd[2] = {-1, -1};
+  if (run.capture && ::pipe2(pipefd, O_CLOEXEC) != 0) return ErrnoError("pipe for", argv[0]);
+  UniqueFd rd(pipefd[0]), wr(pipefd[1]);
+  auto pid = SpawnTool(argv, run.capture ? wr.get() : 2, *cmd);
+  if (!pid.ok()) return pid.error();
+  wr.reset();
+  std::string out;
+  bool finished = AwaitTool(*pid, run.capture ? rd.get() : -1, &out, run.limit, run.what);
+  if (!finished) {
+    ::kill(-*pid, SIGKILL);  // the tool and whatever it started (its own process group)...
+    ::kill(*pid, SIGKILL);   // ...and the tool itself, should the limit pass before its setpgid
+  }
+  int status = 0;
+  while (::waitpid(*pid, &status, 0) < 0) {
+    if (errno != EINTR) return ErrnoError("wait for", argv[0]);
+  }
+  if (!finished) {
+    return MakeError("run", CommandLine(argv),
+                     "did not finish within " + ShortDuration(run.limit) + " and was stopped: " + run.timeout_hint +
+                         " Allow longer with --install-timeout, e.g. " + ShortDuration(run.limit * 2));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return MakeError("run", CommandLine(argv),
+                     WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status)) + " (its messages are above)"
+                                       : "killed by signal " + std::to_string(WTERMSIG(status)));
+  }
+  return out;
+}
+
+}  // namespace mcpcell

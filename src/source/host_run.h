@@ -1,0 +1,35 @@
+#pragma once
+// Running a package tool (npm, pip, python3 -m venv) on the host, outside
+// any cell, for an install: stdin from /dev/null, stdout captured or sent to
+// our stderr (mcpcell's stdout belongs to JSON-RPC), in a process group of
+// its own that dies with mcpcell (PR_SET_PDEATHSIG) and is killed whole
+// after a time limit. The program is found as source/host_tool.h says: never
+// in a directory a cell may write.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+
+namespace mcpcell {
+
+struct HostToolRun {
+  std::vector<std::string> argv;  ///< argv[0]: a name looked up on the safe PATH, or an absolute path
+  bool capture = false;           ///< true: return stdout; false: stdout goes to our stderr
+  std::chrono::milliseconds limit{0};
+  std::string what;               ///< "installing x@1 with npm": the progress line's words
+  std::vector<std::string> cell_writable;  ///< resolved host directories a cell may write
+  std::string timeout_hint;       ///< what to check when the limit passes ("is the npm registry reachable ...?")
+  std::string missing_hint;       ///< how to get argv[0] when it is not there ("apt-get install npm")
+};
+
+/// Runs it; every 30 s a "still <what>" line goes to stderr. Errors: not
+/// found, a non-zero exit, a signal, or the limit (then the whole process
+/// group is killed and the error names the limit and --install-timeout).
+Result<std::string> RunHostTool(const HostToolRun& run);
+
+/// "5m", "90s": a duration as the user would write it back on the command line.
+std::string ShortDuration(std::chrono::milliseconds d);
+
+}  // namespace mcpcell
