@@ -147,6 +147,31 @@ async function connect(t, s) {
   return { client, stderr: () => stderr };
 }
 
+// What a registry entry adds (docs/REGISTRY.md), read from --dry-run (nothing
+// runs): env defaults lose to --env, its args come before the user's, its
+// notice is said; an unrelated server gets none of it.
+test('registry entry defaults: --env wins, args first, the notice is said', { timeout: 60_000 }, async () => {
+  const dry = async (args) => {
+    const r = await runMcpcell(['run', '--dry-run', ...args], { env: mcpcellEnv() });
+    assert.equal(r.code, 0, r.stderr);
+    return { cell: JSON.parse(r.stdout).cell, stderr: r.stderr };
+  };
+  const pw = await dry(['--permission-profile', 'none', '--env', 'PLAYWRIGHT_MCP_HEADLESS=false', 'npx://@playwright/mcp@0.0.83']);
+  assert.equal(pw.cell.env.PLAYWRIGHT_MCP_EXECUTABLE_PATH, CHROMIUM);
+  assert.equal(pw.cell.env.PLAYWRIGHT_MCP_SANDBOX, 'false');
+  assert.equal(pw.cell.env.PLAYWRIGHT_MCP_HEADLESS, 'false', 'the user\'s --env wins over the entry\'s default');
+  assert.match(pw.stderr, /mcpcell: playwright: Chromium runs with its own sandbox off/);
+
+  const cd = await dry(['chrome-devtools', '--viewport=800x600']);
+  const argv = cd.cell.argv;
+  assert.deepEqual(argv.slice(-2), ['--no-performance-crux', '--viewport=800x600'], argv.join(' '));
+  assert.ok(argv.includes('--chromeArg=--no-sandbox'), argv.join(' '));
+
+  const other = await dry(['--permission-profile', 'none', 'npx://mcp-hello-world@1.1.2']);
+  assert.equal(Object.keys(other.cell.env).filter((k) => k.startsWith('PLAYWRIGHT')).length, 0);
+  assert.doesNotMatch(other.stderr, /sandbox off/);
+});
+
 const only = process.env.COMPAT_ONLY ? process.env.COMPAT_ONLY.split(',') : null;
 const rows = [];
 
