@@ -99,6 +99,13 @@ void ApplyEntryDefaults(const RegistryEntry* entry, ServerRef* ref, RunRequest* 
   }
   merged->env.insert(merged->env.begin(), defaults.begin(), defaults.end());
   if (!entry->notice.empty()) Say(entry->name + ": " + entry->notice);
+  for (const auto& p : entry->requires_paths) {
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) {
+      Say("warning: " + entry->name + " needs " + p + ", which this host does not have; its tools that use it will fail" +
+          (entry->requires_hint.empty() ? "" : " (" + entry->requires_hint + ")"));
+    }
+  }
 }
 
 /// The system files a networked runtime needs (resolv.conf, certs, gai.conf),

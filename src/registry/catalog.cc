@@ -74,7 +74,7 @@ Result<RegistryEntry> ReadEntry(const std::string& origin, const std::string& pa
   MCPCELL_TRY(CheckObjectKeys(
       origin, path, j,
       {"description", "source", "image", "tier", "status", "transport", "repository_url", "usage",
-       "tags", "env_vars", "permissions", "path_args", "args", "notice", "tools", "metadata", "provenance",
+       "tags", "env_vars", "permissions", "path_args", "args", "notice", "requires_paths", "requires_hint", "tools", "metadata", "provenance",
        "target_port", "docker_tags", "custom_metadata", "name", "title", "overview"}));
   RegistryEntry e;
   e.name = name;
@@ -149,6 +149,17 @@ Result<RegistryEntry> ReadEntry(const std::string& origin, const std::string& pa
   auto notice = OptString(origin, path, j, "notice", "");
   if (!notice.ok()) return notice.error();
   e.notice = *notice;
+  if (j.contains("requires_paths")) {
+    auto r = JsonStringList(origin, JsonChild(path, "requires_paths"), j["requires_paths"]);
+    if (!r.ok()) return r.error();
+    for (const auto& p : *r) {
+      if (p.empty() || p[0] != '/') return JsonPathError(origin, JsonChild(path, "requires_paths"), "\"" + p + "\" is not an absolute path");
+    }
+    e.requires_paths = std::move(*r);
+  }
+  auto hint = OptString(origin, path, j, "requires_hint", "");
+  if (!hint.ok()) return hint.error();
+  e.requires_hint = *hint;
   return e;
 }
 

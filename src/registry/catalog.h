@@ -43,6 +43,10 @@ struct RegistryEntry {
   /// mcpcell only: a trade-off the entry makes that a user must hear (said on
   /// stderr at every launch), e.g. a browser's own sandbox turned off.
   std::string notice;
+  /// mcpcell only: host files the server needs (Debian's Chromium); a missing
+  /// one is a warning at launch naming `requires_hint`, e.g. the package to install.
+  std::vector<std::string> requires_paths;
+  std::string requires_hint;
 };
 
 class Catalog {

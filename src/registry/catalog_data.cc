@@ -125,6 +125,8 @@ constexpr std::string_view kCatalog = R"catalog({
           "default": "true"
         }
       ],
+      "requires_paths": ["/usr/lib/chromium/chromium"],
+      "requires_hint": "install Debian's chromium: apt-get install --no-install-recommends chromium",
       "notice": "Chromium runs with its own sandbox off (--no-sandbox): its namespace sandbox needs new user namespaces, which the cell refuses to every process in it (seccomp), and its setuid helper cannot work under nosuid and no_new_privs. A page that exploits the renderer gets this server's rights in the cell (its grants, its network) and no more: the cell is the sandbox. Needs Debian's chromium package (/usr/lib/chromium/chromium). See docs/THREAT_MODEL.md, Browser servers.",
       "permissions": {
         "network": {
@@ -438,6 +440,8 @@ constexpr std::string_view kCatalog = R"catalog({
         {"name": "PLAYWRIGHT_MCP_HEADLESS", "description": "No display in the cell", "required": false, "secret": false, "default": "true"},
         {"name": "PLAYWRIGHT_MCP_SANDBOX", "description": "Chromium's own sandbox (cannot nest in a cell)", "required": false, "secret": false, "default": "false"}
       ],
+      "requires_paths": ["/usr/lib/chromium/chromium"],
+      "requires_hint": "install Debian's chromium: apt-get install --no-install-recommends chromium",
       "notice": "Chromium runs with its own sandbox off (--no-sandbox): its namespace sandbox needs new user namespaces, which the cell refuses to every process in it (seccomp), and its setuid helper cannot work under nosuid and no_new_privs. A page that exploits the renderer gets this server's rights in the cell (its grants, its network) and no more: the cell is the sandbox. Needs Debian's chromium package (/usr/lib/chromium/chromium). See docs/THREAT_MODEL.md, Browser servers.",
       "permissions": {
         "network": {
@@ -462,6 +466,8 @@ constexpr std::string_view kCatalog = R"catalog({
       "env_vars": [
         {"name": "CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS", "description": "No version check against npm at start", "required": false, "secret": false, "default": "1"}
       ],
+      "requires_paths": ["/usr/lib/chromium/chromium"],
+      "requires_hint": "install Debian's chromium: apt-get install --no-install-recommends chromium",
       "notice": "Chromium runs with its own sandbox off (--no-sandbox): its namespace sandbox needs new user namespaces, which the cell refuses to every process in it (seccomp), and its setuid helper cannot work under nosuid and no_new_privs. A page that exploits the renderer gets this server's rights in the cell (its grants, its network) and no more: the cell is the sandbox. Needs Debian's chromium package (/usr/lib/chromium/chromium). See docs/THREAT_MODEL.md, Browser servers.",
       "permissions": {
         "network": {

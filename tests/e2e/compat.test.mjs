@@ -13,6 +13,7 @@
 // COMPAT_ONLY=name,name runs a subset.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -150,7 +151,7 @@ async function connect(t, s) {
 // What a registry entry adds (docs/REGISTRY.md), read from --dry-run (nothing
 // runs): env defaults lose to --env, its args come before the user's, its
 // notice is said; an unrelated server gets none of it.
-test('registry entry defaults: --env wins, args first, the notice is said', { timeout: 60_000 }, async () => {
+test('registry entry defaults: --env wins, args first, the notice is said', { timeout: 60_000 }, async (t) => {
   const dry = async (args) => {
     const r = await runMcpcell(['run', '--dry-run', ...args], { env: mcpcellEnv() });
     assert.equal(r.code, 0, r.stderr);
@@ -166,6 +167,22 @@ test('registry entry defaults: --env wins, args first, the notice is said', { ti
   const argv = cd.cell.argv;
   assert.deepEqual(argv.slice(-2), ['--no-performance-crux', '--viewport=800x600'], argv.join(' '));
   assert.ok(argv.includes('--chromeArg=--no-sandbox'), argv.join(' '));
+
+  // A host without Chromium hears it at launch, with the package to install
+  // (where Chromium is installed, as root: a mount namespace hides
+  // /usr/lib/chromium behind an empty tmpfs; as another user: not checked).
+  const missing = /warning: puppeteer needs \/usr\/lib\/chromium\/chromium, which this host does not have; .*apt-get install --no-install-recommends chromium/;
+  if (!existsSync(CHROMIUM)) {
+    assert.match((await dry(['--permission-profile', 'none', 'puppeteer'])).stderr, missing);
+  } else if (process.getuid() === 0) {
+    const hidden = spawnSync('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs none /usr/lib/chromium && exec "$0" "$@"',
+      MCPCELL_BIN, 'run', '--dry-run', '--permission-profile', 'none', 'puppeteer'], { env: mcpcellEnv(), encoding: 'utf8', timeout: 60_000 });
+    assert.equal(hidden.status, 0, hidden.stderr);
+    assert.match(hidden.stderr, missing);
+  } else {
+    t.diagnostic('the missing-Chromium warning is not checked: hiding the installed one needs root (a mount namespace)');
+  }
+  if (existsSync(CHROMIUM)) assert.doesNotMatch(pw.stderr, /which this host does not have/);
 
   const other = await dry(['--permission-profile', 'none', 'npx://mcp-hello-world@1.1.2']);
   assert.equal(Object.keys(other.cell.env).filter((k) => k.startsWith('PLAYWRIGHT')).length, 0);

@@ -112,7 +112,13 @@ TEST(Registry, BrowserEntriesCarryWhatAChromiumNeedsInACell) {
     for (const auto& a : e->args) carried += a + " ";
     for (const auto& v : e->env_vars) carried += v.name + "=" + v.default_value.value_or("") + " ";
     EXPECT_NE(carried.find("/usr/lib/chromium/chromium"), std::string::npos) << name << ": " << carried;
+    EXPECT_EQ(e->requires_paths, (std::vector<std::string>{"/usr/lib/chromium/chromium"})) << name;
+    EXPECT_NE(e->requires_hint.find("apt-get install"), std::string::npos) << name;
   }
+  auto relative = ParseCatalog(R"({"servers": {"b": {"source": "npx://b@1.0.0", "requires_paths": ["chromium"]}}})", "cat.json");
+  ASSERT_FALSE(relative.ok());
+  EXPECT_NE(relative.error().Message().find("$.servers.b.requires_paths: \"chromium\" is not an absolute path"),
+            std::string::npos) << relative.error().Message();
 }
 
 }  // namespace
