@@ -32,7 +32,8 @@ json EntryJson(const RegistryEntry& e) {
               {"tier", e.tier}, {"status", e.status}, {"transport", e.transport},
               {"repository_url", e.repository_url}, {"usage", e.usage}, {"tags", e.tags},
               {"env_vars", env}, {"permissions", ToJson(e.permissions)},
-              {"path_args", e.path_args}, {"args", e.args}, {"notice", e.notice}};
+              {"path_args", e.path_args}, {"args", e.args}, {"notice", e.notice},
+              {"requires_paths", e.requires_paths}, {"requires_hint", e.requires_hint}};
 }
 
 // mcpcell's options before the name: every word after SERVER is the server's
@@ -88,6 +89,10 @@ void PrintInfo(const RegistryEntry& e) {
   }
   if (!e.args.empty()) std::printf("  arguments put first: %s\n", fmt::format("{}", fmt::join(e.args, " ")).c_str());
   if (!e.notice.empty()) std::printf("  notice:     %s\n", e.notice.c_str());
+  if (!e.requires_paths.empty()) {
+    std::printf("  needs:      %s%s\n", fmt::format("{}", fmt::join(e.requires_paths, ", ")).c_str(),
+                e.requires_hint.empty() ? "" : (" (" + e.requires_hint + ")").c_str());
+  }
   std::printf("  run:        %s\n", RunExample(e).c_str());
 }
 
