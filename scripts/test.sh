@@ -66,11 +66,22 @@ cgroup_limits_available() {
   fi
 }
 
+# Every e2e file but compat.test.mjs, which has a step of its own (below).
+e2e_files() { ls ./*.test.mjs | grep -vx './compat.test.mjs'; }
+
 e2e_as_root() {
   local require_limits=0
   cgroup_limits_available && require_limits=1
   (cd "$STAGE/e2e" && env MCPCELL_BIN="$STAGE/mcpcell" E2E_REQUIRE_ISOLATION=1 \
-    E2E_REQUIRE_LIMITS="$require_limits" node --test --test-concurrency=1 --test-reporter=spec ./*.test.mjs)
+    E2E_REQUIRE_LIMITS="$require_limits" node --test --test-concurrency=1 --test-reporter=spec $(e2e_files))
+}
+
+# The compatibility suite (docs/COMPAT.md): real npm servers, installed by
+# mcpcell into root's cache (~/.cache/mcpcell/npx: the first run on a machine
+# downloads them, later runs install nothing), each run in a cell with no network.
+e2e_compat() {
+  (cd "$STAGE/e2e" && env MCPCELL_BIN="$STAGE/mcpcell" E2E_REQUIRE_ISOLATION=1 \
+    node --test --test-concurrency=1 --test-reporter=spec ./compat.test.mjs)
 }
 
 # Under ASan+UBSan (build-asan/): every unit test, then the e2e files that
@@ -125,7 +136,7 @@ e2e_as_test_user() {
   (cd "$STAGE/e2e" && runuser -u "$TEST_USER" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
     HOME="$(getent passwd "$TEST_USER" | cut -d: -f6)" LANG=C.UTF-8 USER="$TEST_USER" \
     MCPCELL_BIN="$STAGE/mcpcell" E2E_REQUIRE_ISOLATION="$require_isolation" E2E_REQUIRE_LIMITS=0 \
-    node --test --test-concurrency=1 --test-reporter=spec ./*.test.mjs)
+    node --test --test-concurrency=1 --test-reporter=spec $(e2e_files))
 }
 
 require_root
@@ -133,7 +144,9 @@ require_root
 trap 'exit 130' INT TERM
 trap 'summary $?' EXIT
 step layers scripts/check_layers.sh  # no upward include between src/ modules (docs/ARCHITECTURE.md)
-install_packages clang libclang-rt-14-dev  # fuzz targets: clang, libFuzzer and its ASan runtime
+# clang, libclang-rt-14-dev: the fuzz targets (libFuzzer and its ASan runtime);
+# chromium: the browser servers of the compatibility suite (docs/COMPAT.md)
+install_packages clang libclang-rt-14-dev chromium
 ensure_test_user
 build_mcpcell
 step unit unit_tests
@@ -143,6 +156,7 @@ STAGE=$(stage_tree)
 trap 'rc=$?; rm -rf "$STAGE"; summary $rc' EXIT
 step e2e-root e2e_as_root
 step "e2e-$TEST_USER" e2e_as_test_user
+step e2e-compat e2e_compat
 
 step build-asan build_asan
 step unit-asan unit_tests_asan

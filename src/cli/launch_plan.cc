@@ -81,6 +81,34 @@ Status BindPathArgs(const RegistryEntry* entry, ServerRef* ref, RunRequest* req,
   return {};
 }
 
+/// What a registry entry carries for the server to start in a cell (browser
+/// servers: the browser's path, headless, its own sandbox off): the entry's
+/// arguments go before the user's; its env defaults go first, so the
+/// profile's env and --env of the same name win. Its notice is said on every
+/// launch: a trade-off the user must hear about, not only with -v.
+void ApplyEntryDefaults(const RegistryEntry* entry, ServerRef* ref, RunRequest* merged, std::vector<std::string>* notes) {
+  if (entry == nullptr) return;
+  if (!entry->args.empty()) {
+    ref->args.insert(ref->args.begin(), entry->args.begin(), entry->args.end());
+    std::string shown;
+    for (const auto& a : entry->args) shown += (shown.empty() ? "" : " ") + a;
+    notes->push_back("registry entry \"" + entry->name + "\" puts its arguments first: " + shown);
+  }
+  std::vector<std::string> defaults;
+  for (const auto& v : entry->env_vars) {
+    if (v.default_value) defaults.push_back(v.name + "=" + *v.default_value);
+  }
+  merged->env.insert(merged->env.begin(), defaults.begin(), defaults.end());
+  if (!entry->notice.empty()) Say(entry->name + ": " + entry->notice);
+  for (const auto& p : entry->requires_paths) {
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) {
+      Say("warning: " + entry->name + " needs " + p + ", which this host does not have; its tools that use it will fail" +
+          (entry->requires_hint.empty() ? "" : " (" + entry->requires_hint + ")"));
+    }
+  }
+}
+
 /// The system files a networked runtime needs (resolv.conf, certs, gai.conf),
 /// added when the cell has a network; BuildCellSpec built for no network. An
 /// allow-list cell gets its own resolv.conf (the DNS stub, written by the
@@ -529,6 +557,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   plan.profile = profile->name;
 
   RunRequest merged = MergeProfile(*profile, with_args);
+  ApplyEntryDefaults(decided->entry_ptr(), &ref, &merged, &notes);
   auto resolved = ResolveArgv(ref, req, merged);
   if (!resolved.ok()) return resolved.error();
   auto secrets = LowerSecrets(merged.secrets, merged.secret_env);

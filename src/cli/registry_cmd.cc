@@ -24,13 +24,16 @@ using nlohmann::json;
 json EntryJson(const RegistryEntry& e) {
   json env = json::array();
   for (const auto& v : e.env_vars) {
-    env.push_back({{"name", v.name}, {"description", v.description}, {"required", v.required}, {"secret", v.secret}});
+    json one = {{"name", v.name}, {"description", v.description}, {"required", v.required}, {"secret", v.secret}};
+    if (v.default_value) one["default"] = *v.default_value;
+    env.push_back(std::move(one));
   }
   return json{{"name", e.name}, {"description", e.description}, {"source", CanonicalSource(e.source)},
               {"tier", e.tier}, {"status", e.status}, {"transport", e.transport},
               {"repository_url", e.repository_url}, {"usage", e.usage}, {"tags", e.tags},
               {"env_vars", env}, {"permissions", ToJson(e.permissions)},
-              {"path_args", e.path_args}};
+              {"path_args", e.path_args}, {"args", e.args}, {"notice", e.notice},
+              {"requires_paths", e.requires_paths}, {"requires_hint", e.requires_hint}};
 }
 
 // mcpcell's options before the name: every word after SERVER is the server's
@@ -79,9 +82,16 @@ void PrintInfo(const RegistryEntry& e) {
   if (!e.env_vars.empty()) {
     std::printf("  environment:\n");
     for (const auto& v : e.env_vars) {
-      std::printf("    %-32s %s%s — %s\n", v.name.c_str(), v.required ? "required" : "optional",
-                  v.secret ? ", SECRET (give it as a file: --secret)" : "", v.description.c_str());
+      std::printf("    %-32s %s%s — %s%s\n", v.name.c_str(), v.required ? "required" : "optional",
+                  v.secret ? ", SECRET (give it as a file: --secret)" : "", v.description.c_str(),
+                  v.default_value ? (" (default in the cell: " + *v.default_value + ")").c_str() : "");
     }
+  }
+  if (!e.args.empty()) std::printf("  arguments put first: %s\n", fmt::format("{}", fmt::join(e.args, " ")).c_str());
+  if (!e.notice.empty()) std::printf("  notice:     %s\n", e.notice.c_str());
+  if (!e.requires_paths.empty()) {
+    std::printf("  needs:      %s%s\n", fmt::format("{}", fmt::join(e.requires_paths, ", ")).c_str(),
+                e.requires_hint.empty() ? "" : (" (" + e.requires_hint + ")").c_str());
   }
   std::printf("  run:        %s\n", RunExample(e).c_str());
 }

@@ -53,6 +53,15 @@ Result<std::vector<RegistryEnvVar>> ReadEnvVars(const std::string& origin, const
     auto secret = OptBool(origin, p, j[i], "secret");
     if (!secret.ok()) return secret.error();
     v.secret = *secret;
+    if (j[i].contains("default")) {
+      auto d = JsonString(origin, JsonChild(p, "default"), j[i]["default"], /*nonempty=*/false);
+      if (!d.ok()) return d.error();
+      if (v.secret) {
+        return JsonPathError(origin, JsonChild(p, "default"),
+                             "a secret cannot have a default (a value in the catalog is no secret); remove it");
+      }
+      v.default_value = *d;
+    }
     out.push_back(std::move(v));
   }
   return out;
@@ -60,11 +69,12 @@ Result<std::vector<RegistryEnvVar>> ReadEnvVars(const std::string& origin, const
 
 Result<RegistryEntry> ReadEntry(const std::string& origin, const std::string& path,
                                 const std::string& name, const json& j) {
-  // Our keys, then ToolHive registry keys we accept and ignore (metadata only).
+  // Our keys (ToolHive's "args" and env_vars' "default" are used, as ToolHive
+  // does), then ToolHive registry keys we accept and ignore (metadata only).
   MCPCELL_TRY(CheckObjectKeys(
       origin, path, j,
       {"description", "source", "image", "tier", "status", "transport", "repository_url", "usage",
-       "tags", "env_vars", "permissions", "path_args", "args", "tools", "metadata", "provenance",
+       "tags", "env_vars", "permissions", "path_args", "args", "notice", "requires_paths", "requires_hint", "tools", "metadata", "provenance",
        "target_port", "docker_tags", "custom_metadata", "name", "title", "overview"}));
   RegistryEntry e;
   e.name = name;
@@ -131,6 +141,25 @@ Result<RegistryEntry> ReadEntry(const std::string& origin, const std::string& pa
     }
     e.path_args = *pa;
   }
+  if (j.contains("args")) {
+    auto a = JsonStringList(origin, JsonChild(path, "args"), j["args"]);
+    if (!a.ok()) return a.error();
+    e.args = std::move(*a);
+  }
+  auto notice = OptString(origin, path, j, "notice", "");
+  if (!notice.ok()) return notice.error();
+  e.notice = *notice;
+  if (j.contains("requires_paths")) {
+    auto r = JsonStringList(origin, JsonChild(path, "requires_paths"), j["requires_paths"]);
+    if (!r.ok()) return r.error();
+    for (const auto& p : *r) {
+      if (p.empty() || p[0] != '/') return JsonPathError(origin, JsonChild(path, "requires_paths"), "\"" + p + "\" is not an absolute path");
+    }
+    e.requires_paths = std::move(*r);
+  }
+  auto hint = OptString(origin, path, j, "requires_hint", "");
+  if (!hint.ok()) return hint.error();
+  e.requires_hint = *hint;
   return e;
 }
 

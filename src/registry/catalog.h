@@ -5,6 +5,7 @@
 // format is documented in docs/REGISTRY.md and also reads ToolHive registry
 // entries ("image" instead of "source", capitalised tiers, extra metadata).
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,9 @@ struct RegistryEnvVar {
   std::string description;
   bool required = false;
   bool secret = false;  ///< deliver with --secret NAME=FILE [--secret-env NAME], never --env
+  /// ToolHive's "default": set in the cell when neither --env nor the profile
+  /// sets NAME (never for a secret: a value in the catalog is no secret).
+  std::optional<std::string> default_value;
 };
 
 struct RegistryEntry {
@@ -35,6 +39,14 @@ struct RegistryEntry {
   std::vector<RegistryEnvVar> env_vars;
   PermissionProfile permissions;  ///< the default profile
   std::string path_args;   ///< "" | "read" | "write": absolute-path args are bound at the same path
+  std::vector<std::string> args;  ///< ToolHive's "args": put before the user's arguments
+  /// mcpcell only: a trade-off the entry makes that a user must hear (said on
+  /// stderr at every launch), e.g. a browser's own sandbox turned off.
+  std::string notice;
+  /// mcpcell only: host files the server needs (Debian's Chromium); a missing
+  /// one is a warning at launch naming `requires_hint`, e.g. the package to install.
+  std::vector<std::string> requires_paths;
+  std::string requires_hint;
 };
 
 class Catalog {

@@ -109,6 +109,25 @@ constexpr std::string_view kCatalog = R"catalog({
       "tags": [
         "browser"
       ],
+      "env_vars": [
+        {
+          "name": "PUPPETEER_LAUNCH_OPTIONS",
+          "description": "Puppeteer launch options (JSON): Debian's Chromium, headless, its own sandbox off",
+          "required": false,
+          "secret": false,
+          "default": "{\"headless\": true, \"executablePath\": \"/usr/lib/chromium/chromium\", \"args\": [\"--no-sandbox\"]}"
+        },
+        {
+          "name": "ALLOW_DANGEROUS",
+          "description": "The server refuses --no-sandbox unless this is true",
+          "required": false,
+          "secret": false,
+          "default": "true"
+        }
+      ],
+      "requires_paths": ["/usr/lib/chromium/chromium"],
+      "requires_hint": "install Debian's chromium: apt-get install --no-install-recommends chromium",
+      "notice": "Chromium runs with its own sandbox off (--no-sandbox): its namespace sandbox needs new user namespaces, which the cell refuses to every process in it (seccomp), and its setuid helper cannot work under nosuid and no_new_privs. A page that exploits the renderer gets this server's rights in the cell (its grants, its network) and no more: the cell is the sandbox. Needs Debian's chromium package (/usr/lib/chromium/chromium). See docs/THREAT_MODEL.md, Browser servers.",
       "permissions": {
         "network": {
           "outbound": {
@@ -415,6 +434,41 @@ constexpr std::string_view kCatalog = R"catalog({
       "tags": [
         "browser"
       ],
+      "env_vars": [
+        {"name": "PLAYWRIGHT_MCP_BROWSER", "description": "Browser (chromium: Debian's, not a download)", "required": false, "secret": false, "default": "chromium"},
+        {"name": "PLAYWRIGHT_MCP_EXECUTABLE_PATH", "description": "The browser binary (the real one: Debian's /usr/bin/chromium wrapper reads /etc/chromium.d, not in the cell)", "required": false, "secret": false, "default": "/usr/lib/chromium/chromium"},
+        {"name": "PLAYWRIGHT_MCP_HEADLESS", "description": "No display in the cell", "required": false, "secret": false, "default": "true"},
+        {"name": "PLAYWRIGHT_MCP_SANDBOX", "description": "Chromium's own sandbox (cannot nest in a cell)", "required": false, "secret": false, "default": "false"}
+      ],
+      "requires_paths": ["/usr/lib/chromium/chromium"],
+      "requires_hint": "install Debian's chromium: apt-get install --no-install-recommends chromium",
+      "notice": "Chromium runs with its own sandbox off (--no-sandbox): its namespace sandbox needs new user namespaces, which the cell refuses to every process in it (seccomp), and its setuid helper cannot work under nosuid and no_new_privs. A page that exploits the renderer gets this server's rights in the cell (its grants, its network) and no more: the cell is the sandbox. Needs Debian's chromium package (/usr/lib/chromium/chromium). See docs/THREAT_MODEL.md, Browser servers.",
+      "permissions": {
+        "network": {
+          "outbound": {
+            "insecure_allow_all": true
+          }
+        }
+      }
+    },
+    "chrome-devtools": {
+      "description": "Control and inspect Chromium through the DevTools protocol (Google)",
+      "source": "npx://chrome-devtools-mcp@1.11.0",
+      "tier": "verified",
+      "status": "active",
+      "transport": "stdio",
+      "repository_url": "https://github.com/ChromeDevTools/chrome-devtools-mcp",
+      "tags": [
+        "browser"
+      ],
+      "args": ["--headless", "--isolated", "--executablePath=/usr/lib/chromium/chromium", "--chromeArg=--no-sandbox",
+               "--no-usage-statistics", "--no-performance-crux"],
+      "env_vars": [
+        {"name": "CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS", "description": "No version check against npm at start", "required": false, "secret": false, "default": "1"}
+      ],
+      "requires_paths": ["/usr/lib/chromium/chromium"],
+      "requires_hint": "install Debian's chromium: apt-get install --no-install-recommends chromium",
+      "notice": "Chromium runs with its own sandbox off (--no-sandbox): its namespace sandbox needs new user namespaces, which the cell refuses to every process in it (seccomp), and its setuid helper cannot work under nosuid and no_new_privs. A page that exploits the renderer gets this server's rights in the cell (its grants, its network) and no more: the cell is the sandbox. Needs Debian's chromium package (/usr/lib/chromium/chromium). See docs/THREAT_MODEL.md, Browser servers.",
       "permissions": {
         "network": {
           "outbound": {

@@ -75,5 +75,51 @@ TEST(Registry, MembersOfTheWrongTypeNameThePath) {
   EXPECT_NE(b.error().Message().find("$.servers.x.env_vars[0].secret"), std::string::npos) << b.error().Message();
 }
 
+// ToolHive's "args" and env_vars' "default" are used, not accepted and
+// ignored; a default on a secret is refused (a value in the catalog is no secret).
+TEST(Registry, ArgsDefaultsAndNoticeAreRead) {
+  auto cat = ParseCatalog(R"({"servers": {"b": {"source": "npx://b@1.0.0", "args": ["--headless", "--x=1"],
+    "notice": "its own sandbox is off",
+    "env_vars": [{"name": "B_PATH", "default": "/usr/lib/b"}, {"name": "B_KEY", "secret": true}]}}})", "cat.json");
+  ASSERT_TRUE(cat.ok()) << cat.error().Message();
+  const RegistryEntry* e = cat->Find("b");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->args, (std::vector<std::string>{"--headless", "--x=1"}));
+  EXPECT_EQ(e->notice, "its own sandbox is off");
+  ASSERT_EQ(e->env_vars.size(), 2u);
+  EXPECT_EQ(e->env_vars[0].default_value, std::optional<std::string>("/usr/lib/b"));
+  EXPECT_FALSE(e->env_vars[1].default_value.has_value());
+
+  auto secret = ParseCatalog(R"({"servers": {"b": {"source": "npx://b@1.0.0",
+    "env_vars": [{"name": "B_KEY", "secret": true, "default": "sk-1"}]}}})", "cat.json");
+  ASSERT_FALSE(secret.ok());
+  EXPECT_NE(secret.error().Message().find("$.servers.b.env_vars[0].default: a secret cannot have a default"),
+            std::string::npos) << secret.error().Message();
+  auto bad_args = ParseCatalog(R"({"servers": {"b": {"source": "npx://b@1.0.0", "args": "--headless"}}})", "cat.json");
+  ASSERT_FALSE(bad_args.ok());
+  EXPECT_NE(bad_args.error().Message().find("$.servers.b.args"), std::string::npos) << bad_args.error().Message();
+}
+
+// Every browser entry runs Debian's Chromium without its own sandbox, and says so.
+TEST(Registry, BrowserEntriesCarryWhatAChromiumNeedsInACell) {
+  auto cat = BundledCatalog();
+  ASSERT_TRUE(cat.ok()) << cat.error().Message();
+  for (const char* name : {"playwright", "puppeteer", "chrome-devtools"}) {
+    const RegistryEntry* e = cat->Find(name);
+    ASSERT_NE(e, nullptr) << name;
+    EXPECT_NE(e->notice.find("sandbox off"), std::string::npos) << name;
+    std::string carried;
+    for (const auto& a : e->args) carried += a + " ";
+    for (const auto& v : e->env_vars) carried += v.name + "=" + v.default_value.value_or("") + " ";
+    EXPECT_NE(carried.find("/usr/lib/chromium/chromium"), std::string::npos) << name << ": " << carried;
+    EXPECT_EQ(e->requires_paths, (std::vector<std::string>{"/usr/lib/chromium/chromium"})) << name;
+    EXPECT_NE(e->requires_hint.find("apt-get install"), std::string::npos) << name;
+  }
+  auto relative = ParseCatalog(R"({"servers": {"b": {"source": "npx://b@1.0.0", "requires_paths": ["chromium"]}}})", "cat.json");
+  ASSERT_FALSE(relative.ok());
+  EXPECT_NE(relative.error().Message().find("$.servers.b.requires_paths: \"chromium\" is not an absolute path"),
+            std::string::npos) << relative.error().Message();
+}
+
 }  // namespace
 }  // namespace mcpcell
