@@ -169,6 +169,33 @@ test('a writable grant holding the owner\'s setuid file is not mapped (an mmap w
   assert.equal(statSync(suid).mode & 0o7777, 0o4755);
 });
 
+test('a writable grant holding the owner\'s file with capabilities is not mapped (mmap keeps them too)', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  if (!isRoot) return t.skip('setcap needs root');
+  if (spawnSync('setcap', ['-h']).error) return t.skip('setcap is not installed');
+  const dir = ownedDir('fcaps', { uid: 0, gid: 0 });
+  const tool = path.join(dir, 'bin', 'pinger');
+  mkdirSync(path.dirname(tool));
+  writeFileSync(tool, 'not really a binary\n');
+  chmodSync(tool, 0o755);
+  assert.equal(spawnSync('setcap', ['cap_net_raw+ep', tool]).status, 0);
+  const on = await runInCell(['--write', dir, '--idmap=on'], ['/bin/true']);
+  assert.equal(on.code, EXIT.usage);
+  assert.match(on.stderr, /file capabilities.*bin\/pinger/s);
+});
+
+test('the control: outside a cell, the same routes do set the bits', { timeout: 30_000 }, async (t) => {
+  if (!PROBE) return t.skip('setid_probe is not built');
+  const dir = makeTempDir('bare');
+  const r = spawnSync(PROBE, [dir], { encoding: 'utf8' });
+  const attempts = lines(r.stdout).map((l) => JSON.parse(l)).filter((x) => x.route);
+  const worked = attempts.filter((a) => !a.refused).map((a) => a.route);
+  for (const route of ['chmod 4755', 'fchmodat 6755', 'open O_CREAT 4755', 'creat 6755', 'mknod S_IFREG 4755']) {
+    assert.ok(worked.includes(route), `${route} failed even without a cell: ${r.stdout}`);
+  }
+  assert.notDeepEqual(setIdFiles(dir), []);
+});
+
 test('a shared (1777) directory is not mapped: the cell would own every user\'s files there', { timeout: 60_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   if (!isRoot) return t.skip('root only');

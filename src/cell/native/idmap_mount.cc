@@ -10,6 +10,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -113,11 +114,15 @@ std::string WritableGrantReason(const CellSpec& spec, int source, const struct s
   if (S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
     return "it is a setuid/setgid file; as its owner the cell could rewrite it through mmap, which keeps the bit";
   }
+  std::string at = "/proc/self/fd/" + std::to_string(source);  // O_PATH: fgetxattr would be EBADF
+  if (S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0 && ::getxattr(at.c_str(), "security.capability", nullptr, 0) >= 0) {
+    return "it has file capabilities; as its owner the cell could rewrite it through mmap, which keeps them";
+  }
   if (!S_ISDIR(st.st_mode)) return {};
   auto found = FindOwnersSetIdFile(source, st.st_uid, gid, kScanBudget);
   if (!found) return found.error().Message();
   if (!found->empty()) {
-    return "it holds a setuid/setgid file of its owner (" + *found +
+    return "it holds a setuid/setgid file or one with file capabilities of its owner (" + *found +
            "); as its owner the cell could rewrite it through mmap, which keeps the bit";
   }
   return {};
@@ -191,6 +196,15 @@ struct ScanState {
   std::string found;
 };
 
+// A setuid/setgid file, or an executable with file capabilities
+// (security.capability): both keep their privilege through an mmap write.
+bool IsPrivileged(int dir, const std::string& name, const struct stat& st) {
+  if ((st.st_mode & (S_ISUID | S_ISGID)) != 0) return true;
+  if ((st.st_mode & 0111) == 0) return false;
+  std::string at = "/proc/self/fd/" + std::to_string(dir) + "/" + name;
+  return ::lgetxattr(at.c_str(), "security.capability", nullptr, 0) >= 0;
+}
+
 Status ScanDir(int dir, const std::string& rel, int depth, ScanState* s) {
   if (depth > kScanDepth) return MakeError("search for setuid files", rel, "deeper than 64 levels; grant a narrower directory");
   int fd = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -210,7 +224,7 @@ Status ScanDir(int dir, const std::string& rel, int depth, ScanState* s) {
     struct stat st{};
     if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
     std::string path = rel.empty() ? name : rel + "/" + name;
-    if (S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)) != 0 && (st.st_uid == s->uid || st.st_gid == s->gid)) {
+    if (S_ISREG(st.st_mode) && (st.st_uid == s->uid || st.st_gid == s->gid) && IsPrivileged(::dirfd(d), name, st)) {
       s->found = path;
       break;
     }

@@ -11,9 +11,10 @@
 // reachable than it is to the owner. What makes this safe to hand out:
 //   - the cell can never create a setuid/setgid bit or a file capability
 //     (seccomp_setid.cc), so an owner's file it writes carries no privilege;
-//   - a writable grant holding a setuid/setgid file of the owner is not
-//     mapped: a shared mmap(2) write keeps the bit (only write(2) and
-//     truncate(2) drop it), so the cell could rewrite a setuid-root binary;
+//   - a writable grant holding a setuid/setgid file (or one with file
+//     capabilities) of the owner is not mapped: a shared mmap(2) write keeps
+//     the bit and the capabilities (write(2) and truncate(2) drop them), so
+//     the cell could rewrite a setuid-root binary;
 //   - a shared directory (sticky or world-writable: /tmp, /var/tmp) is not
 //     mapped: its owner may delete and replace every other user's files;
 //   - read-only grants stay read-only (the flag is set in the same call).
@@ -53,8 +54,8 @@ std::string IdmapLines(std::uint32_t from, std::uint32_t to);
 std::string SharedDirectoryReason(unsigned mode);
 
 /// Searches the tree below `dir` (not following symlinks, crossing mounts)
-/// for a regular file with S_ISUID or S_ISGID that `uid` owns or `gid` is
-/// the group of. Returns its path relative to `dir`, "" when there is none,
+/// for a regular file with S_ISUID or S_ISGID, or an executable with file
+/// capabilities, that `uid` owns or `gid` is the group of. Returns its path relative to `dir`, "" when there is none,
 /// or an error when the tree has more than `budget` entries or is deeper than
 /// 64 levels (it could not be checked whole).
 Result<std::string> FindOwnersSetIdFile(int dir, std::uint32_t uid, std::uint32_t gid, std::size_t budget);
