@@ -196,6 +196,24 @@ test('the control: outside a cell, the same routes do set the bits', { timeout: 
   assert.notDeepEqual(setIdFiles(dir), []);
 });
 
+test('a hard link to another user\'s setuid file inside a mapped grant is refused (protected_hardlinks)', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  if (!isRoot) return t.skip('planting another user\'s setuid file needs root');
+  if (readFileSync('/proc/sys/fs/protected_hardlinks', 'utf8').trim() !== '1') return t.skip('fs.protected_hardlinks is off here');
+  const dir = ownedDir('hardlink', { uid: 0, gid: 0 });
+  const planted = path.join(dir, 'nobodys-tool');
+  writeFileSync(planted, '#!/bin/sh\n');
+  chownSync(planted, 65534, 65534);
+  chmodSync(planted, 0o4755);  // nobody's, not the owner's: the grant is still mapped
+  const r = await runInCell(['--write', dir], ['/bin/sh', '-c', `ln ${planted} ${dir}/linked; echo "ln=$?"; touch ${dir}/mine; echo "touch=$?"`]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /ln=[1-9]/);
+  assert.match(r.stdout, /touch=0/, 'the grant was mapped (root-owned 0755, written by the cell)');
+  assert.equal(existsSync(path.join(dir, 'linked')), false);
+  assert.equal(statSync(planted).nlink, 1);
+  assert.deepEqual(setIdFiles(dir).filter((f) => !f.startsWith(planted + ' ')), []);
+});
+
 test('a shared (1777) directory is not mapped: the cell would own every user\'s files there', { timeout: 60_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   if (!isRoot) return t.skip('root only');
