@@ -152,7 +152,10 @@ Result<UniqueFd> MapOneGrant(const CellSpec& spec, const MountSpec& m, const Hos
   auto key = std::make_pair(static_cast<std::uint32_t>(st.st_uid), gid);
   if (namespaces->count(key) == 0) {
     auto ns = IdmapUserns(key.first, key.second, host);
-    if (!ns) return ns.error();
+    if (!ns) {
+      *reason = "no user namespace for the mapping (" + ns.error().Message() + ")";
+      return UniqueFd();
+    }
     (*namespaces)[key] = std::move(*ns);
   }
   auto tree = IdmappedTree(source->get(), m, (*namespaces)[key].get());

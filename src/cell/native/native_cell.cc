@@ -254,7 +254,9 @@ class NativeCellRun {
     host_ = CellHostIds(claim_ ? claim_->id() : 0);
     std::vector<std::string> notes;
     auto mapped = MapGrantsToOwners(spec_, planned_, host_, &notes);
-    if (!mapped) return Failed(kExitUsage, mapped.error());
+    // --idmap=on refusing a grant is what the user asked for (exit 2); a
+    // source that changed or a failed syscall is a setup failure, as in the cell.
+    if (!mapped) return Failed(mapped.error().what == "--idmap=on" ? kExitUsage : kExitSetupFailed, mapped.error());
     mapped_ = std::move(*mapped);
     for (const auto& n : notes) Warn(n);
     if (auto ok = CheckSupported(host_, planned_, mapped_); !ok) return Failed(kExitUsage, ok.error());
