@@ -249,4 +249,8 @@ test('--idmap takes auto, on or off, and --dry-run shows it', async () => {
   const dry = await runMcpcell(['run', '--isolate=native', '--idmap=on', '--dry-run', '--', '/bin/true']);
   assert.equal(dry.code, 0, dry.stderr);
   assert.equal(JSON.parse(dry.stdout).cell.idmap, 'on');
+  // Container cells do not map ids: asking for it there is refused, not ignored.
+  const docker = await runMcpcell(['run', '--isolate=docker', '--idmap=on', '--dry-run', '--', '/bin/true']);
+  assert.equal(docker.code, EXIT.usage);
+  assert.match(docker.stderr, /--idmap=on .*only native cells/);
 });
