@@ -137,6 +137,7 @@ Result<UniqueFd> MapOneGrant(const CellSpec& spec, const MountSpec& m, const Hos
   struct stat st{};
   if (::fstat(source->get(), &st) != 0) return ErrnoError("stat mount source", m.source);
   if (st.st_uid == host.uid) return UniqueFd();  // the cell's own already
+  *shared = m.writable && S_ISDIR(st.st_mode) && !SharedDirectoryReason(st.st_mode).empty();
   if (!host.privileged) {
     // Someone else's files read as "other" are what a normal user expects;
     // only where the cell writes is the owner's identity at stake.
@@ -145,7 +146,6 @@ Result<UniqueFd> MapOneGrant(const CellSpec& spec, const MountSpec& m, const Hos
   }
   std::uint32_t gid = OwnerGroup(st);
   if (m.writable) {
-    *shared = S_ISDIR(st.st_mode) && !SharedDirectoryReason(st.st_mode).empty();
     *reason = WritableGrantReason(spec, source->get(), st, gid);
     if (!reason->empty()) return UniqueFd();
   }
