@@ -535,6 +535,9 @@ Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::str
   if (req.gid) spec.gid = *req.gid;
   else if (req.uid) spec.gid = *req.uid;
   spec.ids_given = req.uid.has_value() || req.gid.has_value();
+  if (req.idmap == "on") spec.idmap = CellSpec::Idmap::kOn;
+  else if (req.idmap == "off") spec.idmap = CellSpec::Idmap::kOff;
+  else if (req.idmap != "auto") return MakeError("--idmap", req.idmap, "expected auto, on or off");
   MCPCELL_TRY(AddLimits(&spec, req));
   spec.mounts = SystemMounts(spec.network.mode != NetworkSpec::Mode::kNone);
   for (const auto& p : req.system_mounts) {

@@ -578,6 +578,10 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   if (spec.network.mode != NetworkSpec::Mode::kNone) AddNetworkSystemMounts(&spec);
   if (spec.network.mode == NetworkSpec::Mode::kAllowList) AddProxyEnvironment(&spec);
   MCPCELL_TRY(AddSecrets(std::move(*secrets), plan.level, &spec));
+  if (spec.idmap == CellSpec::Idmap::kOn && (IsContainerLevel(plan.level) || plan.image)) {
+    return MakeError("--idmap=on", ToString(plan.level),
+                     "only native cells mount grants as their owner's; use --isolate=native or --idmap=auto");
+  }
   if (resolved->installed) plan.explain["install"] = AddNpxCache(*resolved->installed, ref, &spec);
   MCPCELL_TRY(CheckPlannedCell(ref, req, *resolved, spec));
   SayPlanNotes(req, decided->facts, spec, *net, notes);

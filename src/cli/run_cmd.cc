@@ -253,6 +253,9 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set, const Comma
   }
   cmd->add_option("--read", req->read, "make PATH (or HOST:CELL) readable in the cell")->type_name("PATH");
   cmd->add_option("--write", req->write, "make PATH (or HOST:CELL) writable in the cell")->type_name("PATH");
+  cmd->add_option("--idmap", req->idmap,
+                  "native cells run by root: --read/--write dirs act as their owner's: auto (default: where the "
+                  "kernel and the dir allow, else said), on (refuse otherwise), off");
   cmd->add_option("--env", req->env, "pass NAME from the environment, or set NAME=VALUE")->type_name("NAME[=VALUE]");
   if (set == RunOptionSet::kRun) {
     cmd->add_option("--drop-env", req->drop_env, "NAME from the environment is dropped on purpose: no note about it")

@@ -88,6 +88,7 @@ nlohmann::json ToJson(const CellSpec& s) {
       {"secrets", secrets},
       {"seccomp", s.seccomp},
       {"landlock", s.landlock},
+      {"idmap", s.idmap == CellSpec::Idmap::kOn ? "on" : s.idmap == CellSpec::Idmap::kOff ? "off" : "auto"},
       {"stop_grace_ms", s.stop_grace.count()},
   };
 }

@@ -142,6 +142,11 @@ struct CellSpec {
   std::vector<SecretSpec> secrets;
   bool seccomp = true;
   bool landlock = true;
+  /// Native cells: granted directories mounted as their owner's (idmap
+  /// mounts, cell/native/idmap_mount.h). kAuto: where possible, else said on
+  /// stderr and bound as the cell's own id; kOn: refused where not possible.
+  enum class Idmap { kAuto, kOn, kOff };
+  Idmap idmap = Idmap::kAuto;
   std::chrono::milliseconds stop_grace{2000};  ///< SIGTERM → SIGKILL
   std::string backend = "native";
   RelaySpec relay;

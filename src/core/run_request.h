@@ -12,6 +12,7 @@ struct RunRequest {
   std::optional<std::string> server;        ///< SERVER: npx://pkg, uvx://pkg, docker://img, registry name
   std::vector<std::string> command;         ///< after `--`: the server command, or extra args for SERVER
   std::optional<std::string> isolate;       ///< --isolate[=auto|native|docker|podman|gvisor]
+  std::string idmap = "auto";               ///< --idmap auto|on|off: grants as their owner's (native cells)
   std::string fallback = "none";            ///< --fallback none|native: engine down → refuse or native cell
   std::optional<std::string> policy_file;   ///< --policy FILE
   std::optional<std::string> profile;       ///< --permission-profile NAME|FILE

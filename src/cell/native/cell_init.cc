@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <string>
@@ -235,6 +236,22 @@ void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
   if (::setsid() < 0) Fail(sync_fd, ErrnoError("start a session of the cell's own (setsid)"));
 }
 
+// Every fd above stdio but the sync socket and the supervisor's idmapped
+// mount trees (idmap_mount.h), which the root is built from.
+void CloseInheritedFds(int sync_fd, const std::vector<int>& trees) {
+  std::vector<int> keep{sync_fd};
+  for (int t : trees) {
+    if (t >= 0) keep.push_back(t);
+  }
+  std::sort(keep.begin(), keep.end());
+  unsigned from = 3;
+  for (int k : keep) {
+    if (static_cast<unsigned>(k) > from) ::syscall(SYS_close_range, from, static_cast<unsigned>(k - 1), 0U);
+    from = std::max(from, static_cast<unsigned>(k) + 1);
+  }
+  ::syscall(SYS_close_range, from, ~0U, 0U);
+}
+
 }  // namespace
 
 [[noreturn]] void CellInitMain(const CellInitArgs& a) {
@@ -248,8 +265,7 @@ void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) Fail(fd, ErrnoError("set parent-death signal"));
   // Keep only stdio and the sync socket: fds inherited from the supervisor
   // (the cgroup janitor's pipe among them) have no business in the cell.
-  if (fd > 3) ::syscall(SYS_close_range, 3U, static_cast<unsigned>(fd - 1), 0U);
-  ::syscall(SYS_close_range, static_cast<unsigned>(fd + 1), ~0U, 0U);
+  CloseInheritedFds(fd, a.idmapped_trees);
   char go = 0;
   if (::read(fd, &go, 1) != 1 || go != 'g') ::_exit(kExitSetupFailed);  // supervisor gone or refused
   // PID 1 and so the server (its only child) run at no priority the caller
@@ -266,7 +282,7 @@ void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
 
   if (::sethostname(spec.hostname.data(), spec.hostname.size()) != 0) Fail(fd, ErrnoError("sethostname"));
   // Sources are opened with the caller's host identity, before the switch.
-  auto sources = OpenRootfsSources(spec, *a.planned);
+  auto sources = OpenRootfsSources(spec, *a.planned, a.idmapped_trees);
   if (!sources) Fail(fd, sources.error());
   // Become the cell user now: files created while building the root must be
   // owned by an id that exists in this user namespace. Capabilities in the

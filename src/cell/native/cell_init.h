@@ -22,6 +22,9 @@ struct CellInitArgs {
   /// What the cell gets as fds 0-2 instead of the inherited one (-1: keep it):
   /// a pipe where the client's fd is a terminal (cell/native/stdio_relay.h).
   std::array<int, 3> stdio{-1, -1, -1};
+  /// One per planned mount: an idmapped mount tree made by the supervisor
+  /// (cell/native/idmap_mount.h), inherited and attached instead of a bind; -1: bind.
+  std::vector<int> idmapped_trees{};
 };
 
 /// Never returns. Exit status: the server's (128+N when killed by signal N), or

@@ -19,6 +19,7 @@
 #include "cell/native/cell_init.h"
 #include "cell/native/cgroup.h"
 #include "cell/native/id_map.h"
+#include "cell/native/idmap_mount.h"
 #include "cell/native/seccomp.h"
 #include "cell/native/setup_report.h"
 #include "cell/native/stdio_relay.h"
@@ -182,9 +183,13 @@ class Supervisor {
   UniqueFd grace_;
 };
 
-Status CheckSupported(const HostIds& host, const std::vector<MountSpec>& planned) {
-  for (const auto& m : planned) {
-    if (m.writable && m.kind == MountSpec::Kind::kBind) MCPCELL_TRY(CheckCellCanWrite(m.source, host));
+// A grant mounted as its owner's needs no write check: the cell is its owner there.
+Status CheckSupported(const HostIds& host, const std::vector<MountSpec>& planned, const IdmappedGrants& mapped) {
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    const MountSpec& m = planned[i];
+    if (m.writable && m.kind == MountSpec::Kind::kBind && !mapped.trees[i]) {
+      MCPCELL_TRY(CheckCellCanWrite(m.source, host));
+    }
   }
   return {};
 }
@@ -247,7 +252,14 @@ class NativeCellRun {
       claim_ = std::move(*c);
     }
     host_ = CellHostIds(claim_ ? claim_->id() : 0);
-    if (auto ok = CheckSupported(host_, planned_); !ok) return Failed(kExitUsage, ok.error());
+    std::vector<std::string> notes;
+    auto mapped = MapGrantsToOwners(spec_, planned_, host_, &notes);
+    // --idmap=on refusing a grant is what the user asked for (exit 2); a
+    // source that changed or a failed syscall is a setup failure, as in the cell.
+    if (!mapped) return Failed(mapped.error().what == "--idmap=on" ? kExitUsage : kExitSetupFailed, mapped.error());
+    mapped_ = std::move(*mapped);
+    for (const auto& n : notes) Warn(n);
+    if (auto ok = CheckSupported(host_, planned_, mapped_); !ok) return Failed(kExitUsage, ok.error());
 
     cell_id_ = NewCellId();
     (void)ReapStaleCgroups();
@@ -284,6 +296,7 @@ class NativeCellRun {
     bool own_netns = spec_.network.mode != NetworkSpec::Mode::kOpen;
     CellInitArgs init{&spec_, &planned_, host_, child_end.get(), own_netns, seccomp_ ? &*seccomp_ : nullptr};
     for (int n = 0; n < 3; ++n) init.stdio[n] = stdio_.CellEnd(n);
+    for (const auto& t : mapped_.trees) init.idmapped_trees.push_back(t.get());
     std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
                           (own_netns ? CLONE_NEWNET : 0);
     // The supervisor handles these through signalfd; block before clone so none
@@ -302,6 +315,7 @@ class NativeCellRun {
       return Failed(kExitIsolationUnavailable, e);
     }
     pidfd_.reset(pidfd_raw);
+    mapped_ = {};  // the cell holds its own copies; a tree it never attaches dissolves with them
     return {};
   }
 
@@ -382,6 +396,7 @@ class NativeCellRun {
   std::vector<MountSpec> planned_;
   std::optional<CellIdClaim> claim_;
   HostIds host_;
+  IdmappedGrants mapped_;
   std::string cell_id_;
   std::optional<CellCgroup> cgroup_;
   std::optional<SeccompProgram> seccomp_;

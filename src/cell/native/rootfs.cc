@@ -80,6 +80,15 @@ Status BindFd(int fd, const std::string& rel, std::uint64_t attrs) {
   return SetAttrs(rel, attrs, true);
 }
 
+// The supervisor's idmapped copy of a grant (idmap_mount.h), flags already
+// set (read-only unless --write, nosuid, nodev, private): attached, not bound.
+Status AttachIdmappedTree(int tree, const std::string& rel, const MountSpec& m) {
+  if (::syscall(SYS_move_mount, tree, "", AT_FDCWD, rel.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+    return ErrnoError("attach the idmapped mount of " + m.source + " onto", m.target);
+  }
+  return {};
+}
+
 Status WriteFile(const std::string& rel, const std::string& content, mode_t mode) {
   int fd = ::open(rel.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) return ErrnoError("create", rel.substr(1));
@@ -161,6 +170,10 @@ Status MountPlanned(const CellSpec& spec, const std::vector<MountSpec>& planned,
       continue;
     }
     MCPCELL_TRY(MakeMountPoint(rel, e.is_dir));
+    if (e.idmapped_tree >= 0) {
+      MCPCELL_TRY(AttachIdmappedTree(e.idmapped_tree, rel, m));
+      continue;
+    }
     // nosuid everywhere: a setuid binary must not raise privileges even if
     // no_new_privs were somehow missing. nodev except the /dev/null masks.
     std::uint64_t attrs = MOUNT_ATTR_NOSUID | (m.origin == MountSpec::Origin::kMasked ? 0 : MOUNT_ATTR_NODEV);
@@ -269,11 +282,19 @@ Status WriteSecrets(const CellSpec& spec, RootfsSources& src) {
 
 }  // namespace
 
-Result<RootfsSources> OpenRootfsSources(const CellSpec& spec, const std::vector<MountSpec>& planned) {
+Result<RootfsSources> OpenRootfsSources(const CellSpec& spec, const std::vector<MountSpec>& planned,
+                                        const std::vector<int>& idmapped_trees) {
   RootfsSources src;
-  for (const auto& m : planned) {
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    const MountSpec& m = planned[i];
     RootfsSources::Entry e;
-    if (m.kind == MountSpec::Kind::kBind) {
+    if (i < idmapped_trees.size() && idmapped_trees[i] >= 0) {
+      // Opened and checked by the supervisor (idmap_mount.cc), which made the tree from it.
+      struct stat st{};
+      if (::fstat(idmapped_trees[i], &st) != 0) return ErrnoError("stat idmapped mount of", m.source);
+      e.idmapped_tree = idmapped_trees[i];
+      e.is_dir = S_ISDIR(st.st_mode);
+    } else if (m.kind == MountSpec::Kind::kBind) {
       struct stat st{};
       if (::lstat(m.source.c_str(), &st) != 0) return ErrnoError("open mount source (" + m.why + ")", m.source);
       if (S_ISLNK(st.st_mode) && (m.origin == MountSpec::Origin::kSystem || m.origin == MountSpec::Origin::kServerLink)) {

@@ -21,6 +21,7 @@ struct RootfsSources {
     UniqueFd fd;              ///< O_PATH for binds, O_RDONLY for secrets
     std::string link_target;  ///< non-empty: a system symlink (/bin -> usr/bin), recreated as a symlink
     bool is_dir = false;
+    int idmapped_tree = -1;   ///< >= 0: the supervisor's idmapped mount tree, attached instead of a bind
   };
   std::vector<Entry> mounts;   ///< one per planned mount, same order (tmpfs entries hold no fd)
   std::vector<UniqueFd> devices;  ///< host /dev nodes, same order as kDeviceNodes
@@ -30,7 +31,9 @@ struct RootfsSources {
 inline constexpr const char* kDeviceNodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
 
 /// Opens every source. Runs in the child before it becomes the cell user.
-Result<RootfsSources> OpenRootfsSources(const CellSpec& spec, const std::vector<MountSpec>& planned);
+/// `idmapped_trees` (one per planned mount, -1: none) replace the source where given.
+Result<RootfsSources> OpenRootfsSources(const CellSpec& spec, const std::vector<MountSpec>& planned,
+                                        const std::vector<int>& idmapped_trees = {});
 
 /// Builds the root and pivots into it. Runs in the child as the cell user
 /// (with full capabilities in its own user namespace). On return "/" is the

@@ -283,8 +283,8 @@ Result<FilterPtr> BuildFilter(const std::vector<SyscallRule>& rules) {
   // Report the kernel's real errno from seccomp_load, not libseccomp's -ECANCELED.
   (void)seccomp_attr_set(ctx.get(), SCMP_FLTATR_API_SYSRAWRC, 1);
   for (const auto& rule : rules) {
-    int nr = seccomp_syscall_resolve_name(rule.syscall.c_str());
-    if (nr == __NR_SCMP_ERROR) continue;  // unknown to this libseccomp: listed by SeccompUnknownSyscalls
+    int nr = SyscallNumber(rule.syscall);
+    if (nr < 0) continue;  // unknown to this libseccomp: listed by SeccompUnknownSyscalls
     MCPCELL_TRY(AddRule(ctx.get(), nr, rule));
   }
   return ctx;
@@ -310,13 +310,28 @@ std::vector<SyscallRule> SeccompDenyRules() {
   Append(rules, SocketRules());
   Append(rules, TerminalRules());
   Append(rules, PersonalityRules());
+  Append(rules, SetIdBitRules());
   return rules;
+}
+
+int SyscallNumber(const std::string& name) {
+  int nr = seccomp_syscall_resolve_name(name.c_str());
+  if (nr != __NR_SCMP_ERROR) return nr;
+#if defined(__x86_64__) || defined(__aarch64__)
+  // Debian 12's libseccomp 2.5.4 does not know these; skipping a rule would
+  // leave the call allowed (setxattrat sets security.capability).
+  const std::pair<const char*, int> newer[] = {{"fchmodat2", 452}, {"setxattrat", 463}, {"open_tree_attr", 467}};
+  for (const auto& [n, number] : newer) {
+    if (name == n) return number;
+  }
+#endif
+  return -1;
 }
 
 std::vector<std::string> SeccompUnknownSyscalls(const std::vector<SyscallRule>& rules) {
   std::vector<std::string> unknown;
   for (const auto& rule : rules) {
-    if (seccomp_syscall_resolve_name(rule.syscall.c_str()) != __NR_SCMP_ERROR) continue;
+    if (SyscallNumber(rule.syscall) >= 0) continue;
     if (std::find(unknown.begin(), unknown.end(), rule.syscall) == unknown.end()) {
       unknown.push_back(rule.syscall);
     }

@@ -41,6 +41,16 @@ struct SyscallRule {
 /// The deny list as data, so it can be unit tested and printed.
 std::vector<SyscallRule> SeccompDenyRules();
 
+/// Part of the deny list: no S_ISUID/S_ISGID in any mode a cell sets or
+/// creates with, openat2 (mode unreadable) and xattr sets (file capabilities)
+/// refused (seccomp_setid.cc; issue 14 item 5).
+std::vector<SyscallRule> SetIdBitRules();
+
+/// The syscall's number for the native architecture: libseccomp's, else, for
+/// a call newer than this libseccomp on x86_64/aarch64, its number from the
+/// kernel's shared table (>= 424 is the same on both). -1: unknown.
+int SyscallNumber(const std::string& name);
+
 /// Names in `rules` that this libseccomp cannot resolve for the native
 /// architecture; ApplySeccomp skips them (they stay allowed), doctor lists them.
 std::vector<std::string> SeccompUnknownSyscalls(const std::vector<SyscallRule>& rules);
