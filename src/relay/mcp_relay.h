@@ -140,6 +140,7 @@ class McpRelay {
   std::uint64_t unjudged_[2] = {0, 0};  ///< lines that cannot be messages, passed as they came
   std::unique_ptr<SecretGuard> secrets_;       ///< null when both directions are off
   std::string secrets_error_;                  ///< the rules did not compile: every message is refused
+  bool secrets_made_ = false;                  ///< InitSecrets ran (at the first message, not at launch)
   bool ended_ = false;
   bool said_server_drop_ = false;  ///< the first dropped server line was told on stderr
   static constexpr std::uint64_t kMaxServerNoise = 100;  ///< forged/refused server lines recorded one by one
