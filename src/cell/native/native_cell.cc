@@ -340,10 +340,19 @@ class NativeCellRun {
     if (auto ok = WriteIdMaps(pid_, spec_.uid, spec_.gid, host_); !ok) return Abort(kExitSetupFailed, ok.error());
     if (::send(parent_end_.get(), "g", 1, MSG_NOSIGNAL) != 1) return Abort(kExitSetupFailed, ErrnoError("start cell"));
     TracePhase("go-sent");
+    // The cell may have failed its setup meanwhile (a refused bind source):
+    // then PID 1 is gone (ESRCH) or its end of the socket is (EPIPE), and its
+    // report, read by AwaitServer, says why; no server ran, it waits for "c".
     if (cgroup_->active() && !born_in_cgroup_) {
-      if (auto ok = cgroup_->AddProcess(pid_); !ok) return Abort(kExitSetupFailed, ok.error());
+      if (auto ok = cgroup_->AddProcess(pid_); !ok) {
+        if (ok.error().err == ESRCH) return {};
+        return Abort(kExitSetupFailed, ok.error());
+      }
     }
-    if (::send(parent_end_.get(), "c", 1, MSG_NOSIGNAL) != 1) return Abort(kExitSetupFailed, ErrnoError("start cell"));
+    if (::send(parent_end_.get(), "c", 1, MSG_NOSIGNAL) != 1) {
+      if (errno == EPIPE || errno == ECONNRESET) return {};
+      return Abort(kExitSetupFailed, ErrnoError("start cell"));
+    }
     TracePhase("cgroup-joined");
     // Started while the cell builds its root, off the launch's critical path.
     // A supervisor killed before this point leaves cgroups that the next run,
