@@ -141,7 +141,9 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
   // never writes a message needs none. The first message waits for it.
   if (!secrets_made_) {
     secrets_made_ = true;
+    busy_until_ns_ = INT64_MAX;
     InitSecrets();
+    busy_until_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   }
   if (secrets_ || !secrets_error_.empty()) return GuardSecrets(from, env, line);
   return Dispatch(from, env, line);

@@ -75,8 +75,12 @@ UniqueFd Timer(std::chrono::milliseconds after) {
 class Supervisor {
  public:
   /// `stdin_closed_fd`: readable when the client's input ended; -1 to watch fd 0 itself.
-  Supervisor(pid_t pid, int pidfd, const CellSpec& spec, int stdin_closed_fd)
-      : pid_(pid), pidfd_(pidfd), spec_(spec), stdin_fd_(stdin_closed_fd >= 0 ? stdin_closed_fd : STDIN_FILENO) {}
+  Supervisor(pid_t pid, int pidfd, const CellSpec& spec, const StdioRelay& stdio)
+      : pid_(pid),
+        pidfd_(pidfd),
+        spec_(spec),
+        stdio_(stdio),
+        stdin_fd_(stdio.StdinClosedFd() >= 0 ? stdio.StdinClosedFd() : STDIN_FILENO) {}
 
   /// Returns the cell's wait status (waitid'd) once PID 1 is gone.
   int Run(bool* timed_out) {
@@ -116,7 +120,10 @@ class Supervisor {
         } else if (grace_ && fd == grace_.get()) {
           ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, grace_.get(), nullptr);
           grace_.reset();
-          if (stage_ == Stage::kStdinClosed) {
+          if (stage_ == Stage::kStdinClosed && GraceLeft().count() > 0) {
+            grace_ = Timer(GraceLeft());
+            Add(ep.get(), grace_.get(), EPOLLIN);
+          } else if (stage_ == Stage::kStdinClosed) {
             stage_ = Stage::kRunning;
             BeginStop(ep.get(), SIGTERM, "stdin closed");
           } else {
@@ -152,6 +159,19 @@ class Supervisor {
     return false;
   }
 
+  // What is left of the grace period after stdin closed, counted from when
+  // the relay last held up every message (compiling the secret rules at the
+  // first one, McpRelay::BusyUntilNs): a server blocked writing meanwhile
+  // was not slow to exit. Zero when the grace period is over.
+  std::chrono::milliseconds GraceLeft() const {
+    std::int64_t busy = stdio_.BusyUntilNs();
+    if (busy == 0) return std::chrono::milliseconds(0);
+    if (busy == INT64_MAX) return spec_.stop_grace;
+    auto end = Clock::time_point(std::chrono::nanoseconds(busy)) + spec_.stop_grace;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(end - Clock::now());
+    return std::max(left, std::chrono::milliseconds(0));
+  }
+
   static bool Add(int ep, int fd, std::uint32_t events) {
     struct epoll_event ev{};
     ev.events = events;
@@ -182,6 +202,7 @@ class Supervisor {
   pid_t pid_;
   int pidfd_;
   const CellSpec& spec_;
+  const StdioRelay& stdio_;
   int stdin_fd_;
   Stage stage_ = Stage::kRunning;
   UniqueFd timeout_;
@@ -394,7 +415,7 @@ class NativeCellRun {
     CellResult result;
     result.backend = "native";
     result.cell_id = cell_id_;
-    Supervisor sup(pid_, pidfd_.get(), spec_, stdio_.StdinClosedFd());
+    Supervisor sup(pid_, pidfd_.get(), spec_, stdio_);
     result.exit_code = sup.Run(&result.timed_out);
     egress_.reset();  // the cell is gone: stop serving and close every tunnel
     stdio_.Finish();

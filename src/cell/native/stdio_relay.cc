@@ -111,6 +111,8 @@ Status StdioRelay::Start() {
   return {};
 }
 
+std::int64_t StdioRelay::BusyUntilNs() const { return mcp_ ? mcp_->BusyUntilNs() : 0; }
+
 void StdioRelay::Finish() {
   if (stop_) Signal(stop_.get());
   for (auto& t : threads_) {
