@@ -237,6 +237,17 @@ void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
   if (::setsid() < 0) Fail(sync_fd, ErrnoError("start a session of the cell's own (setsid)"));
 }
 
+// The supervisor moves PID 1 into the cell's cgroup while the root is built
+// (native_cell.cc, StartCell); no server starts before it is in. Then a
+// cgroup namespace rooted there hides the host's hierarchy. Best effort: old
+// kernels.
+void AwaitCgroupJoined(int sync_fd) {
+  char joined = 0;
+  if (::read(sync_fd, &joined, 1) != 1 || joined != 'c') ::_exit(kExitSetupFailed);  // supervisor gone or refused
+  (void)::unshare(CLONE_NEWCGROUP);
+  TracePhase("init-cgroup-joined");
+}
+
 }  // namespace
 
 [[noreturn]] void CellInitMain(const CellInitArgs& a) {
@@ -253,7 +264,6 @@ void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
   if (fd > 3) ::syscall(SYS_close_range, 3U, static_cast<unsigned>(fd - 1), 0U);
   ::syscall(SYS_close_range, static_cast<unsigned>(fd + 1), ~0U, 0U);
   char go = 0;
-  TracePhase("init-start");
   if (::read(fd, &go, 1) != 1 || go != 'g') ::_exit(kExitSetupFailed);  // supervisor gone or refused
   TracePhase("init-go");
   // PID 1 and so the server (its only child) run at no priority the caller
@@ -300,13 +310,7 @@ void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
   TracePhase("init-net-up");
   ServerLaunch launch = PrepareServer(a);
   TracePhase("init-server-prepared");
-  // The supervisor moves PID 1 into the cell's cgroup while the root is
-  // built (native_cell.cc, StartCell); no server before it is in. Then a
-  // cgroup namespace rooted there hides the host's hierarchy. Best effort:
-  // old kernels.
-  if (::read(fd, &go, 1) != 1 || go != 'c') ::_exit(kExitSetupFailed);  // supervisor gone or refused
-  (void)::unshare(CLONE_NEWCGROUP);
-  TracePhase("init-cgroup-joined");
+  AwaitCgroupJoined(fd);
   // vfork: PID 1 waits until the server has exec'd (or failed); the child
   // touches only the prepared data above and makes syscalls.
   pid_t server = ::vfork();

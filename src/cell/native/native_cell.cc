@@ -361,6 +361,16 @@ class NativeCellRun {
     if (auto ok = WriteIdMaps(pid_, spec_.uid, spec_.gid, host_); !ok) return Abort(kExitSetupFailed, ok.error());
     if (::send(parent_end_.get(), "g", 1, MSG_NOSIGNAL) != 1) return Abort(kExitSetupFailed, ErrnoError("start cell"));
     TracePhase("go-sent");
+    // Started while the cell builds its root, off the launch's critical path,
+    // and before "cgroup joined": no server runs before the janitor that
+    // removes its cgroups after a kill -9 of the supervisor (faults.test.mjs).
+    // A supervisor killed before this point leaves cgroups that the next run,
+    // `mcpcell gc` (or the janitor of any later run) reaps as stale.
+    if (cgroup_->active()) {
+      if (auto j = StartCgroupJanitor(*cgroup_); !j) {
+        Warn(j.error().Message());
+      }
+    }
     // The cell may have failed its setup meanwhile (a refused bind source):
     // then PID 1 is gone (ESRCH) or its end of the socket is (EPIPE), and its
     // report, read by AwaitServer, says why; no server ran, it waits for "c".
@@ -375,14 +385,6 @@ class NativeCellRun {
       return Abort(kExitSetupFailed, ErrnoError("start cell"));
     }
     TracePhase("cgroup-joined");
-    // Started while the cell builds its root, off the launch's critical path.
-    // A supervisor killed before this point leaves cgroups that the next run,
-    // `mcpcell gc` (or the janitor of any later run) reaps as stale.
-    if (cgroup_->active()) {
-      if (auto j = StartCgroupJanitor(*cgroup_); !j) {
-        Warn(j.error().Message());
-      }
-    }
     return {};
   }
 
