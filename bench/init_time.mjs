@@ -1,6 +1,6 @@
 // init_time.mjs: spawn → initialize reply of an MCP stdio server, bare and in a cell.
 //
-//   node init_time.mjs RUNS MCPCELL NODE_MODULES
+//   node init_time.mjs RUNS MCPCELL NODE_MODULES     (MCPCELL_BASELINE=path: a second mcpcell, same run)
 //
 // The server is NODE_MODULES/@modelcontextprotocol/server-everything/dist/index.js; the cell gets
 // NODE_MODULES readable (its imports live there), as the e2e tests do (tests/e2e/lib/paths.mjs).
@@ -36,6 +36,14 @@ const configs = [
   { label: "bare (node server-everything)", cmd: node, args: [serverJs] },
   { label: "mcpcell run --isolate", cmd: mcpcell, args: ["run", "--isolate", ...cellReads, "--", node, serverJs] },
 ];
+// MCPCELL_BASELINE=path: another mcpcell (an older build) measured in the same run, for a before/after.
+if (process.env.MCPCELL_BASELINE) {
+  configs.push({
+    label: `mcpcell run --isolate (baseline ${path.basename(path.dirname(process.env.MCPCELL_BASELINE))}/${path.basename(process.env.MCPCELL_BASELINE)})`,
+    cmd: process.env.MCPCELL_BASELINE,
+    args: ["run", "--isolate", ...cellReads, "--", node, serverJs],
+  });
+}
 
 const initialize =
   JSON.stringify({

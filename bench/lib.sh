@@ -37,6 +37,7 @@ ensure_helpers() {
   mkdir -p "$BENCH_BIN"
   local cflags=(-O2 -Wall -Wextra -Wconversion -Werror)
   cc "${cflags[@]}" -o "$BENCH_BIN/launch_time" "$BENCH_DIR/launch_time.c"
+  cc "${cflags[@]}" -o "$BENCH_BIN/phase_time" "$BENCH_DIR/phase_time.c"
   cc "${cflags[@]}" -pthread -o "$BENCH_BIN/rtt" "$BENCH_DIR/rtt.c"
   cc "${cflags[@]}" -o "$BENCH_BIN/echo_line" "$BENCH_DIR/echo_line.c"
 }

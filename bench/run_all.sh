@@ -40,6 +40,15 @@ trap 'rm -f "$tmp"' EXIT
   echo
   bash "$BENCH_DIR/launch.sh" "${quick_flag[@]}"
   echo
+  echo "## Launch phases"
+  echo
+  echo "From \`MCPCELL_TRACE_PHASES\` (src/util/phase_trace.h): each phase's median time since spawn, the"
+  echo "median wall step from the phase before it, and the CPU its process spent in that step (which the"
+  echo "machine's other load moves far less than wall time). Processes: the supervisor, the cell's PID 1"
+  echo "(init-*, rootfs-*) and the server before its execve (server-execve)."
+  echo
+  bash "$BENCH_DIR/launch_phases.sh" "${quick_flag[@]}"
+  echo
   echo "## Spawn → initialize reply of server-everything"
   echo
   echo "From spawn to the initialize result line on stdout (node $(node --version), same small environment for both)."

@@ -91,12 +91,12 @@ e2e_compat() {
 # SOCKS5, with curl in the cell). src/sanitizer_options.cc makes errors stop
 # the program with a stack trace even where a test clears the environment.
 SAN_OPTIONS=(ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1)
-# attacks is left out (2026-11-24): under ASan the cell's PID 1 is the
-# instrumented mcpcell, whose RSS (shadow, quarantine, the supervisor's heap it
-# inherits at clone) is larger than the battery's memory bomb, so the memcg
-# OOM killer picks PID 1 and the cell ends early; the normal build's battery
-# (root and mcpcell-test) runs in e2e-root/e2e-mcpcell-test.
-E2E_ASAN=(policy dry_run stdout everything egress)
+# attacks is back (issue 15): PID 1 no longer inherits the relay's compiled
+# secret rules (built at the first message now, not before the clone), so the
+# memcg OOM killer picks the battery's memory bomb, not the instrumented PID 1;
+# the hostile server turns LeakSanitizer off (it cannot ptrace-stop itself
+# under the cell's seccomp filter).
+E2E_ASAN=(policy dry_run stdout everything egress attacks)
 
 unit_tests_asan() {
   env "${SAN_OPTIONS[@]}" ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -j "$(nproc)"

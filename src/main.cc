@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "core/exit_codes.h"
 #include "util/nearest.h"
+#include "util/phase_trace.h"
 
 namespace {
 
@@ -99,6 +100,7 @@ void OccupyStdio() {
 }
 
 int main(int argc, char** argv) {
+  mcpcell::TracePhase("main");
   OccupyStdio();
   CLI::App app{"mcpcell — run MCP servers in isolation cells decided by a policy", "mcpcell"};
   app.set_version_flag("--version", MCPCELL_VERSION);
@@ -129,6 +131,7 @@ int main(int argc, char** argv) {
   mcpcell::AddInstallCommand(app, &exit_code);
   mcpcell::AddClientCommand(app, &exit_code);
   mcpcell::AddEgressProxyCommand(app, &exit_code);
+  mcpcell::TracePhase("cli-built");
   try {
     app.parse(args);
   } catch (const CLI::CallForHelp& e) {
@@ -148,5 +151,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "Run 'mcpcell --help' or 'mcpcell <command> --help' for usage.\n");
     return mcpcell::kExitUsage;
   }
+  mcpcell::TracePhase("exit");
   return exit_code;
 }

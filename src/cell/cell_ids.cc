@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <cstdio>
 #include <cstdlib>
 #include <grp.h>
 #include <pwd.h>
@@ -46,18 +47,38 @@ void AddIdsOfLine(std::string_view line, std::set<std::uint32_t>* out) {
   }
 }
 
-// proc(5): /proc/PID/status; a process that exits meanwhile is skipped.
+// The Uid: and Gid: lines of one /proc/PID/status (relative to /proc's fd).
+// One read(2) into a stack buffer: both lines sit in the first 4 KiB
+// (proc(5) prints them after Name, Umask, State, Tgid, Ngid, Pid, PPid,
+// TracerPid). A stream per process cost 3 ms of a root launch's CPU with
+// ~300 processes (issue 15).
+void AddIdsOfProcess(int proc_fd, const char* pid, std::set<std::uint32_t>* ids) {
+  char path[32];
+  std::snprintf(path, sizeof path, "%s/status", pid);
+  int fd = ::openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;  // exited meanwhile
+  char buf[4096];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return;
+  std::string_view text(buf, static_cast<std::size_t>(n));
+  for (std::string_view key : {"\nUid:", "\nGid:"}) {
+    std::size_t at = text.find(key);
+    if (at == std::string_view::npos) continue;
+    std::string_view line = text.substr(at + 1);
+    AddIdsOfLine(line.substr(0, line.find('\n')), ids);
+  }
+}
+
+// proc(5): every process's real, effective, saved and filesystem ids; a
+// process that exits meanwhile is skipped.
 std::set<std::uint32_t> ProcessIds() {
   std::set<std::uint32_t> ids;
   DIR* d = ::opendir("/proc");
   if (d == nullptr) return ids;
   while (dirent* e = ::readdir(d)) {
     std::uint32_t pid = 0;
-    if (!ParseU32(e->d_name, &pid)) continue;
-    std::istringstream status(ReadWhole(std::string("/proc/") + e->d_name + "/status"));
-    for (std::string line; std::getline(status, line);) {
-      if (line.rfind("Uid:", 0) == 0 || line.rfind("Gid:", 0) == 0) AddIdsOfLine(line, &ids);
-    }
+    if (ParseU32(e->d_name, &pid)) AddIdsOfProcess(::dirfd(d), e->d_name, &ids);
   }
   ::closedir(d);
   return ids;

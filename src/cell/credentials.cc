@@ -178,7 +178,35 @@ Status CheckNotCredential(const std::string& path) {
   return {};
 }
 
-CredentialScan CredentialsBeneath(const std::string& dir, const CredentialScanLimits& limits) {
+namespace {
+
+// The credential half of one directory entry (CredentialsBeneath's rules).
+// Returns whether the walk looks for credentials below it.
+bool CredentialEntry(const std::string& parent, std::string_view name, const std::string& path, bool is_dir,
+                     std::size_t depth, const CredentialScanLimits& limits, std::size_t* seen,
+                     std::set<std::string>* found, CredentialScan* out) {
+  if (++*seen > limits.max_entries) {
+    out->truncated = true;
+    out->gave_up = "after " + std::to_string(limits.max_entries) + " entries, in " + parent;
+    return false;
+  }
+  if (found->count(path) != 0) return false;
+  if (LocationNamedBy(path, is_dir) != nullptr) {
+    found->insert(path);
+    return false;  // masked whole: nothing below it needs a look
+  }
+  if (!is_dir || Pruned(parent, name)) return false;
+  if (depth + 1 > limits.max_depth) {
+    out->truncated = true;
+    out->gave_up = "at depth " + std::to_string(limits.max_depth) + ", in " + path;
+    return false;
+  }
+  return true;
+}
+
+// The credential locations outside the walk: absolute ones below `dir`,
+// and the homes `dir` lies above.
+std::set<std::string> FixedLocationsBelow(const std::string& dir) {
   std::set<std::string> found;
   for (const auto& loc : kLocations) {
     if (loc.rel.front() != '/') continue;
@@ -188,15 +216,41 @@ CredentialScan CredentialsBeneath(const std::string& dir, const CredentialScanLi
     }
   }
   AddHomes(dir, &found);
-  CredentialScan out;
-  std::deque<std::pair<std::string, std::size_t>> todo{{dir, 0}};
-  std::size_t seen = 0;
-  while (!todo.empty() && !out.truncated) {
-    auto [d, depth] = std::move(todo.front());
+  return found;
+}
+
+// A location inside another one found (a home's .docker and .docker/config.json) is covered by it.
+void KeepOutermost(const std::set<std::string>& found, CredentialScan* out) {
+  for (const auto& p : found) {
+    bool covered = false;
+    for (const auto& q : out->found) covered = covered || IsAtOrBelow(p, q);
+    if (!covered) out->found.push_back(p);
+  }
+}
+
+struct Pending {
+  std::string dir;
+  std::size_t depth;
+  bool creds;  ///< the credential scan looks here (not pruned, not below a location found)
+};
+
+// One breadth-first walk serving both scans; `creds` false: sockets only,
+// `socket_budget` 0: credentials only. Each scan stops at its own limit.
+GrantScan Walk(const std::string& dir, bool creds, std::size_t socket_budget, const CredentialScanLimits& limits) {
+  GrantScan out;
+  std::set<std::string> found;
+  if (creds) found = FixedLocationsBelow(dir);
+  bool sockets = socket_budget > 0;
+  std::deque<Pending> todo{{dir, 0, creds}};
+  std::size_t creds_seen = 0, sockets_seen = 0;
+  while (!todo.empty()) {
+    Pending d = std::move(todo.front());
     todo.pop_front();
+    d.creds = d.creds && !out.creds.truncated;
+    if (!d.creds && !sockets) continue;
     // O_NOFOLLOW: a symlink inside the grant leads, inside the cell, to the
     // cell's own view; following it here would scan (and mask) the wrong tree.
-    int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = ::open(d.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) continue;
     DIR* dp = ::fdopendir(fd);
     if (dp == nullptr) {
@@ -206,37 +260,45 @@ CredentialScan CredentialsBeneath(const std::string& dir, const CredentialScanLi
     while (auto* e = ::readdir(dp)) {
       std::string_view name = e->d_name;
       if (name == "." || name == "..") continue;
-      if (++seen > limits.max_entries) {
-        out.truncated = true;
-        out.gave_up = "after " + std::to_string(limits.max_entries) + " entries, in " + d;
-        break;
+      std::string path = (d.dir == "/" ? "" : d.dir) + "/" + std::string(name);
+      // getdents' d_type names the entry itself, as lstat would; only a
+      // filesystem that does not fill it in costs a stat.
+      unsigned char type = e->d_type;
+      if (type == DT_UNKNOWN) {
+        struct stat st{};
+        if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISSOCK(st.st_mode) ? DT_SOCK : DT_REG;
       }
-      std::string path = (d == "/" ? "" : d) + "/" + std::string(name);
-      struct stat st{};
-      if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      bool is_dir = S_ISDIR(st.st_mode);
-      if (found.count(path) != 0) continue;
-      if (LocationNamedBy(path, is_dir) != nullptr) {
-        found.insert(path);
-        continue;  // masked whole: nothing below it needs a look
+      bool creds_below = d.creds && !out.creds.truncated &&
+                         CredentialEntry(d.dir, name, path, type == DT_DIR, d.depth, limits, &creds_seen, &found,
+                                         &out.creds);
+      if (sockets && ++sockets_seen > socket_budget) {
+        out.sockets.truncated = true;
+        sockets = false;
       }
-      if (!is_dir || Pruned(d, name)) continue;
-      if (depth + 1 > limits.max_depth) {
-        out.truncated = true;
-        out.gave_up = "at depth " + std::to_string(limits.max_depth) + ", in " + path;
-        break;
-      }
-      todo.emplace_back(path, depth + 1);
+      if (sockets && type == DT_SOCK) out.sockets.sockets.push_back(path);
+      if (type == DT_DIR && (creds_below || sockets)) todo.push_back({path, d.depth + 1, creds_below});
     }
     ::closedir(dp);
+    if (out.creds.truncated && !sockets) break;
   }
-  // A location inside another one found (a home's .docker and .docker/config.json) is covered by it.
-  for (const auto& p : found) {
-    bool covered = false;
-    for (const auto& q : out.found) covered = covered || IsAtOrBelow(p, q);
-    if (!covered) out.found.push_back(p);
-  }
+  if (creds) KeepOutermost(found, &out.creds);
   return out;
+}
+
+}  // namespace
+
+CredentialScan CredentialsBeneath(const std::string& dir, const CredentialScanLimits& limits) {
+  return Walk(dir, true, 0, limits).creds;
+}
+
+GrantScan ScanGrant(const std::string& dir, std::size_t socket_budget, const CredentialScanLimits& limits) {
+  return Walk(dir, true, socket_budget, limits);
+}
+
+SocketScan FindSockets(const std::string& dir, std::size_t max_entries) {
+  if (max_entries == 0) return SocketScan{{}, true};
+  return Walk(dir, false, max_entries, {}).sockets;
 }
 
 }  // namespace mcpcell

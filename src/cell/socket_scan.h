@@ -17,7 +17,8 @@ struct SocketScan {
 };
 
 /// Walks `dir` (not following symlinks) looking for sockets, visiting at most
-/// `max_entries` entries so a huge tree costs a bounded time.
+/// `max_entries` entries so a huge tree costs a bounded time. The walk is the
+/// one grants use with the credential scan (ScanGrant, credentials.cc).
 SocketScan FindSockets(const std::string& dir, std::size_t max_entries);
 
 }  // namespace mcpcell

@@ -137,7 +137,8 @@ std::string ExecutableRoot(const std::string& exe) {
 Status MaskBeneath(CellSpec* spec, const std::string& real, const std::string& target, const std::string& label,
                  std::vector<std::string>* notes) {
   auto inside = [&](const std::string& host) { return target + host.substr(real == "/" ? 0 : real.size()); };
-  CredentialScan creds = CredentialsBeneath(real);
+  GrantScan both = ScanGrant(real, kSocketScanBudget);
+  const CredentialScan& creds = both.creds;
   for (const auto& cred : creds.found) {
     // An empty read-only tmpfs over a directory; /dev/null over anything else.
     MountSpec mask{MountSpec::Kind::kTmpfs, "", inside(cred), false, false, 4096, "masked"};
@@ -153,7 +154,7 @@ Status MaskBeneath(CellSpec* spec, const std::string& real, const std::string& t
                          "--read/--write the subdirectories the server needs, or pass --force-credentials to "
                          "grant it unchecked");
   }
-  SocketScan scan = FindSockets(real, kSocketScanBudget);
+  const SocketScan& scan = both.sockets;
   for (const auto& sock : scan.sockets) {
     // Already hidden by a credential mask (/run/docker.sock, ~/.ssh/agent.sock).
     bool covered = false;

@@ -26,6 +26,7 @@
 #include "util/diag.h"
 #include "util/json_text.h"
 #include "util/path_search.h"
+#include "util/phase_trace.h"
 
 namespace mcpcell {
 namespace {
@@ -176,6 +177,7 @@ void NoteUnpassedCredentials(const LaunchPlan& plan, const RunRequest& req) {
 }
 
 int Run(RunRequest req) {
+  TracePhase("cli-parsed");
   Status checked = NormalizeRequest(&req);
   if (checked) checked = CheckDropEnv(req);
   if (!checked) {
@@ -187,9 +189,11 @@ int Run(RunRequest req) {
     Say(plan.error().Message());
     return ExitCodeFor(plan.error());
   }
+  TracePhase("planned");
   // Listed by `mcpcell ps`, stderr copied to a log: an isolated run only.
   std::unique_ptr<TrackedRun> tracked;
   if (!req.dry_run && plan->action == LaunchPlan::Action::kIsolate) tracked = TrackedRun::Start(*plan);
+  TracePhase("tracked-run");
   NoteUnpassedCredentials(*plan, req);
   // The audit log is opened before anything happens, so a run that cannot
   // be recorded does not happen at all.
@@ -230,6 +234,7 @@ int Run(RunRequest req) {
   // A docker:// image completes its spec from the image in the container
   // cell (src/cell/docker/README.md): what -v would list is not known yet.
   if (req.verbose && !plan->image) DescribeCell(plan->spec);
+  TracePhase("audit-opened");
   CellResult r = RunCell(plan->Target(), plan->spec, ctx, RecordLaunch(*plan, record), *fallback);
   return FinishRun(*plan, r, record);
 }

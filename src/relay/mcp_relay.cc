@@ -85,7 +85,6 @@ McpRelay::McpRelay(RelayConfig config, AuditSink audit)
                std::make_unique<EnvelopeParser>(config_.max_message)},
       tokens_(static_cast<double>(config_.call_burst)),
       refilled_(Clock::now()) {
-  InitSecrets();
   if (config_.pins) config_.pins->SetAudit([this](nlohmann::json e) { Audit(std::move(e)); });
 }
 
@@ -136,6 +135,16 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
   auto parsed = parsers_[from]->Parse(line.text);
   if (auto* r = std::get_if<Refusal>(&parsed)) return Refused(from, *r, line.size);
   const Envelope& env = std::get<Envelope>(parsed);
+  // The scanner is compiled at the first message, never at launch: building
+  // the built-in rules' Vectorscan database took 90-200 ms of CPU, more than
+  // the whole cell setup (bench/RESULTS.md, issue 15), and a run whose server
+  // never writes a message needs none. The first message waits for it.
+  if (!secrets_made_) {
+    secrets_made_ = true;
+    busy_until_ns_ = INT64_MAX;
+    InitSecrets();
+    busy_until_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  }
   if (secrets_ || !secrets_error_.empty()) return GuardSecrets(from, env, line);
   return Dispatch(from, env, line);
 }

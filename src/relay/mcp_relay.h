@@ -8,6 +8,7 @@
 // per-request _meta is read per request; every tools/list result is filtered
 // on its own, and an input_required round's retry is judged like a first call.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -71,6 +72,12 @@ class McpRelay {
   RelayAction FromServer(const LineFramer::Line& line);
   /// The session ended: calls still unanswered are audited, then session_end.
   void End();
+  /// When the relay last stopped holding up every message to prepare (the
+  /// secret rules, compiled at the first message): steady_clock nanoseconds,
+  /// INT64_MAX while it prepares, 0 when it never did. The supervisor's stop
+  /// order counts its grace period from there: a server blocked writing to
+  /// a relay that reads nothing yet is not slow to exit.
+  std::int64_t BusyUntilNs() const { return busy_until_ns_.load(); }
 
   /// Milliseconds until the earliest call's timeout (0 when one is due), or -1 when none is set.
   int MsToNextDeadline();
@@ -140,6 +147,8 @@ class McpRelay {
   std::uint64_t unjudged_[2] = {0, 0};  ///< lines that cannot be messages, passed as they came
   std::unique_ptr<SecretGuard> secrets_;       ///< null when both directions are off
   std::string secrets_error_;                  ///< the rules did not compile: every message is refused
+  bool secrets_made_ = false;                  ///< InitSecrets ran (at the first message, not at launch)
+  std::atomic<std::int64_t> busy_until_ns_{0};  ///< BusyUntilNs
   bool ended_ = false;
   bool said_server_drop_ = false;  ///< the first dropped server line was told on stderr
   static constexpr std::uint64_t kMaxServerNoise = 100;  ///< forged/refused server lines recorded one by one

@@ -82,27 +82,43 @@ TEST(CellIds, HostFactsSeeThisMachine) {
   EXPECT_TRUE(f.known(0));  // root is in /etc/passwd
 }
 
-// As root: a process running as an id of the block makes that id taken.
-TEST(CellIds, HostFactsSeeAProcessRunningAsABlockId) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a process as uid " << kOnly;
+// HostIdFacts of a child that switched to (real, effective, saved) uid and gid.
+IdFacts FactsWithAChildAs(uid_t r, uid_t e, uid_t s) {
   int go[2];
-  ASSERT_EQ(::pipe(go), 0);
+  if (::pipe(go) != 0) return {};
   pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
+  if (pid < 0) return {};
   if (pid == 0) {
     ::close(go[0]);
-    if (::setresgid(kOnly, kOnly, kOnly) != 0 || ::setresuid(kOnly, kOnly, kOnly) != 0) ::_exit(1);
+    if (::setresgid(r, e, s) != 0 || ::setresuid(r, e, s) != 0) ::_exit(1);
     ::close(go[1]);  // switched: the parent may look
     ::pause();
     ::_exit(0);
   }
   ::close(go[1]);
   char c;
-  ASSERT_EQ(::read(go[0], &c, 1), 0);  // EOF: the child switched (or failed, which the check below shows)
+  (void)!::read(go[0], &c, 1);  // EOF: the child switched (or failed, which the caller's checks show)
   ::close(go[0]);
   IdFacts f = HostIdFacts();
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
+  return f;
+}
+
+// As root: a process running as an id of the block makes that id taken.
+TEST(CellIds, HostFactsSeeAProcessRunningAsABlockId) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a process as uid " << kOnly;
+  IdFacts f = FactsWithAChildAs(kOnly, kOnly, kOnly);
+  EXPECT_EQ(f.process_ids.count(kOnly), 1U);
+  EXPECT_FALSE(IdIsFree(kOnly, f));
+}
+
+// Only the saved id in the block (the process may switch back to it at any
+// time): taken too. /proc/PID/status is read in one 4 KiB piece, so this
+// also shows both lines are found there.
+TEST(CellIds, HostFactsSeeASavedBlockId) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a process with saved uid " << kOnly;
+  IdFacts f = FactsWithAChildAs(65534, 65534, kOnly);
   EXPECT_EQ(f.process_ids.count(kOnly), 1U);
   EXPECT_FALSE(IdIsFree(kOnly, f));
 }

@@ -5,9 +5,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
+#include "cell/credentials.h"
 #include "cell/spec_builder.h"
 
 namespace mcpcell {
@@ -47,6 +49,35 @@ TEST(FindSockets, FindsNestedSocketsAndStopsAtTheBudget) {
     if (m.why == "masked" && m.source == "/dev/null") ++masks;
   }
   EXPECT_EQ(masks, 2) << "each socket in a granted dir is covered";
+  fs::remove_all(d);
+}
+
+// One walk serves both scans (credentials.h, ScanGrant): a socket where the
+// credential scan does not look (a pruned node_modules, below a credential
+// location it masks whole, deeper than its depth limit) is still found, and
+// each scan keeps its own budget.
+TEST(ScanGrant, FindsSocketsWhereTheCredentialScanDoesNotLook) {
+  fs::path d = fs::temp_directory_path() / ("mcpcell-grant-" + std::to_string(::getpid()));
+  fs::create_directories(d / "node_modules/pkg");
+  fs::create_directories(d / ".ssh");
+  fs::create_directories(d / "a/b/c");
+  MakeSocket(d / "node_modules/pkg/s1.sock");
+  MakeSocket(d / ".ssh/agent.sock");
+  MakeSocket(d / "a/b/c/s3.sock");
+  GrantScan both = ScanGrant(d.string(), 1000, CredentialScanLimits{200'000, 2});
+  EXPECT_EQ(both.sockets.sockets.size(), 3u);
+  EXPECT_FALSE(both.sockets.truncated);
+  EXPECT_TRUE(both.creds.truncated) << "a/b/c is deeper than the credential scan's depth limit";
+  EXPECT_NE(std::find(both.creds.found.begin(), both.creds.found.end(), (d / ".ssh").string()), both.creds.found.end());
+
+  GrantScan deep = ScanGrant(d.string(), 1000);
+  EXPECT_FALSE(deep.creds.truncated);
+  EXPECT_EQ(deep.sockets.sockets.size(), 3u);
+
+  GrantScan few = ScanGrant(d.string(), 3);
+  EXPECT_TRUE(few.sockets.truncated);
+  EXPECT_FALSE(few.creds.truncated) << "the socket budget does not cut the credential scan short";
+  EXPECT_EQ(few.creds.found.size(), 1u);
   fs::remove_all(d);
 }
 

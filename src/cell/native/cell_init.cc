@@ -26,6 +26,7 @@
 #include "cell/native/setup_report.h"
 #include "core/exit_codes.h"
 #include "util/path_search.h"
+#include "util/phase_trace.h"
 #include "util/unique_fd.h"
 #include "egress/cell_net.h"
 #include "egress/host_loopback.h"
@@ -103,6 +104,7 @@ struct ServerLaunch {
   Check(fd, SetNoNewPrivs());
   Check(fd, RestrictLandlock(l.landlock));
   if (a.seccomp != nullptr) Check(fd, LoadSeccompProgram(*a.seccomp));
+  TracePhase("server-execve");
   ::execve(l.exe.c_str(), l.cargv.data(), l.cenv.data());
   int err = errno;
   Fail(fd, Error{"exec server", l.exe, err, {}}, err == ENOENT ? kExitNotFound : kExitCannotExec);
@@ -252,6 +254,17 @@ void CloseInheritedFds(int sync_fd, const std::vector<int>& trees) {
   ::syscall(SYS_close_range, from, ~0U, 0U);
 }
 
+// The supervisor moves PID 1 into the cell's cgroup while the root is built
+// (native_cell.cc, StartCell); no server starts before it is in. Then a
+// cgroup namespace rooted there hides the host's hierarchy. Best effort: old
+// kernels.
+void AwaitCgroupJoined(int sync_fd) {
+  char joined = 0;
+  if (::read(sync_fd, &joined, 1) != 1 || joined != 'c') ::_exit(kExitSetupFailed);  // supervisor gone or refused
+  (void)::unshare(CLONE_NEWCGROUP);
+  TracePhase("init-cgroup-joined");
+}
+
 }  // namespace
 
 [[noreturn]] void CellInitMain(const CellInitArgs& a) {
@@ -268,6 +281,7 @@ void CloseInheritedFds(int sync_fd, const std::vector<int>& trees) {
   CloseInheritedFds(fd, a.idmapped_trees);
   char go = 0;
   if (::read(fd, &go, 1) != 1 || go != 'g') ::_exit(kExitSetupFailed);  // supervisor gone or refused
+  TracePhase("init-go");
   // PID 1 and so the server (its only child) run at no priority the caller
   // lent them (rlimits.cc): a real-time PID 1 woken by a flood of signals
   // from the server would be the server's way to real-time CPU.
@@ -276,14 +290,12 @@ void CloseInheritedFds(int sync_fd, const std::vector<int>& trees) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  // Now inside its own cgroup (the supervisor moved us before "go"): a cgroup
-  // namespace rooted here hides the host's hierarchy. Best effort: old kernels.
-  (void)::unshare(CLONE_NEWCGROUP);
 
   if (::sethostname(spec.hostname.data(), spec.hostname.size()) != 0) Fail(fd, ErrnoError("sethostname"));
   // Sources are opened with the caller's host identity, before the switch.
   auto sources = OpenRootfsSources(spec, *a.planned, a.idmapped_trees);
   if (!sources) Fail(fd, sources.error());
+  TracePhase("init-sources-opened");
   // Become the cell user now: files created while building the root must be
   // owned by an id that exists in this user namespace. Capabilities in the
   // namespace survive because uid 0 is not mapped (capabilities(7)).
@@ -294,7 +306,9 @@ void CloseInheritedFds(int sync_fd, const std::vector<int>& trees) {
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) Fail(fd, ErrnoError("set parent-death signal"));
   struct pollfd pfd{fd, POLLRDHUP, 0};
   if (::poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP)) != 0) ::_exit(kExitSetupFailed);
+  TracePhase("init-user-switched");
   Check(fd, BuildRootfs(spec, *a.planned, *sources));
+  TracePhase("init-rootfs-built");
   if (spec.network.mode == NetworkSpec::Mode::kAllowList) {
     HandOverEgressSockets(fd, spec.network);
   } else if (spec.network.mode == NetworkSpec::Mode::kNone && a.own_netns) {
@@ -309,12 +323,16 @@ void CloseInheritedFds(int sync_fd, const std::vector<int>& trees) {
   for (int sig : kForwarded) sigaddset(&mask, sig);
   ::sigprocmask(SIG_BLOCK, &mask, nullptr);
 
+  TracePhase("init-net-up");
   ServerLaunch launch = PrepareServer(a);
+  TracePhase("init-server-prepared");
+  AwaitCgroupJoined(fd);
   // vfork: PID 1 waits until the server has exec'd (or failed); the child
   // touches only the prepared data above and makes syscalls.
   pid_t server = ::vfork();
   if (server < 0) Fail(fd, ErrnoError("start server"));
   if (server == 0) ExecServer(a, launch);
+  TracePhase("init-vfork-returned");
   ::close(fd);  // now only the server holds it: EOF at its exec tells the supervisor
   ForgetEnvironment(&launch);
   // PID 1 keeps nothing a server could use: no capabilities, not ptraceable.

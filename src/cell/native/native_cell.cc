@@ -26,6 +26,7 @@
 #include "core/exit_codes.h"
 #include "egress/egress_service.h"
 #include "util/diag.h"
+#include "util/phase_trace.h"
 #include "util/unique_fd.h"
 
 namespace mcpcell {
@@ -43,11 +44,16 @@ CellResult Failed(int code, Error e) {
 
 // clone3(2) into new namespaces, returning a pidfd. Raw syscall: glibc has no
 // wrapper. The child continues in CellInitMain and never returns here.
-pid_t CloneCell(const CellInitArgs& init, std::uint64_t flags, int* pidfd) {
+// `cgroup_fd` >= 0: the child is born in that cgroup v2 directory
+// (CLONE_INTO_CGROUP, Linux 5.7), which spares the supervisor moving it
+// through cgroup.procs: a migration waits for the cgroup threadgroup rwsem,
+// 5 ms of a launch's wall time on a loaded machine (bench/RESULTS.md).
+pid_t CloneCell(const CellInitArgs& init, std::uint64_t flags, int cgroup_fd, int* pidfd) {
   struct clone_args args{};
-  args.flags = flags | CLONE_PIDFD;
+  args.flags = flags | CLONE_PIDFD | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0);
   args.pidfd = reinterpret_cast<std::uintptr_t>(pidfd);
   args.exit_signal = SIGCHLD;
+  args.cgroup = cgroup_fd >= 0 ? static_cast<std::uint64_t>(cgroup_fd) : 0;
   long pid = ::syscall(SYS_clone3, &args, sizeof args);
   if (pid == 0) CellInitMain(init);
   return static_cast<pid_t>(pid);
@@ -70,8 +76,12 @@ UniqueFd Timer(std::chrono::milliseconds after) {
 class Supervisor {
  public:
   /// `stdin_closed_fd`: readable when the client's input ended; -1 to watch fd 0 itself.
-  Supervisor(pid_t pid, int pidfd, const CellSpec& spec, int stdin_closed_fd)
-      : pid_(pid), pidfd_(pidfd), spec_(spec), stdin_fd_(stdin_closed_fd >= 0 ? stdin_closed_fd : STDIN_FILENO) {}
+  Supervisor(pid_t pid, int pidfd, const CellSpec& spec, const StdioRelay& stdio)
+      : pid_(pid),
+        pidfd_(pidfd),
+        spec_(spec),
+        stdio_(stdio),
+        stdin_fd_(stdio.StdinClosedFd() >= 0 ? stdio.StdinClosedFd() : STDIN_FILENO) {}
 
   /// Returns the cell's wait status (waitid'd) once PID 1 is gone.
   int Run(bool* timed_out) {
@@ -111,7 +121,10 @@ class Supervisor {
         } else if (grace_ && fd == grace_.get()) {
           ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, grace_.get(), nullptr);
           grace_.reset();
-          if (stage_ == Stage::kStdinClosed) {
+          if (stage_ == Stage::kStdinClosed && GraceLeft().count() > 0) {
+            grace_ = Timer(GraceLeft());
+            Add(ep.get(), grace_.get(), EPOLLIN);
+          } else if (stage_ == Stage::kStdinClosed) {
             stage_ = Stage::kRunning;
             BeginStop(ep.get(), SIGTERM, "stdin closed");
           } else {
@@ -147,6 +160,19 @@ class Supervisor {
     return false;
   }
 
+  // What is left of the grace period after stdin closed, counted from when
+  // the relay last held up every message (compiling the secret rules at the
+  // first one, McpRelay::BusyUntilNs): a server blocked writing meanwhile
+  // was not slow to exit. Zero when the grace period is over.
+  std::chrono::milliseconds GraceLeft() const {
+    std::int64_t busy = stdio_.BusyUntilNs();
+    if (busy == 0) return std::chrono::milliseconds(0);
+    if (busy == INT64_MAX) return spec_.stop_grace;
+    auto end = Clock::time_point(std::chrono::nanoseconds(busy)) + spec_.stop_grace;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(end - Clock::now());
+    return std::max(left, std::chrono::milliseconds(0));
+  }
+
   static bool Add(int ep, int fd, std::uint32_t events) {
     struct epoll_event ev{};
     ev.events = events;
@@ -177,6 +203,7 @@ class Supervisor {
   pid_t pid_;
   int pidfd_;
   const CellSpec& spec_;
+  const StdioRelay& stdio_;
   int stdin_fd_;
   Stage stage_ = Stage::kRunning;
   UniqueFd timeout_;
@@ -227,11 +254,14 @@ class NativeCellRun {
 
   CellResult Run() {
     start_ = Clock::now();
+    TracePhase("native-start");
     for (auto step : {&NativeCellRun::PrepareHost, &NativeCellRun::CompileFilter, &NativeCellRun::Clone,
                       &NativeCellRun::StartCell, &NativeCellRun::AwaitServer}) {
       if (std::optional<CellResult> failed = (this->*step)()) return std::move(*failed);
     }
-    return Supervise();
+    CellResult r = Supervise();
+    TracePhase("cell-reaped");
+    return r;
   }
 
  private:
@@ -244,6 +274,7 @@ class NativeCellRun {
     // cell's user cannot write): bad input, as the README's table says.
     if (!planned) return Failed(kExitUsage, planned.error());
     planned_ = std::move(*planned);
+    TracePhase("mounts-planned");
     // Root's cell gets a host uid no other process or user has (cell_ids.h);
     // held until the run is over, after the cell is gone.
     if (::geteuid() == 0) {
@@ -262,7 +293,9 @@ class NativeCellRun {
     if (auto ok = CheckSupported(host_, planned_, mapped_); !ok) return Failed(kExitUsage, ok.error());
 
     cell_id_ = NewCellId();
+    TracePhase("host-id-claimed");
     (void)ReapStaleCgroups();
+    TracePhase("stale-cgroups-reaped");
     std::vector<std::string> warnings;
     auto cgroup = CellCgroup::Create(spec_.limits, cell_id_, &warnings);
     if (!cgroup) return Failed(kExitIsolationUnavailable, cgroup.error());
@@ -271,6 +304,7 @@ class NativeCellRun {
     if (auto w = UnenforcedDefaultsWarning(warnings, spec_.limits); !w.empty()) {
       Warn(w);
     }
+    TracePhase("cgroup-made");
     return {};
   }
 
@@ -280,6 +314,7 @@ class NativeCellRun {
     auto compiled = CompileSeccomp(SeccompDenyRules());
     if (!compiled) return Failed(kExitSetupFailed, compiled.error());
     seccomp_ = std::move(*compiled);
+    TracePhase("seccomp-compiled");
     return {};
   }
 
@@ -308,7 +343,15 @@ class NativeCellRun {
     ::signal(SIGPIPE, SIG_IGN);
 
     int pidfd_raw = -1;
-    pid_ = CloneCell(init, flags, &pidfd_raw);
+    pid_ = -1;
+    if (cgroup_->active() && cgroup_->version() == "v2") {
+      UniqueFd dir(::open(cgroup_->dirs().front().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+      if (dir) pid_ = CloneCell(init, flags, dir.get(), &pidfd_raw);
+      // An older kernel (EINVAL, E2BIG) or a dir we cannot open: the usual
+      // clone, then the move through cgroup.procs in StartCell.
+      born_in_cgroup_ = pid_ >= 0;
+    }
+    if (pid_ < 0) pid_ = CloneCell(init, flags, -1, &pidfd_raw);
     if (pid_ < 0) {
       Error e = ErrnoError("create the cell's namespaces (clone3)");
       e.detail = "user namespaces may be disabled: run 'mcpcell doctor' for what this machine supports";
@@ -316,19 +359,25 @@ class NativeCellRun {
     }
     pidfd_.reset(pidfd_raw);
     mapped_ = {};  // the cell holds its own copies; a tree it never attaches dissolves with them
+    TracePhase("cloned");
     return {};
   }
 
-  // The parent's half of the cell's setup: stdio copies, id maps, cgroup, "go".
+  // The parent's half of the cell's setup: stdio copies, id maps, "go", the
+  // cgroup, "cgroup joined". The cell builds its root after "go" while the
+  // move into the cgroup (cgroup v1, or a kernel without CLONE_INTO_CGROUP)
+  // waits for the kernel's cgroup threadgroup rwsem, 5-9 ms of wall time on
+  // a loaded machine; it starts no server before "cgroup joined".
   Step StartCell() {
     // Before the janitor forks: it must not inherit the cell's pipe ends.
     if (auto ok = stdio_.Start(); !ok) return Abort(kExitSetupFailed, ok.error());
+    TracePhase("relay-started");
     if (auto ok = WriteIdMaps(pid_, spec_.uid, spec_.gid, host_); !ok) return Abort(kExitSetupFailed, ok.error());
-    if (cgroup_->active()) {
-      if (auto ok = cgroup_->AddProcess(pid_); !ok) return Abort(kExitSetupFailed, ok.error());
-    }
     if (::send(parent_end_.get(), "g", 1, MSG_NOSIGNAL) != 1) return Abort(kExitSetupFailed, ErrnoError("start cell"));
-    // Started while the cell builds its root, off the launch's critical path.
+    TracePhase("go-sent");
+    // Started while the cell builds its root, off the launch's critical path,
+    // and before "cgroup joined": no server runs before the janitor that
+    // removes its cgroups after a kill -9 of the supervisor (faults.test.mjs).
     // A supervisor killed before this point leaves cgroups that the next run,
     // `mcpcell gc` (or the janitor of any later run) reaps as stale.
     if (cgroup_->active()) {
@@ -336,6 +385,20 @@ class NativeCellRun {
         Warn(j.error().Message());
       }
     }
+    // The cell may have failed its setup meanwhile (a refused bind source):
+    // then PID 1 is gone (ESRCH) or its end of the socket is (EPIPE), and its
+    // report, read by AwaitServer, says why; no server ran, it waits for "c".
+    if (cgroup_->active() && !born_in_cgroup_) {
+      if (auto ok = cgroup_->AddProcess(pid_); !ok) {
+        if (ok.error().err == ESRCH) return {};
+        return Abort(kExitSetupFailed, ok.error());
+      }
+    }
+    if (::send(parent_end_.get(), "c", 1, MSG_NOSIGNAL) != 1) {
+      if (errno == EPIPE || errno == ECONNRESET) return {};
+      return Abort(kExitSetupFailed, ErrnoError("start cell"));
+    }
+    TracePhase("cgroup-joined");
     return {};
   }
 
@@ -346,6 +409,7 @@ class NativeCellRun {
   // network-less cell pretending to be allowed.
   Step AwaitServer() {
     SetupResult setup = AwaitSetupResult(parent_end_.get());
+    TracePhase("server-execd");
     setup_error_ = std::move(setup.error);
     if (!setup_error_ && (spec_.network.mode == NetworkSpec::Mode::kAllowList || spec_.network.mode == NetworkSpec::Mode::kNone)) {
       auto started = StartEgress(spec_, ctx_, std::move(setup.fds));
@@ -367,7 +431,7 @@ class NativeCellRun {
     CellResult result;
     result.backend = "native";
     result.cell_id = cell_id_;
-    Supervisor sup(pid_, pidfd_.get(), spec_, stdio_.StdinClosedFd());
+    Supervisor sup(pid_, pidfd_.get(), spec_, stdio_);
     result.exit_code = sup.Run(&result.timed_out);
     egress_.reset();  // the cell is gone: stop serving and close every tunnel
     stdio_.Finish();
@@ -402,6 +466,7 @@ class NativeCellRun {
   std::optional<SeccompProgram> seccomp_;
   UniqueFd parent_end_;
   pid_t pid_ = -1;
+  bool born_in_cgroup_ = false;  ///< CLONE_INTO_CGROUP put PID 1 in the cgroup
   UniqueFd pidfd_;
   std::optional<Error> setup_error_;
   std::unique_ptr<EgressService> egress_;

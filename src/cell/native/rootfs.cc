@@ -13,6 +13,7 @@
 
 #include "cell/bind_source.h"
 #include "egress/cell_net.h"
+#include "util/phase_trace.h"
 
 namespace mcpcell {
 namespace {
@@ -351,10 +352,14 @@ Status BuildRootfs(const CellSpec& spec, const std::vector<MountSpec>& planned, 
   MCPCELL_TRY(MountTmpfs(kBuildDir, 8 << 20, 0755, spec));
   if (::chdir(kBuildDir) != 0) return ErrnoError("chdir", kBuildDir);
   MCPCELL_TRY(MountPlanned(spec, planned, src));
+  TracePhase("rootfs-binds");
   MCPCELL_TRY(MountDev(spec, src));
+  TracePhase("rootfs-dev");
   MCPCELL_TRY(MountProc());
+  TracePhase("rootfs-proc");
   MCPCELL_TRY(WriteIdentityFiles(spec));
   MCPCELL_TRY(WriteSecrets(spec, src));
+  TracePhase("rootfs-files");
   // pivot_root(".", ".") stacks the old root under the new one; detaching it
   // leaves no path back to the host's filesystem (pivot_root(2), NOTES).
   if (::syscall(SYS_pivot_root, ".", ".") != 0) return ErrnoError("pivot_root");

@@ -72,7 +72,11 @@ SetupResult AwaitSetupResult(int fd) {
     // MSG_CMSG_CLOEXEC: the fds must not leak into anything the supervisor
     // starts later (the cgroup janitor, a fallback exec).
     ssize_t n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-    if (n < 0 && errno == EINTR) continue;
+    // ECONNRESET: the cell ended with our "cgroup joined" unread (a setup
+    // failure before it read it). The kernel reports that once, ahead of
+    // what is still queued (unix_release_sock sets sk_err; sock_error clears
+    // it): its report is read next.
+    if (n < 0 && (errno == EINTR || errno == ECONNRESET)) continue;
     if (n <= 0) break;
     std::vector<UniqueFd> fds = TakeFds(msg);  // owned at once, so they close if unused
     if (out.error) continue;

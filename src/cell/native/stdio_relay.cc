@@ -10,6 +10,7 @@
 
 #include "audit/audit_log.h"
 #include "util/diag.h"
+#include "util/phase_trace.h"
 #include "util/terminal_text.h"
 #include "util/write_all.h"
 
@@ -62,6 +63,7 @@ void CopyToTerminal(UniqueFd from_cell, int terminal) {
 }  // namespace
 
 Result<StdioRelay> StdioRelay::Prepare(std::optional<RelayConfig> mcp, AuditLog* audit) {
+  TracePhase("relay-prepare");
   StdioRelay r;
   if (mcp) {
     r.max_line_ = mcp->max_message;
@@ -70,6 +72,7 @@ Result<StdioRelay> StdioRelay::Prepare(std::optional<RelayConfig> mcp, AuditLog*
       if (auto ok = audit->Write(e); !ok) Warn("audit log: " + ok.error().Message());
     };
     r.mcp_ = std::make_unique<McpRelay>(std::move(*mcp), sink);
+    TracePhase("relay-made");
   }
   for (int n = 0; n < 3; ++n) {
     if (::isatty(n) == 0 && !(r.mcp_ && n < 2)) continue;
@@ -107,6 +110,8 @@ Status StdioRelay::Start() {
   }
   return {};
 }
+
+std::int64_t StdioRelay::BusyUntilNs() const { return mcp_ ? mcp_->BusyUntilNs() : 0; }
 
 void StdioRelay::Finish() {
   if (stop_) Signal(stop_.get());

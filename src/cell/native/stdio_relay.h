@@ -55,6 +55,8 @@ class StdioRelay {
   /// Readable once the client's terminal said end of input (Ctrl-D, hang-up);
   /// -1 when stdin is not relayed.
   int StdinClosedFd() const { return stdin_closed_.get(); }
+  /// McpRelay::BusyUntilNs of the MCP relay; 0 without one.
+  std::int64_t BusyUntilNs() const;
   /// The same as the destructor, earlier: the server's last output is on
   /// the terminal before mcpcell says how it ended.
   void Finish();
