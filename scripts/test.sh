@@ -133,7 +133,8 @@ require_root
 trap 'exit 130' INT TERM
 trap 'summary $?' EXIT
 step layers scripts/check_layers.sh  # no upward include between src/ modules (docs/ARCHITECTURE.md)
-install_packages clang libclang-rt-14-dev  # fuzz targets: clang, libFuzzer and its ASan runtime
+install_packages clang libclang-rt-14-dev universal-ctags  # fuzz targets: clang, libFuzzer, its ASan runtime; ctags: function length
+step function-length scripts/check_function_length.sh  # every function in src/ under 80 lines (docs/ARCHITECTURE.md)
 ensure_test_user
 build_mcpcell
 step unit unit_tests
