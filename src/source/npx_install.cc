@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "source/host_tool.h"
+#include "util/diag.h"
 #include "util/json_input.h"
 #include "util/unique_fd.h"
 
@@ -117,8 +118,8 @@ bool AwaitTool(pid_t pid, int rd, std::string* out, std::chrono::milliseconds li
     if (now >= start + limit) return false;
     if (now >= next_note) {
       auto so_far = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
-      std::fprintf(stderr, "mcpcell: still %s (%s so far, limit %s: --install-timeout)\n", what.c_str(),
-                   ShortDuration(so_far).c_str(), ShortDuration(limit).c_str());
+      Say("still " + what + " (" + ShortDuration(so_far) + " so far, limit " + ShortDuration(limit) +
+          ": --install-timeout)");
       next_note += std::chrono::seconds(30);
     }
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(start + limit, next_note) - now);
@@ -346,8 +347,8 @@ Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& too
     // mkdtemp makes 0700; the cell's user must be able to read the package.
     fs::permissions(tmpl, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                               fs::perms::others_read | fs::perms::others_exec, ec);
-    std::fprintf(stderr, "mcpcell: installing %s@%s outside the cell into %s (npm --ignore-scripts)\n",
-                 ref.package.c_str(), out.version.c_str(), out.cache_dir.c_str());
+    Say("installing " + ref.package + "@" + out.version + " outside the cell into " + out.cache_dir +
+        " (npm --ignore-scripts)");
     Status st = tool.Install(ref.package, out.version, tmpl);
     if (!st.ok()) {
       fs::remove_all(tmpl, ec);
