@@ -145,8 +145,10 @@ trap 'exit 130' INT TERM
 trap 'summary $?' EXIT
 step layers scripts/check_layers.sh  # no upward include between src/ modules (docs/ARCHITECTURE.md)
 # clang, libclang-rt-14-dev: the fuzz targets (libFuzzer and its ASan runtime);
-# chromium: the browser servers of the compatibility suite (docs/COMPAT.md)
-install_packages clang libclang-rt-14-dev chromium
+# chromium: the browser servers of the compatibility suite (docs/COMPAT.md);
+# universal-ctags: the function-length check
+install_packages clang libclang-rt-14-dev chromium universal-ctags
+step function-length scripts/check_function_length.sh  # every function in src/ under 80 lines (docs/ARCHITECTURE.md)
 ensure_test_user
 build_mcpcell
 step unit unit_tests

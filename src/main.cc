@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "core/exit_codes.h"
+#include "util/diag.h"
 #include "util/nearest.h"
 #include "util/phase_trace.h"
 
@@ -147,7 +148,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     std::string unknown = UnknownWord(app, given);
-    std::fprintf(stderr, "mcpcell: %s\n", unknown.empty() ? e.what() : unknown.c_str());
+    mcpcell::Say(unknown.empty() ? e.what() : unknown);
     std::fprintf(stderr, "Run 'mcpcell --help' or 'mcpcell <command> --help' for usage.\n");
     return mcpcell::kExitUsage;
   }

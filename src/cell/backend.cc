@@ -1,7 +1,5 @@
 #include "cell/backend.h"
 
-#include <cstdio>
-
 #include "cell/docker/docker_cell.h"
 #include "cell/docker/engine_client.h"
 #include "cell/docker/podman_init.h"
@@ -9,6 +7,7 @@
 #include "core/exit_codes.h"
 #include "guard/pin_guard.h"
 #include "cell/native/stdio_relay.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
@@ -17,9 +16,9 @@ class NativeBackend final : public Backend {
  public:
   std::string name() const override { return "native"; }
   Status Check() const override { return {}; }  // what it lacks, it says at setup (exit 122)
-  CellResult Run(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
-                 const LaunchCallback& on_launch) const override {
-    return RunNativeCell(spec, ctx, stdio, on_launch);
+  StartedCell Start(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
+                    const LaunchCallback& on_launch) const override {
+    return StartNativeCell(spec, ctx, stdio, on_launch);
   }
 };
 
@@ -28,11 +27,11 @@ class ContainerBackend final : public Backend {
   explicit ContainerBackend(docker::DockerCellOptions opts) : opts_(std::move(opts)) {}
   std::string name() const override { return opts_.backend_name; }
   Status Check() const override { return docker::CheckEngine(opts_); }
-  CellResult Run(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
-                 const LaunchCallback& on_launch) const override {
+  StartedCell Start(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
+                    const LaunchCallback& on_launch) const override {
     docker::DockerCellOptions o = opts_;
     o.run = ctx;  // the egress proxy of an allow-list cell audits with it
-    return docker::RunDockerCell(spec, o, stdio, on_launch);
+    return docker::StartDockerCell(spec, o, stdio, on_launch);
   }
 
  private:
@@ -90,8 +89,10 @@ CellResult RunWithStdio(const Backend& backend, const CellSpec& spec, const RunC
   }
   auto stdio = StdioRelay::Prepare(std::move(config), ctx.audit);
   if (!stdio) return Refused(backend.name(), kExitSetupFailed, stdio.error());
-  CellResult r = backend.Run(spec, ctx, *stdio, on_launch);
-  stdio->Finish();  // the server's last output is out before mcpcell says how it ended
+  StartedCell started = backend.Start(spec, ctx, *stdio, on_launch);
+  CellResult r = started.ok() ? started.cell->Wait() : std::move(started.failure);
+  started.cell.reset();  // what the backend made for the cell is undone (container removed) first
+  stdio->Finish();       // the server's last output is out before mcpcell says how it ended
   return r;
 }
 
@@ -136,8 +137,7 @@ CellResult RunCell(const CellTarget& target, const CellSpec& spec, const RunCont
   }
   bool missing = EngineMissing(e);
   if (missing && fallback == Fallback::kNative) {
-    std::fprintf(stderr, "mcpcell: warning: %s cell unavailable (%s); falling back to a native cell as "
-                 "--fallback=native allows\n", name.c_str(), e.Message().c_str());
+    Warn(name + " cell unavailable (" + e.Message() + "); falling back to a native cell as --fallback=native allows");
     return RunWithStdio(NativeBackend(), spec, ctx, on_launch);
   }
   if (missing) {

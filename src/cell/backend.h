@@ -1,9 +1,11 @@
 #pragma once
-// Backends: the one door every cell goes through. A Backend runs a CellSpec
-// (native namespaces, or a container through an engine); RunCell picks it
-// from the isolation level, asks it once whether it can run here, applies
-// the fallback rule, and puts the supervisor's stdio copy in front of it —
-// the MCP-aware relay or the raw copy, the same for every backend.
+// Backends: the one door every cell goes through. A Backend starts a
+// CellSpec (native namespaces, or a container through an engine) and hands
+// back a running Cell (cell/cell.h); RunCell picks the backend from the
+// isolation level, asks it once whether it can run here, applies the
+// fallback rule, puts the supervisor's stdio copy in front of the cell —
+// the MCP-aware relay or the raw copy, the same for every backend — and
+// waits for the cell's end.
 //
 // To add a backend: implement Backend, return it from BackendFor, and add
 // its level to cell/isolation_level.h. Nothing else dispatches on a level.
@@ -12,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "cell/cell.h"
 #include "cell/cell_result.h"
 #include "core/cell_spec.h"
 #include "cell/isolation_level.h"
@@ -49,14 +52,16 @@ class Backend {
   /// "native", "docker", "podman" or "gvisor": CellResult.backend, the launch event, messages.
   virtual std::string name() const = 0;
   /// Whether it can run here now (the engine answers, its runtime is
-  /// registered). RunCell asks once per run; Run does not ask again.
+  /// registered). RunCell asks once per run; Start does not ask again.
   virtual Status Check() const = 0;
-  /// Runs `spec` to completion. The cell's stdin/stdout/stderr are
-  /// `stdio`'s cell ends (the client's own fds where it has none): the
-  /// backend connects them to the cell and starts `stdio`'s copies once the
-  /// cell holds them. Blocks until the cell is gone.
-  virtual CellResult Run(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
-                         const LaunchCallback& on_launch) const = 0;
+  /// Starts `spec` and returns once the server runs (`on_launch` was
+  /// called), or why it does not. The cell's stdin/stdout/stderr are
+  /// `stdio`'s cell ends (the client's own fds where it has none), which
+  /// the caller owns: the backend connects them to the cell and starts
+  /// `stdio`'s copies once the cell holds them. `spec`, `ctx`, `stdio` and
+  /// `on_launch` must outlive the Cell.
+  virtual StartedCell Start(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
+                            const LaunchCallback& on_launch) const = 0;
 };
 
 /// The backend `target` selects: auto/native → the native cell (auto with an

@@ -33,6 +33,7 @@
 #include "source/npx_install.h"
 #include "source/uvx_install.h"
 #include "util/json_text.h"
+#include "util/diag.h"
 #include "util/state_dir.h"
 
 namespace mcpcell {
@@ -44,8 +45,8 @@ struct GcReport {
 
   void Add(const std::string& key, const std::string& what, const std::string& where, SweepCount c) {
     json[key] = {{"checked", c.checked}, {"removed", c.removed}, {"where", where}};
-    std::fprintf(stderr, "mcpcell gc: %s (%s): %d checked, %d removed\n", what.c_str(), where.c_str(), c.checked,
-                 c.removed);
+    SayAs("gc", what + " (" + where + "): " + std::to_string(c.checked) + " checked, " + std::to_string(c.removed) +
+                    " removed");
   }
 };
 
@@ -54,22 +55,20 @@ void ReapContainers(GcReport* report) {
     std::string name = docker::ToString(engine);
     auto sock = docker::EngineSocket(engine);
     if (!sock) {
-      std::fprintf(stderr, "mcpcell gc: %s: %s\n", name.c_str(), sock.error().Message().c_str());
+      SayAs("gc", name + ": " + sock.error().Message());
       report->json[name] = {{"reachable", false}, {"error", sock.error().Message()}};
       continue;
     }
     auto removed = docker::ReapOrphans(docker::EngineClient(*sock));
     if (!removed) {
       bool down = docker::IsEngineUnreachable(removed.error());
-      std::fprintf(stderr, "mcpcell gc: %s: %s\n", name.c_str(),
-                   down ? ("not reachable at " + *sock + ", nothing to do").c_str() : removed.error().Message().c_str());
+      SayAs("gc", name + ": " + (down ? "not reachable at " + *sock + ", nothing to do" : removed.error().Message()));
       report->json[name] = {{"reachable", !down}, {"error", removed.error().Message()}};
       if (!down) ++report->failures;
       continue;
     }
-    for (const auto& c : *removed) std::fprintf(stderr, "mcpcell gc: %s: removed orphaned container %s\n",
-                                                name.c_str(), c.c_str());
-    std::fprintf(stderr, "mcpcell gc: %s: %zu orphaned container(s) removed\n", name.c_str(), removed->size());
+    for (const auto& c : *removed) SayAs("gc", name + ": removed orphaned container " + c);
+    SayAs("gc", name + ": " + std::to_string(removed->size()) + " orphaned container(s) removed");
     report->json[name] = {{"reachable", true}, {"removed", *removed}};
   }
 }
@@ -96,7 +95,7 @@ void ReapStateDir(GcReport* report) {
   auto logs = OpenStateDir("logs");
   if (!cells || !logs) {
     const Error& e = !cells ? cells.error() : logs.error();
-    std::fprintf(stderr, "mcpcell gc: state directory: %s\n", e.Message().c_str());
+    SayAs("gc", "state directory: " + e.Message());
     report->json["state_dir"] = {{"error", e.Message()}};
     ++report->failures;
     return;

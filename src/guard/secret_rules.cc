@@ -1,5 +1,7 @@
 #include "guard/secret_rules.h"
 
+#include <iterator>
+
 namespace mcpcell {
 namespace {
 
@@ -10,14 +12,23 @@ namespace {
 // A keyword, then up to a few quotes, spaces, '=', ':' or '=>' before the value.
 #define ASSIGN "[\"']?\\s{0,3}(?:=|:|=>|:=)\\s{0,3}[\"']?"
 
-SecretRule R(std::string name, std::string regex, bool caseless = false, bool bounded = true, std::string tail = {}) {
-  return SecretRule{std::move(name), std::move(regex), caseless, bounded, std::move(tail)};
+// One row of the table below: constant data, made before any code runs.
+struct Row {
+  const char* name;
+  const char* regex;
+  bool caseless;
+  bool bounded;
+  const char* tail;
+};
+
+constexpr Row R(const char* name, const char* regex, bool caseless = false, bool bounded = true,
+                const char* tail = "") {
+  return Row{name, regex, caseless, bounded, tail};
 }
 
-std::vector<SecretRule> Make() {
-  // Rule names are stable identifiers: the audit log and user profiles
-  // ("disable": [...]) refer to them.
-  return {
+// Rule names are stable identifiers: the audit log and user profiles
+// ("disable": [...]) refer to them.
+constexpr Row kRules[] = {
       // --- Cloud providers -------------------------------------------------
       // AWS access key ids: a 4-letter type prefix, then 16 base32 characters.
       R("aws-access-key-id", "(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA|AGPA|ANPA|ANVA|APKA)[A-Z2-7]{16}"),
@@ -151,7 +162,6 @@ std::vector<SecretRule> Make() {
        "^ \t\r\n"),
       R("http-basic-auth", "authorization:\\s{0,3}basic\\s{1,3}[A-Za-z0-9+/]{16,}={0,2}", true, false),
       R("http-bearer-token", "authorization:\\s{0,3}bearer\\s{1,3}[A-Za-z0-9._~+/-]{24,}=*", true, false),  };
-}
 
 #undef B62
 #undef URLB64
@@ -161,7 +171,12 @@ std::vector<SecretRule> Make() {
 }  // namespace
 
 const std::vector<SecretRule>& BuiltinSecretRules() {
-  static const std::vector<SecretRule> rules = Make();
+  static const std::vector<SecretRule> rules = [] {
+    std::vector<SecretRule> v;
+    v.reserve(std::size(kRules));
+    for (const Row& r : kRules) v.push_back(SecretRule{r.name, r.regex, r.caseless, r.bounded, r.tail});
+    return v;
+  }();
   return rules;
 }
 

@@ -162,12 +162,8 @@ Status ReadPins(const std::string& origin, const std::string& path, const json& 
   return {};
 }
 
-Status ReadExtension(const std::string& origin, const std::string& path, const json& j,
-                     ProfileExtension* x) {
-  MCPCELL_TRY(CheckObjectKeys(origin, path, j,
-                              {"memory", "pids", "cpus", "tmp_size", "timeout", "env", "secrets",
-                               "secret_env", "tools", "max_message", "call_rate", "max_inflight", "call_timeout",
-                               "secret_scan", "pins"}));
+// The sizes and durations: "512M", "30s".
+Status ReadUnits(const std::string& origin, const std::string& path, const json& j, ProfileExtension* x) {
   if (j.contains("memory")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "memory"), j["memory"], false, &x->memory));
   if (j.contains("tmp_size")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "tmp_size"), j["tmp_size"], false, &x->tmp_size));
   if (j.contains("timeout")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "timeout"), j["timeout"], true, &x->timeout));
@@ -177,6 +173,11 @@ Status ReadExtension(const std::string& origin, const std::string& path, const j
   if (j.contains("call_timeout")) {
     MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "call_timeout"), j["call_timeout"], true, &x->call_timeout));
   }
+  return {};
+}
+
+// The counts and the rate.
+Status ReadNumbers(const std::string& origin, const std::string& path, const json& j, ProfileExtension* x) {
   if (j.contains("call_rate")) {
     auto s = JsonString(origin, JsonChild(path, "call_rate"), j["call_rate"]);
     if (!s.ok()) return s.error();
@@ -206,6 +207,11 @@ Status ReadExtension(const std::string& origin, const std::string& path, const j
     }
     x->cpus = v.get<double>();
   }
+  return {};
+}
+
+// env, secrets (name → host file) and secret_env (secret → variable).
+Status ReadEnvAndSecrets(const std::string& origin, const std::string& path, const json& j, ProfileExtension* x) {
   static const std::regex env_re("^[A-Za-z_][A-Za-z0-9_]*$");
   static const std::regex secret_re("^[A-Za-z0-9_][A-Za-z0-9_.-]*$");
   if (j.contains("env")) {
@@ -235,20 +241,35 @@ Status ReadExtension(const std::string& origin, const std::string& path, const j
     }
     x->secret_env = std::move(*m);
   }
-  if (j.contains("tools")) {
-    std::string tpath = JsonChild(path, "tools");
-    MCPCELL_TRY(CheckObjectKeys(origin, tpath, j["tools"], {"allow", "deny"}));
-    if (j["tools"].contains("allow")) {
-      auto l = JsonStringList(origin, JsonChild(tpath, "allow"), j["tools"]["allow"]);
-      if (!l.ok()) return l.error();
-      x->tools_allow = std::move(*l);
-    }
-    if (j["tools"].contains("deny")) {
-      auto l = JsonStringList(origin, JsonChild(tpath, "deny"), j["tools"]["deny"]);
-      if (!l.ok()) return l.error();
-      x->tools_deny = std::move(*l);
-    }
+  return {};
+}
+
+// mcpcell.tools: {"allow": [...], "deny": [...]}.
+Status ReadTools(const std::string& origin, const std::string& path, const json& j, ProfileExtension* x) {
+  MCPCELL_TRY(CheckObjectKeys(origin, path, j, {"allow", "deny"}));
+  if (j.contains("allow")) {
+    auto l = JsonStringList(origin, JsonChild(path, "allow"), j["allow"]);
+    if (!l.ok()) return l.error();
+    x->tools_allow = std::move(*l);
   }
+  if (j.contains("deny")) {
+    auto l = JsonStringList(origin, JsonChild(path, "deny"), j["deny"]);
+    if (!l.ok()) return l.error();
+    x->tools_deny = std::move(*l);
+  }
+  return {};
+}
+
+Status ReadExtension(const std::string& origin, const std::string& path, const json& j,
+                     ProfileExtension* x) {
+  MCPCELL_TRY(CheckObjectKeys(origin, path, j,
+                              {"memory", "pids", "cpus", "tmp_size", "timeout", "env", "secrets",
+                               "secret_env", "tools", "max_message", "call_rate", "max_inflight", "call_timeout",
+                               "secret_scan", "pins"}));
+  MCPCELL_TRY(ReadUnits(origin, path, j, x));
+  MCPCELL_TRY(ReadNumbers(origin, path, j, x));
+  MCPCELL_TRY(ReadEnvAndSecrets(origin, path, j, x));
+  if (j.contains("tools")) MCPCELL_TRY(ReadTools(origin, JsonChild(path, "tools"), j["tools"], x));
   if (j.contains("secret_scan")) {
     SecretPolicy p;
     p.origin = "profile " + origin;

@@ -114,6 +114,38 @@ std::optional<std::string_view> StringMember(element obj, std::string_view key) 
   return v.value_unsafe().get_string().value_unsafe();
 }
 
+namespace {
+
+// A request or notification's method and params, into `env` (its root, id,
+// has_result and has_error already set).
+std::optional<Refusal> ReadMethod(simdjson::dom::object obj, Envelope* env, const std::string& id_json,
+                                  const std::string& id_key) {
+  if (env->has_result || env->has_error) {
+    return Refuse(kInvalidRequest, "mcpcell relay: a message with both a method and a result/error", id_json, id_key);
+  }
+  auto m = StringMember(env->root, "method");
+  if (!m) return Refuse(kInvalidRequest, "mcpcell relay: the method must be a string", id_json, id_key);
+  if (m->size() > kMaxMethodBytes) {
+    return Refuse(kInvalidRequest,
+                  fmt::format("mcpcell relay: the method is a string of {} bytes; method names of up to {} bytes "
+                              "are passed", m->size(), kMaxMethodBytes),
+                  id_json, id_key);
+  }
+  env->method = std::string(*m);
+  env->kind = env->id ? Envelope::Kind::kRequest : Envelope::Kind::kNotification;
+  auto p = obj.at_key("params");
+  if (!p.error()) {
+    env->params = p.value_unsafe();
+    env->has_params = true;
+    if (env->params.type() != element_type::OBJECT && env->params.type() != element_type::ARRAY) {
+      return Refuse(kInvalidRequest, "mcpcell relay: params must be an object", id_json, id_key);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 EnvelopeParser::EnvelopeParser(std::size_t max_message) : parser_(max_message + 64) {}
 
 std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
@@ -164,27 +196,7 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
   if (!id_el.error() && !id) return Refuse(kInvalidRequest, "mcpcell relay: " + why);
   env.id = id;
   if (has_method) {
-    if (env.has_result || env.has_error) {
-      return Refuse(kInvalidRequest, "mcpcell relay: a message with both a method and a result/error", id_json, id_key);
-    }
-    auto m = StringMember(root, "method");
-    if (!m) return Refuse(kInvalidRequest, "mcpcell relay: the method must be a string", id_json, id_key);
-    if (m->size() > kMaxMethodBytes) {
-      return Refuse(kInvalidRequest,
-                    fmt::format("mcpcell relay: the method is a string of {} bytes; method names of up to {} bytes "
-                                "are passed", m->size(), kMaxMethodBytes),
-                    id_json, id_key);
-    }
-    env.method = std::string(*m);
-    env.kind = id ? Envelope::Kind::kRequest : Envelope::Kind::kNotification;
-    auto p = obj.at_key("params");
-    if (!p.error()) {
-      env.params = p.value_unsafe();
-      env.has_params = true;
-      if (env.params.type() != element_type::OBJECT && env.params.type() != element_type::ARRAY) {
-        return Refuse(kInvalidRequest, "mcpcell relay: params must be an object", id_json, id_key);
-      }
-    }
+    if (auto refused = ReadMethod(obj, &env, id_json, id_key)) return std::move(*refused);
     return env;
   }
   if (env.has_result == env.has_error || !id) {

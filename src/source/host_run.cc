@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "source/host_tool.h"
+#include "util/diag.h"
 #include "util/path_search.h"
 #include "util/unique_fd.h"
 
@@ -124,8 +125,8 @@ bool AwaitTool(pid_t pid, int rd, std::string* out, std::chrono::milliseconds li
     if (now >= start + limit) return false;
     if (now >= next_note) {
       auto so_far = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
-      std::fprintf(stderr, "mcpcell: still %s (%s so far, limit %s: --install-timeout)\n", what.c_str(),
-                   ShortDuration(so_far).c_str(), ShortDuration(limit).c_str());
+      Say("still " + what + " (" + ShortDuration(so_far) + " so far, limit " + ShortDuration(limit) +
+          ": --install-timeout)");
       next_note += std::chrono::seconds(30);
     }
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(start + limit, next_note) - now);

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "source/host_run.h"
+#include "util/diag.h"
 #include "util/json_input.h"
 #include "util/unique_fd.h"
 
@@ -196,11 +197,9 @@ void WarnSkippedScripts(const std::string& node_modules) {
   if (names.empty()) return;
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  std::fprintf(stderr,
-               "mcpcell: warning: install scripts not run (npm --ignore-scripts keeps them off the host): %s; a "
-               "native module among them will not load. Running them in a cell of their own is not built yet (issue "
-               "14 item 2): use a docker:// image of the server, or install it yourself and run its command after --\n",
-               list.c_str());
+  Warn("install scripts not run (npm --ignore-scripts keeps them off the host): " + list +
+       "; a native module among them will not load. Running them in a cell of their own is not built yet (issue "
+       "14 item 2): use a docker:// image of the server, or install it yourself and run its command after --");
 }
 
 }  // namespace
@@ -278,8 +277,8 @@ Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& too
       out.bin_path = out.package_dir + "/<bin from package.json>";
       return out;
     }
-    std::fprintf(stderr, "mcpcell: installing %s@%s outside the cell into %s (npm --ignore-scripts)\n",
-                 ref.package.c_str(), out.version.c_str(), out.cache_dir.c_str());
+    Say("installing " + ref.package + "@" + out.version + " outside the cell into " + out.cache_dir +
+        " (npm --ignore-scripts)");
     MCPCELL_TRY(InstallIntoCache(cache_root, out.cache_dir, [&](const std::string& tmp) {
       return tool.Install(ref.package, out.version, tmp);
     }));

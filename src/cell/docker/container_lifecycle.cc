@@ -181,20 +181,28 @@ Result<HijackedStream> AttachAndStart(const EngineApi& setup, const ContainerLau
 
 }  // namespace
 
-CellResult RunContainer(const EngineApi& engine, const EngineApi& setup, const ContainerLaunch& l, CellResult result) {
-  Created c;
-  int code = 0;
-  if (auto ok = CreateStep(engine, setup, l, &c, &code); !ok) return Fail(result, code, ok.error());
-  auto stream = AttachAndStart(setup, l, c, &code);
-  if (!stream) return Fail(result, code, stream.error());
-  l.launched(c.id, c.fifo);
+struct RunningContainer::State {
+  const EngineApi& engine;
+  const ContainerLaunch& launch;
+  CellResult result;
+  Created c{};
+  HijackedStream stream{};
+};
 
-  auto pumped = l.pump(std::move(*stream), c.fifo, KillFor(engine, c.id));
+RunningContainer::RunningContainer(std::unique_ptr<State> state) : state_(std::move(state)) {}
+RunningContainer::~RunningContainer() = default;
+const std::string& RunningContainer::id() const { return state_->c.id; }
+
+CellResult RunningContainer::Wait() {
+  const ContainerLaunch& l = state_->launch;
+  CellResult result = state_->result;
+  Created& c = state_->c;
+  auto pumped = l.pump(std::move(state_->stream), c.fifo, KillFor(state_->engine, c.id));
   result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - l.started);
   if (!pumped) return Fail(result, kExitSetupFailed, pumped.error());
   result.timed_out = pumped->timed_out;
 
-  auto status = WaitExit(engine, l.engine, c.id, l.grace);
+  auto status = WaitExit(state_->engine, l.engine, c.id, l.grace);
   if (!status) {
     if (IsEngineUnreachable(status.error()) || pumped->stream_cut) {
       c.guard->Quiet();
@@ -211,6 +219,26 @@ CellResult RunContainer(const EngineApi& engine, const EngineApi& setup, const C
   }
   result.exit_code = result.timed_out ? kExitTimeout : *status;
   return result;
+}
+
+ContainerStart StartContainer(const EngineApi& engine, const EngineApi& setup, const ContainerLaunch& l,
+                              CellResult result) {
+  // On a failed step, `state` going out of scope removes what was created.
+  auto state = std::unique_ptr<RunningContainer::State>(new RunningContainer::State{engine, l, std::move(result)});
+  Created& c = state->c;
+  int code = 0;
+  if (auto ok = CreateStep(engine, setup, l, &c, &code); !ok) return {nullptr, Fail(state->result, code, ok.error())};
+  auto stream = AttachAndStart(setup, l, c, &code);
+  if (!stream) return {nullptr, Fail(state->result, code, stream.error())};
+  state->stream = std::move(*stream);
+  l.launched(c.id, c.fifo);
+  return {std::make_unique<RunningContainer>(std::move(state)), {}};
+}
+
+CellResult RunContainer(const EngineApi& engine, const EngineApi& setup, const ContainerLaunch& l, CellResult result) {
+  ContainerStart started = StartContainer(engine, setup, l, std::move(result));
+  if (!started.running) return started.failure;
+  return started.running->Wait();
 }
 
 }  // namespace mcpcell::docker

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -51,10 +52,39 @@ struct ContainerLaunch {
   std::function<Result<PumpOutcome>(HijackedStream stream, bool fifo, const KillContainer& kill)> pump;
 };
 
-/// Runs the container `launch` describes to its end and removes it.
-/// `setup` makes the calls a signal may interrupt (before start); `engine`
-/// the ones that must run anyway (kill, wait, remove). `result` comes in
-/// with backend and cell id set and goes out with the exit code or error.
+/// A started container, its server launched: Wait pumps its stdio to the
+/// end and collects its exit status; destroying it removes the container.
+/// `engine` and the launch it came from must outlive it.
+class RunningContainer {
+ public:
+  struct State;
+  explicit RunningContainer(std::unique_ptr<State> state);
+  RunningContainer(const RunningContainer&) = delete;
+  RunningContainer& operator=(const RunningContainer&) = delete;
+  ~RunningContainer();  ///< removes the container (DELETE ?force=1)
+
+  const std::string& id() const;
+  /// pump → wait: the result StartContainer was given, with the exit code or error. Once.
+  CellResult Wait();
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+/// What StartContainer gives: the running container, or `failure` (nothing left in the engine).
+struct ContainerStart {
+  std::unique_ptr<RunningContainer> running;
+  CellResult failure;
+};
+
+/// Creates, attaches and starts the container `launch` describes, up to
+/// `launched`. `setup` makes the calls a signal may interrupt (before
+/// start); `engine` the ones that must run anyway (kill, wait, remove).
+/// `result` comes in with backend and cell id set.
+ContainerStart StartContainer(const EngineApi& engine, const EngineApi& setup, const ContainerLaunch& launch,
+                              CellResult result);
+
+/// StartContainer, then Wait, then removal: the container's whole life.
 CellResult RunContainer(const EngineApi& engine, const EngineApi& setup, const ContainerLaunch& launch,
                         CellResult result);
 

@@ -58,6 +58,9 @@ void SleepMillis(long ms) {
   }
 }
 
+// Not util/write_all.h: this runs in the forked watcher of a threaded
+// process, where only async-signal-safe calls are safe (fork(2)), and that
+// one builds an Error (malloc) when a write fails.
 bool WriteAll(int fd, const char* p, size_t n) {
   while (n > 0) {
     ssize_t w = ::write(fd, p, n);

@@ -84,7 +84,10 @@ std::string TmpfsOptions(const MountSpec& m, const CellSpec& spec, bool owner_op
   return o;
 }
 
-Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOptions& opts) {
+namespace {
+
+// A secret in the environment would show in `docker inspect`.
+Status CheckNoSecretInEnv(const CellSpec& spec) {
   for (const auto& s : spec.secrets) {
     if (s.env_name) {
       return MakeError("secret " + s.name, "",
@@ -93,8 +96,10 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
                            ", or use a native cell (--isolate=native), which sets " + *s.env_name + " at exec");
     }
   }
-  auto network = NetworkMode(spec, opts);
-  if (!network) return network.error();
+  return {};
+}
+
+Status CheckGvisorPids(const CellSpec& spec, const ContainerOptions& opts) {
   if (opts.runtime == "runsc" && spec.limits.pids.value && *spec.limits.pids.value < kGvisorMinPids) {
     // The pids cgroup of a gVisor container holds the sandbox's own threads
     // (the Sentry and gofer), not the guest's processes; below this the
@@ -103,12 +108,15 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
                      "a gVisor cell needs a pids limit of at least " + std::to_string(kGvisorMinPids) +
                          " (it counts the sandbox's threads, not the server's processes)");
   }
+  return {};
+}
 
+// The spec's bind mounts as the engine's Mounts; its tmpfs mounts go to `tmpfs`.
+Result<nlohmann::json> SpecMounts(const CellSpec& spec, const ContainerOptions& opts, nlohmann::json* tmpfs) {
   nlohmann::json mounts = nlohmann::json::array();
-  nlohmann::json tmpfs = nlohmann::json::object();
   for (const auto& m : spec.mounts) {
     if (m.kind == MountSpec::Kind::kTmpfs) {
-      tmpfs[m.target] = TmpfsOptions(m, spec, opts.tmpfs_owner_options);
+      (*tmpfs)[m.target] = TmpfsOptions(m, spec, opts.tmpfs_owner_options);
       continue;
     }
     if (m.optional && opts.exists && !opts.exists(m.source)) continue;
@@ -127,15 +135,20 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
     if (opts.check_source && m.origin != MountSpec::Origin::kSystem) MCPCELL_TRY(opts.check_source(bind));
     mounts.push_back(BindMount(bind.source, bind.target, bind.writable));
   }
-  if (!opts.secrets_host_dir.empty()) mounts.push_back(BindMount(opts.secrets_host_dir, kSecretsTarget, false));
-  // Read-only is enough: opening a FIFO for writing does not write the filesystem.
-  bool fifo = !opts.stdio_host_dir.empty();
-  if (fifo) mounts.push_back(BindMount(opts.stdio_host_dir, kStdioTarget, false));
-  bool egress = spec.network.mode == NetworkSpec::Mode::kAllowList;
-  if (egress) {
-    for (const auto& b : EgressBinds(opts.egress_host_dir)) mounts.push_back(BindMount(b.source, b.target, false));
-  }
+  return mounts;
+}
 
+// mcpcell's own binds after the spec's: secrets, the stdio FIFOs, the egress gate.
+void AddSupervisorMounts(const CellSpec& spec, const ContainerOptions& opts, nlohmann::json* mounts) {
+  if (!opts.secrets_host_dir.empty()) mounts->push_back(BindMount(opts.secrets_host_dir, kSecretsTarget, false));
+  // Read-only is enough: opening a FIFO for writing does not write the filesystem.
+  if (!opts.stdio_host_dir.empty()) mounts->push_back(BindMount(opts.stdio_host_dir, kStdioTarget, false));
+  if (spec.network.mode == NetworkSpec::Mode::kAllowList) {
+    for (const auto& b : EgressBinds(opts.egress_host_dir)) mounts->push_back(BindMount(b.source, b.target, false));
+  }
+}
+
+nlohmann::json Ulimits(const CellSpec& spec, const ContainerOptions& opts) {
   nlohmann::json ulimits = nlohmann::json::array();
   auto nofile = static_cast<std::int64_t>(spec.limits.nofile);
   auto core = static_cast<std::int64_t>(spec.limits.core_bytes);
@@ -145,7 +158,11 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
     auto nproc = spec.limits.pids.value ? static_cast<std::int64_t>(*spec.limits.pids.value) : kDefaultNproc;
     ulimits.push_back({{"Name", "nproc"}, {"Soft", nproc}, {"Hard", nproc}});
   }
+  return ulimits;
+}
 
+nlohmann::json HostConfig(const CellSpec& spec, const ContainerOptions& opts, nlohmann::json network,
+                          nlohmann::json mounts, nlohmann::json tmpfs) {
   nlohmann::json security_opt = {"no-new-privileges:true"};
   // The same deny list as a native cell (docker's default profile allows ptrace and io_uring).
   if (spec.seccomp) {
@@ -158,12 +175,12 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
       {"SecurityOpt", security_opt},
       {"Privileged", false},
       {"Init", true},
-      {"NetworkMode", *network},
+      {"NetworkMode", std::move(network)},
       {"IpcMode", "private"},
       {"CgroupnsMode", "private"},
-      {"Mounts", mounts},
-      {"Tmpfs", tmpfs},
-      {"Ulimits", ulimits},
+      {"Mounts", std::move(mounts)},
+      {"Tmpfs", std::move(tmpfs)},
+      {"Ulimits", Ulimits(spec, opts)},
       // Engine logs would copy every stdout byte (tool results) to disk.
       {"LogConfig", {{"Type", "none"}, {"Config", nlohmann::json::object()}}},
       {"AutoRemove", false},  // mcpcell removes it after reading the exit status
@@ -176,6 +193,22 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
   if (spec.limits.pids.value) host["PidsLimit"] = static_cast<std::int64_t>(*spec.limits.pids.value);
   if (spec.limits.cpus.value) host["NanoCpus"] = std::llround(*spec.limits.cpus.value * 1e9);
   if (!opts.runtime.empty()) host["Runtime"] = opts.runtime;
+  return host;
+}
+
+}  // namespace
+
+Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOptions& opts) {
+  MCPCELL_TRY(CheckNoSecretInEnv(spec));
+  auto network = NetworkMode(spec, opts);
+  if (!network) return network.error();
+  MCPCELL_TRY(CheckGvisorPids(spec, opts));
+  nlohmann::json tmpfs = nlohmann::json::object();
+  auto mounts = SpecMounts(spec, opts, &tmpfs);
+  if (!mounts) return mounts.error();
+  AddSupervisorMounts(spec, opts, &*mounts);
+  bool fifo = !opts.stdio_host_dir.empty();
+  bool egress = spec.network.mode == NetworkSpec::Mode::kAllowList;
 
   nlohmann::json body{
       {"Image", opts.image},
@@ -197,7 +230,7 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
       // network namespace of its own (lo only), and the engine skips the
       // ~230 ms of setting up a sandbox for a network we replace anyway.
       {"NetworkDisabled", spec.network.mode != NetworkSpec::Mode::kOpen},
-      {"HostConfig", host},
+      {"HostConfig", HostConfig(spec, opts, std::move(*network), std::move(*mounts), std::move(tmpfs))},
   };
   if (!spec.argv.empty()) {
     auto cmd = fifo ? FifoCommand(spec.argv, egress ? EgressGatePath() : std::string()) : spec.argv;

@@ -8,7 +8,6 @@
 #include <array>
 #include <chrono>
 #include <utility>
-#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +32,7 @@
 #include "cell/native/stdio_relay.h"
 #include "util/unique_fd.h"
 #include "util/diag.h"
+#include "util/write_all.h"
 
 namespace mcpcell::docker {
 namespace {
@@ -84,14 +84,7 @@ class ProfileFile {
     UniqueFd fd(::mkstemp(tmpl.data()));
     if (!fd) return ErrnoError("create seccomp profile file", tmpl);
     path_ = tmpl;
-    std::size_t off = 0;
-    while (off < text.size()) {
-      ssize_t n = ::write(fd.get(), text.data() + off, text.size() - off);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return ErrnoError("write seccomp profile file", path_);
-      off += static_cast<std::size_t>(n);
-    }
-    return {};
+    return WriteAll(fd.get(), text, "write seccomp profile file", path_);
   }
   const std::string& path() const { return path_; }
 
@@ -138,11 +131,11 @@ using Step = std::optional<Refusal>;
 
 Step Refuse(int code, Error e) { return Refusal{code, std::move(e)}; }
 
-// One container cell run, as the named steps RunDockerCell takes. Members
+// One container cell run, as the named steps StartDockerCell takes. Members
 // are declared in the order they are made, so they are undone in reverse:
-// the claimed host ids only once the container (removed by RunContainer)
-// and everything handed to that uid are gone; the watcher dismissed only
-// once what it cleans up after is gone.
+// the container removed first (running_), the claimed host ids only once the
+// container and everything handed to that uid are gone; the watcher
+// dismissed only once what it cleans up after is gone.
 class ContainerCellRun {
  public:
   ContainerCellRun(const CellSpec& spec, const DockerCellOptions& opts, StdioRelay& stdio,
@@ -152,20 +145,38 @@ class ContainerCellRun {
     result_.cell_id = RandomId();
   }
 
-  CellResult Run() {
+  /// The steps up to a launched server; the failure of the first that failed.
+  std::optional<CellResult> Start() {
     started_ = Clock::now();
     // Before anything exists in the engine: a Ctrl-C from here on is handled
     // by the pump (or ends setup) instead of killing us with a container left.
     BlockSupervisorSignals();
-    for (auto step : {&ContainerCellRun::ConnectEngine, &ContainerCellRun::ClaimHostIds,
-                      &ContainerCellRun::ResolveImage, &ContainerCellRun::PrepareHostFiles,
-                      &ContainerCellRun::StartWatcher}) {
+    for (auto step : {&ContainerCellRun::MakeStopRequest, &ContainerCellRun::ConnectEngine,
+                      &ContainerCellRun::ClaimHostIds, &ContainerCellRun::ResolveImage,
+                      &ContainerCellRun::PrepareHostFiles, &ContainerCellRun::StartWatcher}) {
       if (Step refused = (this->*step)()) return Failed(std::move(*refused));
     }
-    return RunContainer(*engine_, *setup_, Launch(), result_);
+    launch_ = Launch();
+    ContainerStart started = StartContainer(*engine_, *setup_, *launch_, result_);
+    if (!started.running) return std::move(started.failure);
+    running_ = std::move(started.running);
+    return std::nullopt;
   }
 
+  /// Cell::Wait: the pump and the exit status (container_lifecycle.h).
+  CellResult Wait() { return running_->Wait(); }
+  /// Cell::Stop: the pump sends the signals.
+  void Stop(std::chrono::milliseconds grace) { stop_.Request(grace); }
+  const std::string& container_id() const { return running_->id(); }
+
  private:
+  Step MakeStopRequest() {
+    auto stop = StopRequest::Make();
+    if (!stop) return Refuse(kExitSetupFailed, stop.error());
+    stop_ = std::move(*stop);
+    return {};
+  }
+
   CellResult Failed(Refusal r) {
     result_.exit_code = r.code;
     result_.error = std::move(r.error);
@@ -354,6 +365,7 @@ class ContainerCellRun {
       pc.ready_fifo = &fifos_.ready();
     }
     pc.kill = kill;
+    pc.stop = &stop_;
     return RunStdioPump(std::move(stream), pc);
   }
 
@@ -362,7 +374,7 @@ class ContainerCellRun {
   std::string Name() const { return "mcpcell-" + result_.cell_id; }
 
   const CellSpec& spec_;
-  const DockerCellOptions& opts_;
+  const DockerCellOptions opts_;  ///< a copy: the Backend's carries this run's RunContext in a temporary
   StdioRelay& stdio_;
   const LaunchCallback& on_launch_;
   CellResult result_;
@@ -380,6 +392,33 @@ class ContainerCellRun {
   StdioFifos fifos_;
   ContainerEgress egress_;
   ProfileFile profile_file_;
+  StopRequest stop_;
+  std::optional<ContainerLaunch> launch_;          ///< what running_ was started from
+  std::unique_ptr<RunningContainer> running_;      ///< removed first, before anything above
+};
+
+// The Cell a container run is once its server runs.
+class DockerCell final : public Cell {
+ public:
+  explicit DockerCell(std::unique_ptr<ContainerCellRun> run) : run_(std::move(run)) {}
+  DockerCell(const DockerCell&) = delete;
+  DockerCell& operator=(const DockerCell&) = delete;
+  /// A cell dropped unwaited is stopped at once and its exit collected before removal.
+  ~DockerCell() override {
+    if (waited_) return;
+    Stop(std::chrono::milliseconds(0));
+    (void)Wait();
+  }
+  std::string identity() const override { return run_->container_id(); }
+  CellResult Wait() override {
+    waited_ = true;
+    return run_->Wait();
+  }
+  void Stop(std::chrono::milliseconds grace) override { run_->Stop(grace); }
+
+ private:
+  std::unique_ptr<ContainerCellRun> run_;
+  bool waited_ = false;
 };
 
 }  // namespace
@@ -416,9 +455,11 @@ Status CheckEngine(const DockerCellOptions& opts) {
                        "[\"--network=none\"]}}), then restart the engine");
 }
 
-CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, StdioRelay& stdio,
-                         const LaunchCallback& on_launch) {
-  return ContainerCellRun(spec, opts, stdio, on_launch).Run();
+StartedCell StartDockerCell(const CellSpec& spec, const DockerCellOptions& opts, StdioRelay& stdio,
+                            const LaunchCallback& on_launch) {
+  auto run = std::make_unique<ContainerCellRun>(spec, opts, stdio, on_launch);
+  if (std::optional<CellResult> failed = run->Start()) return StartedCell{nullptr, std::move(*failed)};
+  return StartedCell{std::make_unique<DockerCell>(std::move(run)), {}};
 }
 
 }  // namespace mcpcell::docker

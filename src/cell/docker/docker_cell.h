@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "cell/cell.h"
 #include "cell/cell_result.h"
 #include "core/cell_spec.h"
 #include "cell/docker/engine_endpoint.h"
@@ -47,14 +48,15 @@ struct DockerCellOptions {
 /// reported with what "container runtime".
 Status CheckEngine(const DockerCellOptions& opts);
 
-/// Runs the server to completion in a container: the host side is prepared
-/// (host ids claimed, image, secrets, FIFOs, watcher), then the container's
-/// life runs through container_lifecycle.h (create → attach → start → stdio
-/// pump → wait → remove). The engine must have been checked (CheckEngine:
-/// the Backend does it once). The client's side of the stdio is `stdio`'s
-/// cell ends (the relay, terminals), else mcpcell's own fds. Blocks until
-/// the container is gone.
-CellResult RunDockerCell(const CellSpec& spec, const DockerCellOptions& opts, StdioRelay& stdio,
-                         const LaunchCallback& on_launch);
+/// Starts the server in a container and returns once it runs (or why it
+/// does not): the host side is prepared (host ids claimed, image, secrets,
+/// FIFOs, watcher), then the container's life runs through
+/// container_lifecycle.h (create → attach → start; the Cell's Wait: stdio
+/// pump → wait; its destruction: remove). The engine must have been checked
+/// (CheckEngine: the Backend does it once). The client's side of the stdio
+/// is `stdio`'s cell ends (the relay, terminals), else mcpcell's own fds.
+/// `spec`, `stdio` and `on_launch` must outlive the Cell (`opts` is copied).
+StartedCell StartDockerCell(const CellSpec& spec, const DockerCellOptions& opts, StdioRelay& stdio,
+                            const LaunchCallback& on_launch);
 
 }  // namespace mcpcell::docker

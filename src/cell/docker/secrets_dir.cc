@@ -12,6 +12,7 @@
 #include "cell/docker/cell_user_access.h"
 #include "cell/docker/run_dirs.h"
 #include "util/unique_fd.h"
+#include "util/write_all.h"
 
 namespace mcpcell::docker {
 namespace {
@@ -41,14 +42,7 @@ Status WriteSecret(const std::string& path, const std::string& data, std::uint32
   if (!fd) return ErrnoError("create secret copy", path);
   // Handed over before writing: the value never sits in a file the cell's user cannot read.
   MCPCELL_TRY(HandToCellUser(how, fd.get(), path, uid, gid, 4, "hand secret to the cell's user"));
-  std::size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd.get(), data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("write secret copy", path);
-    off += static_cast<std::size_t>(n);
-  }
-  return {};
+  return WriteAll(fd.get(), data, "write secret copy", path);
 }
 
 }  // namespace

@@ -7,10 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 
 #include "cell/docker/frame_demux.h"
+#include "util/diag.h"
 #include "util/terminal_text.h"
+#include "util/write_all.h"
 
 namespace mcpcell::docker {
 namespace {
@@ -28,16 +29,13 @@ sigset_t SupervisorSignals() {
   return s;
 }
 
-// Writes all of `data` to a blocking fd. EPIPE is reported as false.
-Result<bool> WriteAll(int fd, std::string_view data, const char* what) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EPIPE) return false;
-    if (n < 0) return ErrnoError(what);
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
+// Writes all of `data` to a blocking fd. EPIPE (the reader is gone) is
+// reported as false, not as an error.
+Result<bool> WriteAllOrEpipe(int fd, std::string_view data, const char* what) {
+  Status ok = WriteAll(fd, data, what);
+  if (ok) return true;
+  if (ok.error().err == EPIPE) return false;
+  return ok.error();
 }
 
 class Pump {
@@ -52,7 +50,7 @@ class Pump {
     if (config_.timeout) timeout_at_ = Clock::now() + *config_.timeout;
     MCPCELL_TRY(demux_.Feed(stream_.leftover));
     for (;;) {
-      pollfd fds[6] = {};
+      pollfd fds[7] = {};
       bool want_out = !pending_.empty() && !Fifo();
       fds[0] = {stream_.fd.get(), static_cast<short>(POLLIN | (want_out ? POLLOUT : 0)), 0};
       fds[1] = {sfd.get(), POLLIN, 0};
@@ -62,11 +60,16 @@ class Pump {
       fds[3] = {fifo_out ? config_.stdin_fifo->get() : -1, POLLOUT, 0};
       fds[4] = {Fifo() ? config_.stdout_fifo->get() : -1, POLLIN, 0};
       fds[5] = {Fifo() && !cell_ready_ && config_.ready_fifo != nullptr ? config_.ready_fifo->get() : -1, POLLIN, 0};
-      int n = ::poll(fds, 6, PollTimeoutMs());
+      fds[6] = {config_.stop != nullptr && !stop_seen_ ? config_.stop->fd() : -1, POLLIN, 0};
+      int n = ::poll(fds, 7, PollTimeoutMs());
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return ErrnoError("poll the attach stream");
       MCPCELL_TRY(OnDeadlines());
       if ((fds[1].revents & POLLIN) != 0) MCPCELL_TRY(OnSignal(sfd.get()));
+      if (fds[6].revents != 0) {
+        stop_seen_ = true;
+        MCPCELL_TRY(BeginStop("Cell::Stop", config_.stop->grace()));
+      }
       if (fds[2].revents != 0) ReadStdin();
       if (fds[4].revents != 0) MCPCELL_TRY(DrainStdoutFifo());
       if (fds[5].revents != 0) {
@@ -92,11 +95,11 @@ class Pump {
  private:
   Status Sink(int stream, std::string_view data) {
     if (stream == 2) {
-      auto ok = WriteAll(config_.client_err, err_filter_.Pass(data), "write server stderr");
+      auto ok = WriteAllOrEpipe(config_.client_err, err_filter_.Pass(data), "write server stderr");
       return ok ? Status{} : Status{ok.error()};
     }
     if (outcome_.client_gone) return {};
-    auto ok = WriteAll(config_.client_out, out_filter_.Pass(data), "write server output to stdout");
+    auto ok = WriteAllOrEpipe(config_.client_out, out_filter_.Pass(data), "write server output to stdout");
     if (!ok) return ok.error();
     if (!*ok) {
       // The client closed our stdout: nobody will read the server again.
@@ -137,8 +140,7 @@ class Pump {
     if (timeout_at_ && now >= *timeout_at_) {
       timeout_at_.reset();
       outcome_.timed_out = true;
-      std::fprintf(stderr, "mcpcell: --timeout of %lld ms reached; stopping the server\n",
-                   static_cast<long long>(config_.timeout->count()));
+      Say("--timeout of " + std::to_string(config_.timeout->count()) + " ms reached; stopping the server");
       MCPCELL_TRY(BeginStop("timeout"));
     }
     if (grace_at_ && now >= *grace_at_) {
@@ -160,11 +162,11 @@ class Pump {
   }
 
   // SIGTERM now, SIGKILL after the grace period (once).
-  Status BeginStop(const std::string& why) {
+  Status BeginStop(const std::string& why, std::optional<std::chrono::milliseconds> grace = {}) {
     if (stage_ == Stage::kTerminating || stage_ == Stage::kKilled) return {};
     stage_ = Stage::kTerminating;
     outcome_.stop_reason = why;
-    grace_at_ = Clock::now() + config_.grace;
+    grace_at_ = Clock::now() + grace.value_or(config_.grace);
     return config_.kill("SIGTERM");
   }
 
@@ -252,6 +254,7 @@ class Pump {
   bool stdin_eof_ = false;
   bool shut_wr_ = false;
   bool cell_ready_ = false;  ///< FIFO path: the cell has opened its end of `in`
+  bool stop_seen_ = false;   ///< Cell::Stop was asked (the eventfd stays readable)
   std::optional<Clock::time_point> timeout_at_;
   std::optional<Clock::time_point> grace_at_;
 };

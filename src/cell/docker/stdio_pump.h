@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "cell/cell.h"
 #include "cell/docker/engine_client.h"
 #include "util/unique_fd.h"
 #include "util/error.h"
@@ -36,6 +37,9 @@ struct PumpConfig {
   std::optional<std::chrono::milliseconds> timeout;
   /// Sends a signal to the container (POST /containers/{id}/kill?signal=).
   std::function<Status(const char* signal)> kill;
+  /// Cell::Stop: once its fd is readable, SIGTERM now and SIGKILL after its
+  /// grace (may be null).
+  const StopRequest* stop = nullptr;
 };
 
 struct PumpOutcome {

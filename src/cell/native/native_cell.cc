@@ -72,16 +72,18 @@ UniqueFd Timer(std::chrono::milliseconds after) {
 // The supervisor's event loop: one epoll over the cell's pidfd, our signals,
 // the client's stdin (hang-up only — the server reads it, we never do; or,
 // when stdin is a terminal, the relay's end-of-input eventfd), and one-shot
-// timers for --timeout and the stop grace period. No polling.
+// timers for --timeout and the stop grace period, and the Cell's Stop
+// request. No polling.
 class Supervisor {
  public:
   /// `stdin_closed_fd`: readable when the client's input ended; -1 to watch fd 0 itself.
-  Supervisor(pid_t pid, int pidfd, const CellSpec& spec, const StdioRelay& stdio)
+  Supervisor(pid_t pid, int pidfd, const CellSpec& spec, const StdioRelay& stdio, const StopRequest& stop)
       : pid_(pid),
         pidfd_(pidfd),
         spec_(spec),
         stdio_(stdio),
-        stdin_fd_(stdio.StdinClosedFd() >= 0 ? stdio.StdinClosedFd() : STDIN_FILENO) {}
+        stdin_fd_(stdio.StdinClosedFd() >= 0 ? stdio.StdinClosedFd() : STDIN_FILENO),
+        stop_(stop) {}
 
   /// Returns the cell's wait status (waitid'd) once PID 1 is gone.
   int Run(bool* timed_out) {
@@ -92,6 +94,7 @@ class Supervisor {
     UniqueFd sfd(::signalfd(-1, &sigs, SFD_CLOEXEC));
     Add(ep.get(), pidfd_, EPOLLIN);
     Add(ep.get(), sfd.get(), EPOLLIN);
+    Add(ep.get(), stop_.fd(), EPOLLIN);
     bool watching_stdin = WatchStdin(ep.get());
     if (spec_.limits.timeout) {
       timeout_ = Timer(*spec_.limits.timeout);
@@ -109,6 +112,9 @@ class Supervisor {
           struct signalfd_siginfo si{};
           if (::read(sfd.get(), &si, sizeof si) != sizeof si) continue;
           BeginStop(ep.get(), SIGTERM, "signal");
+        } else if (fd == stop_.fd()) {
+          ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, stop_.fd(), nullptr);
+          BeginStop(ep.get(), SIGTERM, "Cell::Stop", stop_.grace());
         } else if (fd == stdin_fd_ && watching_stdin) {
           ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, stdin_fd_, nullptr);
           watching_stdin = false;
@@ -180,7 +186,7 @@ class Supervisor {
     return ::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0;
   }
 
-  void BeginStop(int ep, int sig, const char* /*why*/) {
+  void BeginStop(int ep, int sig, const char* /*why*/, std::optional<std::chrono::milliseconds> grace = {}) {
     if (stage_ == Stage::kTerminating) {
       ::kill(pid_, SIGKILL);  // a second request: no more waiting
       return;
@@ -188,7 +194,7 @@ class Supervisor {
     stage_ = Stage::kTerminating;
     ::kill(pid_, sig);  // PID 1 forwards it to the server
     if (grace_) ::epoll_ctl(ep, EPOLL_CTL_DEL, grace_.get(), nullptr);
-    grace_ = Timer(spec_.stop_grace);
+    grace_ = Timer(grace.value_or(spec_.stop_grace));
     Add(ep, grace_.get(), EPOLLIN);
   }
 
@@ -205,6 +211,7 @@ class Supervisor {
   const CellSpec& spec_;
   const StdioRelay& stdio_;
   int stdin_fd_;
+  const StopRequest& stop_;
   Stage stage_ = Stage::kRunning;
   UniqueFd timeout_;
   UniqueFd grace_;
@@ -243,7 +250,9 @@ Result<std::unique_ptr<EgressService>> StartEgress(const CellSpec& spec, const R
   return EgressService::Start(EgressConfig{spec.network, ctx.server, ctx.audit}, std::move(sockets));
 }
 
-// One native cell run, as the named steps RunNativeCell takes. Members are
+class NativeCell;
+
+// One native cell run, as the named steps StartNativeCell takes. Members are
 // declared in the order they are made, so they are undone in reverse: the
 // egress service first, the cgroup after the cell is gone, the claimed host
 // id last.
@@ -252,19 +261,22 @@ class NativeCellRun {
   NativeCellRun(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio, const LaunchCallback& on_launch)
       : spec_(spec), ctx_(ctx), stdio_(stdio), on_launch_(on_launch) {}
 
-  CellResult Run() {
+  /// The steps up to a running server; the failure of the first that failed.
+  std::optional<CellResult> Start() {
     start_ = Clock::now();
     TracePhase("native-start");
+    auto stop = StopRequest::Make();
+    if (!stop) return Failed(kExitSetupFailed, stop.error());
+    stop_ = std::move(*stop);
     for (auto step : {&NativeCellRun::PrepareHost, &NativeCellRun::CompileFilter, &NativeCellRun::Clone,
                       &NativeCellRun::StartCell, &NativeCellRun::AwaitServer}) {
-      if (std::optional<CellResult> failed = (this->*step)()) return std::move(*failed);
+      if (std::optional<CellResult> failed = (this->*step)()) return failed;
     }
-    CellResult r = Supervise();
-    TracePhase("cell-reaped");
-    return r;
+    return std::nullopt;
   }
 
  private:
+  friend class NativeCell;  // Wait is Supervise, Stop is stop_
   using Step = std::optional<CellResult>;
 
   // Mounts planned, the host id claimed and checked, the cgroup made.
@@ -427,11 +439,12 @@ class NativeCellRun {
     return {};
   }
 
+  // The cell's life after Start, to its end (Cell::Wait).
   CellResult Supervise() {
     CellResult result;
     result.backend = "native";
     result.cell_id = cell_id_;
-    Supervisor sup(pid_, pidfd_.get(), spec_, stdio_);
+    Supervisor sup(pid_, pidfd_.get(), spec_, stdio_, stop_);
     result.exit_code = sup.Run(&result.timed_out);
     egress_.reset();  // the cell is gone: stop serving and close every tunnel
     stdio_.Finish();
@@ -470,13 +483,42 @@ class NativeCellRun {
   UniqueFd pidfd_;
   std::optional<Error> setup_error_;
   std::unique_ptr<EgressService> egress_;
+  StopRequest stop_;
+};
+
+// The Cell a native run is once its server runs.
+class NativeCell final : public Cell {
+ public:
+  explicit NativeCell(std::unique_ptr<NativeCellRun> run) : run_(std::move(run)) {}
+  NativeCell(const NativeCell&) = delete;
+  NativeCell& operator=(const NativeCell&) = delete;
+  /// A cell dropped unwaited is stopped at once and reaped: none outlives its handle.
+  ~NativeCell() override {
+    if (waited_) return;
+    Stop(std::chrono::milliseconds(0));
+    (void)Wait();
+  }
+  std::string identity() const override { return "pid " + std::to_string(run_->pid_); }
+  CellResult Wait() override {
+    waited_ = true;
+    CellResult r = run_->Supervise();
+    TracePhase("cell-reaped");
+    return r;
+  }
+  void Stop(std::chrono::milliseconds grace) override { run_->stop_.Request(grace); }
+
+ private:
+  std::unique_ptr<NativeCellRun> run_;
+  bool waited_ = false;
 };
 
 }  // namespace
 
-CellResult RunNativeCell(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
-                         const LaunchCallback& on_launch) {
-  return NativeCellRun(spec, ctx, stdio, on_launch).Run();
+StartedCell StartNativeCell(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
+                            const LaunchCallback& on_launch) {
+  auto run = std::make_unique<NativeCellRun>(spec, ctx, stdio, on_launch);
+  if (std::optional<CellResult> failed = run->Start()) return StartedCell{nullptr, std::move(*failed)};
+  return StartedCell{std::make_unique<NativeCell>(std::move(run)), {}};
 }
 
 }  // namespace mcpcell

@@ -1,0 +1,69 @@
+// Cell::Stop's request, and the container pump's answer to it: SIGTERM at
+// once, SIGKILL once the grace the request names has passed (the spec's own
+// grace, an hour here, would leave the test waiting).
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cell/cell.h"
+#include "cell/docker/stdio_pump.h"
+
+namespace mcpcell {
+namespace {
+
+bool Readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1;
+}
+
+TEST(StopRequest, ReadableOnlyOnceRequestedAndKeepsTheGrace) {
+  auto stop = StopRequest::Make();
+  ASSERT_TRUE(stop.ok()) << stop.error().Message();
+  EXPECT_FALSE(Readable(stop->fd()));
+  stop->Request(std::chrono::milliseconds(1234));
+  EXPECT_TRUE(Readable(stop->fd()));
+  EXPECT_EQ(stop->grace(), std::chrono::milliseconds(1234));
+}
+
+TEST(StdioPumpStop, StopSendsTermNowAndKillAfterItsOwnGrace) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  UniqueFd engine_end(sv[1]);
+  int in[2];
+  int out[2];
+  ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+  UniqueFd in_r(in[0]), in_w(in[1]), out_r(out[0]), out_w(out[1]);  // stdin stays open: no EOF order
+
+  auto stop = StopRequest::Make();
+  ASSERT_TRUE(stop.ok());
+  std::vector<std::string> sent;
+  docker::PumpConfig pc;
+  pc.client_in = in_r.get();
+  pc.client_out = out_w.get();
+  pc.client_err = out_w.get();
+  pc.grace = std::chrono::hours(1);
+  pc.stop = &*stop;
+  pc.kill = [&](const char* sig) -> Status {
+    sent.emplace_back(sig);
+    // The container is gone once killed: the engine closes the attach stream.
+    if (sent.back() == "SIGKILL") ::shutdown(engine_end.get(), SHUT_RDWR);
+    return {};
+  };
+  stop->Request(std::chrono::milliseconds(10));
+  auto outcome = docker::RunStdioPump(docker::HijackedStream{UniqueFd(sv[0]), ""}, pc);
+  ASSERT_TRUE(outcome.ok()) << outcome.error().Message();
+  EXPECT_EQ(sent, (std::vector<std::string>{"SIGTERM", "SIGKILL"}));
+  EXPECT_EQ(outcome->stop_reason, "Cell::Stop");
+  EXPECT_FALSE(outcome->timed_out);
+}
+
+}  // namespace
+}  // namespace mcpcell
