@@ -95,17 +95,47 @@ McpRelay::~McpRelay() = default;
 // writes; one record each would let it grow the user's log without bound. The
 // first kMaxServerNoise per session are recorded, the rest only counted
 // (session_end's forged/refused and held_back).
-void McpRelay::Audit(nlohmann::json event) {
-  if (!audit_) return;
+bool McpRelay::Audit(nlohmann::json event) {
+  if (!audit_) return true;
   const auto& kind = event["event"];
   bool noise = kind == "forged_response" || (kind == "relay_refused" && event.value("from", "") == "server");
   if (noise && ++server_noise_ > kMaxServerNoise) {
     ++held_back_;
-    return;
+    return true;
   }
   if (kind == "session_end") event["held_back"] = held_back_;
   event["server"] = config_.server;
-  audit_(event);
+  Status written = audit_(event);
+  if (written) return true;
+  if (audit_error_.empty()) {
+    audit_error_ = written.error().Message();
+    Say("relay: the audit log cannot be written (" + audit_error_ + "); from now on every tools/call, "
+        "resources/read and prompts/get is refused and no answer whose record is lost reaches the client. "
+        "Fix the log's file or filesystem and start mcpcell again");
+  }
+  return false;
+}
+
+// Fail closed: a call mcpcell cannot record is not run.
+std::optional<Refusal> McpRelay::AuditBroken(const Envelope& env) const {
+  if (audit_error_.empty()) return std::nullopt;
+  return Refusal{kAuditUnavailable,
+                 fmt::format("mcpcell relay: {} refused: the audit log cannot be written ({}), and mcpcell does not "
+                             "run calls it cannot record; fix the log's file or filesystem and start mcpcell again",
+                             env.method, audit_error_),
+                 env.id->json, env.id->key};
+}
+
+// The call ran, but its record was lost: the client gets an error, not the result.
+RelayAction McpRelay::Withheld(const Envelope& env, std::string_view method) {
+  RelayAction a;
+  a.forward = RelayAction::Forward::kReplaced;
+  a.replacement = ErrorResponse(
+      env.id->json, kAuditUnavailable,
+      fmt::format("mcpcell relay: the server answered this {}, but its audit record cannot be written ({}); the "
+                  "answer is withheld, and every further call is refused. Fix the log's file or filesystem and "
+                  "start mcpcell again", method, audit_error_));
+  return a;
 }
 
 RelayAction McpRelay::FromClient(const LineFramer::Line& line) { return FromSide(kClient, line); }
@@ -251,6 +281,10 @@ RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes)
       if (r->code != kRefusedByPolicy) return Refused(from, *r, bytes);
       ++denied_;
       return RefuseCall(p, id, *r, "denied", {});
+    }
+    if (auto r = p.call ? AuditBroken(env) : std::nullopt) {
+      ++refused_;
+      return RefuseCall(p, id, *r, "audit_unavailable", {});
     }
     std::string limit;
     if (auto r = p.call ? CheckLimits(env, &limit) : std::nullopt) {
@@ -402,7 +436,7 @@ std::vector<RelayAction> McpRelay::Expire() {
   return out;
 }
 
-void McpRelay::AuditCall(const Pending& p, const std::string& id, std::string outcome, std::size_t bytes_out,
+bool McpRelay::AuditCall(const Pending& p, const std::string& id, std::string outcome, std::size_t bytes_out,
                          nlohmann::json extra) {
   ++calls_;
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - p.start).count();
@@ -422,7 +456,7 @@ void McpRelay::AuditCall(const Pending& p, const std::string& id, std::string ou
   if (p.rounds > 1) e["round_ids"] = p.round_ids;
   if (p.unknown_state) e["unknown_request_state"] = true;
   for (auto& [k, v] : extra.items()) e[k] = v;
-  Audit(std::move(e));
+  return Audit(std::move(e));
 }
 
 RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view line) {
@@ -478,9 +512,12 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
     outcome = "isError";
   } else if (auto rt = StringMember(env.result, "resultType"); rt && *rt == "input_required") {
     outcome = "input_required";
-    if (p.method == "tools/call" && AwaitNextRound(p, env, line.size())) return a;
+    if (p.method == "tools/call") {
+      if (!audit_error_.empty()) return Withheld(env, p.method);  // its next round would be refused
+      if (AwaitNextRound(p, env, line.size())) return a;
+    }
   }
-  AuditCall(p, env.id->json, outcome, line.size(), std::move(extra));
+  if (!AuditCall(p, env.id->json, outcome, line.size(), std::move(extra))) return Withheld(env, p.method);
   return a;
 }
 

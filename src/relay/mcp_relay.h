@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "guard/secret_policy.h"
+#include "util/error.h"
 #include "relay/line_framer.h"
 #include "relay/tool_filter.h"
 
@@ -61,7 +62,12 @@ struct RelayAction {
 
 class McpRelay {
  public:
-  using AuditSink = std::function<void(const nlohmann::json&)>;
+  /// Writes one record. A failure (disk full, EIO, the log removed or
+  /// replaced) closes the relay's calls: every later tools/call,
+  /// resources/read and prompts/get is refused naming the failure, and an
+  /// answer whose record could not be written is withheld from the client
+  /// (an error instead), so no call's result is served unrecorded.
+  using AuditSink = std::function<Status(const nlohmann::json&)>;
   McpRelay(RelayConfig config, AuditSink audit);
   ~McpRelay();
 
@@ -113,10 +119,12 @@ class McpRelay {
   void LinkRound(Pending* p);
   RelayAction RefuseCall(const Pending& p, const RpcId& id, const Refusal& r, const char* outcome, nlohmann::json extra);
   bool AwaitNextRound(Pending& p, const Envelope& env, std::size_t bytes);
-  void AuditCall(const Pending& p, const std::string& id, std::string outcome, std::size_t bytes_out,
+  bool AuditCall(const Pending& p, const std::string& id, std::string outcome, std::size_t bytes_out,
                  nlohmann::json extra);
+  std::optional<Refusal> AuditBroken(const Envelope& env) const;
+  RelayAction Withheld(const Envelope& env, std::string_view method);
   std::string FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden);
-  void Audit(nlohmann::json event);
+  bool Audit(nlohmann::json event);  ///< false when the record could not be written
   // The secret scan (mcp_relay_secrets.cc): before dispatch a request or
   // notification with a secret is blocked; after it, a response is blocked
   // or any message redacted.
@@ -140,6 +148,7 @@ class McpRelay {
   std::uint64_t unjudged_[2] = {0, 0};  ///< lines that cannot be messages, passed as they came
   std::unique_ptr<SecretGuard> secrets_;       ///< null when both directions are off
   std::string secrets_error_;                  ///< the rules did not compile: every message is refused
+  std::string audit_error_;  ///< the first failed audit write; calls are refused from then on
   bool ended_ = false;
   bool said_server_drop_ = false;  ///< the first dropped server line was told on stderr
   static constexpr std::uint64_t kMaxServerNoise = 100;  ///< forged/refused server lines recorded one by one

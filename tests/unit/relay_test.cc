@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "relay/envelope.h"
@@ -133,8 +134,8 @@ struct Harness {
   explicit Harness(std::vector<std::string> deny = {"write_file", "move_*"}, std::vector<std::string> allow = {},
                    std::size_t max = 1u << 20)
       : relay(RelayConfig{"srv", ToolRules{std::move(allow), std::move(deny), "profile fs.json"}, max, 4096},
-              [this](const json& e) { records.push_back(e); }) {}
-  explicit Harness(RelayConfig config) : relay(std::move(config), [this](const json& e) { records.push_back(e); }) {}
+              [this](const json& e) -> Status { records.push_back(e); return {}; }) {}
+  explicit Harness(RelayConfig config) : relay(std::move(config), [this](const json& e) -> Status { records.push_back(e); return {}; }) {}
 
   // simdjson reads past the end of a line; LineFramer guarantees the padding.
   RelayAction Send(bool from_client, const std::string& text) {
@@ -1041,6 +1042,75 @@ TEST(McpRelay, AnOversizeSdkAnswerWithItsIdLastBecomesAnErrorForThatRequest) {
   EXPECT_EQ(json::parse(a.replacement)["error"]["code"], kMessageTooLarge);
 }
 
+
+// Audit write errors fail closed: once a record cannot be written, no call
+// runs and no answer whose record was lost reaches the client.
+struct FailingAudit {
+  std::vector<json> records;
+  int room = 0;  ///< records written before the log "fills up"
+  McpRelay relay{RelayConfig{"srv", ToolRules{{}, {"write_file"}, "profile fs.json"}, 1u << 20, 4096},
+                 [this](const json& e) -> Status {
+                   if (room-- <= 0) return Error{"write audit log", "/logs/calls.jsonl", ENOSPC, ""};
+                   records.push_back(e);
+                   return {};
+                 }};
+  std::string padded;
+  RelayAction Send(bool from_client, const std::string& text) {
+    padded = text + std::string(LineFramer::kPadding, ' ');
+    LineFramer::Line l{std::string_view(padded.data(), text.size()), false, text.size()};
+    return from_client ? relay.FromClient(l) : relay.FromServer(l);
+  }
+};
+
+std::string Call(int id, const char* method, const char* params) {
+  return fmt::format(R"({{"jsonrpc":"2.0","id":{},"method":"{}","params":{}}})", id, method, params);
+}
+
+TEST(McpRelay, AnAnswerWhoseRecordIsLostIsWithheldAndLaterCallsAreRefused) {
+  FailingAudit h;
+  h.room = 1;
+  EXPECT_EQ(h.Send(true, Call(1, "tools/call", R"({"name":"a"})")).forward, Forward::kAsIs);
+  EXPECT_EQ(h.Send(false, R"({"jsonrpc":"2.0","id":1,"result":{"content":[]}})").forward, Forward::kAsIs);
+  ASSERT_EQ(h.records.size(), 1u) << "the first call's record fit";
+  EXPECT_EQ(h.Send(true, Call(2, "tools/call", R"({"name":"a"})")).forward, Forward::kAsIs);
+  auto answer = h.Send(false, R"({"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"s3cret"}]}})");
+  ASSERT_EQ(answer.forward, Forward::kReplaced) << "the result went out unrecorded";
+  json withheld = json::parse(answer.replacement);
+  EXPECT_EQ(withheld["id"], 2);
+  EXPECT_EQ(withheld["error"]["code"], kAuditUnavailable);
+  std::string msg = withheld["error"]["message"];
+  EXPECT_NE(msg.find("/logs/calls.jsonl"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("No space left on device"), std::string::npos) << msg;
+  EXPECT_EQ(answer.replacement.find("s3cret"), std::string::npos);
+  for (const char* method : {"tools/call", "resources/read", "prompts/get"}) {
+    const char* params = std::string_view(method) == "resources/read" ? R"({"uri":"file:///x"})" : R"({"name":"a"})";
+    auto a = h.Send(true, Call(3, method, params));
+    ExpectRefused(a, 3, kAuditUnavailable);
+    std::string why = Reply(a)["error"]["message"];
+    EXPECT_NE(why.find(method), std::string::npos) << why;
+    EXPECT_NE(why.find("audit log cannot be written"), std::string::npos) << why;
+  }
+  // What is no call passes: the client can still list, ping and shut down.
+  EXPECT_EQ(h.Send(true, Call(4, "tools/list", "{}")).forward, Forward::kAsIs);
+  EXPECT_EQ(h.Send(false, R"({"jsonrpc":"2.0","id":4,"result":{"tools":[]}})").forward, Forward::kReplaced)
+      << "filtered as usual";
+}
+
+TEST(McpRelay, AFailedRecordBeforeAnyCallRefusesTheFirstCall) {
+  FailingAudit h;  // no room at all: session_start's record already fails
+  EXPECT_EQ(h.Send(true, Call(0, "initialize", R"({"protocolVersion":"2025-06-18"})")).forward, Forward::kAsIs);
+  EXPECT_EQ(h.Send(false, R"({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}})").forward,
+            Forward::kAsIs);
+  ExpectRefused(h.Send(true, Call(1, "tools/call", R"({"name":"a"})")), 1, kAuditUnavailable);
+}
+
+TEST(McpRelay, AnInputRequiredRoundIsWithheldOnceTheLogFails) {
+  FailingAudit h;
+  EXPECT_EQ(h.Send(true, Call(1, "tools/call", R"({"name":"a"})")).forward, Forward::kAsIs);
+  h.Send(false, R"({"jsonrpc":"2.0","id":9,"result":{}})");  // a forged answer: its record fails
+  auto a = h.Send(false, R"({"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s"}})");
+  EXPECT_EQ(a.forward, Forward::kReplaced) << "its next round would be refused anyway";
+}
 
 }  // namespace
 }  // namespace mcpcell

@@ -65,10 +65,8 @@ Result<StdioRelay> StdioRelay::Prepare(std::optional<RelayConfig> mcp, AuditLog*
   StdioRelay r;
   if (mcp) {
     r.max_line_ = mcp->max_message;
-    auto sink = [audit](const nlohmann::json& e) {
-      if (audit == nullptr) return;
-      if (auto ok = audit->Write(e); !ok) Warn("audit log: " + ok.error().Message());
-    };
+    // A failed write is the relay's to act on (it refuses calls from then on, and says so).
+    auto sink = [audit](const nlohmann::json& e) -> Status { return audit == nullptr ? Status{} : audit->Write(e); };
     r.mcp_ = std::make_unique<McpRelay>(std::move(*mcp), sink);
   }
   for (int n = 0; n < 3; ++n) {
