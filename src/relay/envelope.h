@@ -78,6 +78,8 @@ class EnvelopeParser {
   std::variant<Envelope, Refusal> Parse(std::string_view line);
 
  private:
+  static constexpr std::size_t kKeptCapacity = 1024 * 1024;
+  std::size_t max_message_;
   simdjson::dom::parser parser_;
 };
 

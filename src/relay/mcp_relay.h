@@ -103,7 +103,7 @@ class McpRelay {
     std::string request_state;          ///< params.requestState of this round, if any
     nlohmann::json input_responses;     ///< params.inputResponses, redacted like arguments
     std::uint32_t rounds = 1;
-    nlohmann::json round_ids = nlohmann::json::array();  ///< ids of the earlier rounds
+    nlohmann::json round_ids;           ///< ids of the earlier rounds (an array once there are any)
     std::size_t bytes_out = 0;          ///< the earlier rounds' answers
     bool unknown_state = false;         ///< a requestState no input_required answer gave
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();

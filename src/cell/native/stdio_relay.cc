@@ -66,7 +66,9 @@ Result<StdioRelay> StdioRelay::Prepare(std::optional<RelayConfig> mcp, AuditLog*
   if (mcp) {
     r.max_line_ = mcp->max_message;
     // A failed write is the relay's to act on (it refuses calls from then on, and says so).
-    auto sink = [audit](const nlohmann::json& e) -> Status { return audit == nullptr ? Status{} : audit->Write(e); };
+    // No --audit-log: no sink, and the relay builds no records at all.
+    McpRelay::AuditSink sink;
+    if (audit != nullptr) sink = [audit](const nlohmann::json& e) -> Status { return audit->Write(e); };
     r.mcp_ = std::make_unique<McpRelay>(std::move(*mcp), sink);
   }
   for (int n = 0; n < 3; ++n) {
