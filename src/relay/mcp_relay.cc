@@ -68,6 +68,20 @@ nlohmann::json Redacted(element args, bool content) {
   return out;
 }
 
+// A waiting round's key: a digest, not the requestState itself — a server
+// chooses its size, and up to max_pending calls wait (4096 states of 10 MiB
+// were 40 GB of supervisor memory).
+std::string RoundKey(char kind, std::string_view state) { return kind + Sha256Hex(state); }
+
+// The tool name, uri or prompt name kept with an unanswered call (for its
+// record): at most kMaxKeptSubject bytes, for the same reason as ids and
+// methods (envelope.h); the rules judged the whole name before.
+constexpr std::size_t kMaxKeptSubject = 1024;
+std::string KeptSubject(std::string_view s) {
+  if (s.size() <= kMaxKeptSubject) return std::string(s);
+  return fmt::format("{}... ({} bytes)", s.substr(0, kMaxKeptSubject), s.size());
+}
+
 const char* AuditEventFor(std::string_view method) {
   if (method == "tools/call") return "tool_call";
   if (method == "resources/read") return "resource_read";
@@ -237,14 +251,14 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
     return Refusal{kInvalidRequest, fmt::format("mcpcell relay: {} needs params.{} as a string", env.method, subject_key),
                    env.id->json, env.id->key};
   }
-  p->subject = std::string(*subject);
+  p->subject = KeptSubject(*subject);
   // The round's key: the server's requestState, or (a server may send none)
   // the tool's name when the retry carries inputResponses only.
   auto ir = Member(env.params, "inputResponses");
   if (auto state = StringMember(env.params, "requestState")) {
-    p->request_state = "s" + std::string(*state);
+    p->request_state = RoundKey('s', *state);
   } else if (ir) {
-    p->request_state = "t" + p->subject;
+    p->request_state = RoundKey('t', p->subject);  // as AwaitNextRound keys it
   }
   // What goes only into records is built only when there is a log (no --audit-log: nothing to build).
   if (ir && audit_) p->input_responses = Redacted(*ir, config_.audit_content);
@@ -255,10 +269,10 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
                    env.id->key};
   }
   if (args && audit_) p->arguments = Redacted(*args, config_.audit_content);
-  if (auto denial = filter_.Denial(p->subject)) {
+  if (auto denial = filter_.Denial(*subject)) {  // the whole name, never the kept one
     return Refusal{kRefusedByPolicy, "mcpcell: " + *denial, env.id->json, env.id->key};
   }
-  if (auto unpinned = config_.pins ? config_.pins->CallDenial(p->subject) : std::nullopt) {
+  if (auto unpinned = config_.pins ? config_.pins->CallDenial(std::string(*subject)) : std::nullopt) {
     return Refusal{kRefusedByPolicy, "mcpcell: " + *unpinned, env.id->json, env.id->key};
   }
   return std::nullopt;
@@ -355,7 +369,7 @@ void McpRelay::LinkRound(Pending* p) {
 // the pending requests: the oldest waiting call is recorded and forgotten.
 bool McpRelay::AwaitNextRound(Pending& p, const Envelope& env, std::size_t bytes) {
   auto state = StringMember(env.result, "requestState");
-  std::string key = state ? "s" + std::string(*state) : "t" + p.subject;
+  std::string key = state ? RoundKey('s', *state) : RoundKey('t', p.subject);
   if (auto same = rounds_.find(key); same != rounds_.end()) {
     // Two waiting calls the retry could not be told apart by: the older one is recorded now.
     AuditCall(same->second, same->second.round_ids.back().dump(), "input_required", 0, {});

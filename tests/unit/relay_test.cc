@@ -677,6 +677,38 @@ TEST(Rounds, ACallOverThreeRoundsIsOneRecordWithItsRoundsCounted) {
   EXPECT_FALSE(r.contains("unknown_request_state"));
 }
 
+// A server picks the requestState's size, and up to max_pending calls wait
+// for their next round: the relay keys them by a digest, so a 600 KiB state
+// still links the retry, and is not what is kept.
+TEST(Rounds, AHugeRequestStateStillLinksItsRetry) {
+  Harness h;
+  std::string state(600u << 10, 's');  // under the harness's 1 MiB maximum
+  h.Client(V2Call(1, "ask"));
+  EXPECT_EQ(h.Server(InputRequired(1, state)).forward, Forward::kAsIs);
+  h.Client(V2Call(2, "ask", R"("inputResponses":{"q":{"action":"accept"}},"requestState":")" + state + R"(",)"));
+  h.Server(R"({"jsonrpc":"2.0","id":2,"result":{"content":[]}})");
+  ASSERT_EQ(h.records.size(), 1u);
+  EXPECT_EQ(h.records[0]["rounds"], 2);
+  EXPECT_FALSE(h.records[0].contains("unknown_request_state"));
+  EXPECT_LT(h.records[0].dump().size(), 4096u);
+}
+
+// The name kept for an unanswered call's record is cut at 1 KiB; the rules
+// still judge the whole name.
+TEST(McpRelay, ALongToolNameIsJudgedWholeAndKeptCut) {
+  Harness h(std::vector<std::string>{"*_file"});
+  std::string name = std::string(3000, 'a') + "_file";
+  auto a = h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":")" + name + R"("}})");
+  ExpectRefused(a, 1, kRefusedByPolicy);
+  std::string allowed = std::string(3000, 'a') + "_dir";
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":")" + allowed + R"("}})").forward,
+            Forward::kAsIs);
+  h.Server(R"({"jsonrpc":"2.0","id":2,"result":{"content":[]}})");
+  std::string kept = h.records.back()["tool"];
+  EXPECT_LT(kept.size(), 1100u);
+  EXPECT_NE(kept.find("(3004 bytes)"), std::string::npos) << kept;
+}
+
 TEST(Rounds, ARetryNamingADeniedToolIsDeniedWhateverTheStateSays) {
   Harness h;
   h.Client(V2Call(1, "ask"));
