@@ -99,6 +99,8 @@ const char* SubjectKey(std::string_view method) {
 McpRelay::McpRelay(RelayConfig config, AuditSink audit)
     : config_(std::move(config)),
       filter_(config_.tools),
+      prompt_filter_(config_.prompts),
+      resource_filter_(config_.resources),
       audit_(std::move(audit)),
       parsers_{std::make_unique<EnvelopeParser>(config_.max_message),
                std::make_unique<EnvelopeParser>(config_.max_message)},
@@ -262,7 +264,13 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
   }
   // What goes only into records is built only when there is a log (no --audit-log: nothing to build).
   if (ir && audit_) p->input_responses = Redacted(*ir, config_.audit_content);
-  if (env.method != "tools/call") return std::nullopt;
+  if (env.method != "tools/call") {
+    const ToolFilter& rules = env.method == "prompts/get" ? prompt_filter_ : resource_filter_;
+    if (auto denial = rules.Denial(*subject)) {
+      return Refusal{kRefusedByPolicy, "mcpcell: " + *denial, env.id->json, env.id->key};
+    }
+    return std::nullopt;
+  }
   auto args = Member(env.params, "arguments");
   if (args && args->type() != element_type::OBJECT) {
     return Refusal{kInvalidRequest, "mcpcell relay: tools/call params.arguments must be an object", env.id->json,
@@ -507,6 +515,15 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
       a.replacement = std::move(filtered);
     }
   }
+  if (env.has_result && (p.method == "prompts/list" || p.method == "resources/list")) {
+    bool prompts = p.method == "prompts/list";
+    auto filtered = prompts ? FilterList(env, "prompts", "name", prompt_filter_)
+                            : FilterList(env, "resources", "uri", resource_filter_);
+    if (filtered) {
+      a.forward = RelayAction::Forward::kReplaced;
+      a.replacement = std::move(*filtered);
+    }
+  }
   if ((p.method == "initialize" || p.method == "server/discover") && env.has_result && audit_) {
     nlohmann::json start{{"event", "session_start"}, {"client_info", p.arguments}, {"via", p.method}};
     // server/discover answers with supportedVersions and _meta's serverInfo: the era is the request's.
@@ -593,6 +610,45 @@ std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line
   }
   out += "}}";
   return out;
+}
+
+// Every page is filtered on its own, as tools/list is: an entry whose name
+// (or uri) is denied, missing or not a string is left out; everything else in
+// the result (nextCursor, ttlMs, _meta) passes as it came.
+std::optional<std::string> McpRelay::FilterList(const Envelope& env, std::string_view array, std::string_view name,
+                                                const ToolFilter& filter) {
+  if (!filter.active()) return std::nullopt;
+  auto items_el = Member(env.result, array);
+  if (!items_el || items_el->type() != element_type::ARRAY) {
+    return ErrorResponse(env.id->json, kInvalidRequest,
+                         fmt::format("mcpcell relay: the server's {}/list result has no {} array, so the profile's {} "
+                                     "rules cannot be applied; refused", array, array, filter.rules().key));
+  }
+  std::string out = R"({"jsonrpc":"2.0","id":)" + env.id->json + R"(,"result":{)";
+  bool first = true;
+  // A copy: value_unsafe() of a temporary result would dangle in a range-for.
+  simdjson::dom::object members = env.result.get_object().value_unsafe();
+  for (auto field : members) {
+    out += first ? "" : ",";
+    first = false;
+    out += JsonQuote(field.key) + ':';
+    if (field.key != array) {
+      out += simdjson::to_string(field.value);
+      continue;
+    }
+    out += '[';
+    bool first_item = true;
+    simdjson::dom::array items = field.value.get_array().value_unsafe();
+    for (element item : items) {
+      auto n = StringMember(item, name);
+      if (!n || filter.Denial(*n)) continue;
+      out += first_item ? "" : ",";
+      first_item = false;
+      out += simdjson::to_string(item);
+    }
+    out += ']';
+  }
+  return out + "}}";
 }
 
 RelayAction McpRelay::Notification(Side from, const Envelope& env) {

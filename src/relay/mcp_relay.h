@@ -50,6 +50,10 @@ struct RelayConfig {
   bool audit_content = false;                      ///< --audit-content: arguments and results as they are
   SecretPolicy secrets{};                          ///< the secret scan, both directions (src/guard/)
   std::shared_ptr<PinGuard> pins{};                ///< tool pinning (src/guard/pin_guard.h); null: off
+  /// mcpcell.prompts / mcpcell.resources: hidden from prompts/list and
+  /// resources/list, prompts/get and resources/read refused, like tools.
+  ToolRules prompts{{}, {}, {}, "prompt", "mcpcell.prompts"};
+  ToolRules resources{{}, {}, {}, "resource", "mcpcell.resources"};
 };
 
 /// What to do with one line read from a side.
@@ -124,6 +128,9 @@ class McpRelay {
   std::optional<Refusal> AuditBroken(const Envelope& env) const;
   RelayAction Withheld(const Envelope& env, std::string_view method);
   std::string FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden);
+  /// A prompts/list or resources/list result without what `filter` denies; nullopt: nothing to change.
+  std::optional<std::string> FilterList(const Envelope& env, std::string_view array, std::string_view name,
+                                        const ToolFilter& filter);
   bool Audit(nlohmann::json event);  ///< false when the record could not be written
   // The secret scan (mcp_relay_secrets.cc): before dispatch a request or
   // notification with a secret is blocked; after it, a response is blocked
@@ -137,6 +144,7 @@ class McpRelay {
 
   RelayConfig config_;
   ToolFilter filter_;
+  ToolFilter prompt_filter_, resource_filter_;
   AuditSink audit_;
   std::mutex mu_;
   std::unique_ptr<EnvelopeParser> parsers_[2];

@@ -1144,5 +1144,105 @@ TEST(McpRelay, AnInputRequiredRoundIsWithheldOnceTheLogFails) {
   EXPECT_EQ(a.forward, Forward::kReplaced) << "its next round would be refused anyway";
 }
 
+// mcpcell.prompts and mcpcell.resources: like tools — hidden from every list
+// page, get/read refused naming the rule, deny wins; and the variants tried
+// against them (escapes, duplicate keys, batches, no id, case, URI tricks).
+RelayConfig ContentRules() {
+  RelayConfig c{"srv", ToolRules{}, 1u << 20, 4096};
+  c.prompts = ToolRules{{"*"}, {"secret_*"}, "profile p.json", "prompt", "mcpcell.prompts"};
+  c.resources = ToolRules{{"file:///srv/*", "file:///etc/*"}, {"file:///etc/*"}, "profile p.json", "resource",
+                          "mcpcell.resources"};
+  return c;
+}
+
+std::string Get(int id, const std::string& name) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"prompts/get","params":{"name":")" + name + R"("}})";
+}
+std::string Read(int id, const std::string& uri) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"resources/read","params":{"uri":")" + uri + R"("}})";
+}
+
+TEST(ContentFilter, ADeniedPromptIsRefusedNamingTheRuleAndAnAllowedOnePasses) {
+  Harness h(ContentRules());
+  auto a = h.Client(Get(1, "secret_plan"));
+  ExpectRefused(a, 1, kRefusedByPolicy);
+  std::string msg = Reply(a)["error"]["message"];
+  EXPECT_NE(msg.find("prompt \"secret_plan\" is denied by mcpcell.prompts.deny[0]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("profile p.json"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("remove that entry"), std::string::npos) << msg;
+  EXPECT_EQ(h.records.back()["event"], "prompt_get");
+  EXPECT_EQ(h.records.back()["outcome"], "denied");
+  EXPECT_EQ(h.Client(Get(2, "summary")).forward, Forward::kAsIs);
+}
+
+TEST(ContentFilter, ADeniedResourceIsRefusedAndDenyWinsOverAllow) {
+  Harness h(ContentRules());
+  auto a = h.Client(Read(1, "file:///etc/passwd"));
+  ExpectRefused(a, 1, kRefusedByPolicy);
+  std::string msg = Reply(a)["error"]["message"];
+  EXPECT_NE(msg.find("mcpcell.resources.deny[0]"), std::string::npos) << msg;
+  EXPECT_EQ(h.Client(Read(2, "file:///srv/a.txt")).forward, Forward::kAsIs);
+  auto other = h.Client(Read(3, "https://example.com/"));
+  ExpectRefused(other, 3, kRefusedByPolicy);
+  EXPECT_NE(Reply(other)["error"]["message"].get<std::string>().find("matches no entry of mcpcell.resources.allow"),
+            std::string::npos);
+}
+
+TEST(ContentFilter, EscapesAreDecodedBeforeJudging) {
+  Harness h(ContentRules());
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"s\u0065cret_plan"}})"), 1,
+                kRefusedByPolicy);
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:\/\/\/etc\/passwd"}})"),
+                2, kRefusedByPolicy);
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":3,"method":"prompts\/get","params":{"name":"secret_plan"}})"), 3,
+                kRefusedByPolicy);
+}
+
+TEST(ContentFilter, DuplicateKeysBatchesAndMissingIdsAreRefused) {
+  Harness h(ContentRules());
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"summary","name":"secret_plan"}})"), 1);
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///srv/a","uri":"file:///etc/passwd"}})"), 2);
+  ExpectRefused(h.Client("[" + Get(3, "secret_plan") + "]"), nullptr);
+  ExpectRefused(h.Client(" [" + Read(4, "file:///etc/passwd") + "," + Read(5, "file:///srv/a") + "]"), nullptr);
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","method":"prompts/get","params":{"name":"secret_plan"}})").forward,
+            Forward::kDrop) << "a get without an id is neither judged nor passed";
+}
+
+TEST(ContentFilter, ResourceUrisTheGlobsCannotDecideAreRefused) {
+  Harness h(ContentRules());
+  for (const char* uri : {"FILE:///ETC/passwd", "file:///%65tc/passwd", "file:///srv/../etc/passwd",
+                          "file:///srv/./a", "file:///srv\\\\..\\\\etc\\\\passwd", "file:///srv/a\\u0001"}) {
+    auto a = h.Client(Read(7, uri));
+    ExpectRefused(a, 7, kRefusedByPolicy);
+  }
+  EXPECT_EQ(h.Client(Read(8, "file:///srv/a..b/c.txt")).forward, Forward::kAsIs) << "'..' inside a name is no segment";
+}
+
+TEST(ContentFilter, ListsHideWhatIsDeniedOnEveryPageAndKeepTheRest) {
+  Harness h(ContentRules());
+  h.Client(R"({"jsonrpc":"2.0","id":1,"method":"prompts/list"})");
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"prompts":[{"name":"secret_plan"},{"name":"summary"},{"name":"s\u0065cret_x"},{"title":"no name"},{"name":"summary"}],"nextCursor":"c2"}})");
+  ASSERT_EQ(a.forward, Forward::kReplaced);
+  json r = json::parse(a.replacement);
+  EXPECT_EQ(r["id"], 1);
+  EXPECT_EQ(r["result"]["prompts"], json::parse(R"([{"name":"summary"},{"name":"summary"}])"));
+  EXPECT_EQ(r["result"]["nextCursor"], "c2");
+  h.Client(R"({"jsonrpc":"2.0","id":2,"method":"resources/list","params":{"cursor":"c2"}})");
+  auto b = h.Server(R"({"jsonrpc":"2.0","id":2,"result":{"resources":[{"uri":"file:///etc/shadow","name":"s"},{"uri":"file:///srv/a","name":"a"},{"uri":"file:///srv/%2e%2e/etc/x","name":"x"}]}})");
+  ASSERT_EQ(b.forward, Forward::kReplaced);
+  EXPECT_EQ(json::parse(b.replacement)["result"]["resources"], json::parse(R"([{"uri":"file:///srv/a","name":"a"}])"));
+  h.Client(R"({"jsonrpc":"2.0","id":3,"method":"resources/list"})");
+  auto c = h.Server(R"({"jsonrpc":"2.0","id":3,"result":{"resources":"none"}})");
+  ASSERT_EQ(c.forward, Forward::kReplaced);
+  EXPECT_EQ(json::parse(c.replacement)["error"]["code"], kInvalidRequest) << "no array: cannot be filtered, refused";
+}
+
+TEST(ContentFilter, WithoutRulesListsAndCallsPassUntouched) {
+  Harness h;
+  EXPECT_EQ(h.Client(Get(1, "secret_plan")).forward, Forward::kAsIs);
+  h.Client(R"({"jsonrpc":"2.0","id":2,"method":"prompts/list"})");
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":2,"result":{"prompts":[{"name":"secret_plan"}]}})").forward, Forward::kAsIs);
+}
+
 }  // namespace
 }  // namespace mcpcell
