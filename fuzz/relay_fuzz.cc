@@ -71,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   cfg.tools.deny = {"write_*"};
   cfg.tools.origin = "fuzz";
   cfg.max_message = 4096;
-  mcpcell::McpRelay relay(cfg, [](const nlohmann::json&) {});
+  mcpcell::McpRelay relay(cfg, [](const nlohmann::json&) -> mcpcell::Status { return {}; });
   // Byte 0 of the input picks, bit by bit, the direction of each line.
   if (size == 0) return 0;
   std::uint8_t sides = data[0];

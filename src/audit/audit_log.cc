@@ -133,6 +133,27 @@ Status AuditLog::ChainTail(std::uint64_t size, std::string* prev, std::uint64_t*
   return {};
 }
 
+// A log that was removed (unlinked) or replaced (renamed away, another file
+// put at its path) still takes writes through our fd, into a file nobody
+// reads: every record written then is as good as lost, so it is an error.
+Status AuditLog::StillAtPath(const struct stat& ours) const {
+  if (ours.st_nlink == 0) {
+    return MakeError("write audit log", path_, "the file was removed after mcpcell opened it; records would be lost");
+  }
+  struct stat now {};
+  if (::lstat(path_.c_str(), &now) != 0) {
+    Error e = ErrnoError("write audit log", path_);
+    e.detail = "the path no longer names the file mcpcell opened; records would be lost";
+    return e;
+  }
+  if (now.st_dev != ours.st_dev || now.st_ino != ours.st_ino) {
+    return MakeError("write audit log", path_,
+                     "another file was put at the path after mcpcell opened it (renamed or replaced); records "
+                     "would go to the old file");
+  }
+  return {};
+}
+
 Status AuditLog::Write(const nlohmann::json& event) {
   std::lock_guard lock(*mu_);
   // flock(2): an exclusive lock on the open file description, shared by no
@@ -147,6 +168,7 @@ Status AuditLog::Write(const nlohmann::json& event) {
   } unlock{fd_.get()};
   struct stat st {};
   if (::fstat(fd_.get(), &st) != 0) return ErrnoError("stat audit log", path_);
+  MCPCELL_TRY(StillAtPath(st));
   std::string prev;
   std::uint64_t seq = 0;
   bool needs_newline = false;
@@ -164,6 +186,10 @@ Status AuditLog::Write(const nlohmann::json& event) {
   body.pop_back();  // the closing brace; the hash member goes last
   std::string line = (needs_newline ? "\n" : "") + body + std::string(kHashMember) + hash + "\"}\n";
   if (auto written = WriteAll(fd_.get(), line, "write audit log", path_); !written) {
+    // A short write (ENOSPC after a few blocks) leaves a torn record; cut it
+    // off under the lock so the chain stays verifiable and the next writer
+    // (another run, or this one once there is room) continues from an intact tail.
+    (void)!::ftruncate(fd_.get(), st.st_size);
     end_ = UINT64_MAX;
     return written.error();
   }

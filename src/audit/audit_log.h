@@ -18,6 +18,8 @@
 #include <string_view>
 #include <string>
 
+#include <sys/stat.h>
+
 #include <nlohmann/json_fwd.hpp>
 
 #include "util/error.h"
@@ -35,6 +37,10 @@ class AuditLog {
   /// Appends `event` as one chained line (see above) with a single write(2)
   /// on an O_APPEND fd under flock. Adds "ts" if the event has none.
   /// Thread-safe: the egress proxy and the relay write from their threads.
+  /// Fails (and writes nothing: a partly written record is cut off again)
+  /// when the write fails (ENOSPC, EIO, ...) or the file is no longer the
+  /// one at `path` (removed, renamed, replaced) — the caller decides what
+  /// may still happen unrecorded (the relay: nothing, see mcp_relay.h).
   Status Write(const nlohmann::json& event);
 
   const std::string& path() const { return path_; }
@@ -42,6 +48,7 @@ class AuditLog {
 
  private:
   AuditLog(UniqueFd fd, std::string path);
+  Status StillAtPath(const struct stat& ours) const;
   Status ChainTail(std::uint64_t size, std::string* prev, std::uint64_t* seq, bool* needs_newline);
 
   UniqueFd fd_;

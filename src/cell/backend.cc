@@ -73,7 +73,11 @@ std::optional<RelayConfig> RelayConfigFor(const CellSpec& spec, const RunContext
                      static_cast<std::size_t>(spec.relay.max_message), 4096,
                      spec.relay.call_rate, static_cast<std::size_t>(spec.relay.call_burst),
                      static_cast<std::size_t>(spec.relay.max_inflight), spec.relay.call_timeout,
-                     spec.relay.audit_content, spec.relay.secrets, nullptr};
+                     spec.relay.audit_content, spec.relay.secrets, nullptr,
+                     ToolRules{spec.relay.prompts_allow, spec.relay.prompts_deny, spec.relay.tools_origin, "prompt",
+                               "mcpcell.prompts"},
+                     ToolRules{spec.relay.resources_allow, spec.relay.resources_deny, spec.relay.tools_origin,
+                               "resource", "mcpcell.resources"}};
 }
 
 // The one place where the supervisor's copy sits between the client's fds

@@ -364,6 +364,10 @@ static Status LowerRelayLimits(const RunRequest& req, RelaySpec* out) {
 static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile, const LaunchPlan& plan, RelaySpec* out) {
   out->tools_allow = profile.ext.tools_allow;
   out->tools_deny = profile.ext.tools_deny;
+  out->prompts_allow = profile.ext.prompts_allow;
+  out->prompts_deny = profile.ext.prompts_deny;
+  out->resources_allow = profile.ext.resources_allow;
+  out->resources_deny = profile.ext.resources_deny;
   // On unless --relay=off, for every native cell. Plain-text output still
   // passes: a line that cannot be a JSON-RPC message to any client goes
   // through unjudged (MayBeMessage). Container cells (the relay sits on
@@ -375,7 +379,8 @@ static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile
   if (!scan) out->secrets.origin = "the default: no mcpcell.secret_scan in profile " + profile.name;
   bool scan_asked = scan && (scan->to_server != SecretMode::kOff || scan->to_client != SecretMode::kOff);
   bool container = plan.level != IsolationLevel::kAuto && plan.level != IsolationLevel::kNative;
-  bool rules = !out->tools_allow.empty() || !out->tools_deny.empty();
+  bool rules = !out->tools_allow.empty() || !out->tools_deny.empty() || !out->prompts_allow.empty() ||
+               !out->prompts_deny.empty() || !out->resources_allow.empty() || !out->resources_deny.empty();
   out->on = req.relay == "on" || (req.relay.empty() && (!container || rules || scan_asked));
   out->tools_origin = "profile " + profile.name;
   if (req.max_message) {
@@ -386,7 +391,7 @@ static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile
   }
   MCPCELL_TRY(LowerRelayLimits(req, out));
   if (!rules && !scan_asked) return {};
-  std::string where = "the profile " + profile.name + " has " + (rules ? "mcpcell.tools rules" : "mcpcell.secret_scan") + ", ";
+  std::string where = "the profile " + profile.name + " has " + (rules ? "mcpcell.tools/prompts/resources rules" : "mcpcell.secret_scan") + ", ";
   if (!out->on) {
     return MakeError("--relay=off", "", where + "which only the relay enforces; drop --relay=off, or the rules (secret_scan: set its mode to off)");
   }

@@ -69,6 +69,8 @@ nlohmann::json ToJson(const CellSpec& s) {
                  {"call_timeout_ms", s.relay.call_timeout.count()},
                  {"audit_content", s.relay.audit_content},
                  {"tools", {{"allow", s.relay.tools_allow}, {"deny", s.relay.tools_deny}, {"from", s.relay.tools_origin}}},
+                 {"prompts", {{"allow", s.relay.prompts_allow}, {"deny", s.relay.prompts_deny}}},
+                 {"resources", {{"allow", s.relay.resources_allow}, {"deny", s.relay.resources_deny}}},
                  {"pins", {{"on", s.relay.pins}, {"server", s.relay.pins_server}, {"dir", s.relay.pins_dir},
                            {"poisoning", s.relay.pins_block_poisoning ? "block" : "warn"}}}}},
       {"argv", s.argv},

@@ -114,6 +114,8 @@ struct RelaySpec {
   std::vector<std::string> tools_allow;   ///< mcpcell.tools.allow globs
   std::vector<std::string> tools_deny;    ///< mcpcell.tools.deny globs (win over allow)
   std::string tools_origin;               ///< "profile fs.json", for refusals
+  std::vector<std::string> prompts_allow, prompts_deny;      ///< mcpcell.prompts globs, like tools
+  std::vector<std::string> resources_allow, resources_deny;  ///< mcpcell.resources URI globs, like tools
   std::uint64_t max_message = 64ull << 20;  ///< bytes per line, either direction
   double call_rate = 0;                   ///< calls per second (token bucket refill); 0: no limit
   std::uint64_t call_burst = 0;           ///< the bucket's size

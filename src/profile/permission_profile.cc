@@ -162,6 +162,25 @@ Status ReadPins(const std::string& origin, const std::string& path, const json& 
   return {};
 }
 
+// mcpcell.tools / prompts / resources: {"allow": [globs], "deny": [globs]}, enforced by the relay.
+Status ReadGlobRules(const std::string& origin, const std::string& path, const json& j, const char* key,
+                     std::vector<std::string>* allow, std::vector<std::string>* deny) {
+  if (!j.contains(key)) return {};
+  std::string tpath = JsonChild(path, key);
+  MCPCELL_TRY(CheckObjectKeys(origin, tpath, j[key], {"allow", "deny"}));
+  if (j[key].contains("allow")) {
+    auto l = JsonStringList(origin, JsonChild(tpath, "allow"), j[key]["allow"]);
+    if (!l.ok()) return l.error();
+    *allow = std::move(*l);
+  }
+  if (j[key].contains("deny")) {
+    auto l = JsonStringList(origin, JsonChild(tpath, "deny"), j[key]["deny"]);
+    if (!l.ok()) return l.error();
+    *deny = std::move(*l);
+  }
+  return {};
+}
+
 // The sizes and durations: "512M", "30s".
 Status ReadUnits(const std::string& origin, const std::string& path, const json& j, ProfileExtension* x) {
   if (j.contains("memory")) MCPCELL_TRY(ReadUnit(origin, JsonChild(path, "memory"), j["memory"], false, &x->memory));
@@ -244,32 +263,18 @@ Status ReadEnvAndSecrets(const std::string& origin, const std::string& path, con
   return {};
 }
 
-// mcpcell.tools: {"allow": [...], "deny": [...]}.
-Status ReadTools(const std::string& origin, const std::string& path, const json& j, ProfileExtension* x) {
-  MCPCELL_TRY(CheckObjectKeys(origin, path, j, {"allow", "deny"}));
-  if (j.contains("allow")) {
-    auto l = JsonStringList(origin, JsonChild(path, "allow"), j["allow"]);
-    if (!l.ok()) return l.error();
-    x->tools_allow = std::move(*l);
-  }
-  if (j.contains("deny")) {
-    auto l = JsonStringList(origin, JsonChild(path, "deny"), j["deny"]);
-    if (!l.ok()) return l.error();
-    x->tools_deny = std::move(*l);
-  }
-  return {};
-}
-
 Status ReadExtension(const std::string& origin, const std::string& path, const json& j,
                      ProfileExtension* x) {
   MCPCELL_TRY(CheckObjectKeys(origin, path, j,
                               {"memory", "pids", "cpus", "tmp_size", "timeout", "env", "secrets",
-                               "secret_env", "tools", "max_message", "call_rate", "max_inflight", "call_timeout",
+                               "secret_env", "tools", "prompts", "resources", "max_message", "call_rate", "max_inflight", "call_timeout",
                                "secret_scan", "pins"}));
   MCPCELL_TRY(ReadUnits(origin, path, j, x));
   MCPCELL_TRY(ReadNumbers(origin, path, j, x));
   MCPCELL_TRY(ReadEnvAndSecrets(origin, path, j, x));
-  if (j.contains("tools")) MCPCELL_TRY(ReadTools(origin, JsonChild(path, "tools"), j["tools"], x));
+  MCPCELL_TRY(ReadGlobRules(origin, path, j, "tools", &x->tools_allow, &x->tools_deny));
+  MCPCELL_TRY(ReadGlobRules(origin, path, j, "prompts", &x->prompts_allow, &x->prompts_deny));
+  MCPCELL_TRY(ReadGlobRules(origin, path, j, "resources", &x->resources_allow, &x->resources_deny));
   if (j.contains("secret_scan")) {
     SecretPolicy p;
     p.origin = "profile " + origin;
@@ -394,6 +399,10 @@ json ToJson(const PermissionProfile& p) {
   if (!e.secret_env.empty()) x["secret_env"] = e.secret_env;
   if (!e.tools_allow.empty()) x["tools"]["allow"] = e.tools_allow;
   if (!e.tools_deny.empty()) x["tools"]["deny"] = e.tools_deny;
+  if (!e.prompts_allow.empty()) x["prompts"]["allow"] = e.prompts_allow;
+  if (!e.prompts_deny.empty()) x["prompts"]["deny"] = e.prompts_deny;
+  if (!e.resources_allow.empty()) x["resources"]["allow"] = e.resources_allow;
+  if (!e.resources_deny.empty()) x["resources"]["deny"] = e.resources_deny;
   if (e.max_message) x["max_message"] = *e.max_message;
   if (e.call_rate) x["call_rate"] = *e.call_rate;
   if (e.max_inflight) x["max_inflight"] = *e.max_inflight;

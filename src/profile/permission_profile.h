@@ -34,6 +34,10 @@ struct ProfileExtension {
   std::map<std::string, std::string> secret_env;  ///< secret NAME → env var, only when wanted
   std::vector<std::string> tools_allow;  ///< tool-name globs the relay lets through (later issue)
   std::vector<std::string> tools_deny;
+  std::vector<std::string> prompts_allow;     ///< mcpcell.prompts: prompt-name globs, like tools
+  std::vector<std::string> prompts_deny;
+  std::vector<std::string> resources_allow;   ///< mcpcell.resources: resource-URI globs, like tools
+  std::vector<std::string> resources_deny;
   std::optional<std::string> max_message;   ///< the relay's limits: "64m"
   std::optional<std::string> call_rate;     ///< "10/s"
   std::optional<std::uint64_t> max_inflight;

@@ -53,6 +53,30 @@ Refusal Refuse(int code, std::string message, std::string id_json = "null", std:
   return Refusal{code, std::move(message), std::move(id_json), std::move(id_key)};
 }
 
+// A key that occurs twice among `members`, if any. Most objects in MCP
+// messages have a handful of keys: those are compared pairwise on the stack
+// (no allocation per object, which cost more than the parse of a 1 KiB line);
+// larger ones are sorted.
+std::optional<std::string_view> DuplicateKeyOf(simdjson::dom::object members) {
+  constexpr std::size_t kSmall = 16;
+  std::string_view small[kSmall];
+  std::size_t n = 0;
+  for (auto field : members) {
+    if (n == kSmall) break;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (small[i] == field.key) return small[i];
+    }
+    small[n++] = field.key;
+  }
+  if (n < kSmall) return std::nullopt;
+  std::vector<std::string_view> keys;
+  for (auto field : members) keys.push_back(field.key);
+  std::sort(keys.begin(), keys.end());
+  auto dup = std::adjacent_find(keys.begin(), keys.end());
+  if (dup == keys.end()) return std::nullopt;
+  return *dup;
+}
+
 // The path of the first duplicate key is built only once one is found (on the
 // way back up), so a clean document costs no string per node. simdjson's
 // parser already bounds the depth (1024).
@@ -71,13 +95,9 @@ bool DuplicateIn(element e, std::string* where) {
     return false;
   }
   if (e.type() != element_type::OBJECT) return false;
-  std::vector<std::string_view> keys;
   // A copy: value_unsafe() of a temporary result would dangle in a range-for.
   simdjson::dom::object members = e.get_object().value_unsafe();
-  for (auto field : members) keys.push_back(field.key);
-  std::sort(keys.begin(), keys.end());
-  auto dup = std::adjacent_find(keys.begin(), keys.end());
-  if (dup != keys.end()) {
+  if (auto dup = DuplicateKeyOf(members)) {
     *where = std::string(*dup);
     return true;
   }
@@ -116,26 +136,47 @@ std::optional<std::string_view> StringMember(element obj, std::string_view key) 
 
 namespace {
 
+// The envelope's members, found in one pass over the top-level object (keys
+// are unique here: duplicates were refused before).
+struct TopMembers {
+  std::optional<element> id, jsonrpc, method, params, result, error;
+};
+
+TopMembers TopMembersOf(simdjson::dom::object obj) {
+  TopMembers m;
+  for (auto field : obj) {
+    std::string_view k = field.key;
+    if (k == "id") m.id = field.value;
+    else if (k == "jsonrpc") m.jsonrpc = field.value;
+    else if (k == "method") m.method = field.value;
+    else if (k == "params") m.params = field.value;
+    else if (k == "result") m.result = field.value;
+    else if (k == "error") m.error = field.value;
+  }
+  return m;
+}
+
 // A request or notification's method and params, into `env` (its root, id,
 // has_result and has_error already set).
-std::optional<Refusal> ReadMethod(simdjson::dom::object obj, Envelope* env, const std::string& id_json,
+std::optional<Refusal> ReadMethod(const TopMembers& m, Envelope* env, const std::string& id_json,
                                   const std::string& id_key) {
   if (env->has_result || env->has_error) {
     return Refuse(kInvalidRequest, "mcpcell relay: a message with both a method and a result/error", id_json, id_key);
   }
-  auto m = StringMember(env->root, "method");
-  if (!m) return Refuse(kInvalidRequest, "mcpcell relay: the method must be a string", id_json, id_key);
-  if (m->size() > kMaxMethodBytes) {
+  if (!m.method->is_string()) {
+    return Refuse(kInvalidRequest, "mcpcell relay: the method must be a string", id_json, id_key);
+  }
+  std::string_view method = m.method->get_string().value_unsafe();
+  if (method.size() > kMaxMethodBytes) {
     return Refuse(kInvalidRequest,
                   fmt::format("mcpcell relay: the method is a string of {} bytes; method names of up to {} bytes "
-                              "are passed", m->size(), kMaxMethodBytes),
+                              "are passed", method.size(), kMaxMethodBytes),
                   id_json, id_key);
   }
-  env->method = std::string(*m);
+  env->method = std::string(method);
   env->kind = env->id ? Envelope::Kind::kRequest : Envelope::Kind::kNotification;
-  auto p = obj.at_key("params");
-  if (!p.error()) {
-    env->params = p.value_unsafe();
+  if (m.params) {
+    env->params = *m.params;
     env->has_params = true;
     if (env->params.type() != element_type::OBJECT && env->params.type() != element_type::ARRAY) {
       return Refuse(kInvalidRequest, "mcpcell relay: params must be an object", id_json, id_key);
@@ -146,9 +187,15 @@ std::optional<Refusal> ReadMethod(simdjson::dom::object obj, Envelope* env, cons
 
 }  // namespace
 
-EnvelopeParser::EnvelopeParser(std::size_t max_message) : parser_(max_message + 64) {}
+EnvelopeParser::EnvelopeParser(std::size_t max_message) : max_message_(max_message), parser_(max_message + 64) {}
 
 std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
+  // simdjson keeps the capacity of its largest document (tape, strings and
+  // index: several times the message). After a large message the next small
+  // one gets a fresh parser, so the supervisor's RSS drops back.
+  if (parser_.capacity() > kKeptCapacity && line.size() <= kKeptCapacity) {
+    parser_ = simdjson::dom::parser(max_message_ + 64);
+  }
   auto doc = parser_.parse(line.data(), line.size(), false);
   if (doc.error()) {
     return Refuse(kParseError, fmt::format("mcpcell relay: the message is not valid JSON ({}); refused",
@@ -162,14 +209,13 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
   if (root.type() != element_type::OBJECT) {
     return Refuse(kInvalidRequest, "mcpcell relay: a JSON-RPC message must be an object");
   }
-  auto obj = root.get_object().value_unsafe();
   // The id is read only when it is the sole "id": with two, the peer takes the last.
   std::string id_json = "null";
   std::optional<std::string> dup = FindDuplicateKey(root);
-  auto id_el = obj.at_key("id");
+  TopMembers m = TopMembersOf(root.get_object().value_unsafe());
   std::string why;
   std::optional<RpcId> id;
-  if (!id_el.error()) id = DecodeId(id_el.value_unsafe(), &why);
+  if (m.id) id = DecodeId(*m.id, &why);
   std::string id_key;
   if (id && !(dup && *dup == "id")) {
     id_json = id->json;
@@ -181,22 +227,18 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
                               "so it is refused", *dup),
                   id_json, id_key);
   }
-  auto jsonrpc = StringMember(root, "jsonrpc");
-  if (!jsonrpc || *jsonrpc != "2.0") {
+  if (!m.jsonrpc || !m.jsonrpc->is_string() || m.jsonrpc->get_string().value_unsafe() != "2.0") {
     return Refuse(kInvalidRequest, "mcpcell relay: \"jsonrpc\": \"2.0\" is missing", id_json, id_key);
   }
   Envelope env;
   env.root = root;
-  auto method_el = obj.at_key("method");
-  auto result_el = obj.at_key("result");
-  auto error_el = obj.at_key("error");
-  bool has_method = !method_el.error();
-  env.has_result = !result_el.error();
-  env.has_error = !error_el.error();
-  if (!id_el.error() && !id) return Refuse(kInvalidRequest, "mcpcell relay: " + why);
+  bool has_method = m.method.has_value();
+  env.has_result = m.result.has_value();
+  env.has_error = m.error.has_value();
+  if (m.id && !id) return Refuse(kInvalidRequest, "mcpcell relay: " + why);
   env.id = id;
   if (has_method) {
-    if (auto refused = ReadMethod(obj, &env, id_json, id_key)) return std::move(*refused);
+    if (auto refused = ReadMethod(m, &env, id_json, id_key)) return std::move(*refused);
     return env;
   }
   if (env.has_result == env.has_error || !id) {
@@ -206,7 +248,7 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
                   id_json, id_key);
   }
   env.kind = Envelope::Kind::kResponse;
-  env.result = env.has_result ? result_el.value_unsafe() : error_el.value_unsafe();
+  env.result = env.has_result ? *m.result : *m.error;
   return env;
 }
 

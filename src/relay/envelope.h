@@ -33,6 +33,8 @@ inline constexpr int kRefusedByPolicy = -32001;
 inline constexpr int kMessageTooLarge = -32002;
 /// A call refused or ended by one of the relay's limits (rate, in flight, timeout).
 inline constexpr int kLimitReached = -32003;
+/// A call refused (or its answer withheld) because its audit record cannot be written.
+inline constexpr int kAuditUnavailable = -32004;
 
 struct Envelope {
   enum class Kind { kRequest, kNotification, kResponse };
@@ -76,6 +78,8 @@ class EnvelopeParser {
   std::variant<Envelope, Refusal> Parse(std::string_view line);
 
  private:
+  static constexpr std::size_t kKeptCapacity = 1024 * 1024;
+  std::size_t max_message_;
   simdjson::dom::parser parser_;
 };
 

@@ -1,7 +1,10 @@
 #include "relay/line_framer.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 namespace mcpcell {
 namespace {
@@ -90,31 +93,45 @@ std::string_view TopLevelIdScanner::Value() const {
 
 LineFramer::LineFramer(std::size_t max_line) : max_line_(max_line) {}
 
+GrowableBuffer::~GrowableBuffer() {
+  if (data_ != nullptr) ::munmap(data_, size_);
+}
+
+void GrowableBuffer::Resize(std::size_t size) {
+  void* p = data_ == nullptr ? ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                             : ::mremap(data_, size_, size, MREMAP_MAYMOVE);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  data_ = static_cast<char*>(p);
+  size_ = size;
+}
+
 void LineFramer::MakeRoom() {
-  if (begin_ == end_) begin_ = end_ = scan_ = 0;
-  if (cap_ - end_ >= kMinRead + kPadding) return;
-  std::size_t pending = end_ - begin_;
-  if (begin_ > 0 && cap_ - pending >= kMinRead + kPadding) {
-    std::memmove(buf_.get(), buf_.get() + begin_, pending);
-  } else {
-    // Doubling keeps the copies of a growing line linear in its size; the
-    // size stays below max_line + one read, because Next() stops keeping a
-    // line once it is longer than max_line.
-    std::size_t cap = std::max(cap_ * 2, pending + kMinRead + kPadding);
-    auto grown = std::make_unique_for_overwrite<char[]>(cap);
-    if (pending > 0) std::memcpy(grown.get(), buf_.get() + begin_, pending);
-    buf_ = std::move(grown);
-    cap_ = cap;
+  if (begin_ == end_) {
+    begin_ = end_ = scan_ = 0;
+    // A long line is done: its pages go back to the kernel (the supervisor's
+    // RSS returns to its idle size between large messages).
+    if (buf_.size() > kKeptBuffer) buf_.Resize(kKeptBuffer);
   }
-  scan_ -= begin_;
-  end_ = pending;
-  begin_ = 0;
+  std::size_t cap = buf_.size();
+  if (cap - end_ >= kMinRead + kPadding) return;
+  std::size_t pending = end_ - begin_;
+  if (begin_ > 0) {
+    std::memmove(buf_.data(), buf_.data() + begin_, pending);
+    scan_ -= begin_;
+    end_ = pending;
+    begin_ = 0;
+  }
+  if (cap - end_ >= kMinRead + kPadding) return;
+  // Doubling keeps the number of remaps logarithmic in the line's size; the
+  // size stays below 2 x (max_line + one read), because Next() stops keeping
+  // a line once it is longer than max_line.
+  buf_.Resize(std::max({cap * 2, pending + kMinRead + kPadding, kKeptBuffer}));
 }
 
 char* LineFramer::WritePtr(std::size_t* room) {
   MakeRoom();
-  *room = cap_ - end_ - kPadding;
-  return buf_.get() + end_;
+  *room = buf_.size() - end_ - kPadding;
+  return buf_.data() + end_;
 }
 
 void LineFramer::Commit(std::size_t n) { end_ += n; }
@@ -129,7 +146,7 @@ LineFramer::Line LineFramer::Oversize(std::size_t size) {
 }
 
 std::optional<LineFramer::Line> LineFramer::Next() {
-  const char* base = buf_.get();
+  const char* base = buf_.data();
   if (skipping_) {
     const void* nl = std::memchr(base + begin_, '\n', end_ - begin_);
     if (nl == nullptr) {
@@ -182,7 +199,7 @@ std::optional<LineFramer::Line> LineFramer::Finish() {
   }
   if (begin_ == end_) return std::nullopt;
   Line l;
-  l.text = std::string_view(buf_.get() + begin_, end_ - begin_);
+  l.text = std::string_view(buf_.data() + begin_, end_ - begin_);
   l.size = l.text.size();
   l.terminated = false;
   begin_ = end_ = scan_ = 0;

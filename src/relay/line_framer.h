@@ -40,6 +40,28 @@ class TopLevelIdScanner {
   int ids_ = 0;
 };
 
+/// Anonymous memory that grows with mremap(2) (MREMAP_MAYMOVE moves the page
+/// tables, not the bytes), so a line of tens of MiB is never copied while its
+/// buffer doubles, and is given back to the kernel whole (munmap) when the
+/// framer shrinks it after a long line. malloc would copy on growth and, once
+/// its dynamic mmap threshold has risen, keep the freed pages in the heap.
+class GrowableBuffer {
+ public:
+  GrowableBuffer() = default;
+  GrowableBuffer(const GrowableBuffer&) = delete;
+  GrowableBuffer& operator=(const GrowableBuffer&) = delete;
+  ~GrowableBuffer();
+  char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  /// Resizes to `size` bytes (a multiple of the page size is best), keeping
+  /// the first min(old, new) bytes; throws std::bad_alloc when the kernel refuses.
+  void Resize(std::size_t size);
+
+ private:
+  char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 class LineFramer {
  public:
   /// Readable bytes guaranteed after every line's text (simdjson reads up to
@@ -57,6 +79,9 @@ class LineFramer {
 
   explicit LineFramer(std::size_t max_line);
 
+  /// The buffer kept between lines; a longer one (after a long line) is given back.
+  static constexpr std::size_t kKeptBuffer = 256 * 1024;
+
   /// Where the next read(2) may put up to `*room` bytes; then call Commit(n).
   char* WritePtr(std::size_t* room);
   void Commit(std::size_t n);
@@ -71,8 +96,7 @@ class LineFramer {
   Line Oversize(std::size_t size);
 
   std::size_t max_line_;
-  std::unique_ptr<char[]> buf_;
-  std::size_t cap_ = 0;
+  GrowableBuffer buf_;
   std::size_t begin_ = 0;  ///< first byte of the current (incomplete) line
   std::size_t end_ = 0;    ///< end of the bytes read
   std::size_t scan_ = 0;   ///< bytes before this were searched for '\n' already

@@ -11,6 +11,11 @@
 #include "relay/envelope.h"
 #include "util/diag.h"
 
+// GCC 12 reports -Wnull-dereference inside simdjson's inlined array end()
+// (the library's tape access, not ours) in FilterToolsList, depending on
+// what else the optimiser inlines here; json_strings.cc has the same exemption.
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+
 namespace mcpcell {
 namespace {
 
@@ -63,6 +68,20 @@ nlohmann::json Redacted(element args, bool content) {
   return out;
 }
 
+// A waiting round's key: a digest, not the requestState itself — a server
+// chooses its size, and up to max_pending calls wait (4096 states of 10 MiB
+// were 40 GB of supervisor memory).
+std::string RoundKey(char kind, std::string_view state) { return kind + Sha256Hex(state); }
+
+// The tool name, uri or prompt name kept with an unanswered call (for its
+// record): at most kMaxKeptSubject bytes, for the same reason as ids and
+// methods (envelope.h); the rules judged the whole name before.
+constexpr std::size_t kMaxKeptSubject = 1024;
+std::string KeptSubject(std::string_view s) {
+  if (s.size() <= kMaxKeptSubject) return std::string(s);
+  return fmt::format("{}... ({} bytes)", s.substr(0, kMaxKeptSubject), s.size());
+}
+
 const char* AuditEventFor(std::string_view method) {
   if (method == "tools/call") return "tool_call";
   if (method == "resources/read") return "resource_read";
@@ -80,6 +99,8 @@ const char* SubjectKey(std::string_view method) {
 McpRelay::McpRelay(RelayConfig config, AuditSink audit)
     : config_(std::move(config)),
       filter_(config_.tools),
+      prompt_filter_(config_.prompts),
+      resource_filter_(config_.resources),
       audit_(std::move(audit)),
       parsers_{std::make_unique<EnvelopeParser>(config_.max_message),
                std::make_unique<EnvelopeParser>(config_.max_message)},
@@ -94,17 +115,47 @@ McpRelay::~McpRelay() = default;
 // writes; one record each would let it grow the user's log without bound. The
 // first kMaxServerNoise per session are recorded, the rest only counted
 // (session_end's forged/refused and held_back).
-void McpRelay::Audit(nlohmann::json event) {
-  if (!audit_) return;
+bool McpRelay::Audit(nlohmann::json event) {
+  if (!audit_) return true;
   const auto& kind = event["event"];
   bool noise = kind == "forged_response" || (kind == "relay_refused" && event.value("from", "") == "server");
   if (noise && ++server_noise_ > kMaxServerNoise) {
     ++held_back_;
-    return;
+    return true;
   }
   if (kind == "session_end") event["held_back"] = held_back_;
   event["server"] = config_.server;
-  audit_(event);
+  Status written = audit_(event);
+  if (written) return true;
+  if (audit_error_.empty()) {
+    audit_error_ = written.error().Message();
+    Say("relay: the audit log cannot be written (" + audit_error_ + "); from now on every tools/call, "
+        "resources/read and prompts/get is refused and no answer whose record is lost reaches the client. "
+        "Fix the log's file or filesystem and start mcpcell again");
+  }
+  return false;
+}
+
+// Fail closed: a call mcpcell cannot record is not run.
+std::optional<Refusal> McpRelay::AuditBroken(const Envelope& env) const {
+  if (audit_error_.empty()) return std::nullopt;
+  return Refusal{kAuditUnavailable,
+                 fmt::format("mcpcell relay: {} refused: the audit log cannot be written ({}), and mcpcell does not "
+                             "run calls it cannot record; fix the log's file or filesystem and start mcpcell again",
+                             env.method, audit_error_),
+                 env.id->json, env.id->key};
+}
+
+// The call ran, but its record was lost: the client gets an error, not the result.
+RelayAction McpRelay::Withheld(const Envelope& env, std::string_view method) {
+  RelayAction a;
+  a.forward = RelayAction::Forward::kReplaced;
+  a.replacement = ErrorResponse(
+      env.id->json, kAuditUnavailable,
+      fmt::format("mcpcell relay: the server answered this {}, but its audit record cannot be written ({}); the "
+                  "answer is withheld, and every further call is refused. Fix the log's file or filesystem and "
+                  "start mcpcell again", method, audit_error_));
+  return a;
 }
 
 RelayAction McpRelay::FromClient(const LineFramer::Line& line) { return FromSide(kClient, line); }
@@ -200,7 +251,7 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
   if (env.has_params) {
     if (auto meta = Member(env.params, "_meta")) {
       if (auto v = StringMember(*meta, kVersionKey)) p->protocol = std::string(*v);
-      if (auto ci = Member(*meta, kClientInfoKey)) p->client = AsJson(*ci);
+      if (auto ci = audit_ ? Member(*meta, kClientInfoKey) : std::nullopt) p->client = AsJson(*ci);
     }
   }
   if (event == nullptr) return std::nullopt;
@@ -211,27 +262,34 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
     return Refusal{kInvalidRequest, fmt::format("mcpcell relay: {} needs params.{} as a string", env.method, subject_key),
                    env.id->json, env.id->key};
   }
-  p->subject = std::string(*subject);
+  p->subject = KeptSubject(*subject);
   // The round's key: the server's requestState, or (a server may send none)
   // the tool's name when the retry carries inputResponses only.
   auto ir = Member(env.params, "inputResponses");
   if (auto state = StringMember(env.params, "requestState")) {
-    p->request_state = "s" + std::string(*state);
+    p->request_state = RoundKey('s', *state);
   } else if (ir) {
-    p->request_state = "t" + p->subject;
+    p->request_state = RoundKey('t', p->subject);  // as AwaitNextRound keys it
   }
-  if (ir) p->input_responses = Redacted(*ir, config_.audit_content);
-  if (env.method != "tools/call") return std::nullopt;
+  // What goes only into records is built only when there is a log (no --audit-log: nothing to build).
+  if (ir && audit_) p->input_responses = Redacted(*ir, config_.audit_content);
+  if (env.method != "tools/call") {
+    const ToolFilter& rules = env.method == "prompts/get" ? prompt_filter_ : resource_filter_;
+    if (auto denial = rules.Denial(*subject)) {
+      return Refusal{kRefusedByPolicy, "mcpcell: " + *denial, env.id->json, env.id->key};
+    }
+    return std::nullopt;
+  }
   auto args = Member(env.params, "arguments");
   if (args && args->type() != element_type::OBJECT) {
     return Refusal{kInvalidRequest, "mcpcell relay: tools/call params.arguments must be an object", env.id->json,
                    env.id->key};
   }
-  if (args) p->arguments = Redacted(*args, config_.audit_content);
-  if (auto denial = filter_.Denial(p->subject)) {
+  if (args && audit_) p->arguments = Redacted(*args, config_.audit_content);
+  if (auto denial = filter_.Denial(*subject)) {  // the whole name, never the kept one
     return Refusal{kRefusedByPolicy, "mcpcell: " + *denial, env.id->json, env.id->key};
   }
-  if (auto unpinned = config_.pins ? config_.pins->CallDenial(p->subject) : std::nullopt) {
+  if (auto unpinned = config_.pins ? config_.pins->CallDenial(std::string(*subject)) : std::nullopt) {
     return Refusal{kRefusedByPolicy, "mcpcell: " + *unpinned, env.id->json, env.id->key};
   }
   return std::nullopt;
@@ -261,6 +319,10 @@ RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes)
       ++denied_;
       return RefuseCall(p, id, *r, "denied", {});
     }
+    if (auto r = p.call ? AuditBroken(env) : std::nullopt) {
+      ++refused_;
+      return RefuseCall(p, id, *r, "audit_unavailable", {});
+    }
     std::string limit;
     if (auto r = p.call ? CheckLimits(env, &limit) : std::nullopt) {
       ++limited_;
@@ -269,11 +331,11 @@ RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes)
     if (p.call && config_.call_timeout.count() > 0) p.deadline = p.start + config_.call_timeout;
     // Who the client says it is: initialize's clientInfo, or (2026-07-28) the request's _meta.
     if (env.method == "initialize" && env.has_params) {
-      if (auto ci = Member(env.params, "clientInfo")) p.arguments = AsJson(*ci);
+      if (auto ci = audit_ ? Member(env.params, "clientInfo") : std::nullopt) p.arguments = AsJson(*ci);
       auto caps = Member(env.params, "capabilities");
       if (caps && config_.pins) config_.pins->SetClientCapabilities(AsJson(*caps));
     }
-    if (env.method == "server/discover" && env.has_params) {
+    if (env.method == "server/discover" && env.has_params && audit_) {
       auto meta = Member(env.params, "_meta");
       if (auto ci = meta ? Member(*meta, kClientInfoKey) : std::nullopt) p.arguments = AsJson(*ci);
     }
@@ -285,6 +347,10 @@ RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes)
 // A call the relay answers itself (denied, limited): the server never sees it.
 RelayAction McpRelay::RefuseCall(const Pending& p, const RpcId& id, const Refusal& r, const char* outcome,
                                  nlohmann::json extra) {
+  RelayAction a;
+  a.forward = RelayAction::Forward::kDrop;
+  a.reply = ErrorResponse(id.json, r.code, r.message);
+  if (!audit_) return a;
   nlohmann::json e{{"event", AuditEventFor(p.method)}, {SubjectKey(p.method), p.subject},
                    {"id", nlohmann::json::parse(id.json)}, {"outcome", outcome}, {"reason", r.message},
                    {"protocol", p.protocol}, {"bytes_in", p.bytes_in}, {"rounds", p.rounds}};
@@ -294,9 +360,6 @@ RelayAction McpRelay::RefuseCall(const Pending& p, const RpcId& id, const Refusa
   if (p.unknown_state) e["unknown_request_state"] = true;
   for (auto& [k, v] : extra.items()) e[k] = v;
   Audit(std::move(e));
-  RelayAction a;
-  a.forward = RelayAction::Forward::kDrop;
-  a.reply = ErrorResponse(id.json, r.code, r.message);
   return a;
 }
 
@@ -323,7 +386,7 @@ void McpRelay::LinkRound(Pending* p) {
 // the pending requests: the oldest waiting call is recorded and forgotten.
 bool McpRelay::AwaitNextRound(Pending& p, const Envelope& env, std::size_t bytes) {
   auto state = StringMember(env.result, "requestState");
-  std::string key = state ? "s" + std::string(*state) : "t" + p.subject;
+  std::string key = state ? RoundKey('s', *state) : RoundKey('t', p.subject);
   if (auto same = rounds_.find(key); same != rounds_.end()) {
     // Two waiting calls the retry could not be told apart by: the older one is recorded now.
     AuditCall(same->second, same->second.round_ids.back().dump(), "input_required", 0, {});
@@ -411,9 +474,10 @@ std::vector<RelayAction> McpRelay::Expire() {
   return out;
 }
 
-void McpRelay::AuditCall(const Pending& p, const std::string& id, std::string outcome, std::size_t bytes_out,
+bool McpRelay::AuditCall(const Pending& p, const std::string& id, std::string outcome, std::size_t bytes_out,
                          nlohmann::json extra) {
   ++calls_;
+  if (!audit_) return true;
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - p.start).count();
   double ms = static_cast<double>(us) / 1000.0;
   nlohmann::json e{{"event", AuditEventFor(p.method)},
@@ -431,7 +495,7 @@ void McpRelay::AuditCall(const Pending& p, const std::string& id, std::string ou
   if (p.rounds > 1) e["round_ids"] = p.round_ids;
   if (p.unknown_state) e["unknown_request_state"] = true;
   for (auto& [k, v] : extra.items()) e[k] = v;
-  Audit(std::move(e));
+  return Audit(std::move(e));
 }
 
 RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view line) {
@@ -460,7 +524,16 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
       a.replacement = std::move(filtered);
     }
   }
-  if ((p.method == "initialize" || p.method == "server/discover") && env.has_result) {
+  if (env.has_result && (p.method == "prompts/list" || p.method == "resources/list")) {
+    bool prompts = p.method == "prompts/list";
+    auto filtered = prompts ? FilterList(env, "prompts", "name", prompt_filter_)
+                            : FilterList(env, "resources", "uri", resource_filter_);
+    if (filtered) {
+      a.forward = RelayAction::Forward::kReplaced;
+      a.replacement = std::move(*filtered);
+    }
+  }
+  if ((p.method == "initialize" || p.method == "server/discover") && env.has_result && audit_) {
     nlohmann::json start{{"event", "session_start"}, {"client_info", p.arguments}, {"via", p.method}};
     // server/discover answers with supportedVersions and _meta's serverInfo: the era is the request's.
     auto version = StringMember(env.result, "protocolVersion");
@@ -475,6 +548,10 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
     Audit(std::move(start));
   }
   if (!p.audited) return a;
+  if (!audit_) {  // no log: nothing to record (and no SHA-256 of a 24 MiB result to compute)
+    ++calls_;
+    return a;
+  }
   nlohmann::json extra{{"result", {{"bytes", line.size()}, {"sha256", Sha256Hex(line)}}}};
   if (config_.audit_content) {
     extra["result"]["content"] = nlohmann::json::parse(simdjson::to_string(env.result), nullptr, false);
@@ -487,9 +564,12 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
     outcome = "isError";
   } else if (auto rt = StringMember(env.result, "resultType"); rt && *rt == "input_required") {
     outcome = "input_required";
-    if (p.method == "tools/call" && AwaitNextRound(p, env, line.size())) return a;
+    if (p.method == "tools/call") {
+      if (!audit_error_.empty()) return Withheld(env, p.method);  // its next round would be refused
+      if (AwaitNextRound(p, env, line.size())) return a;
+    }
   }
-  AuditCall(p, env.id->json, outcome, line.size(), std::move(extra));
+  if (!AuditCall(p, env.id->json, outcome, line.size(), std::move(extra))) return Withheld(env, p.method);
   return a;
 }
 
@@ -539,6 +619,45 @@ std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line
   }
   out += "}}";
   return out;
+}
+
+// Every page is filtered on its own, as tools/list is: an entry whose name
+// (or uri) is denied, missing or not a string is left out; everything else in
+// the result (nextCursor, ttlMs, _meta) passes as it came.
+std::optional<std::string> McpRelay::FilterList(const Envelope& env, std::string_view array, std::string_view name,
+                                                const ToolFilter& filter) {
+  if (!filter.active()) return std::nullopt;
+  auto items_el = Member(env.result, array);
+  if (!items_el || items_el->type() != element_type::ARRAY) {
+    return ErrorResponse(env.id->json, kInvalidRequest,
+                         fmt::format("mcpcell relay: the server's {}/list result has no {} array, so the profile's {} "
+                                     "rules cannot be applied; refused", array, array, filter.rules().key));
+  }
+  std::string out = R"({"jsonrpc":"2.0","id":)" + env.id->json + R"(,"result":{)";
+  bool first = true;
+  // A copy: value_unsafe() of a temporary result would dangle in a range-for.
+  simdjson::dom::object members = env.result.get_object().value_unsafe();
+  for (auto field : members) {
+    out += first ? "" : ",";
+    first = false;
+    out += JsonQuote(field.key) + ':';
+    if (field.key != array) {
+      out += simdjson::to_string(field.value);
+      continue;
+    }
+    out += '[';
+    bool first_item = true;
+    simdjson::dom::array items = field.value.get_array().value_unsafe();
+    for (element item : items) {
+      auto n = StringMember(item, name);
+      if (!n || filter.Denial(*n)) continue;
+      out += first_item ? "" : ",";
+      first_item = false;
+      out += simdjson::to_string(item);
+    }
+    out += ']';
+  }
+  return out + "}}";
 }
 
 RelayAction McpRelay::Notification(Side from, const Envelope& env) {

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "guard/secret_policy.h"
+#include "util/error.h"
 #include "relay/line_framer.h"
 #include "relay/tool_filter.h"
 
@@ -50,6 +51,10 @@ struct RelayConfig {
   bool audit_content = false;                      ///< --audit-content: arguments and results as they are
   SecretPolicy secrets{};                          ///< the secret scan, both directions (src/guard/)
   std::shared_ptr<PinGuard> pins{};                ///< tool pinning (src/guard/pin_guard.h); null: off
+  /// mcpcell.prompts / mcpcell.resources: hidden from prompts/list and
+  /// resources/list, prompts/get and resources/read refused, like tools.
+  ToolRules prompts{{}, {}, {}, "prompt", "mcpcell.prompts"};
+  ToolRules resources{{}, {}, {}, "resource", "mcpcell.resources"};
 };
 
 /// What to do with one line read from a side.
@@ -62,7 +67,12 @@ struct RelayAction {
 
 class McpRelay {
  public:
-  using AuditSink = std::function<void(const nlohmann::json&)>;
+  /// Writes one record. A failure (disk full, EIO, the log removed or
+  /// replaced) closes the relay's calls: every later tools/call,
+  /// resources/read and prompts/get is refused naming the failure, and an
+  /// answer whose record could not be written is withheld from the client
+  /// (an error instead), so no call's result is served unrecorded.
+  using AuditSink = std::function<Status(const nlohmann::json&)>;
   McpRelay(RelayConfig config, AuditSink audit);
   ~McpRelay();
 
@@ -104,7 +114,7 @@ class McpRelay {
     std::string request_state;          ///< params.requestState of this round, if any
     nlohmann::json input_responses;     ///< params.inputResponses, redacted like arguments
     std::uint32_t rounds = 1;
-    nlohmann::json round_ids = nlohmann::json::array();  ///< ids of the earlier rounds
+    nlohmann::json round_ids;           ///< ids of the earlier rounds (an array once there are any)
     std::size_t bytes_out = 0;          ///< the earlier rounds' answers
     bool unknown_state = false;         ///< a requestState no input_required answer gave
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
@@ -120,10 +130,15 @@ class McpRelay {
   void LinkRound(Pending* p);
   RelayAction RefuseCall(const Pending& p, const RpcId& id, const Refusal& r, const char* outcome, nlohmann::json extra);
   bool AwaitNextRound(Pending& p, const Envelope& env, std::size_t bytes);
-  void AuditCall(const Pending& p, const std::string& id, std::string outcome, std::size_t bytes_out,
+  bool AuditCall(const Pending& p, const std::string& id, std::string outcome, std::size_t bytes_out,
                  nlohmann::json extra);
+  std::optional<Refusal> AuditBroken(const Envelope& env) const;
+  RelayAction Withheld(const Envelope& env, std::string_view method);
   std::string FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden);
-  void Audit(nlohmann::json event);
+  /// A prompts/list or resources/list result without what `filter` denies; nullopt: nothing to change.
+  std::optional<std::string> FilterList(const Envelope& env, std::string_view array, std::string_view name,
+                                        const ToolFilter& filter);
+  bool Audit(nlohmann::json event);  ///< false when the record could not be written
   // The secret scan (mcp_relay_secrets.cc): before dispatch a request or
   // notification with a secret is blocked; after it, a response is blocked
   // or any message redacted.
@@ -136,6 +151,7 @@ class McpRelay {
 
   RelayConfig config_;
   ToolFilter filter_;
+  ToolFilter prompt_filter_, resource_filter_;
   AuditSink audit_;
   std::mutex mu_;
   std::unique_ptr<EnvelopeParser> parsers_[2];
@@ -149,6 +165,7 @@ class McpRelay {
   std::string secrets_error_;                  ///< the rules did not compile: every message is refused
   bool secrets_made_ = false;                  ///< InitSecrets ran (at the first message, not at launch)
   std::atomic<std::int64_t> busy_until_ns_{0};  ///< BusyUntilNs
+  std::string audit_error_;  ///< the first failed audit write; calls are refused from then on
   bool ended_ = false;
   bool said_server_drop_ = false;  ///< the first dropped server line was told on stderr
   static constexpr std::uint64_t kMaxServerNoise = 100;  ///< forged/refused server lines recorded one by one

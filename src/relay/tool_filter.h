@@ -1,6 +1,7 @@
 #pragma once
 // mcpcell.tools.allow / deny from the permission profile: fnmatch(3) globs
-// on the decoded tool name. Deny wins over allow; a non-empty allow list
+// on the decoded tool name; the same for mcpcell.prompts (prompt names) and
+// mcpcell.resources (resource URIs; '*' matches '/' too). Deny wins over allow; a non-empty allow list
 // denies every name it does not match. Every verdict names the rule, so a
 // refusal can say what to change.
 
@@ -15,6 +16,8 @@ struct ToolRules {
   std::vector<std::string> allow;
   std::vector<std::string> deny;
   std::string origin;  ///< where the rules come from: "profile fs.json"
+  std::string kind = "tool";          ///< what a name is, for refusals: "tool", "prompt", "resource"
+  std::string key = "mcpcell.tools";  ///< the profile key the rules are under
 
   bool empty() const { return allow.empty() && deny.empty(); }
 };

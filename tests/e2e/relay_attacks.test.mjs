@@ -179,15 +179,15 @@ for line in io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8"):
 });
 
 // A cell with a --write grant on the same filesystem as the audit log fills
-// it; the calls after that run and answer as usual and their records are
-// never written (a warning on stderr). Here the first lost record is cut
-// mid-line, so `audit verify` reports an incomplete last record; had the log
-// ended on a block boundary, the write would have failed whole and verify
-// would say the chain is intact. Open: the audit sink does not fail closed
-// (refuse calls it cannot record). The filesystem is a 1 MiB tmpfs in a
-// private mount namespace (root only).
+// it. Before: the calls after that ran and answered as usual and their
+// records were never written (a warning on stderr), the first lost record cut
+// mid-line. Now the relay fails closed: the answer whose record cannot be
+// written is withheld (a JSON-RPC error naming the log's problem), every
+// later call is refused the same way, stderr says so once, and the torn
+// record is cut off so `audit verify` still finds the chain intact. The
+// filesystem is a 1 MiB tmpfs in a private mount namespace (root only).
 test('relay attack: a cell that fills the audit log\'s filesystem cannot make its calls go unrecorded',
-  { timeout: 60_000, todo: 'attack (adv): audit write errors are warnings; calls go on unrecorded' },
+  { timeout: 60_000 },
   async (t) => {
     if (process.getuid() !== 0) return t.skip('needs root: mounts a small tmpfs in a private mount namespace');
     if (await skipWithoutCell(t)) return;
@@ -208,11 +208,14 @@ test('relay attack: a cell that fills the audit log\'s filesystem cannot make it
       process.stdin.on('end', () => process.exit(0));`;
     const call = (id, name) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
     const log = `${base}/calls.jsonl`;
+    // The fill leaves the log's last page (tmpfs allocates 4 KiB pages) with room for a few records:
+    // 12 calls' records (~450 bytes each) cannot all fit in it.
+    const calls = [call(1, 'fill'), ...Array.from({ length: 11 }, (_, i) => call(i + 2, 'read_file'))];
     const argv = runArgv(['--relay=on', '--write', `${base}/w`, '--audit-log', log], [NODE_BIN, '-e', server, `${base}/w`]);
     const script = `mount -t tmpfs -o size=1m,mode=0755 none "${base}" && mkdir -m 0777 "${base}/w" && "$0" "$@";
       echo "=== verify" >&2; "$0" audit verify "${log}" >&2; echo "=== log" >&2; cat "${log}" >&2`;
     const r = spawnSync('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script, MCPCELL_BIN, ...argv],
-      { input: [call(1, 'fill'), call(2, 'read_file'), call(3, 'read_file')].join('\n') + '\n', encoding: 'utf8', timeout: 50_000 });
+      { input: calls.join('\n') + '\n', encoding: 'utf8', timeout: 50_000 });
     const answered = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
     const [, verify = '', logText = ''] = r.stderr.split(/=== verify\n|=== log\n/);
     const recorded = logText.split('\n').flatMap((l) => { try { return [JSON.parse(l)]; } catch { return []; } })
@@ -221,4 +224,14 @@ test('relay attack: a cell that fills the audit log\'s filesystem cannot make it
     for (const a of answered.filter((m) => m.result)) {
       assert.ok(recorded.includes(a.id), `call ${a.id} ran and is not in the log; verify said: ${verify.trim()}\n${r.stderr}`);
     }
+    // The log's last page may still hold a record or two after the fill; from the first record that does
+    // not fit, every answer is withheld or every call refused, each with the log's problem.
+    const first = answered.findIndex((m) => m.error);
+    assert.ok(first >= 0, `the filesystem filled and no call was refused: ${r.stdout}`);
+    const failed = answered.slice(first);
+    assert.deepEqual(failed.map((m) => m.error?.code), failed.map(() => -32004), r.stdout);
+    assert.deepEqual(answered.map((m) => m.id), Array.from({ length: 12 }, (_, i) => i + 1), r.stdout);
+    for (const m of failed) assert.match(m.error.message, /cannot be written \(.*calls\.jsonl.*No space left on device/);
+    assert.match(r.stderr, /mcpcell: relay: the audit log cannot be written .*No space left on device/);
+    assert.match(verify, /^ok: \d+ records, \d+ runs, chain intact/, verify);
   });

@@ -3,8 +3,12 @@
 // runs that must not raise a false alarm (restarts, 4 concurrent writers).
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <fstream>
 #include <sstream>
@@ -15,6 +19,7 @@
 
 #include "audit/audit_log.h"
 #include "audit/audit_verify.h"
+#include "forked_child.h"
 
 namespace mcpcell {
 namespace {
@@ -206,6 +211,68 @@ TEST(AuditChain, AnEmptyLogVerifies) {
   ChainReport r = Verify(p);
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(r.records, 0u);
+}
+
+// Write failures are errors the relay acts on (it refuses calls from then on),
+// and a failed write leaves no torn record: the chain still verifies.
+
+TEST(AuditWriteFailure, AFileSizeLimitHitMidRecordFailsAndLeavesNoTornLine) {
+  std::string path = TempPath("efbig");
+  WriteRecords(path, 2);
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  // RLIMIT_FSIZE (setrlimit(2)): a write past the limit takes what fits, then
+  // fails with EFBIG, the way a filling disk takes a few blocks and then ENOSPC.
+  auto child = testing::RunInChild([&]() -> std::string {
+    std::signal(SIGXFSZ, SIG_IGN);
+    auto log = AuditLog::Open(path);
+    if (!log.ok()) return log.error().Message();
+    rlimit lim{static_cast<rlim_t>(before.st_size + 100), RLIM_INFINITY};
+    if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) return "setrlimit failed";
+    Status w = log->Write({{"event", "tool_call"}, {"server", "s"}, {"tool", std::string(4096, 'x')}});
+    if (w.ok()) return "a write past RLIMIT_FSIZE succeeded";
+    if (w.error().Message().find("File too large") == std::string::npos) return "unexpected: " + w.error().Message();
+    return "";
+  });
+  ASSERT_TRUE(child.exited_ok()) << child.report;
+  EXPECT_EQ(child.report, "");
+  struct stat after {};
+  ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  EXPECT_EQ(after.st_size, before.st_size) << "the torn part of the record was cut off";
+  WriteRecords(path, 1, "after");  // room again: the chain goes on
+  ChainReport r = Verify(path);
+  EXPECT_TRUE(r.ok) << r.line << ": " << r.problem;
+  EXPECT_EQ(r.records, 3u);
+  ::unlink(path.c_str());
+}
+
+TEST(AuditWriteFailure, ARemovedLogIsAnError) {
+  std::string path = TempPath("removed");
+  auto log = AuditLog::Open(path);
+  ASSERT_TRUE(log.ok()) << log.error().Message();
+  ASSERT_TRUE(log->Write({{"event", "tool_call"}, {"server", "s"}}).ok());
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  Status w = log->Write({{"event", "tool_call"}, {"server", "s"}});
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().Message().find("removed"), std::string::npos) << w.error().Message();
+}
+
+TEST(AuditWriteFailure, ALogRenamedAwayOrReplacedIsAnError) {
+  std::string path = TempPath("replaced");
+  auto log = AuditLog::Open(path);
+  ASSERT_TRUE(log.ok()) << log.error().Message();
+  ASSERT_EQ(::rename(path.c_str(), (path + ".1").c_str()), 0);
+  Status gone = log->Write({{"event", "tool_call"}, {"server", "s"}});
+  ASSERT_FALSE(gone.ok());
+  EXPECT_NE(gone.error().Message().find("no longer names"), std::string::npos) << gone.error().Message();
+  WriteRecords(path, 1, "other");  // another file at the path (a rotation)
+  Status replaced = log->Write({{"event", "tool_call"}, {"server", "s"}});
+  ASSERT_FALSE(replaced.ok());
+  EXPECT_NE(replaced.error().Message().find("another file was put at the path"), std::string::npos)
+      << replaced.error().Message();
+  EXPECT_EQ(Lines(path + ".1").size(), 0u);
+  ::unlink(path.c_str());
+  ::unlink((path + ".1").c_str());
 }
 
 }  // namespace

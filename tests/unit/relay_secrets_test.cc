@@ -22,7 +22,7 @@ struct Relay {
   std::vector<json> records;
   McpRelay relay;
   explicit Relay(SecretMode to_server = SecretMode::kRedact, SecretMode to_client = SecretMode::kRedact)
-      : relay(Config(to_server, to_client), [this](const json& e) { records.push_back(e); }) {}
+      : relay(Config(to_server, to_client), [this](const json& e) -> Status { records.push_back(e); return {}; }) {}
   static RelayConfig Config(SecretMode s, SecretMode c) {
     RelayConfig cfg;
     cfg.server = "srv";
@@ -152,7 +152,7 @@ TEST(RelaySecrets, ARuleThatDoesNotCompileRefusesEverything) {
   broken.regex = "((";
   cfg.secrets.rules.push_back(broken);
   std::vector<json> records;
-  McpRelay relay(cfg, [&](const json& e) { records.push_back(e); });
+  McpRelay relay(cfg, [&](const json& e) -> Status { records.push_back(e); return {}; });
   std::string line = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
   std::string padded = line + std::string(LineFramer::kPadding, ' ');
   RelayAction a = relay.FromClient(LineFramer::Line{std::string_view(padded.data(), line.size()), false, line.size()});

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "relay/envelope.h"
@@ -133,8 +134,8 @@ struct Harness {
   explicit Harness(std::vector<std::string> deny = {"write_file", "move_*"}, std::vector<std::string> allow = {},
                    std::size_t max = 1u << 20)
       : relay(RelayConfig{"srv", ToolRules{std::move(allow), std::move(deny), "profile fs.json"}, max, 4096},
-              [this](const json& e) { records.push_back(e); }) {}
-  explicit Harness(RelayConfig config) : relay(std::move(config), [this](const json& e) { records.push_back(e); }) {}
+              [this](const json& e) -> Status { records.push_back(e); return {}; }) {}
+  explicit Harness(RelayConfig config) : relay(std::move(config), [this](const json& e) -> Status { records.push_back(e); return {}; }) {}
 
   // simdjson reads past the end of a line; LineFramer guarantees the padding.
   RelayAction Send(bool from_client, const std::string& text) {
@@ -676,6 +677,38 @@ TEST(Rounds, ACallOverThreeRoundsIsOneRecordWithItsRoundsCounted) {
   EXPECT_FALSE(r.contains("unknown_request_state"));
 }
 
+// A server picks the requestState's size, and up to max_pending calls wait
+// for their next round: the relay keys them by a digest, so a 600 KiB state
+// still links the retry, and is not what is kept.
+TEST(Rounds, AHugeRequestStateStillLinksItsRetry) {
+  Harness h;
+  std::string state(600u << 10, 's');  // under the harness's 1 MiB maximum
+  h.Client(V2Call(1, "ask"));
+  EXPECT_EQ(h.Server(InputRequired(1, state)).forward, Forward::kAsIs);
+  h.Client(V2Call(2, "ask", R"("inputResponses":{"q":{"action":"accept"}},"requestState":")" + state + R"(",)"));
+  h.Server(R"({"jsonrpc":"2.0","id":2,"result":{"content":[]}})");
+  ASSERT_EQ(h.records.size(), 1u);
+  EXPECT_EQ(h.records[0]["rounds"], 2);
+  EXPECT_FALSE(h.records[0].contains("unknown_request_state"));
+  EXPECT_LT(h.records[0].dump().size(), 4096u);
+}
+
+// The name kept for an unanswered call's record is cut at 1 KiB; the rules
+// still judge the whole name.
+TEST(McpRelay, ALongToolNameIsJudgedWholeAndKeptCut) {
+  Harness h(std::vector<std::string>{"*_file"});
+  std::string name = std::string(3000, 'a') + "_file";
+  auto a = h.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":")" + name + R"("}})");
+  ExpectRefused(a, 1, kRefusedByPolicy);
+  std::string allowed = std::string(3000, 'a') + "_dir";
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":")" + allowed + R"("}})").forward,
+            Forward::kAsIs);
+  h.Server(R"({"jsonrpc":"2.0","id":2,"result":{"content":[]}})");
+  std::string kept = h.records.back()["tool"];
+  EXPECT_LT(kept.size(), 1100u);
+  EXPECT_NE(kept.find("(3004 bytes)"), std::string::npos) << kept;
+}
+
 TEST(Rounds, ARetryNamingADeniedToolIsDeniedWhateverTheStateSays) {
   Harness h;
   h.Client(V2Call(1, "ask"));
@@ -1041,6 +1074,175 @@ TEST(McpRelay, AnOversizeSdkAnswerWithItsIdLastBecomesAnErrorForThatRequest) {
   EXPECT_EQ(json::parse(a.replacement)["error"]["code"], kMessageTooLarge);
 }
 
+
+// Audit write errors fail closed: once a record cannot be written, no call
+// runs and no answer whose record was lost reaches the client.
+struct FailingAudit {
+  std::vector<json> records;
+  int room = 0;  ///< records written before the log "fills up"
+  McpRelay relay{RelayConfig{"srv", ToolRules{{}, {"write_file"}, "profile fs.json"}, 1u << 20, 4096},
+                 [this](const json& e) -> Status {
+                   if (room-- <= 0) return Error{"write audit log", "/logs/calls.jsonl", ENOSPC, ""};
+                   records.push_back(e);
+                   return {};
+                 }};
+  std::string padded;
+  RelayAction Send(bool from_client, const std::string& text) {
+    padded = text + std::string(LineFramer::kPadding, ' ');
+    LineFramer::Line l{std::string_view(padded.data(), text.size()), false, text.size()};
+    return from_client ? relay.FromClient(l) : relay.FromServer(l);
+  }
+};
+
+std::string Call(int id, const char* method, const char* params) {
+  return fmt::format(R"({{"jsonrpc":"2.0","id":{},"method":"{}","params":{}}})", id, method, params);
+}
+
+TEST(McpRelay, AnAnswerWhoseRecordIsLostIsWithheldAndLaterCallsAreRefused) {
+  FailingAudit h;
+  h.room = 1;
+  EXPECT_EQ(h.Send(true, Call(1, "tools/call", R"({"name":"a"})")).forward, Forward::kAsIs);
+  EXPECT_EQ(h.Send(false, R"({"jsonrpc":"2.0","id":1,"result":{"content":[]}})").forward, Forward::kAsIs);
+  ASSERT_EQ(h.records.size(), 1u) << "the first call's record fit";
+  EXPECT_EQ(h.Send(true, Call(2, "tools/call", R"({"name":"a"})")).forward, Forward::kAsIs);
+  auto answer = h.Send(false, R"({"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"s3cret"}]}})");
+  ASSERT_EQ(answer.forward, Forward::kReplaced) << "the result went out unrecorded";
+  json withheld = json::parse(answer.replacement);
+  EXPECT_EQ(withheld["id"], 2);
+  EXPECT_EQ(withheld["error"]["code"], kAuditUnavailable);
+  std::string msg = withheld["error"]["message"];
+  EXPECT_NE(msg.find("/logs/calls.jsonl"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("No space left on device"), std::string::npos) << msg;
+  EXPECT_EQ(answer.replacement.find("s3cret"), std::string::npos);
+  for (const char* method : {"tools/call", "resources/read", "prompts/get"}) {
+    const char* params = std::string_view(method) == "resources/read" ? R"({"uri":"file:///x"})" : R"({"name":"a"})";
+    auto a = h.Send(true, Call(3, method, params));
+    ExpectRefused(a, 3, kAuditUnavailable);
+    std::string why = Reply(a)["error"]["message"];
+    EXPECT_NE(why.find(method), std::string::npos) << why;
+    EXPECT_NE(why.find("audit log cannot be written"), std::string::npos) << why;
+  }
+  // What is no call passes: the client can still list, ping and shut down.
+  EXPECT_EQ(h.Send(true, Call(4, "tools/list", "{}")).forward, Forward::kAsIs);
+  EXPECT_EQ(h.Send(false, R"({"jsonrpc":"2.0","id":4,"result":{"tools":[]}})").forward, Forward::kReplaced)
+      << "filtered as usual";
+}
+
+TEST(McpRelay, AFailedRecordBeforeAnyCallRefusesTheFirstCall) {
+  FailingAudit h;  // no room at all: session_start's record already fails
+  EXPECT_EQ(h.Send(true, Call(0, "initialize", R"({"protocolVersion":"2025-06-18"})")).forward, Forward::kAsIs);
+  EXPECT_EQ(h.Send(false, R"({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}})").forward,
+            Forward::kAsIs);
+  ExpectRefused(h.Send(true, Call(1, "tools/call", R"({"name":"a"})")), 1, kAuditUnavailable);
+}
+
+TEST(McpRelay, AnInputRequiredRoundIsWithheldOnceTheLogFails) {
+  FailingAudit h;
+  EXPECT_EQ(h.Send(true, Call(1, "tools/call", R"({"name":"a"})")).forward, Forward::kAsIs);
+  h.Send(false, R"({"jsonrpc":"2.0","id":9,"result":{}})");  // a forged answer: its record fails
+  auto a = h.Send(false, R"({"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s"}})");
+  EXPECT_EQ(a.forward, Forward::kReplaced) << "its next round would be refused anyway";
+}
+
+// mcpcell.prompts and mcpcell.resources: like tools — hidden from every list
+// page, get/read refused naming the rule, deny wins; and the variants tried
+// against them (escapes, duplicate keys, batches, no id, case, URI tricks).
+RelayConfig ContentRules() {
+  RelayConfig c{"srv", ToolRules{}, 1u << 20, 4096};
+  c.prompts = ToolRules{{"*"}, {"secret_*"}, "profile p.json", "prompt", "mcpcell.prompts"};
+  c.resources = ToolRules{{"file:///srv/*", "file:///etc/*"}, {"file:///etc/*"}, "profile p.json", "resource",
+                          "mcpcell.resources"};
+  return c;
+}
+
+std::string Get(int id, const std::string& name) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"prompts/get","params":{"name":")" + name + R"("}})";
+}
+std::string Read(int id, const std::string& uri) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"resources/read","params":{"uri":")" + uri + R"("}})";
+}
+
+TEST(ContentFilter, ADeniedPromptIsRefusedNamingTheRuleAndAnAllowedOnePasses) {
+  Harness h(ContentRules());
+  auto a = h.Client(Get(1, "secret_plan"));
+  ExpectRefused(a, 1, kRefusedByPolicy);
+  std::string msg = Reply(a)["error"]["message"];
+  EXPECT_NE(msg.find("prompt \"secret_plan\" is denied by mcpcell.prompts.deny[0]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("profile p.json"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("remove that entry"), std::string::npos) << msg;
+  EXPECT_EQ(h.records.back()["event"], "prompt_get");
+  EXPECT_EQ(h.records.back()["outcome"], "denied");
+  EXPECT_EQ(h.Client(Get(2, "summary")).forward, Forward::kAsIs);
+}
+
+TEST(ContentFilter, ADeniedResourceIsRefusedAndDenyWinsOverAllow) {
+  Harness h(ContentRules());
+  auto a = h.Client(Read(1, "file:///etc/passwd"));
+  ExpectRefused(a, 1, kRefusedByPolicy);
+  std::string msg = Reply(a)["error"]["message"];
+  EXPECT_NE(msg.find("mcpcell.resources.deny[0]"), std::string::npos) << msg;
+  EXPECT_EQ(h.Client(Read(2, "file:///srv/a.txt")).forward, Forward::kAsIs);
+  auto other = h.Client(Read(3, "https://example.com/"));
+  ExpectRefused(other, 3, kRefusedByPolicy);
+  EXPECT_NE(Reply(other)["error"]["message"].get<std::string>().find("matches no entry of mcpcell.resources.allow"),
+            std::string::npos);
+}
+
+TEST(ContentFilter, EscapesAreDecodedBeforeJudging) {
+  Harness h(ContentRules());
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"s\u0065cret_plan"}})"), 1,
+                kRefusedByPolicy);
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:\/\/\/etc\/passwd"}})"),
+                2, kRefusedByPolicy);
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":3,"method":"prompts\/get","params":{"name":"secret_plan"}})"), 3,
+                kRefusedByPolicy);
+}
+
+TEST(ContentFilter, DuplicateKeysBatchesAndMissingIdsAreRefused) {
+  Harness h(ContentRules());
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"summary","name":"secret_plan"}})"), 1);
+  ExpectRefused(h.Client(R"({"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///srv/a","uri":"file:///etc/passwd"}})"), 2);
+  ExpectRefused(h.Client("[" + Get(3, "secret_plan") + "]"), nullptr);
+  ExpectRefused(h.Client(" [" + Read(4, "file:///etc/passwd") + "," + Read(5, "file:///srv/a") + "]"), nullptr);
+  EXPECT_EQ(h.Client(R"({"jsonrpc":"2.0","method":"prompts/get","params":{"name":"secret_plan"}})").forward,
+            Forward::kDrop) << "a get without an id is neither judged nor passed";
+}
+
+TEST(ContentFilter, ResourceUrisTheGlobsCannotDecideAreRefused) {
+  Harness h(ContentRules());
+  for (const char* uri : {"FILE:///ETC/passwd", "file:///%65tc/passwd", "file:///srv/../etc/passwd",
+                          "file:///srv/./a", "file:///srv\\\\..\\\\etc\\\\passwd", "file:///srv/a\\u0001"}) {
+    auto a = h.Client(Read(7, uri));
+    ExpectRefused(a, 7, kRefusedByPolicy);
+  }
+  EXPECT_EQ(h.Client(Read(8, "file:///srv/a..b/c.txt")).forward, Forward::kAsIs) << "'..' inside a name is no segment";
+}
+
+TEST(ContentFilter, ListsHideWhatIsDeniedOnEveryPageAndKeepTheRest) {
+  Harness h(ContentRules());
+  h.Client(R"({"jsonrpc":"2.0","id":1,"method":"prompts/list"})");
+  auto a = h.Server(R"({"jsonrpc":"2.0","id":1,"result":{"prompts":[{"name":"secret_plan"},{"name":"summary"},{"name":"s\u0065cret_x"},{"title":"no name"},{"name":"summary"}],"nextCursor":"c2"}})");
+  ASSERT_EQ(a.forward, Forward::kReplaced);
+  json r = json::parse(a.replacement);
+  EXPECT_EQ(r["id"], 1);
+  EXPECT_EQ(r["result"]["prompts"], json::parse(R"([{"name":"summary"},{"name":"summary"}])"));
+  EXPECT_EQ(r["result"]["nextCursor"], "c2");
+  h.Client(R"({"jsonrpc":"2.0","id":2,"method":"resources/list","params":{"cursor":"c2"}})");
+  auto b = h.Server(R"({"jsonrpc":"2.0","id":2,"result":{"resources":[{"uri":"file:///etc/shadow","name":"s"},{"uri":"file:///srv/a","name":"a"},{"uri":"file:///srv/%2e%2e/etc/x","name":"x"}]}})");
+  ASSERT_EQ(b.forward, Forward::kReplaced);
+  EXPECT_EQ(json::parse(b.replacement)["result"]["resources"], json::parse(R"([{"uri":"file:///srv/a","name":"a"}])"));
+  h.Client(R"({"jsonrpc":"2.0","id":3,"method":"resources/list"})");
+  auto c = h.Server(R"({"jsonrpc":"2.0","id":3,"result":{"resources":"none"}})");
+  ASSERT_EQ(c.forward, Forward::kReplaced);
+  EXPECT_EQ(json::parse(c.replacement)["error"]["code"], kInvalidRequest) << "no array: cannot be filtered, refused";
+}
+
+TEST(ContentFilter, WithoutRulesListsAndCallsPassUntouched) {
+  Harness h;
+  EXPECT_EQ(h.Client(Get(1, "secret_plan")).forward, Forward::kAsIs);
+  h.Client(R"({"jsonrpc":"2.0","id":2,"method":"prompts/list"})");
+  EXPECT_EQ(h.Server(R"({"jsonrpc":"2.0","id":2,"result":{"prompts":[{"name":"secret_plan"}]}})").forward, Forward::kAsIs);
+}
 
 }  // namespace
 }  // namespace mcpcell

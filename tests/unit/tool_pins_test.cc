@@ -137,7 +137,7 @@ struct Session {
     if (!g.ok()) throw std::runtime_error(g.error().Message());
     (*g)->SetSay([this](const std::string& s) { said.push_back(s); });
     relay = std::make_unique<McpRelay>(PinnedConfig(*g),
-                                       [this](const json& e) { records.push_back(e); });
+                                       [this](const json& e) -> Status { records.push_back(e); return {}; });
   }
   void Init(const json& capabilities) {
     int id = next_id++;

@@ -67,10 +67,10 @@ Result<StdioRelay> StdioRelay::Prepare(std::optional<RelayConfig> mcp, AuditLog*
   StdioRelay r;
   if (mcp) {
     r.max_line_ = mcp->max_message;
-    auto sink = [audit](const nlohmann::json& e) {
-      if (audit == nullptr) return;
-      if (auto ok = audit->Write(e); !ok) Warn("audit log: " + ok.error().Message());
-    };
+    // A failed write is the relay's to act on (it refuses calls from then on, and says so).
+    // No --audit-log: no sink, and the relay builds no records at all.
+    McpRelay::AuditSink sink;
+    if (audit != nullptr) sink = [audit](const nlohmann::json& e) -> Status { return audit->Write(e); };
     r.mcp_ = std::make_unique<McpRelay>(std::move(*mcp), sink);
     TracePhase("relay-made");
   }
