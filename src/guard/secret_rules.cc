@@ -8,6 +8,9 @@ namespace {
 #define URLB64 "[A-Za-z0-9_-]"
 #define HEX "[a-f0-9]"
 // A keyword, then up to a few quotes, spaces, '=', ':' or '=>' before the value.
+// Any byte but white space and the NUL that separates a message's strings
+// (json_strings.h): a match never joins two unrelated strings.
+#define NONSPACE "[^\\s\\x00]"
 #define ASSIGN "[\"']?\\s{0,3}(?:=|:|=>|:=)\\s{0,3}[\"']?"
 
 SecretRule R(std::string name, std::string regex, bool caseless = false, bool bounded = true, std::string tail = {}) {
@@ -140,14 +143,14 @@ std::vector<SecretRule> Make() {
       // A database URL with a password in its userinfo.
       R("database-url-with-password",
        "(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|clickhouse|cockroachdb)://"
-       "[^\\s:@/\"'<>]{1,128}:[^\\s@/\"'<>]{3,256}@[A-Za-z0-9.-]{1,253}",
+       "[^\\s:@/\"'<>\\x00]{1,128}:[^\\s@/\"'<>\\x00]{3,256}@[A-Za-z0-9.-]{1,253}",
        true, false),
       // ADO.NET / ODBC connection strings: a server and a password.
-      R("connection-string-password", ";\\s?(?:password|pwd)=[^;\"'\\s]{4}", true, false, "^;\"' \t\r\n"),
+      R("connection-string-password", ";\\s?(?:password|pwd)=[^;\"'\\s\\x00]{4}", true, false, "^;\"' \t\r\n"),
       R("kubeconfig-client-key", "client-key-data:\\s{0,3}[A-Za-z0-9+/=]{100,}", false, false),
       // A password of 8 or more characters: shorter ones are the manuals'
       // examples ("login apt password debian" in apt_auth.conf(5)).
-      R("netrc-password", "machine\\s{1,4}\\S{1,100}\\s{1,4}login\\s{1,4}\\S{1,64}\\s{1,4}password\\s{1,4}\\S{8}", false, false,
+      R("netrc-password", "machine\\s{1,4}" NONSPACE "{1,100}\\s{1,4}login\\s{1,4}" NONSPACE "{1,64}\\s{1,4}password\\s{1,4}" NONSPACE "{8}", false, false,
        "^ \t\r\n"),
       R("http-basic-auth", "authorization:\\s{0,3}basic\\s{1,3}[A-Za-z0-9+/]{16,}={0,2}", true, false),
       R("http-bearer-token", "authorization:\\s{0,3}bearer\\s{1,3}[A-Za-z0-9._~+/-]{24,}=*", true, false),  };
@@ -157,6 +160,7 @@ std::vector<SecretRule> Make() {
 #undef URLB64
 #undef HEX
 #undef ASSIGN
+#undef NONSPACE
 
 }  // namespace
 

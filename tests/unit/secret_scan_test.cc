@@ -116,7 +116,9 @@ struct Guarded {
     return guard->Scan(parser.parse(json).value_unsafe());
   }
   std::string Redact(const std::string& json, std::vector<SecretFinding>* found) {
-    return guard->Redact(parser.parse(json).value_unsafe(), found);
+    auto out = guard->Redact(parser.parse(json).value_unsafe(), found);
+    EXPECT_TRUE(out.has_value()) << "no redaction made it clean: " << json;
+    return out.value_or("(blocked)");
   }
 };
 
@@ -289,6 +291,100 @@ TEST(SecretAttacks, RedactedOutputRescansClean) {
   std::string out = g.Redact(msg.dump(), &found);
   EXPECT_GE(found.size(), 3u);
   EXPECT_TRUE(g.Scan(out).empty()) << out;
+}
+
+// fuzz/corpus/secret_scan/crash-mask-completes-url: the fuzzer's minimal
+// input. The Stripe key is masked, and the mask's ':' made
+// "POSTGRES://[REDACTED:stripe-restricted-key]@h" a URL with a password.
+TEST(SecretAttacks, AMaskDoesNotCompleteANewSecret) {
+  Guarded g;
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(R"("POSTGRES://rk_live_bcdijklmnjklmnstuvwxyz01@h")", &found);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].rule, "stripe-restricted-key") << "the URL was formed by the mask, not found in the input";
+  EXPECT_TRUE(g.Scan(out).empty()) << out;
+  EXPECT_EQ(out, R"("[REDACTED:stripe-restricted-key]")") << "the mask grows over the URL it formed";
+}
+
+// Variants of the same shape: a mask shorter than what it hides brings a
+// keyword's value under a length limit; a mask's bracket ends a word so a
+// key glued to the masked token now stands alone.
+TEST(SecretAttacks, MaskVariantsRescanClean) {
+  Guarded g;
+  std::string dropbox = "sl.u." + std::string(140, 'A');  // longer than netrc's 100-byte host
+  std::string aws = "AKIAIOSFODNN7EXAMPLE";
+  std::vector<std::string> texts = {
+      "mysql://" + kToken + "@db.example",                         // user = token, mask adds the ':'
+      "redis://" + kToken + "@cache",                                //
+      "machine " + dropbox + " login me password hunter2hunter2",  // host shrinks under 100 bytes
+      "machine h login " + dropbox + " password hunter22",          // login shrinks under 64 bytes
+      aws + "postgres://u:pass1@h",                                  // AKIA… glued to a token of a rule
+      "xpostgres://u:pass1@h " + aws,                                //   that is no whole word
+      "x;password=" + kToken + ";y",                                // overlapping rules
+      "postgres://" + kToken + ":" + kToken + "@h",                  // both halves tokens
+  };
+  for (const auto& t : texts) {
+    std::vector<SecretFinding> found;
+    std::string out = g.Redact(nlohmann::json{{"t", t}}.dump(), &found);
+    EXPECT_FALSE(found.empty()) << t;
+    EXPECT_TRUE(g.Scan(out).empty()) << t << " -> " << out;
+    EXPECT_EQ(out.find(kToken.substr(4)), std::string::npos) << out;
+    EXPECT_EQ(out.find(aws), std::string::npos) << out;
+  }
+  // Across content blocks: the URL's halves in two glued texts.
+  nlohmann::json blocks = {{"content", {{{"type", "text"}, {"text", "see mongodb://"}},
+                                        {{"type", "text"}, {"text", kToken + "@h.example now"}}}}};
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(blocks.dump(), &found);
+  EXPECT_TRUE(g.Scan(out).empty()) << out;
+}
+
+TEST(SecretAttacks, AKeyGluedToAMaskedTokenIsReportedToo) {
+  Guarded g;
+  std::vector<SecretFinding> found;
+  // The URL rule is not bounded, so it is found inside the word; the key
+  // glued to it is no whole word until the URL is a mask.
+  std::string out = g.Redact(nlohmann::json{{"t", "AKIAIOSFODNN7EXAMPLEpostgres://u:pass1@h"}}.dump(), &found);
+  std::vector<std::string> rules;
+  for (const auto& f : found) rules.push_back(f.rule);
+  EXPECT_EQ(rules, (std::vector<std::string>{"database-url-with-password", "aws-access-key-id"})) << out;
+  EXPECT_EQ(found.back().sha256, Sha256Hex("AKIAIOSFODNN7EXAMPLE"));
+  EXPECT_EQ(out, R"({"t":"[REDACTED:aws-access-key-id][REDACTED:database-url-with-password]"})");
+}
+
+TEST(SecretGuard, TwoStringsAreNotJoinedByARuleThatAllowsAnyByte) {
+  Guarded g;
+  // NUL separates a message's strings; "[^\s:@/]" and "\S" must not cross it.
+  EXPECT_TRUE(g.Scan(R"({"postgres://u":"secret@host"})").empty());
+  EXPECT_TRUE(g.Scan(R"({"machine":"h login u password hunter2hunter2"})").empty());
+  EXPECT_TRUE(g.Scan(R"(["x;password=","abcdefgh"])").empty());
+}
+
+// A profile rule that matches the mask itself: no mask can make the text
+// clean, so the strings it touches are emptied.
+TEST(SecretGuard, ARuleMatchingTheMaskEmptiesTheString) {
+  SecretPolicy p;
+  p.rules.push_back(Rule("matches-masks", "REDACTED"));
+  Guarded g(p);
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(nlohmann::json{{"t", "a " + kToken + " b"}, {"u", "clean"}}.dump(), &found);
+  EXPECT_EQ(nlohmann::json::parse(out), (nlohmann::json{{"t", ""}, {"u", "clean"}})) << out;
+  EXPECT_TRUE(g.Scan(out).empty());
+}
+
+// A profile rule that matches the NUL between strings: nothing to mask, so
+// Redact says so and the relay blocks (relay_secrets_test.cc).
+TEST(SecretGuard, ARuleNoMaskCanSatisfyGivesNothing) {
+  SecretPolicy p;
+  p.rules.push_back(Rule("nul", "\\x00"));
+  p.rules.back().bounded = false;
+  auto g = SecretGuard::Create(p);
+  ASSERT_TRUE(g.ok());
+  simdjson::dom::parser parser;
+  std::vector<SecretFinding> found;
+  auto out = (*g)->Redact(parser.parse(std::string(R"({"a":"b"})")).value_unsafe(), &found);
+  EXPECT_FALSE(found.empty());
+  EXPECT_FALSE(out.has_value()) << *out;
 }
 
 }  // namespace
