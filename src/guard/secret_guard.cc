@@ -163,6 +163,14 @@ JsonStrings::Edits SecretGuard::FirstEdits(const JsonStrings& strings, const std
 // to a letter that is now a mask's bracket), masked and reported.
 bool SecretGuard::Widen(const JsonStrings& before, const JsonStrings& after, const std::vector<Hit>& hits,
                         JsonStrings::Edits* edits, std::vector<SecretFinding>* found) {
+  // `after` was written with the edits as they are now: every hit is mapped
+  // back through these, not through the ones this round has grown.
+  const JsonStrings::Edits applied = *edits;
+  static const std::vector<Edit> kNone;
+  auto applied_to = [&](const char* id) -> const std::vector<Edit>& {
+    auto it = applied.find(id);
+    return it == applied.end() ? kNone : it->second;
+  };
   bool grew = false;
   for (const Hit& h : hits) {
     struct Part {
@@ -177,8 +185,8 @@ bool SecretGuard::Widen(const JsonStrings& before, const JsonStrings& after, con
       if (seg.size == 0) continue;
       auto [f, t] = seg.Original(std::max(h.from, seg.at) - seg.at, std::min(h.to, seg.at + seg.size) - seg.at);
       const char* id = before.segments()[i].id;
-      auto [of, ot] = BeforeEdits((*edits)[id], f, t);
-      for (const Edit& e : (*edits)[id]) made_by_mask |= Overlaps(e, of, ot);
+      auto [of, ot] = BeforeEdits(applied_to(id), f, t);
+      for (const Edit& e : applied_to(id)) made_by_mask |= Overlaps(e, of, ot);
       parts.push_back({id, of, ot});
     }
     const SecretRule& rule = scanner_->rule(h.rule);

@@ -304,6 +304,13 @@ TEST(SecretAttacks, AMaskDoesNotCompleteANewSecret) {
   EXPECT_EQ(found[0].rule, "stripe-restricted-key") << "the URL was formed by the mask, not found in the input";
   EXPECT_TRUE(g.Scan(out).empty()) << out;
   EXPECT_EQ(out, R"("[REDACTED:stripe-restricted-key]")") << "the mask grows over the URL it formed";
+  // fuzz/corpus/secret_scan/crash-two-masks-widened: two in one string; the
+  // second is mapped back through the masks the output was written with,
+  // not through the first one grown in the same round.
+  std::string one = "POSTGRES://rk_live_bcdijklmnjklmnstuvwxyz01@h";
+  out = g.Redact("\"" + one + "/" + one + "\"", &found);
+  EXPECT_EQ(found.size(), 2u);
+  EXPECT_EQ(out, R"("[REDACTED:stripe-restricted-key]/[REDACTED:stripe-restricted-key]")");
 }
 
 // Variants of the same shape: a mask shorter than what it hides brings a
