@@ -50,7 +50,7 @@ Result<std::unique_ptr<SecretGuard>> SecretGuard::Create(const SecretPolicy& pol
     }
     rules.insert(rules.end(), policy.rules.begin(), policy.rules.end());
     if (rules.empty()) return MakeError("compile secret rules", policy.origin, "every rule is disabled; use mode off instead");
-    auto s = SecretScanner::Compile(std::move(rules));
+    auto s = SecretScanner::Compile(std::move(rules), SecretScanner::DefaultCache());
     if (!s.ok()) return s.error();
     g->scanner_ = std::make_shared<const SecretScanner>(std::move(*s));
   }

@@ -57,11 +57,13 @@ std::vector<SecretRule> Make() {
       R("planetscale-token", "pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{43}"),
       R("doppler-token", "dp\\.(?:pt|st|sa|ct|scim|audit)\\.[A-Za-z0-9]{40,44}"),
       // --- Source hosting and package registries -------------------------
-      // GitHub: a type prefix and 36 base62 characters (the last 6 a CRC32).
+      // GitHub: a type prefix and 36 base62 characters, the last 6 a CRC-32
+      // of the 30 before them (checked: token_checksum.h, as npm's and age's).
       R("github-pat-classic", "ghp_" B62 "{36}"),
       R("github-oauth-token", "gho_" B62 "{36}"),
       R("github-user-to-server-token", "ghu_" B62 "{36}"),
       R("github-server-to-server-token", "ghs_" B62 "{36}"),
+      // A 36-character refresh token's checksum is checked; a longer one's is not documented.
       R("github-refresh-token", "ghr_" B62 "{36,76}"),
       R("github-pat-fine-grained", "github_pat_" B62 "{22}_" B62 "{59}"),
       R("gitlab-pat", "glpat-[A-Za-z0-9_-]{20,}(?:\\.[A-Za-z0-9]{2}\\.[a-z0-9]{9})?"),
