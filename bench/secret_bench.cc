@@ -5,11 +5,17 @@
 //                             the last three also as ratios of the floor.
 //   secret_bench fp FILE      findings per MB on benign text, by rule, with
 //                             each finding's context (to judge it).
+//   secret_bench start N      the start-up cost of the built-in rules, N times
+//                             each: a compile, a compile stored into an empty
+//                             cache, a load from the cache (median ms).
 // No thresholds: numbers for bench/RESULTS.md.
 
 #include <hs.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -17,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "guard/secret_db_cache.h"
 #include "guard/secret_rules.h"
 #include "guard/secret_scanner.h"
 #include "relay/mcp_relay.h"
@@ -144,13 +151,43 @@ int FalseFindings(const std::string& text) {
   return 0;
 }
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int Start(int n) {
+  char tmpl[] = "/tmp/secret-bench-cache-XXXXXX";
+  std::string base = ::mkdtemp(tmpl);
+  SecretDbCache cache(base);
+  std::vector<double> compile, store, load;
+  for (int i = 0; i < n; ++i) {
+    auto t = Clock::now();
+    if (!SecretScanner::Compile(BuiltinSecretRules()).ok()) return 1;
+    compile.push_back(Seconds(t) * 1e3);
+    std::filesystem::remove_all(base + "/mcpcell");
+    t = Clock::now();
+    if (!SecretScanner::Compile(BuiltinSecretRules(), &cache).ok()) return 1;
+    store.push_back(Seconds(t) * 1e3);
+    t = Clock::now();
+    if (!SecretScanner::Compile(BuiltinSecretRules(), &cache).ok()) return 1;
+    load.push_back(Seconds(t) * 1e3);
+  }
+  std::filesystem::remove_all(base);
+  std::printf("| start-up of the %zu built-in rules | ms (median of %d) |\n| --- | ---: |\n", BuiltinSecretRules().size(), n);
+  std::printf("| compile (no cache) | %.1f |\n| compile and store (empty cache) | %.1f |\n| load from the cache | %.1f |\n",
+              Median(compile), Median(store), Median(load));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: secret_bench speed|fp FILE\n");
+    std::fprintf(stderr, "usage: secret_bench speed|fp FILE | start N\n");
     return 2;
   }
+  if (std::string_view(argv[1]) == "start") return Start(std::max(1, std::atoi(argv[2])));
   std::string text = ReadAll(argv[2]);
   if (text.empty()) {
     std::fprintf(stderr, "secret_bench: %s is empty or unreadable\n", argv[2]);

@@ -1,7 +1,8 @@
 // `mcpcell pins list [SERVER]`, `pins diff SERVER`, `pins approve SERVER
 // [--tool NAME]...`: the tool pins kept by the relay (docs/PINNING.md).
 // Approving reads only the pin file: it approves exactly the version the
-// relay recorded as pending (by its hash), never whatever the server says next.
+// relay recorded as pending (by its hash), never whatever the server says next;
+// with --expect, only if that is still the version the user was shown.
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
@@ -15,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "core/exit_codes.h"
+#include "guard/pin_approval.h"
 #include "guard/pin_guard.h"
 #include "guard/pin_store.h"
 #include "guard/tool_contract.h"
@@ -87,42 +89,32 @@ int Diff(const std::string& dir, const std::string& server) {
   if (!store.ok()) return Err(store.error().Message()), kExitUsage;
   auto f = store->Load();
   if (!f.ok()) return Err(f.error().Message()), kExitSetupFailed;
-  if (f->pending.empty()) std::printf("nothing pending: every tool %s lists matches its pin\n", server.c_str());
-  for (const auto& [name, p] : f->pending) PrintPending(name, p, *f);
+  if (f->pending.empty()) {
+    std::printf("nothing pending: every tool %s lists matches its pin\n", server.c_str());
+    return 0;
+  }
+  for (const auto& [name, p] : f->pending) {
+    PrintPending(name, p, *f);
+    std::printf("    approve only this: mcpcell pins approve %s --tool %s --expect %s\n", ShellQuote(server).c_str(),
+                ShellQuote(name).c_str(), PendingDigest(*f, {name}).c_str());
+  }
+  // --expect: the approval is refused if a run records another version in between.
+  std::printf("approve exactly what is shown: mcpcell pins approve %s --expect %s\n", ShellQuote(server).c_str(),
+              PendingDigest(*f, {}).c_str());
   return 0;
 }
 
-int Approve(const std::string& dir, const std::string& server, const std::vector<std::string>& tools) {
+int Approve(const std::string& dir, const std::string& server, const std::vector<std::string>& tools,
+            const std::string& expect) {
   auto store = StoreOf(dir, server);
   if (!store.ok()) return Err(store.error().Message()), kExitUsage;
-  std::vector<std::string> unknown;
-  std::size_t approved = 0;
-  Status st = store->Update([&](PinFile* f) {
-    std::vector<std::string> names = tools;
-    if (names.empty()) {
-      for (const auto& [name, p] : f->pending) names.push_back(name);
-    }
-    for (const auto& name : names) {
-      auto p = f->pending.find(name);
-      if (p == f->pending.end()) {
-        unknown.push_back(name);
-        continue;
-      }
-      PrintPending(name, p->second, *f);
-      if (p->second.change == "removed") {
-        f->tools.erase(name);
-      } else {
-        f->tools[name] = {p->second.sha256, p->second.contract, UtcNow(), "approved", p->second.findings, {}};
-      }
-      f->pending.erase(p);
-      ++approved;
-    }
-  });
-  if (!st.ok()) return Err(st.error().Message()), kExitSetupFailed;
-  std::printf("approved %zu change(s) of %s\n", approved, server.c_str());
-  for (const auto& u : unknown) Err(fmt::format("nothing pending for tool \"{}\" (mcpcell pins diff {} shows what is)",
-                                                 VisibleText(u), ShellQuote(server)));
-  return unknown.empty() ? 0 : kExitUsage;
+  auto done = ApprovePending(*store, tools, expect, PrintPending);
+  if (!done.ok()) return Err(done.error().Message()), kExitSetupFailed;
+  if (done->stale) return Err(done->refusal), kExitDenied;
+  std::printf("approved %zu change(s) of %s\n", done->approved.size(), server.c_str());
+  for (const auto& u : done->unknown) Err(fmt::format("nothing pending for tool \"{}\" (mcpcell pins diff {} shows what is)",
+                                                       VisibleText(u), ShellQuote(server)));
+  return done->unknown.empty() ? 0 : kExitUsage;
 }
 
 }  // namespace
@@ -141,7 +133,10 @@ void AddPinsCommand(CLI::App& app, int* exit_code) {
   auto* approve = cmd->add_subcommand("approve", "Approve what is pending for a server (all of it, or --tool NAME)");
   approve->add_option("server", *server, "a server key")->required();
   approve->add_option("--tool", *tools, "approve only this tool (repeatable)");
-  approve->callback([=] { *exit_code = Approve(DefaultPinsDir(), *server, *tools); });
+  auto expect = std::make_shared<std::string>();
+  approve->add_option("--expect", *expect,
+                      "approve only if what is pending still has this digest (printed by pins diff and the relay)");
+  approve->callback([=] { *exit_code = Approve(DefaultPinsDir(), *server, *tools, *expect); });
 }
 
 }  // namespace mcpcell

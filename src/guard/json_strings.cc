@@ -101,7 +101,7 @@ static std::size_t InvisibleAt(std::string_view s) {
 void JsonStrings::Add(std::string_view s, bool glue) {
   if (!text_.empty() && !(glue && last_glued_)) text_.push_back('\0');
   last_glued_ = glue;
-  Segment seg{text_.size(), s.data(), s.size(), {}};
+  Segment seg{text_.size(), s.data(), s.size(), s.size(), {}};
   // Every invisible character starts with one of three lead bytes: a
   // string without them (memchr, vectorised) is copied as is.
   // The next position of each lead byte (s.size() when none is left),
@@ -184,13 +184,21 @@ void JsonStrings::WalkBlocks(simdjson::dom::array blocks) {
   }
 }
 
-std::vector<JsonStrings::Segment> JsonStrings::Overlapping(std::size_t from, std::size_t to) const {
-  std::vector<Segment> out;
+std::pair<std::size_t, std::size_t> JsonStrings::OverlappingIndices(std::size_t from, std::size_t to) const {
   auto it = std::upper_bound(segments_.begin(), segments_.end(), from,
                              [](std::size_t v, const Segment& s) { return v < s.at; });
   if (it != segments_.begin()) --it;
-  for (; it != segments_.end() && it->at < to; ++it) {
-    if (it->at + it->size > from) out.push_back(*it);
+  while (it != segments_.end() && it->at + it->size <= from && it->at < to) ++it;
+  auto first = static_cast<std::size_t>(it - segments_.begin()), last = first;
+  while (last < segments_.size() && segments_[last].at < to) ++last;
+  return {first, last};
+}
+
+std::vector<JsonStrings::Segment> JsonStrings::Overlapping(std::size_t from, std::size_t to) const {
+  std::vector<Segment> out;
+  auto [first, last] = OverlappingIndices(from, to);
+  for (std::size_t i = first; i < last; ++i) {
+    if (segments_[i].at + segments_[i].size > from) out.push_back(segments_[i]);
   }
   return out;
 }

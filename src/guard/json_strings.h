@@ -30,6 +30,7 @@ class JsonStrings {
     std::size_t at = 0;
     const char* id = nullptr;
     std::size_t size = 0;            ///< bytes in text()
+    std::size_t own = 0;             ///< bytes of the string itself (invisible characters included)
     /// Where invisible characters were left out: from text byte `first` of
     /// this segment on, the string's own offset is `second` more than that.
     std::vector<std::pair<std::size_t, std::size_t>> cuts;
@@ -58,6 +59,11 @@ class JsonStrings {
   const std::string& text() const { return text_; }
   /// The segments that overlap [from, to) of text(), in order.
   std::vector<Segment> Overlapping(std::size_t from, std::size_t to) const;
+  /// The same as indices into segments(): [first, last).
+  std::pair<std::size_t, std::size_t> OverlappingIndices(std::size_t from, std::size_t to) const;
+  /// Every string, in document order: two documents of the same shape (one
+  /// the Rewrite() of the other) have their strings at the same indices.
+  const std::vector<Segment>& segments() const { return segments_; }
 
   /// `root` as compact JSON with `edits` applied to its strings (edits of one
   /// string sorted by `from` and not overlapping).

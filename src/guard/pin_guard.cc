@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "guard/pin_approval.h"
 #include "guard/poison_check.h"
 #include "guard/tool_contract.h"
 
@@ -200,13 +201,15 @@ void PinGuard::Report(const std::string& name, const PendingTool& p, const Pinne
   for (const auto& fd : p.findings) {
     text += fmt::format("\n    poisoning check {} ({}): {}: {}", fd.rule, fd.severity, fd.field, fd.excerpt);
   }
-  text += fmt::format("\n    review: mcpcell pins diff {}\n    approve: {}", ShellQuote(settings_.server),
-                      ApproveCommand(settings_.server, name));
+  // --expect: the approval then takes exactly the version shown here, even
+  // if a later run records another before the user types it.
+  std::string approve = ApproveCommand(settings_.server, name) + " --expect " + PendingDigest(name, p);
+  text += fmt::format("\n    review: mcpcell pins diff {}\n    approve: {}", ShellQuote(settings_.server), approve);
   say_(text);
   if (!audit_) return;
   json e{{"event", "tool_pin"}, {"tool", name}, {"change", p.change}, {"action", "hidden"},
          {"sha256", p.sha256}, {"diff", ChangesJson(changes)}, {"findings", ToJson(p.findings)},
-         {"approve", ApproveCommand(settings_.server, name)}};
+         {"approve", approve}};
   if (pinned != nullptr) e["pinned_sha256"] = pinned->sha256;
   audit_(std::move(e));
 }

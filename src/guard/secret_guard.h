@@ -7,12 +7,14 @@
 // the secret's SHA-256, never its bytes.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <simdjson.h>
 
+#include "guard/json_strings.h"
 #include "guard/secret_policy.h"
 #include "util/error.h"
 
@@ -42,21 +44,33 @@ class SecretGuard {
   /// the message is made when it has none).
   std::vector<SecretFinding> Scan(simdjson::dom::element root);
   /// `root` as JSON with every secret replaced by "[REDACTED:rule]", and the
-  /// findings in `*found`.
-  std::string Redact(simdjson::dom::element root, std::vector<SecretFinding>* found);
+  /// findings in `*found`. The result scans clean: where a mask and its
+  /// neighbours read as a new secret ("postgres://" + mask + "@host" is a
+  /// URL with a password, ':' coming from the mask), the mask is widened
+  /// over them, and a string that still cannot be made clean is emptied.
+  /// nullopt when even that fails (a profile rule that matches the NUL
+  /// between strings): the caller must block the message.
+  std::optional<std::string> Redact(simdjson::dom::element root, std::vector<SecretFinding>* found);
   /// Redact() of a line the relay built itself (a filtered tools/list);
   /// the line unchanged when it has no secret.
-  std::string RedactLine(std::string_view line, std::vector<SecretFinding>* found);
+  std::optional<std::string> RedactLine(std::string_view line, std::vector<SecretFinding>* found);
 
  private:
   SecretGuard() = default;
   struct Hit;
-  std::vector<Hit> Hits(const class JsonStrings& strings);
+  std::vector<Hit> Hits(const JsonStrings& strings);
+  JsonStrings::Edits FirstEdits(const JsonStrings& strings, const std::vector<Hit>& hits,
+                                std::vector<SecretFinding>* found);
+  bool Widen(const JsonStrings& before, const JsonStrings& after, const std::vector<Hit>& hits,
+             JsonStrings::Edits* edits, std::vector<SecretFinding>* found);
+  bool EmptyStrings(const JsonStrings& before, const JsonStrings& after, const std::vector<Hit>& hits,
+                    JsonStrings::Edits* edits);
 
   SecretPolicy policy_;
   std::shared_ptr<const SecretScanner> scanner_;
   std::shared_ptr<hs_scratch> scratch_;
   simdjson::dom::parser line_parser_;
+  simdjson::dom::parser rescan_parser_;  ///< Redact's check of its own output
 };
 
 }  // namespace mcpcell

@@ -10,6 +10,9 @@ namespace {
 #define URLB64 "[A-Za-z0-9_-]"
 #define HEX "[a-f0-9]"
 // A keyword, then up to a few quotes, spaces, '=', ':' or '=>' before the value.
+// Any byte but white space and the NUL that separates a message's strings
+// (json_strings.h): a match never joins two unrelated strings.
+#define NONSPACE "[^\\s\\x00]"
 #define ASSIGN "[\"']?\\s{0,3}(?:=|:|=>|:=)\\s{0,3}[\"']?"
 
 // One row of the table below: constant data, made before any code runs.
@@ -65,11 +68,13 @@ constexpr Row kRules[] = {
       R("planetscale-token", "pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{43}"),
       R("doppler-token", "dp\\.(?:pt|st|sa|ct|scim|audit)\\.[A-Za-z0-9]{40,44}"),
       // --- Source hosting and package registries -------------------------
-      // GitHub: a type prefix and 36 base62 characters (the last 6 a CRC32).
+      // GitHub: a type prefix and 36 base62 characters, the last 6 a CRC-32
+      // of the 30 before them (checked: token_checksum.h, as npm's and age's).
       R("github-pat-classic", "ghp_" B62 "{36}"),
       R("github-oauth-token", "gho_" B62 "{36}"),
       R("github-user-to-server-token", "ghu_" B62 "{36}"),
       R("github-server-to-server-token", "ghs_" B62 "{36}"),
+      // A 36-character refresh token's checksum is checked; a longer one's is not documented.
       R("github-refresh-token", "ghr_" B62 "{36,76}"),
       R("github-pat-fine-grained", "github_pat_" B62 "{22}_" B62 "{59}"),
       R("gitlab-pat", "glpat-[A-Za-z0-9_-]{20,}(?:\\.[A-Za-z0-9]{2}\\.[a-z0-9]{9})?"),
@@ -151,14 +156,14 @@ constexpr Row kRules[] = {
       // A database URL with a password in its userinfo.
       R("database-url-with-password",
        "(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|clickhouse|cockroachdb)://"
-       "[^\\s:@/\"'<>]{1,128}:[^\\s@/\"'<>]{3,256}@[A-Za-z0-9.-]{1,253}",
+       "[^\\s:@/\"'<>\\x00]{1,128}:[^\\s@/\"'<>\\x00]{3,256}@[A-Za-z0-9.-]{1,253}",
        true, false),
       // ADO.NET / ODBC connection strings: a server and a password.
-      R("connection-string-password", ";\\s?(?:password|pwd)=[^;\"'\\s]{4}", true, false, "^;\"' \t\r\n"),
+      R("connection-string-password", ";\\s?(?:password|pwd)=[^;\"'\\s\\x00]{4}", true, false, "^;\"' \t\r\n"),
       R("kubeconfig-client-key", "client-key-data:\\s{0,3}[A-Za-z0-9+/=]{100,}", false, false),
       // A password of 8 or more characters: shorter ones are the manuals'
       // examples ("login apt password debian" in apt_auth.conf(5)).
-      R("netrc-password", "machine\\s{1,4}\\S{1,100}\\s{1,4}login\\s{1,4}\\S{1,64}\\s{1,4}password\\s{1,4}\\S{8}", false, false,
+      R("netrc-password", "machine\\s{1,4}" NONSPACE "{1,100}\\s{1,4}login\\s{1,4}" NONSPACE "{1,64}\\s{1,4}password\\s{1,4}" NONSPACE "{8}", false, false,
        "^ \t\r\n"),
       R("http-basic-auth", "authorization:\\s{0,3}basic\\s{1,3}[A-Za-z0-9+/]{16,}={0,2}", true, false),
       R("http-bearer-token", "authorization:\\s{0,3}bearer\\s{1,3}[A-Za-z0-9._~+/-]{24,}=*", true, false),  };
@@ -167,6 +172,7 @@ constexpr Row kRules[] = {
 #undef URLB64
 #undef HEX
 #undef ASSIGN
+#undef NONSPACE
 
 }  // namespace
 

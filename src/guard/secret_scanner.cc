@@ -7,6 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "guard/secret_db_cache.h"
+#include "guard/token_checksum.h"
+
 namespace mcpcell {
 namespace {
 
@@ -79,7 +82,7 @@ int OnMatch(unsigned id, unsigned long long from, unsigned long long to, unsigne
 }  // namespace
 
 SecretScanner::SecretScanner(SecretScanner&& o) noexcept
-    : rules_(std::move(o.rules_)), tails_(std::move(o.tails_)), db_(o.db_) {
+    : rules_(std::move(o.rules_)), tails_(std::move(o.tails_)), checks_(std::move(o.checks_)), db_(o.db_) {
   o.db_ = nullptr;
 }
 
@@ -88,6 +91,7 @@ SecretScanner& SecretScanner::operator=(SecretScanner&& o) noexcept {
     hs_free_database(db_);
     rules_ = std::move(o.rules_);
     tails_ = std::move(o.tails_);
+    checks_ = std::move(o.checks_);
     db_ = o.db_;
     o.db_ = nullptr;
   }
@@ -96,8 +100,9 @@ SecretScanner& SecretScanner::operator=(SecretScanner&& o) noexcept {
 
 SecretScanner::~SecretScanner() { hs_free_database(db_); }
 
-Result<SecretScanner> SecretScanner::Compile(std::vector<SecretRule> rules) {
-  if (rules.empty()) return MakeError("compile secret rules", "", "no rules");
+namespace {
+
+Result<HsDatabase> CompileDatabase(const std::vector<SecretRule>& rules) {
   std::vector<const char*> exprs;
   std::vector<unsigned> flags, ids;
   for (std::size_t i = 0; i < rules.size(); ++i) {
@@ -111,18 +116,48 @@ Result<SecretScanner> SecretScanner::Compile(std::vector<SecretRule> rules) {
                        nullptr, &db, &err) != HS_SUCCESS) {
     return CompileError(rules, err);
   }
+  return HsDatabase(db);
+}
+
+}  // namespace
+
+Result<SecretScanner> SecretScanner::Compile(std::vector<SecretRule> rules, const SecretDbCache* cache) {
+  if (rules.empty()) return MakeError("compile secret rules", "", "no rules");
+  HsDatabase db;
+  std::string key;
+  if (cache != nullptr) {
+    key = SecretDbCache::Key(rules);
+    if (auto cached = cache->Load(key); cached.ok()) db = std::move(*cached);
+  }
+  if (!db) {
+    auto compiled = CompileDatabase(rules);
+    if (!compiled.ok()) return compiled.error();
+    db = std::move(*compiled);
+    // A cache that cannot be written (a read-only home, a directory that is
+    // not ours) costs the next start a compile, nothing else.
+    if (cache != nullptr) (void)cache->Store(key, db.get());
+  }
   SecretScanner s;
-  for (const auto& r : rules) s.tails_.push_back(TailTable(r.tail));
+  for (const auto& r : rules) {
+    s.tails_.push_back(TailTable(r.tail));
+    s.checks_.push_back(static_cast<int>(BuiltinTokenCheck(r.name)));
+  }
   s.rules_ = std::move(rules);
-  s.db_ = db;
+  s.db_ = db.release();
   return s;
+}
+
+const SecretDbCache* SecretScanner::DefaultCache() {
+  static const std::string base = SecretDbCache::DefaultBase();
+  static const SecretDbCache cache(base);
+  return base.empty() ? nullptr : &cache;
 }
 
 Result<std::shared_ptr<const SecretScanner>> SecretScanner::Builtin() {
   static std::once_flag once;
   static Result<std::shared_ptr<const SecretScanner>> compiled = MakeError("compile secret rules");
   std::call_once(once, [] {
-    auto s = Compile(BuiltinSecretRules());
+    auto s = Compile(BuiltinSecretRules(), DefaultCache());
     if (s.ok()) {
       compiled = std::shared_ptr<const SecretScanner>(std::make_shared<SecretScanner>(std::move(*s)));
     } else {
@@ -158,8 +193,16 @@ std::vector<SecretMatch> SecretScanner::Scan(std::string_view text, hs_scratch* 
   }
   // Whole words only, for the rules that ask (bounded): judged on the merged
   // and extended range, so an open-ended token is judged by its longest match.
+  // A format's checksum is judged on that range too: a wrong one drops the
+  // match, a right one keeps it even glued to a longer word.
   std::erase_if(found, [&](const SecretMatch& m) {
-    if (!rules_[m.rule].bounded) return false;
+    const SecretRule& r = rules_[m.rule];
+    switch (CheckToken(static_cast<TokenCheck>(checks_[m.rule]), text.substr(m.from, m.to - m.from))) {
+      case ChecksumVerdict::kInvalid: return true;
+      case ChecksumVerdict::kValid: return false;  // stronger than a word boundary: "x" + token + "y" is reported
+      case ChecksumVerdict::kNotApplicable: break;
+    }
+    if (!r.bounded) return false;
     return (m.from > 0 && IsAlnum(text[m.from - 1])) || (m.to < text.size() && IsAlnum(text[m.to]));
   });
   std::sort(found.begin(), found.end(), [](const SecretMatch& a, const SecretMatch& b) {

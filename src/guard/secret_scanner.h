@@ -18,6 +18,8 @@ struct hs_scratch;
 
 namespace mcpcell {
 
+class SecretDbCache;
+
 /// One secret found: rule index and the byte range [from, to) of the input.
 struct SecretMatch {
   std::size_t rule = 0;
@@ -28,10 +30,15 @@ struct SecretMatch {
 class SecretScanner {
  public:
   /// Compiles `rules`; a rule that Vectorscan refuses is named in the error
-  /// ("secret rule my-rule: ..."), so a profile's rule can be fixed.
-  static Result<SecretScanner> Compile(std::vector<SecretRule> rules);
-  /// The built-in rules, compiled once per process (the first call pays).
+  /// ("secret rule my-rule: ..."), so a profile's rule can be fixed. With a
+  /// `cache`, a database stored there for these rules is loaded instead, and
+  /// a fresh compile is stored; any cache problem only means a compile.
+  static Result<SecretScanner> Compile(std::vector<SecretRule> rules, const SecretDbCache* cache = nullptr);
+  /// The built-in rules, compiled once per process (the first call pays),
+  /// through the user's cache (DefaultCache()).
   static Result<std::shared_ptr<const SecretScanner>> Builtin();
+  /// The cache in the user's XDG cache directory; null without a home.
+  static const SecretDbCache* DefaultCache();
 
   SecretScanner(SecretScanner&&) noexcept;
   SecretScanner& operator=(SecretScanner&&) noexcept;
@@ -50,6 +57,7 @@ class SecretScanner {
   SecretScanner() = default;
   std::vector<SecretRule> rules_;
   std::vector<std::array<bool, 256>> tails_;  ///< per rule: the bytes its tail extends over
+  std::vector<int> checks_;                   ///< per rule: its TokenCheck (token_checksum.h)
   hs_database* db_ = nullptr;
 };
 

@@ -69,15 +69,18 @@ RelayAction McpRelay::GuardSecrets(Side from, const Envelope& env, const LineFra
     return Dispatch(from, env, line);
   }
   std::vector<SecretFinding> again;
-  std::string masked = secrets_->Redact(env.root, &again);  // before Dispatch: env is read, never reparsed there
+  auto masked = secrets_->Redact(env.root, &again);  // before Dispatch: env is read, never reparsed there
+  if (!masked) return BlockSecrets(from, env, found, line);  // no mask makes it clean: fail closed
   AuditSecrets(from, env, found, "redacted");
   RelayAction a = Dispatch(from, env, line);
   if (a.forward == RelayAction::Forward::kAsIs) {
     a.forward = RelayAction::Forward::kReplaced;
-    a.replacement = std::move(masked);
+    a.replacement = std::move(*masked);
   } else if (a.forward == RelayAction::Forward::kReplaced) {
     // A line the relay rebuilt from the message (a filtered tools/list).
-    a.replacement = secrets_->RedactLine(a.replacement, &again);
+    auto line_masked = secrets_->RedactLine(a.replacement, &again);
+    a.replacement = line_masked ? std::move(*line_masked) : ErrorResponse(env.id ? env.id->json : "null", kRefusedByPolicy,
+                                                                          "mcpcell: a secret in this answer cannot be masked");
   }
   return a;
 }

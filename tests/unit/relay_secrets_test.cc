@@ -161,5 +161,23 @@ TEST(RelaySecrets, ARuleThatDoesNotCompileRefusesEverything) {
   EXPECT_NE(a.reply.find("broken"), std::string::npos) << a.reply;
 }
 
+TEST(RelaySecrets, RedactBlocksWhatNoMaskCanMakeClean) {
+  RelayConfig cfg = Relay::Config(SecretMode::kRedact, SecretMode::kRedact);
+  SecretRule nul;
+  nul.name = "nul";
+  nul.regex = "\\x00";  // matches between two strings: no mask can remove it
+  nul.bounded = false;
+  cfg.secrets.rules.push_back(nul);
+  std::vector<json> records;
+  McpRelay relay(cfg, [&](const json& e) { records.push_back(e); });
+  std::string line = R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}})";
+  std::string padded = line + std::string(LineFramer::kPadding, ' ');
+  RelayAction a = relay.FromClient(LineFramer::Line{std::string_view(padded.data(), line.size()), false, line.size()});
+  EXPECT_EQ(a.forward, Forward::kDrop);
+  EXPECT_NE(a.reply.find("carries a secret (nul)"), std::string::npos) << a.reply;
+  ASSERT_FALSE(records.empty());
+  EXPECT_EQ(records.back()["action"], "blocked");
+}
+
 }  // namespace
 }  // namespace mcpcell

@@ -73,7 +73,7 @@ TEST(SecretCorpus, RecallPlainAndEvasions) {
         std::vector<SecretFinding> found;
         auto doc = parser.parse(message);
         ASSERT_FALSE(doc.error()) << message;
-        std::string out = (*guard)->Redact(doc.value_unsafe(), &found);
+        std::string out = (*guard)->Redact(doc.value_unsafe(), &found).value_or("(blocked)");
         bool hidden = !found.empty() && out.find(secret) == std::string::npos && json::accept(out);
         // And the masked message scanned again finds nothing left.
         if (hidden) hidden = (*guard)->Scan(rescan.parse(out).value_unsafe()).empty();

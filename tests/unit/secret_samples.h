@@ -5,8 +5,12 @@
 // rule must not report. "{N:cls}" is N random characters of class cls,
 // "{N-M:cls}" between N and M. Classes: an (A-Za-z0-9), A, a, d, h (a-f0-9),
 // H (A-F0-9), l (A-Za-z), b64 (A-Za-z0-9+/), u (A-Za-z0-9_-), 32 (A-Z2-7),
-// z (a-z0-9).
+// z (a-z0-9). Checksums, computed here from the vendors' documents (not with
+// the scanner's code): {6:crc} the base62 CRC-32 of the 30 characters before
+// it (GitHub, npm), {6:bech32} the Bech32 checksum of an age key.
 
+#include <cctype>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <string_view>
@@ -51,10 +55,10 @@ inline const std::vector<SecretSample>& SecretSamples() {
       {"supabase-secret-key", "sb_secret_{40:u}", "sb_secret_{20:u}"},
       {"planetscale-token", "pscale_tkn_{43:u}", "pscale_xyz_{43:u}"},
       {"doppler-token", "dp.pt.{43:an}", "dp.zz.{43:an}"},
-      {"github-pat-classic", "ghp_{36:an}", "ghp_{35:an}"},
-      {"github-oauth-token", "gho_{36:an}", "gho_{35:an}"},
-      {"github-user-to-server-token", "ghu_{36:an}", "ghu_{35:an}"},
-      {"github-server-to-server-token", "ghs_{36:an}", "ghs_{35:an}"},
+      {"github-pat-classic", "ghp_{30:an}{6:crc}", "ghp_{35:an}"},
+      {"github-oauth-token", "gho_{30:an}{6:crc}", "gho_{35:an}"},
+      {"github-user-to-server-token", "ghu_{30:an}{6:crc}", "ghu_{35:an}"},
+      {"github-server-to-server-token", "ghs_{30:an}{6:crc}", "ghs_{35:an}"},
       {"github-refresh-token", "ghr_{76:an}", "ghr_{30:an}"},
       {"github-pat-fine-grained", "github_pat_{22:an}_{59:an}", "github_pat_{22:an}_{50:an}"},
       {"gitlab-pat", "glpat-{20:u}", "glpat-{19:u}"},
@@ -67,7 +71,7 @@ inline const std::vector<SecretSample>& SecretSamples() {
       {"gitlab-agent-token", "glagent-{50:u}", "glagent-{40:u}"},
       {"bitbucket-app-password", "ATBB{32:an}", "ATBB{31:an}"},
       {"atlassian-api-token", "ATATT3{186:u}", "ATATT3{100:u}"},
-      {"npm-access-token", "npm_{36:an}", "npm_{35:an}"},
+      {"npm-access-token", "npm_{30:an}{6:crc}", "npm_{35:an}"},
       {"pypi-upload-token", "pypi-AgEIcHlwaS5vcmc{80:u}", "pypi-AgEIcHlwaS5jb20{80:u}"},
       {"rubygems-api-key", "rubygems_{48:h}", "rubygems_{47:h}"},
       {"nuget-api-key", "oy2{43:z}", "oy2{42:z}"},
@@ -125,7 +129,7 @@ inline const std::vector<SecretSample>& SecretSamples() {
       {"private-key-block", "-----BEGIN RSA PRIVATE KEY-----\n{64:b64}\n{64:b64}\n-----END RSA PRIVATE KEY-----",
        "-----BEGIN RSA PUBLIC KEY-----\n{64:b64}\n{64:b64}\n-----END RSA PUBLIC KEY-----"},
       {"putty-private-key", "PuTTY-User-Key-File-3: ssh-ed25519", "PuTTY-User-Key-File-9: ssh-ed25519"},
-      {"age-secret-key", "AGE-SECRET-KEY-1{58:age}", "AGE-SECRET-KEY-1{57:age}"},
+      {"age-secret-key", "AGE-SECRET-KEY-1{52:age}{6:bech32}", "AGE-SECRET-KEY-1{57:age}"},
       {"jwt", "eyJhbGciOiJIUzI1NiJ9.eyJ{40:u}.{43:u}", "eyJhbGciOiJIUzI1NiJ9.eyJ{40:u}.{10:u}"},
       {"database-url-with-password", "postgres://app:{16:an}@db.internal:5432/app", "postgres://app@db.internal:5432/app"},
       {"connection-string-password", "Server=tcp:db.example.net,1433;Database=app;User ID=app;Password={16:an};",
@@ -136,6 +140,49 @@ inline const std::vector<SecretSample>& SecretSamples() {
       {"http-bearer-token", "Authorization: Bearer {40:u}", "Authorization: Bearer {10:u}"},
   };
   return s;
+}
+
+/// CRC-32 (IEEE 802.3, bit by bit as in the standard) of `data`, as 6 base62
+/// digits (0-9A-Za-z, most significant first, '0'-padded): GitHub's token
+/// checksum (github.blog 2021-04-05) and npm's (2021-09-23).
+inline std::string Base62Crc32Of(std::string_view data) {
+  std::uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char c : data) {
+    crc ^= c;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  crc ^= 0xFFFFFFFFu;
+  const std::string digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  std::string out(6, '0');
+  for (int i = 5; i >= 0; --i, crc /= 62) out[static_cast<std::size_t>(i)] = digits[crc % 62];
+  return out;
+}
+
+/// The 6 checksum characters (upper case) of Bech32 (BIP-173) for the human
+/// readable part `hrp` and the data characters `data`.
+inline std::string Bech32ChecksumOf(std::string hrp, std::string_view data) {
+  const std::string charset = "qpzry9x8gf2tvdw0s3jn54khce6mua7l";
+  auto polymod = [](const std::vector<unsigned>& values) {
+    const std::uint32_t gen[5] = {0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3};
+    std::uint32_t chk = 1;
+    for (unsigned v : values) {
+      std::uint32_t top = chk >> 25;
+      chk = ((chk & 0x1ffffff) << 5) ^ v;
+      for (int i = 0; i < 5; ++i) chk ^= ((top >> i) & 1) ? gen[i] : 0;
+    }
+    return chk;
+  };
+  for (char& c : hrp) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::vector<unsigned> values;
+  for (unsigned char c : hrp) values.push_back(c >> 5);
+  values.push_back(0);
+  for (unsigned char c : hrp) values.push_back(c & 31);
+  for (char c : data) values.push_back(static_cast<unsigned>(charset.find(static_cast<char>(std::tolower(c)))));
+  for (int i = 0; i < 6; ++i) values.push_back(0);
+  std::uint32_t mod = polymod(values) ^ 1;
+  std::string out;
+  for (int i = 0; i < 6; ++i) out += static_cast<char>(std::toupper(charset[(mod >> (5 * (5 - i))) & 31]));
+  return out;
 }
 
 /// `tmpl` with every {N:cls} / {N-M:cls} filled with random characters.
@@ -163,6 +210,19 @@ inline std::string Expand(std::string_view tmpl, std::mt19937_64& rng) {
       continue;
     }
     std::size_t close = tmpl.find('}', i), colon = tmpl.find(':', i);
+    std::string_view cls = tmpl.substr(colon + 1, close - colon - 1);
+    if (cls == "crc") {
+      out += Base62Crc32Of(std::string_view(out).substr(out.size() - 30));
+      i = close;
+      continue;
+    }
+    if (cls == "bech32") {
+      std::size_t sep = out.rfind('1'), start = out.find_last_of(" \t\n:=\"", sep);
+      start = start == std::string::npos ? 0 : start + 1;
+      out += Bech32ChecksumOf(out.substr(start, sep - start), std::string_view(out).substr(sep + 1));
+      i = close;
+      continue;
+    }
     std::string count(tmpl.substr(i + 1, colon - i - 1));
     std::string chars = alphabet(tmpl.substr(colon + 1, close - colon - 1));
     std::size_t lo = std::stoul(count), hi = lo;

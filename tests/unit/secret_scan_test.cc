@@ -10,6 +10,7 @@
 #include "audit/sha256.h"
 #include "guard/secret_guard.h"
 #include "guard/secret_scanner.h"
+#include "guard/token_checksum.h"
 #include "secret_samples.h"
 
 namespace mcpcell {
@@ -73,8 +74,10 @@ TEST_P(EachRule, IsNotReportedInsideALongerWordWhenBounded) {
   if (!rule->bounded) GTEST_SKIP() << s.rule << " is delimited by its own structure, not by word boundaries";
   std::mt19937_64 rng(7);
   std::string token = Expand(s.positive, rng);
-  // Glued to letters on both sides: part of a longer identifier or blob.
-  EXPECT_FALSE(RulesFound("Zq" + token + "Zq").count(s.rule)) << token;
+  // Glued to letters on both sides: part of a longer identifier or blob,
+  // unless its checksum says it is a token (token_checksum.h).
+  bool checked = CheckToken(BuiltinTokenCheck(rule->name), token) == ChecksumVerdict::kValid;
+  EXPECT_EQ(RulesFound("Zq" + token + "Zq").count(s.rule), checked ? 1u : 0u) << token;
 }
 
 INSTANTIATE_TEST_SUITE_P(Builtin, EachRule, ::testing::ValuesIn(SecretSamples()),
@@ -87,7 +90,7 @@ INSTANTIATE_TEST_SUITE_P(Builtin, EachRule, ::testing::ValuesIn(SecretSamples())
                          });
 
 TEST(SecretScanner, MatchCoversTheWholeToken) {
-  std::string token = "ghp_" + std::string(36, 'a');
+  std::string token = "ghp_" + std::string(30, 'a') + test::Base62Crc32Of(std::string(30, 'a'));
   std::string text = "x " + token + " y";
   auto scratch = Scanner().NewScratch();
   auto found = Scanner().Scan(text, scratch->get());
@@ -116,11 +119,14 @@ struct Guarded {
     return guard->Scan(parser.parse(json).value_unsafe());
   }
   std::string Redact(const std::string& json, std::vector<SecretFinding>* found) {
-    return guard->Redact(parser.parse(json).value_unsafe(), found);
+    auto out = guard->Redact(parser.parse(json).value_unsafe(), found);
+    EXPECT_TRUE(out.has_value()) << "no redaction made it clean: " << json;
+    return out.value_or("(blocked)");
   }
 };
 
-const std::string kToken = "ghp_" "R7xQ2mK9pL4vN8sT1wY6zB3cD5fG0hJ2kM4n";
+// With its checksum (token_checksum.h): "43INMq" is the CRC-32 of the 30 before it.
+const std::string kToken = "ghp_" "R7xQ2mK9pL4vN8sT1wY6zB3cD5fG0h" "43INMq";
 
 TEST(SecretGuard, EscapesDoNotHideAToken) {
   Guarded g;
@@ -289,6 +295,178 @@ TEST(SecretAttacks, RedactedOutputRescansClean) {
   std::string out = g.Redact(msg.dump(), &found);
   EXPECT_GE(found.size(), 3u);
   EXPECT_TRUE(g.Scan(out).empty()) << out;
+}
+
+// fuzz/corpus/secret_scan/crash-mask-completes-url: the fuzzer's minimal
+// input. The Stripe key is masked, and the mask's ':' made
+// "POSTGRES://[REDACTED:stripe-restricted-key]@h" a URL with a password.
+TEST(SecretAttacks, AMaskDoesNotCompleteANewSecret) {
+  Guarded g;
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(R"("POSTGRES://rk_live_bcdijklmnjklmnstuvwxyz01@h")", &found);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].rule, "stripe-restricted-key") << "the URL was formed by the mask, not found in the input";
+  EXPECT_TRUE(g.Scan(out).empty()) << out;
+  EXPECT_EQ(out, R"("[REDACTED:stripe-restricted-key]")") << "the mask grows over the URL it formed";
+  // fuzz/corpus/secret_scan/crash-two-masks-widened: two in one string; the
+  // second is mapped back through the masks the output was written with,
+  // not through the first one grown in the same round.
+  std::string one = "POSTGRES://rk_live_bcdijklmnjklmnstuvwxyz01@h";
+  out = g.Redact("\"" + one + "/" + one + "\"", &found);
+  EXPECT_EQ(found.size(), 2u);
+  EXPECT_EQ(out, R"("[REDACTED:stripe-restricted-key]/[REDACTED:stripe-restricted-key]")");
+}
+
+// Variants of the same shape: a mask shorter than what it hides brings a
+// keyword's value under a length limit; a mask's bracket ends a word so a
+// key glued to the masked token now stands alone.
+TEST(SecretAttacks, MaskVariantsRescanClean) {
+  Guarded g;
+  std::string dropbox = "sl.u." + std::string(140, 'A');  // longer than netrc's 100-byte host
+  std::string aws = "AKIAIOSFODNN7EXAMPLE";
+  std::vector<std::string> texts = {
+      "mysql://" + kToken + "@db.example",                         // user = token, mask adds the ':'
+      "redis://" + kToken + "@cache",                                //
+      "machine " + dropbox + " login me password hunter2hunter2",  // host shrinks under 100 bytes
+      "machine h login " + dropbox + " password hunter22",          // login shrinks under 64 bytes
+      aws + "postgres://u:pass1@h",                                  // AKIA… glued to a token of a rule
+      "xpostgres://u:pass1@h " + aws,                                //   that is no whole word
+      "x;password=" + kToken + ";y",                                // overlapping rules
+      "postgres://" + kToken + ":" + kToken + "@h",                  // both halves tokens
+  };
+  for (const auto& t : texts) {
+    std::vector<SecretFinding> found;
+    std::string out = g.Redact(nlohmann::json{{"t", t}}.dump(), &found);
+    EXPECT_FALSE(found.empty()) << t;
+    EXPECT_TRUE(g.Scan(out).empty()) << t << " -> " << out;
+    EXPECT_EQ(out.find(kToken.substr(4)), std::string::npos) << out;
+    EXPECT_EQ(out.find(aws), std::string::npos) << out;
+  }
+  // Across content blocks: the URL's halves in two glued texts.
+  nlohmann::json blocks = {{"content", {{{"type", "text"}, {"text", "see mongodb://"}},
+                                        {{"type", "text"}, {"text", kToken + "@h.example now"}}}}};
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(blocks.dump(), &found);
+  EXPECT_TRUE(g.Scan(out).empty()) << out;
+}
+
+TEST(SecretAttacks, AKeyGluedToAMaskedTokenIsReportedToo) {
+  Guarded g;
+  std::vector<SecretFinding> found;
+  // The URL rule is not bounded, so it is found inside the word; the key
+  // glued to it is no whole word until the URL is a mask.
+  std::string out = g.Redact(nlohmann::json{{"t", "AKIAIOSFODNN7EXAMPLEpostgres://u:pass1@h"}}.dump(), &found);
+  std::vector<std::string> rules;
+  for (const auto& f : found) rules.push_back(f.rule);
+  EXPECT_EQ(rules, (std::vector<std::string>{"database-url-with-password", "aws-access-key-id"})) << out;
+  EXPECT_EQ(found.back().sha256, Sha256Hex("AKIAIOSFODNN7EXAMPLE"));
+  EXPECT_EQ(out, R"({"t":"[REDACTED:aws-access-key-id][REDACTED:database-url-with-password]"})");
+}
+
+TEST(SecretGuard, TwoStringsAreNotJoinedByARuleThatAllowsAnyByte) {
+  Guarded g;
+  // NUL separates a message's strings; "[^\s:@/]" and "\S" must not cross it.
+  EXPECT_TRUE(g.Scan(R"({"postgres://u":"secret@host"})").empty());
+  EXPECT_TRUE(g.Scan(R"({"machine":"h login u password hunter2hunter2"})").empty());
+  EXPECT_TRUE(g.Scan(R"(["x;password=","abcdefgh"])").empty());
+}
+
+// A profile rule that matches the mask itself: no mask can make the text
+// clean, so the strings it touches are emptied.
+TEST(SecretGuard, ARuleMatchingTheMaskEmptiesTheString) {
+  SecretPolicy p;
+  p.rules.push_back(Rule("matches-masks", "REDACTED"));
+  Guarded g(p);
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(nlohmann::json{{"t", "a " + kToken + " b"}, {"u", "clean"}}.dump(), &found);
+  EXPECT_EQ(nlohmann::json::parse(out), (nlohmann::json{{"t", ""}, {"u", "clean"}})) << out;
+  EXPECT_TRUE(g.Scan(out).empty());
+}
+
+// A profile rule that matches the NUL between strings: nothing to mask, so
+// Redact says so and the relay blocks (relay_secrets_test.cc).
+TEST(SecretGuard, ARuleNoMaskCanSatisfyGivesNothing) {
+  SecretPolicy p;
+  p.rules.push_back(Rule("nul", "\\x00"));
+  p.rules.back().bounded = false;
+  auto g = SecretGuard::Create(p);
+  ASSERT_TRUE(g.ok());
+  simdjson::dom::parser parser;
+  std::vector<SecretFinding> found;
+  auto out = (*g)->Redact(parser.parse(std::string(R"({"a":"b"})")).value_unsafe(), &found);
+  EXPECT_FALSE(found.empty());
+  EXPECT_FALSE(out.has_value()) << *out;
+}
+
+// --- Checksums (token_checksum.h) --------------------------------------------
+
+// Published, expired GitHub tokens (therootcompany/base62-token.js issue 2),
+// written as body + checksum; and a published age test identity
+// (Producement/age-yubikey-pgp test/fixture.dart).
+TEST(TokenChecksum, PublishedVectorsHold) {
+  EXPECT_EQ(test::Base62Crc32Of("zQWBuTSOoRi4A9spHcVY5ncnsDkxkJ"), "0mLq17") << "the test's own generator";
+  EXPECT_EQ(CheckToken(TokenCheck::kBase62Crc32, "ghp_" "zQWBuTSOoRi4A9spHcVY5ncnsDkxkJ" "0mLq17"), ChecksumVerdict::kValid);
+  EXPECT_EQ(CheckToken(TokenCheck::kBase62Crc32, "ghp_" "adE7dp8rHP6gUTuPwxLTZjZdtya3sV" "0UQzQM"), ChecksumVerdict::kValid);
+  EXPECT_EQ(CheckToken(TokenCheck::kBech32, "AGE-SECRET-KEY-1" "3W6UT6Z3H72N3YY9MXJMPPMN2K0KQGW863HPH258UCUXKLK3S3RQA32XH3"),
+            ChecksumVerdict::kValid);
+  EXPECT_EQ(Crc32("123456789"), 0xCBF43926u) << "the CRC-32 check value";
+}
+
+TEST(TokenChecksum, EverySingleChangeBreaksIt) {
+  const std::string b62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  std::mt19937_64 rng(13);
+  for (const char* prefix : {"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "npm_"}) {
+    std::string token = test::Expand(std::string(prefix) + "{30:an}{6:crc}", rng);
+    ASSERT_EQ(RulesFound("t " + token + " .").size(), 1u) << token;
+    for (std::size_t at = 4; at < token.size(); ++at) {
+      std::string bad = token;
+      bad[at] = b62[(b62.find(bad[at]) + 1 + rng() % 61) % 62];
+      EXPECT_EQ(CheckToken(TokenCheck::kBase62Crc32, bad), ChecksumVerdict::kInvalid) << bad;
+      EXPECT_TRUE(RulesFound("t " + bad + " .").empty()) << "a wrong checksum is no token: " << bad;
+    }
+  }
+  std::string age = test::Expand("AGE-SECRET-KEY-1{52:age}{6:bech32}", rng);
+  ASSERT_EQ(RulesFound(age).size(), 1u) << age;
+  const std::string bech = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L";
+  for (std::size_t at = 16; at < age.size(); ++at) {
+    std::string bad = age;
+    bad[at] = bech[(bech.find(bad[at]) + 1 + rng() % 31) % 32];
+    EXPECT_TRUE(RulesFound(bad).empty()) << bad;
+  }
+}
+
+TEST(TokenChecksum, RandomLookalikesAreNotReported) {
+  // What an ID, a hash or a test fixture that only looks like a token is:
+  // the prefix and 36 random base62 characters. 1 in 2^32 would pass.
+  std::mt19937_64 rng(99);
+  int reported = 0;
+  for (int i = 0; i < 2000; ++i) reported += !RulesFound("id ghp_" + test::Expand("{36:an}", rng) + " end").empty();
+  EXPECT_EQ(reported, 0);
+}
+
+TEST(TokenChecksum, AValidTokenGluedToAWordIsStillReported) {
+  // The checksum is stronger evidence than a word boundary: "xx" + token +
+  // "yy" (a model asked to strip two letters) is a finding and masked.
+  Guarded g;
+  std::vector<SecretFinding> found;
+  std::string out = g.Redact(nlohmann::json{{"t", "xx" + kToken + "yy"}}.dump(), &found);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].sha256, Sha256Hex(kToken));
+  EXPECT_EQ(out, R"({"t":"xx[REDACTED:github-pat-classic]yy"})");
+}
+
+TEST(TokenChecksum, EvasionsKeepTheChecksum) {
+  // Escapes, invisible characters and a split across blocks are undone
+  // before the check, so a real token's checksum still holds.
+  Guarded g;
+  EXPECT_EQ(g.Scan(R"({"t":"\u0067hp_)" + kToken.substr(4) + R"("})").size(), 1u);
+  EXPECT_EQ(g.Scan(R"({"t":")" + kToken.substr(0, 20) + "\u200b" + kToken.substr(20) + R"("})").size(), 1u);
+  nlohmann::json blocks = {{"content", {{{"type", "text"}, {"text", kToken.substr(0, 37)}},
+                                        {{"type", "text"}, {"text", kToken.substr(37)}}}}};
+  EXPECT_EQ(g.Scan(blocks.dump()).size(), 1u);
+  // A longer refresh token has no documented checksum: reported as before.
+  std::mt19937_64 rng(5);
+  EXPECT_EQ(RulesFound("r ghr_" + test::Expand("{76:an}", rng) + " .").count("github-refresh-token"), 1u);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/pins_plan.h"
+#include "guard/pin_approval.h"
 #include "guard/pin_guard.h"
 #include "guard/pin_store.h"
 #include "guard/poison_check.h"
@@ -344,6 +346,117 @@ TEST(PinApproval, ApprovingThePendingVersionMakesItVisibleAgain) {
   Session s(dir.path);
   EXPECT_EQ(s.List(changed).size(), 3u);
   EXPECT_TRUE(s.said.empty());
+}
+
+// `pins diff` at v2, a run records v3, then `pins approve --expect <v2's
+// digest>`: v3 was never shown, so nothing is approved; v3's digest works.
+TEST(PinApproval, ExpectRefusesAVersionRecordedAfterTheUserLooked) {
+  TempDir dir;
+  { Session s(dir.path); s.List(BaseTools()); }
+  json v2 = BaseTools(), v3 = BaseTools();
+  Tool(v2, "echo")["description"] = "Echoes v2";
+  Tool(v3, "echo")["description"] = "Echoes v3, and reads ~/.ssh";
+  std::string seen;
+  {
+    Session s(dir.path);
+    s.List(v2);
+    // The relay's own stderr names the digest of what it shows.
+    ASSERT_FALSE(s.said.empty());
+    auto at = s.said.back().find("--expect ");
+    ASSERT_NE(at, std::string::npos) << s.said.back();
+    seen = s.said.back().substr(at + 9, 32);
+  }
+  auto store = PinStore::OpenExisting(dir.path, "command://test");
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ(PendingDigest(*store->Load(), {}), seen);
+  EXPECT_EQ(PendingDigest(*store->Load(), {"echo"}), seen);
+  { Session s(dir.path); s.List(v3); }  // the run in between
+  auto none = [](const std::string&, const PendingTool&, const PinFile&) {};
+  auto stale = ApprovePending(*store, {"echo"}, seen, none);
+  ASSERT_TRUE(stale.ok());
+  EXPECT_TRUE(stale->stale);
+  EXPECT_TRUE(stale->approved.empty());
+  EXPECT_NE(stale->refusal.find("changed since you looked"), std::string::npos) << stale->refusal;
+  auto f = store->Load();
+  EXPECT_EQ(f->pending.size(), 1u) << "nothing changed";
+  EXPECT_EQ(f->tools.at("echo").contract["description"], "Echoes back the input");
+  auto ok = ApprovePending(*store, {"echo"}, PendingDigest(*f, {"echo"}), none);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_FALSE(ok->stale);
+  EXPECT_EQ(ok->approved, std::vector<std::string>{"echo"});
+  EXPECT_EQ(store->Load()->tools.at("echo").contract["description"], "Echoes v3, and reads ~/.ssh");
+  // The same digest a second time: what it named is approved already.
+  auto again = ApprovePending(*store, {"echo"}, PendingDigest(*f, {"echo"}), none);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->stale) << "a second approval of the same version finds nothing of that digest";
+}
+
+TEST(PinApproval, DigestsSeparateNamesChangesAndVersions) {
+  PendingTool a{"changed", "aa", nullptr, "", {}}, b{"new", "aa", nullptr, "", {}};
+  EXPECT_NE(PendingDigest("x", a), PendingDigest("x", b));
+  EXPECT_NE(PendingDigest("x", a), PendingDigest("y", a));
+  PinFile f;
+  f.pending["x"] = a;
+  f.pending["y"] = b;
+  EXPECT_NE(PendingDigest(f, {}), PendingDigest(f, {"x"}));
+  EXPECT_EQ(PendingDigest(f, {"x"}), PendingDigest("x", a));
+  EXPECT_EQ(PendingDigest(f, {"y", "x"}), PendingDigest(f, {}));
+  // A name cannot be chosen to read as two entries.
+  PinFile g;
+  g.pending["x:1\nchanged\naa\n1:y"] = b;
+  EXPECT_NE(PendingDigest(g, {}), PendingDigest(f, {}));
+}
+
+// Two approvals and a running relay, each in its own process, at once, many
+// times: the lock serialises them and no edit is lost (each round ends with
+// both approvals and the run's new pending change in the file).
+TEST(PinApproval, ApprovalsAndARunAtOnceLoseNothing) {
+  for (int round = 0; round < 20; ++round) {
+    TempDir dir;
+    { Session s(dir.path); s.List(BaseTools()); }
+    json changed = BaseTools(), later = BaseTools();
+    Tool(changed, "echo")["description"] = "Echoes v2";
+    Tool(changed, "get_sum")["description"] = "Sums v2";
+    later = changed;
+    later.push_back({{"name", "send_email"}, {"description", "Sends mail"}});
+    { Session s(dir.path); s.List(changed); }
+    int go[2];
+    ASSERT_EQ(::pipe(go), 0);
+    std::vector<pid_t> kids;
+    for (int who = 0; who < 3; ++who) {
+      pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        char c;
+        ::close(go[1]);
+        if (::read(go[0], &c, 1) != 0) ::_exit(3);  // everyone starts when the pipe closes
+        int rc = 0;
+        if (who == 2) {
+          Session s(dir.path);
+          s.List(later);  // what it shows depends on who came first; the file must hold every edit
+        } else {
+          auto store = PinStore::OpenExisting(dir.path, "command://test");
+          auto r = ApprovePending(*store, {who == 0 ? "echo" : "get_sum"}, "",
+                                  [](const std::string&, const PendingTool&, const PinFile&) {});
+          rc = r.ok() ? 0 : 5;
+        }
+        ::_exit(rc);
+      }
+      kids.push_back(pid);
+    }
+    ::close(go[0]);
+    ::close(go[1]);
+    for (pid_t k : kids) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(k, &status, 0), k);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    }
+    auto f = PinStore::OpenExisting(dir.path, "command://test")->Load();
+    ASSERT_TRUE(f.ok());
+    EXPECT_EQ(f->tools.at("echo").contract["description"], "Echoes v2") << "round " << round;
+    EXPECT_EQ(f->tools.at("get_sum").contract["description"], "Sums v2") << "round " << round;
+    EXPECT_EQ(f->pending.count("send_email"), 1u) << "round " << round;
+  }
 }
 
 TEST(PinPoisoning, BlockHoldsBackAPoisonedToolOnFirstUseAndWarnPinsItWithAWarning) {

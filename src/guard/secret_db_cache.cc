@@ -1,0 +1,196 @@
+#include "guard/secret_db_cache.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <hs.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "audit/sha256.h"
+#include "util/write_all.h"
+
+namespace mcpcell {
+namespace {
+
+constexpr std::string_view kMagic = "mcpcell-secret-db 1\n";
+constexpr std::size_t kHex = 64;
+constexpr std::string_view kSuffix = ".hsdb";
+
+// Whoever can write the cache decides what the scanner runs: only the caller
+// may (the same rule as the pin store's and the state directory's).
+Status CheckOurs(int fd, const std::string& path, bool directory) {
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) return ErrnoError("check the secret rule cache", path);
+  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+    return MakeError("check the secret rule cache", path, directory ? "not a directory" : "not a regular file");
+  }
+  if (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) {
+    return MakeError("check the secret rule cache", path,
+                     fmt::format("owned by uid {} with mode {:o}; it must be yours (uid {}) and writable by nobody "
+                                 "else, else it is not used (remove it to have it made afresh)",
+                                 st.st_uid, st.st_mode & 07777, ::geteuid()));
+  }
+  if (!directory && static_cast<std::size_t>(st.st_size) > SecretDbCache::kMaxBytes) {
+    return MakeError("check the secret rule cache", path, fmt::format("{} bytes, more than any database", st.st_size));
+  }
+  return {};
+}
+
+Result<std::string> ReadFd(int fd, const std::string& path) {
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("read the secret rule cache", path);
+    if (n == 0) return out;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > SecretDbCache::kMaxBytes) return MakeError("read the secret rule cache", path, "too large");
+  }
+}
+
+// The payload of a cache file after its header, if the header names `key`
+// and the payload's SHA-256.
+Result<std::string_view> Payload(std::string_view file, const std::string& key, const std::string& path) {
+  std::size_t head = kMagic.size() + 2 * (kHex + 1);
+  if (file.size() < head || file.substr(0, kMagic.size()) != kMagic) {
+    return MakeError("read the secret rule cache", path, "not a cache file of this mcpcell (header)");
+  }
+  std::string_view named = file.substr(kMagic.size(), kHex), sum = file.substr(kMagic.size() + kHex + 1, kHex);
+  if (named != key || file[kMagic.size() + kHex] != '\n' || file[head - 1] != '\n') {
+    return MakeError("read the secret rule cache", path, "holds another rule set's database");
+  }
+  std::string_view payload = file.substr(head);
+  if (Sha256Hex(payload) != sum) return MakeError("read the secret rule cache", path, "corrupt or truncated (hash)");
+  return payload;
+}
+
+}  // namespace
+
+void HsDatabaseFree::operator()(hs_database* db) const { hs_free_database(db); }
+
+std::string SecretDbCache::DefaultBase() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && xdg[0] == '/') return xdg;
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && home[0] == '/') return std::string(home) + "/.cache";
+  return "";
+}
+
+std::string SecretDbCache::Key(const std::vector<SecretRule>& rules) {
+  hs_platform_info_t plat{};
+  (void)hs_populate_platform(&plat);  // on failure the zeroes still key this build
+  struct utsname u{};
+  (void)::uname(&u);
+  std::string in = fmt::format("{}{}\n{} {} {}\n", kMagic, hs_version(), u.machine, plat.tune, plat.cpu_features);
+  for (const auto& r : rules) {
+    // Lengths first: no rule can be written to read as two.
+    in += fmt::format("{}:{}{}:{}{}\n", r.name.size(), r.name, r.regex.size(), r.regex, r.caseless ? 'i' : '-');
+  }
+  return Sha256Hex(in);
+}
+
+Result<UniqueFd> SecretDbCache::OpenDir(bool create) const {
+  if (base_.empty() || base_[0] != '/') return MakeError("open the secret rule cache", base_, "not an absolute path");
+  if (create) {
+    for (std::size_t slash = base_.find('/', 1); slash != std::string::npos; slash = base_.find('/', slash + 1)) {
+      (void)::mkdir(base_.substr(0, slash).c_str(), 0700);
+    }
+    (void)::mkdir(base_.c_str(), 0700);
+  }
+  // The base is the user's choice and may be a symlink; below it, nothing is followed.
+  UniqueFd fd(::open(base_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) return ErrnoError("open the secret rule cache", base_);
+  std::string path = base_;
+  for (const char* leaf : {"mcpcell", "secret-db"}) {
+    path += std::string("/") + leaf;
+    if (create && ::mkdirat(fd.get(), leaf, 0700) != 0 && errno != EEXIST) {
+      return ErrnoError("create the secret rule cache", path);
+    }
+    UniqueFd sub(::openat(fd.get(), leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!sub) return ErrnoError("open the secret rule cache", path);
+    MCPCELL_TRY(CheckOurs(sub.get(), path, true));
+    fd = std::move(sub);
+  }
+  return fd;
+}
+
+Result<HsDatabase> SecretDbCache::Load(const std::string& key) const {
+  auto dir = OpenDir(false);
+  if (!dir.ok()) return dir.error();
+  std::string name = key + std::string(kSuffix), path = this->dir() + "/" + name;
+  // O_NONBLOCK: a FIFO planted under the name must not hang the start.
+  UniqueFd fd(::openat(dir->get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) return ErrnoError("open the secret rule cache", path);
+  MCPCELL_TRY(CheckOurs(fd.get(), path, false));
+  auto file = ReadFd(fd.get(), path);
+  if (!file.ok()) return file.error();
+  auto payload = Payload(*file, key, path);
+  if (!payload.ok()) return payload.error();
+  hs_database_t* db = nullptr;
+  if (hs_deserialize_database(payload->data(), payload->size(), &db) != HS_SUCCESS) {
+    return MakeError("read the secret rule cache", path, "Vectorscan refused the database");
+  }
+  return HsDatabase(db);
+}
+
+Status SecretDbCache::Store(const std::string& key, const hs_database* db) const {
+  auto dir = OpenDir(true);
+  if (!dir.ok()) return dir.error();
+  char* bytes = nullptr;
+  std::size_t n = 0;
+  if (hs_serialize_database(db, &bytes, &n) != HS_SUCCESS) return MakeError("serialize the secret rules", this->dir());
+  std::unique_ptr<char, decltype(&std::free)> owned(bytes, &std::free);
+  std::string_view payload(bytes, n);
+  std::string text = fmt::format("{}{}\n{}\n", kMagic, key, Sha256Hex(payload));
+  text.append(payload);
+  std::string name = key + std::string(kSuffix), tmp = fmt::format(".{}.tmp.{}", key, ::getpid());
+  (void)::unlinkat(dir->get(), tmp.c_str(), 0);  // a crashed run of the same pid
+  UniqueFd out(::openat(dir->get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!out) return ErrnoError("create the secret rule cache", this->dir() + "/" + tmp);
+  Status st = WriteAll(out.get(), text, "write the secret rule cache", this->dir() + "/" + tmp);
+  if (st.ok() && ::renameat(dir->get(), tmp.c_str(), dir->get(), name.c_str()) != 0) {
+    st = ErrnoError("rename the secret rule cache into place", this->dir() + "/" + name);
+  }
+  if (!st.ok()) {
+    ::unlinkat(dir->get(), tmp.c_str(), 0);
+    return st;
+  }
+  Prune(dir->get());
+  return {};
+}
+
+// The newest kKeep databases stay; temporary files an hour old are a crashed run's.
+void SecretDbCache::Prune(int dir) const {
+  int listing = ::dup(dir);
+  DIR* d = listing < 0 ? nullptr : ::fdopendir(listing);
+  if (d == nullptr) {
+    if (listing >= 0) ::close(listing);
+    return;
+  }
+  std::vector<std::pair<std::time_t, std::string>> dbs;
+  std::time_t now = std::time(nullptr);
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    struct stat st{};
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (name.size() == kHex + kSuffix.size() && name.ends_with(kSuffix)) {
+      dbs.emplace_back(st.st_mtime, name);
+    } else if (name.starts_with(".") && name.find(".tmp.") != std::string::npos && now - st.st_mtime > 3600) {
+      ::unlinkat(dir, name.c_str(), 0);
+    }
+  }
+  ::closedir(d);
+  std::sort(dbs.begin(), dbs.end(), std::greater<>());
+  for (std::size_t i = kKeep; i < dbs.size(); ++i) ::unlinkat(dir, dbs[i].second.c_str(), 0);
+}
+
+}  // namespace mcpcell
