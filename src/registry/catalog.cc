@@ -67,20 +67,8 @@ Result<std::vector<RegistryEnvVar>> ReadEnvVars(const std::string& origin, const
   return out;
 }
 
-Result<RegistryEntry> ReadEntry(const std::string& origin, const std::string& path,
-                                const std::string& name, const json& j) {
-  // Our keys (ToolHive's "args" and env_vars' "default" are used, as ToolHive
-  // does), then ToolHive registry keys we accept and ignore (metadata only).
-  MCPCELL_TRY(CheckObjectKeys(
-      origin, path, j,
-      {"description", "source", "image", "tier", "status", "transport", "repository_url", "usage",
-       "tags", "env_vars", "permissions", "path_args", "args", "notice", "requires_paths", "requires_hint", "tools", "metadata", "provenance",
-       "target_port", "docker_tags", "custom_metadata", "name", "title", "overview"}));
-  RegistryEntry e;
-  e.name = name;
-  auto description = OptString(origin, path, j, "description", "");
-  if (!description.ok()) return description.error();
-  e.description = *description;
+// "source" (or ToolHive's "image") as a typed reference.
+Result<ServerRef> ReadSource(const std::string& origin, const std::string& path, const json& j) {
   std::string src;
   if (j.contains("source")) {
     auto s = JsonString(origin, JsonChild(path, "source"), j["source"]);
@@ -98,68 +86,106 @@ Result<RegistryEntry> ReadEntry(const std::string& origin, const std::string& pa
     return JsonPathError(origin, JsonChild(path, "source"),
                          "\"" + src + "\" is not an npx://, uvx:// or docker:// source");
   }
-  e.source = *ref;
+  return *ref;
+}
+
+// The descriptive strings: tier, status, transport, repository, usage, tags.
+Status ReadDescriptive(const std::string& origin, const std::string& path, const json& j, RegistryEntry* e) {
+  auto description = OptString(origin, path, j, "description", "");
+  if (!description.ok()) return description.error();
+  e->description = *description;
   auto tier = OptString(origin, path, j, "tier", "community");
   if (!tier.ok()) return tier.error();
-  e.tier = Lower(*tier);
-  if (e.tier != "official" && e.tier != "verified" && e.tier != "community") {
+  e->tier = Lower(*tier);
+  if (e->tier != "official" && e->tier != "verified" && e->tier != "community") {
     return JsonPathError(origin, JsonChild(path, "tier"), "expected official, verified or community");
   }
   auto status = OptString(origin, path, j, "status", "active");
   if (!status.ok()) return status.error();
-  e.status = Lower(*status);
+  e->status = Lower(*status);
   auto transport = OptString(origin, path, j, "transport", "stdio");
   if (!transport.ok()) return transport.error();
-  e.transport = *transport;
+  e->transport = *transport;
   auto repository_url = OptString(origin, path, j, "repository_url", "");
   if (!repository_url.ok()) return repository_url.error();
-  e.repository_url = *repository_url;
+  e->repository_url = *repository_url;
   auto usage = OptString(origin, path, j, "usage", "");
   if (!usage.ok()) return usage.error();
-  e.usage = *usage;
+  e->usage = *usage;
   if (j.contains("tags")) {
     auto t = JsonStringList(origin, JsonChild(path, "tags"), j["tags"]);
     if (!t.ok()) return t.error();
-    e.tags = std::move(*t);
+    e->tags = std::move(*t);
   }
+  return {};
+}
+
+// What the server is started with: env vars, permissions, path args, args.
+Status ReadLaunchKeys(const std::string& origin, const std::string& path, const std::string& name, const json& j,
+                      RegistryEntry* e) {
   if (j.contains("env_vars")) {
     auto v = ReadEnvVars(origin, JsonChild(path, "env_vars"), j["env_vars"]);
     if (!v.ok()) return v.error();
-    e.env_vars = std::move(*v);
+    e->env_vars = std::move(*v);
   }
   if (j.contains("permissions")) {
     auto p = ProfileFromJson(j["permissions"], origin, JsonChild(path, "permissions"));
     if (!p.ok()) return p.error();
-    e.permissions = std::move(*p);
+    e->permissions = std::move(*p);
   }
-  e.permissions.name = "registry:" + name;
+  e->permissions.name = "registry:" + name;
   if (j.contains("path_args")) {
     auto pa = JsonString(origin, JsonChild(path, "path_args"), j["path_args"]);
     if (!pa.ok()) return pa.error();
     if (*pa != "read" && *pa != "write") {
       return JsonPathError(origin, JsonChild(path, "path_args"), "expected \"read\" or \"write\"");
     }
-    e.path_args = *pa;
+    e->path_args = *pa;
   }
   if (j.contains("args")) {
     auto a = JsonStringList(origin, JsonChild(path, "args"), j["args"]);
     if (!a.ok()) return a.error();
-    e.args = std::move(*a);
+    e->args = std::move(*a);
   }
+  return {};
+}
+
+// mcpcell's own keys: a notice said at launch, and what the host must have.
+Status ReadHostNeeds(const std::string& origin, const std::string& path, const json& j, RegistryEntry* e) {
   auto notice = OptString(origin, path, j, "notice", "");
   if (!notice.ok()) return notice.error();
-  e.notice = *notice;
+  e->notice = *notice;
   if (j.contains("requires_paths")) {
     auto r = JsonStringList(origin, JsonChild(path, "requires_paths"), j["requires_paths"]);
     if (!r.ok()) return r.error();
     for (const auto& p : *r) {
       if (p.empty() || p[0] != '/') return JsonPathError(origin, JsonChild(path, "requires_paths"), "\"" + p + "\" is not an absolute path");
     }
-    e.requires_paths = std::move(*r);
+    e->requires_paths = std::move(*r);
   }
   auto hint = OptString(origin, path, j, "requires_hint", "");
   if (!hint.ok()) return hint.error();
-  e.requires_hint = *hint;
+  e->requires_hint = *hint;
+  return {};
+}
+
+Result<RegistryEntry> ReadEntry(const std::string& origin, const std::string& path,
+                                const std::string& name, const json& j) {
+  // Our keys (ToolHive's "args" and env_vars' "default" are used, as ToolHive
+  // does), then ToolHive registry keys we accept and ignore (metadata only).
+  MCPCELL_TRY(CheckObjectKeys(
+      origin, path, j,
+      {"description", "source", "image", "tier", "status", "transport", "repository_url", "usage",
+       "tags", "env_vars", "permissions", "path_args", "args", "notice", "requires_paths", "requires_hint", "tools", "metadata", "provenance",
+       "target_port", "docker_tags", "custom_metadata", "name", "title", "overview"}));
+  RegistryEntry e;
+  e.name = name;
+  auto ref = ReadSource(origin, path, j);
+  if (!ref.ok()) return ref.error();
+  e.source = *ref;
+  MCPCELL_TRY(ReadDescriptive(origin, path, j, &e));
+  MCPCELL_TRY(ReadLaunchKeys(origin, path, name, j, &e));
+  MCPCELL_TRY(ReadHostNeeds(origin, path, j, &e));
   return e;
 }
 
