@@ -5,10 +5,15 @@
 //   adv_idmap_probe mmap-then-exec FILE   rewrite FILE through a shared mmap
 //                                         (keeps security.capability), then chmod 0755
 //   adv_idmap_probe chown FILE UID GID    chown to other ids (prints rc/errno)
+//   adv_idmap_probe misc DIR              io_uring, device nodes, fchmodat2 on a
+//                                         link, a setgid file in a setgid dir
 //
 // Prints one JSON line: {"step":..., "rc":..., "errno":...}. Self-contained.
 
 #include <fcntl.h>
+#include <linux/io_uring.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,6 +63,30 @@ int MmapThenExec(const char* file) {
   return 0;
 }
 
+// Routes the setid_probe of the idmap branch does not try.
+int Misc(const std::string& dir) {
+  struct io_uring_params params{};
+  long ring = syscall(SYS_io_uring_setup, 4, &params);
+  Report("io_uring_setup (IORING_OP_OPENAT would carry a mode)", ring < 0 ? -1 : 0, errno);
+  int rc = mknod((dir + "/null").c_str(), S_IFCHR | 0666, makedev(1, 3));
+  Report("mknod char 1:3", rc, errno);
+  rc = mknod((dir + "/sda").c_str(), S_IFBLK | 0600, makedev(8, 0));
+  Report("mknod block 8:0", rc, errno);
+  int fd = open((dir + "/target").c_str(), O_CREAT | O_WRONLY, 0755);
+  if (fd >= 0) close(fd);
+  if (symlink("target", (dir + "/link").c_str()) != 0) Report("symlink", -1, errno);
+  rc = static_cast<int>(syscall(452, AT_FDCWD, (dir + "/link").c_str(), 04755, AT_SYMLINK_NOFOLLOW));
+  Report("fchmodat2 4755 AT_SYMLINK_NOFOLLOW", rc, errno);
+  rc = static_cast<int>(syscall(452, fd = open((dir + "/target").c_str(), O_PATH), "", 02755, AT_EMPTY_PATH));
+  Report("fchmodat2 2755 AT_EMPTY_PATH on O_PATH", rc, errno);
+  // umask cannot add bits; a setgid parent gives directories S_ISGID (harmless
+  // on a directory) but never a file.
+  mkdir((dir + "/sgid-dir").c_str(), 0755);
+  fd = open((dir + "/sgid-dir/f").c_str(), O_CREAT | O_WRONLY, 0755);
+  Report("create in a dir", fd < 0 ? -1 : 0, errno);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -72,6 +101,7 @@ int main(int argc, char** argv) {
     Report("chown gid", rc, errno);
     return 0;
   }
+  if (cmd == "misc" && argc == 3) return Misc(argv[2]);
   std::fprintf(stderr, "usage: adv_idmap_probe mmap-then-exec FILE | chown FILE UID GID\n");
   return 2;
 }

@@ -93,3 +93,21 @@ test('a --read carve-out inside a --write grant keeps its host path: renaming it
   assert.equal(readFileSync(ro, 'utf8'), 'read-only-original\n',
     `the cell replaced the read-only ${ro} by renaming its parent (${r.stdout.trim()})`);
 });
+
+test('io_uring, device nodes, fchmodat2 with flags and a setgid parent leave no setid file or device in a mapped grant', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  if (!PROBE) return t.skip('adv_idmap_probe is not built');
+  const dir = makeTempDir('advmisc');
+  chmodSync(dir, 0o2755);  // setgid parent: new directories inherit S_ISGID, files must not get it
+  const r = await runInCell(['--write', dir, '--read', path.dirname(PROBE)], [PROBE, 'misc', dir]);
+  const steps = probeSteps(r.stdout);
+  assert.equal(steps['io_uring_setup (IORING_OP_OPENAT would carry a mode)']?.errno, 'ENOSYS', r.stdout + r.stderr);
+  for (const name of ['mknod char 1:3', 'mknod block 8:0', 'fchmodat2 4755 AT_SYMLINK_NOFOLLOW', 'fchmodat2 2755 AT_EMPTY_PATH on O_PATH']) {
+    assert.equal(steps[name]?.rc, -1, `${name}: ${r.stdout}`);
+  }
+  assert.equal(steps['create in a dir']?.rc, 0, 'the control: ordinary creation works');
+  for (const f of ['target', path.join('sgid-dir', 'f')]) {
+    assert.equal(statSync(path.join(dir, f)).mode & 0o6000, 0, `${f} has a setid bit on the host`);
+  }
+  assert.equal(existsSync(path.join(dir, 'null')) || existsSync(path.join(dir, 'sda')), false, 'a device node on the host');
+});
