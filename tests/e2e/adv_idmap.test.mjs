@@ -111,3 +111,23 @@ test('io_uring, device nodes, fchmodat2 with flags and a setgid parent leave no 
   }
   assert.equal(existsSync(path.join(dir, 'null')) || existsSync(path.join(dir, 'sda')), false, 'a device node on the host');
 });
+
+// Design question rather than a bypass: the idmap branch maps read-only
+// grants too, so as root "the owner" is root and a --read of a root-owned
+// system directory now hands the cell root-only files (a TLS key 0600, the
+// docker daemon's key.json, /etc/security/opasswd) that main's unprivileged
+// cell uid could not open. This test states main's guarantee; it fails on
+// branch idmap (f57ed35).
+test('a --read grant of a root-owned directory does not expose root-only (0600) files to a root-run cell', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  if (!isRoot) return t.skip('root-owned grants are mapped only when mcpcell runs as root');
+  const dir = makeTempDir('advrokey');
+  chmodSync(dir, 0o755);
+  mkdirSync(path.join(dir, 'ssl'), { mode: 0o755 });
+  const key = path.join(dir, 'ssl', 'server.key');
+  writeFileSync(key, '-----BEGIN PRIVATE KEY-----\nADV-ROOT-ONLY\n');
+  chmodSync(key, 0o600);
+  const r = await runInCell(['--read', dir], ['/bin/sh', '-c', `cat ${key} 2>/dev/null; true`]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stdout, /ADV-ROOT-ONLY/, 'a read-only grant let the cell read a root-only 0600 key');
+});
