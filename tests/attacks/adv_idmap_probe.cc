@@ -4,6 +4,7 @@
 //
 //   adv_idmap_probe mmap-then-exec FILE   rewrite FILE through a shared mmap
 //                                         (keeps security.capability), then chmod 0755
+//   adv_idmap_probe mmap-copy-then-exec SRC FILE   the same with SRC's bytes
 //   adv_idmap_probe chown FILE UID GID    chown to other ids (prints rc/errno)
 //   adv_idmap_probe misc DIR              io_uring, device nodes, fchmodat2 on a
 //                                         link, a setgid file in a setgid dir
@@ -34,8 +35,8 @@ void Report(const char* step, int rc, int err) {
 
 // The payload replaces the start of the file; a write(2) would drop the
 // capability (file_remove_privs), a store through MAP_SHARED does not.
-int MmapThenExec(const char* file) {
-  static const char kPayload[] = "#!/bin/sh\necho planted-by-the-cell\n";
+int MmapThenExec(const char* file, const std::string& payload_text) {
+  const std::string& kPayloadStr = payload_text;
   int fd = open(file, O_RDWR | O_CLOEXEC);
   if (fd < 0) {
     Report("open O_RDWR", -1, errno);
@@ -43,7 +44,9 @@ int MmapThenExec(const char* file) {
   }
   struct stat st{};
   fstat(fd, &st);
-  if (static_cast<size_t>(st.st_size) < sizeof kPayload) {
+  const char* kPayload = kPayloadStr.data();
+  const size_t kLen = kPayloadStr.size();
+  if (static_cast<size_t>(st.st_size) < kLen) {
     Report("file too small for the payload", -1, EINVAL);
     return 0;
   }
@@ -52,8 +55,8 @@ int MmapThenExec(const char* file) {
     Report("mmap shared", -1, errno);
     return 0;
   }
-  std::memcpy(p, kPayload, sizeof kPayload - 1);
-  std::memset(static_cast<char*>(p) + sizeof kPayload - 1, '\n', st.st_size - (sizeof kPayload - 1));
+  std::memcpy(p, kPayload, kLen);
+  std::memset(static_cast<char*>(p) + kLen, 0, st.st_size - kLen);
   int rc = msync(p, st.st_size, MS_SYNC);
   Report("mmap write", rc, errno);
   munmap(p, st.st_size);
@@ -91,7 +94,16 @@ int Misc(const std::string& dir) {
 
 int main(int argc, char** argv) {
   std::string cmd = argc > 1 ? argv[1] : "";
-  if (cmd == "mmap-then-exec" && argc == 3) return MmapThenExec(argv[2]);
+  if (cmd == "mmap-then-exec" && argc == 3) return MmapThenExec(argv[2], "#!/bin/sh\necho planted-by-the-cell\n");
+  if (cmd == "mmap-copy-then-exec" && argc == 4) {
+    // The payload is a real program (e.g. /usr/bin/cat): the capability then
+    // counts when a host user runs the file.
+    FILE* in = std::fopen(argv[2], "rb");
+    std::string bytes;
+    for (int c; in != nullptr && (c = std::fgetc(in)) != EOF;) bytes += static_cast<char>(c);
+    if (in != nullptr) std::fclose(in);
+    return MmapThenExec(argv[3], bytes);
+  }
   if (cmd == "chown" && argc == 5) {
     int rc = chown(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
     Report("chown", rc, errno);

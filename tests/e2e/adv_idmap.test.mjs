@@ -131,3 +131,22 @@ test('a --read grant of a root-owned directory does not expose root-only (0600) 
   assert.equal(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stdout, /ADV-ROOT-ONLY/, 'a read-only grant let the cell read a root-only 0600 key');
 });
+
+test('the same route with a real program: a host user who runs what the cell wrote gets no capability', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  if (!isRoot) return t.skip('setcap, a mapped root-owned grant and runuser need root');
+  if (spawnSync('setcap', ['-h']).error) return t.skip('setcap is not installed');
+  if (!PROBE) return t.skip('adv_idmap_probe is not built');
+  if (spawnSync('id', ['-u', 'mcpcell-test']).status !== 0) return t.skip('no mcpcell-test user');
+  const dir = makeTempDir('advcapelf');
+  chmodSync(dir, 0o755);
+  const tool = path.join(dir, 'tool');
+  writeFileSync(tool, Buffer.alloc(300_000));  // room for /usr/bin/cat
+  chmodSync(tool, 0o644);
+  assert.equal(spawnSync('setcap', ['cap_setuid+ep', tool]).status, 0);
+  await runInCell(['--write', dir, '--read', path.dirname(PROBE)], [PROBE, 'mmap-copy-then-exec', '/usr/bin/cat', tool]);
+  const run = spawnSync('runuser', ['-u', 'mcpcell-test', '--', tool, '/proc/self/status'], { encoding: 'utf8' });
+  const capEff = /^CapEff:\s*([0-9a-f]+)/m.exec(run.stdout ?? '')?.[1] ?? '0';
+  assert.equal(BigInt(`0x${capEff}`), 0n,
+    `mcpcell-test ran the program the cell wrote with CapEff ${capEff} (cap_setuid = 0x80): ${getcap(tool)}`);
+});
