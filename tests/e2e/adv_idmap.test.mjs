@@ -112,13 +112,13 @@ test('io_uring, device nodes, fchmodat2 with flags and a setgid parent leave no 
   assert.equal(existsSync(path.join(dir, 'null')) || existsSync(path.join(dir, 'sda')), false, 'a device node on the host');
 });
 
-// Design question rather than a bypass: the idmap branch maps read-only
-// grants too, so as root "the owner" is root and a --read of a root-owned
-// system directory now hands the cell root-only files (a TLS key 0600, the
-// docker daemon's key.json, /etc/security/opasswd) that main's unprivileged
-// cell uid could not open. This test states main's guarantee; it fails on
-// branch idmap (f57ed35).
-test('a --read grant of a root-owned directory does not expose root-only (0600) files to a root-run cell', { timeout: 60_000 }, async (t) => {
+// Design decision (was a question of the adversary pass): read-only grants
+// are mapped too, so as root "the owner" is root and `--read` of a
+// root-owned tree hands the cell what root can read there (a 0600 key):
+// the owner's access is what a grant means (docs/THREAT_MODEL.md, "Granted
+// directories as their owner's"). --idmap=off restores the cell's own uid,
+// which reads such a file only through the "other" bits. Both are asserted.
+test('a --read grant of a root-owned directory reads as root (documented); --idmap=off reads as the cell uid', { timeout: 60_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   if (!isRoot) return t.skip('root-owned grants are mapped only when mcpcell runs as root');
   const dir = makeTempDir('advrokey');
@@ -127,9 +127,13 @@ test('a --read grant of a root-owned directory does not expose root-only (0600) 
   const key = path.join(dir, 'ssl', 'server.key');
   writeFileSync(key, '-----BEGIN PRIVATE KEY-----\nADV-ROOT-ONLY\n');
   chmodSync(key, 0o600);
-  const r = await runInCell(['--read', dir], ['/bin/sh', '-c', `cat ${key} 2>/dev/null; true`]);
-  assert.equal(r.code, 0, r.stderr);
-  assert.doesNotMatch(r.stdout, /ADV-ROOT-ONLY/, 'a read-only grant let the cell read a root-only 0600 key');
+  const sh = `cat ${key} 2>/dev/null; true`;
+  const mapped = await runInCell(['--read', dir], ['/bin/sh', '-c', sh]);
+  assert.equal(mapped.code, 0, mapped.stderr);
+  assert.match(mapped.stdout, /ADV-ROOT-ONLY/, `the owner (root) may read its 0600 file through the grant: ${mapped.stderr}`);
+  const off = await runInCell(['--idmap=off', '--read', dir], ['/bin/sh', '-c', sh]);
+  assert.equal(off.code, 0, off.stderr);
+  assert.doesNotMatch(off.stdout, /ADV-ROOT-ONLY/, '--idmap=off: the cell uid read a root-only 0600 key');
 });
 
 test('the same route with a real program: a host user who runs what the cell wrote gets no capability', { timeout: 60_000 }, async (t) => {
@@ -149,4 +153,68 @@ test('the same route with a real program: a host user who runs what the cell wro
   const capEff = /^CapEff:\s*([0-9a-f]+)/m.exec(run.stdout ?? '')?.[1] ?? '0';
   assert.equal(BigInt(`0x${capEff}`), 0n,
     `mcpcell-test ran the program the cell wrote with CapEff ${capEff} (cap_setuid = 0x80): ${getcap(tool)}`);
+});
+
+// The fix of the carve-out finding: every directory between a --write grant
+// and a --read grant inside it is a mount point in the cell (pinned), so
+// neither rename(2) nor rmdir(2) can take the read-only grant away from its
+// host path. Both orders of the flags, three levels, every ancestor.
+for (const order of ['write-first', 'read-first']) {
+  test(`no ancestor of a nested --read grant can be renamed or removed (${order}, three levels deep)`, { timeout: 60_000 }, async (t) => {
+    if (await skipWithoutCell(t)) return;
+    const dir = makeTempDir('advpin');
+    chmodSync(dir, 0o755);
+    const sub = path.join(dir, 'a', 'b', 'c', 'sub');
+    mkdirSync(sub, { recursive: true });
+    const ro = path.join(sub, 'ro.txt');
+    writeFileSync(ro, 'read-only-original\n');
+    const ancestors = ['a', 'a/b', 'a/b/c'].map((p) => path.join(dir, p));
+    const sh = [
+      ...ancestors.flatMap((p, i) => [
+        `mv ${p} ${dir}/moved${i} 2>/dev/null; echo "mv ${i}=$?"`,
+        `rm -rf ${p} 2>/dev/null; echo "rm ${i}=$?"`,
+      ]),
+      `mkdir -p ${sub} 2>/dev/null; echo planted > ${ro} 2>/dev/null; echo "plant=$?"`,
+      `echo ok > ${ancestors[1]}/new.txt; echo "write=$?"`,
+    ].join('; ');
+    const flags = order === 'write-first' ? ['--write', dir, '--read', sub] : ['--read', sub, '--write', dir];
+    const r = await runInCell(flags, ['/bin/sh', '-c', sh]);
+    assert.equal(r.code, 0, r.stderr);
+    const out = r.stdout;
+    for (let i = 0; i < ancestors.length; i++) {
+      assert.match(out, new RegExp(`mv ${i}=[1-9]`), `mv of ${ancestors[i]} succeeded: ${out}`);
+    }
+    assert.match(out, /plant=[1-9]/, `the read-only file was written: ${out}`);
+    assert.match(out, /write=0/, `the control: the writable grant is still writable around the pins: ${out}`);
+    assert.equal(readFileSync(ro, 'utf8'), 'read-only-original\n', `the host's ${ro} was replaced: ${out}`);
+    assert.equal(readFileSync(path.join(ancestors[1], 'new.txt'), 'utf8'), 'ok\n');
+    for (const p of ancestors) assert.ok(statSync(p).isDirectory(), `${p} is gone on the host`);
+  });
+}
+
+test('a writable grant with a nested 1777 directory is not mapped (said); --idmap=on refuses it', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  if (!isRoot) return t.skip('only root maps grants');
+  const dir = makeTempDir('advshared');
+  chmodSync(dir, 0o755);
+  mkdirSync(path.join(dir, 'x', 'spool'), { recursive: true });
+  chmodSync(path.join(dir, 'x', 'spool'), 0o1777);
+  const r = await runInCell(['--write', dir], ['/bin/sh', '-c', 'id -u']);
+  assert.match(r.stderr, /not mapped to its owner: .*shared \(sticky or world-writable\) directory \(x\/spool\)/, r.stderr);
+  const on = await runInCell(['--idmap=on', '--write', dir], ['/bin/true']);
+  assert.notEqual(on.code, 0);
+  assert.match(on.stderr, /--idmap=on.*x\/spool/, on.stderr);
+});
+
+test('--idmap=on refuses a writable grant holding a non-executable capability file, naming it', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  if (!isRoot) return t.skip('setcap and a mapped root-owned grant need root');
+  if (spawnSync('setcap', ['-h']).error) return t.skip('setcap is not installed');
+  const dir = makeTempDir('advcapon');
+  chmodSync(dir, 0o755);
+  mkdirSync(path.join(dir, 'lib'));
+  plantNonExecCapFile(path.join(dir, 'lib'));
+  const on = await runInCell(['--idmap=on', '--write', dir], ['/bin/true']);
+  assert.notEqual(on.code, 0);
+  assert.match(on.stderr, /--idmap=on.*file capabilities.*lib\/tool/, on.stderr);
 });
