@@ -104,6 +104,18 @@ std::string FilesystemName(int fd) {
   return std::string("filesystem magic ") + hex;
 }
 
+// Whether the file at `proc_path` has security.capability: `follow` for
+// /proc/self/fd/N itself (the magic link is the file), not for a name below
+// a directory fd. Fails closed: an attribute that cannot be read (anything
+// but "none" or "no xattrs here") counts.
+bool HasFileCapabilities(const std::string& proc_path, bool follow) {
+  const char* p = proc_path.c_str();
+  if ((follow ? ::getxattr(p, "security.capability", nullptr, 0) : ::lgetxattr(p, "security.capability", nullptr, 0)) >= 0) {
+    return true;
+  }
+  return errno != ENODATA && errno != ENOTSUP;
+}
+
 // Why a writable grant must stay the cell's own: a shared directory, the
 // owner's setuid file, or a tree too big to search. Empty: map it.
 std::string WritableGrantReason(const CellSpec& spec, int source, const struct stat& st, std::uint32_t gid) {
@@ -117,7 +129,7 @@ std::string WritableGrantReason(const CellSpec& spec, int source, const struct s
   // Any mode: the cell could rewrite a 0644 capability file through mmap
   // and then chmod +x it, which keeps security.capability too.
   std::string at = "/proc/self/fd/" + std::to_string(source);  // O_PATH: fgetxattr would be EBADF
-  if (S_ISREG(st.st_mode) && ::getxattr(at.c_str(), "security.capability", nullptr, 0) >= 0) {
+  if (S_ISREG(st.st_mode) && HasFileCapabilities(at, true)) {
     return "it has file capabilities; as its owner the cell could rewrite it through mmap, which keeps them";
   }
   if (!S_ISDIR(st.st_mode)) return {};
@@ -208,8 +220,7 @@ struct ScanState {
 // capability file becomes a capability program once the cell adds +x.
 bool IsPrivileged(int dir, const std::string& name, const struct stat& st) {
   if ((st.st_mode & (S_ISUID | S_ISGID)) != 0) return true;
-  std::string at = "/proc/self/fd/" + std::to_string(dir) + "/" + name;
-  return ::lgetxattr(at.c_str(), "security.capability", nullptr, 0) >= 0;
+  return HasFileCapabilities("/proc/self/fd/" + std::to_string(dir) + "/" + name, false);
 }
 
 // What makes one entry below a writable grant a reason not to map it, in
