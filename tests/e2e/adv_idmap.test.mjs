@@ -174,6 +174,8 @@ for (const order of ['write-first', 'read-first']) {
         `mv ${p} ${dir}/moved${i} 2>/dev/null; echo "mv ${i}=$?"`,
         `rm -rf ${p} 2>/dev/null; echo "rm ${i}=$?"`,
       ]),
+      // RENAME_EXCHANGE (renameat2(2)) swaps instead of moving: a mount point is EBUSY there too.
+      `mkdir -p ${dir}/z; python3 -c 'import ctypes,sys; l=ctypes.CDLL(None); sys.exit(0 if l.renameat2(-100, b"${ancestors[0]}", -100, b"${dir}/z", 2) == 0 else 1)'; echo "xchg=$?"`,
       `mkdir -p ${sub} 2>/dev/null; echo planted > ${ro} 2>/dev/null; echo "plant=$?"`,
       `echo ok > ${ancestors[1]}/new.txt; echo "write=$?"`,
     ].join('; ');
@@ -184,6 +186,8 @@ for (const order of ['write-first', 'read-first']) {
     for (let i = 0; i < ancestors.length; i++) {
       assert.match(out, new RegExp(`mv ${i}=[1-9]`), `mv of ${ancestors[i]} succeeded: ${out}`);
     }
+    if (spawnSync('python3', ['-c', '1']).status === 0) assert.match(out, /xchg=1/, `RENAME_EXCHANGE of ${ancestors[0]}: ${out}`);
+    else t.diagnostic('python3 is not installed: RENAME_EXCHANGE not tried');
     assert.match(out, /plant=[1-9]/, `the read-only file was written: ${out}`);
     assert.match(out, /write=0/, `the control: the writable grant is still writable around the pins: ${out}`);
     assert.equal(readFileSync(ro, 'utf8'), 'read-only-original\n', `the host's ${ro} was replaced: ${out}`);
