@@ -104,6 +104,18 @@ std::string FilesystemName(int fd) {
   return std::string("filesystem magic ") + hex;
 }
 
+// Whether the file at `proc_path` has security.capability: `follow` for
+// /proc/self/fd/N itself (the magic link is the file), not for a name below
+// a directory fd. Fails closed: an attribute that cannot be read (anything
+// but "none" or "no xattrs here") counts.
+bool HasFileCapabilities(const std::string& proc_path, bool follow) {
+  const char* p = proc_path.c_str();
+  if ((follow ? ::getxattr(p, "security.capability", nullptr, 0) : ::lgetxattr(p, "security.capability", nullptr, 0)) >= 0) {
+    return true;
+  }
+  return errno != ENODATA && errno != ENOTSUP;
+}
+
 // Why a writable grant must stay the cell's own: a shared directory, the
 // owner's setuid file, or a tree too big to search. Empty: map it.
 std::string WritableGrantReason(const CellSpec& spec, int source, const struct stat& st, std::uint32_t gid) {
@@ -114,16 +126,19 @@ std::string WritableGrantReason(const CellSpec& spec, int source, const struct s
   if (S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
     return "it is a setuid/setgid file; as its owner the cell could rewrite it through mmap, which keeps the bit";
   }
+  // Any mode: the cell could rewrite a 0644 capability file through mmap
+  // and then chmod +x it, which keeps security.capability too.
   std::string at = "/proc/self/fd/" + std::to_string(source);  // O_PATH: fgetxattr would be EBADF
-  if (S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0 && ::getxattr(at.c_str(), "security.capability", nullptr, 0) >= 0) {
+  if (S_ISREG(st.st_mode) && HasFileCapabilities(at, true)) {
     return "it has file capabilities; as its owner the cell could rewrite it through mmap, which keeps them";
   }
   if (!S_ISDIR(st.st_mode)) return {};
   auto found = FindOwnersSetIdFile(source, st.st_uid, gid, kScanBudget);
   if (!found) return found.error().Message();
   if (!found->empty()) {
-    return "it holds a setuid/setgid file or one with file capabilities of its owner (" + *found +
-           "); as its owner the cell could rewrite it through mmap, which keeps the bit";
+    return "it holds " + *found +
+           "; as its owner the cell could rewrite such a file through mmap (which keeps the bit and the "
+           "capabilities) or replace other users' files in a shared directory";
   }
   return {};
 }
@@ -199,13 +214,26 @@ struct ScanState {
   std::string found;
 };
 
-// A setuid/setgid file, or an executable with file capabilities
-// (security.capability): both keep their privilege through an mmap write.
+// A setuid/setgid file, or a file with file capabilities
+// (security.capability) of any mode: both keep their privilege through an
+// mmap write, and chmod(2) by the owner keeps capabilities, so a 0644
+// capability file becomes a capability program once the cell adds +x.
 bool IsPrivileged(int dir, const std::string& name, const struct stat& st) {
   if ((st.st_mode & (S_ISUID | S_ISGID)) != 0) return true;
-  if ((st.st_mode & 0111) == 0) return false;
-  std::string at = "/proc/self/fd/" + std::to_string(dir) + "/" + name;
-  return ::lgetxattr(at.c_str(), "security.capability", nullptr, 0) >= 0;
+  return HasFileCapabilities("/proc/self/fd/" + std::to_string(dir) + "/" + name, false);
+}
+
+// What makes one entry below a writable grant a reason not to map it, in
+// words for the note; empty: nothing.
+std::string EntryReason(int dir, const std::string& name, const std::string& path, const struct stat& st,
+                        const ScanState& s) {
+  if (S_ISREG(st.st_mode) && (st.st_uid == s.uid || st.st_gid == s.gid) && IsPrivileged(dir, name, st)) {
+    return "a setuid/setgid file or one with file capabilities of its owner (" + path + ")";
+  }
+  if (S_ISDIR(st.st_mode) && !SharedDirectoryReason(st.st_mode).empty()) {
+    return "a shared (sticky or world-writable) directory (" + path + ")";
+  }
+  return {};
 }
 
 Status ScanDir(int dir, const std::string& rel, int depth, ScanState* s) {
@@ -217,23 +245,37 @@ Status ScanDir(int dir, const std::string& rel, int depth, ScanState* s) {
     return ErrnoError("search for setuid files in", rel.empty() ? "." : rel);
   }
   Status out;
-  while (struct dirent* e = ::readdir(d)) {
+  for (;;) {
+    errno = 0;
+    struct dirent* e = ::readdir(d);
+    if (e == nullptr) {
+      // readdir(3) ends with NULL on an error too, told apart only by errno.
+      if (errno != 0) out = ErrnoError("search for setuid files: read", rel.empty() ? "." : rel);
+      break;
+    }
     std::string name = e->d_name;
     if (name == "." || name == "..") continue;
     if (s->left-- == 0) {
       out = MakeError("search for setuid files", rel, "more than 200000 entries; grant a narrower directory");
       break;
     }
-    struct stat st{};
-    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
     std::string path = rel.empty() ? name : rel + "/" + name;
-    if (S_ISREG(st.st_mode) && (st.st_uid == s->uid || st.st_gid == s->gid) && IsPrivileged(::dirfd(d), name, st)) {
-      s->found = path;
+    // Fail closed: what cannot be looked at cannot be called clean; only an
+    // entry removed meanwhile (ENOENT) is skipped.
+    struct stat st{};
+    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;
+      out = ErrnoError("search for setuid files: stat", path);
       break;
     }
+    s->found = EntryReason(::dirfd(d), name, path, st, *s);
+    if (!s->found.empty()) break;
     if (!S_ISDIR(st.st_mode)) continue;
     UniqueFd sub(::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!sub) continue;  // not a directory any more
+    if (!sub) {
+      out = ErrnoError("search for setuid files: open the directory", path);
+      break;
+    }
     out = ScanDir(sub.get(), path, depth + 1, s);
     if (!out || !s->found.empty()) break;
   }

@@ -54,10 +54,13 @@ std::string IdmapLines(std::uint32_t from, std::uint32_t to);
 std::string SharedDirectoryReason(unsigned mode);
 
 /// Searches the tree below `dir` (not following symlinks, crossing mounts)
-/// for a regular file with S_ISUID or S_ISGID, or an executable with file
-/// capabilities, that `uid` owns or `gid` is the group of. Returns its path relative to `dir`, "" when there is none,
-/// or an error when the tree has more than `budget` entries or is deeper than
-/// 64 levels (it could not be checked whole).
+/// for what makes a writable grant unsafe to map to `uid`: a regular file
+/// with S_ISUID or S_ISGID, or with file capabilities (any mode: the cell
+/// could add +x), that `uid` owns or `gid` is the group of, or a shared
+/// (sticky or world-writable) directory. Returns it in words with its path
+/// relative to `dir`, "" when there is none, or an error when the tree has
+/// more than `budget` entries, is deeper than 64 levels, or has an entry it
+/// cannot stat, open or read (it could not be checked whole: fail closed).
 Result<std::string> FindOwnersSetIdFile(int dir, std::uint32_t uid, std::uint32_t gid, std::size_t budget);
 
 }  // namespace mcpcell

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <set>
 #include <string>
 
 #include "cell/bind_source.h"
@@ -147,6 +148,45 @@ Status MountMask(const CellSpec& spec, const MountSpec& m, int source_fd, const 
   return {};
 }
 
+bool IsGrantBind(const MountSpec& m) { return m.kind == MountSpec::Kind::kBind && m.origin == MountSpec::Origin::kGrant; }
+
+bool StrictlyBelow(const std::string& path, const std::string& dir) {
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && (dir == "/" || path[dir.size()] == '/');
+}
+
+// A read-only grant inside a writable one (--write D --read D/a/sub) is a
+// mount point, which the cell cannot rename or remove (rename(2), rmdir(2):
+// EBUSY), but its parents are plain directories of the writable grant: `mv
+// D/a D/b` carries the read-only mount along with its dentry, and the cell
+// could then make a new D/a/sub of its own on the host. Bind-mounting each
+// directory between the two grants onto itself makes it a mount point in
+// the cell's namespace too, so none of them can be moved or removed. MS_REC
+// keeps the mounts below (the read-only grant) and the clone keeps the
+// idmap and the nosuid/nodev/rdonly flags of the mount it copies.
+Status PinNestedReadOnlyGrants(const std::vector<MountSpec>& planned) {
+  std::set<std::string> targets, pins;
+  for (const auto& m : planned) targets.insert(m.target);
+  for (const auto& ro : planned) {
+    if (!IsGrantBind(ro) || ro.writable) continue;
+    for (const auto& w : planned) {
+      if (!IsGrantBind(w) || !w.writable || !StrictlyBelow(ro.target, w.target)) continue;
+      for (auto slash = ro.target.find('/', w.target.size() + 1); slash != std::string::npos;
+           slash = ro.target.find('/', slash + 1)) {
+        std::string dir = ro.target.substr(0, slash);
+        if (targets.count(dir) == 0) pins.insert(dir);
+      }
+    }
+  }
+  // std::set orders a parent before its children: a child's pin lands in
+  // the copy its parent's pin made (the visible one), so none is hidden.
+  for (const auto& dir : pins) {
+    if (::mount(Rel(dir).c_str(), Rel(dir).c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+      return ErrnoError("pin the directory above a read-only grant", dir);
+    }
+  }
+  return {};
+}
+
 Status MountPlanned(const CellSpec& spec, const std::vector<MountSpec>& planned, RootfsSources& src) {
   for (std::size_t i = 0; i < planned.size(); ++i) {
     const MountSpec& m = planned[i];
@@ -182,7 +222,7 @@ Status MountPlanned(const CellSpec& spec, const std::vector<MountSpec>& planned,
     auto st = BindFd(e.fd.get(), rel, attrs);
     if (!st) return MakeError(st.error().what, m.target, st.error().Message() + " (from " + m.source + ", " + m.why + ")");
   }
-  return {};
+  return PinNestedReadOnlyGrants(planned);
 }
 
 // A fresh procfs for the cell's pid namespace, with the kernel-wide files a
