@@ -1,0 +1,66 @@
+// Adversary tests against uvx:// sources (issue 14 item 9): pip runs on the
+// host, outside every cell, so nothing a cell can write may decide what that
+// pip (or the Python it runs under) does, and nothing the index config holds
+// may be read by a cell. A failing test is a finding (report of branch adv2).
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import { EXIT, runInCell, runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
+import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+
+after(removeTempDirs);
+
+const hostEnv = (home) => ({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', XDG_CACHE_HOME: path.join(home, '.cache') });
+
+test('a .pth a cell plants in the user site (--write ~/.local) does not run on the host at the next uvx:// install', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  if (!existsSync('/usr/bin/python3')) return t.skip('no /usr/bin/python3');
+  const home = makeTempDir('advpth-home');
+  const local = path.join(home, '.local');
+  mkdirSync(local);
+  chmodSync(local, 0o777);  // writable by the cell's uid as root, the user's own as a user
+  const env = hostEnv(home);
+  const site = spawnSync('/usr/bin/python3', ['-c', 'import site; print(site.getusersitepackages())'], { encoding: 'utf8', env }).stdout.trim();
+  assert.ok(site.startsWith(local), site);
+  const markDir = makeTempDir('advpth-mark');  // never granted to any cell
+  const mark = path.join(markDir, 'pwned');
+  const pth = `import os; open(${JSON.stringify(mark)}, "w").write("host uid %d" % os.getuid())`;
+  const plant = await runInCell(['--write', local], ['/bin/sh', '-c', `mkdir -p ${site} && printf '%s\\n' '${pth}' > ${site}/zz_adv.pth`], { env });
+  assert.equal(plant.code, 0, plant.stderr);
+  assert.equal(existsSync(mark), false, 'the .pth ran in the planting cell?');
+  // Any uvx:// launch: pip runs on the host before the index is even reached.
+  await runMcpcell(['run', '--relay=off', '--install-timeout=30s', 'uvx://adv-nonexistent-pkg'], { env });
+  assert.equal(existsSync(mark), false,
+    `code a cell planted in ${site} ran on the host, outside every cell: ${existsSync(mark) ? readFileSync(mark, 'utf8') : ''}`);
+});
+
+test('the user\'s pip.conf (index tokens) is hidden from a cell granted ~/.config or ~', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const home = makeTempDir('advpipconf');
+  for (const dir of [path.join(home, '.config', 'pip'), path.join(home, '.pip')]) {
+    mkdirSync(dir, { recursive: true });
+    writeReadableFile(path.join(dir, 'pip.conf'), '[global]\nindex-url = https://alice:ADV-SECRET-TOKEN@pypi.example.invalid/simple\n');
+  }
+  chmodSync(path.join(home, '.config'), 0o755);
+  for (const grant of [path.join(home, '.config'), home]) {
+    const r = await runInCell(['--read', grant], ['/bin/sh', '-c',
+      `cat ${home}/.config/pip/pip.conf ${home}/.pip/pip.conf 2>/dev/null; true`], { env: hostEnv(home) });
+    assert.doesNotMatch(r.stdout, /ADV-SECRET-TOKEN/, `--read ${grant}: the cell read the pip index token`);
+  }
+});
+
+test('more pip-option and direct-reference spellings are refused before pip runs', { timeout: 60_000 }, async () => {
+  const home = makeTempDir('advnames');
+  const bad = ['uvx://git+https://127.0.0.1:9/x', 'uvx://file:/tmp/x', 'uvx://-e.', 'uvx://foo @ file:///tmp/x',
+    'uvx://foo@１.0', 'uvx://foo@1.0 --pre', 'uvx://foo@1.0\t--index-url=http://127.0.0.1:9/', 'uvx://foo==1.0==2.0',
+    'uvx://foo@1.0#egg=bar', 'uvx://.foo', 'uvx://foo.'];
+  for (const source of bad) {
+    const r = await runMcpcell(['run', '--dry-run', source], { env: hostEnv(home) });
+    assert.equal(r.code, EXIT.usage, `${JSON.stringify(source)} was accepted: ${r.stderr}`);
+    assert.doesNotMatch(r.stderr, /installing|pip install/, source);
+  }
+});
