@@ -10,6 +10,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { EXIT, runInCell, runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
+import { PY_PROJECT, startIndex } from './lib/pypi_index.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
@@ -63,4 +64,22 @@ test('more pip-option and direct-reference spellings are refused before pip runs
     assert.equal(r.code, EXIT.usage, `${JSON.stringify(source)} was accepted: ${r.stderr}`);
     assert.doesNotMatch(r.stderr, /installing|pip install/, source);
   }
+});
+
+test('a pip.conf a cell writes (--write ~/.config) does not choose the index of the next uvx:// install', { timeout: 180_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const index = await startIndex(['6.6']);  // the cell's index, serving its own "release"
+  t.after(() => index.close());
+  const home = makeTempDir('advpipidx-home');
+  const config = path.join(home, '.config');
+  mkdirSync(config);
+  chmodSync(config, 0o777);
+  const env = hostEnv(home);
+  const conf = `[global]\nindex-url = ${index.url}\nretries = 0\n`;
+  const plant = await runInCell(['--write', config], ['/bin/sh', '-c', `mkdir -p ${config}/pip && printf '${conf}' > ${config}/pip/pip.conf`], { env });
+  assert.equal(plant.code, 0, plant.stderr);
+  const r = await runMcpcell(['install', '--install-timeout=60s', `uvx://${PY_PROJECT}`], { env });
+  const fetched = index.requests.filter((q) => q.includes('.whl'));
+  assert.deepEqual(fetched, [],
+    `the host's pip installed from the index a cell wrote into ${config}/pip/pip.conf (exit ${r.code}): ${fetched.join(', ')}`);
 });
