@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -82,4 +83,49 @@ test('a pip.conf a cell writes (--write ~/.config) does not choose the index of 
   const fetched = index.requests.filter((q) => q.includes('.whl'));
   assert.deepEqual(fetched, [],
     `the host's pip installed from the index a cell wrote into ${config}/pip/pip.conf (exit ${r.code}): ${fetched.join(', ')}`);
+});
+
+/** An index serving only a source distribution whose setup.py writes `mark`: {url, requests, close}. */
+async function sdistIndex(mark) {
+  const dir = makeTempDir('advsdist-src');
+  const root = path.join(dir, 'adv_sdist-1.0');
+  mkdirSync(root);
+  writeReadableFile(path.join(root, 'setup.py'),
+    `open(${JSON.stringify(mark)}, "w").write("setup.py ran on the host")\nfrom setuptools import setup\nsetup(name="adv-sdist", version="1.0")\n`);
+  writeReadableFile(path.join(root, 'PKG-INFO'), 'Metadata-Version: 2.1\nName: adv-sdist\nVersion: 1.0\n');
+  assert.equal(spawnSync('tar', ['-czf', path.join(dir, 'adv_sdist-1.0.tar.gz'), '-C', dir, 'adv_sdist-1.0']).status, 0);
+  const tarball = readFileSync(path.join(dir, 'adv_sdist-1.0.tar.gz'));
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    requests.push(req.url);
+    if (req.url === '/simple/adv-sdist/') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html><body><a href="/files/adv_sdist-1.0.tar.gz">adv_sdist-1.0.tar.gz</a></body></html>');
+    } else if (req.url === '/files/adv_sdist-1.0.tar.gz') {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(tarball);
+    } else {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${server.address().port}/simple/`, requests, close: () => new Promise((r) => server.close(r)) };
+}
+
+test('an index offering only a source distribution: setup.py never runs on the host; the refusal says why', { timeout: 120_000 }, async (t) => {
+  const markDir = makeTempDir('advsdist-mark');
+  const mark = path.join(markDir, 'ran');
+  const index = await sdistIndex(mark);
+  t.after(() => index.close());
+  const home = makeTempDir('advsdist-home');
+  mkdirSync(path.join(home, '.config', 'pip'), { recursive: true });
+  writeReadableFile(path.join(home, '.config', 'pip', 'pip.conf'), `[global]\nindex-url = ${index.url}\nretries = 0\n`);
+  for (const source of ['uvx://adv-sdist', 'uvx://adv-sdist@1.0']) {
+    const r = await runMcpcell(['install', '--install-timeout=60s', source], { env: hostEnv(home) });
+    assert.notEqual(r.code, 0, `${source} installed from an sdist: ${r.stderr}`);
+    assert.match(r.stderr, /only wheels/, r.stderr);
+    assert.equal(existsSync(mark), false, `${source}: setup.py ran on the host`);
+  }
+  assert.ok(!index.requests.some((q) => q.endsWith('.tar.gz')), `the sdist was even downloaded: ${index.requests.join(', ')}`);
 });
