@@ -129,3 +129,28 @@ test('an index offering only a source distribution: setup.py never runs on the h
   }
   assert.ok(!index.requests.some((q) => q.endsWith('.tar.gz')), `the sdist was even downloaded: ${index.requests.join(', ')}`);
 });
+
+// `client wrap` turns `uvx NAME` into uvx://NAME, but uvx reads its index
+// from UV_INDEX_URL / uv.toml and mcpcell's pip does not: an entry that
+// pointed uvx at a private index now resolves NAME on the index pip.conf
+// names (PyPI by default) — dependency confusion. Index A stands for the
+// private index the entry names, index B for the public one.
+test('a wrapped `uvx NAME` entry with UV_INDEX_URL installs from that index, or is not wrapped', { timeout: 180_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const priv = await startIndex(['1.0']);
+  const pub = await startIndex(['6.6']);
+  t.after(async () => { await priv.close(); await pub.close(); });
+  const home = makeTempDir('advuvindex');
+  mkdirSync(path.join(home, '.config', 'pip'), { recursive: true });
+  writeReadableFile(path.join(home, '.config', 'pip', 'pip.conf'), `[global]\nindex-url = ${pub.url}\nretries = 0\n`);
+  const config = path.join(home, 'claude.json');
+  writeReadableFile(config, JSON.stringify({ mcpServers: { internal: { command: 'uvx', args: [PY_PROJECT], env: { UV_INDEX_URL: priv.url } } } }));
+  const wrap = await runMcpcell(['client', 'wrap', 'claude-desktop', '--file', config], { env: hostEnv(home) });
+  assert.equal(wrap.code, 0, wrap.stderr);
+  const entry = JSON.parse(readFileSync(config, 'utf8')).mcpServers.internal;
+  if (!entry.args.some((a) => a.startsWith('uvx://'))) return;  // left as it was: fine
+  const r = await runMcpcell(entry.args, { env: { ...hostEnv(home), ...entry.env }, input: '' });
+  const fromPublic = pub.requests.filter((q) => q.includes('.whl'));
+  assert.deepEqual(fromPublic, [],
+    `the wrapped entry (UV_INDEX_URL = the private index) installed ${PY_PROJECT} from the public index: ${fromPublic.join(', ')} (exit ${r.code})`);
+});
