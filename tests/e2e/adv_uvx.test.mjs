@@ -154,3 +154,30 @@ test('a wrapped `uvx NAME` entry with UV_INDEX_URL installs from that index, or 
   assert.deepEqual(fromPublic, [],
     `the wrapped entry (UV_INDEX_URL = the private index) installed ${PY_PROJECT} from the public index: ${fromPublic.join(', ')} (exit ${r.code})`);
 });
+
+// The cache check is made against this run's XDG_CACHE_HOME: a run with
+// another one (another client's environment) may grant --write ~/.cache, and
+// the cell plants a venv where the default environment's uvx cache is.
+test('a venv planted in the default uvx cache by a run with another XDG_CACHE_HOME is not run by the next launch', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const home = makeTempDir('advxdg-home');
+  const cacheDir = path.join(home, '.cache');
+  mkdirSync(cacheDir);
+  chmodSync(cacheDir, 0o777);
+  const other = makeTempDir('advxdg-other');
+  const venv = path.join(cacheDir, 'mcpcell', 'uvx', 'adv-planted@1.0');
+  const py = spawnSync('/usr/bin/python3', ['-c', 'import sys,os; print(os.path.realpath(sys.executable)); print("python%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' }).stdout.trim().split('\n');
+  const dist = path.join(venv, 'lib', py[1], 'site-packages', 'adv_planted-1.0.dist-info');
+  const sh = [
+    `mkdir -p ${venv}/bin ${dist}`,
+    `printf 'home = /usr/bin\\n' > ${venv}/pyvenv.cfg`,
+    `ln -s ${py[0]} ${venv}/bin/${py[1]}`,
+    `printf '[console_scripts]\\nadv-planted = x:main\\n' > ${dist}/entry_points.txt`,
+    `printf 'print("PLANTED-BY-ANOTHER-CELL")\\n' > ${venv}/bin/adv-planted`,
+    `chmod -R a+rX ${cacheDir}/mcpcell`,
+  ].join(' && ');
+  const plant = await runInCell(['--write', cacheDir], ['/bin/sh', '-c', sh], { env: { ...hostEnv(home), XDG_CACHE_HOME: other } });
+  if (plant.code !== 0) return;  // refused: the check held
+  const r = await runMcpcell(['run', '--relay=off', 'uvx://adv-planted@1.0'], { env: hostEnv(home), input: '' });
+  assert.doesNotMatch(r.stdout, /PLANTED-BY-ANOTHER-CELL/, `a cell of another run planted the venv the default run executed: ${r.stderr}`);
+});
