@@ -32,8 +32,13 @@ test('a .pth a cell plants in the user site (--write ~/.local) does not run on t
   const mark = path.join(markDir, 'pwned');
   const pth = `import os; open(${JSON.stringify(mark)}, "w").write("host uid %d" % os.getuid())`;
   const plant = await runInCell(['--write', local], ['/bin/sh', '-c', `mkdir -p ${site} && printf '%s\\n' '${pth}' > ${site}/zz_adv.pth`], { env });
-  assert.equal(plant.code, 0, plant.stderr);
-  assert.equal(existsSync(mark), false, 'the .pth ran in the planting cell?');
+  // The grant is refused, naming the user site (branch fixpy) ...
+  assert.notEqual(plant.code, 0, 'a cell was granted --write over the user site-packages');
+  assert.match(plant.stderr, /user site-packages/, plant.stderr);
+  // ... and a .pth already there (an older grant, another tool) does not run
+  // either: the host Python is isolated (-I).
+  mkdirSync(site, { recursive: true });
+  writeReadableFile(path.join(site, 'zz_adv.pth'), `${pth}\n`);
   // Any uvx:// launch: pip runs on the host before the index is even reached.
   await runMcpcell(['run', '--relay=off', '--install-timeout=30s', 'uvx://adv-nonexistent-pkg'], { env });
   assert.equal(existsSync(mark), false,
@@ -77,8 +82,22 @@ test('a pip.conf a cell writes (--write ~/.config) does not choose the index of 
   chmodSync(config, 0o777);
   const env = hostEnv(home);
   const conf = `[global]\nindex-url = ${index.url}\nretries = 0\n`;
-  const plant = await runInCell(['--write', config], ['/bin/sh', '-c', `mkdir -p ${config}/pip && printf '${conf}' > ${config}/pip/pip.conf`], { env });
-  assert.equal(plant.code, 0, plant.stderr);
+  mkdirSync(path.join(config, 'pip'));
+  chmodSync(path.join(config, 'pip'), 0o777);
+  mkdirSync(path.join(home, '.pip'));
+  chmodSync(path.join(home, '.pip'), 0o777);
+  const xdg = makeTempDir('advpipidx-xdg');
+  chmodSync(xdg, 0o777);
+  // Every grant over a pip config the host's pip reads is refused, naming it.
+  for (const [grant, file, extra] of [[config, `${config}/pip/pip.conf`, {}], [path.join(config, 'pip'), `${config}/pip/pip.conf`, {}],
+    [path.join(home, '.pip'), `${home}/.pip/pip.conf`, {}], [xdg, `${xdg}/pip/pip.conf`, { XDG_CONFIG_HOME: xdg }],
+    [xdg, `${xdg}/adv.conf`, { PIP_CONFIG_FILE: `${xdg}/adv.conf` }]]) {
+    const plant = await runInCell(['--write', grant], ['/bin/sh', '-c', `mkdir -p ${path.dirname(file)} && printf '${conf}' > ${file}`],
+      { env: { ...env, ...extra } });
+    assert.notEqual(plant.code, 0, `--write ${grant} was granted: the cell wrote ${file}`);
+    assert.match(plant.stderr, /pip|PIP_CONFIG_FILE/, plant.stderr);
+    assert.ok(plant.stderr.includes(file), plant.stderr);
+  }
   const r = await runMcpcell(['install', '--install-timeout=60s', `uvx://${PY_PROJECT}`], { env });
   const fetched = index.requests.filter((q) => q.includes('.whl'));
   assert.deepEqual(fetched, [],
