@@ -36,6 +36,14 @@ std::string AbsoluteEnv(const char* name) {
   return v != nullptr && v[0] == '/' ? std::string(v) : std::string();
 }
 
+/// $NAME as the host tool reads it: it runs in kHostToolCwd ("/"), so a
+/// relative value is a path under "/"; "" when unset or empty.
+std::string ToolEnvPath(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || v[0] == '\0') return {};
+  return v[0] == '/' ? std::string(v) : std::string("/") + v;
+}
+
 /// $HOME and the account's home from the password database, once each.
 std::vector<std::string> Homes() {
   std::vector<std::string> homes;
@@ -94,20 +102,22 @@ std::vector<HostToolInput> HostToolInputs() {
   std::vector<HostToolInput> out;
   std::string python = HostPythonName();
   for (const auto& home : Homes()) AddHomeInputs(home, python, &out);
-  if (auto x = AbsoluteEnv("XDG_CONFIG_HOME"); !x.empty()) {
+  if (auto x = ToolEnvPath("XDG_CONFIG_HOME"); !x.empty()) {
     out.push_back({x + "/pip/pip.conf", "pip's user config in $XDG_CONFIG_HOME (it chooses the index uvx:// installs from)"});
   }
   // pip's site config: $XDG_CONFIG_DIRS/pip/pip.conf (default /etc/xdg).
   const char* dirs = std::getenv("XDG_CONFIG_DIRS");
   for (const auto& d : SplitPath(dirs != nullptr && dirs[0] != '\0' ? dirs : "/etc/xdg")) {
-    if (!d.empty() && d[0] == '/') out.push_back({d + "/pip/pip.conf", "pip's site config (it chooses the index uvx:// installs from)"});
+    if (d.empty()) continue;
+    out.push_back({(d[0] == '/' ? d : "/" + d) + "/pip/pip.conf",
+                   "pip's site config (it chooses the index uvx:// installs from)"});
   }
   for (const char* name : {"PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "npm_config_userconfig", "NPM_CONFIG_GLOBALCONFIG",
                            "npm_config_globalconfig"}) {
-    if (auto v = AbsoluteEnv(name); !v.empty()) out.push_back({v, std::string("the config file $") + name + " names"});
+    if (auto v = ToolEnvPath(name); !v.empty()) out.push_back({v, std::string("the config file $") + name + " names"});
   }
   for (const char* name : {"NPM_CONFIG_PREFIX", "npm_config_prefix"}) {
-    if (auto v = AbsoluteEnv(name); !v.empty()) out.push_back({v + "/etc/npmrc", std::string("npm's global config under $") + name});
+    if (auto v = ToolEnvPath(name); !v.empty()) out.push_back({v + "/etc/npmrc", std::string("npm's global config under $") + name});
   }
   return out;
 }

@@ -76,12 +76,15 @@ TEST_F(HostToolTest, InputsNameConfigsUserSiteAndTheDefaultCacheOfThisHome) {
   ::setenv("XDG_CACHE_HOME", (root_ + "/other").c_str(), 1);
   ::setenv("PIP_CONFIG_FILE", (root_ + "/mine.conf").c_str(), 1);
   std::ofstream(root_ + "/.npmrc") << "registry=https://r\n prefix = ~/.npm-global\n";
+  // Relative: pip runs in "/", so it reads /tmp/... (the cwd is part of the path).
+  ::setenv("XDG_CONFIG_HOME", (root_.substr(1) + "/xdg").c_str(), 1);
   auto in = HostToolInputs();
   ::setenv("HOME", old_home.c_str(), 1);
+  ::unsetenv("XDG_CONFIG_HOME");
   ::unsetenv("XDG_CACHE_HOME");
   ::unsetenv("PIP_CONFIG_FILE");
   for (const char* rel : {"/.cache/mcpcell", "/.config/pip/pip.conf", "/.pip/pip.conf", "/.npmrc", "/mine.conf",
-                          "/.npm-global/etc/npmrc"}) {
+                          "/.npm-global/etc/npmrc", "/xdg/pip/pip.conf"}) {
     EXPECT_TRUE(HasInput(in, root_ + rel)) << rel;
   }
   char real[PATH_MAX];
