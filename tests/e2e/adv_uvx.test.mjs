@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -88,10 +88,15 @@ test('a pip.conf a cell writes (--write ~/.config) does not choose the index of 
   chmodSync(path.join(home, '.pip'), 0o777);
   const xdg = makeTempDir('advpipidx-xdg');
   chmodSync(xdg, 0o777);
+  const linked = makeTempDir('advpipidx-linked');
+  mkdirSync(path.join(linked, '.config'));
+  symlinkSync(xdg, path.join(linked, '.config', 'pip'));
   // Every grant over a pip config the host's pip reads is refused, naming it.
   for (const [grant, file, extra] of [[config, `${config}/pip/pip.conf`, {}], [path.join(config, 'pip'), `${config}/pip/pip.conf`, {}],
     [path.join(home, '.pip'), `${home}/.pip/pip.conf`, {}], [xdg, `${xdg}/pip/pip.conf`, { XDG_CONFIG_HOME: xdg }],
-    [xdg, `${xdg}/adv.conf`, { PIP_CONFIG_FILE: `${xdg}/adv.conf` }]]) {
+    [xdg, `${xdg}/adv.conf`, { PIP_CONFIG_FILE: `${xdg}/adv.conf` }],
+    [xdg, `${xdg}/rel/pip/pip.conf`, { XDG_CONFIG_HOME: `${xdg.slice(1)}/rel` }],  // relative: pip runs in /
+    [xdg, `${linked}/.config/pip/pip.conf`, { HOME: linked }]]) {  // ~/.config/pip -> the granted dir
     const plant = await runInCell(['--write', grant], ['/bin/sh', '-c', `mkdir -p ${path.dirname(file)} && printf '${conf}' > ${file}`],
       { env: { ...env, ...extra } });
     assert.notEqual(plant.code, 0, `--write ${grant} was granted: the cell wrote ${file}`);
@@ -196,7 +201,11 @@ test('a venv planted in the default uvx cache by a run with another XDG_CACHE_HO
     `chmod -R a+rX ${cacheDir}/mcpcell`,
   ].join(' && ');
   const plant = await runInCell(['--write', cacheDir], ['/bin/sh', '-c', sh], { env: { ...hostEnv(home), XDG_CACHE_HOME: other } });
-  if (plant.code !== 0) return;  // refused: the check held
+  if (plant.code !== 0) {  // refused: the check held, and says which cache
+    assert.match(plant.stderr, /default package cache/, plant.stderr);
+    assert.ok(plant.stderr.includes(path.join(cacheDir, 'mcpcell')), plant.stderr);
+    return;
+  }
   const r = await runMcpcell(['run', '--relay=off', 'uvx://adv-planted@1.0'], { env: hostEnv(home), input: '' });
   assert.doesNotMatch(r.stdout, /PLANTED-BY-ANOTHER-CELL/, `a cell of another run planted the venv the default run executed: ${r.stderr}`);
 });
