@@ -171,6 +171,12 @@ WrapOutcome WrapEntry(const ordered_json& entry, const WrapOptions& opts) {
               "reads only pip.conf): wrapped, the package could come from another index. Set the index in "
               "pip.conf (pip config set global.index-url URL), remove " + k + " from the entry, and wrap again"};
     }
+    if (!opts.uv_index_config.empty()) {
+      return {WrapOutcome::Kind::kLeft, {},
+              opts.uv_index_config + " sets an index for uvx, which uvx:// does not follow (mcpcell installs with "
+              "the host's pip, which reads only pip.conf): wrapped, the package could come from another index. Set "
+              "the index in pip.conf (pip config set global.index-url URL) and wrap again"};
+    }
     target = FromUvx(args, &why);
   } else {
     std::vector<std::string> argv = {command};

@@ -140,6 +140,16 @@ TEST(WrapEntry, UvxWithAnIndexSettingInItsEnvIsLeftSayingWhy) {
             WrapOutcome::Kind::kWrapped);
 }
 
+// A uv.toml that names an index: uvx entries are left, naming the file.
+TEST(WrapEntry, UvxIsLeftWhenAUvConfigSetsAnIndex) {
+  WrapOptions opts = kOpts;
+  opts.uv_index_config = "/home/a/.config/uv/uv.toml";
+  auto w = WrapEntry(ordered_json::parse(R"({"command": "uvx", "args": ["x"]})"), opts);
+  EXPECT_EQ(w.kind, WrapOutcome::Kind::kLeft);
+  EXPECT_NE(w.note.find("/home/a/.config/uv/uv.toml"), std::string::npos) << w.note;
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "npx", "args": ["x"]})"), opts).kind, WrapOutcome::Kind::kWrapped);
+}
+
 TEST(ConfigEdit, WrapKeepsEverythingOutsideTheEntriesAndUnwrapRestoresBytes) {
   std::string text = "{\n  // mine\n  \"mcpServers\": {\n    \"a\": {\"command\": \"node\", /* x */ \"args\": [\"s.js\"]},\n"
                      "    \"r\": {\"url\": \"https://h/mcp\"},\n  },\n  \"z\": 1,\n}\n";
