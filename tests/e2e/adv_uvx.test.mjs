@@ -209,3 +209,27 @@ test('a venv planted in the default uvx cache by a run with another XDG_CACHE_HO
   const r = await runMcpcell(['run', '--relay=off', 'uvx://adv-planted@1.0'], { env: hostEnv(home), input: '' });
   assert.doesNotMatch(r.stdout, /PLANTED-BY-ANOTHER-CELL/, `a cell of another run planted the venv the default run executed: ${r.stderr}`);
 });
+
+// uvx also reads its index from uv.toml, which mcpcell's pip does not: with
+// one that names an index, `client wrap` leaves every `uvx` entry (and the
+// UV_* entry above), naming the file and what to do.
+test('client wrap leaves uvx entries when uv.toml names an index, or the entry sets UV_*', { timeout: 60_000 }, async () => {
+  const home = makeTempDir('advuvtoml');
+  mkdirSync(path.join(home, '.config', 'uv'), { recursive: true });
+  writeReadableFile(path.join(home, '.config', 'uv', 'uv.toml'), '[[index]]\nurl = "https://pypi.internal/simple"\n');
+  const config = path.join(home, 'claude.json');
+  const before = JSON.stringify({ mcpServers: { a: { command: 'uvx', args: ['internal-tool'] } } });
+  writeReadableFile(config, before);
+  const wrap = await runMcpcell(['client', 'wrap', 'claude-desktop', '--file', config], { env: hostEnv(home) });
+  assert.equal(wrap.code, 0, wrap.stderr);
+  assert.equal(readFileSync(config, 'utf8'), before, 'the uvx entry was rewritten');
+  assert.ok(wrap.stderr.includes(path.join(home, '.config', 'uv', 'uv.toml')), wrap.stderr);
+  const home2 = makeTempDir('advuvenv');
+  const config2 = path.join(home2, 'claude.json');
+  const before2 = JSON.stringify({ mcpServers: { a: { command: 'uvx', args: ['internal-tool'], env: { UV_EXTRA_INDEX_URL: 'https://x/simple' } } } });
+  writeReadableFile(config2, before2);
+  const wrap2 = await runMcpcell(['client', 'wrap', 'claude-desktop', '--file', config2], { env: hostEnv(home2) });
+  assert.equal(wrap2.code, 0, wrap2.stderr);
+  assert.equal(readFileSync(config2, 'utf8'), before2, 'the uvx entry with UV_EXTRA_INDEX_URL was rewritten');
+  assert.match(wrap2.stderr, /UV_EXTRA_INDEX_URL/, wrap2.stderr);
+});
