@@ -252,6 +252,27 @@ Result<ConfigEdit> Edit(const KnownClient& c, const std::string& text, bool wrap
   }
 }
 
+/// The first uv config file uvx would read that names an index (index-url,
+/// extra-index-url, [[index]], find-links): $UV_CONFIG_FILE, the user's
+/// ($XDG_CONFIG_HOME or ~/.config)/uv/uv.toml, the system's /etc/uv/uv.toml.
+/// "" when none: then a `uvx` entry resolves on the index pip.conf names too.
+std::string UvIndexConfig() {
+  std::vector<std::string> files;
+  if (const char* f = std::getenv("UV_CONFIG_FILE"); f != nullptr && f[0] != '\0') files.emplace_back(f);
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  if (xdg != nullptr && xdg[0] == '/') files.push_back(std::string(xdg) + "/uv/uv.toml");
+  files.push_back(ExpandHome("~/.config/uv/uv.toml"));
+  files.emplace_back("/etc/uv/uv.toml");
+  for (const auto& f : files) {
+    auto text = ReadConfigFile(f);
+    if (!text.ok()) continue;
+    for (const char* key : {"index", "find-links"}) {
+      if (text->text.find(key) != std::string::npos) return f;
+    }
+  }
+  return {};
+}
+
 Status EditClient(const ClientRequest& req, bool wrap) {
   auto client = FindClient(req.client);
   if (!client) return MakeError("client", req.client, "unknown client; one of: " + Ids());
@@ -265,7 +286,7 @@ Status EditClient(const ClientRequest& req, bool wrap) {
   if (!file.ok()) return file.error();
   auto originals = ReadOriginals(path);
   if (!originals.ok()) return originals.error();
-  auto edit = Edit(*client, file->text, wrap, WrapOptions{SelfPath(), *policy}, *originals);
+  auto edit = Edit(*client, file->text, wrap, WrapOptions{SelfPath(), *policy, UvIndexConfig()}, *originals);
   if (!edit.ok()) return MakeError(edit.error().what, path, edit.error().detail);
   Report(*edit, wrap);
   bool changed = edit->text != file->text;

@@ -25,6 +25,7 @@
 #include "profile/permission_profile.h"
 #include "util/units.h"
 #include "registry/catalog.h"
+#include "source/host_tool.h"
 #include "source/image_ref.h"
 #include "source/npx_install.h"
 #include "source/uvx_install.h"
@@ -156,6 +157,10 @@ Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const
   // of them, with that server's grants (found by the adversary review).
   if (auto cache = NpxCacheRoot(); cache.ok()) MCPCELL_TRY(CheckNotWritableByCell(spec, "mcpcell's npx cache", *cache));
   if (auto cache = UvxCacheRoot(); cache.ok()) MCPCELL_TRY(CheckNotWritableByCell(spec, "mcpcell's uvx cache", *cache));
+  // What the host's pip and npm read when they install, outside every cell,
+  // and the default cache whatever XDG_CACHE_HOME this run has (another
+  // run's cell must not plant what the default environment runs).
+  for (const auto& in : HostToolInputs()) MCPCELL_TRY(CheckNotWritableByCell(spec, in.what, in.path));
   return {};
 }
 

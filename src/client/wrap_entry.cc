@@ -79,6 +79,20 @@ std::optional<Target> FromUvx(const std::vector<std::string>& args, std::string*
   return Target{"uvx://" + spec, {}, {args.begin() + 1, args.end()}};
 }
 
+/// An env key of the entry that sets how uvx resolves packages: uv reads
+/// UV_* (UV_INDEX_URL, UV_EXTRA_INDEX_URL, UV_DEFAULT_INDEX, UV_INDEX, ...),
+/// the host's pip behind uvx:// reads none of them but PIP_*, which uvx
+/// ignores. Wrapped, such an entry would resolve the package on another
+/// index than it does today: a private name fetched from PyPI is dependency
+/// confusion. "" when the entry has none.
+std::string UvIndexSetting(const ordered_json& entry) {
+  if (!entry.contains("env") || !entry["env"].is_object()) return {};
+  for (const auto& [k, v] : entry["env"].items()) {
+    if (k.rfind("UV_", 0) == 0 || k.rfind("PIP_", 0) == 0) return k;
+  }
+  return {};
+}
+
 /// `docker run` with only the options a docker:// source implies (-i, --rm)
 /// or mcpcell has (-e NAME[=VALUE] → --env). Any other option (volumes,
 /// networks, users, ...) changes what the container may do: left alone.
@@ -151,6 +165,18 @@ WrapOutcome WrapEntry(const ordered_json& entry, const WrapOptions& opts) {
   } else if (BaseName(command) == "docker") {
     target = FromDocker(args, &why);
   } else if (BaseName(command) == "uvx") {
+    if (auto k = UvIndexSetting(entry); !k.empty()) {
+      return {WrapOutcome::Kind::kLeft, {},
+              "its env sets " + k + ", which uvx:// does not follow (mcpcell installs with the host's pip, which "
+              "reads only pip.conf): wrapped, the package could come from another index. Set the index in "
+              "pip.conf (pip config set global.index-url URL), remove " + k + " from the entry, and wrap again"};
+    }
+    if (!opts.uv_index_config.empty()) {
+      return {WrapOutcome::Kind::kLeft, {},
+              opts.uv_index_config + " sets an index for uvx, which uvx:// does not follow (mcpcell installs with "
+              "the host's pip, which reads only pip.conf): wrapped, the package could come from another index. Set "
+              "the index in pip.conf (pip config set global.index-url URL) and wrap again"};
+    }
     target = FromUvx(args, &why);
   } else {
     std::vector<std::string> argv = {command};

@@ -23,6 +23,9 @@ namespace mcpcell {
 struct WrapOptions {
   std::string mcpcell;                ///< absolute path of the mcpcell to run
   std::optional<std::string> policy;  ///< --policy for every wrapped entry
+  /// A uv config file (uv.toml) that sets an index uvx reads and uvx:// does
+  /// not, "" when none: `uvx` entries are then left as they are.
+  std::string uv_index_config = {};
 };
 
 struct WrapOutcome {

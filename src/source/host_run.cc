@@ -34,6 +34,10 @@ Result<HostCommand> PrepareHostCommand(const HostToolRun& run) {
   const char* path = std::getenv("PATH");
   std::string safe = HostToolPath(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", run.cell_writable);
   HostCommand c{"", HostToolEnvironment(environ, safe)};
+  std::erase_if(c.env, [&](const std::string& e) {
+    return std::any_of(run.drop_env_prefixes.begin(), run.drop_env_prefixes.end(),
+                       [&](const std::string& p) { return e.rfind(p, 0) == 0; });
+  });
   if (name[0] == '/') {
     // An absolute program (Debian's /usr/bin/python3, a venv's python) is
     // held to the same rule as a PATH entry: not from where a cell writes.

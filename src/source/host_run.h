@@ -22,6 +22,9 @@ struct HostToolRun {
   std::vector<std::string> cell_writable;  ///< resolved host directories a cell may write
   std::string timeout_hint;       ///< what to check when the limit passes ("is the npm registry reachable ...?")
   std::string missing_hint;       ///< how to get argv[0] when it is not there ("apt-get install npm")
+  /// Variables of the caller's environment the tool must not see, by
+  /// prefix ("PYTHON": PYTHONPATH/PYTHONHOME could lead it to code a cell wrote).
+  std::vector<std::string> drop_env_prefixes = {};
 };
 
 /// Runs it; every 30 s a "still <what>" line goes to stderr. Errors: not

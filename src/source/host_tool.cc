@@ -1,7 +1,12 @@
 #include "source/host_tool.h"
 
 #include <limits.h>
+#include <pwd.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
 
 #include "util/path_search.h"
 
@@ -25,7 +30,97 @@ std::vector<std::string> SplitPath(const std::string& path) {
   return out;
 }
 
+/// $NAME when set to an absolute path, else "".
+std::string AbsoluteEnv(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && v[0] == '/' ? std::string(v) : std::string();
+}
+
+/// $NAME as the host tool reads it: it runs in kHostToolCwd ("/"), so a
+/// relative value is a path under "/"; "" when unset or empty.
+std::string ToolEnvPath(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || v[0] == '\0') return {};
+  return v[0] == '/' ? std::string(v) : std::string("/") + v;
+}
+
+/// $HOME and the account's home from the password database, once each.
+std::vector<std::string> Homes() {
+  std::vector<std::string> homes;
+  if (auto h = AbsoluteEnv("HOME"); !h.empty()) homes.push_back(h);
+  if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr && pw->pw_dir[0] == '/') {
+    if (homes.empty() || homes[0] != pw->pw_dir) homes.emplace_back(pw->pw_dir);
+  }
+  return homes;
+}
+
+/// "python3.11": the name /usr/bin/python3 leads to, which names its user
+/// site (~/.local/lib/python3.11/site-packages); "" when there is none.
+std::string HostPythonName() {
+  char real[PATH_MAX];
+  if (::realpath("/usr/bin/python3", real) == nullptr) return {};
+  std::string name = real;
+  return name.substr(name.rfind('/') + 1);
+}
+
+/// The `prefix=` an npmrc sets (npm's global prefix: its etc/npmrc is the
+/// global config), "" when none or not absolute ("~/x" is under `home`, as npm reads it).
+std::string NpmrcPrefix(const std::string& home) {
+  std::ifstream in(home + "/.npmrc");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto b = line.find_first_not_of(" \t");
+    if (b == std::string::npos || line.compare(b, 6, "prefix") != 0) continue;
+    auto eq = line.find_first_not_of(" \t", b + 6);
+    if (eq == std::string::npos || line[eq] != '=') continue;
+    auto v0 = line.find_first_not_of(" \t", eq + 1);
+    std::string v = v0 == std::string::npos ? "" : line.substr(v0);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\r')) v.pop_back();
+    if (v.rfind("~/", 0) == 0) v = home + v.substr(1);
+    if (!v.empty() && v[0] == '/') return v;
+  }
+  return {};
+}
+
+void AddHomeInputs(const std::string& home, const std::string& python, std::vector<HostToolInput>* out) {
+  out->push_back({home + "/.cache/mcpcell", "mcpcell's default package cache (the code of every npx:// and uvx:// server)"});
+  if (!python.empty()) {
+    out->push_back({home + "/.local/lib/" + python + "/site-packages",
+                    "Python's user site-packages (a .pth there runs in every host Python)"});
+  }
+  out->push_back({home + "/.config/pip/pip.conf", "pip's user config (it chooses the index uvx:// installs from)"});
+  out->push_back({home + "/.pip/pip.conf", "pip's legacy user config (it chooses the index uvx:// installs from)"});
+  out->push_back({home + "/.npmrc", "npm's user config (it chooses the registry npx:// installs from)"});
+  if (auto prefix = NpmrcPrefix(home); !prefix.empty()) {
+    out->push_back({prefix + "/etc/npmrc", "npm's global config (the prefix ~/.npmrc names)"});
+  }
+}
+
 }  // namespace
+
+std::vector<HostToolInput> HostToolInputs() {
+  std::vector<HostToolInput> out;
+  std::string python = HostPythonName();
+  for (const auto& home : Homes()) AddHomeInputs(home, python, &out);
+  if (auto x = ToolEnvPath("XDG_CONFIG_HOME"); !x.empty()) {
+    out.push_back({x + "/pip/pip.conf", "pip's user config in $XDG_CONFIG_HOME (it chooses the index uvx:// installs from)"});
+  }
+  // pip's site config: $XDG_CONFIG_DIRS/pip/pip.conf (default /etc/xdg).
+  const char* dirs = std::getenv("XDG_CONFIG_DIRS");
+  for (const auto& d : SplitPath(dirs != nullptr && dirs[0] != '\0' ? dirs : "/etc/xdg")) {
+    if (d.empty()) continue;
+    out.push_back({(d[0] == '/' ? d : "/" + d) + "/pip/pip.conf",
+                   "pip's site config (it chooses the index uvx:// installs from)"});
+  }
+  for (const char* name : {"PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "npm_config_userconfig", "NPM_CONFIG_GLOBALCONFIG",
+                           "npm_config_globalconfig"}) {
+    if (auto v = ToolEnvPath(name); !v.empty()) out.push_back({v, std::string("the config file $") + name + " names"});
+  }
+  for (const char* name : {"NPM_CONFIG_PREFIX", "npm_config_prefix"}) {
+    if (auto v = ToolEnvPath(name); !v.empty()) out.push_back({v + "/etc/npmrc", std::string("npm's global config under $") + name});
+  }
+  return out;
+}
 
 std::string HostToolPath(const std::string& path_env, const std::vector<std::string>& cell_writable) {
   std::string out;

@@ -24,6 +24,21 @@ std::string FindHostTool(const std::string& name, const std::string& path);
 /// The environment a host tool gets: `environ` with PATH replaced by `path`.
 std::vector<std::string> HostToolEnvironment(char** environ_in, const std::string& path);
 
+/// A file or directory a host install (pip under /usr/bin/python3, npm)
+/// reads for itself, and why it matters.
+struct HostToolInput {
+  std::string path;
+  std::string what;  ///< "pip's user config (chooses the index)"
+};
+
+/// What the host's Python, pip and npm read when mcpcell installs a uvx:// or
+/// npx:// package, for each home ($HOME and the account's own, which may
+/// differ): their config files, Python's user site-packages, and mcpcell's
+/// default package cache whatever XDG_CACHE_HOME this run has. A cell that
+/// can write one of them chooses the code the next install runs or fetches,
+/// outside every cell, so no grant may make one writable.
+std::vector<HostToolInput> HostToolInputs();
+
 /// The working directory a host tool starts in: "/" (no project config of
 /// the caller's directory is read, no relative path lands in it).
 inline constexpr const char* kHostToolCwd = "/";

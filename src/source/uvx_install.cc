@@ -34,7 +34,7 @@ class PipTool : public PythonTool {
     // `pip index versions` (pip >= 21.2) asks the index pip is configured
     // with and prints "name (1.2.3)" first; it reads the same config the
     // install will.
-    auto out = Run({kVenvPython, "-m", "pip", "index", "versions", "--no-cache-dir", "--disable-pip-version-check", "--no-input",
+    auto out = Run({kVenvPython, "-I", "-m", "pip", "index", "versions", "--no-cache-dir", "--disable-pip-version-check", "--no-input",
                     package},
                    true, "resolving the latest " + package + " with pip");
     if (!out.ok()) return out.error();
@@ -58,7 +58,7 @@ class PipTool : public PythonTool {
       return MakeError("find Python", kVenvPython, std::string("not a program under /usr (which cells mount) — ") +
                                                        kPipMissingHint);
     }
-    auto venv = Run({real, "-m", "venv", "--without-pip", venv_dir}, false, "creating a venv for " + package);
+    auto venv = Run({real, "-I", "-m", "venv", "--without-pip", venv_dir}, false, "creating a venv for " + package);
     if (!venv.ok()) {
       Error e = venv.error();
       e.detail += " — is python3-venv installed (apt-get install python3-venv)?";
@@ -69,7 +69,7 @@ class PipTool : public PythonTool {
     // have been granted; a wheel planted there would become another server's
     // code. Installs happen once per version, so the cost is small.
     // --no-input: a prompt for index credentials would hang with stdin on /dev/null.
-    auto pip = Run({kVenvPython, "-m", "pip", "--python", venv_dir + "/bin/python3", "install", "--only-binary=:all:",
+    auto pip = Run({kVenvPython, "-I", "-m", "pip", "--python", venv_dir + "/bin/python3", "install", "--only-binary=:all:",
                     "--no-cache-dir", "--no-input", "--disable-pip-version-check", "--no-warn-script-location", "--progress-bar", "off",
                     package + "==" + version},
                    false, "installing " + package + "==" + version + " with pip");
@@ -82,9 +82,16 @@ class PipTool : public PythonTool {
   }
 
  private:
+  // -I (isolated mode, python(1)): no user site-packages (a .pth a cell
+  // planted in ~/.local/lib/python3.X would run here, on the host), no
+  // PYTHON* variables, no script or working directory on sys.path. pip
+  // --python re-runs pip under the venv's Python without -I, so the PYTHON*
+  // variables are dropped from the environment as well (a venv has no user
+  // site), and _PIP_* (_PIP_RUNNING_IN_SUBPROCESS would make pip skip
+  // --python and install into /usr/bin/python3's own site).
   Result<std::string> Run(std::vector<std::string> argv, bool capture, std::string what) {
     return RunHostTool({std::move(argv), capture, limit_, std::move(what), cell_writable_, kPipTimeoutHint,
-                        kPipMissingHint});
+                        kPipMissingHint, {"PYTHON", "_PIP_"}});
   }
 
   std::vector<std::string> cell_writable_;

@@ -120,6 +120,36 @@ TEST(WrapEntry, RemoteWrappedUvxAndMalformedEntriesAreLeftWithAReason) {
   EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": {"path": "x"}})"), kOpts).kind, WrapOutcome::Kind::kLeft);
 }
 
+// uvx reads UV_* (its index settings), the host pip behind uvx:// reads
+// PIP_* instead: wrapped, the package would come from another index
+// (dependency confusion, adv_uvx.test.mjs). Left, with what to do.
+TEST(WrapEntry, UvxWithAnIndexSettingInItsEnvIsLeftSayingWhy) {
+  for (const char* key : {"UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "PIP_INDEX_URL"}) {
+    ordered_json e = ordered_json::parse(R"({"command": "uvx", "args": ["internal-tool"]})");
+    e["env"][key] = "https://pypi.internal/simple";
+    auto w = WrapEntry(e, kOpts);
+    EXPECT_EQ(w.kind, WrapOutcome::Kind::kLeft) << key;
+    EXPECT_NE(w.note.find(key), std::string::npos) << w.note;
+    EXPECT_NE(w.note.find("pip.conf"), std::string::npos) << w.note;
+  }
+  // Other variables are the server's own: still wrapped.
+  auto w = WrapEntry(ordered_json::parse(R"({"command": "uvx", "args": ["x"], "env": {"API_KEY": "k"}})"), kOpts);
+  EXPECT_EQ(w.kind, WrapOutcome::Kind::kWrapped);
+  // npx with a UV_ variable is not uvx: unaffected.
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "npx", "args": ["x"], "env": {"UV_INDEX_URL": "u"}})"), kOpts).kind,
+            WrapOutcome::Kind::kWrapped);
+}
+
+// A uv.toml that names an index: uvx entries are left, naming the file.
+TEST(WrapEntry, UvxIsLeftWhenAUvConfigSetsAnIndex) {
+  WrapOptions opts = kOpts;
+  opts.uv_index_config = "/home/a/.config/uv/uv.toml";
+  auto w = WrapEntry(ordered_json::parse(R"({"command": "uvx", "args": ["x"]})"), opts);
+  EXPECT_EQ(w.kind, WrapOutcome::Kind::kLeft);
+  EXPECT_NE(w.note.find("/home/a/.config/uv/uv.toml"), std::string::npos) << w.note;
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "npx", "args": ["x"]})"), opts).kind, WrapOutcome::Kind::kWrapped);
+}
+
 TEST(ConfigEdit, WrapKeepsEverythingOutsideTheEntriesAndUnwrapRestoresBytes) {
   std::string text = "{\n  // mine\n  \"mcpServers\": {\n    \"a\": {\"command\": \"node\", /* x */ \"args\": [\"s.js\"]},\n"
                      "    \"r\": {\"url\": \"https://h/mcp\"},\n  },\n  \"z\": 1,\n}\n";

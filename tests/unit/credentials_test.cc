@@ -57,6 +57,20 @@ TEST(CredentialsBeneath, FindsWhatANamedDirectoryWouldExpose) {
   EXPECT_FALSE(found.truncated);
 }
 
+// pip's and uv's configs hold index URLs with tokens (adv_uvx.test.mjs):
+// hidden under a grant of ~/.config or ~, as .pypirc is.
+TEST(CredentialsBeneath, FindsPipAndUvConfigs) {
+  ScratchDir d;
+  for (const char* rel : {"home/.config/pip/pip.conf", "home/.pip/pip.conf", "home/.config/uv/uv.toml"}) d.File(rel);
+  const auto home = d.path / "home";
+  auto config = CredentialsBeneath((home / ".config").string());
+  EXPECT_TRUE(Has(config, home / ".config/pip/pip.conf"));
+  EXPECT_TRUE(Has(config, home / ".config/uv/uv.toml"));
+  auto all = CredentialsBeneath(home.string());
+  EXPECT_TRUE(Has(all, home / ".pip/pip.conf"));
+  EXPECT_TRUE(Has(all, home / ".config/pip/pip.conf"));
+}
+
 // Issue 10 item 6: a grant of ~/.config, ~/.local/share or ~/work must not
 // show the credentials below it, however deep.
 TEST(CredentialsBeneath, FindsCredentialsAtAnyDepth) {

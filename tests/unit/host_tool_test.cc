@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -57,6 +58,40 @@ TEST_F(HostToolTest, EnvironmentKeepsEverythingButPath) {
   char c[] = "PATHX=1";
   char* env[] = {a, b, c, nullptr};
   EXPECT_EQ(HostToolEnvironment(env, "/usr/bin"), (std::vector<std::string>{"HOME=/h", "PATHX=1", "PATH=/usr/bin"}));
+}
+
+bool HasInput(const std::vector<HostToolInput>& in, const std::string& path) {
+  for (const auto& i : in) {
+    if (i.path == path) return !i.what.empty();
+  }
+  return false;
+}
+
+// What the host's pip and npm read at install must stay out of every cell's
+// reach; the default cache is listed whatever XDG_CACHE_HOME says
+// (adv_uvx.test.mjs). Environment set and put back here, one test at a time.
+TEST_F(HostToolTest, InputsNameConfigsUserSiteAndTheDefaultCacheOfThisHome) {
+  std::string old_home = std::getenv("HOME") != nullptr ? std::getenv("HOME") : "";
+  ::setenv("HOME", root_.c_str(), 1);
+  ::setenv("XDG_CACHE_HOME", (root_ + "/other").c_str(), 1);
+  ::setenv("PIP_CONFIG_FILE", (root_ + "/mine.conf").c_str(), 1);
+  std::ofstream(root_ + "/.npmrc") << "registry=https://r\n prefix = ~/.npm-global\n";
+  // Relative: pip runs in "/", so it reads /tmp/... (the cwd is part of the path).
+  ::setenv("XDG_CONFIG_HOME", (root_.substr(1) + "/xdg").c_str(), 1);
+  auto in = HostToolInputs();
+  ::setenv("HOME", old_home.c_str(), 1);
+  ::unsetenv("XDG_CONFIG_HOME");
+  ::unsetenv("XDG_CACHE_HOME");
+  ::unsetenv("PIP_CONFIG_FILE");
+  for (const char* rel : {"/.cache/mcpcell", "/.config/pip/pip.conf", "/.pip/pip.conf", "/.npmrc", "/mine.conf",
+                          "/.npm-global/etc/npmrc", "/xdg/pip/pip.conf"}) {
+    EXPECT_TRUE(HasInput(in, root_ + rel)) << rel;
+  }
+  char real[PATH_MAX];
+  if (::realpath("/usr/bin/python3", real) != nullptr) {
+    std::string py = fs::path(real).filename().string();
+    EXPECT_TRUE(HasInput(in, root_ + "/.local/lib/" + py + "/site-packages")) << py;
+  }
 }
 
 }  // namespace
