@@ -129,6 +129,25 @@ std::optional<Target> FromDocker(const std::vector<std::string>& args, std::stri
   return t;
 }
 
+// A uvx entry whose index mcpcell would not follow (its env, or a uv.toml):
+// wrapped, the package could come from another index (dependency confusion).
+std::optional<WrapOutcome> UvxIndexLeft(const ordered_json& entry, const WrapOptions& opts) {
+  if (auto k = UvIndexSetting(entry); !k.empty()) {
+    return WrapOutcome{WrapOutcome::Kind::kLeft, {},
+                       "its env sets " + k + ", which uvx:// does not follow (mcpcell installs with the host's pip, "
+                       "which reads only pip.conf): wrapped, the package could come from another index. Set the "
+                       "index in pip.conf (pip config set global.index-url URL), remove " + k +
+                           " from the entry, and wrap again"};
+  }
+  if (!opts.uv_index_config.empty()) {
+    return WrapOutcome{WrapOutcome::Kind::kLeft, {},
+                       opts.uv_index_config + " sets an index for uvx, which uvx:// does not follow (mcpcell installs "
+                       "with the host's pip, which reads only pip.conf): wrapped, the package could come from another "
+                       "index. Set the index in pip.conf (pip config set global.index-url URL) and wrap again"};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool IsWrapped(const ordered_json& entry) {
@@ -165,18 +184,7 @@ WrapOutcome WrapEntry(const ordered_json& entry, const WrapOptions& opts) {
   } else if (BaseName(command) == "docker") {
     target = FromDocker(args, &why);
   } else if (BaseName(command) == "uvx") {
-    if (auto k = UvIndexSetting(entry); !k.empty()) {
-      return {WrapOutcome::Kind::kLeft, {},
-              "its env sets " + k + ", which uvx:// does not follow (mcpcell installs with the host's pip, which "
-              "reads only pip.conf): wrapped, the package could come from another index. Set the index in "
-              "pip.conf (pip config set global.index-url URL), remove " + k + " from the entry, and wrap again"};
-    }
-    if (!opts.uv_index_config.empty()) {
-      return {WrapOutcome::Kind::kLeft, {},
-              opts.uv_index_config + " sets an index for uvx, which uvx:// does not follow (mcpcell installs with "
-              "the host's pip, which reads only pip.conf): wrapped, the package could come from another index. Set "
-              "the index in pip.conf (pip config set global.index-url URL) and wrap again"};
-    }
+    if (auto left = UvxIndexLeft(entry, opts)) return *left;
     target = FromUvx(args, &why);
   } else {
     std::vector<std::string> argv = {command};

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "source/host_run.h"
+#include "util/diag.h"
 #include "util/json_input.h"
 
 namespace mcpcell {
@@ -247,8 +248,8 @@ Result<InstalledPackage> EnsureUvxPackage(const ServerRef& ref, PythonTool& tool
       out.interpreter = out.cache_dir + "/bin/python3";
       return out;
     }
-    std::fprintf(stderr, "mcpcell: installing %s==%s outside the cell into %s (a venv; pip, wheels only)\n",
-                 ref.package.c_str(), out.version.c_str(), out.cache_dir.c_str());
+    Say("installing " + ref.package + "==" + out.version + " outside the cell into " + out.cache_dir +
+        " (a venv; pip, wheels only)");
     MCPCELL_TRY(InstallIntoCache(cache_root, out.cache_dir, [&](const std::string& tmp) {
       return tool.Install(ref.package, out.version, tmp);
     }));
