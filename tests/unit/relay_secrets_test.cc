@@ -169,7 +169,7 @@ TEST(RelaySecrets, RedactBlocksWhatNoMaskCanMakeClean) {
   nul.bounded = false;
   cfg.secrets.rules.push_back(nul);
   std::vector<json> records;
-  McpRelay relay(cfg, [&](const json& e) { records.push_back(e); });
+  McpRelay relay(cfg, [&](const json& e) -> Status { records.push_back(e); return {}; });
   std::string line = R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}})";
   std::string padded = line + std::string(LineFramer::kPadding, ' ');
   RelayAction a = relay.FromClient(LineFramer::Line{std::string_view(padded.data(), line.size()), false, line.size()});
