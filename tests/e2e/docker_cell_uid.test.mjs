@@ -161,17 +161,25 @@ test('cells run as a host uid of their own: uid 1000 and nobody cannot read, ope
   for (const uid of uids) assert.equal(existsSync(`/run/mcpcell/cell-ids/${uid}`), false, `claim ${uid} left after the run`);
 });
 
-test('root, native: a --write dir must be writable through its other bits; what the cell writes belongs to the run\'s own uid', { timeout: 60_000 }, async (t) => {
+test('root, native, --idmap=off: a --write dir must be writable through its other bits; a shared dir\'s new files belong to the run\'s own uid', { timeout: 60_000 }, async (t) => {
   if (process.getuid() !== 0) {
     t.skip('a root caller\'s cell user is the claimed id (a normal user\'s is the user): runs as root');
     return;
   }
   const closed = makeTempDir('uid-write-closed');
   chmodSync(closed, 0o755);
-  const refused = await runMcpcell(['run', '--isolate=native', '--write', closed, '--', '/bin/true']);
+  // Without idmapped grants (--idmap=off, the behaviour before issue 14 item 5)
+  // the cell's own uid cannot write root's 0755 dir: refused up front.
+  const refused = await runMcpcell(['run', '--isolate=native', '--idmap=off', '--write', closed, '--', '/bin/true']);
   assert.equal(refused.code, EXIT.usage, refused.stderr);  // bad input, as the README's exit-code table says
   assert.match(refused.stderr, /a host uid of its own, claimed for this run \(now \d+\)/);
   assert.ok(refused.stderr.includes(`chmod o+w ${closed}`), refused.stderr);
+  // By default the grant is mounted as its owner's (idmap.test.mjs has the rest):
+  // the cell writes it, and the file is root's, the dir's owner.
+  const mine = path.join(closed, 'as-owner');
+  const mapped = await runMcpcell(['run', '--isolate=native', '--write', closed, '--', '/bin/sh', '-c', `echo x > '${mine}'`]);
+  assert.equal(mapped.code, 0, mapped.stderr);
+  assert.equal(statSync(mine).uid, 0);
   const open = makeWritableDir('uid-write-open');
   const file = path.join(open, 'made');
   const r = await runMcpcell(['run', '--isolate=native', '--write', open, '--', '/bin/sh', '-c', `echo x > '${file}'`]);
