@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
 #include "cell/cell_record.h"
 #include "cli/commands.h"
 #include "core/exit_codes.h"
@@ -16,6 +18,7 @@
 #include "source/uvx_install.h"
 #include "util/json_text.h"
 #include "util/state_dir.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
@@ -69,7 +72,7 @@ int List(const CacheOptions& o) {
   std::string roots;
   auto listed = ListBoth(&roots);
   if (!listed) {
-    std::fprintf(stderr, "mcpcell cache: %s\n", listed.error().Message().c_str());
+    SayAs("cache", listed.error().Message());
     return kExitUsage;
   }
   const auto& cached = *listed;
@@ -86,8 +89,7 @@ int List(const CacheOptions& o) {
                 p.in_use ? "yes" : "");
     total += p.bytes;
   }
-  std::fprintf(stderr, "mcpcell cache: %zu package version(s), %s, in %s\n", cached.size(), Size(total).c_str(),
-               roots.c_str());
+  SayAs("cache", fmt::format("{} package version(s), {}, in {}", cached.size(), Size(total), roots));
   return 0;
 }
 
@@ -95,7 +97,7 @@ int Prune(const CacheOptions& o) {
   std::string roots;
   auto listed = ListBoth(&roots);
   if (!listed) {
-    std::fprintf(stderr, "mcpcell cache: %s\n", listed.error().Message().c_str());
+    SayAs("cache", listed.error().Message());
     return kExitUsage;
   }
   const auto& cached = *listed;
@@ -105,8 +107,8 @@ int Prune(const CacheOptions& o) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& p : chosen) {
     bool ok = o.dry_run || RemoveCachedPackage(p);
-    std::fprintf(stderr, "mcpcell cache: %s %s@%s (%s)%s\n", o.dry_run ? "would remove" : "removed",
-                 p.package.c_str(), p.version.c_str(), Size(p.bytes).c_str(), ok ? "" : ": could not remove it");
+    SayAs("cache", fmt::format("{} {}@{} ({}){}", o.dry_run ? "would remove" : "removed", p.package, p.version,
+                               Size(p.bytes), ok ? "" : ": could not remove it"));
     if (!ok) continue;
     ++removed;
     freed += p.bytes;
@@ -114,8 +116,8 @@ int Prune(const CacheOptions& o) {
   }
   int in_use = 0;
   for (const auto& p : cached) in_use += p.in_use ? 1 : 0;
-  std::fprintf(stderr, "mcpcell cache: %zu checked, %d %s (%s), %d kept in use by a running cell\n", cached.size(),
-               removed, o.dry_run ? "to remove" : "removed", Size(freed).c_str(), in_use);
+  SayAs("cache", fmt::format("{} checked, {} {} ({}), {} kept in use by a running cell", cached.size(), removed,
+                             o.dry_run ? "to remove" : "removed", Size(freed), in_use));
   if (o.json) std::printf("%s\n", JsonText(out, 2).c_str());
   return removed == static_cast<int>(chosen.size()) ? 0 : 1;
 }

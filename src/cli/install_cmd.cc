@@ -19,6 +19,7 @@
 #include "source/uvx_install.h"
 #include "source/server_ref.h"
 #include "util/units.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
@@ -50,15 +51,14 @@ Result<ServerRef> PackageSource(const std::string& server) {
 int Install(const InstallRequest& req) {
   auto ref = PackageSource(req.server);
   if (!ref.ok()) {
-    std::fprintf(stderr, "mcpcell install: %s\n", ref.error().Message().c_str());
+    SayAs("install", ref.error().Message());
     return kExitUsage;
   }
   std::chrono::milliseconds limit = kDefaultInstallTimeout;
   if (req.install_timeout) {
     auto v = ParseDuration(*req.install_timeout);
     if (!v.ok() || v->count() <= 0) {
-      std::fprintf(stderr, "mcpcell install: --install-timeout %s: expected a duration above 0, e.g. 10m\n",
-                   req.install_timeout->c_str());
+      SayAs("install", "--install-timeout " + *req.install_timeout + ": expected a duration above 0, e.g. 10m");
       return kExitUsage;
     }
     limit = *v;
@@ -66,17 +66,17 @@ int Install(const InstallRequest& req) {
   const bool uvx = ref->kind == ServerRef::Kind::kUvx;
   auto root = uvx ? UvxCacheRoot() : NpxCacheRoot();
   if (!root.ok()) {
-    std::fprintf(stderr, "mcpcell install: %s\n", root.error().Message().c_str());
+    SayAs("install", root.error().Message());
     return 1;
   }
   auto inst = uvx ? EnsureUvxPackage(*ref, *MakePipTool({}, limit), *root, true)
                   : EnsureNpxPackage(*ref, *MakeNpmTool({}, limit), *root, true);
   if (!inst.ok()) {
-    std::fprintf(stderr, "mcpcell install: %s\n", inst.error().Message().c_str());
+    SayAs("install", inst.error().Message());
     return 1;
   }
-  std::fprintf(stderr, "mcpcell install: %s@%s %s in %s\n", ref->package.c_str(), inst->version.c_str(),
-               inst->installed_now ? "installed" : "already installed", inst->cache_dir.c_str());
+  SayAs("install", ref->package + "@" + inst->version + " " +
+                       (inst->installed_now ? "installed" : "already installed") + " in " + inst->cache_dir);
   return 0;
 }
 

@@ -21,11 +21,12 @@
 #include "guard/pin_store.h"
 #include "guard/tool_contract.h"
 #include "util/nearest.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
 
-void Err(const std::string& s) { std::fprintf(stderr, "mcpcell pins: %s\n", s.c_str()); }
+void Err(const std::string& s) { SayAs("pins", s); }
 
 // The store of `server`, or an error naming the known servers nearest to it.
 Result<PinStore> StoreOf(const std::string& dir, const std::string& server) {
@@ -57,7 +58,7 @@ void PrintPending(const std::string& name, const PendingTool& p, const PinFile& 
 int List(const std::string& dir, const std::string& server) {
   if (server.empty()) {
     if (::access(dir.c_str(), F_OK) != 0 && errno == ENOENT) {
-      std::fprintf(stderr, "mcpcell pins: no server has been pinned yet (%s does not exist)\n", dir.c_str());
+      SayAs("pins", "no server has been pinned yet (" + dir + " does not exist)");
       return 0;
     }
     auto servers = PinStore::Servers(dir);

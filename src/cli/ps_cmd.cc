@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
 #include "cell/cell_record.h"
 #include "cell/stderr_log.h"
 #include "util/terminal_text.h"
@@ -22,6 +24,7 @@
 #include "core/exit_codes.h"
 #include "util/json_text.h"
 #include "util/state_dir.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
@@ -46,7 +49,7 @@ int Ps(bool as_json) {
   std::string dir = CellRecordDir(StateDirForThisUser());
   auto fd = OpenStateDir("cells");
   if (!fd) {
-    std::fprintf(stderr, "mcpcell ps: %s\n", fd.error().Message().c_str());
+    SayAs("ps", fd.error().Message());
     return kExitUsage;
   }
   std::vector<CellRecord> live;
@@ -91,14 +94,13 @@ bool PrintLog(int dir, const std::string& name, TerminalFilter* filter, bool tty
 
 int Logs(const std::string& cell) {
   if (cell.empty() || cell.size() > 12 || cell.find_first_not_of("0123456789abcdef") != std::string::npos) {
-    std::fprintf(stderr, "mcpcell logs: '%s' is no cell id (12 hex digits, or a unique start of one, as "
-                         "'mcpcell ps' shows)\n", cell.c_str());
+    SayAs("logs", "'" + cell + "' is no cell id (12 hex digits, or a unique start of one, as 'mcpcell ps' shows)");
     return kExitUsage;
   }
   std::string dir = CellLogDir(StateDirForThisUser());
   auto fd = OpenStateDir("logs");
   if (!fd) {
-    std::fprintf(stderr, "mcpcell logs: %s\n", fd.error().Message().c_str());
+    SayAs("logs", fd.error().Message());
     return kExitUsage;
   }
   std::vector<std::string> ids;
@@ -106,9 +108,8 @@ int Logs(const std::string& cell) {
     if (name.rfind(cell, 0) == 0) ids.push_back(name);
   }
   if (ids.size() != 1) {
-    std::fprintf(stderr, "mcpcell logs: %s cell id starts with '%s' in %s (see 'mcpcell ps'; the logs of the "
-                         "newest %d runs are kept)\n", ids.empty() ? "no" : "more than one", cell.c_str(),
-                 dir.c_str(), kLogsKept);
+    SayAs("logs", fmt::format("{} cell id starts with '{}' in {} (see 'mcpcell ps'; the logs of the newest {} "
+                              "runs are kept)", ids.empty() ? "no" : "more than one", cell, dir, kLogsKept));
     return kExitUsage;
   }
   bool tty = ::isatty(STDOUT_FILENO) != 0;

@@ -7,13 +7,13 @@
 
 #include "cell/backend.h"
 #include "util/state_dir.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
 
-void Warn(const Error& e) {
-  std::fprintf(stderr, "mcpcell: warning: this run is not listed by 'mcpcell ps' and has no log: %s\n",
-               e.Message().c_str());
+void WarnUntracked(const Error& e) {
+  mcpcell::Warn("this run is not listed by 'mcpcell ps' and has no log: " + e.Message());
 }
 
 CellRecord RecordOf(const LaunchPlan& plan, const std::string& id, const std::string& log) {
@@ -38,12 +38,12 @@ std::unique_ptr<TrackedRun> TrackedRun::Start(const LaunchPlan& plan) {
   std::string state = StateDirForThisUser();
   auto cells = OpenStateDir("cells");
   if (!cells) {
-    Warn(cells.error());
+    WarnUntracked(cells.error());
     return nullptr;
   }
   auto logs = OpenStateDir("logs");
   if (!logs) {
-    Warn(logs.error());
+    WarnUntracked(logs.error());
     return nullptr;
   }
   (void)ReapCellRecords(cells->get());
@@ -55,12 +55,12 @@ std::unique_ptr<TrackedRun> TrackedRun::Start(const LaunchPlan& plan) {
   auto run = std::make_unique<TrackedRun>();
   std::string id = NewRunRecordId();
   if (auto ok = run->log_.Start(std::move(*logs), id); !ok) {
-    Warn(ok.error());
+    WarnUntracked(ok.error());
     return nullptr;
   }
   auto record = LiveCellRecord::Write(std::move(*cells), RecordOf(plan, id, CellLogDir(state) + "/" + id + ".log"));
   if (!record) {
-    Warn(record.error());
+    WarnUntracked(record.error());
     return run;  // the log alone still helps
   }
   run->record_ = std::move(*record);
