@@ -101,8 +101,11 @@ ensure_podman() {
   command -v runc >/dev/null 2>&1 || { echo "podman: runc is missing (apt-get install runc)" >&2; return 1; }
   mkdir -p "$PODMAN_STATE" "$(dirname "$PODMAN_SOCK")"
   log "podman: starting its API service with runc (log: $PODMAN_STATE/service.log)"
-  setsid podman --runtime "$(command -v runc)" system service --time=0 "unix://$PODMAN_SOCK" \
-    >"$PODMAN_STATE/service.log" 2>&1 </dev/null &
+  # From /: the service outlives this run, and conmon inherits its working
+  # directory; started inside a clone that is later removed, every container
+  # after that fails ("conmon: Failed to get working directory", attach 409).
+  (cd / && exec setsid podman --runtime "$(command -v runc)" system service --time=0 "unix://$PODMAN_SOCK" \
+    >"$PODMAN_STATE/service.log" 2>&1 </dev/null) &
   echo $! >"$PODMAN_STATE/service.pid"
   local i
   for i in $(seq 1 40); do
