@@ -9,7 +9,10 @@
 // name the `git` npm runs, or another registry). See docs/THREAT_MODEL.md.
 
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "util/error.h"
 
 namespace mcpcell {
 
@@ -38,6 +41,10 @@ struct HostToolInput {
 /// can write one of them chooses the code the next install runs or fetches,
 /// outside every cell, so no grant may make one writable.
 std::vector<HostToolInput> HostToolInputs();
+
+/// The package cache of one source kind ("npx", "uvx"):
+/// $XDG_CACHE_HOME/mcpcell/KIND, else $HOME/.cache/mcpcell/KIND.
+Result<std::string> PackageCacheRoot(std::string_view kind);
 
 /// The working directory a host tool starts in: "/" (no project config of
 /// the caller's directory is read, no relative path lands in it).

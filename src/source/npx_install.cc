@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "source/host_run.h"
+#include "source/host_tool.h"
 #include "util/diag.h"
 #include "util/json_input.h"
 #include "util/unique_fd.h"
@@ -139,15 +140,7 @@ std::unique_ptr<PackageTool> MakeNpmTool(std::vector<std::string> cell_writable,
   return std::make_unique<NpmTool>(std::move(cell_writable), limit);
 }
 
-Result<std::string> NpxCacheRoot() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/mcpcell/npx";
-  const char* home = std::getenv("HOME");
-  if (home == nullptr || home[0] != '/') {
-    return MakeError("find the package cache", "", "neither XDG_CACHE_HOME nor HOME is an absolute path");
-  }
-  return std::string(home) + "/.cache/mcpcell/npx";
-}
+Result<std::string> NpxCacheRoot() { return PackageCacheRoot("npx"); }
 
 Result<std::string> PackageBin(const std::string& package_dir, const std::string& package) {
   std::string manifest = package_dir + "/package.json";

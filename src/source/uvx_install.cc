@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "source/host_run.h"
+#include "source/host_tool.h"
 #include "util/diag.h"
 #include "util/json_input.h"
 
@@ -161,15 +162,7 @@ std::unique_ptr<PythonTool> MakePipTool(std::vector<std::string> cell_writable, 
   return std::make_unique<PipTool>(std::move(cell_writable), limit);
 }
 
-Result<std::string> UvxCacheRoot() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/mcpcell/uvx";
-  const char* home = std::getenv("HOME");
-  if (home == nullptr || home[0] != '/') {
-    return MakeError("find the package cache", "", "neither XDG_CACHE_HOME nor HOME is an absolute path");
-  }
-  return std::string(home) + "/.cache/mcpcell/uvx";
-}
+Result<std::string> UvxCacheRoot() { return PackageCacheRoot("uvx"); }
 
 std::string NormalizePypiName(std::string_view name) {
   std::string out;
