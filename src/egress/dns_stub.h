@@ -65,6 +65,11 @@ class DnsStub {
   DnsStub(boost::asio::io_context& io, UniqueFd udp_socket, const EgressRules& rules, NameMap& names,
           EgressAudit& audit);
 
+  /// Answers only (Answer()), serves no socket: for a container cell,
+  /// whose queries come through a relay (src/cell/docker/dns_report.h).
+  DnsStub(boost::asio::io_context& io, const EgressRules& rules, NameMap& names, EgressAudit& audit)
+      : socket_(io), rules_(rules), names_(names), audit_(audit) {}
+
   ~DnsStub() = default;
   DnsStub(const DnsStub&) = delete;
   DnsStub& operator=(const DnsStub&) = delete;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "cell/docker/container_net.h"
+#include "cell/docker/dns_report.h"
 #include "cell/docker/seccomp_profile.h"
 #include "cell/docker/stdio_fifos.h"
 
@@ -138,6 +139,10 @@ Result<nlohmann::json> SpecMounts(const CellSpec& spec, const ContainerOptions& 
   return mounts;
 }
 
+bool DnsReport(const CellSpec& spec, const ContainerOptions& opts) {
+  return spec.network.mode == NetworkSpec::Mode::kNone && !opts.dns_report_host_dir.empty();
+}
+
 // mcpcell's own binds after the spec's: secrets, the stdio FIFOs, the egress gate.
 void AddSupervisorMounts(const CellSpec& spec, const ContainerOptions& opts, nlohmann::json* mounts) {
   if (!opts.secrets_host_dir.empty()) mounts->push_back(BindMount(opts.secrets_host_dir, kSecretsTarget, false));
@@ -145,6 +150,10 @@ void AddSupervisorMounts(const CellSpec& spec, const ContainerOptions& opts, nlo
   if (!opts.stdio_host_dir.empty()) mounts->push_back(BindMount(opts.stdio_host_dir, kStdioTarget, false));
   if (spec.network.mode == NetworkSpec::Mode::kAllowList) {
     for (const auto& b : EgressBinds(opts.egress_host_dir)) mounts->push_back(BindMount(b.source, b.target, false));
+  }
+  if (DnsReport(spec, opts)) {
+    mounts->push_back(BindMount(opts.dns_report_host_dir, kDnsReportTarget, false));
+    mounts->push_back(BindMount(opts.dns_report_host_dir + "/resolv.conf", "/etc/resolv.conf", false));
   }
 }
 
@@ -193,6 +202,10 @@ nlohmann::json HostConfig(const CellSpec& spec, const ContainerOptions& opts, nl
   if (spec.limits.pids.value) host["PidsLimit"] = static_cast<std::int64_t>(*spec.limits.pids.value);
   if (spec.limits.cpus.value) host["NanoCpus"] = std::llround(*spec.limits.cpus.value * 1e9);
   if (!opts.runtime.empty()) host["Runtime"] = opts.runtime;
+  // The container's own network namespace (lo only): ports from 53 up are
+  // anyone's there, so the DNS relay needs no capability. Nothing outside
+  // the namespace is reachable either way.
+  if (DnsReport(spec, opts)) host["Sysctls"] = {{"net.ipv4.ip_unprivileged_port_start", "53"}};
   return host;
 }
 
@@ -233,7 +246,8 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
       {"HostConfig", HostConfig(spec, opts, std::move(*network), std::move(*mounts), std::move(tmpfs))},
   };
   if (!spec.argv.empty()) {
-    auto cmd = fifo ? FifoCommand(spec.argv, egress ? EgressGatePath() : std::string()) : spec.argv;
+    auto argv = DnsReport(spec, opts) ? DnsRelayCommand(spec.argv) : spec.argv;
+    auto cmd = fifo ? FifoCommand(argv, egress ? EgressGatePath() : std::string()) : argv;
     if (opts.set_entrypoint) {
       body["Entrypoint"] = nlohmann::json::array({cmd.front()});
       cmd.erase(cmd.begin());

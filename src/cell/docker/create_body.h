@@ -63,6 +63,12 @@ struct ContainerOptions {
   /// container gets no network of the engine's, and the FIFO wrapper waits
   /// at the gate. Needs stdio_host_dir (the gate is in the wrapper).
   std::string egress_host_dir = {};
+  /// Non-empty, with network none: the per-run DNS report directory
+  /// (dns_report.h), bound at /run/mcpcell-dns with its resolv.conf over
+  /// /etc/resolv.conf; the command runs through its relay, and the
+  /// container's own net.ipv4.ip_unprivileged_port_start is 53 so the relay
+  /// (the cell's uid, no capability) can bind 127.0.0.53:53 on its lo.
+  std::string dns_report_host_dir = {};
   /// Checks a bind source just before the engine is asked to bind it (the
   /// engine binds by path; see OpenCheckedBindSource). Unset: not checked.
   std::function<Status(const MountSpec&)> check_source = {};

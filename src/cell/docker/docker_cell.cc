@@ -19,6 +19,7 @@
 #include "cell/docker/container_watcher.h"
 #include "cell/docker/run_dirs.h"
 #include "cell/docker/create_body.h"
+#include "cell/docker/dns_report.h"
 #include "cell/docker/engine_client.h"
 #include "cell/docker/image_config.h"
 #include "cell/docker/image_pull.h"
@@ -211,6 +212,7 @@ class ContainerCellRun {
     ReapSecretDirs();
     ReapSeccompFiles();
     ReapStdioDirs();
+    ReapDnsReportDirs();
   }
 
   // The host uid:gid the container runs as, this run's alone (cell_ids.h),
@@ -257,6 +259,13 @@ class ContainerCellRun {
       if (!e) return Refuse(kExitSetupFailed, e.error());
       egress_ = std::move(*e);
     }
+    // No network: lookups still reach mcpcell's DNS stub, to be reported
+    // (dns_report.h). Best effort: without it the cell is as it was.
+    if (cell_.network.mode == NetworkSpec::Mode::kNone) {
+      auto d = ContainerDnsReport::Prepare();
+      if (d) dns_report_ = std::move(*d);
+      else Say("note: name lookups in this cell will not be reported: " + d.error().Message());
+    }
     if (opts_.engine == Engine::kPodman && cell_.seccomp) {
       if (auto ok = profile_file_.Write(CellSeccompProfile(opts_.runtime).dump()); !ok) {
         return Refuse(kExitSetupFailed, ok.error());
@@ -298,6 +307,10 @@ class ContainerCellRun {
     l.after_start = [this](const std::string& id) -> Status {
       // The server waits at the gate until this returns ok.
       if (AllowList()) return egress_.Start(*setup_, id, cell_.network, opts_.run);
+      if (!dns_report_.host_dir().empty()) {
+        auto ok = dns_report_.Start(*setup_, id, opts_.run);
+        if (!ok) Say("note: name lookups in this cell will not be reported: " + ok.error().Message());
+      }
       return {};
     };
     l.launched = [this](const std::string& id, bool fifo) { Launched(id, fifo); };
@@ -320,6 +333,7 @@ class ContainerCellRun {
                            opts_.engine != Engine::kPodman,
                            PathExists};
     copts.egress_host_dir = egress_.host_dir();
+    copts.dns_report_host_dir = dns_report_.host_dir();
     copts.set_entrypoint = opts_.source_image.has_value();
     copts.nproc_limit = opts_.engine == Engine::kPodman;
     copts.check_source = [this](const MountSpec& m) { return CheckContainerBindSource(m, cell_.uid); };
@@ -391,6 +405,7 @@ class ContainerCellRun {
   std::optional<SecretsDir> secrets_;
   StdioFifos fifos_;
   ContainerEgress egress_;
+  ContainerDnsReport dns_report_;  ///< answers until the container is gone (running_ goes first)
   ProfileFile profile_file_;
   StopRequest stop_;
   std::optional<ContainerLaunch> launch_;          ///< what running_ was started from

@@ -196,11 +196,13 @@ Result<unsigned> EngineClient::Stream(std::string_view method, const std::string
   return parser.get().result_int();
 }
 
-Result<HijackedStream> EngineClient::Hijack(const std::string& target) const {
+Result<HijackedStream> EngineClient::Hijack(const std::string& target) const { return Hijack(target, {}); }
+
+Result<HijackedStream> EngineClient::Hijack(const std::string& target, const std::string& json_body) const {
   asio::io_context ioc;
   Socket sock(ioc);
   MCPCELL_TRY(Connect(sock, socket_path_));
-  auto req = MakeRequest("POST", target, {}, {});
+  auto req = MakeRequest("POST", target, json_body, "application/json");
   // The engine switches the connection to a raw stream on this upgrade.
   req.set(http::field::connection, "Upgrade");
   req.set(http::field::upgrade, "tcp");

@@ -74,6 +74,8 @@ class EngineClient final : public EngineApi {
   /// POSTs `target` asking for a protocol upgrade and returns the raw stream
   /// once the engine answered 101 (or 200, which older engines send).
   Result<HijackedStream> Hijack(const std::string& target) const override;
+  /// The same with a JSON body (exec start needs {"Detach":false,...}).
+  Result<HijackedStream> Hijack(const std::string& target, const std::string& json_body) const;
 
   const std::string& socket_path() const { return socket_path_; }
 
