@@ -21,6 +21,7 @@
 #include "cell/cell_ids.h"
 #include "cell/cell_record.h"
 #include "cell/docker/container_net.h"
+#include "cell/docker/dns_report.h"
 #include "cell/docker/engine_client.h"
 #include "cell/docker/engine_endpoint.h"
 #include "cell/docker/reaper.h"
@@ -115,7 +116,8 @@ int Gc(bool as_json) {
   ReapContainers(&report);
   SweepCount shm;
   shm.checked = CountOwnShmEntries();
-  shm.removed = docker::ReapSecretDirs() + docker::ReapStdioDirs() + docker::ReapEgressDirs() + docker::ReapSeccompFiles();
+  shm.removed = docker::ReapSecretDirs() + docker::ReapStdioDirs() + docker::ReapEgressDirs() + docker::ReapSeccompFiles() +
+                docker::ReapDnsReportDirs();
   report.Add("temp_dirs", "secrets/stdio/egress dirs and seccomp files of container runs", "/dev/shm/mcpcell-*", shm);
   // A supervisor killed before it started its cgroup janitor (during cell
   // setup) leaves its cell's cgroups; the next native run would reap them.

@@ -115,6 +115,27 @@ async function lookup(n) {
     }
     out.flood = codes;
   }
+  if (cfg.stopRelay) {
+    // The relay runs as the server's uid: find it, stuff its stdout with
+    // frames mcpcell must answer, and stop it, so mcpcell's replies pile up.
+    const fs = require('node:fs');
+    const relay = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).find((p) => {
+      try { return fs.readFileSync('/proc/' + p + '/cmdline', 'latin1').startsWith('/run/mcpcell-dns/relay\0serve'); } catch { return false; }
+    });
+    out.relay_found = relay !== undefined;
+    if (relay) {
+      try {
+        const fd = fs.openSync('/proc/' + relay + '/fd/1', 'w');
+        const q = query('stuffed.example.org', 16);
+        const h = Buffer.alloc(8); h.writeUInt16BE(q.length, 0); h.writeUInt16BE(9, 2); h.writeUInt32BE(0x7f000001, 4);
+        const frame = Buffer.concat([h, q]);
+        for (let i = 0; i < 20000; i++) fs.writeSync(fd, frame);
+        out.stuffed = 'written';
+      } catch (e) { out.stuffed = e.code; }
+      process.kill(Number(relay), 'SIGSTOP');
+      out.after_stop = await ask(query('after-stop.example.org', 1));
+    }
+  }
   for (const [h, p] of cfg.tcp ?? []) out['tcp ' + h.replace('\0', '@') + ':' + p] = await tcp(h, p);
   for (const [h, p] of cfg.udp ?? []) out['udp ' + h + ':' + p] = await ask(query('youtube.com', 1), h, p);
   console.log(JSON.stringify(out));
@@ -270,5 +291,19 @@ for (const level of LEVELS) {
     const counted = lines + (summary?.held_back_total ?? 0) + (summary?.repeats_total ?? 0);
     assert.equal(counted, n, `lines ${lines}, summary ${JSON.stringify(summary)}`);
     assert.ok(lines <= n);
+  });
+}
+
+for (const level of ['docker', 'gvisor']) {
+  test(`${level} cell, profile none: a server that stuffs and stops the relay only silences itself — mcpcell still ends the run and leaves no container`, { timeout: 180_000 }, async (t) => {
+    if (!(await needEngine(t, level))) return;
+    const audit = path.join(makeTempDir('dns-report-stop'), 'audit.jsonl');
+    const r = await probe(level, { lookups: ['youtube.com'], stopRelay: true }, audit);
+    assert.equal(r.seen['lookup youtube.com'], 'ENOTFOUND', JSON.stringify(r.seen));
+    assert.equal(r.seen.relay_found, true, `the relay process is not visible to the server: ${JSON.stringify(r.seen)}`);
+    // A stopped relay answers nothing: the lookup times out, as without mcpcell.
+    assert.equal(r.seen.after_stop.error, 'timeout', JSON.stringify(r.seen));
+    const left = spawnSync('docker', ['ps', '-aq', '--filter', `label=io.mcpcell.supervisor=${r.pid}`], { encoding: 'utf8' });
+    assert.equal(left.stdout.trim(), '', 'a container outlived its run');
   });
 }

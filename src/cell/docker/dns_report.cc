@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
@@ -78,33 +80,73 @@ std::string RelayFrameReader::Encode(const RelayFrame& frame) {
   return out;
 }
 
-// The DNS stub of a cell without network, fed by the relay's stream.
+// The relay's serving half, exec'd in the container; its stdio hijacked.
+// nullopt with nothing said when the container has already stopped (a
+// server that exits at once is no reason for a note).
+std::optional<HijackedStream> ExecRelay(const EngineClient& engine, const std::string& container_id) {
+  nlohmann::json create{{"AttachStdin", true}, {"AttachStdout", true}, {"AttachStderr", true},
+                        {"Tty", false},        {"Cmd", {DnsRelayPath(), "serve"}}};
+  auto made = engine.Call("POST", "/containers/" + container_id + "/exec", create.dump());
+  if (!made) {
+    Say("note: name lookups in this cell are not reported: " + made.error().Message());
+    return std::nullopt;
+  }
+  if (made->status == 404 || made->status == 409) return std::nullopt;  // gone or not running any more
+  auto j = nlohmann::json::parse(made->body, nullptr, false);
+  if (made->status != 201 || !j.is_object() || !j.contains("Id") || !j["Id"].is_string()) {
+    Say("note: name lookups in this cell are not reported: the engine refused to exec the DNS relay: " +
+        EngineMessage(*made));
+    return std::nullopt;
+  }
+  auto stream = engine.Hijack("/exec/" + j["Id"].get<std::string>() + "/start", R"({"Detach":false,"Tty":false})");
+  if (!stream) {
+    Say("note: name lookups in this cell are not reported: " + stream.error().Message());
+    return std::nullopt;
+  }
+  return std::move(*stream);
+}
+
+// The DNS stub of a cell without network, fed by the relay's stream. The
+// exec happens on the thread too: the server's stdio never waits for it.
 class DnsAnswerer {
  public:
-  DnsAnswerer(HijackedStream stream, const RunContext& ctx)
-      : stream_(std::move(stream)), audit_(ctx.audit, ctx.server), stub_(io_, rules_, names_, audit_) {
+  DnsAnswerer(std::string engine_socket, std::string container_id, const RunContext& ctx)
+      : engine_(std::move(engine_socket), std::chrono::seconds(10)), container_id_(std::move(container_id)), audit_(ctx.audit, ctx.server),
+        stub_(io_, rules_, names_, audit_) {
     rules_.no_network = true;
     thread_ = std::thread([this] { Run(); });
   }
   DnsAnswerer(const DnsAnswerer&) = delete;
   DnsAnswerer& operator=(const DnsAnswerer&) = delete;
   ~DnsAnswerer() {
-    // Wakes the thread's read; the relay in the container sees EOF and exits.
-    ::shutdown(stream_.fd.get(), SHUT_RDWR);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      // Wakes the thread's read or send; the relay in the container sees EOF and exits.
+      if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+    }
     if (thread_.joinable()) thread_.join();
   }
 
  private:
   void Run() {
-    FrameDemux demux([this](int stream, std::string_view data) -> Status {
-      if (stream == 2) return Note(data);
+    auto stream = ExecRelay(engine_, container_id_);
+    if (!stream) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+      stream_ = std::move(*stream);
+      fd_ = stream_.fd.get();
+    }
+    FrameDemux demux([this](int stream_no, std::string_view data) -> Status {
+      if (stream_no == 2) return Note(data);
       frames_.Feed(data, [this](const RelayFrame& f) { Answer(f); });
       return {};
     });
     Status fed = demux.Feed(stream_.leftover);
     char buf[16384];
     while (fed) {
-      ssize_t n = ::read(stream_.fd.get(), buf, sizeof buf);
+      ssize_t n = ::read(fd_, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return;
       fed = demux.Feed(std::string_view(buf, static_cast<std::size_t>(n)));
@@ -125,7 +167,7 @@ class DnsAnswerer {
     std::string bytes = RelayFrameReader::Encode(out);
     // MSG_NOSIGNAL: a relay gone is EPIPE here, not a SIGPIPE for mcpcell.
     for (std::size_t off = 0; off < bytes.size();) {
-      ssize_t w = ::send(stream_.fd.get(), bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+      ssize_t w = ::send(fd_, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) return;
       off += static_cast<std::size_t>(w);
@@ -141,6 +183,11 @@ class DnsAnswerer {
     return {};
   }
 
+  EngineClient engine_;
+  std::string container_id_;
+  std::mutex mu_;
+  bool stopping_ = false;  ///< guarded by mu_
+  int fd_ = -1;            ///< stream_'s fd once the thread has it; guarded by mu_ for the destructor
   HijackedStream stream_;
   EgressRules rules_;
   NameMap names_;
@@ -175,21 +222,9 @@ Result<ContainerDnsReport> ContainerDnsReport::Prepare() {
   return r;
 }
 
-Status ContainerDnsReport::Start(const EngineClient& engine, const std::string& container_id,
-                                 const RunContext& ctx) {
-  nlohmann::json create{{"AttachStdin", true}, {"AttachStdout", true}, {"AttachStderr", true},
-                        {"Tty", false},        {"Cmd", {DnsRelayPath(), "serve"}}};
-  auto made = engine.Call("POST", "/containers/" + container_id + "/exec", create.dump());
-  if (!made) return made.error();
-  if (made->status != 201) return MakeError("exec the DNS relay", container_id, EngineMessage(*made));
-  auto j = nlohmann::json::parse(made->body, nullptr, false);
-  if (!j.is_object() || !j.contains("Id") || !j["Id"].is_string()) {
-    return MakeError("exec the DNS relay", container_id, "the engine's reply has no exec Id");
-  }
-  auto stream = engine.Hijack("/exec/" + j["Id"].get<std::string>() + "/start", R"({"Detach":false,"Tty":false})");
-  if (!stream) return stream.error();
-  answerer_ = std::make_unique<DnsAnswerer>(std::move(*stream), ctx);
-  return {};
+void ContainerDnsReport::Start(const std::string& engine_socket, const std::string& container_id,
+                               const RunContext& ctx) {
+  answerer_ = std::make_unique<DnsAnswerer>(engine_socket, container_id, ctx);
 }
 
 int ReapDnsReportDirs() { return ReapDeadRunDirs(kParent, kPrefix); }

@@ -45,8 +45,6 @@
 
 namespace mcpcell::docker {
 
-class EngineClient;
-
 /// Where the per-run DNS directory appears inside the container.
 inline constexpr const char* kDnsReportTarget = "/run/mcpcell-dns";
 
@@ -109,9 +107,11 @@ class ContainerDnsReport {
   /// The directory to bind at kDnsReportTarget; empty before Prepare.
   const std::string& host_dir() const { return inner_; }
 
-  /// After the container started: execs the relay's serving half in it and
-  /// answers its queries on a thread (events name ctx.server, go to ctx.audit).
-  Status Start(const EngineClient& engine, const std::string& container_id, const RunContext& ctx);
+  /// After the container started: on a thread of its own, execs the relay's
+  /// serving half in it through the engine at `engine_socket` and answers its
+  /// queries (events name ctx.server, go to ctx.audit). What fails is said on
+  /// stderr once; a container that already stopped is not worth a word.
+  void Start(const std::string& engine_socket, const std::string& container_id, const RunContext& ctx);
 
  private:
   RunDir outer_;

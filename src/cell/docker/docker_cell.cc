@@ -264,7 +264,7 @@ class ContainerCellRun {
     if (cell_.network.mode == NetworkSpec::Mode::kNone) {
       auto d = ContainerDnsReport::Prepare();
       if (d) dns_report_ = std::move(*d);
-      else Say("note: name lookups in this cell will not be reported: " + d.error().Message());
+      else Say("note: name lookups in this cell are not reported: " + d.error().Message());
     }
     if (opts_.engine == Engine::kPodman && cell_.seccomp) {
       if (auto ok = profile_file_.Write(CellSeccompProfile(opts_.runtime).dump()); !ok) {
@@ -307,10 +307,7 @@ class ContainerCellRun {
     l.after_start = [this](const std::string& id) -> Status {
       // The server waits at the gate until this returns ok.
       if (AllowList()) return egress_.Start(*setup_, id, cell_.network, opts_.run);
-      if (!dns_report_.host_dir().empty()) {
-        auto ok = dns_report_.Start(*setup_, id, opts_.run);
-        if (!ok) Say("note: name lookups in this cell will not be reported: " + ok.error().Message());
-      }
+      if (!dns_report_.host_dir().empty()) dns_report_.Start(socket_, id, opts_.run);
       return {};
     };
     l.launched = [this](const std::string& id, bool fifo) { Launched(id, fifo); };
