@@ -103,6 +103,41 @@ TEST(DockerCreateBody, NetworkNoneUnlessOpen) {
   EXPECT_EQ(b["NetworkDisabled"], false);
 }
 
+// Profile none with the DNS report directory (dns_report.h): still no
+// network of the engine's; only the relay, resolv.conf and a sysctl of the
+// container's own namespace are added.
+TEST(DockerCreateBody, NetworkNoneWithDnsReportStaysNone) {
+  auto s = SampleSpec();
+  s.network.mode = NetworkSpec::Mode::kNone;
+  auto o = SampleOptions();
+  o.dns_report_host_dir = "/dev/shm/mcpcell-dns-1-abc/d";
+  auto b = Build(s, o);
+  const auto& h = b["HostConfig"];
+  EXPECT_EQ(h["NetworkMode"], "none");
+  EXPECT_EQ(b["NetworkDisabled"], true);
+  EXPECT_EQ(h["Sysctls"], (nlohmann::json{{"net.ipv4.ip_unprivileged_port_start", "53"}}));
+  const auto* dir = FindMount(b, "/run/mcpcell-dns");
+  ASSERT_NE(dir, nullptr);
+  EXPECT_EQ((*dir)["ReadOnly"], true);
+  EXPECT_EQ((*dir)["Source"], "/dev/shm/mcpcell-dns-1-abc/d");
+  const auto* resolv = FindMount(b, "/etc/resolv.conf");
+  ASSERT_NE(resolv, nullptr);
+  EXPECT_EQ((*resolv)["ReadOnly"], true);
+  EXPECT_EQ((*resolv)["Source"], "/dev/shm/mcpcell-dns-1-abc/d/resolv.conf");
+  EXPECT_EQ(b["Cmd"], nlohmann::json::array({"/run/mcpcell-dns/relay", "hold", "--", "node", "/srv/app/server.js"}));
+}
+
+TEST(DockerCreateBody, DnsReportOnlyForNetworkNone) {
+  auto s = SampleSpec();
+  s.network.mode = NetworkSpec::Mode::kOpen;
+  auto o = SampleOptions();
+  o.dns_report_host_dir = "/dev/shm/mcpcell-dns-1-abc/d";
+  auto b = Build(s, o);
+  EXPECT_FALSE(b["HostConfig"].contains("Sysctls"));
+  EXPECT_EQ(FindMount(b, "/run/mcpcell-dns"), nullptr);
+  EXPECT_EQ(b["Cmd"], nlohmann::json::array({"node", "/srv/app/server.js"}));
+}
+
 TEST(DockerCreateBody, AllowListIsRefusedNotOpened) {
   auto s = SampleSpec();
   s.network.mode = NetworkSpec::Mode::kAllowList;

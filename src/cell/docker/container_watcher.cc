@@ -233,7 +233,7 @@ Result<WatcherPlan> MakePlan(const std::string& socket, const std::string& name)
   plan.kill_request = WatcherRequest("POST", "/containers/" + name + "/kill?signal=SIGKILL");
   plan.delete_request = WatcherRequest("DELETE", "/containers/" + name + "?force=1&v=1");
   std::string pid = std::to_string(::getpid());
-  for (const char* kind : {"stdio", "secrets", "net", "seccomp"}) {
+  for (const char* kind : {"stdio", "secrets", "net", "seccomp", "dns"}) {
     plan.shm_prefixes.push_back(std::string("mcpcell-") + kind + "-" + pid + "-");
   }
   plan.uid = ::geteuid();
