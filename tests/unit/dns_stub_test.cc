@@ -339,6 +339,36 @@ TEST_F(DnsStubTest, DeniedNameIsNxdomainAndAudited) {
   EXPECT_TRUE(e.contains("ts"));
 }
 
+// A container cell without network (src/cell/docker/dns_report.h): the
+// stub answers relayed datagrams without a socket of its own; nothing
+// resolves, whatever the type, and localhost stays the cell's.
+TEST_F(DnsStubTest, AnswerOnlyStubOfACellWithoutNetworkResolvesNothing) {
+  QuietStderr quiet;
+  EgressRules rules;
+  rules.no_network = true;
+  NameMap names;
+  EgressAudit audit(nullptr, "none-test");
+  boost::asio::io_context io;
+  DnsStub stub(io, rules, names, audit);
+  for (ldns_rr_type type : {LDNS_RR_TYPE_A, LDNS_RR_TYPE_AAAA, LDNS_RR_TYPE_TXT, LDNS_RR_TYPE_MX, LDNS_RR_TYPE_CNAME,
+                            LDNS_RR_TYPE_NULL, LDNS_RR_TYPE_ANY}) {
+    auto wire = Wire(MakeQuery("data-to-smuggle.example.com.", type, 7).get());
+    auto reply_wire = stub.Answer(wire.data(), wire.size());
+    ldns_pkt* raw = nullptr;
+    ASSERT_EQ(ldns_wire2pkt(&raw, reply_wire.data(), reply_wire.size()), LDNS_STATUS_OK);
+    Pkt reply(raw);
+    EXPECT_EQ(ldns_pkt_get_rcode(reply.get()), LDNS_RCODE_NXDOMAIN) << type;
+    EXPECT_EQ(ldns_pkt_ancount(reply.get()), 0) << type;
+    EXPECT_EQ(ldns_pkt_nscount(reply.get()), 0) << type;
+  }
+  auto wire = Wire(MakeQuery("localhost.", LDNS_RR_TYPE_A, 8).get());
+  auto reply_wire = stub.Answer(wire.data(), wire.size());
+  ldns_pkt* raw = nullptr;
+  ASSERT_EQ(ldns_wire2pkt(&raw, reply_wire.data(), reply_wire.size()), LDNS_STATUS_OK);
+  Pkt reply(raw);
+  EXPECT_EQ(ldns_pkt_ancount(reply.get()), 1);
+}
+
 TEST_F(DnsStubTest, EveryDeniedQueryIsAuditedTheSameQueryAgainIsCounted) {
   Ask("evil.example.net.", LDNS_RR_TYPE_A);
   Ask("evil.example.net.", LDNS_RR_TYPE_AAAA);
