@@ -301,6 +301,7 @@ for (const level of ['docker', 'gvisor']) {
     const r = await probe(level, { lookups: ['youtube.com'], stopRelay: true }, audit);
     assert.equal(r.seen['lookup youtube.com'], 'ENOTFOUND', JSON.stringify(r.seen));
     assert.equal(r.seen.relay_found, true, `the relay process is not visible to the server: ${JSON.stringify(r.seen)}`);
+    assert.equal(r.seen.stuffed, 'written', `the attack did not get to write into the relay's pipe: ${JSON.stringify(r.seen)}`);
     // A stopped relay answers nothing: the lookup times out, as without mcpcell.
     assert.equal(r.seen.after_stop.error, 'timeout', JSON.stringify(r.seen));
     const left = spawnSync('docker', ['ps', '-aq', '--filter', `label=io.mcpcell.supervisor=${r.pid}`], { encoding: 'utf8' });
