@@ -144,7 +144,7 @@ static int TakeSocket(void) {
       ssize_t n = recvmsg(s, &msg, MSG_CMSG_CLOEXEC);
       close(s);
       struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
-      if (n != 1 || c == NULL || c->cmsg_type != SCM_RIGHTS) return -1;
+      if (n != 1 || c == NULL || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) return -1;
       int fd = -1;
       memcpy(&fd, CMSG_DATA(c), sizeof fd);
       return fd;
