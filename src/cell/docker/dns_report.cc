@@ -36,6 +36,8 @@ constexpr const char* kResolvConfName = "resolv.conf";
 /// What the relay's own stderr may put on ours, at most (the server runs as
 /// the same uid and could write there too).
 constexpr std::size_t kMaxRelayNotes = 1024;
+/// Each engine call of the exec: the run's end waits for one in flight.
+constexpr std::chrono::seconds kEngineTimeout{10};
 
 Status WriteFileWithMode(const std::string& path, std::string_view data, mode_t mode) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
@@ -80,6 +82,8 @@ std::string RelayFrameReader::Encode(const RelayFrame& frame) {
   return out;
 }
 
+namespace {
+
 // The relay's serving half, exec'd in the container; its stdio hijacked.
 // nullopt with nothing said when the container has already stopped (a
 // server that exits at once is no reason for a note).
@@ -106,12 +110,16 @@ std::optional<HijackedStream> ExecRelay(const EngineClient& engine, const std::s
   return std::move(*stream);
 }
 
+}  // namespace
+
 // The DNS stub of a cell without network, fed by the relay's stream. The
 // exec happens on the thread too: the server's stdio never waits for it.
 class DnsAnswerer {
  public:
   DnsAnswerer(std::string engine_socket, std::string container_id, const RunContext& ctx)
-      : engine_(std::move(engine_socket), std::chrono::seconds(10)), container_id_(std::move(container_id)), audit_(ctx.audit, ctx.server),
+      : engine_(std::move(engine_socket), kEngineTimeout),
+        container_id_(std::move(container_id)),
+        audit_(ctx.audit, ctx.server),
         stub_(io_, rules_, names_, audit_) {
     rules_.no_network = true;
     thread_ = std::thread([this] { Run(); });
