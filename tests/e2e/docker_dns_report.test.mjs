@@ -13,7 +13,7 @@
 // mcpcell-docker): MCPCELL_E2E_BACKEND=docker; plain e2e runs skip with that reason.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import os from 'node:os';
@@ -23,7 +23,7 @@ import { after, before, test } from 'node:test';
 import { auditEvents, denialLines, egressEvents } from './lib/egress.mjs';
 import { engineRequest } from './lib/engine.mjs';
 import { runMcpcell } from './lib/mcpcell.mjs';
-import { NODE_BIN, nodeCellArgs } from './lib/paths.mjs';
+import { MCPCELL_BIN, NODE_BIN, nodeCellArgs } from './lib/paths.mjs';
 import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
 
 after(removeTempDirs);
@@ -308,3 +308,27 @@ for (const level of ['docker', 'gvisor']) {
     assert.equal(left.stdout.trim(), '', 'a container outlived its run');
   });
 }
+
+test('docker cell, profile none, /dev/shm mounted noexec: no relay (it could not run, nor the server it wraps); the server runs and a note says why', { timeout: 120_000 }, async (t) => {
+  if (!(await needEngine(t, 'docker'))) return;
+  if (process.getuid() !== 0) {
+    t.skip(`remounting /dev/shm noexec in a mount namespace of the test's own needs root; running as uid ${process.getuid()}`);
+    return;
+  }
+  // A private mount namespace: the host's /dev/shm is untouched; the engine,
+  // outside it, binds what mcpcell names, so only mcpcell's check can see noexec.
+  const script = 'mount -o remount,noexec /dev/shm && findmnt -no OPTIONS /dev/shm >&2 && exec "$0" "$@"';
+  const child = spawn('unshare', ['-m', 'sh', '-c', script, MCPCELL_BIN, 'run', '--isolate=docker', ...nodeCellArgs(),
+    '--relay=off', '--permission-profile', 'none', '--', NODE_BIN, '-e',
+    "require('dns').lookup('youtube.com', (e) => console.log(e ? e.code : 'resolved'))"], { stdio: ['pipe', 'pipe', 'pipe'] });
+  t.after(() => child.kill('SIGKILL'));
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  assert.match(err, /noexec/, `the namespace's /dev/shm is not noexec: ${err}`);
+  assert.equal(code, 0, `exit ${code}; stderr:\n${err}`);
+  assert.notEqual(out.trim(), 'resolved', out);
+  assert.match(err, /note: name lookups in this cell are not reported: DNS report relay \/dev\/shm: mounted noexec/, err);
+});

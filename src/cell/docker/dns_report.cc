@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -214,6 +215,13 @@ ContainerDnsReport::~ContainerDnsReport() = default;
 
 Result<ContainerDnsReport> ContainerDnsReport::Prepare() {
   (void)ReapDnsReportDirs();
+  // The bind keeps the source mount's flags: from a noexec /dev/shm the
+  // relay could not run, and with it the server it wraps.
+  struct statvfs fs{};
+  if (::statvfs(kParent, &fs) != 0) return ErrnoError("statvfs", kParent);
+  if ((fs.f_flag & ST_NOEXEC) != 0) {
+    return MakeError("DNS report relay", kParent, "mounted noexec, so the relay could not run from there");
+  }
   ContainerDnsReport r;
   auto outer = RunDir::Create(kParent, kPrefix, "DNS report directory");
   if (!outer) return outer.error();
