@@ -25,6 +25,7 @@
 #include "cell/native/stdio_relay.h"
 #include "core/exit_codes.h"
 #include "egress/egress_service.h"
+#include "lazy/lazy_library.h"
 #include "util/diag.h"
 #include "util/phase_trace.h"
 #include "util/unique_fd.h"
@@ -341,6 +342,11 @@ class NativeCellRun {
     // Terminals among fds 0-2 were replaced by pipes before the cell exists;
     // with the relay on, stdin and stdout always were, and go through it.
     bool own_netns = spec_.network.mode != NetworkSpec::Mode::kOpen;
+    // An allow-list cell's PID 1 sets its nft rules after pivot_root: it gets
+    // libnftables already loaded, never searches the cell's file system for it.
+    if (spec_.network.mode == NetworkSpec::Mode::kAllowList) {
+      if (auto ok = LazyNftables().Load(); !ok) return Failed(kExitSetupFailed, ok.error());
+    }
     CellInitArgs init{&spec_, &planned_, host_, child_end.get(), own_netns, seccomp_ ? &*seccomp_ : nullptr};
     for (int n = 0; n < 3; ++n) init.stdio[n] = stdio_.CellEnd(n);
     for (const auto& t : mapped_.trees) init.idmapped_trees.push_back(t.get());
