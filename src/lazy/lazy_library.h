@@ -1,11 +1,11 @@
 #pragma once
 // Shared libraries loaded at their first use instead of at process start
 // (issue 15). Linked as DT_NEEDED, libnftables, libldns (with libssl),
-// Vectorscan's libhs and libcrypto cost every launch their loading,
+// Vectorscan's libhs, libcrypto and libyaml cost every launch their loading,
 // relocations and initialisers, ~1.3 ms of the ~3 ms mcpcell spent before
 // main (bench/RESULTS.md), though most runs use none of them: nftables only
 // allow-list cells, ldns only a DNS query, libhs and libcrypto only the
-// relay's first message or an audit record.
+// relay's first message or an audit record; libyaml only `mcpcell client`.
 //
 // mcpcell does not link them. Each of their functions mcpcell calls is
 // defined in src/lazy/*_lazy.cc with the library's own prototype (so the
@@ -52,6 +52,7 @@ const LazyLibrary& LazyNftables();
 const LazyLibrary& LazyLdns();
 const LazyLibrary& LazyHs();
 const LazyLibrary& LazyCrypto();
+const LazyLibrary& LazyYaml();
 
 }  // namespace mcpcell
 
