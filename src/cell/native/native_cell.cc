@@ -25,7 +25,7 @@
 #include "cell/native/stdio_relay.h"
 #include "core/exit_codes.h"
 #include "egress/egress_service.h"
-#include "lazy/lazy_library.h"
+#include "util/lazy_library.h"
 #include "util/diag.h"
 #include "util/phase_trace.h"
 #include "util/unique_fd.h"

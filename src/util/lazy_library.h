@@ -8,7 +8,7 @@
 // relay's first message or an audit record; libyaml only `mcpcell client`.
 //
 // mcpcell does not link them. Each of their functions mcpcell calls is
-// defined in src/lazy/*_lazy.cc with the library's own prototype (so the
+// defined in src/util/lazy_*.cc with the library's own prototype (so the
 // compiler checks it against the header) and forwards to the real one,
 // found with dlsym(3) in the library dlopen(3)ed by its soname at the first
 // call. Calling a function of these libraries that has no forwarder there is

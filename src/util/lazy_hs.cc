@@ -1,9 +1,9 @@
-// Vectorscan (libhs), loaded at the first call (lazy/lazy_library.h): only
+// Vectorscan (libhs), loaded at the first call (util/lazy_library.h): only
 // the relay's secret scan uses it, from its first message (guard/). Every
 // function of <hs/hs.h>, so new calls into the library need no change here.
 #include <hs/hs.h>
 
-#include "lazy/lazy_library.h"
+#include "util/lazy_library.h"
 
 // clang-format off
 extern "C" hs_error_t hs_alloc_scratch(const hs_database_t *a0, hs_scratch_t **a1) { return MCPCELL_LAZY_CALL(LazyHs, hs_alloc_scratch)(a0, a1); }

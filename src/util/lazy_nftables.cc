@@ -1,9 +1,9 @@
-// libnftables, loaded at the first call (lazy/lazy_library.h): only
+// libnftables, loaded at the first call (util/lazy_library.h): only
 // allow-list cells use it (egress/cell_net.cc), and the native cell loads it
 // in the supervisor before the clone. Every function of <nftables/libnftables.h>.
 #include <nftables/libnftables.h>
 
-#include "lazy/lazy_library.h"
+#include "util/lazy_library.h"
 
 // clang-format off
 extern "C" struct nft_ctx *nft_ctx_new(uint32_t a0) { return MCPCELL_LAZY_CALL(LazyNftables, nft_ctx_new)(a0); }

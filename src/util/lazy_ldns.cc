@@ -1,9 +1,9 @@
-// libldns, loaded at the first call (lazy/lazy_library.h): only the cell's
+// libldns, loaded at the first call (util/lazy_library.h): only the cell's
 // DNS stub uses it, at the first query (egress/dns_stub.cc). The functions
 // mcpcell calls; a new one is a link error until it is added here.
 #include <ldns/ldns.h>
 
-#include "lazy/lazy_library.h"
+#include "util/lazy_library.h"
 
 // clang-format off
 extern "C" ldns_rdf *ldns_dname_new_frm_str(const char *a0) { return MCPCELL_LAZY_CALL(LazyLdns, ldns_dname_new_frm_str)(a0); }

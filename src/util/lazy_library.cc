@@ -1,4 +1,4 @@
-#include "lazy/lazy_library.h"
+#include "util/lazy_library.h"
 
 #include <dlfcn.h>
 #include <unistd.h>

@@ -1,9 +1,9 @@
-// libyaml, loaded at the first call (lazy/lazy_library.h): only `mcpcell
+// libyaml, loaded at the first call (util/lazy_library.h): only `mcpcell
 // client` reads YAML (Goose's config.yaml, client/yaml_edit.cc). The
 // functions mcpcell calls; a new one is a link error until it is added here.
 #include <yaml.h>
 
-#include "lazy/lazy_library.h"
+#include "util/lazy_library.h"
 
 // clang-format off
 extern "C" void yaml_event_delete(yaml_event_t *a0) { MCPCELL_LAZY_CALL(LazyYaml, yaml_event_delete)(a0); }
