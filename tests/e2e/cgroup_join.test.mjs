@@ -31,7 +31,9 @@ function v1Mounted(controller) {
 
 test('cgroup v1: the server holds no cgroup fd and cannot reach PID 1\'s', { timeout: 60_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
-  const r = await runInCell(['--memory', '256m'], [NODE_BIN, '-e', probe]);
+  // No --memory: the default limits take cgroups where the machine lets this user have
+  // them (root here) and are skipped with a warning where not; the fds must not leak either way.
+  const r = await runInCell([], [NODE_BIN, '-e', probe]);
   assert.equal(r.code, 0, `stderr:\n${r.stderr}`);
   const seen = JSON.parse(r.stdout);
   for (const target of seen.self) {
