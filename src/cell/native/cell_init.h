@@ -27,8 +27,8 @@ struct CellInitArgs {
   /// (cell/native/idmap_mount.h), inherited and attached instead of a bind; -1: bind.
   std::vector<int> idmapped_trees{};
   /// cgroup v1: the cell cgroups' `tasks` files, opened by the supervisor
-  /// (CellCgroup::OpenV1TasksFiles), which PID 1 joins itself before anything
-  /// else; `cgroup_dirs` names them in the same order, for the error.
+  /// (CellCgroup::OpenV1TasksFiles), which PID 1 joins itself at "go", before
+  /// it builds the root; `cgroup_dirs` names them in the same order, for the error.
   std::vector<int> cgroup_tasks{};
   const std::vector<std::string>* cgroup_dirs = nullptr;
 };

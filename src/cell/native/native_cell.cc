@@ -376,7 +376,7 @@ class NativeCellRun {
       born_in_cgroup_ = pid_ >= 0;
     }
     if (pid_ < 0) pid_ = CloneCell(init, flags, -1, &pidfd_raw);
-    if (pid_ >= 0 && !init.cgroup_tasks.empty()) born_in_cgroup_ = true;  // it joins before anything else
+    if (pid_ >= 0 && !init.cgroup_tasks.empty()) born_in_cgroup_ = true;  // it joins itself at "go"
     if (pid_ < 0) {
       Error e = ErrnoError("create the cell's namespaces (clone3)");
       e.detail = "user namespaces may be disabled: run 'mcpcell doctor' for what this machine supports";
