@@ -45,6 +45,15 @@ if (process.env.MCPCELL_BASELINE) {
   });
 }
 
+// MCPCELL_RELAY_OFF=1: the same cell with --relay=off too, to tell the relay's share from the cell's.
+if (process.env.MCPCELL_RELAY_OFF === "1") {
+  configs.push({
+    label: "mcpcell run --isolate --relay=off",
+    cmd: mcpcell,
+    args: ["run", "--isolate", "--relay=off", ...cellReads, "--", node, serverJs],
+  });
+}
+
 const initialize =
   JSON.stringify({
     jsonrpc: "2.0",

@@ -238,13 +238,30 @@ void LeaveCallersSession(int sync_fd, const std::array<int, 3>& stdio) {
   if (::setsid() < 0) Fail(sync_fd, ErrnoError("start a session of the cell's own (setsid)"));
 }
 
-// Every fd above stdio but the sync socket and the supervisor's idmapped
-// mount trees (idmap_mount.h), which the root is built from.
-void CloseInheritedFds(int sync_fd, const std::vector<int>& trees) {
+// cgroup v1: PID 1 moves itself into the cell's cgroups as soon as the
+// supervisor says "go" (its id maps written: a failure here is reported, not
+// mistaken for a vanished child), so all it does from then on is accounted
+// and limited there, and its server is born in them. Cheaper than the
+// supervisor's move (CellCgroup::OpenV1TasksFiles says why). The `tasks` fds
+// are closed right after: nothing later in the cell holds one.
+void JoinCellCgroups(const CellInitArgs& a) {
+  std::size_t failed = 0;
+  int err = JoinCgroupsAsSelf(a.cgroup_tasks, &failed);
+  for (int t : a.cgroup_tasks) ::close(t);
+  if (err == 0) return;
+  std::string dir = a.cgroup_dirs != nullptr && failed < a.cgroup_dirs->size() ? (*a.cgroup_dirs)[failed] : "";
+  Fail(a.sync_fd, Error{"join the cell's cgroup (write 0 to tasks)", dir + "/tasks", err, {}});
+}
+
+// Every fd above stdio but the sync socket, the supervisor's idmapped
+// mount trees (idmap_mount.h), which the root is built from, and the cgroup
+// `tasks` files PID 1 joins through (JoinCellCgroups).
+void CloseInheritedFds(int sync_fd, const std::vector<int>& trees, const std::vector<int>& tasks) {
   std::vector<int> keep{sync_fd};
   for (int t : trees) {
     if (t >= 0) keep.push_back(t);
   }
+  keep.insert(keep.end(), tasks.begin(), tasks.end());
   std::sort(keep.begin(), keep.end());
   unsigned from = 3;
   for (int k : keep) {
@@ -278,9 +295,10 @@ void AwaitCgroupJoined(int sync_fd) {
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) Fail(fd, ErrnoError("set parent-death signal"));
   // Keep only stdio and the sync socket: fds inherited from the supervisor
   // (the cgroup janitor's pipe among them) have no business in the cell.
-  CloseInheritedFds(fd, a.idmapped_trees);
+  CloseInheritedFds(fd, a.idmapped_trees, a.cgroup_tasks);
   char go = 0;
   if (::read(fd, &go, 1) != 1 || go != 'g') ::_exit(kExitSetupFailed);  // supervisor gone or refused
+  JoinCellCgroups(a);
   TracePhase("init-go");
   // PID 1 and so the server (its only child) run at no priority the caller
   // lent them (rlimits.cc): a real-time PID 1 woken by a flood of signals

@@ -4,6 +4,7 @@
 // child, reaps zombies, forwards signals, and exits with the server's status.
 
 #include <array>
+#include <string>
 #include <vector>
 
 #include "core/cell_spec.h"
@@ -25,6 +26,11 @@ struct CellInitArgs {
   /// One per planned mount: an idmapped mount tree made by the supervisor
   /// (cell/native/idmap_mount.h), inherited and attached instead of a bind; -1: bind.
   std::vector<int> idmapped_trees{};
+  /// cgroup v1: the cell cgroups' `tasks` files, opened by the supervisor
+  /// (CellCgroup::OpenV1TasksFiles), which PID 1 joins itself at "go", before
+  /// it builds the root; `cgroup_dirs` names them in the same order, for the error.
+  std::vector<int> cgroup_tasks{};
+  const std::vector<std::string>* cgroup_dirs = nullptr;
 };
 
 /// Never returns. Exit status: the server's (128+N when killed by signal N), or

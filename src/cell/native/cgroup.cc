@@ -1,9 +1,11 @@
 #include "cell/native/cgroup.h"
 
+#include <fcntl.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <utility>
 
@@ -196,6 +198,40 @@ Status CellCgroup::AddProcess(pid_t pid) const {
     }
   }
   return {};
+}
+
+// Why not AddProcess on v1: a write of another process's pid to cgroup.procs
+// takes the kernel's global cgroup_threadgroup_rwsem for writing, whose first
+// writer after an idle spell waits for an RCU grace period (percpu-rwsem,
+// rcu_sync): 11.7 ms median on this 2-core VM, measured (bench/RESULTS.md),
+// on the launch's critical path. A thread writing "0" (itself) to `tasks`
+// migrates only itself and skips that lock (kernel/cgroup/cgroup.c,
+// cgroup_procs_write_start: "If we migrate a single thread, we don't care
+// about threadgroup stability"): 0.005 ms. The kernel checks the credentials
+// the file was opened with (cgroup1_procs_write: "using the credentials from
+// file open to protect against inherited fd attacks"), the supervisor's here,
+// so the cell's PID 1 may do it from inside its user namespace.
+Result<std::vector<UniqueFd>> CellCgroup::OpenV1TasksFiles() const {
+  std::vector<UniqueFd> fds;
+  if (version_ != "v1") return fds;
+  for (const auto& dir : dirs_) {
+    std::string path = cgroupfs::Join(dir, "tasks");
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY));
+    if (!fd) return ErrnoError("open the cell cgroup's tasks file", path);
+    fds.push_back(std::move(fd));
+  }
+  return fds;
+}
+
+int JoinCgroupsAsSelf(const std::vector<int>& tasks_fds, std::size_t* failed) {
+  for (std::size_t i = 0; i < tasks_fds.size(); ++i) {
+    ssize_t n = ::write(tasks_fds[i], "0", 1);
+    if (n != 1) {
+      *failed = i;
+      return n < 0 ? errno : EIO;
+    }
+  }
+  return 0;
 }
 
 std::optional<std::uint64_t> CellCgroup::PeakMemoryBytes() const {

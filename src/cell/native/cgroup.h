@@ -46,6 +46,11 @@ class CellCgroup {
 
   /// Moves `pid` into every cgroup of this cell.
   Status AddProcess(pid_t pid) const;
+  /// cgroup v1: each dir's `tasks` file, opened for writing (O_CLOEXEC), in
+  /// the order of dirs(), for the cell's PID 1 to join by writing "0" to each
+  /// (JoinCgroupsAsSelf). Empty on v2 and without cgroups: there the cell is
+  /// born in its cgroup (CLONE_INTO_CGROUP) or moved by AddProcess.
+  Result<std::vector<UniqueFd>> OpenV1TasksFiles() const;
   /// Peak memory use in bytes, where the kernel reports it (v2 memory.peak,
   /// v1 memory.max_usage_in_bytes); nullopt without a memory cgroup.
   std::optional<std::uint64_t> PeakMemoryBytes() const;
@@ -69,6 +74,12 @@ class CellCgroup {
   /// by StartCgroupJanitor(const CellCgroup&), not part of the cgroup's value.
   mutable UniqueFd janitor_pipe_;
 };
+
+/// Moves the calling thread, the cell's single-threaded PID 1 before it has
+/// children, into every cgroup whose v1 `tasks` file is open in `tasks_fds`
+/// (CellCgroup::OpenV1TasksFiles). Async-signal-safe: syscalls only.
+/// Returns 0, or the errno of the first write that failed and its index in *failed.
+int JoinCgroupsAsSelf(const std::vector<int>& tasks_fds, std::size_t* failed);
 
 /// Removes empty cgroups left by mcpcell supervisors that no longer run
 /// (their name carries the supervisor's pid). Returns how many were removed;

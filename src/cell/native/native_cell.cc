@@ -25,6 +25,7 @@
 #include "cell/native/stdio_relay.h"
 #include "core/exit_codes.h"
 #include "egress/egress_service.h"
+#include "util/lazy_library.h"
 #include "util/diag.h"
 #include "util/phase_trace.h"
 #include "util/unique_fd.h"
@@ -341,9 +342,20 @@ class NativeCellRun {
     // Terminals among fds 0-2 were replaced by pipes before the cell exists;
     // with the relay on, stdin and stdout always were, and go through it.
     bool own_netns = spec_.network.mode != NetworkSpec::Mode::kOpen;
+    // An allow-list cell's PID 1 sets its nft rules after pivot_root: it gets
+    // libnftables already loaded, never searches the cell's file system for it.
+    if (spec_.network.mode == NetworkSpec::Mode::kAllowList) {
+      if (auto ok = LazyNftables().Load(); !ok) return Failed(kExitSetupFailed, ok.error());
+    }
     CellInitArgs init{&spec_, &planned_, host_, child_end.get(), own_netns, seccomp_ ? &*seccomp_ : nullptr};
     for (int n = 0; n < 3; ++n) init.stdio[n] = stdio_.CellEnd(n);
     for (const auto& t : mapped_.trees) init.idmapped_trees.push_back(t.get());
+    // cgroup v1: PID 1 joins its cgroups itself (OpenV1TasksFiles says why);
+    // the fds close here once the cell has its copies.
+    auto tasks = cgroup_->OpenV1TasksFiles();
+    if (!tasks) return Failed(kExitSetupFailed, tasks.error());
+    for (const auto& t : *tasks) init.cgroup_tasks.push_back(t.get());
+    init.cgroup_dirs = &cgroup_->dirs();
     std::uint64_t flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
                           (own_netns ? CLONE_NEWNET : 0);
     // The supervisor handles these through signalfd; block before clone so none
@@ -364,6 +376,7 @@ class NativeCellRun {
       born_in_cgroup_ = pid_ >= 0;
     }
     if (pid_ < 0) pid_ = CloneCell(init, flags, -1, &pidfd_raw);
+    if (pid_ >= 0 && !init.cgroup_tasks.empty()) born_in_cgroup_ = true;  // it joins itself at "go"
     if (pid_ < 0) {
       Error e = ErrnoError("create the cell's namespaces (clone3)");
       e.detail = "user namespaces may be disabled: run 'mcpcell doctor' for what this machine supports";
@@ -377,9 +390,9 @@ class NativeCellRun {
 
   // The parent's half of the cell's setup: stdio copies, id maps, "go", the
   // cgroup, "cgroup joined". The cell builds its root after "go" while the
-  // move into the cgroup (cgroup v1, or a kernel without CLONE_INTO_CGROUP)
-  // waits for the kernel's cgroup threadgroup rwsem, 5-9 ms of wall time on
-  // a loaded machine; it starts no server before "cgroup joined".
+  // move into the cgroup (a cgroup v2 kernel without CLONE_INTO_CGROUP)
+  // waits for the kernel's cgroup threadgroup rwsem, 5-12 ms of wall time;
+  // it starts no server before "cgroup joined". On v1 PID 1 joined itself.
   Step StartCell() {
     // Before the janitor forks: it must not inherit the cell's pipe ends.
     if (auto ok = stdio_.Start(); !ok) return Abort(kExitSetupFailed, ok.error());
@@ -479,7 +492,7 @@ class NativeCellRun {
   std::optional<SeccompProgram> seccomp_;
   UniqueFd parent_end_;
   pid_t pid_ = -1;
-  bool born_in_cgroup_ = false;  ///< CLONE_INTO_CGROUP put PID 1 in the cgroup
+  bool born_in_cgroup_ = false;  ///< CLONE_INTO_CGROUP put PID 1 in the cgroup, or it joins its v1 cgroups itself
   UniqueFd pidfd_;
   std::optional<Error> setup_error_;
   std::unique_ptr<EgressService> egress_;
