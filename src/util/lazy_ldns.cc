@@ -9,6 +9,7 @@
 extern "C" ldns_rdf *ldns_dname_new_frm_str(const char *a0) { return MCPCELL_LAZY_CALL(LazyLdns, ldns_dname_new_frm_str)(a0); }
 extern "C" ldns_status ldns_pkt2wire(uint8_t **a0, const ldns_pkt *a1, size_t *a2) { return MCPCELL_LAZY_CALL(LazyLdns, ldns_pkt2wire)(a0, a1, a2); }
 extern "C" uint16_t ldns_pkt_ancount(const ldns_pkt *a0) { return MCPCELL_LAZY_CALL(LazyLdns, ldns_pkt_ancount)(a0); }
+extern "C" uint16_t ldns_pkt_nscount(const ldns_pkt *a0) { return MCPCELL_LAZY_CALL(LazyLdns, ldns_pkt_nscount)(a0); }
 extern "C" ldns_rr_list *ldns_pkt_answer(const ldns_pkt *a0) { return MCPCELL_LAZY_CALL(LazyLdns, ldns_pkt_answer)(a0); }
 extern "C" bool ldns_pkt_edns(const ldns_pkt *a0) { return MCPCELL_LAZY_CALL(LazyLdns, ldns_pkt_edns)(a0); }
 extern "C" void ldns_pkt_free(ldns_pkt *a0) { MCPCELL_LAZY_CALL(LazyLdns, ldns_pkt_free)(a0); }
