@@ -46,7 +46,9 @@ struct Manifest {
 /// default the install command to compile using node-gyp").
 Manifest ReadManifest(const fs::path& dir, const std::string& dir_name) {
   Manifest m{dir_name, {}, {}};
-  auto text = ReadTextFile((dir / "package.json").string(), "read package manifest");
+  // Regular files only: not a FIFO that would hang the read.
+  auto text = IsRealFile(dir / "package.json") ? ReadTextFile((dir / "package.json").string(), "read package manifest")
+                                               : Result<std::string>(MakeError("read package manifest"));
   nlohmann::json j = text.ok() ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
   if (!j.is_object()) j = nlohmann::json::object();
   const nlohmann::json scripts = j.contains("scripts") && j["scripts"].is_object() ? j["scripts"] : nlohmann::json::object();

@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -145,6 +147,13 @@ Result<std::string> NpxCacheRoot() { return PackageCacheRoot("npx"); }
 
 Result<std::string> PackageBin(const std::string& package_dir, const std::string& package) {
   std::string manifest = package_dir + "/package.json";
+  // An install script could have replaced it (its package's directory is
+  // the one place its cell writes): a FIFO would hang this read, a symlink
+  // would make us read a file of the host's.
+  struct stat st{};
+  if (::lstat(manifest.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return MakeError("read package manifest", manifest, "not a regular file");
+  }
   auto text = ReadTextFile(manifest, "read package manifest");
   if (!text.ok()) return text.error();
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
@@ -165,6 +174,16 @@ Result<std::string> PackageBin(const std::string& package_dir, const std::string
   std::string dir = fs::path(package_dir).lexically_normal().string();
   if (full.string().rfind(dir + "/", 0) != 0) {
     return MakeError("find the program of", package, "its \"bin\" points outside the package: " + rel);
+  }
+  // ...nor can a symlink an install script left there (tarballs carry
+  // none): the launch binds the directory of the server's script, resolved.
+  char real_bin[PATH_MAX];
+  char real_dir[PATH_MAX];
+  if (::realpath(full.c_str(), real_bin) != nullptr && ::realpath(dir.c_str(), real_dir) != nullptr &&
+      std::string(real_bin).rfind(std::string(real_dir) + "/", 0) != 0) {
+    return MakeError("find the program of", package,
+                     "its \"bin\" " + rel + " resolves outside the package, to " + real_bin +
+                         " (a symlink, left by an install script?); refusing to run it");
   }
   return full.string();
 }

@@ -17,7 +17,7 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
@@ -71,6 +71,8 @@ attempt('write_usr', () => fs.writeFileSync('/usr/lib/${MARK}', 'x'));
 attempt('read_ssh_key', () => fs.readFileSync(t.ssh, 'utf8'));
 attempt('read_npmrc', () => fs.readFileSync(t.npmrc, 'utf8'));
 attempt('list_host_home', () => fs.readdirSync(t.home).join(','));
+attempt('setuid_own_file', () => { const f = path.join(__dirname, 'setuid-file'); fs.writeFileSync(f, 'x'); fs.chmodSync(f, 0o6755); return fs.statSync(f).mode.toString(8); });
+attempt('symlink_own_dir_to_host', () => fs.symlinkSync(t.home, path.join(__dirname, 'host-home-link')));
 report.env_has_token = JSON.stringify(process.env).includes(t.token);
 report.home = require('os').homedir();
 report.own_write = (() => { try { fs.writeFileSync(path.join(__dirname, 'own-file'), 'x'); return 'ok'; } catch (e) { return 'error ' + e.code; } })();
@@ -169,7 +171,8 @@ after(async () => {
 function hostSnapshot() {
   return {
     bashrc: readFileSync(path.join(home, '.bashrc'), 'utf8'),
-    homeEntries: readdirSync(home).sort(),
+    // .cache and npm-cache: mcpcell's package cache and the host npm's own.
+    homeEntries: readdirSync(home).filter((e) => e !== '.cache' && e !== 'npm-cache').sort(),
     hostTmp: readdirSync(hostTmp),
     tmpMark: existsSync(`/tmp/${MARK}`),
     usrMark: existsSync(`/usr/lib/${MARK}`),
@@ -193,9 +196,14 @@ test('an addon with a binding.gyp builds in a cell of its own; hostile install s
   assert.equal(report.write_tmp, 'ok', 'the cell has a /tmp of its own (the host\'s is checked below)');
   for (const k of ['write_host_bashrc', 'write_other_package', 'overwrite_other_package_file', 'write_addon_package',
     'write_install_package_json', 'write_install_dir', 'write_host_tmp_dir', 'write_usr', 'read_ssh_key', 'read_npmrc',
-    'list_host_home', 'connect_registry', 'connect_internet', 'dns']) {
+    'connect_registry', 'connect_internet', 'dns']) {
     assert.match(report[k], /^error /, `${k}: ${report[k]} (report: ${JSON.stringify(report)})`);
   }
+  // The home's path exists in the cell only as the way to the install directory.
+  assert.match(report.list_host_home, /^(error |ok: \.cache$)/, report.list_host_home);
+  // A setuid bit set in the cell does not reach the host's file.
+  const setuid = path.join(nm, HOSTILE, 'setuid-file');
+  if (existsSync(setuid)) assert.equal(statSync(setuid).mode & 0o6000, 0, `setuid/setgid bits on the host: ${report.setuid_own_file}`);
   assert.equal(report.env_has_token, false, 'the npmrc token is not in the script\'s environment');
   assert.equal(report.own_write, 'ok', 'the script may write its own package directory');
   assert.notEqual(report.home, home, 'HOME is the cell\'s own');
@@ -263,4 +271,20 @@ test('--install-scripts takes cell or skip, and only for npx:// sources', { time
   const notNpx = await runMcpcell(['run', '--install-scripts=skip', '--dry-run', '--', '/bin/true'], { env });
   assert.equal(notNpx.code, 2, notNpx.stderr);
   assert.match(notNpx.stderr, /--install-scripts skip: applies to npx:\/\/ sources only/);
+});
+
+test('an install script that turns the server\'s bin into a symlink to a host file: the launch refuses it', { timeout: 180_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const name = `e2e-binlink-${id}`;
+  const secret = path.join(home, 'project', 'notes.txt');
+  mkdirSync(path.dirname(secret), { recursive: true });
+  writeReadableFile(path.join(path.dirname(secret), 'package.json'), '{}');
+  writeReadableFile(secret, 'private notes\n');
+  const reg = await startRegistry(name, '1.0.0', 'serve', { scripts: { install: `ln -sf ${secret} server.js` } });
+  t.after(() => reg.close());
+  const linkEnv = { ...env, npm_config_registry: reg.url };
+  const r = await runMcpcell(['run', `npx://${name}@1.0.0`], { env: linkEnv, input: '', guardMs: 120_000 });
+  assert.notEqual(r.code, 0, r.stderr);
+  assert.match(r.stderr, /its "bin" server\.js resolves outside the package, to .*notes\.txt .*refusing to run it/);
+  assert.doesNotMatch(r.stderr, /auto-mounted/);
 });
