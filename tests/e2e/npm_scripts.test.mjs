@@ -193,6 +193,7 @@ test('an addon with a binding.gyp builds in a cell of its own; hostile install s
   assert.ok(existsSync(path.join(nm, ADDON, 'build', 'Release', 'addon.node')), 'the addon was compiled');
   assert.equal(readFileSync(path.join(nm, ADDON, 'postinstall-ran'), 'utf8'), 'postinstall');
   const report = JSON.parse(readFileSync(path.join(nm, HOSTILE, 'report.json'), 'utf8'));
+  t.diagnostic(`hostile report: ${JSON.stringify(report)}`);
   assert.equal(report.write_tmp, 'ok', 'the cell has a /tmp of its own (the host\'s is checked below)');
   for (const k of ['write_host_bashrc', 'write_other_package', 'overwrite_other_package_file', 'write_addon_package',
     'write_install_package_json', 'write_install_dir', 'write_host_tmp_dir', 'write_usr', 'read_ssh_key', 'read_npmrc',
