@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <thread>
 
 #include "cell/native/native_cell.h"
 #include "cell/native/stdio_relay.h"
@@ -65,6 +66,9 @@ void AddNpmEnv(CellSpec* spec) {
   spec->env["npm_config_update_notifier"] = "false";
   spec->env["npm_config_audit"] = "false";
   spec->env["npm_config_fund"] = "false";
+  // No debug log: it would be written to the cell's tmpfs HOME, gone when
+  // npm's error names it.
+  spec->env["npm_config_logs_max"] = "0";
 }
 
 }  // namespace
@@ -127,7 +131,7 @@ class ScriptOutput {
 
 /// Reads the cell's output until every process of the cell is gone (EOF);
 /// says every 30 s that it is still running; stops the cell at the limit.
-/// True when the limit stopped it.
+/// True when the limit stopped it. Runs beside Cell::Wait.
 bool Follow(int rd, Cell& cell, const ScriptRun& run, ScriptOutput* out) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -187,9 +191,14 @@ class NativeScriptCell final : public ScriptCell {
     LaunchCallback on_launch;
     StartedCell started = StartNativeCell(*spec, ctx, *stdio, on_launch);
     if (!started.ok()) return NoCell(run, started.failure);
+    // The supervisor's loop runs in Wait(); the output is followed (and the
+    // limit kept, through Cell::Stop, which is safe from another thread)
+    // beside it, until the last process of the cell is gone (EOF).
     ScriptOutput out;
-    bool timed_out = Follow(rd.get(), *started.cell, run, &out);
+    bool timed_out = false;
+    std::thread follower([&] { timed_out = Follow(rd.get(), *started.cell, run, &out); });
     CellResult r = started.cell->Wait();
+    follower.join();
     started.cell.reset();
     stdio->Finish();
     if (timed_out) {

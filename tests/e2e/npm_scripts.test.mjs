@@ -24,6 +24,7 @@ import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { pidsWithArg, pollUntilClean } from './lib/host.mjs';
 import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
 import { startPackageRegistry, startRegistry } from './lib/npm_registry.mjs';
 import { MCPCELL_BIN } from './lib/paths.mjs';
@@ -288,4 +289,20 @@ test('an install script that turns the server\'s bin into a symlink to a host fi
   assert.notEqual(r.code, 0, r.stderr);
   assert.match(r.stderr, /its "bin" server\.js resolves outside the package, to .*notes\.txt .*refusing to run it/);
   assert.doesNotMatch(r.stderr, /auto-mounted/);
+});
+
+test('an install script that never ends: its cell is stopped at --install-timeout, the error says so, nothing is left running', { timeout: 180_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const name = `e2e-hanging-${id}`;
+  const marker = `hang-${id}`;
+  const reg = await startRegistry(name, '1.0.0', 'serve', { scripts: { install: `echo started-${marker}; exec node -e "setInterval(() => {}, 1000)" ${marker}` } });
+  t.after(() => reg.close());
+  const r = await runMcpcell(['install', '--install-timeout', '4s', `npx://${name}@1.0.0`],
+    { env: { ...env, npm_config_registry: reg.url }, guardMs: 120_000 });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, new RegExp(`run the install scripts of ${name}: they did not finish within 4s and their cell was stopped; allow longer with --install-timeout, e\\.g\\. 8s`));
+  assert.match(r.stderr, new RegExp(`\\| .*started-${marker}`), 'the last lines it printed');
+  const left = await pollUntilClean(() => (pidsWithArg(marker).length ? `pids ${pidsWithArg(marker).join(', ')}` : null));
+  assert.equal(left, null, 'no process of the script outlives its cell');
+  assert.equal(existsSync(path.join(home, '.cache', 'mcpcell', 'npx', `${name}@1.0.0`)), false, 'nothing published');
 });
