@@ -69,6 +69,12 @@ void AddNpmEnv(CellSpec* spec) {
   // No debug log: it would be written to the cell's tmpfs HOME, gone when
   // npm's error names it.
   spec->env["npm_config_logs_max"] = "0";
+  // A browser downloaded into the cell's HOME would vanish with the cell
+  // (a tmpfs) and there is no network to fetch it: the downloaders of
+  // puppeteer and playwright are told not to try rather than fail the
+  // install (the browser servers use Debian's Chromium: docs/COMPAT.md).
+  spec->env["PUPPETEER_SKIP_DOWNLOAD"] = "1";
+  spec->env["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1";
 }
 
 }  // namespace

@@ -114,6 +114,9 @@ void Visit(const std::string& dir, const std::map<std::string, std::vector<std::
   order->push_back(dir);
 }
 
+/// The packages (their directories) npm's hidden lockfile marks optional.
+std::set<std::string> OptionalPackages(const std::string& install_dir);
+
 }  // namespace
 
 Result<InstallScriptsMode> ParseInstallScriptsMode(const std::string& text) {
@@ -176,7 +179,30 @@ bool InstallScriptsRan(const std::string& cache_dir) {
   return j.is_object() && j.value("install_scripts", "") == "ran";
 }
 
+namespace {
+
+std::set<std::string> OptionalPackages(const std::string& install_dir) {
+  std::set<std::string> out;
+  std::string lock = install_dir + "/node_modules/.package-lock.json";
+  if (!IsRealFile(lock)) return out;
+  auto text = ReadTextFile(lock, "read npm's hidden lockfile");
+  nlohmann::json j = text.ok() ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  if (!j.is_object() || !j.contains("packages") || !j["packages"].is_object()) return out;
+  for (const auto& [rel, meta] : j["packages"].items()) {
+    // Relative paths below the install ("node_modules/x"), nothing else.
+    if (rel.rfind("node_modules/", 0) != 0 || rel.find("..") != std::string::npos) continue;
+    if (meta.is_object() && meta.value("optional", false)) out.insert(install_dir + "/" + rel);
+  }
+  return out;
+}
+
+}  // namespace
+
 Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit) {
+  // Which packages npm itself counts as optional (reached only through
+  // optionalDependencies): as in npm, a failed build of one is no failure
+  // of the install; the package is removed instead.
+  std::set<std::string> optional = OptionalPackages(install_dir);
   // npm's hidden lockfile knows a package has scripts only when the
   // registry said so (hasInstallScript); without it, `npm rebuild` reads
   // every package.json from disk, as FindScriptPackages does, and runs
@@ -185,6 +211,7 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
   fs::remove(install_dir + "/node_modules/.package-lock.json", ec);
   auto packages = FindScriptPackages(install_dir + "/node_modules");
   nlohmann::json ran = nlohmann::json::array();
+  nlohmann::json removed = nlohmann::json::array();
   for (std::size_t i = 0; i < packages.size(); ++i) {
     const auto& p = packages[i];
     std::string events;
@@ -192,10 +219,18 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
     Say("running the install scripts of " + p.name + " (" + events + ") in a native cell of their own (" +
         std::to_string(i + 1) + " of " + std::to_string(packages.size()) + "; it can write " + p.dir +
         " only, no network; --install-scripts=skip turns this off)");
-    MCPCELL_TRY(cell.Run({install_dir, p.name, p.dir, NpmRebuildArgv(p.dir), limit}));
+    Status st = cell.Run({install_dir, p.name, p.dir, NpmRebuildArgv(p.dir), limit});
+    if (!st.ok() && optional.count(p.dir) == 0) return st;
+    if (!st.ok()) {
+      Warn(st.error().Message() + "\n  " + p.name + " is an optional dependency: removed, as npm does, and the " +
+           "install goes on");
+      fs::remove_all(p.dir, ec);
+      removed.push_back(p.dir.substr(install_dir.size()));
+      continue;
+    }
     ran.push_back({{"package", p.name}, {"dir", p.dir.substr(install_dir.size())}, {"events", p.events}});
   }
-  nlohmann::json record{{"install_scripts", "ran"}, {"packages", ran}};
+  nlohmann::json record{{"install_scripts", "ran"}, {"packages", ran}, {"optional_removed", removed}};
   std::string path = install_dir + "/" + kScriptsRecord;
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!fd) return ErrnoError("record that the install scripts ran in", path);

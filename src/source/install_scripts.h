@@ -78,7 +78,9 @@ bool InstallScriptsRan(const std::string& cache_dir);
 
 /// Runs the install scripts of every package below install_dir/node_modules
 /// in `cell`, one package per cell, in FindScriptPackages order; stops at
-/// the first failure. Then records in install_dir that they ran.
+/// the first failure, except of a package npm's hidden lockfile marks
+/// optional: that one is removed (npm's rule) with a warning. Then records
+/// in install_dir that they ran.
 Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit);
 
 }  // namespace mcpcell

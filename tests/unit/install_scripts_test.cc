@@ -146,6 +146,32 @@ TEST_F(InstallScriptsTest, AFailureStopsAndRecordsNothing) {
   EXPECT_FALSE(InstallScriptsRan(root_));
 }
 
+TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn) {
+  struct FailsOpt : ScriptCell {
+    std::vector<std::string> ran;
+    Status Run(const ScriptRun& r) override {
+      ran.push_back(r.package);
+      if (r.package == "opt") return MakeError("run the install scripts of", r.package, "no compiler");
+      return {};
+    }
+  } cell;
+  Pkg("opt", R"({"name":"opt","scripts":{"install":"node-gyp rebuild"}})");
+  Pkg("req", R"({"name":"req","scripts":{"install":"x"}})");
+  // npm's own verdict on which packages are optional; a path out of the install is ignored.
+  std::ofstream(nm_ + "/.package-lock.json")
+      << R"({"packages":{"node_modules/opt":{"optional":true},"node_modules/req":{},"../../etc":{"optional":true}}})";
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1)).ok());
+  EXPECT_EQ(cell.ran, (std::vector<std::string>{"opt", "req"}));
+  EXPECT_FALSE(fs::exists(nm_ + "/opt"));
+  EXPECT_TRUE(fs::exists(nm_ + "/req"));
+  EXPECT_TRUE(InstallScriptsRan(root_));
+  // Not optional: the same failure fails the install.
+  Pkg("opt", R"({"name":"opt","scripts":{"install":"node-gyp rebuild"}})");
+  fs::remove(root_ + "/.mcpcell-install-scripts.json");
+  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1)).ok());
+  EXPECT_TRUE(fs::exists(nm_ + "/opt"));
+}
+
 TEST_F(InstallScriptsTest, CellWritesOnlyThePackageDirAndHasNoNetwork) {
   std::string dir = Pkg("addon", R"({"name":"addon"})");
   Pkg("addon/node_modules/dep", R"({"name":"dep"})");
