@@ -306,3 +306,23 @@ test('an install script that never ends: its cell is stopped at --install-timeou
   assert.equal(left, null, 'no process of the script outlives its cell');
   assert.equal(existsSync(path.join(home, '.cache', 'mcpcell', 'npx', `${name}@1.0.0`)), false, 'nothing published');
 });
+
+test('an optional dependency whose install script fails is removed, as npm does, and the install goes on', { timeout: 180_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-withopt-${id}`;
+  const opt = `e2e-optfail-${id}`;
+  const reg = await startPackageRegistry([
+    { name: opt, version: '1.0.0', manifest: { scripts: { install: `echo "no compiler for ${opt}" >&2; exit 1` } } },
+    { name: top, version: '1.0.0', manifest: { bin: { [top]: 'server.js' }, optionalDependencies: { [opt]: '1.0.0' } }, files: { 'server.js': '#!/usr/bin/env node\n' } },
+  ]);
+  t.after(() => reg.close());
+  const r = await runMcpcell(['install', `npx://${top}@1.0.0`], { env: { ...env, npm_config_registry: reg.url }, guardMs: 120_000 });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, new RegExp(`warning: run the install scripts of ${opt}: they failed in their cell`));
+  assert.match(r.stderr, new RegExp(`${opt} is an optional dependency: removed, as npm does, and the install goes on`));
+  const dir = path.join(home, '.cache', 'mcpcell', 'npx', `${top}@1.0.0`);
+  assert.equal(existsSync(path.join(dir, 'node_modules', opt)), false);
+  assert.ok(existsSync(path.join(dir, 'node_modules', top, 'server.js')));
+  const record = JSON.parse(readFileSync(path.join(dir, '.mcpcell-install-scripts.json'), 'utf8'));
+  assert.deepEqual(record.optional_removed, [`/node_modules/${opt}`]);
+});
