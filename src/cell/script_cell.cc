@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -82,18 +84,21 @@ void AddNpmEnv(CellSpec* spec) {
 Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
   MCPCELL_TRY(CheckPackageDir(run));
   RunRequest req;
-  req.read = {run.install_dir};
-  req.write = {run.package_dir};
-  // The package's own dependencies stay read-only: its script may build
-  // its own files, not change another package's code.
-  std::error_code ec;
-  if (fs::is_directory(run.package_dir + "/node_modules", ec) && !fs::is_symlink(run.package_dir + "/node_modules", ec)) {
-    req.read.push_back(run.package_dir + "/node_modules");
-  }
   req.no_auto_mount = true;  // npm, node, python3, make and g++ come from the system mounts
   std::vector<std::string> notes;
   auto spec = BuildCellSpec(req, run.argv, &notes);
   if (!spec.ok()) return spec.error();
+  // The grants, named for what they are in any message about them (the
+  // same checks and masks as --read and --write).
+  MCPCELL_TRY(AddUserBind(&*spec, run.install_dir, false, false, "the install directory (read-only)", &notes));
+  MCPCELL_TRY(AddUserBind(&*spec, run.package_dir, true, false, "the package directory its scripts write", &notes));
+  // The package's own dependencies stay read-only: its script may build
+  // its own files, not change another package's code.
+  std::error_code ec;
+  std::string nested = run.package_dir + "/node_modules";
+  if (fs::is_directory(nested, ec) && !fs::is_symlink(nested, ec)) {
+    MCPCELL_TRY(AddUserBind(&*spec, nested, false, false, "the package's own dependencies (read-only)", &notes));
+  }
   spec->workdir = run.install_dir;
   spec->relay.on = false;  // not an MCP server: its stdout is not JSON-RPC
   spec->network.mode = NetworkSpec::Mode::kNone;
@@ -168,21 +173,44 @@ bool Follow(int rd, Cell& cell, const ScriptRun& run, ScriptOutput* out) {
   }
 }
 
+Error NoCellHere(const ScriptRun& run, const std::string& why) {
+  return MakeError("run the install scripts of", run.package,
+                   "they run only in a native cell, and none can be made here (" + why +
+                       "); they never run on the host. To install without them, add --install-scripts=skip (a "
+                       "native module among them will then not load), or run the server from a docker:// image; "
+                       "'mcpcell doctor' says what this machine lacks");
+}
+
 Error NoCell(const ScriptRun& run, const CellResult& failure) {
   std::string why = failure.error ? failure.error->Message() : "exit " + std::to_string(failure.exit_code);
-  if (failure.exit_code == kExitIsolationUnavailable) {
-    return MakeError("run the install scripts of", run.package,
-                     "they run only in a native cell, and none can be made here (" + why +
-                         "); they never run on the host. To install without them, add --install-scripts=skip (a "
-                         "native module among them will then not load), or run the server from a docker:// image; "
-                         "'mcpcell doctor' says what this machine lacks");
-  }
+  if (failure.exit_code == kExitIsolationUnavailable) return NoCellHere(run, why);
   return MakeError("run the install scripts of", run.package, "their cell could not be set up: " + why);
+}
+
+/// Whether this process may make a user namespace, asked in a child that
+/// does nothing else (unshare(2)): without one there is no native cell, and
+/// the cell's own setup would fail later with a message about something
+/// else (an idmap, a directory the cell's id cannot write).
+Status CanMakeUserNamespace() {
+  pid_t pid = ::fork();
+  if (pid < 0) return ErrnoError("fork to test for user namespaces");
+  if (pid == 0) ::_exit(::unshare(CLONE_NEWUSER) == 0 ? 0 : (errno & 0xff));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return ErrnoError("wait for the user namespace test");
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
+  Error e = MakeError("unshare(CLONE_NEWUSER)");
+  e.err = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+  e.detail = "user namespaces are off or used up (sysctl user.max_user_namespaces, "
+             "kernel.unprivileged_userns_clone, kernel.apparmor_restrict_unprivileged_userns)";
+  return e;
 }
 
 class NativeScriptCell final : public ScriptCell {
  public:
   Status Run(const ScriptRun& run) override {
+    if (auto userns = CanMakeUserNamespace(); !userns.ok()) return NoCellHere(run, userns.error().Message());
     auto spec = ScriptCellSpec(run);
     if (!spec.ok()) return spec.error();
     int p[2];

@@ -16,6 +16,7 @@
 // addon loads in the server's cell. Run as root and as mcpcell-test.
 
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -325,4 +326,33 @@ test('an optional dependency whose install script fails is removed, as npm does,
   assert.ok(existsSync(path.join(dir, 'node_modules', top, 'server.js')));
   const record = JSON.parse(readFileSync(path.join(dir, '.mcpcell-install-scripts.json'), 'utf8'));
   assert.deepEqual(record.optional_removed, [`/node_modules/${opt}`]);
+});
+
+test('no native cell to be had (user namespaces used up): the install is refused, saying what is missing; the script never runs on the host', { timeout: 180_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const probe = spawnSync('unshare', ['-Ur', 'sh', '-c', 'echo 0 > /proc/sys/user/max_user_namespaces'], { encoding: 'utf8' });
+  if (probe.status !== 0) {
+    t.skip(`cannot make a user namespace whose own user namespaces are used up here: ${probe.stderr.trim()}`);
+    return;
+  }
+  const name = `e2e-nocell-${id}`;
+  const marker = path.join(hostTmp, `ran-on-host-${id}`);
+  const reg = await startRegistry(name, '1.0.0', 'serve', { scripts: { install: `touch ${marker} ran-in-package` } });
+  t.after(() => reg.close());
+  // mcpcell runs in a user namespace of its own whose limit of nested user
+  // namespaces is 0: clone(CLONE_NEWUSER) fails with ENOSPC, as on a machine
+  // with user namespaces off (user.max_user_namespaces=0).
+  const r = await new Promise((resolve, reject) => {
+    const child = spawn('unshare', ['-Ur', 'sh', '-c', 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" "$@"',
+      MCPCELL_BIN, 'install', `npx://${name}@1.0.0`], { env: { ...env, npm_config_registry: reg.url }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    const guard = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('error', reject);
+    child.on('close', (status) => { clearTimeout(guard); resolve({ status, stderr }); });
+  });
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, new RegExp(`run the install scripts of ${name}: they run only in a native cell, and none can be made here \\(.*\\); they never run on the host\\. To install without them, add --install-scripts=skip`));
+  assert.equal(existsSync(marker), false, 'the script did not run on the host');
+  assert.equal(existsSync(path.join(home, '.cache', 'mcpcell', 'npx', `${name}@1.0.0`)), false, 'nothing published');
 });
