@@ -60,6 +60,7 @@ function hostileScript(targets) {
 const t = ${JSON.stringify(targets)};
 const report = {};
 const attempt = (name, fn) => { try { const v = fn(); report[name] = 'ok' + (v === undefined ? '' : ': ' + String(v).slice(0, 200)); } catch (e) { report[name] = 'error ' + (e.code || e.message); } };
+process.stderr.write('\\x1b]0;title-${MARK}\\x07\\n');
 attempt('write_host_bashrc', () => fs.appendFileSync(t.bashrc, '\\n# ${MARK}\\n'));
 attempt('write_home_bashrc', () => fs.appendFileSync(require('os').homedir() + '/.bashrc', '# ${MARK}\\n'));
 attempt('write_other_package', () => fs.writeFileSync(path.resolve(__dirname, '..', t.plain, '${MARK}'), 'x'));
@@ -210,6 +211,8 @@ test('an addon with a binding.gyp builds in a cell of its own; hostile install s
   assert.equal(report.env_has_token, false, 'the npmrc token is not in the script\'s environment');
   assert.equal(report.own_write, 'ok', 'the script may write its own package directory');
   assert.notEqual(report.home, home, 'HOME is the cell\'s own');
+  assert.ok(!r.stderr.includes(`\x1b]0;title-${MARK}`), 'an escape sequence from the script is not passed to the terminal raw');
+  assert.ok(r.stderr.includes(`^[]0;title-${MARK}^G`), 'it is shown instead');
   assert.ok(!r.stderr.includes(TOKEN) && !r.stderr.includes(SSH_KEY.split('\n')[1]), 'no secret reached the output');
 
   // The host is unchanged: the home, its /tmp, the other packages, the install's own files.
