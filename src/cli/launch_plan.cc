@@ -191,9 +191,12 @@ std::vector<std::string> CellWritableHostDirs(const RunRequest& merged) {
 
 // An install that failed, said as one: what, and what to check.
 Error InstallError(Error e, const ServerRef& ref, const std::string& setting) {
+  // A package's install script failed in its cell: its own error says what
+  // to do (its last lines, --install-scripts=skip); the network is not it.
+  const bool script = e.what.rfind("run the install scripts of", 0) == 0;
   e.detail += e.detail.empty() ? "" : "; ";
   e.detail += "could not install " + CanonicalSource(ref) + " (" + e.what + (e.path.empty() ? "" : " " + e.path) +
-              "): check the network and " + setting + ", or install it yourself and run its command after --";
+              (script ? ")" : "): check the network and " + setting + ", or install it yourself and run its command after --");
   e.what = kInstallServer;
   e.path.clear();
   return e;

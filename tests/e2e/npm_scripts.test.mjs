@@ -268,6 +268,14 @@ test('a failing install script: the install fails naming the package and its las
   assert.equal(again.code, 1, again.stderr);
   assert.match(again.stderr, /was installed without running its install scripts; running them now/);
   assert.equal(existsSync(path.join(home, '.cache', 'mcpcell', 'npx', `${name}@1.0.0`, '.mcpcell-install-scripts.json')), false);
+  // `run` says the same, as an install failure (exit 125), without blaming the network.
+  const run = await runMcpcell(['run', `npx://${name}@1.0.0`], { env: failEnv, input: '', guardMs: 120_000 });
+  assert.equal(run.code, 125, run.stderr);
+  assert.match(run.stderr, new RegExp(`could not install npx://${name}@1\\.0\\.0 \\(run the install scripts of ${name}\\)`));
+  assert.doesNotMatch(run.stderr, /check the network/);
+  // ...and runs with --install-scripts=skip.
+  const skipped = await runMcpcell(['run', '--install-scripts=skip', `npx://${name}@1.0.0`], { env: failEnv, input: '', guardMs: 120_000 });
+  assert.doesNotMatch(skipped.stderr, /install scripts of|could not install/, skipped.stderr);
 });
 
 test('--install-scripts takes cell or skip, and only for npx:// sources', { timeout: 60_000 }, async () => {
