@@ -3,7 +3,9 @@
 // `mcpcell run` would on first launch, so a client's first start of the
 // server is fast and any install problem shows here, in a terminal, instead
 // of as a client's timeout (issue 14.1). No policy is consulted: nothing runs
-// but npm (--ignore-scripts) or pip (wheels only), outside any cell, as for `run`.
+// but npm (--ignore-scripts) or pip (wheels only), outside any cell, as for
+// `run`, and an npm package's install scripts, in native cells of their own
+// (source/install_scripts.h; --install-scripts=skip: not at all).
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "cell/script_cell.h"
 #include "cli/commands.h"
 #include "core/exit_codes.h"
 #include "registry/catalog.h"
@@ -27,6 +30,7 @@ namespace {
 struct InstallRequest {
   std::string server;
   std::optional<std::string> install_timeout;
+  std::optional<std::string> install_scripts;
 };
 
 /// The npx:// or uvx:// source SERVER names: itself, or its registry entry's source.
@@ -64,13 +68,25 @@ int Install(const InstallRequest& req) {
     limit = *v;
   }
   const bool uvx = ref->kind == ServerRef::Kind::kUvx;
+  if (uvx && req.install_scripts) {
+    SayAs("install", "--install-scripts applies to npx:// sources only (npm install scripts); " + req.server +
+                         " is a uvx:// source (pip installs wheels, which run nothing)");
+    return kExitUsage;
+  }
+  auto mode = ParseInstallScriptsMode(req.install_scripts.value_or("cell"));
+  if (!mode.ok()) {
+    SayAs("install", mode.error().Message());
+    return kExitUsage;
+  }
+  auto script_cell = MakeNativeScriptCell();
   auto root = uvx ? UvxCacheRoot() : NpxCacheRoot();
   if (!root.ok()) {
     SayAs("install", root.error().Message());
     return 1;
   }
   auto inst = uvx ? EnsureUvxPackage(*ref, *MakePipTool({}, limit), *root, true)
-                  : EnsureNpxPackage(*ref, *MakeNpmTool({}, limit), *root, true);
+                  : EnsureNpxPackage(*ref, *MakeNpmTool({}, limit), *root, true,
+                                     NpxScripts{*mode, script_cell.get(), limit});
   if (!inst.ok()) {
     SayAs("install", inst.error().Message());
     return 1;
@@ -86,7 +102,12 @@ void AddInstallCommand(CLI::App& app, int* exit_code) {
   auto req = std::make_shared<InstallRequest>();
   auto* cmd = app.add_subcommand("install", "Fetch an npx:// or uvx:// server into mcpcell's cache now, so its first run is fast");
   cmd->add_option("server", req->server, "npx://pkg[@ver], uvx://pkg[@ver] or a registry name with such a source")->required();
-  cmd->add_option("--install-timeout", req->install_timeout, "stop npm or pip after this long, e.g. 10m (default 5m)");
+  cmd->add_option("--install-timeout", req->install_timeout,
+                  "stop npm or pip (and each package's install-script cell) after this long, e.g. 10m (default 5m)");
+  cmd->add_option("--install-scripts", req->install_scripts,
+                  "npx:// packages' install scripts (native modules): cell (default) runs them in a native cell of "
+                  "their own that can write only that package's directory, with no network; skip does not run them")
+      ->check(CLI::IsMember({"cell", "skip"}));
   cmd->callback([req, exit_code] { *exit_code = Install(*req); });
 }
 

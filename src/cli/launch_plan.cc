@@ -17,6 +17,7 @@
 
 #include "cell/credentials.h"
 #include "cell/mount_plan.h"
+#include "cell/script_cell.h"
 #include "cell/spec_builder.h"
 #include "core/exit_codes.h"
 #include "egress/cell_net.h"
@@ -190,9 +191,12 @@ std::vector<std::string> CellWritableHostDirs(const RunRequest& merged) {
 
 // An install that failed, said as one: what, and what to check.
 Error InstallError(Error e, const ServerRef& ref, const std::string& setting) {
+  // A package's install script failed in its cell: its own error says what
+  // to do (its last lines, --install-scripts=skip); the network is not it.
+  const bool script = e.what.rfind("run the install scripts of", 0) == 0;
   e.detail += e.detail.empty() ? "" : "; ";
   e.detail += "could not install " + CanonicalSource(ref) + " (" + e.what + (e.path.empty() ? "" : " " + e.path) +
-              "): check the network and " + setting + ", or install it yourself and run its command after --";
+              (script ? ")" : "): check the network and " + setting + ", or install it yourself and run its command after --");
   e.what = kInstallServer;
   e.path.clear();
   return e;
@@ -200,6 +204,10 @@ Error InstallError(Error e, const ServerRef& ref, const std::string& setting) {
 
 Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const RunRequest& merged) {
   Resolved r;
+  if (req.install_scripts && ref.kind != ServerRef::Kind::kNpx) {
+    return MakeError("--install-scripts", *req.install_scripts,
+                     "applies to npx:// sources only (npm install scripts); this server's source is " + ToString(ref.kind));
+  }
   switch (ref.kind) {
     case ServerRef::Kind::kCommand:
       r.argv = ref.args;
@@ -210,7 +218,10 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const 
       auto limit = InstallTimeout(req);
       if (!limit.ok()) return limit.error();
       auto tool = MakeNpmTool(CellWritableHostDirs(merged), *limit);
-      auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run);
+      auto mode = ParseInstallScriptsMode(req.install_scripts.value_or("cell"));
+      if (!mode.ok()) return mode.error();
+      auto script_cell = MakeNativeScriptCell();
+      auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run, NpxScripts{*mode, script_cell.get(), *limit});
       if (!inst.ok()) return InstallError(inst.error(), ref, "npm's registry setting");
       r.argv = {"node", inst->bin_path};
       r.argv.insert(r.argv.end(), ref.args.begin(), ref.args.end());

@@ -279,7 +279,12 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set, const Comma
   cmd->add_option("--timeout", req->timeout, "stop the server after this long, e.g. 30s, 5m (exit 124)");
   cmd->add_option("--grace", req->grace, "time between stdin close / SIGTERM and SIGKILL (default 2s)");
   cmd->add_option("--install-timeout", req->install_timeout,
-                  "stop an npx:// package install (each npm command) after this long (default 5m)");
+                  "stop an npx:// package install (each npm command, each package's install-script cell) "
+                  "after this long (default 5m)");
+  cmd->add_option("--install-scripts", req->install_scripts,
+                  "npx:// packages' install scripts (native modules): cell (default) runs them in a native cell of "
+                  "their own that can write only that package's directory, with no network; skip does not run them")
+      ->check(CLI::IsMember({"cell", "skip"}));
   cmd->add_option("--uid", req->uid, "uid inside the cell (default 1000)");
   cmd->add_option("--gid", req->gid, "gid inside the cell (default: the uid)");
   cmd->add_option("--system-mount", req->system_mounts, "extra read-only host directory at the same path");

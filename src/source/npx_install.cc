@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -144,6 +147,13 @@ Result<std::string> NpxCacheRoot() { return PackageCacheRoot("npx"); }
 
 Result<std::string> PackageBin(const std::string& package_dir, const std::string& package) {
   std::string manifest = package_dir + "/package.json";
+  // An install script could have replaced it (its package's directory is
+  // the one place its cell writes): a FIFO would hang this read, a symlink
+  // would make us read a file of the host's.
+  struct stat st{};
+  if (::lstat(manifest.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return MakeError("read package manifest", manifest, "not a regular file");
+  }
   auto text = ReadTextFile(manifest, "read package manifest");
   if (!text.ok()) return text.error();
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
@@ -165,57 +175,60 @@ Result<std::string> PackageBin(const std::string& package_dir, const std::string
   if (full.string().rfind(dir + "/", 0) != 0) {
     return MakeError("find the program of", package, "its \"bin\" points outside the package: " + rel);
   }
+  // ...nor can a symlink an install script left there (tarballs carry
+  // none): the launch binds the directory of the server's script, resolved.
+  char real_bin[PATH_MAX];
+  char real_dir[PATH_MAX];
+  if (::realpath(full.c_str(), real_bin) != nullptr && ::realpath(dir.c_str(), real_dir) != nullptr &&
+      std::string(real_bin).rfind(std::string(real_dir) + "/", 0) != 0) {
+    return MakeError("find the program of", package,
+                     "its \"bin\" " + rel + " resolves outside the package, to " + real_bin +
+                         " (a symlink, left by an install script?); refusing to run it");
+  }
   return full.string();
 }
 
 namespace {
 
-bool HasInstallScript(const fs::path& dir) {
-  std::error_code ec;
-  if (fs::exists(dir / "binding.gyp", ec)) return true;
-  auto text = ReadTextFile((dir / "package.json").string(), "read package manifest");
-  if (!text.ok()) return false;
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  if (!j.is_object() || !j.contains("scripts") || !j["scripts"].is_object()) return false;
-  for (const char* k : {"preinstall", "install", "postinstall"}) {
-    if (j["scripts"].contains(k)) return true;
-  }
-  return false;
-}
-
-/// Says, once, at install, what --ignore-scripts left out: a native module
-/// then fails later with "Could not locate the bindings file" and no hint.
+/// Says, once, at install, what --install-scripts=skip left out: a native
+/// module then fails later with "Could not locate the bindings file".
 void WarnSkippedScripts(const std::string& node_modules) {
   auto names = PackagesWithInstallScripts(node_modules);
   if (names.empty()) return;
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  Warn("install scripts not run (npm --ignore-scripts keeps them off the host): " + list +
-       "; a native module among them will not load. Running them in a cell of their own is not built yet (issue "
-       "14 item 2): use a docker:// image of the server, or install it yourself and run its command after --");
+  Warn("install scripts not run (--install-scripts=skip): " + list +
+       "; a native module among them will not load. Without --install-scripts=skip they run in a native cell of "
+       "their own (docs/THREAT_MODEL.md)");
+}
+
+/// Runs or skips the scripts of the install at `dir` (not yet published).
+Status HandleScripts(const std::string& dir, const NpxScripts& scripts) {
+  if (scripts.mode == InstallScriptsMode::kSkip) {
+    WarnSkippedScripts(dir + "/node_modules");
+    return {};
+  }
+  if (scripts.cell == nullptr) return MakeError("run install scripts of", dir, "no cell to run them in");
+  return RunPackageScripts(dir, *scripts.cell, scripts.limit);
+}
+
+/// A package published without its scripts run (an older mcpcell, or
+/// --install-scripts=skip): run them now, in place, one mcpcell at a time
+/// (flock(2) on the install directory; the second finds the record).
+Status RunScriptsInPlace(const std::string& cache_dir, const NpxScripts& scripts) {
+  UniqueFd dir(::open(cache_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  if (!dir) return ErrnoError("open installed package", cache_dir);
+  while (::flock(dir.get(), LOCK_EX) != 0) {
+    if (errno != EINTR) return ErrnoError("lock installed package", cache_dir);
+  }
+  if (InstallScriptsRan(cache_dir)) return {};
+  if (!FindScriptPackages(cache_dir + "/node_modules").empty()) {
+    Say(cache_dir + " was installed without running its install scripts; running them now");
+  }
+  return HandleScripts(cache_dir, scripts);
 }
 
 }  // namespace
-
-std::vector<std::string> PackagesWithInstallScripts(const std::string& node_modules) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(node_modules, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.empty() || name[0] == '.' || !e.is_directory(ec) || e.is_symlink(ec)) continue;
-    if (name[0] != '@') {
-      if (HasInstallScript(e.path())) out.push_back(name);
-      continue;
-    }
-    for (const auto& s : fs::directory_iterator(e.path(), ec)) {
-      if (s.is_directory(ec) && !s.is_symlink(ec) && HasInstallScript(s.path())) {
-        out.push_back(name + "/" + s.path().filename().string());
-      }
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 Status InstallIntoCache(const std::string& cache_root, const std::string& final_dir,
                         const std::function<Status(const std::string&)>& install) {
@@ -248,8 +261,8 @@ Status InstallIntoCache(const std::string& cache_root, const std::string& final_
   return {};
 }
 
-Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& tool,
-                                          const std::string& cache_root, bool may_install) {
+Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& tool, const std::string& cache_root,
+                                          bool may_install, const NpxScripts& scripts) {
   InstalledPackage out;
   if (IsExactVersion(ref.version)) {
     out.version = ref.version;
@@ -272,11 +285,14 @@ Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& too
     }
     Say("installing " + ref.package + "@" + out.version + " outside the cell into " + out.cache_dir +
         " (npm --ignore-scripts)");
-    MCPCELL_TRY(InstallIntoCache(cache_root, out.cache_dir, [&](const std::string& tmp) {
-      return tool.Install(ref.package, out.version, tmp);
-    }));
+    auto install = [&](const std::string& tmp) -> Status {
+      MCPCELL_TRY(tool.Install(ref.package, out.version, tmp));
+      return HandleScripts(tmp, scripts);
+    };
+    MCPCELL_TRY(InstallIntoCache(cache_root, out.cache_dir, install));
     out.installed_now = true;
-    WarnSkippedScripts(out.cache_dir + "/node_modules");
+  } else if (may_install && scripts.mode == InstallScriptsMode::kCell && !InstallScriptsRan(out.cache_dir)) {
+    MCPCELL_TRY(RunScriptsInPlace(out.cache_dir, scripts));
   }
   auto bin = PackageBin(out.package_dir, ref.package);
   if (!bin.ok()) return bin.error();

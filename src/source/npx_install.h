@@ -6,6 +6,8 @@
 // read-only, so the server needs no network to install itself and its
 // install cannot touch the user's files. npm runs with --ignore-scripts:
 // install scripts would otherwise run on the host, unsandboxed, as the user.
+// They run afterwards, each package's in a native cell of its own
+// (source/install_scripts.h), unless --install-scripts=skip.
 
 #include <chrono>
 #include <functional>
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "source/install_scripts.h"
 #include "source/server_ref.h"
 #include "util/error.h"
 
@@ -68,12 +71,6 @@ Result<std::string> PackageBin(const std::string& package_dir, const std::string
 /// the number it looked at to *checked (for `mcpcell gc`).
 int RemoveAbandonedInstalls(const std::string& cache_root, int* checked = nullptr);
 
-/// The packages under `node_modules` (one level, and @scope/ one level below)
-/// whose install would run code: a preinstall, install or postinstall
-/// script, or a binding.gyp (npm's implicit `node-gyp rebuild`). npm ran
-/// with --ignore-scripts, so none of it ran (issue 14 item 2).
-std::vector<std::string> PackagesWithInstallScripts(const std::string& node_modules);
-
 /// Runs `install` on a fresh ".install-<pid>-XXXXXX" directory (0755) under
 /// `cache_root` and renames it to `final_dir` when it succeeds (removed when
 /// it fails): a half-finished install is never seen under the final name.
@@ -81,10 +78,21 @@ std::vector<std::string> PackagesWithInstallScripts(const std::string& node_modu
 Status InstallIntoCache(const std::string& cache_root, const std::string& final_dir,
                         const std::function<Status(const std::string&)>& install);
 
+/// What happens to the install scripts of a package being installed.
+struct NpxScripts {
+  InstallScriptsMode mode = InstallScriptsMode::kSkip;
+  ScriptCell* cell = nullptr;  ///< kCell: where they run (cell/script_cell.h)
+  std::chrono::milliseconds limit = kDefaultInstallTimeout;  ///< per package's cell
+};
+
 /// Resolves the version, and installs into the cache unless already there
 /// (when `may_install` is false a missing package is reported with present=false).
-/// Progress lines go to stderr.
-Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& tool,
-                                          const std::string& cache_root, bool may_install);
+/// With `scripts.mode` kCell the install scripts run before the install is
+/// published, and a package installed earlier without running them (an
+/// older mcpcell, --install-scripts=skip) has them run now, in place; the
+/// install directory records that they ran. With kSkip, the packages whose
+/// scripts did not run are named on stderr. Progress lines go to stderr.
+Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& tool, const std::string& cache_root,
+                                          bool may_install, const NpxScripts& scripts = {});
 
 }  // namespace mcpcell

@@ -90,6 +90,15 @@ Result<StdioRelay> StdioRelay::Prepare(std::optional<RelayConfig> mcp, AuditLog*
   return r;
 }
 
+Result<StdioRelay> StdioRelay::Given(std::array<UniqueFd, 3> ends) {
+  StdioRelay r;
+  r.cell_end_ = std::move(ends);
+  // Never signalled: the supervisor watches it instead of mcpcell's stdin.
+  r.stdin_closed_.reset(::eventfd(0, EFD_CLOEXEC));
+  if (!r.stdin_closed_) return ErrnoError("create an eventfd for a cell's stdin");
+  return r;
+}
+
 Status StdioRelay::Start() {
   for (auto& fd : cell_end_) fd.reset();
   try {

@@ -36,6 +36,12 @@ class StdioRelay {
   /// message, the relay's records going to `audit` (may be null).
   static Result<StdioRelay> Prepare(std::optional<RelayConfig> mcp = std::nullopt, AuditLog* audit = nullptr);
 
+  /// For a cell that is no MCP server (npm's install scripts,
+  /// cell/script_cell.h): its fds 0-2 are `ends` as given, nothing is
+  /// copied, and the client's stdin is not watched (its end of input is no
+  /// reason to stop such a cell).
+  static Result<StdioRelay> Given(std::array<UniqueFd, 3> ends);
+
   StdioRelay() = default;
   StdioRelay(StdioRelay&&) = default;
   StdioRelay& operator=(StdioRelay&&) = default;

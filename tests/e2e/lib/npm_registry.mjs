@@ -124,3 +124,77 @@ export function npmEnv(registry, cacheHome) {
     npm_config_fetch_retries: '0',
   };
 }
+
+/**
+ * A registry serving several packages, each built here from its files:
+ * `packages` is a list of { name, version, manifest, files } (manifest: the
+ * package.json fields beyond name and version; files: { 'relative/path': text },
+ * or a function of the registry's { url, port } that returns them).
+ * Returns { url, port, requests, close() }.
+ */
+export async function startPackageRegistry(packages) {
+  const built = new Map();
+  const requests = [];
+  const sockets = new Set();
+  const server = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    const base = `http://127.0.0.1:${server.address().port}`;
+    const url = decodeURIComponent(req.url.slice(1).split('?')[0]);
+    const tgz = url.match(/^(.+)\/-\/[^/]+\.tgz$/);
+    const pkg = built.get(tgz ? tgz[1] : url);
+    if (!pkg) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end('{"error":"not found"}');
+      return;
+    }
+    if (tgz) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': pkg.bytes.length });
+      res.end(pkg.bytes);
+      return;
+    }
+    const { name, version } = pkg.manifest;
+    const tarball = `${base}/${name}/-/${name.replace(/^@[^/]+\//, '')}-${version}.tgz`;
+    const doc = {
+      name,
+      'dist-tags': { latest: version },
+      versions: { [version]: { ...pkg.manifest, dist: { tarball, shasum: pkg.shasum, integrity: pkg.integrity } } },
+    };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(doc));
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const where = { url: `http://127.0.0.1:${server.address().port}/`, port: server.address().port };
+  for (const p of packages) {
+    const dir = makeTempDir('npm-pkg');
+    const root = path.join(dir, 'package');
+    mkdirSync(root);
+    const manifest = { name: p.name, version: p.version, license: 'MIT', ...p.manifest };
+    writeReadableFile(path.join(root, 'package.json'), JSON.stringify(manifest, null, 2));
+    const files = typeof p.files === 'function' ? p.files(where) : (p.files ?? {});
+    for (const [rel, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+      writeReadableFile(path.join(root, rel), text);
+    }
+    const file = path.join(dir, 'package.tgz');
+    execFileSync('tar', ['-czf', file, '-C', dir, 'package']);
+    const bytes = readFileSync(file);
+    built.set(p.name, {
+      manifest,
+      bytes,
+      shasum: createHash('sha1').update(bytes).digest('hex'),
+      integrity: `sha512-${createHash('sha512').update(bytes).digest('base64')}`,
+    });
+  }
+  return {
+    ...where,
+    requests,
+    close: () => new Promise((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}

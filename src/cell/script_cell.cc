@@ -1,0 +1,259 @@
+#include "cell/script_cell.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <thread>
+
+#include "cell/native/native_cell.h"
+#include "cell/native/stdio_relay.h"
+#include "cell/spec_builder.h"
+#include "core/exit_codes.h"
+#include "source/host_run.h"
+#include "util/diag.h"
+#include "util/terminal_text.h"
+#include "util/unique_fd.h"
+#include "util/write_all.h"
+
+namespace mcpcell {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Memory for a compile: g++ on an amalgamation (sqlite3.c) needs more than
+/// a server's default; a default, so a machine without the cgroup only warns.
+constexpr std::uint64_t kScriptMemoryBytes = 2ULL << 30;
+/// How many of the last lines a failure shows.
+constexpr std::size_t kTailLines = 15;
+
+std::string Real(const std::string& p) {
+  char buf[PATH_MAX];
+  return ::realpath(p.c_str(), buf) != nullptr ? std::string(buf) : std::string();
+}
+
+/// The package directory must be where its name says, below the install's
+/// node_modules, with no symlink on the way: an earlier package's script
+/// could otherwise have left a link that makes this cell's one writable
+/// bind a directory of the host.
+Status CheckPackageDir(const ScriptRun& run) {
+  std::string install = Real(run.install_dir);
+  std::string prefix = run.install_dir + "/node_modules/";
+  std::string real = Real(run.package_dir);
+  if (install.empty() || run.package_dir.rfind(prefix, 0) != 0 ||
+      real != install + run.package_dir.substr(run.install_dir.size())) {
+    return MakeError("run the install scripts of", run.package,
+                     run.package_dir + " is not a plain directory below " + prefix + " (resolves to \"" + real +
+                         "\"): refusing to make it writable");
+  }
+  return {};
+}
+
+/// npm's settings for the scripts: Node's headers from the host's /usr
+/// (node-gyp downloads none), no config of the host's (the global npmrc may
+/// hold a registry token; HOME is the cell's empty tmpfs).
+void AddNpmEnv(CellSpec* spec) {
+  spec->env["npm_config_nodedir"] = "/usr";
+  spec->env["npm_config_globalconfig"] = spec->home + "/.npmrc-global";
+  spec->env["npm_config_userconfig"] = spec->home + "/.npmrc";
+  spec->env["npm_config_cache"] = spec->home + "/.npm";
+  spec->env["npm_config_update_notifier"] = "false";
+  spec->env["npm_config_audit"] = "false";
+  spec->env["npm_config_fund"] = "false";
+  // No debug log: it would be written to the cell's tmpfs HOME, gone when
+  // npm's error names it.
+  spec->env["npm_config_logs_max"] = "0";
+  // A browser downloaded into the cell's HOME would vanish with the cell
+  // (a tmpfs) and there is no network to fetch it: the downloaders of
+  // puppeteer and playwright are told not to try rather than fail the
+  // install (the browser servers use Debian's Chromium: docs/COMPAT.md).
+  spec->env["PUPPETEER_SKIP_DOWNLOAD"] = "1";
+  spec->env["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1";
+}
+
+}  // namespace
+
+Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
+  MCPCELL_TRY(CheckPackageDir(run));
+  RunRequest req;
+  req.no_auto_mount = true;  // npm, node, python3, make and g++ come from the system mounts
+  std::vector<std::string> notes;
+  auto spec = BuildCellSpec(req, run.argv, &notes);
+  if (!spec.ok()) return spec.error();
+  // The grants, named for what they are in any message about them (the
+  // same checks and masks as --read and --write).
+  MCPCELL_TRY(AddUserBind(&*spec, run.install_dir, false, false, "the install directory (read-only)", &notes));
+  MCPCELL_TRY(AddUserBind(&*spec, run.package_dir, true, false, "the package directory its scripts write", &notes));
+  // The package's own dependencies stay read-only: its script may build
+  // its own files, not change another package's code.
+  std::error_code ec;
+  std::string nested = run.package_dir + "/node_modules";
+  if (fs::is_directory(nested, ec) && !fs::is_symlink(nested, ec)) {
+    MCPCELL_TRY(AddUserBind(&*spec, nested, false, false, "the package's own dependencies (read-only)", &notes));
+  }
+  spec->workdir = run.install_dir;
+  spec->relay.on = false;  // not an MCP server: its stdout is not JSON-RPC
+  spec->network.mode = NetworkSpec::Mode::kNone;
+  spec->limits.memory_bytes = {kScriptMemoryBytes, false};
+  AddNpmEnv(&*spec);
+  return spec;
+}
+
+namespace {
+
+/// What the cell printed: copied to our stderr as it comes (made safe for a
+/// terminal), the last lines kept.
+class ScriptOutput {
+ public:
+  void Add(std::string_view bytes) {
+    (void)WriteAll(STDERR_FILENO, filter_.Filter(bytes));
+    for (char c : bytes) {
+      if (c != '\n') {
+        if (line_.size() < 400) line_ += c;
+        continue;
+      }
+      tail_.push_back(std::move(line_));
+      line_.clear();
+      if (tail_.size() > kTailLines) tail_.pop_front();
+    }
+  }
+  /// The last lines, terminal-safe, each on its own indented line.
+  std::string Tail() {
+    if (!line_.empty()) tail_.push_back(line_);
+    TerminalFilter f;
+    std::string out;
+    for (const auto& l : tail_) out += "\n    | " + f.Filter(l);
+    return out.empty() ? " (it printed nothing)" : ":" + out;
+  }
+
+ private:
+  TerminalFilter filter_;
+  std::string line_;
+  std::deque<std::string> tail_;
+};
+
+/// Reads the cell's output until every process of the cell is gone (EOF);
+/// says every 30 s that it is still running; stops the cell at the limit.
+/// True when the limit stopped it. Runs beside Cell::Wait.
+bool Follow(int rd, Cell& cell, const ScriptRun& run, ScriptOutput* out) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto next_note = start + std::chrono::seconds(30);
+  bool stopped = false;
+  for (;;) {
+    auto now = Clock::now();
+    if (!stopped && now >= start + run.limit) {
+      cell.Stop(std::chrono::milliseconds(0));  // SIGKILL to PID 1: the pid namespace dies whole
+      stopped = true;
+    }
+    if (now >= next_note) {
+      auto so_far = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
+      Say("still running the install scripts of " + run.package + " (" + ShortDuration(so_far) + " so far, limit " +
+          ShortDuration(run.limit) + ": --install-timeout)");
+      next_note += std::chrono::seconds(30);
+    }
+    auto until = stopped ? next_note : std::min(next_note, start + run.limit);
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
+    pollfd p{rd, POLLIN, 0};
+    int n = ::poll(&p, 1, static_cast<int>(std::max<long long>(wait, 1)));
+    if (n < 0 && errno != EINTR) return stopped;
+    if (n <= 0) continue;
+    char buf[4096];
+    ssize_t r = ::read(rd, buf, sizeof buf);
+    if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) return stopped;
+    if (r > 0) out->Add(std::string_view(buf, static_cast<std::size_t>(r)));
+  }
+}
+
+Error NoCellHere(const ScriptRun& run, const std::string& why) {
+  return MakeError("run the install scripts of", run.package,
+                   "they run only in a native cell, and none can be made here (" + why +
+                       "); they never run on the host. To install without them, add --install-scripts=skip (a "
+                       "native module among them will then not load), or run the server from a docker:// image; "
+                       "'mcpcell doctor' says what this machine lacks");
+}
+
+Error NoCell(const ScriptRun& run, const CellResult& failure) {
+  std::string why = failure.error ? failure.error->Message() : "exit " + std::to_string(failure.exit_code);
+  if (failure.exit_code == kExitIsolationUnavailable) return NoCellHere(run, why);
+  return MakeError("run the install scripts of", run.package, "their cell could not be set up: " + why);
+}
+
+/// Whether this process may make a user namespace, asked in a child that
+/// does nothing else (unshare(2)): without one there is no native cell, and
+/// the cell's own setup would fail later with a message about something
+/// else (an idmap, a directory the cell's id cannot write).
+Status CanMakeUserNamespace() {
+  pid_t pid = ::fork();
+  if (pid < 0) return ErrnoError("fork to test for user namespaces");
+  if (pid == 0) ::_exit(::unshare(CLONE_NEWUSER) == 0 ? 0 : (errno & 0xff));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return ErrnoError("wait for the user namespace test");
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
+  Error e = MakeError("unshare(CLONE_NEWUSER)");
+  e.err = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+  e.detail = "user namespaces are off or used up (sysctl user.max_user_namespaces, "
+             "kernel.unprivileged_userns_clone, kernel.apparmor_restrict_unprivileged_userns)";
+  return e;
+}
+
+class NativeScriptCell final : public ScriptCell {
+ public:
+  Status Run(const ScriptRun& run) override {
+    if (auto userns = CanMakeUserNamespace(); !userns.ok()) return NoCellHere(run, userns.error().Message());
+    auto spec = ScriptCellSpec(run);
+    if (!spec.ok()) return spec.error();
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return ErrnoError("pipe for the install scripts of", run.package);
+    UniqueFd rd(p[0]), wr(p[1]);
+    UniqueFd in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    UniqueFd err(::fcntl(wr.get(), F_DUPFD_CLOEXEC, 0));
+    if (!in || !err) return ErrnoError("open the stdio of the install scripts of", run.package);
+    auto stdio = StdioRelay::Given({std::move(in), std::move(wr), std::move(err)});
+    if (!stdio.ok()) return stdio.error();
+    RunContext ctx{"install scripts of " + run.package, nullptr};
+    LaunchCallback on_launch;
+    StartedCell started = StartNativeCell(*spec, ctx, *stdio, on_launch);
+    if (!started.ok()) return NoCell(run, started.failure);
+    // The supervisor's loop runs in Wait(); the output is followed (and the
+    // limit kept, through Cell::Stop, which is safe from another thread)
+    // beside it, until the last process of the cell is gone (EOF).
+    ScriptOutput out;
+    bool timed_out = false;
+    std::thread follower([&] { timed_out = Follow(rd.get(), *started.cell, run, &out); });
+    CellResult r = started.cell->Wait();
+    follower.join();
+    started.cell.reset();
+    stdio->Finish();
+    if (timed_out) {
+      return MakeError("run the install scripts of", run.package,
+                       "they did not finish within " + ShortDuration(run.limit) +
+                           " and their cell was stopped; allow longer with --install-timeout, e.g. " +
+                           ShortDuration(run.limit * 2) + ". Their last lines" + out.Tail());
+    }
+    if (r.error) return NoCell(run, r);
+    if (r.exit_code != 0) {
+      return MakeError("run the install scripts of", run.package,
+                       "they failed in their cell (npm rebuild exited with status " + std::to_string(r.exit_code) +
+                           "; the cell could write " + run.package_dir + " only, and had no network). Their last "
+                           "lines" + out.Tail() + "\n  --install-scripts=skip installs without running them");
+    }
+    return {};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ScriptCell> MakeNativeScriptCell() { return std::make_unique<NativeScriptCell>(); }
+
+}  // namespace mcpcell

@@ -1,0 +1,240 @@
+#include "source/install_scripts.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "util/diag.h"
+#include "util/json_input.h"
+#include "util/unique_fd.h"
+#include "util/write_all.h"
+
+namespace mcpcell {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The record that the scripts ran, in the install directory (which no
+/// script cell can write: only package directories below it are).
+constexpr const char* kScriptsRecord = ".mcpcell-install-scripts.json";
+
+bool IsRealDir(const fs::path& p) {
+  struct stat st{};
+  return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool IsRealFile(const fs::path& p) {
+  struct stat st{};
+  return ::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+struct Manifest {
+  std::string name;
+  std::vector<std::string> events;
+  std::vector<std::string> deps;
+};
+
+/// npm's rule for what an install runs (@npmcli/run-script, npm's docs
+/// "scripts": "If there is a binding.gyp file in the root of your package
+/// and you haven't defined your own install or preinstall scripts, npm will
+/// default the install command to compile using node-gyp").
+Manifest ReadManifest(const fs::path& dir, const std::string& dir_name) {
+  Manifest m{dir_name, {}, {}};
+  // Regular files only: not a FIFO that would hang the read.
+  auto text = IsRealFile(dir / "package.json") ? ReadTextFile((dir / "package.json").string(), "read package manifest")
+                                               : Result<std::string>(MakeError("read package manifest"));
+  nlohmann::json j = text.ok() ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  if (!j.is_object()) j = nlohmann::json::object();
+  const nlohmann::json scripts = j.contains("scripts") && j["scripts"].is_object() ? j["scripts"] : nlohmann::json::object();
+  bool gyp = IsRealFile(dir / "binding.gyp") && !scripts.contains("install") && !scripts.contains("preinstall");
+  for (const char* e : {"preinstall", "install", "postinstall"}) {
+    if ((scripts.contains(e) && scripts[e].is_string()) || (gyp && std::string(e) == "install")) m.events.push_back(e);
+  }
+  for (const char* field : {"dependencies", "optionalDependencies"}) {
+    if (!j.contains(field) || !j[field].is_object()) continue;
+    for (const auto& [dep, range] : j[field].items()) m.deps.push_back(dep);
+  }
+  return m;
+}
+
+/// Every package directory below `node_modules`, depth first (a package's
+/// own node_modules included), skipping symlinks (npm links, a planted link
+/// out of the tree) and dot-directories (.bin, .cache).
+void CollectPackages(const fs::path& node_modules, std::vector<std::pair<fs::path, std::string>>* out) {
+  std::error_code ec;
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(node_modules, ec)) entries.push_back(e.path());
+  std::sort(entries.begin(), entries.end());
+  for (const auto& p : entries) {
+    std::string name = p.filename().string();
+    if (name.empty() || name[0] == '.' || !IsRealDir(p)) continue;
+    if (name[0] == '@') {
+      std::vector<fs::path> scoped;
+      for (const auto& s : fs::directory_iterator(p, ec)) scoped.push_back(s.path());
+      std::sort(scoped.begin(), scoped.end());
+      for (const auto& s : scoped) {
+        if (s.filename().string()[0] == '.' || !IsRealDir(s)) continue;
+        out->emplace_back(s, name + "/" + s.filename().string());
+        if (IsRealDir(s / "node_modules")) CollectPackages(s / "node_modules", out);
+      }
+      continue;
+    }
+    out->emplace_back(p, name);
+    if (IsRealDir(p / "node_modules")) CollectPackages(p / "node_modules", out);
+  }
+}
+
+/// Where `dep` resolves from the package at `from`: the nearest
+/// node_modules/<dep> in `from`'s own node_modules or an ancestor's, not
+/// above `top` (the install's node_modules).
+std::string Resolve(const fs::path& from, const std::string& dep, const fs::path& top,
+                    const std::set<std::string>& known) {
+  for (fs::path d = from;; d = d.parent_path()) {
+    fs::path candidate = (d.filename() == "node_modules" ? d : d / "node_modules") / dep;
+    if (known.count(candidate.string()) > 0) return candidate.string();
+    if (d == top || !d.has_relative_path() || d.string().size() < top.string().size()) return {};
+  }
+}
+
+/// Depth-first post-order over the dependency edges: dependencies first;
+/// a cycle is cut where it closes (npm runs such a cycle in some order too).
+void Visit(const std::string& dir, const std::map<std::string, std::vector<std::string>>& edges,
+           std::set<std::string>* seen, std::vector<std::string>* order) {
+  if (!seen->insert(dir).second) return;
+  auto it = edges.find(dir);
+  if (it != edges.end()) {
+    for (const auto& d : it->second) Visit(d, edges, seen, order);
+  }
+  order->push_back(dir);
+}
+
+/// The packages (their directories) npm's hidden lockfile marks optional.
+std::set<std::string> OptionalPackages(const std::string& install_dir);
+
+}  // namespace
+
+Result<InstallScriptsMode> ParseInstallScriptsMode(const std::string& text) {
+  if (text == "cell") return InstallScriptsMode::kCell;
+  if (text == "skip") return InstallScriptsMode::kSkip;
+  return MakeError("--install-scripts", text,
+                   "expected cell (run npm install scripts in a native cell of their own) or skip (do not run them)");
+}
+
+std::string ToString(InstallScriptsMode mode) { return mode == InstallScriptsMode::kCell ? "cell" : "skip"; }
+
+std::vector<ScriptPackage> FindScriptPackages(const std::string& node_modules) {
+  std::vector<std::pair<fs::path, std::string>> all;
+  CollectPackages(node_modules, &all);
+  std::map<std::string, Manifest> manifests;
+  std::set<std::string> known;
+  for (const auto& [dir, name] : all) {
+    manifests.emplace(dir.string(), ReadManifest(dir, name));
+    known.insert(dir.string());
+  }
+  // Edges between packages with scripts only: the rest have nothing to wait for.
+  std::map<std::string, std::vector<std::string>> edges;
+  std::vector<std::string> with_scripts;
+  for (const auto& [dir, m] : manifests) {
+    if (m.events.empty()) continue;
+    with_scripts.push_back(dir);
+    for (const auto& dep : m.deps) {
+      std::string to = Resolve(fs::path(dir), dep, fs::path(node_modules), known);
+      if (!to.empty() && to != dir && !manifests[to].events.empty()) edges[dir].push_back(to);
+    }
+  }
+  std::set<std::string> seen;
+  std::vector<std::string> order;
+  for (const auto& dir : with_scripts) Visit(dir, edges, &seen, &order);
+  std::vector<ScriptPackage> out;
+  for (const auto& dir : order) {
+    const Manifest& m = manifests[dir];
+    out.push_back({m.name, dir, m.events});
+  }
+  return out;
+}
+
+std::vector<std::string> PackagesWithInstallScripts(const std::string& node_modules) {
+  std::set<std::string> names;
+  for (const auto& p : FindScriptPackages(node_modules)) names.insert(p.name);
+  return {names.begin(), names.end()};
+}
+
+std::vector<std::string> NpmRebuildArgv(const std::string& package_dir) {
+  // --ignore-scripts=false: a user's npmrc saying ignore-scripts=true is
+  // about the host; the cell is the reason they may run.
+  return {"npm", "rebuild", "--foreground-scripts", "--no-bin-links", "--ignore-scripts=false", "--no-audit",
+          "--no-fund", package_dir};
+}
+
+bool InstallScriptsRan(const std::string& cache_dir) {
+  auto text = ReadTextFile(cache_dir + "/" + kScriptsRecord, "read install-scripts record");
+  if (!text.ok()) return false;
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  return j.is_object() && j.value("install_scripts", "") == "ran";
+}
+
+namespace {
+
+std::set<std::string> OptionalPackages(const std::string& install_dir) {
+  std::set<std::string> out;
+  std::string lock = install_dir + "/node_modules/.package-lock.json";
+  if (!IsRealFile(lock)) return out;
+  auto text = ReadTextFile(lock, "read npm's hidden lockfile");
+  nlohmann::json j = text.ok() ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  if (!j.is_object() || !j.contains("packages") || !j["packages"].is_object()) return out;
+  for (const auto& [rel, meta] : j["packages"].items()) {
+    // Relative paths below the install ("node_modules/x"), nothing else.
+    if (rel.rfind("node_modules/", 0) != 0 || rel.find("..") != std::string::npos) continue;
+    if (meta.is_object() && meta.value("optional", false)) out.insert(install_dir + "/" + rel);
+  }
+  return out;
+}
+
+}  // namespace
+
+Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit) {
+  // Which packages npm itself counts as optional (reached only through
+  // optionalDependencies): as in npm, a failed build of one is no failure
+  // of the install; the package is removed instead.
+  std::set<std::string> optional = OptionalPackages(install_dir);
+  // npm's hidden lockfile knows a package has scripts only when the
+  // registry said so (hasInstallScript); without it, `npm rebuild` reads
+  // every package.json from disk, as FindScriptPackages does, and runs
+  // what is there rather than skipping it silently.
+  std::error_code ec;
+  fs::remove(install_dir + "/node_modules/.package-lock.json", ec);
+  auto packages = FindScriptPackages(install_dir + "/node_modules");
+  nlohmann::json ran = nlohmann::json::array();
+  nlohmann::json removed = nlohmann::json::array();
+  for (std::size_t i = 0; i < packages.size(); ++i) {
+    const auto& p = packages[i];
+    std::string events;
+    for (const auto& e : p.events) events += (events.empty() ? "" : ", ") + e;
+    Say("running the install scripts of " + p.name + " (" + events + ") in a native cell of their own (" +
+        std::to_string(i + 1) + " of " + std::to_string(packages.size()) + "; it can write " + p.dir +
+        " only, no network; --install-scripts=skip turns this off)");
+    Status st = cell.Run({install_dir, p.name, p.dir, NpmRebuildArgv(p.dir), limit});
+    if (!st.ok() && optional.count(p.dir) == 0) return st;
+    if (!st.ok()) {
+      Warn(st.error().Message() + "\n  " + p.name + " is an optional dependency: removed, as npm does, and the " +
+           "install goes on");
+      fs::remove_all(p.dir, ec);
+      removed.push_back(p.dir.substr(install_dir.size()));
+      continue;
+    }
+    ran.push_back({{"package", p.name}, {"dir", p.dir.substr(install_dir.size())}, {"events", p.events}});
+  }
+  nlohmann::json record{{"install_scripts", "ran"}, {"packages", ran}, {"optional_removed", removed}};
+  std::string path = install_dir + "/" + kScriptsRecord;
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!fd) return ErrnoError("record that the install scripts ran in", path);
+  return WriteAll(fd.get(), record.dump(2) + "\n", "write", path);
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,86 @@
+#pragma once
+// npm install scripts of an npx:// package, run in cells of their own
+// (issue 14 item 2). The host's `npm install --ignore-scripts` never runs a
+// script; afterwards each package with one (preinstall, install,
+// postinstall, or a binding.gyp: npm's implicit `node-gyp rebuild`) has its
+// scripts run by `npm rebuild` in a native cell that can write that
+// package's directory and nothing else of the host, has no network and a
+// private HOME and /tmp. One cell per package, dependencies first, so a
+// script cannot change another package's code either. docs/THREAT_MODEL.md
+// says what such a cell can reach.
+//
+// This file finds the packages and drives the runs; the cell itself is
+// cell/script_cell.h (a higher layer), behind the ScriptCell interface.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+
+namespace mcpcell {
+
+/// --install-scripts: what happens to the install scripts of an npx:// package.
+enum class InstallScriptsMode {
+  kCell,  ///< run them in a native cell of their own (the default)
+  kSkip,  ///< do not run them (native modules will not load); said on stderr
+};
+
+/// "cell" | "skip".
+Result<InstallScriptsMode> ParseInstallScriptsMode(const std::string& text);
+std::string ToString(InstallScriptsMode mode);
+
+/// One installed package whose install would run code.
+struct ScriptPackage {
+  std::string name;  ///< "@scope/name" or "name"
+  std::string dir;   ///< its directory (under some node_modules), as found
+  /// What would run, in npm's order: "preinstall", "install", "postinstall";
+  /// "install" = "node-gyp rebuild" when only a binding.gyp asks for it.
+  std::vector<std::string> events;
+};
+
+/// The packages below `node_modules` (nested node_modules and @scope/
+/// included; symlinks and dot-directories skipped) with install scripts, in
+/// the order they must run: a package after the packages with scripts it
+/// depends on (dependencies and optionalDependencies, resolved as node
+/// resolves them: the nearest node_modules/<name> upwards), else by path.
+std::vector<ScriptPackage> FindScriptPackages(const std::string& node_modules);
+
+/// The names of FindScriptPackages, sorted and without repeats.
+std::vector<std::string> PackagesWithInstallScripts(const std::string& node_modules);
+
+/// One package's scripts to run in a cell.
+struct ScriptRun {
+  std::string install_dir;  ///< npm's prefix: read-only in the cell, the working directory
+  std::string package;      ///< its name, for messages
+  std::string package_dir;  ///< the only host directory the cell may write
+  std::vector<std::string> argv;  ///< what runs (npm rebuild ... <package_dir>)
+  std::chrono::milliseconds limit{0};  ///< --install-timeout
+};
+
+/// Runs one ScriptRun in a cell; errors name the package, the last lines it
+/// printed, and (when no cell can be made here) what is missing and
+/// --install-scripts=skip.
+class ScriptCell {
+ public:
+  virtual ~ScriptCell() = default;
+  virtual Status Run(const ScriptRun& run) = 0;
+};
+
+/// `npm rebuild` of the one package at `package_dir` (a directory spec, so a
+/// nested copy is named exactly), its scripts' output in the foreground, no
+/// bin links (node_modules/.bin is not the cell's to write).
+std::vector<std::string> NpmRebuildArgv(const std::string& package_dir);
+
+/// Whether the install scripts of the install at `cache_dir` ran (the
+/// record RunPackageScripts leaves; a second launch does not rerun them).
+bool InstallScriptsRan(const std::string& cache_dir);
+
+/// Runs the install scripts of every package below install_dir/node_modules
+/// in `cell`, one package per cell, in FindScriptPackages order; stops at
+/// the first failure, except of a package npm's hidden lockfile marks
+/// optional: that one is removed (npm's rule) with a warning. Then records
+/// in install_dir that they ran.
+Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit);
+
+}  // namespace mcpcell

@@ -1,0 +1,214 @@
+// Which installed npm packages have install scripts, in what order they run,
+// and the cell ScriptCellSpec builds for one of them (source/install_scripts.h,
+// cell/script_cell.h).
+#include "source/install_scripts.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cell/script_cell.h"
+
+namespace mcpcell {
+namespace {
+
+namespace fs = std::filesystem;
+
+class InstallScriptsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/install-scripts-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = fs::canonical(tmpl).string();
+    nm_ = root_ + "/node_modules";
+    fs::create_directories(nm_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  /// A package at node_modules/<rel> with this manifest.
+  std::string Pkg(const std::string& rel, const std::string& manifest) {
+    std::string dir = nm_ + "/" + rel;
+    fs::create_directories(dir);
+    std::ofstream(dir + "/package.json") << manifest;
+    return dir;
+  }
+  std::vector<std::string> Names() {
+    std::vector<std::string> out;
+    for (const auto& p : FindScriptPackages(nm_)) out.push_back(p.name);
+    return out;
+  }
+
+  std::string root_, nm_;
+};
+
+TEST_F(InstallScriptsTest, FindsScriptsBindingGypScopesAndNestedPackages) {
+  Pkg("plain", R"({"name":"plain","scripts":{"test":"x","prepare":"y"}})");
+  Pkg("post", R"({"name":"post","scripts":{"postinstall":"node x.js"}})");
+  std::string gyp = Pkg("gyp", R"({"name":"gyp"})");
+  std::ofstream(gyp + "/binding.gyp") << "{}";
+  Pkg("@s/pre", R"({"name":"@s/pre","scripts":{"preinstall":"sh x"}})");
+  Pkg("@s/none", R"({"name":"@s/none"})");
+  Pkg("plain/node_modules/inner", R"({"name":"inner","scripts":{"install":"make"}})");
+  Pkg(".bin", R"({"scripts":{"install":"x"}})");
+  Pkg("broken", "not json");
+  Pkg("numeric", R"({"scripts":{"install":42}})");
+  EXPECT_EQ(PackagesWithInstallScripts(nm_), (std::vector<std::string>{"@s/pre", "gyp", "inner", "post"}));
+  EXPECT_TRUE(PackagesWithInstallScripts(root_ + "/missing").empty());
+}
+
+TEST_F(InstallScriptsTest, BindingGypIsNpmsImplicitInstallOnlyWithoutInstallOrPreinstall) {
+  std::string a = Pkg("a", R"({"name":"a","scripts":{"postinstall":"p"}})");
+  std::ofstream(a + "/binding.gyp") << "{}";
+  std::string b = Pkg("b", R"({"name":"b","scripts":{"install":"prebuild-install || node-gyp rebuild"}})");
+  std::ofstream(b + "/binding.gyp") << "{}";
+  auto found = FindScriptPackages(nm_);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].events, (std::vector<std::string>{"install", "postinstall"}));  // node-gyp rebuild, then p
+  EXPECT_EQ(found[1].events, (std::vector<std::string>{"install"}));
+}
+
+TEST_F(InstallScriptsTest, SymlinksAndFifosAreNotFollowed) {
+  fs::create_directories(root_ + "/elsewhere");
+  std::ofstream(root_ + "/elsewhere/package.json") << R"({"scripts":{"install":"x"}})";
+  fs::create_directory_symlink(root_ + "/elsewhere", nm_ + "/linked");
+  std::string f = Pkg("fifo", "");
+  fs::remove(f + "/package.json");
+  ASSERT_EQ(::mkfifo((f + "/package.json").c_str(), 0600), 0);  // would hang a read
+  EXPECT_TRUE(Names().empty());
+}
+
+TEST_F(InstallScriptsTest, DependenciesWithScriptsRunFirstResolvedAsNodeDoes) {
+  // app -> mid -> base (all with scripts); mid's nested copy of base wins for mid.
+  Pkg("app", R"({"name":"app","dependencies":{"mid":"1"},"scripts":{"install":"a"}})");
+  Pkg("mid", R"({"name":"mid","dependencies":{"base":"2"},"scripts":{"install":"m"}})");
+  Pkg("base", R"({"name":"base","scripts":{"install":"b1"}})");
+  Pkg("mid/node_modules/base", R"({"name":"base","scripts":{"install":"b2"}})");
+  Pkg("zed", R"({"name":"zed","optionalDependencies":{"app":"1"},"scripts":{"install":"z"}})");
+  auto found = FindScriptPackages(nm_);
+  std::vector<std::string> dirs;
+  for (const auto& p : found) dirs.push_back(p.dir.substr(nm_.size() + 1));
+  // Depth first from each package by path: app pulls in mid, mid its own base;
+  // the top-level base (nobody's dependency here) follows in path order.
+  EXPECT_EQ(dirs, (std::vector<std::string>{"mid/node_modules/base", "mid", "app", "base", "zed"}));
+}
+
+TEST_F(InstallScriptsTest, DependencyCycleRunsEachOnce) {
+  Pkg("a", R"({"name":"a","dependencies":{"b":"1"},"scripts":{"install":"a"}})");
+  Pkg("b", R"({"name":"b","dependencies":{"a":"1"},"scripts":{"install":"b"}})");
+  EXPECT_EQ(Names(), (std::vector<std::string>{"b", "a"}));
+}
+
+TEST(InstallScriptsMode, ParsesCellAndSkipOnly) {
+  EXPECT_EQ(*ParseInstallScriptsMode("cell"), InstallScriptsMode::kCell);
+  EXPECT_EQ(*ParseInstallScriptsMode("skip"), InstallScriptsMode::kSkip);
+  EXPECT_FALSE(ParseInstallScriptsMode("host").ok());
+  EXPECT_FALSE(ParseInstallScriptsMode("").ok());
+}
+
+TEST_F(InstallScriptsTest, RunsEachPackageInOrderAndRecordsIt) {
+  struct Recorder : ScriptCell {
+    std::vector<ScriptRun> runs;
+    Status Run(const ScriptRun& r) override {
+      runs.push_back(r);
+      return {};
+    }
+  } cell;
+  Pkg("dep", R"({"name":"dep","scripts":{"install":"d"}})");
+  Pkg("top", R"({"name":"top","dependencies":{"dep":"1"},"scripts":{"postinstall":"t"}})");
+  std::ofstream(nm_ + "/.package-lock.json") << "{}";
+  EXPECT_FALSE(InstallScriptsRan(root_));
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(7)).ok());
+  ASSERT_EQ(cell.runs.size(), 2u);
+  EXPECT_EQ(cell.runs[0].package, "dep");
+  EXPECT_EQ(cell.runs[0].package_dir, nm_ + "/dep");
+  EXPECT_EQ(cell.runs[0].argv, NpmRebuildArgv(nm_ + "/dep"));
+  EXPECT_EQ(cell.runs[0].limit, std::chrono::seconds(7));
+  EXPECT_EQ(cell.runs[1].package, "top");
+  EXPECT_TRUE(InstallScriptsRan(root_));
+  EXPECT_FALSE(fs::exists(nm_ + "/.package-lock.json"));  // npm rebuild reads the manifests themselves
+}
+
+TEST_F(InstallScriptsTest, AFailureStopsAndRecordsNothing) {
+  struct Failing : ScriptCell {
+    int calls = 0;
+    Status Run(const ScriptRun& r) override {
+      ++calls;
+      return MakeError("run the install scripts of", r.package, "boom");
+    }
+  } cell;
+  Pkg("a", R"({"name":"a","scripts":{"install":"x"}})");
+  Pkg("b", R"({"name":"b","scripts":{"install":"x"}})");
+  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1)).ok());
+  EXPECT_EQ(cell.calls, 1);
+  EXPECT_FALSE(InstallScriptsRan(root_));
+}
+
+TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn) {
+  struct FailsOpt : ScriptCell {
+    std::vector<std::string> ran;
+    Status Run(const ScriptRun& r) override {
+      ran.push_back(r.package);
+      if (r.package == "opt") return MakeError("run the install scripts of", r.package, "no compiler");
+      return {};
+    }
+  } cell;
+  Pkg("opt", R"({"name":"opt","scripts":{"install":"node-gyp rebuild"}})");
+  Pkg("req", R"({"name":"req","scripts":{"install":"x"}})");
+  // npm's own verdict on which packages are optional; a path out of the install is ignored.
+  std::ofstream(nm_ + "/.package-lock.json")
+      << R"({"packages":{"node_modules/opt":{"optional":true},"node_modules/req":{},"../../etc":{"optional":true}}})";
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1)).ok());
+  EXPECT_EQ(cell.ran, (std::vector<std::string>{"opt", "req"}));
+  EXPECT_FALSE(fs::exists(nm_ + "/opt"));
+  EXPECT_TRUE(fs::exists(nm_ + "/req"));
+  EXPECT_TRUE(InstallScriptsRan(root_));
+  // Not optional: the same failure fails the install.
+  Pkg("opt", R"({"name":"opt","scripts":{"install":"node-gyp rebuild"}})");
+  fs::remove(root_ + "/.mcpcell-install-scripts.json");
+  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1)).ok());
+  EXPECT_TRUE(fs::exists(nm_ + "/opt"));
+}
+
+TEST_F(InstallScriptsTest, CellWritesOnlyThePackageDirAndHasNoNetwork) {
+  std::string dir = Pkg("addon", R"({"name":"addon"})");
+  Pkg("addon/node_modules/dep", R"({"name":"dep"})");
+  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5)};
+  auto spec = ScriptCellSpec(run);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  std::vector<std::string> writable_binds;
+  bool install_ro = false, nested_ro = false;
+  for (const auto& m : spec->mounts) {
+    if (m.kind == MountSpec::Kind::kBind && m.writable) writable_binds.push_back(m.source);
+    if (m.kind == MountSpec::Kind::kBind && m.source == root_) install_ro = !m.writable;
+    if (m.kind == MountSpec::Kind::kBind && m.source == dir + "/node_modules") nested_ro = !m.writable;
+  }
+  EXPECT_EQ(writable_binds, std::vector<std::string>{dir});
+  EXPECT_TRUE(install_ro);
+  EXPECT_TRUE(nested_ro);  // its dependencies are other packages' code
+  EXPECT_EQ(spec->network.mode, NetworkSpec::Mode::kNone);
+  EXPECT_EQ(spec->workdir, root_);
+  EXPECT_EQ(spec->env.at("npm_config_nodedir"), "/usr");
+  EXPECT_EQ(spec->env.at("HOME"), spec->home);
+  EXPECT_EQ(spec->env.count("NPM_TOKEN"), 0u);
+  for (const auto& [k, v] : spec->env) EXPECT_EQ(v.find(root_ + "/.."), std::string::npos) << k;
+}
+
+TEST_F(InstallScriptsTest, CellRefusesAPackageDirThatIsASymlinkOutOfTheInstall) {
+  // An earlier package's script cannot plant a link that becomes this cell's writable bind.
+  fs::create_directories(root_ + "/host-dir");
+  Pkg("a", R"({"name":"a"})");
+  fs::create_directory_symlink(root_ + "/host-dir", nm_ + "/a/node_modules");
+  std::string via_link = nm_ + "/a/node_modules";
+  ScriptRun run{root_, "b", via_link, NpmRebuildArgv(via_link), std::chrono::seconds(5)};
+  auto spec = ScriptCellSpec(run);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.error().Message().find("not a plain directory below"), std::string::npos) << spec.error().Message();
+  ScriptRun outside{root_, "c", root_ + "/host-dir", {"npm"}, std::chrono::seconds(5)};
+  EXPECT_FALSE(ScriptCellSpec(outside).ok());
+}
+
+}  // namespace
+}  // namespace mcpcell
