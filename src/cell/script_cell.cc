@@ -102,6 +102,10 @@ Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
   spec->workdir = run.install_dir;
   spec->relay.on = false;  // not an MCP server: its stdout is not JSON-RPC
   spec->network.mode = NetworkSpec::Mode::kNone;
+  // --allow-host and profiles do not reach this cell: say what does.
+  spec->network.none_how_to_allow =
+      "install scripts never get network (a package that downloads at install time cannot finish here); "
+      "install with --install-scripts=skip and provide what it downloads yourself";
   spec->limits.memory_bytes = {kScriptMemoryBytes, false};
   AddNpmEnv(&*spec);
   return spec;

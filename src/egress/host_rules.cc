@@ -41,8 +41,12 @@ std::string PortLine(std::uint16_t port) {
                      port, port);
 }
 
-// Network none: what the server wanted, and the two ways to allow it.
-RuleVerdict NoNetwork(const std::string& host, std::uint16_t port) {
+// Network none: what the server wanted, and the two ways to allow it (or
+// the cell's own advice, where no flag applies).
+RuleVerdict NoNetwork(const EgressRules& rules, const std::string& host, std::uint16_t port) {
+  if (!rules.none_how_to_allow.empty()) {
+    return {false, "network none: this cell has no network", rules.none_how_to_allow};
+  }
   std::string flags = fmt::format("--allow-host {}", host);
   if (port != 0) flags += fmt::format(" --allow-port {}", port);
   std::string ports = port != 0 ? fmt::format(", \"allow_port\": [{}]", port) : std::string();
@@ -82,7 +86,7 @@ EgressRules EgressRules::FromSpec(const NetworkSpec& network) {
 
 RuleVerdict MatchConnection(const EgressRules& rules, std::string_view raw_host, std::uint16_t port) {
   if (rules.allow_all) return {true, "insecure_allow_all", ""};
-  if (rules.no_network) return NoNetwork(NormaliseHost(raw_host), port);
+  if (rules.no_network) return NoNetwork(rules, NormaliseHost(raw_host), port);
   std::string host = NormaliseHost(raw_host);
   const std::string* entry = rules.hosts.empty() ? nullptr : FindHost(rules, host);
   if (!rules.hosts.empty() && entry == nullptr) {
@@ -104,7 +108,7 @@ RuleVerdict MatchConnection(const EgressRules& rules, std::string_view raw_host,
 
 RuleVerdict MatchName(const EgressRules& rules, std::string_view raw_host) {
   if (rules.allow_all) return {true, "insecure_allow_all", ""};
-  if (rules.no_network) return NoNetwork(NormaliseHost(raw_host), 0);
+  if (rules.no_network) return NoNetwork(rules, NormaliseHost(raw_host), 0);
   std::string host = NormaliseHost(raw_host);
   if (rules.hosts.empty()) {
     if (rules.ports.empty()) return {false, "the profile allows no outbound host or port", HostLine(host)};

@@ -25,6 +25,8 @@ struct EgressRules {
   /// The cell has no network at all (mode none): every name and connection
   /// is denied, and the denial says so (issue 14 item 8).
   bool no_network = false;
+  /// With no_network: the advice a denial gives instead of allow_host (empty: that advice).
+  std::string none_how_to_allow;
 
   static EgressRules FromSpec(const NetworkSpec& network);
 };
