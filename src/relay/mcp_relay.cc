@@ -8,6 +8,7 @@
 #include "audit/sha256.h"
 #include "guard/secret_guard.h"  // complete for ~McpRelay
 #include "guard/pin_guard.h"
+#include "relay/content_rules.h"
 #include "relay/envelope.h"
 #include "util/diag.h"
 
@@ -91,7 +92,9 @@ const char* AuditEventFor(std::string_view method) {
 
 // The record's name for what a call is about.
 const char* SubjectKey(std::string_view method) {
-  return method == "tools/call" ? "tool" : method == "resources/read" ? "uri" : "prompt";
+  if (method == "tools/call") return "tool";
+  if (method == "prompts/get") return "prompt";
+  return method == "completion/complete" ? "ref" : "uri";  // resources/read, subscribe, unsubscribe
 }
 
 }  // namespace
@@ -254,6 +257,11 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
       if (auto ci = audit_ ? Member(*meta, kClientInfoKey) : std::nullopt) p->client = AsJson(*ci);
     }
   }
+  if (NamesContent(env.method)) {  // subscribe, unsubscribe, completion: judged, not calls (content_rules.h)
+    ContentVerdict v = JudgeContent(env, prompt_filter_, resource_filter_);
+    p->subject = KeptSubject(v.subject);
+    return std::move(v.refusal);
+  }
   if (event == nullptr) return std::nullopt;
   p->audited = p->call = true;
   std::string_view subject_key = env.method == "resources/read" ? "uri" : "name";
@@ -351,7 +359,8 @@ RelayAction McpRelay::RefuseCall(const Pending& p, const RpcId& id, const Refusa
   a.forward = RelayAction::Forward::kDrop;
   a.reply = ErrorResponse(id.json, r.code, r.message);
   if (!audit_) return a;
-  nlohmann::json e{{"event", AuditEventFor(p.method)}, {SubjectKey(p.method), p.subject},
+  const char* event = AuditEventFor(p.method);
+  nlohmann::json e{{"event", event != nullptr ? event : ContentEventFor(p.method)}, {SubjectKey(p.method), p.subject},
                    {"id", nlohmann::json::parse(id.json)}, {"outcome", outcome}, {"reason", r.message},
                    {"protocol", p.protocol}, {"bytes_in", p.bytes_in}, {"rounds", p.rounds}};
   if (!p.arguments.is_null()) e["arguments"] = p.arguments;
@@ -524,10 +533,12 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
       a.replacement = std::move(filtered);
     }
   }
-  if (env.has_result && (p.method == "prompts/list" || p.method == "resources/list")) {
-    bool prompts = p.method == "prompts/list";
-    auto filtered = prompts ? FilterList(env, "prompts", "name", prompt_filter_)
-                            : FilterList(env, "resources", "uri", resource_filter_);
+  if (env.has_result && (p.method == "prompts/list" || p.method == "resources/list" ||
+                         p.method == "resources/templates/list")) {
+    // Templates are judged as the URI they are written as (content_rules.h).
+    auto filtered = p.method == "prompts/list"   ? FilterList(env, "prompts", "name", prompt_filter_)
+                    : p.method == "resources/list" ? FilterList(env, "resources", "uri", resource_filter_)
+                                                   : FilterList(env, "resourceTemplates", "uriTemplate", resource_filter_);
     if (filtered) {
       a.forward = RelayAction::Forward::kReplaced;
       a.replacement = std::move(*filtered);
@@ -630,8 +641,8 @@ std::optional<std::string> McpRelay::FilterList(const Envelope& env, std::string
   auto items_el = Member(env.result, array);
   if (!items_el || items_el->type() != element_type::ARRAY) {
     return ErrorResponse(env.id->json, kInvalidRequest,
-                         fmt::format("mcpcell relay: the server's {}/list result has no {} array, so the profile's {} "
-                                     "rules cannot be applied; refused", array, array, filter.rules().key));
+                         fmt::format("mcpcell relay: the server's list result has no {} array, so the profile's {} "
+                                     "rules cannot be applied; refused", array, filter.rules().key));
   }
   std::string out = R"({"jsonrpc":"2.0","id":)" + env.id->json + R"(,"result":{)";
   bool first = true;
@@ -661,7 +672,7 @@ std::optional<std::string> McpRelay::FilterList(const Envelope& env, std::string
 }
 
 RelayAction McpRelay::Notification(Side from, const Envelope& env) {
-  if (AuditEventFor(env.method) != nullptr) {
+  if (AuditEventFor(env.method) != nullptr || NamesContent(env.method)) {
     // A judged request without an id: the relay cannot answer it, and a peer
     // that ran it anyway would run it unjudged and unrecorded. Dropped, on
     // the record. Other notifications (any method) pass as they are.
@@ -669,6 +680,14 @@ RelayAction McpRelay::Notification(Side from, const Envelope& env) {
     Audit({{"event", "relay_refused"}, {"from", kSideName[from]}, {"code", kInvalidRequest},
            {"reason", "a request (" + env.method + ") without an id"}, {"id", nullptr}});
     return RelayAction{RelayAction::Forward::kDrop, {}, {}};
+  }
+  if (from == kServer && env.method == "notifications/resources/updated") {
+    if (auto denial = UpdateDenial(env, resource_filter_)) {
+      ++refused_;
+      Audit({{"event", "relay_refused"}, {"from", "server"}, {"code", kRefusedByPolicy}, {"reason", *denial},
+             {"id", nullptr}});
+      return RelayAction{RelayAction::Forward::kDrop, {}, {}};
+    }
   }
   if (env.method == "notifications/cancelled" && env.has_params) {
     std::string why;
