@@ -457,7 +457,7 @@ int McpRelay::MsToNextDeadline() {
   return static_cast<int>(std::clamp<std::int64_t>(ms, 0, 24 * 3600 * 1000));
 }
 
-std::vector<RelayAction> McpRelay::Expire() {
+std::vector<RelayAction> McpRelay::Expire(bool tell_server) {
   std::lock_guard lock(mu_);
   std::vector<RelayAction> out;
   if (config_.call_timeout.count() <= 0) return out;
@@ -468,15 +468,18 @@ std::vector<RelayAction> McpRelay::Expire() {
     if (!p.audited) continue;  // cancelled by the client, which expects no answer
     std::string id = key[0] == 's' ? JsonQuote(key.substr(2)) : key.substr(2);
     std::string msg = fmt::format("mcpcell relay: {} \"{}\" got no answer within {} ms, the --call-timeout "
-                                  "(mcpcell.call_timeout); the server was told to cancel it",
-                                  p.method, p.subject, config_.call_timeout.count());
+                                  "(mcpcell.call_timeout); {}", p.method, p.subject, config_.call_timeout.count(),
+                                  tell_server ? "the server was told to cancel it"
+                                              : "the client had closed stdin, so the server's stdin is closed too");
     ++limited_;
     AuditCall(p, id, "timeout", 0, {{"limit", "call_timeout"}, {"reason", msg}});
     p.audited = false;
     RelayAction a;
-    a.forward = RelayAction::Forward::kReplaced;
-    a.replacement = R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + id +
-                    R"(,"reason":"mcpcell: call timeout"}})";
+    a.forward = tell_server ? RelayAction::Forward::kReplaced : RelayAction::Forward::kDrop;
+    if (tell_server) {
+      a.replacement = R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + id +
+                      R"(,"reason":"mcpcell: call timeout"}})";
+    }
     a.reply = ErrorResponse(id, kLimitReached, msg);
     out.push_back(std::move(a));
   }

@@ -91,10 +91,11 @@ class McpRelay {
 
   /// Milliseconds until the earliest call's timeout (0 when one is due), or -1 when none is set.
   int MsToNextDeadline();
-  /// Calls whose timeout passed: for each, the client's error (`reply`) and
-  /// the server's notifications/cancelled (`replacement`, kReplaced). A late
-  /// answer to such a call is dropped (the client was answered already).
-  std::vector<RelayAction> Expire();
+  /// Calls whose timeout passed: for each, the client's error (`reply`) and,
+  /// while the server's stdin is open (`tell_server`), its
+  /// notifications/cancelled (`replacement`, kReplaced). A late answer to
+  /// such a call is dropped (the client was answered already).
+  std::vector<RelayAction> Expire(bool tell_server = true);
 
  private:
   enum Side { kClient = 0, kServer = 1 };
