@@ -184,3 +184,16 @@ test('without rules, templates, subscriptions and updates pass as they came', { 
   assert.equal((await s.exited).code, 0, s.stderr());
   assert.equal(records(audit).filter((e) => e.outcome === 'denied').length, 0);
 });
+
+test('the relay is on by default at every isolation level; --relay=off turns it off (dry run)', { timeout: 30_000 }, async () => {
+  for (const level of ['native', 'docker', 'podman', 'gvisor', 'container']) {
+    const on = await runMcpcell(['run', `--isolate=${level}`, '--dry-run', '--', '/bin/true']);
+    assert.equal(on.code, 0, `${level}: ${on.stderr}`);
+    const cell = JSON.parse(on.stdout).cell;
+    assert.equal(cell.relay.on, true, `${level}: ${JSON.stringify(cell.relay)}`);
+    assert.equal(cell.relay.pins.on, true, `${level}: pins hold wherever the relay runs`);
+    const off = await runMcpcell(['run', `--isolate=${level}`, '--relay=off', '--dry-run', '--', '/bin/true']);
+    assert.equal(off.code, 0, `${level}: ${off.stderr}`);
+    assert.equal(JSON.parse(off.stdout).cell.relay.on, false, level);
+  }
+});
