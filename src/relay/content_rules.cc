@@ -1,6 +1,9 @@
 #include "relay/content_rules.h"
 
+#include <functional>
+
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace mcpcell {
 namespace {
@@ -54,7 +57,85 @@ ContentVerdict JudgeCompletion(const Envelope& env, const ToolFilter& prompts, c
   return {};  // no reference the rules speak about; the server refuses what it cannot read
 }
 
+// The URI an embedded resource or resource link names; nullopt for any other item.
+std::optional<std::string_view> ItemUri(element item) {
+  auto type = StringMember(item, "type");
+  if (type && *type == "resource_link") return StringMember(item, "uri");
+  if (!type || *type != "resource") return std::nullopt;
+  auto res = ObjectMember(item, "resource");
+  return res ? StringMember(*res, "uri") : std::nullopt;
+}
+
+// Calls `f` on every content item of a tools/call result (result.content[])
+// or a prompts/get result (result.messages[].content, one item or an array).
+void ForEachItem(element result, std::string_view method, const std::function<void(element)>& f) {
+  auto each = [&](std::optional<element> v) {
+    if (!v) return;
+    if (v->type() == element_type::OBJECT) return f(*v);
+    if (v->type() != element_type::ARRAY) return;
+    // A copy: value_unsafe() of a temporary result would dangle in a range-for.
+    simdjson::dom::array items = v->get_array().value_unsafe();
+    for (element item : items) f(item);
+  };
+  if (method == "tools/call") return each(ObjectMember(result, "content"));
+  auto messages = ObjectMember(result, "messages");
+  if (!messages || messages->type() != element_type::ARRAY) return;
+  simdjson::dom::array list = messages->get_array().value_unsafe();
+  for (element m : list) each(ObjectMember(m, "content"));
+}
+
+// The same walk on the answer as nlohmann::json, replacing each denied item.
+void ReplaceItems(nlohmann::json& result, std::string_view method, const ToolFilter& resources) {
+  auto fix = [&](nlohmann::json& item) {
+    if (!item.is_object() || !item.contains("type") || !item["type"].is_string()) return;
+    const nlohmann::json* holder = &item;  // resource_link: {uri}; resource: {resource: {uri}}
+    if (item["type"] == "resource") {
+      holder = item.contains("resource") && item["resource"].is_object() ? &item["resource"] : nullptr;
+    } else if (item["type"] != "resource_link") {
+      return;
+    }
+    if (holder == nullptr || !holder->contains("uri") || !(*holder)["uri"].is_string()) return;
+    auto denial = resources.Denial((*holder)["uri"].get<std::string>());
+    if (denial) item = {{"type", "text"}, {"text", "[mcpcell withheld an embedded resource: " + *denial + "]"}};
+  };
+  auto each = [&](nlohmann::json& v) {
+    if (v.is_object()) return fix(v);
+    if (v.is_array()) for (auto& item : v) fix(item);
+  };
+  if (method == "tools/call") {
+    if (result.contains("content")) each(result["content"]);
+    return;
+  }
+  if (!result.contains("messages") || !result["messages"].is_array()) return;
+  for (auto& m : result["messages"]) {
+    if (m.is_object() && m.contains("content")) each(m["content"]);
+  }
+}
+
 }  // namespace
+
+std::optional<WithheldResources> WithholdDeniedResources(const Envelope& env, std::string_view method,
+                                                         std::string_view line, const ToolFilter& resources) {
+  if (!resources.active() || !env.has_result || env.has_error) return std::nullopt;
+  WithheldResources w;
+  ForEachItem(env.result, method, [&](element item) {
+    auto uri = ItemUri(item);
+    auto denial = uri ? resources.Denial(*uri) : std::nullopt;
+    if (!denial) return;
+    if (w.count++ == 0) w.reason = *denial;
+    if (w.uris.size() < kMaxListed) w.uris.emplace_back(uri->substr(0, 1024));
+  });
+  if (w.count == 0) return std::nullopt;
+  // Rare (a denied resource in an answer): a full parse and rewrite.
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.contains("result")) {
+    w.line = ErrorResponse(env.id->json, kRefusedByPolicy, "mcpcell: " + w.reason);
+    return w;
+  }
+  ReplaceItems(j["result"], method, resources);
+  w.line = j.dump();
+  return w;
+}
 
 bool NamesContent(std::string_view method) { return ContentEventFor(method) != nullptr; }
 

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "relay/envelope.h"
 #include "relay/tool_filter.h"
@@ -46,5 +47,22 @@ ContentVerdict JudgeContent(const Envelope& env, const ToolFilter& prompts, cons
 /// A server's notifications/resources/updated naming a denied URI (or none
 /// that can be judged, while resource rules exist): why it is dropped.
 std::optional<std::string> UpdateDenial(const Envelope& env, const ToolFilter& resources);
+
+/// A tools/call or prompts/get answer whose embedded resources ("type":
+/// "resource", by resource.uri) or resource links ("resource_link", by uri)
+/// name a URI `resources` denies: each such item replaced by a text item
+/// naming the rule. A server's own content is its to send, but an honest
+/// server that embeds any resource on request (server-everything's
+/// resource-prompt) would otherwise hand the client what resources/read refuses.
+struct WithheldResources {
+  std::string line;               ///< the answer to pass on instead (no newline)
+  std::vector<std::string> uris;  ///< the first kMaxListed withheld URIs, each cut at 1 KiB
+  std::size_t count = 0;
+  std::string reason;             ///< the first denial
+};
+inline constexpr std::size_t kMaxListed = 16;
+/// nullopt when nothing is denied (or there are no resource rules).
+std::optional<WithheldResources> WithholdDeniedResources(const Envelope& env, std::string_view method,
+                                                         std::string_view line, const ToolFilter& resources);
 
 }  // namespace mcpcell

@@ -547,6 +547,14 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
       a.replacement = std::move(*filtered);
     }
   }
+  if (p.method == "tools/call" || p.method == "prompts/get") {
+    if (auto w = WithholdDeniedResources(env, p.method, line, resource_filter_)) {
+      a.forward = RelayAction::Forward::kReplaced;
+      a.replacement = std::move(w->line);
+      Audit({{"event", "resource_withheld"}, {"method", p.method}, {"id", nlohmann::json::parse(env.id->json)},
+             {"count", w->count}, {"uris", w->uris}, {"reason", w->reason}});
+    }
+  }
   if ((p.method == "initialize" || p.method == "server/discover") && env.has_result && audit_) {
     nlohmann::json start{{"event", "session_start"}, {"client_info", p.arguments}, {"via", p.method}};
     // server/discover answers with supportedVersions and _meta's serverInfo: the era is the request's.

@@ -104,8 +104,21 @@ test('prompt and resource deny rules: hidden from every list, refused naming the
     argument: { name: 'resourceId', value: '1' } });
   assert.ok(Array.isArray(allowed.completion.values), JSON.stringify(allowed));
 
+  // A prompt that embeds any resource on request: a denied one is withheld
+  // from its answer (the server's content, but resources/read refuses it).
+  const blob = await client.getPrompt({ name: 'resource-prompt', arguments: { resourceType: 'Blob', resourceId: '1' } });
+  const embedded = blob.messages.map((m) => m.content);
+  assert.ok(!embedded.some((c) => c.type === 'resource'), JSON.stringify(embedded));
+  assert.ok(embedded.some((c) => c.type === 'text' && c.text.includes('withheld an embedded resource') &&
+    c.text.includes('mcpcell.resources.deny[1]')), JSON.stringify(embedded));
+  const textPrompt = await client.getPrompt({ name: 'resource-prompt', arguments: { resourceType: 'Text', resourceId: '1' } });
+  assert.ok(textPrompt.messages.some((m) => m.content.type === 'resource' && m.content.resource.uri === `${DYN}text/1`),
+    JSON.stringify(textPrompt));
+
   await client.close();
   assert.equal((await s.exited).code, 0, s.stderr());
+  const withheld = records(audit).filter((e) => e.event === 'resource_withheld');
+  assert.deepEqual(withheld.map((e) => [e.method, e.uris]), [['prompts/get', [`${DYN}blob/1`]]], JSON.stringify(withheld));
 
   const denied = records(audit).filter((e) => e.outcome === 'denied');
   assert.deepEqual(denied.map((e) => [e.event, e.prompt ?? e.uri ?? e.ref]), [

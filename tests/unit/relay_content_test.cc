@@ -196,5 +196,62 @@ TEST(Completion, OfADeniedPromptOrTemplateIsRefusedAndOfAnAllowedOnePasses) {
             Forward::kDrop) << "a name the rules cannot read is refused";
 }
 
+TEST(EmbeddedResources, ADeniedResourceInAPromptOrToolAnswerIsWithheldNamingTheRule) {
+  Relay r;
+  r.Client(Request(20, "prompts/get", R"({"name":"resource-prompt"})"));
+  auto a = r.Server(R"({"jsonrpc":"2.0","id":20,"result":{"description":"d","messages":[)"
+                    R"({"role":"user","content":{"type":"text","text":"see:"}},)"
+                    R"({"role":"user","content":{"type":"resource","resource":{"uri":"demo://priv\u0061te/1","text":"SECRET-BODY"}}},)"
+                    R"({"role":"user","content":{"type":"resource","resource":{"uri":"demo://public/1","text":"fine"}}}]}})");
+  ASSERT_EQ(a.forward, Forward::kReplaced);
+  EXPECT_EQ(a.replacement.find("SECRET-BODY"), std::string::npos) << a.replacement;
+  json out = json::parse(a.replacement);
+  EXPECT_EQ(out["id"], 20);
+  EXPECT_EQ(out["result"]["description"], "d");
+  auto& m = out["result"]["messages"];
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0]["content"]["text"], "see:");
+  EXPECT_EQ(m[1]["content"]["type"], "text");
+  std::string text = m[1]["content"]["text"];
+  EXPECT_NE(text.find("mcpcell.resources.deny[0]"), std::string::npos) << text;
+  EXPECT_NE(text.find("remove that entry to allow it"), std::string::npos) << text;
+  EXPECT_EQ(m[2]["content"]["resource"]["text"], "fine");
+  auto withheld = [&r] {
+    json found = json::array();
+    for (const auto& e : r.records) {
+      if (e["event"] == "resource_withheld") found.push_back(e);
+    }
+    return found;
+  };
+  ASSERT_EQ(withheld().size(), 1u);
+  EXPECT_EQ(withheld()[0]["uris"], json::array({"demo://private/1"}));
+  EXPECT_EQ(r.records.back()["event"], "prompt_get") << "the call is recorded as ever";
+
+  r.Client(Request(21, "tools/call", R"({"name":"get-resource-links"})"));
+  auto b = r.Server(R"({"jsonrpc":"2.0","id":21,"result":{"content":[)"
+                    R"({"type":"resource_link","uri":"DEMO://PRIVATE/2","name":"x"},)"
+                    R"({"type":"resource","resource":{"uri":"file:///etc/passwd","blob":"cm9vdA=="}},)"
+                    R"({"type":"resource_link","uri":"demo://public/2","name":"ok"}]}})");
+  ASSERT_EQ(b.forward, Forward::kReplaced);
+  EXPECT_EQ(b.replacement.find("cm9vdA=="), std::string::npos);
+  json c = json::parse(b.replacement)["result"]["content"];
+  EXPECT_EQ(c[0]["type"], "text");
+  EXPECT_EQ(c[1]["type"], "text") << "not on the allow list";
+  EXPECT_EQ(c[2]["uri"], "demo://public/2");
+  ASSERT_EQ(withheld().size(), 2u);
+  EXPECT_EQ(withheld()[1]["count"], 2);
+}
+
+TEST(EmbeddedResources, AnswersWithoutDeniedResourcesAndRunsWithoutRulesPassAsTheyCame) {
+  Relay r;
+  r.Client(Request(22, "tools/call", R"({"name":"t"})"));
+  EXPECT_EQ(r.Server(R"({"jsonrpc":"2.0","id":22,"result":{"content":[{"type":"resource","resource":{"uri":"demo://public/1","text":"x"}},{"type":"resource"},{"type":"resource_link"}]}})").forward,
+            Forward::kAsIs);
+  Relay plain(RelayConfig{"srv", ToolRules{}, 1u << 20, 4096});
+  plain.Client(Request(23, "prompts/get", R"({"name":"p"})"));
+  EXPECT_EQ(plain.Server(R"({"jsonrpc":"2.0","id":23,"result":{"messages":[{"role":"user","content":{"type":"resource","resource":{"uri":"demo://private/1","text":"x"}}}]}})").forward,
+            Forward::kAsIs);
+}
+
 }  // namespace
 }  // namespace mcpcell
