@@ -9,7 +9,7 @@
 // FAILS every test; without it the file skips with that reason.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -259,6 +259,41 @@ for (const level of LEVELS) {
     assert.deepEqual(denied, ['prompt_get', 'resource_read', 'resource_subscribe']);
     const ok = verify(audit);
     assert.equal(ok.code, 0, ok.out);
+  });
+}
+
+// --call-timeout after the client closed stdin, through the container's stdio
+// pump: a silent server that ignores EOF, --grace 60s; the client still gets
+// the timeout error, then ends the session with SIGTERM.
+for (const level of LEVELS) {
+  test(`${level}: a call is answered at its --call-timeout after the client closed stdin`, { timeout: 60_000 }, async (t) => {
+    if (!(await needEngine(t))) return;
+    const audit = path.join(makeWritableDir(`${level}-relay-eof-log`), 'calls.jsonl');
+    const silent = 'process.stdin.resume(); process.stdin.on("end", () => {}); setInterval(() => {}, 1000);';
+    const child = spawn(MCPCELL_BIN, ['run', `--isolate=${level}`, ...nodeCellArgs(), '--call-timeout', '1s', '--grace', '60s',
+      '--audit-log', audit, '--', NODE_BIN, '-e', silent], { stdio: ['pipe', 'pipe', 'pipe'] });
+    t.after(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'));
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    const answer = new Promise((resolve) => {
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d) => {
+        out += d;
+        if (out.includes('\n')) resolve(out.split('\n')[0]);
+      });
+      child.on('exit', () => resolve(null));
+    });
+    child.stdin.end('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}}\n');
+    const line = await answer;
+    assert.ok(line !== null, `mcpcell ended without answering the call; stderr:\n${stderr}`);
+    const r = JSON.parse(line);
+    assert.deepEqual([r.id, r.error?.code], [1, -32003], line);
+    assert.match(r.error.message, /--call-timeout.*closed stdin/);
+    child.kill('SIGTERM');
+    await exited;
+    const calls = records(audit).filter((e) => e.event === 'tool_call').map((e) => [e.tool, e.outcome]);
+    assert.deepEqual(calls, [['slow', 'timeout']], JSON.stringify(calls));
   });
 }
 
