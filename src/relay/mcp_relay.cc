@@ -536,25 +536,7 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
       a.replacement = std::move(filtered);
     }
   }
-  if (env.has_result && (p.method == "prompts/list" || p.method == "resources/list" ||
-                         p.method == "resources/templates/list")) {
-    // Templates are judged as the URI they are written as (content_rules.h).
-    auto filtered = p.method == "prompts/list"   ? FilterList(env, "prompts", "name", prompt_filter_)
-                    : p.method == "resources/list" ? FilterList(env, "resources", "uri", resource_filter_)
-                                                   : FilterList(env, "resourceTemplates", "uriTemplate", resource_filter_);
-    if (filtered) {
-      a.forward = RelayAction::Forward::kReplaced;
-      a.replacement = std::move(*filtered);
-    }
-  }
-  if (p.method == "tools/call" || p.method == "prompts/get") {
-    if (auto w = WithholdDeniedResources(env, p.method, line, resource_filter_)) {
-      a.forward = RelayAction::Forward::kReplaced;
-      a.replacement = std::move(w->line);
-      Audit({{"event", "resource_withheld"}, {"method", p.method}, {"id", nlohmann::json::parse(env.id->json)},
-             {"count", w->count}, {"uris", w->uris}, {"reason", w->reason}});
-    }
-  }
+  ApplyContentRules(p.method, env, line, &a);
   if ((p.method == "initialize" || p.method == "server/discover") && env.has_result && audit_) {
     nlohmann::json start{{"event", "session_start"}, {"client_info", p.arguments}, {"via", p.method}};
     // server/discover answers with supportedVersions and _meta's serverInfo: the era is the request's.
@@ -593,6 +575,27 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
   }
   if (!AuditCall(p, env.id->json, outcome, line.size(), std::move(extra))) return Withheld(env, p.method);
   return a;
+}
+
+// The prompt and resource rules on an answer (content_rules.h): lists
+// without what is denied (a template judged as the URI it is written as), a
+// denied embedded resource withheld from a call's or prompt's answer.
+void McpRelay::ApplyContentRules(const std::string& method, const Envelope& env, std::string_view line, RelayAction* a) {
+  std::optional<std::string> out;
+  if (!env.has_result) return;
+  if (method == "prompts/list") out = FilterList(env, "prompts", "name", prompt_filter_);
+  if (method == "resources/list") out = FilterList(env, "resources", "uri", resource_filter_);
+  if (method == "resources/templates/list") out = FilterList(env, "resourceTemplates", "uriTemplate", resource_filter_);
+  if (method == "tools/call" || method == "prompts/get") {
+    if (auto w = WithholdDeniedResources(env, method, line, resource_filter_)) {
+      out = std::move(w->line);
+      Audit({{"event", "resource_withheld"}, {"method", method}, {"id", nlohmann::json::parse(env.id->json)},
+             {"count", w->count}, {"uris", w->uris}, {"reason", w->reason}});
+    }
+  }
+  if (!out) return;
+  a->forward = RelayAction::Forward::kReplaced;
+  a->replacement = std::move(*out);
 }
 
 std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden) {

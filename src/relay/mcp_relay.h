@@ -136,6 +136,7 @@ class McpRelay {
   std::optional<Refusal> AuditBroken(const Envelope& env) const;
   RelayAction Withheld(const Envelope& env, std::string_view method);
   std::string FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden);
+  void ApplyContentRules(const std::string& method, const Envelope& env, std::string_view line, RelayAction* a);
   /// A prompts/list or resources/list result without what `filter` denies; nullopt: nothing to change.
   std::optional<std::string> FilterList(const Envelope& env, std::string_view array, std::string_view name,
                                         const ToolFilter& filter);
