@@ -4,10 +4,13 @@
 // as is, or writes in place of one, is a tools/call of a denied tool as the
 // server will read it (nlohmann::json takes the last of duplicate keys and
 // decodes escapes, as the TypeScript SDK does), and no answer it passes to a
-// tools/list the client sent lists one.
+// tools/list the client sent lists one; the same for a resource deny rule
+// ("secret://*"): no resources/read, subscribe or unsubscribe of a denied
+// URI reaches the server, no resources/templates/list answer lists one.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <string>
@@ -25,6 +28,14 @@ bool Denied(const nlohmann::json& name) {
   return name.is_string() && name.get<std::string>().rfind("write_", 0) == 0;
 }
 
+// The profile's mcpcell.resources.deny ["secret://*"], as the relay matches it (any case).
+bool DeniedUri(const nlohmann::json& uri) {
+  if (!uri.is_string()) return false;
+  std::string u = uri.get<std::string>();
+  for (auto& c : u) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return u.rfind("secret://", 0) == 0;
+}
+
 // The client's requests that reached the server, by id as the client reads
 // it back: an answer to a tools/list among them is a tool list to the client.
 using SentMethods = std::map<std::string, std::string>;
@@ -37,11 +48,23 @@ void CheckPassed(std::string_view line, bool to_server, SentMethods* sent) {
       j["params"].is_object() && Denied(j["params"].value("name", nlohmann::json()))) {
     std::abort();  // a denied tool reached the server
   }
+  const auto method = j.value("method", nlohmann::json());
+  bool names_uri = method == "resources/read" || method == "resources/subscribe" || method == "resources/unsubscribe";
+  if (to_server && names_uri && j.contains("params") && j["params"].is_object() &&
+      DeniedUri(j["params"].value("uri", nlohmann::json()))) {
+    std::abort();  // a denied resource was read or subscribed to
+  }
   if (to_server && j.contains("id") && j.contains("method") && j["method"].is_string()) {
     (*sent)[j["id"].dump()] = j["method"].get<std::string>();
   }
-  bool answers_list = !to_server && j.contains("id") && sent->count(j["id"].dump()) != 0 &&
-                      (*sent)[j["id"].dump()] == "tools/list";
+  std::string asked = !to_server && j.contains("id") && sent->count(j["id"].dump()) != 0 ? (*sent)[j["id"].dump()] : "";
+  if (asked == "resources/templates/list" && j.contains("result") && j["result"].is_object() &&
+      j["result"].contains("resourceTemplates") && j["result"]["resourceTemplates"].is_array()) {
+    for (const auto& t : j["result"]["resourceTemplates"]) {
+      if (t.is_object() && DeniedUri(t.value("uriTemplate", nlohmann::json()))) std::abort();  // a denied template listed
+    }
+  }
+  bool answers_list = asked == "tools/list";
   if (answers_list && j.contains("result") && j["result"].is_object() && j["result"].contains("tools") &&
       j["result"]["tools"].is_array()) {
     for (const auto& t : j["result"]["tools"]) {
@@ -70,6 +93,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   cfg.server = "fuzz";
   cfg.tools.deny = {"write_*"};
   cfg.tools.origin = "fuzz";
+  cfg.resources.deny = {"secret://*"};
+  cfg.resources.origin = "fuzz";
   cfg.max_message = 4096;
   mcpcell::McpRelay relay(cfg, [](const nlohmann::json&) -> mcpcell::Status { return {}; });
   // Byte 0 of the input picks, bit by bit, the direction of each line.

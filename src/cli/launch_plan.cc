@@ -384,20 +384,19 @@ static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile
   out->prompts_deny = profile.ext.prompts_deny;
   out->resources_allow = profile.ext.resources_allow;
   out->resources_deny = profile.ext.resources_deny;
-  // On unless --relay=off, for every native cell. Plain-text output still
+  // On unless --relay=off, for every cell: the relay sits on every backend's
+  // stdio (cell/backend.cc; a container cell's stdio pump feeds its pipes),
+  // so a deny rule holds whatever --isolate says. Plain-text output still
   // passes: a line that cannot be a JSON-RPC message to any client goes
-  // through unjudged (MayBeMessage). Container cells (the relay sits on
-  // their stdio too): on when asked, or when there are tool rules or a
-  // secret scan in the profile; default-on there is not done yet.
+  // through unjudged (MayBeMessage).
   // The secret scan: the profile's mcpcell.secret_scan, else redact both ways.
   const auto& scan = profile.ext.secret_scan;
   out->secrets = scan.value_or(SecretPolicy{});
   if (!scan) out->secrets.origin = "the default: no mcpcell.secret_scan in profile " + profile.name;
   bool scan_asked = scan && (scan->to_server != SecretMode::kOff || scan->to_client != SecretMode::kOff);
-  bool container = plan.level != IsolationLevel::kAuto && plan.level != IsolationLevel::kNative;
   bool rules = !out->tools_allow.empty() || !out->tools_deny.empty() || !out->prompts_allow.empty() ||
                !out->prompts_deny.empty() || !out->resources_allow.empty() || !out->resources_deny.empty();
-  out->on = req.relay == "on" || (req.relay.empty() && (!container || rules || scan_asked));
+  out->on = req.relay != "off";
   out->tools_origin = "profile " + profile.name;
   if (req.max_message) {
     auto size = ParseSize(*req.max_message);

@@ -290,7 +290,7 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set, const Comma
   cmd->add_option("--system-mount", req->system_mounts, "extra read-only host directory at the same path");
   cmd->add_flag("--no-auto-mount", req->no_auto_mount, "do not mount the server's own directory automatically");
   cmd->add_flag("--force-credentials", req->force_credentials, "allow naming credential locations (~/.ssh, ...)");
-  cmd->add_option("--relay", req->relay, "on (the default on native cells): read every MCP message, enforce tool rules, "
+  cmd->add_option("--relay", req->relay, "on (the default, every cell): read every MCP message, enforce tool rules, "
                   "audit calls, pass plain-text lines as they are; off: copy bytes (refused with tool rules)")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--max-message", req->max_message, "largest MCP message the relay passes, e.g. 64m (default)");

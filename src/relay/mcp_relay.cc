@@ -8,6 +8,7 @@
 #include "audit/sha256.h"
 #include "guard/secret_guard.h"  // complete for ~McpRelay
 #include "guard/pin_guard.h"
+#include "relay/content_rules.h"
 #include "relay/envelope.h"
 #include "util/diag.h"
 
@@ -91,7 +92,9 @@ const char* AuditEventFor(std::string_view method) {
 
 // The record's name for what a call is about.
 const char* SubjectKey(std::string_view method) {
-  return method == "tools/call" ? "tool" : method == "resources/read" ? "uri" : "prompt";
+  if (method == "tools/call") return "tool";
+  if (method == "prompts/get") return "prompt";
+  return method == "completion/complete" ? "ref" : "uri";  // resources/read, subscribe, unsubscribe
 }
 
 }  // namespace
@@ -254,6 +257,11 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
       if (auto ci = audit_ ? Member(*meta, kClientInfoKey) : std::nullopt) p->client = AsJson(*ci);
     }
   }
+  if (NamesContent(env.method)) {  // subscribe, unsubscribe, completion: judged, not calls (content_rules.h)
+    ContentVerdict v = JudgeContent(env, prompt_filter_, resource_filter_);
+    p->subject = KeptSubject(v.subject);
+    return std::move(v.refusal);
+  }
   if (event == nullptr) return std::nullopt;
   p->audited = p->call = true;
   std::string_view subject_key = env.method == "resources/read" ? "uri" : "name";
@@ -351,7 +359,8 @@ RelayAction McpRelay::RefuseCall(const Pending& p, const RpcId& id, const Refusa
   a.forward = RelayAction::Forward::kDrop;
   a.reply = ErrorResponse(id.json, r.code, r.message);
   if (!audit_) return a;
-  nlohmann::json e{{"event", AuditEventFor(p.method)}, {SubjectKey(p.method), p.subject},
+  const char* event = AuditEventFor(p.method);
+  nlohmann::json e{{"event", event != nullptr ? event : ContentEventFor(p.method)}, {SubjectKey(p.method), p.subject},
                    {"id", nlohmann::json::parse(id.json)}, {"outcome", outcome}, {"reason", r.message},
                    {"protocol", p.protocol}, {"bytes_in", p.bytes_in}, {"rounds", p.rounds}};
   if (!p.arguments.is_null()) e["arguments"] = p.arguments;
@@ -448,7 +457,7 @@ int McpRelay::MsToNextDeadline() {
   return static_cast<int>(std::clamp<std::int64_t>(ms, 0, 24 * 3600 * 1000));
 }
 
-std::vector<RelayAction> McpRelay::Expire() {
+std::vector<RelayAction> McpRelay::Expire(bool tell_server) {
   std::lock_guard lock(mu_);
   std::vector<RelayAction> out;
   if (config_.call_timeout.count() <= 0) return out;
@@ -459,15 +468,18 @@ std::vector<RelayAction> McpRelay::Expire() {
     if (!p.audited) continue;  // cancelled by the client, which expects no answer
     std::string id = key[0] == 's' ? JsonQuote(key.substr(2)) : key.substr(2);
     std::string msg = fmt::format("mcpcell relay: {} \"{}\" got no answer within {} ms, the --call-timeout "
-                                  "(mcpcell.call_timeout); the server was told to cancel it",
-                                  p.method, p.subject, config_.call_timeout.count());
+                                  "(mcpcell.call_timeout); {}", p.method, p.subject, config_.call_timeout.count(),
+                                  tell_server ? "the server was told to cancel it"
+                                              : "the client had closed stdin, so the server's stdin is closed too");
     ++limited_;
     AuditCall(p, id, "timeout", 0, {{"limit", "call_timeout"}, {"reason", msg}});
     p.audited = false;
     RelayAction a;
-    a.forward = RelayAction::Forward::kReplaced;
-    a.replacement = R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + id +
-                    R"(,"reason":"mcpcell: call timeout"}})";
+    a.forward = tell_server ? RelayAction::Forward::kReplaced : RelayAction::Forward::kDrop;
+    if (tell_server) {
+      a.replacement = R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + id +
+                      R"(,"reason":"mcpcell: call timeout"}})";
+    }
     a.reply = ErrorResponse(id, kLimitReached, msg);
     out.push_back(std::move(a));
   }
@@ -524,15 +536,7 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
       a.replacement = std::move(filtered);
     }
   }
-  if (env.has_result && (p.method == "prompts/list" || p.method == "resources/list")) {
-    bool prompts = p.method == "prompts/list";
-    auto filtered = prompts ? FilterList(env, "prompts", "name", prompt_filter_)
-                            : FilterList(env, "resources", "uri", resource_filter_);
-    if (filtered) {
-      a.forward = RelayAction::Forward::kReplaced;
-      a.replacement = std::move(*filtered);
-    }
-  }
+  ApplyContentRules(p.method, env, line, &a);
   if ((p.method == "initialize" || p.method == "server/discover") && env.has_result && audit_) {
     nlohmann::json start{{"event", "session_start"}, {"client_info", p.arguments}, {"via", p.method}};
     // server/discover answers with supportedVersions and _meta's serverInfo: the era is the request's.
@@ -571,6 +575,27 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
   }
   if (!AuditCall(p, env.id->json, outcome, line.size(), std::move(extra))) return Withheld(env, p.method);
   return a;
+}
+
+// The prompt and resource rules on an answer (content_rules.h): lists
+// without what is denied (a template judged as the URI it is written as), a
+// denied embedded resource withheld from a call's or prompt's answer.
+void McpRelay::ApplyContentRules(const std::string& method, const Envelope& env, std::string_view line, RelayAction* a) {
+  std::optional<std::string> out;
+  if (!env.has_result) return;
+  if (method == "prompts/list") out = FilterList(env, "prompts", "name", prompt_filter_);
+  if (method == "resources/list") out = FilterList(env, "resources", "uri", resource_filter_);
+  if (method == "resources/templates/list") out = FilterList(env, "resourceTemplates", "uriTemplate", resource_filter_);
+  if (method == "tools/call" || method == "prompts/get") {
+    if (auto w = WithholdDeniedResources(env, method, line, resource_filter_)) {
+      out = std::move(w->line);
+      Audit({{"event", "resource_withheld"}, {"method", method}, {"id", nlohmann::json::parse(env.id->json)},
+             {"count", w->count}, {"uris", w->uris}, {"reason", w->reason}});
+    }
+  }
+  if (!out) return;
+  a->forward = RelayAction::Forward::kReplaced;
+  a->replacement = std::move(*out);
 }
 
 std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden) {
@@ -630,8 +655,8 @@ std::optional<std::string> McpRelay::FilterList(const Envelope& env, std::string
   auto items_el = Member(env.result, array);
   if (!items_el || items_el->type() != element_type::ARRAY) {
     return ErrorResponse(env.id->json, kInvalidRequest,
-                         fmt::format("mcpcell relay: the server's {}/list result has no {} array, so the profile's {} "
-                                     "rules cannot be applied; refused", array, array, filter.rules().key));
+                         fmt::format("mcpcell relay: the server's list result has no {} array, so the profile's {} "
+                                     "rules cannot be applied; refused", array, filter.rules().key));
   }
   std::string out = R"({"jsonrpc":"2.0","id":)" + env.id->json + R"(,"result":{)";
   bool first = true;
@@ -661,7 +686,7 @@ std::optional<std::string> McpRelay::FilterList(const Envelope& env, std::string
 }
 
 RelayAction McpRelay::Notification(Side from, const Envelope& env) {
-  if (AuditEventFor(env.method) != nullptr) {
+  if (AuditEventFor(env.method) != nullptr || NamesContent(env.method)) {
     // A judged request without an id: the relay cannot answer it, and a peer
     // that ran it anyway would run it unjudged and unrecorded. Dropped, on
     // the record. Other notifications (any method) pass as they are.
@@ -669,6 +694,14 @@ RelayAction McpRelay::Notification(Side from, const Envelope& env) {
     Audit({{"event", "relay_refused"}, {"from", kSideName[from]}, {"code", kInvalidRequest},
            {"reason", "a request (" + env.method + ") without an id"}, {"id", nullptr}});
     return RelayAction{RelayAction::Forward::kDrop, {}, {}};
+  }
+  if (from == kServer && env.method == "notifications/resources/updated") {
+    if (auto denial = UpdateDenial(env, resource_filter_)) {
+      ++refused_;
+      Audit({{"event", "relay_refused"}, {"from", "server"}, {"code", kRefusedByPolicy}, {"reason", *denial},
+             {"id", nullptr}});
+      return RelayAction{RelayAction::Forward::kDrop, {}, {}};
+    }
   }
   if (env.method == "notifications/cancelled" && env.has_params) {
     std::string why;

@@ -91,10 +91,11 @@ class McpRelay {
 
   /// Milliseconds until the earliest call's timeout (0 when one is due), or -1 when none is set.
   int MsToNextDeadline();
-  /// Calls whose timeout passed: for each, the client's error (`reply`) and
-  /// the server's notifications/cancelled (`replacement`, kReplaced). A late
-  /// answer to such a call is dropped (the client was answered already).
-  std::vector<RelayAction> Expire();
+  /// Calls whose timeout passed: for each, the client's error (`reply`) and,
+  /// while the server's stdin is open (`tell_server`), its
+  /// notifications/cancelled (`replacement`, kReplaced). A late answer to
+  /// such a call is dropped (the client was answered already).
+  std::vector<RelayAction> Expire(bool tell_server = true);
 
  private:
   enum Side { kClient = 0, kServer = 1 };
@@ -135,6 +136,7 @@ class McpRelay {
   std::optional<Refusal> AuditBroken(const Envelope& env) const;
   RelayAction Withheld(const Envelope& env, std::string_view method);
   std::string FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden);
+  void ApplyContentRules(const std::string& method, const Envelope& env, std::string_view line, RelayAction* a);
   /// A prompts/list or resources/list result without what `filter` denies; nullopt: nothing to change.
   std::optional<std::string> FilterList(const Envelope& env, std::string_view array, std::string_view name,
                                         const ToolFilter& filter);

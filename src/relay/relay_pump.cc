@@ -92,6 +92,21 @@ void Signal(int eventfd) {
   (void)!::write(eventfd, &one, sizeof one);
 }
 
+// The client closed stdin, but it may still read stdout (a client on pipes
+// writes its requests, closes, then reads the answers), and the stop order
+// gives the server --grace to answer: a call's --call-timeout holds until the
+// cell is gone (`stop`) as before EOF, the client answered with the same
+// error. No call can start any more, so this ends at the last deadline.
+void ExpireAfterEof(McpRelay* relay, int stop, LineSink* to_client) {
+  for (int ms = relay->MsToNextDeadline(); ms >= 0; ms = relay->MsToNextDeadline()) {
+    pollfd p = {stop, POLLIN, 0};
+    int ready = ::poll(&p, 1, ms);
+    if (ready < 0 && errno != EINTR) return;
+    if (ready > 0) return;  // the cell is gone: End() records what is left as no_response
+    for (const RelayAction& a : relay->Expire(false)) to_client->Write(a.reply);
+  }
+}
+
 }  // namespace
 
 LineSink::LineSink(int fd, bool owned, bool terminal) : fd_(fd), owned_(owned) {
@@ -147,6 +162,7 @@ void PumpClientToServer(McpRelay* relay, std::size_t max_line, int client_in, in
   if (auto line = framer.Finish()) Apply(relay->FromClient(*line), *line, to_server, to_client);
   to_server->Close();  // the server sees EOF
   Signal(closed);      // and the supervisor starts the stop order
+  ExpireAfterEof(relay, stop, to_client);
 }
 
 void PumpServerToClient(McpRelay* relay, std::size_t max_line, UniqueFd server_out, LineSink* to_client,

@@ -153,7 +153,8 @@ for (const level of LEVELS) {
     if (!(await needEngine(t))) return;
     const data = randomBytes(12 * 1024 * 1024);
     const r = await new Promise((resolve, reject) => {
-      const child = spawn(MCPCELL_BIN, argv(level, [], ['/bin/sh', '-c', 'cat; echo to-stderr >&2; exit 7']));
+      // Bytes, not messages: the relay (on by default) is off for this copy.
+      const child = spawn(MCPCELL_BIN, argv(level, ['--relay=off'], ['/bin/sh', '-c', 'cat; echo to-stderr >&2; exit 7']));
       const out = [];
       let err = '';
       child.stdout.on('data', (d) => out.push(d));
@@ -176,7 +177,8 @@ for (const level of LEVELS) {
     const file = path.join(dir, 'token');
     writeFileSync(file, value);
     chmodSync(file, 0o600);
-    // The server prints what it sees, then waits for stdin to close.
+    // The server prints what it sees (a JSON object, no JSON-RPC message: the
+    // relay would drop it, so --relay=off), then waits for stdin to close.
     const script = [
       'const fs=require("fs");',
       'const out={secret:fs.readFileSync("/run/secrets/api","utf8"), env:JSON.stringify(process.env), uid:process.getuid()};',
@@ -186,7 +188,7 @@ for (const level of LEVELS) {
     ].join('');
     // gVisor's pids cgroup holds its sandbox's threads: it refuses less than 256.
     const pids = level === 'gvisor' ? 256 : 128;
-    const child = spawn(MCPCELL_BIN, argv(level, ['--secret', `api=${file}`, '--memory', '256m', '--pids', String(pids), '--cpus', '0.5'],
+    const child = spawn(MCPCELL_BIN, argv(level, ['--relay=off', '--secret', `api=${file}`, '--memory', '256m', '--pids', String(pids), '--cpus', '0.5'],
       [NODE_BIN, '-e', script]), { stdio: ['pipe', 'pipe', 'pipe'] });
     t.after(() => child.exitCode === null && child.kill('SIGKILL'));
     let out = '';

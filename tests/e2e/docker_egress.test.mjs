@@ -323,7 +323,8 @@ test('docker cell, bypass attempts (egress_probe): direct IPs, metadata, IPv6, U
     attempts: ['control_connect_allowed', 'control_redirect_allowed', 'tcp_host_addr', 'tcp_metadata',
       'tcp_private_10', 'tcp6_documentation', 'tcp_host_loopback', 'udp_host', 'dns_outside_denied'],
   };
-  const run = await runMcpcell(['run', '--isolate=docker', ...flags, '--', PROBE_BIN, JSON.stringify(config)],
+  // The probe reports JSON lines that are no JSON-RPC messages: the relay (on by default) would drop them.
+  const run = await runMcpcell(['run', '--isolate=docker', '--relay=off', ...flags, '--', PROBE_BIN, JSON.stringify(config)],
     { guardMs: 170_000 });
   const probe = probeReports(run);
   const a = (name) => attempt(probe, name);

@@ -111,6 +111,9 @@ const PROBE = 'const fs=require("fs");let w=true;try{fs.writeFileSync("/x","x")}
   'console.log(JSON.stringify({cwd:process.cwd(),uid:process.getuid(),gid:process.getgid(),' +
   'from:process.env.FROM_IMAGE,path:process.env.PATH,home:process.env.HOME,rootWritable:w,' +
   'usr:fs.readdirSync("/usr"),hasSh:fs.existsSync("/bin/sh")}))';
+// The probe prints a JSON object that is no JSON-RPC message: the relay (on by
+// default in every cell) would drop it, so these runs copy bytes.
+const PROBE_RUN = ['--relay=off'];
 
 for (const [image, stdio] of [[WITH_SH, 'fifo'], [NO_SH, 'attach']]) {
   test(`docker://${image}: server-everything from the image's own Entrypoint/Cmd, stdio via ${stdio}`, { timeout: 90_000 }, async (t) => {
@@ -151,7 +154,7 @@ for (const [image, stdio] of [[WITH_SH, 'fifo'], [NO_SH, 'attach']]) {
 
 test('docker://: args after -- replace Cmd; image Env/WorkingDir apply; the image USER is noted, the cell runs as its own host uid', { timeout: 60_000 }, async (t) => {
   if (!(await needEngine(t))) return;
-  const withSh = await runMcpcell(['run', `docker://${WITH_SH}`, '--env', 'EXTRA=1', '--', '-e', PROBE]);
+  const withSh = await runMcpcell(['run', ...PROBE_RUN, `docker://${WITH_SH}`, '--env', 'EXTRA=1', '--', '-e', PROBE]);
   assert.equal(withSh.code, 0, withSh.stderr);
   const a = JSON.parse(withSh.stdout);
   assert.equal(a.cwd, '/app');
@@ -165,14 +168,14 @@ test('docker://: args after -- replace Cmd; image Env/WorkingDir apply; the imag
   assert.deepEqual(a.usr, ['bin'], "the image's /usr, not the host's");
   assert.equal(a.hasSh, true);
 
-  const noSh = await runMcpcell(['run', `docker://${NO_SH}`, '--', '-e', PROBE]);
+  const noSh = await runMcpcell(['run', ...PROBE_RUN, `docker://${NO_SH}`, '--', '-e', PROBE]);
   assert.equal(noSh.code, 0, noSh.stderr);
   const b = JSON.parse(noSh.stdout);
   assert.ok(isCellHostId(b.uid), `an image without USER would be root: mcpcell runs it as its own uid, not ${b.uid}`);
   assert.equal(b.cwd, '/');
   assert.equal(b.hasSh, false);
 
-  const uid = await runMcpcell(['run', '--uid', '3000', `docker://${WITH_SH}`, '--', '-e', PROBE]);
+  const uid = await runMcpcell(['run', ...PROBE_RUN, '--uid', '3000', `docker://${WITH_SH}`, '--', '-e', PROBE]);
   assert.equal(JSON.parse(uid.stdout).uid, 3000, '--uid wins over the image');
 });
 
@@ -193,7 +196,7 @@ test('docker://: a named USER (a user, root by another name, a missing one) is n
   for (const user of ['app', 'app:staff', 'toor', 'ghost']) {
     const tag = `mcpcell-test/named-user:${user.replace(':', '-')}`;
     namedUserImage(tag, user);
-    const r = await runMcpcell(['run', `docker://${tag}`, '--', '-e', PROBE]);
+    const r = await runMcpcell(['run', ...PROBE_RUN, `docker://${tag}`, '--', '-e', PROBE]);
     assert.equal(r.code, 0, r.stderr);
     const seen = JSON.parse(r.stdout);
     assert.ok(isCellHostId(seen.uid), `USER ${user}: ran as ${seen.uid}; ${r.stderr}`);
@@ -280,7 +283,7 @@ test('docker://: native cannot run an image (122); an image with no command asks
 
 test('gvisor: docker:// image runs under runsc (attach stdio)', { timeout: 90_000 }, async (t) => {
   if (!(await needEngine(t))) return;
-  const r = await runMcpcell(['run', '--isolate=gvisor', `docker://${WITH_SH}`, '--', '-e', PROBE]);
+  const r = await runMcpcell(['run', ...PROBE_RUN, '--isolate=gvisor', `docker://${WITH_SH}`, '--', '-e', PROBE]);
   assert.equal(r.code, 0, r.stderr);
   const { uid } = JSON.parse(r.stdout);
   assert.ok(isCellHostId(uid), `runsc runs the image as the claimed host uid, not its USER 2000: ${uid}`);

@@ -170,7 +170,8 @@ async function podmanImage(tag, withShell, changes) {
 test('podman: a docker:// image from Podman\'s own store (podman import), run as its own host uid, not the image USER', { timeout: 120_000 }, async (t) => {
   if (!(await needPodman(t))) return;
   await podmanImage(IMAGE, true, ['ENTRYPOINT ["/usr/bin/node"]', `CMD ["${EVERYTHING}"]`, 'USER 2000', 'WORKDIR /app']);
-  const probe = await runMcpcell(['run', '--isolate=podman', `docker://${IMAGE}`, '--', '-e',
+  // A JSON object that is no JSON-RPC message: the relay (on by default) would drop it.
+  const probe = await runMcpcell(['run', '--relay=off', '--isolate=podman', `docker://${IMAGE}`, '--', '-e',
     'console.log(JSON.stringify({uid:process.getuid(),cwd:process.cwd()}))']);
   assert.equal(probe.code, 0, probe.stderr);
   const seen = JSON.parse(probe.stdout);

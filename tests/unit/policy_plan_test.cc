@@ -97,6 +97,23 @@ TEST(PlanLaunch, SecretScanDefaultsToRedactAndAProfileScanNeedsTheRelay) {
   EXPECT_NE(off.error().Message().find("mcpcell.secret_scan"), std::string::npos) << off.error().Message();
 }
 
+// Issue 17: the relay (filters, audit, secret scan, pins) is on for every
+// level, not only native, so a user who picks --isolate docker keeps it.
+TEST(PlanLaunch, TheRelayIsOnByDefaultInEveryCell) {
+  for (const char* level : {"native", "docker", "podman", "gvisor", "container"}) {
+    RunRequest r = Cmd(std::nullopt);
+    r.isolate = level;
+    auto plan = PlanLaunch(r);
+    ASSERT_TRUE(plan.ok()) << level << ": " << plan.error().Message();
+    EXPECT_TRUE(plan->spec.relay.on) << level;
+    EXPECT_EQ(plan->spec.relay.secrets.to_client, SecretMode::kRedact) << level;
+    r.relay = "off";
+    auto off = PlanLaunch(r);
+    ASSERT_TRUE(off.ok()) << level << ": " << off.error().Message();
+    EXPECT_FALSE(off->spec.relay.on) << level << ": --relay=off keeps the raw copy";
+  }
+}
+
 TEST(PlanLaunch, BadPolicyIsAnErrorNotADecision) {
   auto policy = WriteFile("bad.json", R"({"rules": [{"condition": "nope", "action": "isolate"}]})");
   auto plan = PlanLaunch(Cmd(policy));
