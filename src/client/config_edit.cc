@@ -1,6 +1,5 @@
 #include "client/config_edit.h"
 
-#include <algorithm>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -112,14 +111,6 @@ ordered_json Masked(ordered_json entry) {
     for (auto& [k, v] : entry["env"].items()) v = "<value not shown>";
   }
   return entry;
-}
-
-/// Applies the replacements (span → text) from the last to the first, so
-/// earlier offsets stay valid.
-std::string Splice(std::string text, std::vector<std::pair<Span, std::string>> edits) {
-  std::sort(edits.begin(), edits.end(), [](const auto& a, const auto& b) { return a.first.begin > b.first.begin; });
-  for (const auto& [span, repl] : edits) text.replace(span.begin, span.end - span.begin, repl);
-  return text;
 }
 
 /// The edit keeps every server: same names, same order, each unchanged one byte-identical.
