@@ -97,11 +97,7 @@ Result<std::vector<EntryChange>> ListCommandArgsServers(const CommandArgsSyntax&
   std::vector<EntryChange> out;
   for (const auto& s : *servers) {
     WrapOutcome w = Judge(s, WrapOptions{"mcpcell", std::nullopt});
-    std::string kind = w.kind == WrapOutcome::Kind::kRemote ? "remote"
-                       : w.kind == WrapOutcome::Kind::kAlready ? "wrapped"
-                       : s.entry.contains("command") && s.entry["command"].is_string()
-                           ? "stdio: " + s.entry["command"].get<std::string>() : "other";
-    out.push_back({s.name, w.kind, kind, LineOfCommand(text, s), {}, {}, false});
+    out.push_back({s.name, w.kind, ListedKind(w, s.entry), LineOfCommand(text, s), {}, {}, false});
   }
   return out;
 }

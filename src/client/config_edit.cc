@@ -132,19 +132,8 @@ Result<std::vector<EntryChange>> ListServers(const std::string& text, const std:
   if (!located.ok()) return located.error();
   std::vector<EntryChange> out;
   for (const auto& l : *located) {
-    EntryChange c{l.name, WrapOutcome::Kind::kLeft, "", LineOf(text, l.span.begin), {}, {}, false};
     WrapOutcome w = WrapEntry(l.value, WrapOptions{"mcpcell", std::nullopt});
-    c.kind = w.kind;
-    if (w.kind == WrapOutcome::Kind::kRemote) {
-      c.note = "remote";
-    } else if (w.kind == WrapOutcome::Kind::kAlready) {
-      c.note = "wrapped";
-    } else if (l.value.contains("command") && l.value["command"].is_string()) {
-      c.note = "stdio: " + l.value["command"].get<std::string>();
-    } else {
-      c.note = "other";
-    }
-    out.push_back(std::move(c));
+    out.push_back({l.name, w.kind, ListedKind(w, l.value), LineOf(text, l.span.begin), {}, {}, false});
   }
   return out;
 }
