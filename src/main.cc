@@ -5,7 +5,6 @@
 #include <fcntl.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -137,19 +136,19 @@ int main(int argc, char** argv) {
     app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     // Help goes to stderr too: a client may have started us by mistake.
-    std::fputs(app.help().c_str(), stderr);
+    mcpcell::ShowText(app.help());
     return 0;
   } catch (const CLI::CallForAllHelp& e) {
-    std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stderr);
+    mcpcell::ShowText(app.help("", CLI::AppFormatMode::All));
     return 0;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {  // --version
-      std::fputs((std::string(e.what()) + "\n").c_str(), stderr);
+      mcpcell::ShowText(std::string(e.what()) + "\n");
       return 0;
     }
     std::string unknown = UnknownWord(app, given);
     mcpcell::Say(unknown.empty() ? e.what() : unknown);
-    std::fprintf(stderr, "Run 'mcpcell --help' or 'mcpcell <command> --help' for usage.\n");
+    mcpcell::ShowText("Run 'mcpcell --help' or 'mcpcell <command> --help' for usage.\n");
     return mcpcell::kExitUsage;
   }
   mcpcell::TracePhase("exit");

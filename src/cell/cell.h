@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cell/cell_result.h"
@@ -39,6 +40,43 @@ struct StartedCell {
   CellResult failure;
   bool ok() const { return cell != nullptr; }
 };
+
+/// The Cell of a backend's run object, which the backend writes once:
+///   std::optional<CellResult> Start();  the failure of the first step that failed
+///   CellResult Wait();  void Stop(std::chrono::milliseconds grace);
+///   std::string Identity() const;
+/// The handle forwards to it and owns what a Cell promises on its own: a
+/// cell dropped unwaited is stopped at once and reaped (its exit collected
+/// before the run's resources are undone), so none outlives its handle.
+template <class Run>
+class CellHandle final : public Cell {
+ public:
+  explicit CellHandle(std::unique_ptr<Run> run) : run_(std::move(run)) {}
+  CellHandle(const CellHandle&) = delete;
+  CellHandle& operator=(const CellHandle&) = delete;
+  ~CellHandle() override {
+    if (waited_) return;
+    Stop(std::chrono::milliseconds(0));
+    (void)Wait();
+  }
+  std::string identity() const override { return run_->Identity(); }
+  CellResult Wait() override {
+    waited_ = true;
+    return run_->Wait();
+  }
+  void Stop(std::chrono::milliseconds grace) override { run_->Stop(grace); }
+
+ private:
+  std::unique_ptr<Run> run_;
+  bool waited_ = false;
+};
+
+/// Starts `run` (see CellHandle): its running Cell, or the failure Start returned.
+template <class Run>
+StartedCell StartCellHandle(std::unique_ptr<Run> run) {
+  if (std::optional<CellResult> failed = run->Start()) return StartedCell{nullptr, std::move(*failed)};
+  return StartedCell{std::make_unique<CellHandle<Run>>(std::move(run)), {}};
+}
 
 /// The one-shot stop request a Cell's wait loop watches beside its own
 /// events: Stop() sets the grace and makes fd() readable.

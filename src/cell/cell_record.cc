@@ -1,6 +1,5 @@
 #include "cell/cell_record.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -8,6 +7,7 @@
 
 #include <cstdio>
 
+#include "util/dir_names.h"
 #include "util/state_dir.h"
 
 namespace mcpcell {
@@ -114,15 +114,9 @@ void LiveCellRecord::Remove() {
 
 std::vector<ListedRecord> ListCellRecords(int dir) {
   std::vector<ListedRecord> out;
-  int copy = ::fcntl(dir, F_DUPFD_CLOEXEC, 0);
-  DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
-  if (d == nullptr) {
-    if (copy >= 0) ::close(copy);
-    return out;
-  }
-  ::rewinddir(d);
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
+  auto names = DirNames(dir);
+  if (!names.ok()) return out;
+  for (const std::string& name : *names) {
     if (!IsRecordName(name)) continue;
     auto text = ReadOwnFile(dir, name);
     if (!text) continue;
@@ -131,26 +125,15 @@ std::vector<ListedRecord> ListCellRecords(int dir) {
     bool alive = ProcessIsAlive(record->pid, record->pid_start);
     out.push_back({std::move(*record), name, alive});
   }
-  ::closedir(d);
   return out;
 }
 
 SweepCount ReapCellRecords(int dir) {
   SweepCount count;
-  std::vector<std::string> names;
-  int copy = ::fcntl(dir, F_DUPFD_CLOEXEC, 0);
-  DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
-  if (d == nullptr) {
-    if (copy >= 0) ::close(copy);
-    return count;
-  }
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..") names.push_back(name);
-  }
-  ::closedir(d);
+  auto names = DirNames(dir);
+  if (!names.ok()) return count;
   std::vector<ListedRecord> listed = ListCellRecords(dir);
-  for (const auto& name : names) {
+  for (const auto& name : *names) {
     ++count.checked;
     bool live = false;
     for (const auto& l : listed) live = live || (l.file == name && l.alive);

@@ -1,6 +1,5 @@
 #include "cell/stderr_log.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "util/dir_names.h"
 #include "util/terminal_text.h"
 
 namespace mcpcell {
@@ -177,20 +177,14 @@ void StderrLog::Finish() {
 
 std::vector<std::string> ListCellLogIds(int dir) {
   std::vector<std::string> ids;
-  int copy = ::fcntl(dir, F_DUPFD_CLOEXEC, 0);
-  DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
-  if (d == nullptr) {
-    if (copy >= 0) ::close(copy);
-    return ids;
-  }
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
+  auto names = DirNames(dir);
+  if (!names.ok()) return ids;
+  for (const std::string& name : *names) {
     auto dot = name.find(".log");
     if (dot == std::string::npos || name[0] == '.') continue;
     std::string id = name.substr(0, dot);
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   }
-  ::closedir(d);
   return ids;
 }
 
@@ -201,14 +195,9 @@ SweepCount PruneCellLogs(int dir, int keep, const std::vector<std::string>& live
     std::int64_t mtime;
   };
   std::vector<Log> logs;
-  int copy = ::fcntl(dir, F_DUPFD_CLOEXEC, 0);
-  DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
-  if (d == nullptr) {
-    if (copy >= 0) ::close(copy);
-    return count;
-  }
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
+  auto names = DirNames(dir);
+  if (!names.ok()) return count;
+  for (const std::string& name : *names) {
     auto dot = name.find(".log");
     if (dot == std::string::npos || name[0] == '.') continue;
     struct stat st{};
@@ -218,7 +207,6 @@ SweepCount PruneCellLogs(int dir, int keep, const std::vector<std::string>& live
     if (std::find(live_ids.begin(), live_ids.end(), id) != live_ids.end()) continue;
     logs.push_back({name, static_cast<std::int64_t>(st.st_mtime)});
   }
-  ::closedir(d);
   std::sort(logs.begin(), logs.end(), [](const Log& a, const Log& b) { return a.mtime > b.mtime; });
   for (std::size_t i = static_cast<std::size_t>(std::max(keep, 0)); i < logs.size(); ++i) {
     if (::unlinkat(dir, logs[i].name.c_str(), 0) == 0) ++count.removed;

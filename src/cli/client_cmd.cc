@@ -25,6 +25,7 @@
 #include "client/yaml_edit.h"
 #include "cli/commands.h"
 #include "core/exit_codes.h"
+#include "util/diag.h"
 #include "util/home_path.h"
 
 namespace mcpcell {
@@ -47,7 +48,8 @@ std::string Shown(const std::string& text) {
   return f.Filter(text) + f.Flush();
 }
 
-void Say(const std::string& line) { std::fprintf(stderr, "mcpcell client: %s\n", Shown(line).c_str()); }
+/// "mcpcell client: LINE", control characters made visible.
+void SayClient(const std::string& line) { SayAs("client", Shown(line)); }
 
 std::vector<KnownClient> Clients() {
   std::string home = CallerHome();
@@ -177,21 +179,23 @@ Result<std::string> Backup(const ConfigFile& file) {
   return MakeError("create a backup of", file.path, "100 backups from this second already exist");
 }
 
+// The entry's change as a unified-diff-like block, shown in one write.
 void ShowDiff(const std::string& path, const EntryChange& e) {
-  std::fprintf(stderr, "--- %s (server \"%s\", line %d)\n+++ %s\n", Shown(path).c_str(), Shown(e.name).c_str(), e.line,
-               Shown(path).c_str());
-  auto lines = [](const std::string& text, char mark) {
+  std::string out = "--- " + Shown(path) + " (server \"" + Shown(e.name) + "\", line " + std::to_string(e.line) +
+                    ")\n+++ " + Shown(path) + "\n";
+  auto lines = [&out](const std::string& text, char mark) {
     std::size_t pos = 0;
     while (pos <= text.size()) {
       std::size_t eol = text.find('\n', pos);
       std::string line = text.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
-      std::fprintf(stderr, "%c%s\n", mark, Shown(line).c_str());
+      out += mark + Shown(line) + "\n";
       if (eol == std::string::npos) break;
       pos = eol + 1;
     }
   };
   lines(e.before, '-');
   lines(e.after, '+');
+  ShowText(out);
 }
 
 void Report(const ConfigEdit& edit, bool wrap) {
@@ -203,7 +207,7 @@ void Report(const ConfigEdit& edit, bool wrap) {
       case WrapOutcome::Kind::kRemote: what = "left alone: " + e.note; break;
       case WrapOutcome::Kind::kLeft: what = (wrap ? "left as it is: " : "") + e.note; break;
     }
-    Say("  " + e.name + ": " + what);
+    SayClient("  " + e.name + ": " + what);
   }
 }
 
@@ -225,7 +229,7 @@ Status WriteEdit(const ConfigFile& file, const ConfigEdit& edit) {
   if (!backup.ok()) return backup.error();
   MCPCELL_TRY(WriteOriginals(file.path, edit.originals));
   MCPCELL_TRY(ReplaceConfigFile(file, edit.text));
-  Say("wrote " + file.path + " (the previous file is in " + *backup + ")");
+  SayClient("wrote " + file.path + " (the previous file is in " + *backup + ")");
   return {};
 }
 
@@ -294,11 +298,11 @@ Status EditClient(const ClientRequest& req, bool wrap) {
     for (const auto& e : edit->entries) {
       if (e.changed) ShowDiff(path, e);
     }
-    Say(changed ? "dry run: nothing written" : "dry run: nothing to change");
+    SayClient(changed ? "dry run: nothing written" : "dry run: nothing to change");
     return {};
   }
   if (!changed) {
-    Say("nothing to change in " + path);
+    SayClient("nothing to change in " + path);
     if (!wrap) MCPCELL_TRY(WriteOriginals(path, edit->originals));
     return {};
   }
@@ -308,7 +312,7 @@ Status EditClient(const ClientRequest& req, bool wrap) {
 int ClientEdit(const ClientRequest& req, bool wrap) {
   auto st = EditClient(req, wrap);
   if (st.ok()) return 0;
-  Say(st.error().Message());
+  SayClient(st.error().Message());
   return st.error().what == "client" || st.error().what == "--policy" ? kExitUsage : 1;
 }
 

@@ -1,6 +1,5 @@
 #include "client/config_edit.h"
 
-#include <algorithm>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -114,14 +113,6 @@ ordered_json Masked(ordered_json entry) {
   return entry;
 }
 
-/// Applies the replacements (span → text) from the last to the first, so
-/// earlier offsets stay valid.
-std::string Splice(std::string text, std::vector<std::pair<Span, std::string>> edits) {
-  std::sort(edits.begin(), edits.end(), [](const auto& a, const auto& b) { return a.first.begin > b.first.begin; });
-  for (const auto& [span, repl] : edits) text.replace(span.begin, span.end - span.begin, repl);
-  return text;
-}
-
 /// The edit keeps every server: same names, same order, each unchanged one byte-identical.
 Status CheckNothingLost(const std::string& before, const std::string& after, const std::string& key, bool projects) {
   auto a = LocateServers(before, key, projects);
@@ -141,19 +132,8 @@ Result<std::vector<EntryChange>> ListServers(const std::string& text, const std:
   if (!located.ok()) return located.error();
   std::vector<EntryChange> out;
   for (const auto& l : *located) {
-    EntryChange c{l.name, WrapOutcome::Kind::kLeft, "", LineOf(text, l.span.begin), {}, {}, false};
     WrapOutcome w = WrapEntry(l.value, WrapOptions{"mcpcell", std::nullopt});
-    c.kind = w.kind;
-    if (w.kind == WrapOutcome::Kind::kRemote) {
-      c.note = "remote";
-    } else if (w.kind == WrapOutcome::Kind::kAlready) {
-      c.note = "wrapped";
-    } else if (l.value.contains("command") && l.value["command"].is_string()) {
-      c.note = "stdio: " + l.value["command"].get<std::string>();
-    } else {
-      c.note = "other";
-    }
-    out.push_back(std::move(c));
+    out.push_back({l.name, w.kind, ListedKind(w, l.value), LineOf(text, l.span.begin), {}, {}, false});
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "client/jsonc.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 namespace mcpcell {
@@ -57,6 +59,12 @@ std::size_t ValueEnd(const std::string& s, std::size_t i, int depth = 0) {
 }
 
 }  // namespace
+
+std::string Splice(std::string text, std::vector<std::pair<Span, std::string>> edits) {
+  std::sort(edits.begin(), edits.end(), [](const auto& a, const auto& b) { return a.first.begin > b.first.begin; });
+  for (const auto& [span, repl] : edits) text.replace(span.begin, span.end - span.begin, repl);
+  return text;
+}
 
 int LineOf(const std::string& text, std::size_t offset) {
   int line = 1;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/error.h"
@@ -17,6 +18,10 @@ struct Span {
   std::size_t begin = 0;
   std::size_t end = 0;
 };
+
+/// `text` with each span replaced by its text, applied from the last to the
+/// first so earlier offsets stay valid; the spans must not overlap.
+std::string Splice(std::string text, std::vector<std::pair<Span, std::string>> edits);
 
 /// `text` with every comment and every trailing comma replaced by spaces
 /// (newlines kept), so offsets into the result are offsets into `text` and

@@ -155,6 +155,15 @@ bool IsWrapped(const ordered_json& entry) {
          BaseName(entry["command"].get<std::string>()) == "mcpcell";
 }
 
+std::string ListedKind(const WrapOutcome& w, const ordered_json& entry) {
+  if (w.kind == WrapOutcome::Kind::kRemote) return "remote";
+  if (w.kind == WrapOutcome::Kind::kAlready) return "wrapped";
+  if (entry.is_object() && entry.contains("command") && entry["command"].is_string()) {
+    return "stdio: " + entry["command"].get<std::string>();
+  }
+  return "other";
+}
+
 WrapOutcome WrapEntry(const ordered_json& entry, const WrapOptions& opts) {
   WrapOutcome out;
   if (!entry.is_object()) return {WrapOutcome::Kind::kLeft, {}, "not an object"};

@@ -38,6 +38,10 @@ struct WrapOutcome {
 /// Whether `entry` already starts mcpcell (its command's file name is "mcpcell").
 bool IsWrapped(const nlohmann::ordered_json& entry);
 
+/// What `mcpcell client list` shows for an entry WrapEntry judged `w`:
+/// "remote", "wrapped", "stdio: COMMAND" or "other".
+std::string ListedKind(const WrapOutcome& w, const nlohmann::ordered_json& entry);
+
 /// The entry rewritten to run through mcpcell, or why it is left as it is.
 /// Every key other than "command" and "args" is kept as it was.
 WrapOutcome WrapEntry(const nlohmann::ordered_json& entry, const WrapOptions& opts);

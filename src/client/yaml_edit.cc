@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "client/command_args_edit.h"
 #include "client/jsonc.h"
 
 namespace mcpcell {
@@ -149,12 +150,6 @@ std::string YamlString(const std::string& s) {
   return out;
 }
 
-std::string YamlArray(const std::vector<std::string>& v) {
-  std::string out = "[";
-  for (const auto& s : v) out += (out.size() > 1 ? ", " : "") + YamlString(s);
-  return out + "]";
-}
-
 const YNode* Member(const YNode& map, const std::string& key) {
   for (const auto& [k, v] : map.members) {
     if (k.kind == YNode::Kind::kScalar && k.value == key) return &v;
@@ -162,35 +157,43 @@ const YNode* Member(const YNode& map, const std::string& key) {
   return nullptr;
 }
 
-struct YServer {
-  std::string name;
-  ordered_json entry;
-  std::string left;  ///< why it is not rewritten, when it is not
-  bool remote = false;
-  bool flow = false;
-  std::optional<Span> cmd_key, cmd, args;
-};
+const char kAnchors[] = "uses YAML anchors or aliases, which mcpcell does not rewrite";
+
+WrapOutcome Left(const std::string& why) { return {WrapOutcome::Kind::kLeft, {}, why}; }
+
+/// What goes after the cmd value when there is no args: a key of its own
+/// at cmd's indentation, or ", args: " in a flow mapping.
+std::string ArgsPrefix(const std::string& text, bool flow, Span cmd_key) {
+  if (flow) return ", args: ";
+  std::size_t bol = text.rfind('\n', cmd_key.begin);
+  bol = bol == std::string::npos ? 0 : bol + 1;
+  return "\n" + std::string(cmd_key.begin - bol, ' ') + "args: ";
+}
 
 /// What WrapEntry reads, from a Goose extension: cmd, args, and the names
-/// of envs and env_keys (Goose's docs: "envs", "env_keys").
-YServer ServerOf(const std::string& name, const YNode& ext) {
-  YServer s{name, ordered_json::object(), "", false, ext.flow, std::nullopt, std::nullopt, std::nullopt};
+/// of envs and env_keys (Goose's docs: "envs", "env_keys"); a remote
+/// extension, one of another type and one with anchors are judged here.
+CommandArgsServer ServerOf(const std::string& text, const std::string& name, const YNode& ext) {
+  CommandArgsServer s{name, ordered_json::object(), std::nullopt, std::nullopt, std::nullopt, std::nullopt, ""};
   const YNode* type = Member(ext, "type");
   std::string t = type != nullptr ? type->value : "";
-  if (t == "sse" || t == "streamable_http") s.remote = true;
-  else if (!t.empty() && t != "stdio") s.left = "a Goose '" + t + "' extension: no command to wrap";
+  std::string left;
+  if (!t.empty() && t != "stdio" && t != "sse" && t != "streamable_http") left = "a Goose '" + t + "' extension: no command to wrap";
   for (const auto& [k, v] : ext.members) {
     if (k.value == "cmd") {
-      s.cmd_key = k.span;
-      s.cmd = v.span;
-      if (v.kind != YNode::Kind::kScalar || v.span.begin >= v.span.end) s.left = "cmd is not a plain string";
+      s.command = v.span;
+      s.args_prefix = ArgsPrefix(text, ext.flow, k.span);
+      if (v.kind != YNode::Kind::kScalar || v.span.begin >= v.span.end) left = "cmd is not a plain string";
     }
     bool item_anchored = std::any_of(v.items.begin(), v.items.end(), [](const YNode& i) { return i.anchored; });
     // An anchor here may be aliased elsewhere (rewriting it would change or
     // break that), an alias is another node's text: neither is rewritten.
-    if (ext.anchored || v.anchored || k.anchored || item_anchored) {
-      s.left = "uses YAML anchors or aliases, which mcpcell does not rewrite";
-    }
+    if (ext.anchored || v.anchored || k.anchored || item_anchored) left = kAnchors;
+  }
+  if (t == "sse" || t == "streamable_http") {
+    s.verdict = WrapOutcome{WrapOutcome::Kind::kRemote, {}, "a remote (URL) extension: nothing runs on this machine"};
+  } else if (!left.empty()) {
+    s.verdict = Left(left);
   }
   if (const YNode* cmd = Member(ext, "cmd"); cmd != nullptr && cmd->kind == YNode::Kind::kScalar) {
     s.entry["command"] = cmd->value;
@@ -210,13 +213,13 @@ YServer ServerOf(const std::string& name, const YNode& ext) {
   return s;
 }
 
-Result<std::vector<YServer>> Locate(const std::string& text, const std::string& key) {
+Result<std::vector<CommandArgsServer>> Locate(const std::string& text, const std::string& key) {
   if (text.rfind("\xEF\xBB\xBF", 0) == 0) return MakeError("read YAML", "", "starts with a byte order mark: remove it");
   YamlParser parser(text);
   auto root = parser.Root();
   if (!root.ok()) return root.error();
   ToBytes(&*root, CharOffsets(text));
-  std::vector<YServer> out;
+  std::vector<CommandArgsServer> out;
   if (root->kind != YNode::Kind::kMapping) return MakeError("read YAML", "", "the document is not a mapping");
   int seen = 0;
   for (const auto& [k, v] : root->members) seen += k.value == key ? 1 : 0;
@@ -229,130 +232,42 @@ Result<std::vector<YServer>> Locate(const std::string& text, const std::string& 
       if (s.name == k.value) return MakeError("read \"" + key + "\"", "", "extension \"" + k.value + "\" appears twice: keep one");
     }
     if (v.anchored && v.kind != YNode::Kind::kMapping) {  // an alias: another extension's text
-      out.push_back(YServer{k.value, ordered_json::object(), "uses YAML anchors or aliases, which mcpcell does not rewrite",
-                            false, false, std::nullopt, std::nullopt, std::nullopt});
+      out.push_back(CommandArgsServer{k.value, ordered_json::object(), Left(kAnchors), std::nullopt, std::nullopt,
+                                      std::nullopt, ""});
       continue;
     }
     if (v.kind != YNode::Kind::kMapping) return MakeError("read extension", k.value, "is not a mapping");
-    out.push_back(ServerOf(k.value, v));
+    out.push_back(ServerOf(text, k.value, v));
   }
   return out;
 }
 
-/// Routes an extension through WrapEntry, or says why not.
-WrapOutcome Outcome(const YServer& s, const WrapOptions& opts) {
-  if (s.remote) return {WrapOutcome::Kind::kRemote, {}, "a remote (URL) extension: nothing runs on this machine"};
-  if (!s.left.empty()) return {WrapOutcome::Kind::kLeft, {}, s.left};
-  return WrapEntry(s.entry, opts);
-}
-
-std::string Splice(std::string text, std::vector<std::pair<Span, std::string>> edits) {
-  std::sort(edits.begin(), edits.end(), [](const auto& a, const auto& b) { return a.first.begin > b.first.begin; });
-  for (const auto& [span, repl] : edits) text.replace(span.begin, span.end - span.begin, repl);
-  return text;
-}
-
-std::string Cut(const std::string& text, std::optional<Span> s) {
-  return s ? text.substr(s->begin, s->end - s->begin) : std::string();
-}
-
-/// What goes after the cmd value when there is no args: a key of its own
-/// at cmd's indentation, or ", args: [...]" in a flow mapping.
-std::string ArgsInsertion(const std::string& text, const YServer& s, const std::string& array) {
-  if (s.flow) return ", args: " + array;
-  std::size_t bol = text.rfind('\n', s.cmd_key->begin);
-  bol = bol == std::string::npos ? 0 : bol + 1;
-  return "\n" + std::string(s.cmd_key->begin - bol, ' ') + "args: " + array;
-}
-
-bool AddedArgs(const std::string& text, const YServer& s) {
-  if (!s.args || s.args->begin < s.cmd->end) return false;
-  std::string between = text.substr(s.cmd->end, s.args->begin - s.cmd->end);
+/// Whether `between` (cmd value to args value) is what ArgsPrefix inserted.
+bool AddedArgs(const std::string& between) {
   return between == ", args: " || (between.size() > 7 && between[0] == '\n' &&
                                    between.substr(between.size() - 6) == "args: " &&
                                    between.find_first_not_of(' ', 1) == between.size() - 6);
 }
 
+const CommandArgsSyntax& Yaml() {
+  static const CommandArgsSyntax kSyntax{"cmd", ": ", "an extension", YamlString, AddedArgs, Locate};
+  return kSyntax;
+}
+
 }  // namespace
 
 Result<std::vector<EntryChange>> ListYamlServers(const std::string& text, const std::string& key) {
-  auto servers = Locate(text, key);
-  if (!servers.ok()) return servers.error();
-  std::vector<EntryChange> out;
-  for (const auto& s : *servers) {
-    WrapOutcome w = Outcome(s, WrapOptions{"mcpcell", std::nullopt});
-    std::string kind = w.kind == WrapOutcome::Kind::kRemote ? "remote"
-                       : w.kind == WrapOutcome::Kind::kAlready ? "wrapped"
-                       : s.entry.contains("command") && s.entry["command"].is_string()
-                           ? "stdio: " + s.entry["command"].get<std::string>() : "other";
-    out.push_back({s.name, w.kind, kind, s.cmd ? LineOf(text, s.cmd->begin) : 0, {}, {}, false});
-  }
-  return out;
+  return ListCommandArgsServers(Yaml(), text, key);
 }
 
 Result<ConfigEdit> WrapYamlConfig(const std::string& text, const std::string& key, const WrapOptions& opts,
                                   std::map<std::string, std::string> originals) {
-  auto servers = Locate(text, key);
-  if (!servers.ok()) return servers.error();
-  ConfigEdit edit;
-  std::vector<std::pair<Span, std::string>> splices;
-  for (const auto& s : *servers) {
-    WrapOutcome w = Outcome(s, opts);
-    EntryChange c{s.name, w.kind, w.note, s.cmd ? LineOf(text, s.cmd->begin) : 0, {}, {}, false};
-    if (w.kind == WrapOutcome::Kind::kWrapped) {
-      std::string cmd = YamlString(w.entry["command"].get<std::string>());
-      std::string args = YamlArray(w.entry["args"].get<std::vector<std::string>>());
-      splices.emplace_back(*s.cmd, cmd);
-      splices.emplace_back(s.args ? *s.args : Span{s.cmd->end, s.cmd->end}, s.args ? args : ArgsInsertion(text, s, args));
-      c.before = "cmd: " + Cut(text, s.cmd) + (s.args ? "\nargs: " + Cut(text, s.args) : "");
-      c.after = "cmd: " + cmd + "\nargs: " + args;
-      c.changed = true;
-      originals[s.name] = ordered_json{{"cmd", Cut(text, s.cmd)}, {"args", s.args ? ordered_json(Cut(text, s.args)) : ordered_json()}}.dump();
-    }
-    edit.entries.push_back(std::move(c));
-  }
-  edit.text = Splice(text, splices);
-  edit.originals = std::move(originals);
-  auto check = Locate(edit.text, key);
-  if (!check.ok() || check->size() != servers->size()) {
-    return MakeError("check the edited config", "", "it no longer parses or lost an extension: nothing written");
-  }
-  return edit;
+  return WrapCommandArgs(Yaml(), text, key, opts, std::move(originals));
 }
 
 Result<ConfigEdit> UnwrapYamlConfig(const std::string& text, const std::string& key,
                                     std::map<std::string, std::string> originals) {
-  auto servers = Locate(text, key);
-  if (!servers.ok()) return servers.error();
-  ConfigEdit edit;
-  std::vector<std::pair<Span, std::string>> splices;
-  for (const auto& s : *servers) {
-    EntryChange c{s.name, WrapOutcome::Kind::kLeft, "", s.cmd ? LineOf(text, s.cmd->begin) : 0, {}, {}, false};
-    auto it = originals.find(s.name);
-    ordered_json orig = it == originals.end() ? ordered_json() : ordered_json::parse(it->second, nullptr, false);
-    if (!IsWrapped(s.entry)) {
-      c.note = "not wrapped";
-    } else if (!orig.is_object() || !orig["cmd"].is_string() || !s.args) {
-      c.note = "wrapped, but no original was saved for it (wrapped by hand?): left as it is";
-    } else if (!orig["args"].is_string() && !AddedArgs(text, s)) {
-      c.note = "its args were not where mcpcell put them (edited since?): left as it is";
-    } else {
-      splices.emplace_back(*s.cmd, orig["cmd"].get<std::string>());
-      if (orig["args"].is_string()) splices.emplace_back(*s.args, orig["args"].get<std::string>());
-      else splices.emplace_back(Span{s.cmd->end, s.args->end}, "");  // the args mcpcell added
-      c.before = "cmd: " + Cut(text, s.cmd) + "\nargs: " + Cut(text, s.args);
-      c.after = "cmd: " + orig["cmd"].get<std::string>() + (orig["args"].is_string() ? "\nargs: " + orig["args"].get<std::string>() : "");
-      c.changed = true;
-      c.note = "restored";
-      originals.erase(it);
-    }
-    edit.entries.push_back(std::move(c));
-  }
-  edit.text = Splice(text, splices);
-  edit.originals = std::move(originals);
-  if (!Locate(edit.text, key).ok()) return MakeError("check the edited config", "", "it no longer parses: nothing written");
-  return edit;
+  return UnwrapCommandArgs(Yaml(), text, key, std::move(originals));
 }
 
 }  // namespace mcpcell
-

@@ -1,12 +1,11 @@
 #include "guard/pin_guard.h"
 
-#include <cstdio>
-
 #include <fmt/format.h>
 
 #include "guard/pin_approval.h"
 #include "guard/poison_check.h"
 #include "guard/tool_contract.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
@@ -58,7 +57,7 @@ Result<std::shared_ptr<PinGuard>> PinGuard::Open(const PinSettings& settings) {
 
 PinGuard::PinGuard(PinStore store, const PinSettings& settings, bool first_use)
     : store_(std::move(store)), settings_(settings), first_use_(first_use) {
-  say_ = [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); };
+  say_ = [](const std::string& s) { mcpcell::Say(s); };
 }
 
 void PinGuard::SetClientCapabilities(const json& capabilities) {
@@ -98,7 +97,7 @@ std::set<std::string> PinGuard::JudgePage(const json& tools, bool last_page) {
       std::string why = fmt::format("tool \"{}\" of {} {}; it is hidden and refused", s.name, settings_.server, Why("duplicate"));
       if (reported_.insert(s.name + "#duplicate").second) {
         // The name is the server's text: an ESC in it must not drive the user's terminal.
-        say_(fmt::format("mcpcell: pins: tool \"{}\" of {} {}; it is hidden and refused", VisibleText(s.name),
+        say_(fmt::format("pins: tool \"{}\" of {} {}; it is hidden and refused", VisibleText(s.name),
                          settings_.server, Why("duplicate")));
         if (audit_) audit_({{"event", "tool_pin"}, {"tool", s.name}, {"change", "duplicate"}, {"action", "hidden"}});
       }
@@ -121,7 +120,7 @@ std::set<std::string> PinGuard::JudgePage(const json& tools, bool last_page) {
   if (!st.ok()) {
     // Fail closed: without a pin written or read, nothing this page lists is known to be what was approved.
     std::string why = "the pin store failed: " + st.error().Message();
-    say_("mcpcell: pins: " + why + "; every tool of this list is hidden");
+    say_("pins: " + why + "; every tool of this list is hidden");
     if (audit_) audit_({{"event", "tool_pin"}, {"change", "store_error"}, {"reason", why}, {"action", "hidden"}});
     for (const auto& s : seen) {
       hidden.insert(s.name);
@@ -190,7 +189,7 @@ void PinGuard::Report(const std::string& name, const PendingTool& p, const Pinne
   if (!reported_.insert(name + "#" + p.change + "#" + p.sha256).second) return;
   std::vector<FieldChange> changes;
   if (pinned != nullptr && !p.contract.is_null()) changes = DiffContracts(pinned->contract, p.contract);
-  std::string text = fmt::format("mcpcell: pins: tool \"{}\" of {} {}", VisibleText(name), settings_.server, Why(p.change));
+  std::string text = fmt::format("pins: tool \"{}\" of {} {}", VisibleText(name), settings_.server, Why(p.change));
   if (pinned != nullptr) text += fmt::format(" (pinned {}, {})", pinned->pinned_at, pinned->how);
   text += p.change == "removed" ? "; calls to it are refused until approved:" : "; it is hidden and refused until approved:";
   for (std::size_t i = 0; i < changes.size() && i < kStderrChanges; ++i) {
@@ -222,7 +221,7 @@ void PinGuard::ReportFirstUse(const Seen& t) {
   // Low findings (a URL, a sibling tool named) are in the audit record only:
   // honest servers have them, and a warning on every first run teaches users to skip warnings.
   if (!HasHighSeverity(t.findings) || !reported_.insert(t.name + "#first").second) return;
-  std::string text = fmt::format("mcpcell: pins: warning: tool \"{}\" of {} was pinned on first use with poisoning findings "
+  std::string text = fmt::format("pins: warning: tool \"{}\" of {} was pinned on first use with poisoning findings "
                                  "(set \"poisoning\": \"block\" in the profile's mcpcell.pins to hold such tools back):",
                                  VisibleText(t.name), settings_.server);
   for (const auto& fd : t.findings) {

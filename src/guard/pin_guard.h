@@ -46,6 +46,8 @@ class PinGuard {
   static Result<std::shared_ptr<PinGuard>> Open(const PinSettings& settings);
 
   void SetAudit(AuditSink sink) { audit_ = std::move(sink); }
+  /// Where its lines for the user go, each without the "mcpcell: " prefix
+  /// ("pins: tool ..."); by default util/diag.h's Say, on stderr.
   void SetSay(Say say) { say_ = std::move(say); }
 
   /// The client's initialize params.capabilities. Servers list some tools

@@ -1,6 +1,5 @@
 #include "guard/pin_store.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -13,8 +12,11 @@
 #include <fmt/format.h>
 
 #include "audit/sha256.h"
+#include "util/dir_names.h"
 #include "util/home_path.h"
 #include "util/json_input.h"
+#include "util/owned_file.h"
+#include "util/write_all.h"
 
 namespace mcpcell {
 namespace {
@@ -25,26 +27,10 @@ constexpr int kFormatVersion = 1;
 
 // Whoever can write a pin file (or rename files in its directory) decides
 // which tool changes pass unseen: only the caller may.
-Status CheckOwned(int fd, const std::string& path, bool directory) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return ErrnoError("stat the pin store", path);
-  bool right_type = directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode);
-  if (!right_type) {
-    return MakeError("open the pin store", path, directory ? "is not a directory" : "is not a regular file");
-  }
-  if (st.st_uid != ::geteuid()) {
-    return MakeError("open the pin store", path,
-                     fmt::format("is owned by uid {}, not by you (uid {}): another user could rewrite your pins; "
-                                 "remove it or set XDG_STATE_HOME to a directory of your own",
-                                 st.st_uid, ::geteuid()));
-  }
-  if ((st.st_mode & 022) != 0) {
-    return MakeError("open the pin store", path,
-                     fmt::format("is writable by group or others (mode {:o}): another user could rewrite your pins; "
-                                 "run chmod go-w on it",
-                                 st.st_mode & 07777));
-  }
-  return {};
+const OwnedRules& PinRules() {
+  static const OwnedRules kRules{"open the pin store", "another user could rewrite your pins",
+                                 "remove it or set XDG_STATE_HOME to a directory of your own"};
+  return kRules;
 }
 
 Status MakeDirs(const std::string& dir) {
@@ -58,32 +44,7 @@ Status MakeDirs(const std::string& dir) {
 }
 
 Result<UniqueFd> OpenDir(const std::string& dir) {
-  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd) return ErrnoError("open the pin directory", dir);
-  MCPCELL_TRY(CheckOwned(fd.get(), dir, true));
-  return fd;
-}
-
-Result<std::string> ReadAll(int fd, const std::string& path) {
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("read the pin file", path);
-    if (n == 0) return text;
-    text.append(buf, static_cast<std::size_t>(n));
-  }
-}
-
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("write the pin file", path);
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return {};
+  return OpenOwnedDirAt(AT_FDCWD, dir, "open the pin directory", dir, PinRules());
 }
 
 json ToolJson(const PinnedTool& t) {
@@ -146,11 +107,10 @@ Result<PinStore> PinStore::OpenExisting(const std::string& dir, const std::strin
 
 Result<PinFile> PinStore::LoadAt(const std::string& name) const {
   std::string path = dir_path_ + "/" + name;
-  UniqueFd fd(::openat(dir_.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  if (!fd && errno == ENOENT) return PinFile{};
-  if (!fd) return ErrnoError("open the pin file", path);
-  MCPCELL_TRY(CheckOwned(fd.get(), path, false));
-  auto text = ReadAll(fd.get(), path);
+  auto fd = OpenOwnedFileAt(dir_.get(), name, O_RDONLY, "open the pin file", path, PinRules());
+  if (!fd.ok() && fd.error().err == ENOENT) return PinFile{};
+  if (!fd.ok()) return fd.error();
+  auto text = ReadOwnedFile(fd->get(), "read the pin file", path, PinRules());
   if (!text.ok()) return text.error();
   auto j = ParseJsonText(*text, path);
   if (!j.ok()) return j.error();
@@ -179,10 +139,10 @@ Result<PinFile> PinStore::Load() const {
 
 Status PinStore::Update(const std::function<void(PinFile*)>& edit) {
   std::string lock_name = name_ + ".lock";
-  UniqueFd lock(::openat(dir_.get(), lock_name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!lock) return ErrnoError("open the pin lock", dir_path_ + "/" + lock_name);
-  MCPCELL_TRY(CheckOwned(lock.get(), dir_path_ + "/" + lock_name, false));
-  while (::flock(lock.get(), LOCK_EX) != 0) {
+  auto lock = OpenOwnedFileAt(dir_.get(), lock_name, O_RDWR | O_CREAT, "open the pin lock",
+                              dir_path_ + "/" + lock_name, PinRules());
+  if (!lock.ok()) return lock.error();
+  while (::flock(lock->get(), LOCK_EX) != 0) {
     if (errno != EINTR) return ErrnoError("lock the pin file", dir_path_ + "/" + lock_name);
   }
   auto f = Load();
@@ -192,7 +152,7 @@ Status PinStore::Update(const std::function<void(PinFile*)>& edit) {
   std::string tmp = fmt::format("{}.tmp.{}", name_, ::getpid());
   UniqueFd out(::openat(dir_.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!out) return ErrnoError("create the pin file", dir_path_ + "/" + tmp);
-  Status written = WriteAll(out.get(), text, dir_path_ + "/" + tmp);
+  Status written = WriteAll(out.get(), text, "write the pin file", dir_path_ + "/" + tmp);
   if (written.ok() && ::fsync(out.get()) != 0) written = ErrnoError("fsync the pin file", dir_path_ + "/" + tmp);
   if (written.ok() && ::renameat(dir_.get(), tmp.c_str(), dir_.get(), name_.c_str()) != 0) {
     written = ErrnoError("rename the pin file into place", file_);
@@ -209,17 +169,14 @@ Result<std::vector<std::string>> PinStore::Servers(const std::string& dir) {
   auto fd = OpenDir(dir);
   if (!fd.ok()) return fd.error();
   std::vector<std::string> out;
-  UniqueFd listing(::dup(fd->get()));
-  DIR* d = ::fdopendir(listing.release());
-  if (d == nullptr) return ErrnoError("list the pin directory", dir);
+  auto names = DirNames(fd->get());
+  if (!names.ok()) return Error{"list the pin directory", dir, names.error().err, {}};
   PinStore store(std::move(*fd), dir, "");
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
+  for (const std::string& name : *names) {
     if (name.size() != 64 + 5 || name.substr(64) != ".json") continue;
     auto f = store.LoadAt(name);
     if (f.ok() && f->exists && Sha256Hex(f->server) + ".json" == name) out.push_back(f->server);
   }
-  ::closedir(d);
   std::sort(out.begin(), out.end());
   return out;
 }

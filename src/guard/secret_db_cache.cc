@@ -1,6 +1,5 @@
 #include "guard/secret_db_cache.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <hs.h>
 #include <sys/stat.h>
@@ -15,6 +14,8 @@
 #include <fmt/format.h>
 
 #include "audit/sha256.h"
+#include "util/dir_names.h"
+#include "util/owned_file.h"
 #include "util/write_all.h"
 
 namespace mcpcell {
@@ -26,35 +27,12 @@ constexpr std::string_view kSuffix = ".hsdb";
 
 // Whoever can write the cache decides what the scanner runs: only the caller
 // may (the same rule as the pin store's and the state directory's).
-Status CheckOurs(int fd, const std::string& path, bool directory) {
-  struct stat st{};
-  if (::fstat(fd, &st) != 0) return ErrnoError("check the secret rule cache", path);
-  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
-    return MakeError("check the secret rule cache", path, directory ? "not a directory" : "not a regular file");
-  }
-  if (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) {
-    return MakeError("check the secret rule cache", path,
-                     fmt::format("owned by uid {} with mode {:o}; it must be yours (uid {}) and writable by nobody "
-                                 "else, else it is not used (remove it to have it made afresh)",
-                                 st.st_uid, st.st_mode & 07777, ::geteuid()));
-  }
-  if (!directory && static_cast<std::size_t>(st.st_size) > SecretDbCache::kMaxBytes) {
-    return MakeError("check the secret rule cache", path, fmt::format("{} bytes, more than any database", st.st_size));
-  }
-  return {};
-}
-
-Result<std::string> ReadFd(int fd, const std::string& path) {
-  std::string out;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("read the secret rule cache", path);
-    if (n == 0) return out;
-    out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() > SecretDbCache::kMaxBytes) return MakeError("read the secret rule cache", path, "too large");
-  }
+const OwnedRules& CacheRules() {
+  static const OwnedRules kRules{"check the secret rule cache",
+                                 "it must be yours and writable by nobody else, else it is not used",
+                                 "remove it to have it made afresh",
+                                 "run chmod go-w on it, or remove it to have it made afresh", SecretDbCache::kMaxBytes};
+  return kRules;
 }
 
 // The payload of a cache file after its header, if the header names `key`
@@ -115,10 +93,9 @@ Result<UniqueFd> SecretDbCache::OpenDir(bool create) const {
     if (create && ::mkdirat(fd.get(), leaf, 0700) != 0 && errno != EEXIST) {
       return ErrnoError("create the secret rule cache", path);
     }
-    UniqueFd sub(::openat(fd.get(), leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!sub) return ErrnoError("open the secret rule cache", path);
-    MCPCELL_TRY(CheckOurs(sub.get(), path, true));
-    fd = std::move(sub);
+    auto sub = OpenOwnedDirAt(fd.get(), leaf, "open the secret rule cache", path, CacheRules());
+    if (!sub.ok()) return sub.error();
+    fd = std::move(*sub);
   }
   return fd;
 }
@@ -127,11 +104,10 @@ Result<HsDatabase> SecretDbCache::Load(const std::string& key) const {
   auto dir = OpenDir(false);
   if (!dir.ok()) return dir.error();
   std::string name = key + std::string(kSuffix), path = this->dir() + "/" + name;
-  // O_NONBLOCK: a FIFO planted under the name must not hang the start.
-  UniqueFd fd(::openat(dir->get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (!fd) return ErrnoError("open the secret rule cache", path);
-  MCPCELL_TRY(CheckOurs(fd.get(), path, false));
-  auto file = ReadFd(fd.get(), path);
+  // OpenOwnedFileAt's O_NONBLOCK: a FIFO planted under the name must not hang the start.
+  auto fd = OpenOwnedFileAt(dir->get(), name, O_RDONLY, "open the secret rule cache", path, CacheRules());
+  if (!fd.ok()) return fd.error();
+  auto file = ReadOwnedFile(fd->get(), "read the secret rule cache", path, CacheRules());
   if (!file.ok()) return file.error();
   auto payload = Payload(*file, key, path);
   if (!payload.ok()) return payload.error();
@@ -170,16 +146,11 @@ Status SecretDbCache::Store(const std::string& key, const hs_database* db) const
 
 // The newest kKeep databases stay; temporary files an hour old are a crashed run's.
 void SecretDbCache::Prune(int dir) const {
-  int listing = ::dup(dir);
-  DIR* d = listing < 0 ? nullptr : ::fdopendir(listing);
-  if (d == nullptr) {
-    if (listing >= 0) ::close(listing);
-    return;
-  }
+  auto names = DirNames(dir);
+  if (!names.ok()) return;
   std::vector<std::pair<std::time_t, std::string>> dbs;
   std::time_t now = std::time(nullptr);
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
+  for (const std::string& name : *names) {
     struct stat st{};
     if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
     if (name.size() == kHex + kSuffix.size() && name.ends_with(kSuffix)) {
@@ -188,7 +159,6 @@ void SecretDbCache::Prune(int dir) const {
       ::unlinkat(dir, name.c_str(), 0);
     }
   }
-  ::closedir(d);
   std::sort(dbs.begin(), dbs.end(), std::greater<>());
   for (std::size_t i = kKeep; i < dbs.size(); ++i) ::unlinkat(dir, dbs[i].second.c_str(), 0);
 }

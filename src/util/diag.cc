@@ -23,6 +23,8 @@ void Say(std::string_view line) { Emit("mcpcell: ", line); }
 
 void Warn(std::string_view line) { Emit("mcpcell: warning: ", line); }
 
+void ShowText(std::string_view text) { (void)WriteAll(STDERR_FILENO, text, "write to stderr"); }
+
 void SayAs(std::string_view subcommand, std::string_view line) {
   Emit("mcpcell " + std::string(subcommand) + ": ", line);
 }

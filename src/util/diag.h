@@ -22,4 +22,9 @@ void Warn(std::string_view line);
 /// "mcpcell SUBCOMMAND: LINE\n" on stderr, for `mcpcell gc`, `audit verify`...
 void SayAs(std::string_view subcommand, std::string_view line);
 
+/// TEXT on stderr as given (no prefix, no newline added), in one write: a
+/// block a person reads whole — --help, the usage hint, a --dry-run diff —
+/// rather than one of mcpcell's lines.
+void ShowText(std::string_view text);
+
 }  // namespace mcpcell

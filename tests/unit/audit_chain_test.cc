@@ -20,12 +20,15 @@
 #include "audit/audit_log.h"
 #include "audit/audit_verify.h"
 #include "forked_child.h"
+#include "temp_dir.h"
 
 namespace mcpcell {
 namespace {
 
+// The logs of this run, in one directory removed when the binary exits.
 std::string TempPath(const std::string& name) {
-  std::string p = ::testing::TempDir() + "/chain-" + name + "-" + std::to_string(::getpid());
+  static const testing::TempDir dir("audit-chain-test");
+  std::string p = dir.File("chain-" + name);
   ::unlink(p.c_str());
   return p;
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.h"
 #include "cell/cell_ids.h"
 
 namespace mcpcell {
@@ -20,14 +21,9 @@ namespace {
 
 constexpr std::uint32_t kOnly = kCellIdFirst + 4242;
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char t[] = "/tmp/cellids-test-XXXXXX";
-    path = ::mkdtemp(t);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string Sub() const { return path + "/ids"; }
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("cellids-test") {}
+  std::string Sub() const { return File("ids"); }
 };
 
 // Facts under which kOnly is the one free id of the whole block.
@@ -250,7 +246,7 @@ TEST(CellIds, RefusesADirectoryThatIsNotOurs0700) {
   auto a = CellIdClaim::Claim(t.Sub(), OnlyOneFree(), kCellIdCount);
   ASSERT_FALSE(a.ok());
   EXPECT_NE(a.error().Message().find("mode 0700"), std::string::npos) << a.error().Message();
-  std::string link = t.path + "/link";
+  std::string link = t.path() + "/link";
   ASSERT_EQ(::chmod(t.Sub().c_str(), 0700), 0);
   ASSERT_EQ(::symlink(t.Sub().c_str(), link.c_str()), 0);
   EXPECT_FALSE(CellIdClaim::Claim(link, OnlyOneFree(), kCellIdCount).ok());  // a planted symlink

@@ -1,8 +1,19 @@
 #include "cell/cell_record.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
+#include "cell/stderr_log.h"
 #include "source/npx_cache.h"
+#include "temp_dir.h"
+#include "util/dir_names.h"
+#include "util/state_dir.h"
 
 namespace mcpcell {
 namespace {
@@ -33,6 +44,61 @@ TEST(CellRecord, IdsAreTwelveHexDigitsAndDiffer) {
   EXPECT_EQ(a.size(), 12u);
   EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
   EXPECT_NE(a, NewRunRecordId());
+}
+
+// The sweeps over a state directory, as `mcpcell ps` and `mcpcell gc` run
+// them twice on the same fd: records of this live process are listed and
+// kept, a dead run's record and a stray file go; logs beyond `keep` go,
+// oldest first, never a live run's.
+TEST(CellRecordSweep, ListsLiveRecordsAndReapsTheRestTwiceOnOneFd) {
+  testing::TempDir t("cell-record-test");
+  ASSERT_FALSE(t.path().empty());
+  UniqueFd dir(::open(t.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(dir);
+  CellRecord live;
+  live.id = "aaaaaaaaaaaa";
+  live.pid = ::getpid();
+  live.pid_start = ProcessStartTicks(::getpid());
+  live.server = live.backend = live.network = "x";
+  CellRecord dead = live;
+  dead.id = "bbbbbbbbbbbb";
+  dead.pid_start = live.pid_start + 1;  // a recycled pid: not this run
+  std::ofstream(t.File("aaaaaaaaaaaa.json")) << ToJson(live).dump();
+  std::ofstream(t.File("bbbbbbbbbbbb.json")) << ToJson(dead).dump();
+  std::ofstream(t.File("stray")) << "x";
+  for (int round = 0; round < 2; ++round) {
+    std::vector<ListedRecord> listed = ListCellRecords(dir.get());
+    ASSERT_EQ(listed.size(), round == 0 ? 2u : 1u) << round;
+    EXPECT_EQ(std::count_if(listed.begin(), listed.end(), [](const ListedRecord& l) { return l.alive; }), 1);
+    SweepCount swept = ReapCellRecords(dir.get());
+    EXPECT_EQ(swept.checked, round == 0 ? 3 : 1) << round;
+    EXPECT_EQ(swept.removed, round == 0 ? 2 : 0) << round;
+  }
+  EXPECT_EQ(*DirNames(dir.get()), (std::vector<std::string>{"aaaaaaaaaaaa.json"}));
+}
+
+TEST(CellLogSweep, PrunesTheOldestBeyondKeepButNeverALiveRunsLog) {
+  testing::TempDir t("cell-log-test");
+  ASSERT_FALSE(t.path().empty());
+  UniqueFd dir(::open(t.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(dir);
+  const std::vector<std::string> ids{"000000000001", "000000000002", "000000000003", "000000000004"};
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    std::ofstream(t.File(ids[i] + ".log")) << "x";
+    struct timespec times[2] = {{static_cast<time_t>(1000 + i), 0}, {static_cast<time_t>(1000 + i), 0}};
+    ASSERT_EQ(::utimensat(dir.get(), (ids[i] + ".log").c_str(), times, 0), 0);
+  }
+  std::ofstream(t.File(ids[3] + ".log.1")) << "x";
+  std::vector<std::string> listed = ListCellLogIds(dir.get());
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(listed, ids);
+  // The 2 newest dead-run files stay (...4.log.1, just written, and ...4.log); ...1 is live.
+  SweepCount swept = PruneCellLogs(dir.get(), 2, {ids[0]});
+  EXPECT_EQ(swept.checked, 5);
+  std::vector<std::string> left = *DirNames(dir.get());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{ids[0] + ".log", ids[3] + ".log", ids[3] + ".log.1"}));
+  EXPECT_EQ(swept.removed, 2);
 }
 
 CachedPackage Pkg(std::string package, std::string version, bool in_use = false) {

@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,52 @@ TEST(StopRequest, ReadableOnlyOnceRequestedAndKeepsTheGrace) {
   stop->Request(std::chrono::milliseconds(1234));
   EXPECT_TRUE(Readable(stop->fd()));
   EXPECT_EQ(stop->grace(), std::chrono::milliseconds(1234));
+}
+
+// A run that records what the handle asked of it, in order.
+struct RecordingRun {
+  std::vector<std::string>* calls;
+  std::optional<CellResult> start_failure;
+  std::optional<CellResult> Start() { return start_failure; }
+  CellResult Wait() {
+    calls->push_back("Wait");
+    CellResult r;
+    r.exit_code = 7;
+    return r;
+  }
+  void Stop(std::chrono::milliseconds grace) { calls->push_back("Stop " + std::to_string(grace.count())); }
+  std::string Identity() const { return "run 1"; }
+};
+
+TEST(CellHandle, DroppedUnwaitedIsStoppedAtOnceThenReaped) {
+  std::vector<std::string> calls;
+  {
+    StartedCell started = StartCellHandle(std::make_unique<RecordingRun>(RecordingRun{&calls, std::nullopt}));
+    ASSERT_TRUE(started.ok());
+    EXPECT_EQ(started.cell->identity(), "run 1");
+  }
+  EXPECT_EQ(calls, (std::vector<std::string>{"Stop 0", "Wait"}));
+}
+
+TEST(CellHandle, WaitedIsNotStoppedOrWaitedAgain) {
+  std::vector<std::string> calls;
+  {
+    StartedCell started = StartCellHandle(std::make_unique<RecordingRun>(RecordingRun{&calls, std::nullopt}));
+    ASSERT_TRUE(started.ok());
+    started.cell->Stop(std::chrono::milliseconds(250));
+    EXPECT_EQ(started.cell->Wait().exit_code, 7);
+  }
+  EXPECT_EQ(calls, (std::vector<std::string>{"Stop 250", "Wait"}));
+}
+
+TEST(CellHandle, FailedStartGivesNoCellAndItsFailure) {
+  std::vector<std::string> calls;
+  CellResult failure;
+  failure.exit_code = 125;
+  StartedCell started = StartCellHandle(std::make_unique<RecordingRun>(RecordingRun{&calls, failure}));
+  EXPECT_FALSE(started.ok());
+  EXPECT_EQ(started.failure.exit_code, 125);
+  EXPECT_TRUE(calls.empty());
 }
 
 TEST(StdioPumpStop, StopSendsTermNowAndKillAfterItsOwnGrace) {

@@ -295,6 +295,72 @@ TEST(YamlEdit, AnchorsDuplicatesAndStrangeInputAreRefusedOrLeft) {
 namespace mcpcell {
 namespace {
 
+// The command/args edit TOML and YAML share (client/command_args_edit.h), run
+// through both formats: what the diff shows, what list says, and an args
+// key that is no longer where wrapping put it.
+struct CommandArgsCase {
+  const char* format;
+  std::string text;         ///< one stdio server "s" without args, under "k"
+  std::string shown_after;  ///< the wrap's `after` display
+  Result<std::vector<EntryChange>> (*list)(const std::string&, const std::string&);
+  Result<ConfigEdit> (*wrap)(const std::string&, const std::string&, const WrapOptions&, std::map<std::string, std::string>);
+  Result<ConfigEdit> (*unwrap)(const std::string&, const std::string&, std::map<std::string, std::string>);
+  std::string moved_args;   ///< replaces the inserted separator so args no longer follow the command
+};
+
+std::vector<CommandArgsCase> CommandArgsCases() {
+  return {{"toml", "[k.s]\ncommand = \"node\"\n", "command = \"/m/mcpcell\"\nargs = [\"run\", \"--isolate\", \"--\", \"node\"]",
+           ListTomlServers, WrapTomlConfig, UnwrapTomlConfig, "\n\nargs = "},
+          {"yaml", "k:\n  s:\n    cmd: node\n", "cmd: \"/m/mcpcell\"\nargs: [\"run\", \"--isolate\", \"--\", \"node\"]",
+           ListYamlServers, WrapYamlConfig, UnwrapYamlConfig, "\n\n    args: "}};
+}
+
+TEST(CommandArgsEdit, ListWrapShowAndUnwrapAlikeInBothFormats) {
+  for (const auto& c : CommandArgsCases()) {
+    SCOPED_TRACE(c.format);
+    auto listed = c.list(c.text, "k");
+    ASSERT_TRUE(listed.ok()) << listed.error().Message();
+    ASSERT_EQ(listed->size(), 1u);
+    EXPECT_EQ(listed->at(0).note, "stdio: node");
+    EXPECT_EQ(listed->at(0).line, c.format == std::string("toml") ? 2 : 3);
+    auto w = c.wrap(c.text, "k", kToolOpts, {});
+    ASSERT_TRUE(w.ok()) << w.error().Message();
+    EXPECT_EQ(w->entries.at(0).after, c.shown_after);
+    ASSERT_EQ(w->originals.count("s"), 1u);
+    EXPECT_EQ(c.list(w->text, "k")->at(0).note, "wrapped");
+    auto un = c.unwrap(w->text, "k", w->originals);
+    ASSERT_TRUE(un.ok()) << un.error().Message();
+    EXPECT_EQ(un->text, c.text);
+    EXPECT_EQ(un->entries.at(0).note, "restored");
+    EXPECT_TRUE(un->originals.empty());
+  }
+}
+
+TEST(CommandArgsEdit, InsertedArgsMovedSinceAreLeftAndUnwrappedTwiceIsNotWrapped) {
+  for (const auto& c : CommandArgsCases()) {
+    SCOPED_TRACE(c.format);
+    auto w = c.wrap(c.text, "k", kToolOpts, {});
+    ASSERT_TRUE(w.ok()) << w.error().Message();
+    std::string sep = c.moved_args.substr(1);  // what wrapping inserted
+    std::string moved = w->text;
+    ASSERT_NE(moved.find(sep), std::string::npos) << moved;
+    moved.replace(moved.find(sep), sep.size(), c.moved_args);
+    auto un = c.unwrap(moved, "k", w->originals);
+    ASSERT_TRUE(un.ok()) << un.error().Message();
+    EXPECT_EQ(un->text, moved);
+    EXPECT_NE(un->entries.at(0).note.find("not where mcpcell put them"), std::string::npos) << un->entries.at(0).note;
+    EXPECT_EQ(un->originals.size(), 1u);  // kept for a later try
+    auto plain = c.unwrap(c.text, "k", w->originals);
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(plain->entries.at(0).note, "not wrapped");
+  }
+}
+
+TEST(Splice, ReplacesFromTheLastSpanSoEarlierOffsetsHold) {
+  EXPECT_EQ(Splice("abcdef", {{Span{0, 1}, "XYZ"}, {Span{4, 6}, ""}, {Span{2, 2}, "-"}}), "XYZb-cd");
+  EXPECT_EQ(Splice("abc", {}), "abc");
+}
+
 TEST(ConfigEdit, ClaudeCodeProjectScopesAreWrappedUnderTheirOwnNames) {
   std::string text = R"({"mcpServers": {"a": {"command": "node"}},
  "projects": {"/home/me/site": {"allowedTools": [], "mcpServers": {"a": {"command": "npx", "args": ["-y", "p@1.0.0"]}}},

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "forked_child.h"
+#include "temp_dir.h"
 
 namespace mcpcell {
 namespace {
@@ -24,24 +25,7 @@ using testing::ExpectErrno;
 using testing::ExpectOk;
 using testing::RunInChild;
 
-/// A temp dir removed with everything in it when the test ends.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/mcpcell-landlock-XXXXXX";
-    if (mkdtemp(tmpl) != nullptr) path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 const char* OutsideFile() {
   return access("/etc/hostname", R_OK) == 0 ? "/etc/hostname" : "/etc/passwd";

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include "profile/path_args.h"
 
@@ -22,13 +24,20 @@ class PathArgs : public ::testing::Test {
     fs::create_directories(dir_ + "/site");
     old_cwd_ = fs::current_path();
     fs::current_path(dir_);
+    const char* home = std::getenv("HOME");
+    old_home_ = home != nullptr ? std::optional<std::string>(home) : std::nullopt;
   }
+  // HOME back too: a later test that writes under $HOME (the secret rule
+  // cache in ~/.cache) would otherwise recreate files in the removed dir.
   void TearDown() override {
     fs::current_path(old_cwd_);
+    if (old_home_) ::setenv("HOME", old_home_->c_str(), 1);
+    else ::unsetenv("HOME");
     fs::remove_all(dir_);
   }
   std::string dir_;
   fs::path old_cwd_;
+  std::optional<std::string> old_home_;
 };
 
 TEST_F(PathArgs, RelativeAndHomeResolveOnTheHost) {

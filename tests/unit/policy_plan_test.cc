@@ -7,13 +7,19 @@
 #include <fstream>
 
 #include "cli/launch_plan.h"
+#include "temp_dir.h"
 
 namespace mcpcell {
 namespace {
 
+// The files of this run, in one directory removed when the binary exits.
+const testing::TempDir& Files() {
+  static const testing::TempDir dir("policy-plan-test");
+  return dir;
+}
+
 std::string WriteFile(const std::string& name, const std::string& text) {
-  std::string path = std::filesystem::path(::testing::TempDir() + "/" + name + "-" + std::to_string(::getpid()))
-                         .lexically_normal().string();
+  std::string path = std::filesystem::path(Files().File(name)).lexically_normal().string();
   std::ofstream(path) << text;
   return path;
 }

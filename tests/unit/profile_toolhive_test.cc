@@ -6,6 +6,7 @@
 
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
+#include "temp_dir.h"
 
 namespace mcpcell {
 namespace {
@@ -116,7 +117,8 @@ TEST(McpcellExtension, LimitsEnvSecretsAndToolsFoldIntoTheRequestFlagsWin) {
 }
 
 TEST(Secrets, FilesBecomeSecretSpecsAndEnvOnlyWhenAsked) {
-  std::string file = std::filesystem::path(::testing::TempDir() + "/secret-" + std::to_string(::getpid())).lexically_normal().string();
+  testing::TempDir dir("profile-secret-test");
+  std::string file = std::filesystem::path(dir.File("secret")).lexically_normal().string();
   std::ofstream(file) << "s3cr3t";
   auto s = LowerSecrets({"TOKEN=" + file}, {});
   ASSERT_TRUE(s.ok()) << s.error().Message();
@@ -133,7 +135,6 @@ TEST(Secrets, FilesBecomeSecretSpecsAndEnvOnlyWhenAsked) {
   auto unknown = LowerSecrets({}, {"NOPE"});
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().Message().find("no secret named 'NOPE'"), std::string::npos);
-  ::unlink(file.c_str());
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 
 #include "cell/native/seccomp.h"
 #include "forked_child.h"
+#include "temp_dir.h"
 
 namespace mcpcell {
 namespace {
@@ -36,14 +37,9 @@ std::string LoadFilter() {
 
 // A scratch directory the test removes; every path the child may create is
 // checked afterwards for the bits.
-struct Scratch {
-  std::string dir;
-  Scratch() {
-    char tmpl[] = "/tmp/mcpcell-setid-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-  }
-  ~Scratch() { std::filesystem::remove_all(dir); }
-  std::string operator/(const char* name) const { return dir + "/" + name; }
+struct Scratch : testing::TempDir {
+  Scratch() : testing::TempDir("mcpcell-setid") {}
+  std::string operator/(const char* name) const { return File(name); }
 };
 
 // Any file below `dir` with S_ISUID or S_ISGID, named.
@@ -90,7 +86,7 @@ TEST(SeccompSetId, RefusedInTheKernel) {
     r += ExpectErrno("fchmodat2 4755", [&] { return syscall(kFchmodat2, AT_FDCWD, f, 04755, 0); }, EPERM);
     r += ExpectErrno("open O_CREAT 4755", [&] { return syscall(SYS_open, (s / "o1").c_str(), O_CREAT | O_WRONLY, 04755); }, EPERM);
     r += ExpectErrno("openat O_CREAT 2755", [&] { return openat(AT_FDCWD, (s / "o2").c_str(), O_CREAT | O_WRONLY, 02755); }, EPERM);
-    r += ExpectErrno("openat O_TMPFILE 4755", [&] { return openat(AT_FDCWD, s.dir.c_str(), O_TMPFILE | O_WRONLY, 04755); }, EPERM);
+    r += ExpectErrno("openat O_TMPFILE 4755", [&] { return openat(AT_FDCWD, s.path().c_str(), O_TMPFILE | O_WRONLY, 04755); }, EPERM);
     r += ExpectErrno("creat 4755", [&] { return creat((s / "c1").c_str(), 04755); }, EPERM);
     r += ExpectErrno("mkdir 2755", [&] { return mkdir((s / "d1").c_str(), 02755); }, EPERM);
     r += ExpectErrno("mkdirat 4755", [&] { return mkdirat(AT_FDCWD, (s / "d2").c_str(), 04755); }, EPERM);
@@ -115,7 +111,7 @@ TEST(SeccompSetId, RefusedInTheKernel) {
   });
   EXPECT_TRUE(out.exited_ok()) << "status " << out.status;
   EXPECT_EQ(out.report, "");
-  EXPECT_EQ(FilesWithSetIdBits(s.dir), "");
+  EXPECT_EQ(FilesWithSetIdBits(s.path()), "");
 }
 
 }  // namespace

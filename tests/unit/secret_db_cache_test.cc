@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "temp_dir.h"
 #include "audit/sha256.h"
 #include "guard/secret_db_cache.h"
 #include "guard/secret_scanner.h"
@@ -25,18 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempBase {
-  std::string path;
-  TempBase() {
-    char tmpl[] = "/tmp/mcpcell-dbcache-test-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempBase() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path, ec);
-  }
-};
+using TempBase = testing::TempDir;
 
 std::vector<SecretRule> Rules() {
   SecretRule r;
@@ -65,7 +55,7 @@ void ExpectWorks(const SecretDbCache& cache) {
 
 TEST(SecretDbCache, AFreshCompileIsStoredPrivatelyAndLoadedNextTime) {
   TempBase base;
-  SecretDbCache cache(base.path);
+  SecretDbCache cache(base.path());
   std::string key = SecretDbCache::Key(Rules());
   EXPECT_FALSE(cache.Load(key).ok()) << "nothing stored yet";
   ExpectWorks(cache);
@@ -104,7 +94,7 @@ TEST(SecretDbCache, TheKeyCoversEveryRuleAndItsFlags) {
 
 TEST(SecretDbCache, CorruptTruncatedOrForeignFilesAreRefusedAndReplaced) {
   TempBase base;
-  SecretDbCache cache(base.path);
+  SecretDbCache cache(base.path());
   std::string key = SecretDbCache::Key(Rules());
   ExpectWorks(cache);
   std::string file = cache.dir() + "/" + key + ".hsdb", good = Slurp(file);
@@ -135,7 +125,7 @@ TEST(SecretDbCache, CorruptTruncatedOrForeignFilesAreRefusedAndReplaced) {
 
 TEST(SecretDbCache, AMissingDirectoryIsCreatedAndAMissingBaseToo) {
   TempBase base;
-  SecretDbCache cache(base.path + "/not/yet/here");
+  SecretDbCache cache(base.path() + "/not/yet/here");
   EXPECT_FALSE(cache.Load(SecretDbCache::Key(Rules())).ok());
   ExpectWorks(cache);
   EXPECT_TRUE(cache.Load(SecretDbCache::Key(Rules())).ok());
@@ -146,7 +136,7 @@ TEST(SecretDbCache, AMissingDirectoryIsCreatedAndAMissingBaseToo) {
 
 TEST(SecretDbCache, DirectoriesAndFilesOthersCanWriteAreNotTrusted) {
   TempBase base;
-  SecretDbCache cache(base.path);
+  SecretDbCache cache(base.path());
   std::string key = SecretDbCache::Key(Rules());
   ExpectWorks(cache);
   std::string file = cache.dir() + "/" + key + ".hsdb";
@@ -154,7 +144,7 @@ TEST(SecretDbCache, DirectoriesAndFilesOthersCanWriteAreNotTrusted) {
   ::chmod(file.c_str(), 0666);
   EXPECT_FALSE(cache.Load(key).ok());
   ::chmod(file.c_str(), 0600);
-  for (const std::string& dir : {cache.dir(), base.path + "/mcpcell"}) {
+  for (const std::string& dir : {cache.dir(), base.path() + "/mcpcell"}) {
     ::chmod(dir.c_str(), 0777);
     auto db = cache.Load(key);
     ASSERT_FALSE(db.ok()) << dir;
@@ -168,10 +158,10 @@ TEST(SecretDbCache, DirectoriesAndFilesOthersCanWriteAreNotTrusted) {
 
 TEST(SecretDbCache, SymlinksAndFifosArePlantedInVain) {
   TempBase base, elsewhere;
-  SecretDbCache cache(base.path), other(elsewhere.path);
+  SecretDbCache cache(base.path()), other(elsewhere.path());
   std::string key = SecretDbCache::Key(Rules());
   ExpectWorks(other);  // a good database, somewhere else
-  ASSERT_EQ(::mkdir((base.path + "/mcpcell").c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir((base.path() + "/mcpcell").c_str(), 0700), 0);
   ASSERT_EQ(::symlink(other.dir().c_str(), cache.dir().c_str()), 0);
   EXPECT_FALSE(cache.Load(key).ok()) << "secret-db is a symlink";
   ExpectWorks(cache);
@@ -190,7 +180,7 @@ TEST(SecretDbCache, SymlinksAndFifosArePlantedInVain) {
 TEST(SecretDbCache, AFileAnotherUserOwnsIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another uid";
   TempBase base;
-  SecretDbCache cache(base.path);
+  SecretDbCache cache(base.path());
   std::string key = SecretDbCache::Key(Rules());
   ExpectWorks(cache);
   std::string file = cache.dir() + "/" + key + ".hsdb";
@@ -203,7 +193,7 @@ TEST(SecretDbCache, AFileAnotherUserOwnsIsRefused) {
 
 TEST(SecretDbCache, OnlyTheNewestDatabasesAreKept) {
   TempBase base;
-  SecretDbCache cache(base.path);
+  SecretDbCache cache(base.path());
   for (int i = 0; i < 12; ++i) {
     auto rules = Rules();
     rules[0].regex = "ACME-[0-9]{" + std::to_string(8 + i) + "}";

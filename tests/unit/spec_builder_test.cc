@@ -14,17 +14,18 @@
 #include "cell/mount_plan.h"
 #include "forked_child.h"
 #include "util/home_path.h"
+#include "temp_dir.h"
 
 namespace mcpcell {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("mcpcell-spec-" + std::to_string(::getpid()) + "-" +
-                                               std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
+// temp_dir.h's directory as a canonical fs::path (a bind source is
+// recorded by its real path), for `d.Path() / "x"`.
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("mcpcell-spec") {}
+  fs::path Path() const { return fs::canonical(path()); }
 };
 
 const MountSpec* Find(const CellSpec& s, const std::string& target) {
@@ -36,16 +37,16 @@ const MountSpec* Find(const CellSpec& s, const std::string& target) {
 
 TEST(BuildCellSpec, FlagsLowerIntoLimitsEnvAndMounts) {
   TempDir d;
-  fs::create_directories(d.path / "ro");
-  fs::create_directories(d.path / "rw");
+  fs::create_directories(d.Path() / "ro");
+  fs::create_directories(d.Path() / "rw");
   RunRequest req;
   req.memory = "512m";
   req.pids = "128";
   req.cpus = "1.5";
   req.tmp_size = "32m";
   req.timeout = "30s";
-  req.read = {(d.path / "ro").string()};
-  req.write = {(d.path / "rw").string() + ":/data"};
+  req.read = {(d.Path() / "ro").string()};
+  req.write = {(d.Path() / "rw").string() + ":/data"};
   req.env = {"FOO=bar"};
   ::setenv("MCPCELL_TEST_TOKEN", "secret-value", 1);
   std::vector<std::string> notes;
@@ -57,13 +58,13 @@ TEST(BuildCellSpec, FlagsLowerIntoLimitsEnvAndMounts) {
   EXPECT_DOUBLE_EQ(*spec->limits.cpus.value, 1.5);
   EXPECT_EQ(spec->limits.tmp_bytes, 32ULL << 20);
   EXPECT_EQ(spec->limits.timeout->count(), 30000);
-  const MountSpec* ro = Find(*spec, (d.path / "ro").string());
+  const MountSpec* ro = Find(*spec, (d.Path() / "ro").string());
   ASSERT_NE(ro, nullptr);
   EXPECT_FALSE(ro->writable);
   const MountSpec* rw = Find(*spec, "/data");
   ASSERT_NE(rw, nullptr);
   EXPECT_TRUE(rw->writable);
-  EXPECT_EQ(rw->source, fs::canonical(d.path / "rw").string());
+  EXPECT_EQ(rw->source, fs::canonical(d.Path() / "rw").string());
   EXPECT_EQ(spec->env.at("FOO"), "bar");
   EXPECT_EQ(spec->env.count("MCPCELL_TEST_TOKEN"), 0u) << "host environment must not leak";
   EXPECT_EQ(spec->env.at("HOME"), spec->home);
@@ -114,11 +115,11 @@ TEST(BuildCellSpec, BadFlagValuesNameTheFlag) {
 
 TEST(BuildCellSpec, CredentialLocationsRefusedOrMasked) {
   TempDir d;
-  fs::create_directories(d.path / "home/.ssh");
-  fs::create_directories(d.path / "home/notes");
-  std::ofstream(d.path / "home/.ssh/id_ed25519") << "PRIVATE";
+  fs::create_directories(d.Path() / "home/.ssh");
+  fs::create_directories(d.Path() / "home/notes");
+  std::ofstream(d.Path() / "home/.ssh/id_ed25519") << "PRIVATE";
   RunRequest req;
-  req.read = {(d.path / "home/.ssh").string()};
+  req.read = {(d.Path() / "home/.ssh").string()};
   std::vector<std::string> notes;
   auto refused = BuildCellSpec(req, {"/bin/true"}, &notes);
   ASSERT_FALSE(refused.ok());
@@ -128,10 +129,10 @@ TEST(BuildCellSpec, CredentialLocationsRefusedOrMasked) {
   EXPECT_TRUE(BuildCellSpec(req, {"/bin/true"}, &notes).ok());
 
   RunRequest whole;
-  whole.read = {(d.path / "home").string()};
+  whole.read = {(d.Path() / "home").string()};
   auto masked = BuildCellSpec(whole, {"/bin/true"}, &notes);
   ASSERT_TRUE(masked.ok()) << masked.error().Message();
-  const MountSpec* mask = Find(*masked, (d.path / "home/.ssh").string());
+  const MountSpec* mask = Find(*masked, (d.Path() / "home/.ssh").string());
   ASSERT_NE(mask, nullptr);
   EXPECT_EQ(mask->kind, MountSpec::Kind::kTmpfs);
   EXPECT_EQ(mask->why, "masked");
@@ -140,29 +141,29 @@ TEST(BuildCellSpec, CredentialLocationsRefusedOrMasked) {
 
 TEST(BuildCellSpec, ServerCodeDirectoryIsAutoMountedReadOnly) {
   TempDir d;
-  fs::create_directories(d.path / "proj/node_modules/dep");
-  std::ofstream(d.path / "proj/package.json") << "{}";
-  std::ofstream(d.path / "proj/server.js") << "";
+  fs::create_directories(d.Path() / "proj/node_modules/dep");
+  std::ofstream(d.Path() / "proj/package.json") << "{}";
+  std::ofstream(d.Path() / "proj/server.js") << "";
   RunRequest req;
   std::vector<std::string> notes;
-  auto spec = BuildCellSpec(req, {"node", (d.path / "proj/server.js").string()}, &notes);
+  auto spec = BuildCellSpec(req, {"node", (d.Path() / "proj/server.js").string()}, &notes);
   ASSERT_TRUE(spec.ok());
-  const MountSpec* m = Find(*spec, fs::canonical(d.path / "proj").string());
+  const MountSpec* m = Find(*spec, fs::canonical(d.Path() / "proj").string());
   ASSERT_NE(m, nullptr);
   EXPECT_FALSE(m->writable);
   EXPECT_EQ(m->why, "server code");
 
   // An installed package: the whole node_modules tree, where Node resolves its deps.
-  fs::create_directories(d.path / "inst/node_modules/@s/srv/dist");
-  std::ofstream(d.path / "inst/node_modules/@s/srv/dist/index.js") << "";
-  auto inst = BuildCellSpec(req, {"node", (d.path / "inst/node_modules/@s/srv/dist/index.js").string()}, &notes);
+  fs::create_directories(d.Path() / "inst/node_modules/@s/srv/dist");
+  std::ofstream(d.Path() / "inst/node_modules/@s/srv/dist/index.js") << "";
+  auto inst = BuildCellSpec(req, {"node", (d.Path() / "inst/node_modules/@s/srv/dist/index.js").string()}, &notes);
   ASSERT_TRUE(inst.ok());
-  EXPECT_NE(Find(*inst, fs::canonical(d.path / "inst").string() + "/node_modules"), nullptr);
+  EXPECT_NE(Find(*inst, fs::canonical(d.Path() / "inst").string() + "/node_modules"), nullptr);
 
   req.no_auto_mount = true;
-  auto none = BuildCellSpec(req, {"node", (d.path / "proj/server.js").string()}, &notes);
+  auto none = BuildCellSpec(req, {"node", (d.Path() / "proj/server.js").string()}, &notes);
   ASSERT_TRUE(none.ok());
-  EXPECT_EQ(Find(*none, fs::canonical(d.path / "proj").string()), nullptr);
+  EXPECT_EQ(Find(*none, fs::canonical(d.Path() / "proj").string()), nullptr);
 }
 
 void Write(const fs::path& p, const std::string& content) {
@@ -190,7 +191,7 @@ struct HomeAs {
 // (keyrings); the link is kept, the venv it points to is bound.
 TEST(BuildCellSpec, AutoMountOfALocalBinServerIsItsVenvNotDotLocal) {
   TempDir d;
-  fs::path home = fs::canonical(d.path);
+  fs::path home = fs::canonical(d.Path());
   HomeAs as(home);
   Write(home / ".local/share/keyrings/login.keyring", "KEYRING");
   Write(home / ".local/share/pipx/venvs/tool/pyvenv.cfg", "home = /usr/bin\n");
@@ -215,7 +216,7 @@ TEST(BuildCellSpec, AutoMountOfALocalBinServerIsItsVenvNotDotLocal) {
 // that interpreter's prefix is bound too, still not ~/.local.
 TEST(BuildCellSpec, AutoMountOfAUvToolAddsItsBasePython) {
   TempDir d;
-  fs::path home = fs::canonical(d.path);
+  fs::path home = fs::canonical(d.Path());
   HomeAs as(home);
   fs::path py = home / ".local/share/uv/python/cpython-3.12-linux";
   Write(py / "bin/python3.12", "");
@@ -237,7 +238,7 @@ TEST(BuildCellSpec, AutoMountOfAUvToolAddsItsBasePython) {
 // A compiled server in a project: the binary, not the project and its .npmrc.
 TEST(BuildCellSpec, AutoMountOfABinaryInAProjectIsTheFileAlone) {
   TempDir d;
-  fs::path proj = fs::canonical(d.path);
+  fs::path proj = fs::canonical(d.Path());
   Write(proj / ".npmrc", "//registry.npmjs.org/:_authToken=npm_SECRET\n");
   fs::copy_file("/bin/true", proj / "server");
   std::vector<std::string> notes;
@@ -251,7 +252,7 @@ TEST(BuildCellSpec, AutoMountOfABinaryInAProjectIsTheFileAlone) {
 // is masked as under --read: a token file, a nested .ssh, a unix socket.
 TEST(BuildCellSpec, AutoMountedPackageIsMaskedLikeARead) {
   TempDir d;
-  fs::path pkg = fs::canonical(d.path) / "pkg";
+  fs::path pkg = fs::canonical(d.Path()) / "pkg";
   Write(pkg / "package.json", "{}");
   Write(pkg / "src/server.js", "");
   Write(pkg / ".npmrc", "token");
@@ -289,7 +290,7 @@ TEST(BuildCellSpec, AutoMountedPackageIsMaskedLikeARead) {
 // No manifest: the script alone, not the directory it sits in; never a home.
 TEST(BuildCellSpec, AutoMountNeverBindsAHomeOrABareDirectory) {
   TempDir d;
-  fs::path home = fs::canonical(d.path);
+  fs::path home = fs::canonical(d.Path());
   HomeAs as(home);
   Write(home / "server.py", "print()");
   Write(home / ".aws/credentials", "AKIA");
@@ -310,7 +311,7 @@ TEST(BuildCellSpec, AutoMountNeverBindsAHomeOrABareDirectory) {
 // --read directory becomes a mask the planner accepts.
 TEST(BuildCellSpec, NestedCredentialsBelowAReadAreMasked) {
   TempDir d;
-  fs::path work = fs::canonical(d.path) / "work";
+  fs::path work = fs::canonical(d.Path()) / "work";
   Write(work / "sub/proj/.git-credentials", "https://u:t@host\n");
   Write(work / "sub/proj/.config/gh/hosts.yml", "oauth_token: x\n");
   Write(work / "a/b/c/.bash_history", "export TOKEN=x\n");
@@ -329,7 +330,7 @@ TEST(BuildCellSpec, NestedCredentialsBelowAReadAreMasked) {
 
 TEST(BuildCellSpec, SystemMountIsMaskedLikeARead) {
   TempDir d;
-  fs::path dir = fs::canonical(d.path) / "opt-tools";
+  fs::path dir = fs::canonical(d.Path()) / "opt-tools";
   Write(dir / "lib/x.so", "");
   Write(dir / "share/keyrings/.ssh/id_rsa", "KEY");
   RunRequest req;
@@ -345,14 +346,14 @@ TEST(BuildCellSpec, SystemMountIsMaskedLikeARead) {
 TEST(BuildCellSpec, BindSourcesCarryTheIdentityThatWasChecked) {
   TempDir d;
   RunRequest req;
-  req.read = {d.path.string()};
+  req.read = {d.Path().string()};
   std::vector<std::string> notes;
   auto spec = BuildCellSpec(req, {"/bin/true"}, &notes);
   ASSERT_TRUE(spec.ok());
-  const MountSpec* m = Find(*spec, d.path.string());
+  const MountSpec* m = Find(*spec, d.Path().string());
   ASSERT_NE(m, nullptr);
   struct stat st{};
-  ASSERT_EQ(::stat(d.path.c_str(), &st), 0);
+  ASSERT_EQ(::stat(d.Path().c_str(), &st), 0);
   EXPECT_EQ(m->source_ino, st.st_ino);
   EXPECT_EQ(m->source_dev, st.st_dev);
 }
@@ -360,7 +361,7 @@ TEST(BuildCellSpec, BindSourcesCarryTheIdentityThatWasChecked) {
 // Issue 10 item 10: files mcpcell itself reads or writes may not lie where the cell can write.
 TEST(CheckNotWritableByCell, RefusesRecordsInsideAWritableGrant) {
   TempDir d;
-  fs::path base = fs::canonical(d.path);
+  fs::path base = fs::canonical(d.Path());
   fs::create_directories(base / "rw/logs");
   fs::create_directories(base / "safe");
   RunRequest req;
@@ -390,7 +391,7 @@ TEST(CheckNotWritableByCell, RefusesRecordsInsideAWritableGrant) {
 // Runs in a child with its own user and mount namespace, so it needs no root.
 TEST(CheckNotWritableByCell, RefusesTheSameDirectoryUnderAnotherName) {
   TempDir d;
-  fs::path base = fs::canonical(d.path);
+  fs::path base = fs::canonical(d.Path());
   fs::create_directories(base / "rw");
   fs::create_directories(base / "alias");
   auto out = testing::RunInChild([&]() -> std::string {
@@ -416,9 +417,9 @@ TEST(CheckNotWritableByCell, RefusesTheSameDirectoryUnderAnotherName) {
 
 TEST(ExpandHome, ExpandsALeadingTildeOnly) {
   TempDir d;
-  HomeAs as(d.path);
-  EXPECT_EQ(ExpandHome("~"), d.path.string());
-  EXPECT_EQ(ExpandHome("~/audit.jsonl"), (d.path / "audit.jsonl").string());
+  HomeAs as(d.Path());
+  EXPECT_EQ(ExpandHome("~"), d.Path().string());
+  EXPECT_EQ(ExpandHome("~/audit.jsonl"), (d.Path() / "audit.jsonl").string());
   EXPECT_EQ(ExpandHome("/x/~/y"), "/x/~/y");
   EXPECT_EQ(ExpandHome("~other/y"), "~other/y");
 }

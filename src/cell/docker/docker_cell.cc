@@ -168,7 +168,8 @@ class ContainerCellRun {
   CellResult Wait() { return running_->Wait(); }
   /// Cell::Stop: the pump sends the signals.
   void Stop(std::chrono::milliseconds grace) { stop_.Request(grace); }
-  const std::string& container_id() const { return running_->id(); }
+  /// Cell::identity: the container's id.
+  std::string Identity() const { return running_->id(); }
 
  private:
   Step MakeStopRequest() {
@@ -409,30 +410,6 @@ class ContainerCellRun {
   std::unique_ptr<RunningContainer> running_;      ///< removed first, before anything above
 };
 
-// The Cell a container run is once its server runs.
-class DockerCell final : public Cell {
- public:
-  explicit DockerCell(std::unique_ptr<ContainerCellRun> run) : run_(std::move(run)) {}
-  DockerCell(const DockerCell&) = delete;
-  DockerCell& operator=(const DockerCell&) = delete;
-  /// A cell dropped unwaited is stopped at once and its exit collected before removal.
-  ~DockerCell() override {
-    if (waited_) return;
-    Stop(std::chrono::milliseconds(0));
-    (void)Wait();
-  }
-  std::string identity() const override { return run_->container_id(); }
-  CellResult Wait() override {
-    waited_ = true;
-    return run_->Wait();
-  }
-  void Stop(std::chrono::milliseconds grace) override { run_->Stop(grace); }
-
- private:
-  std::unique_ptr<ContainerCellRun> run_;
-  bool waited_ = false;
-};
-
 }  // namespace
 
 Status CheckEngine(const DockerCellOptions& opts) {
@@ -469,9 +446,7 @@ Status CheckEngine(const DockerCellOptions& opts) {
 
 StartedCell StartDockerCell(const CellSpec& spec, const DockerCellOptions& opts, StdioRelay& stdio,
                             const LaunchCallback& on_launch) {
-  auto run = std::make_unique<ContainerCellRun>(spec, opts, stdio, on_launch);
-  if (std::optional<CellResult> failed = run->Start()) return StartedCell{nullptr, std::move(*failed)};
-  return StartedCell{std::make_unique<DockerCell>(std::move(run)), {}};
+  return StartCellHandle(std::make_unique<ContainerCellRun>(spec, opts, stdio, on_launch));
 }
 
 }  // namespace mcpcell::docker

@@ -251,8 +251,6 @@ Result<std::unique_ptr<EgressService>> StartEgress(const CellSpec& spec, const R
   return EgressService::Start(EgressConfig{spec.network, ctx.server, ctx.audit}, std::move(sockets));
 }
 
-class NativeCell;
-
 // One native cell run, as the named steps StartNativeCell takes. Members are
 // declared in the order they are made, so they are undone in reverse: the
 // egress service first, the cgroup after the cell is gone, the claimed host
@@ -275,9 +273,18 @@ class NativeCellRun {
     }
     return std::nullopt;
   }
+  /// Cell::Wait: the Supervisor runs the cell to its end.
+  CellResult Wait() {
+    CellResult r = Supervise();
+    TracePhase("cell-reaped");
+    return r;
+  }
+  /// Cell::Stop: the Supervisor sends the signals.
+  void Stop(std::chrono::milliseconds grace) { stop_.Request(grace); }
+  /// Cell::identity: PID 1 as the host sees it.
+  std::string Identity() const { return "pid " + std::to_string(pid_); }
 
  private:
-  friend class NativeCell;  // Wait is Supervise, Stop is stop_
   using Step = std::optional<CellResult>;
 
   // Mounts planned, the host id claimed and checked, the cgroup made.
@@ -499,39 +506,11 @@ class NativeCellRun {
   StopRequest stop_;
 };
 
-// The Cell a native run is once its server runs.
-class NativeCell final : public Cell {
- public:
-  explicit NativeCell(std::unique_ptr<NativeCellRun> run) : run_(std::move(run)) {}
-  NativeCell(const NativeCell&) = delete;
-  NativeCell& operator=(const NativeCell&) = delete;
-  /// A cell dropped unwaited is stopped at once and reaped: none outlives its handle.
-  ~NativeCell() override {
-    if (waited_) return;
-    Stop(std::chrono::milliseconds(0));
-    (void)Wait();
-  }
-  std::string identity() const override { return "pid " + std::to_string(run_->pid_); }
-  CellResult Wait() override {
-    waited_ = true;
-    CellResult r = run_->Supervise();
-    TracePhase("cell-reaped");
-    return r;
-  }
-  void Stop(std::chrono::milliseconds grace) override { run_->stop_.Request(grace); }
-
- private:
-  std::unique_ptr<NativeCellRun> run_;
-  bool waited_ = false;
-};
-
 }  // namespace
 
 StartedCell StartNativeCell(const CellSpec& spec, const RunContext& ctx, StdioRelay& stdio,
                             const LaunchCallback& on_launch) {
-  auto run = std::make_unique<NativeCellRun>(spec, ctx, stdio, on_launch);
-  if (std::optional<CellResult> failed = run->Start()) return StartedCell{nullptr, std::move(*failed)};
-  return StartedCell{std::make_unique<NativeCell>(std::move(run)), {}};
+  return StartCellHandle(std::make_unique<NativeCellRun>(spec, ctx, stdio, on_launch));
 }
 
 }  // namespace mcpcell
