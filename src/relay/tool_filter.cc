@@ -55,17 +55,19 @@ std::optional<std::string> UncanonicalAuthority(std::string_view u) {
   std::string_view path = rest.substr(2 + authority.size());
   path = path.substr(0, path.find_first_of("?#"));
   if (path.find("//") != std::string_view::npos) return "an empty path segment";
-  if (special == kDefaultPort.end()) return std::nullopt;
+  // Any scheme's authority: "test://@x/" and "test://x:/" are read as "test://x/".
   if (authority.find('@') != std::string_view::npos) return "a userinfo";
-  if (std::any_of(authority.begin(), authority.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
-    return "a non-ASCII host";
-  }
   std::size_t port_at = authority.starts_with('[') ? authority.find("]:") : authority.rfind(':');
   if (authority.starts_with('[') && port_at != std::string_view::npos) ++port_at;
   std::string_view host = authority.substr(0, port_at);
   if (port_at != std::string_view::npos) {
     std::string_view port = authority.substr(port_at + 1);
-    if (port.empty() || port[0] == '0' || port == special->second) return "a default, empty or zero-padded port";
+    bool default_port = special != kDefaultPort.end() && port == special->second;
+    if (port.empty() || port[0] == '0' || default_port) return "a default, empty or zero-padded port";
+  }
+  if (special == kDefaultPort.end()) return std::nullopt;
+  if (std::any_of(authority.begin(), authority.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+    return "a non-ASCII host";
   }
   std::string lower(host);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });

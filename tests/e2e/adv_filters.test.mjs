@@ -40,6 +40,8 @@ const SPELLINGS = [
   'http://internal.example:080/admin',
   'http://ｉｎｔｅｒｎａｌ.example/admin',  // fullwidth letters: IDNA maps them
   ' test://notes/private1',              // a template's match, leading space
+  'test://secrets:/key',                 // an empty port, any scheme
+  'test://@secrets/key',                 // an empty userinfo
 ];
 
 test('adv resources: no spelling of a denied URI is read through the SDK server', { timeout: 60_000 }, async (t) => {

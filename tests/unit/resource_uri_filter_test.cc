@@ -24,7 +24,8 @@ TEST(ResourceUriFilter, SpellingsAParserCanonicalisesAreRefused) {
                           "https://internal.example:443/admin", "http://\xef\xbd\x89nternal.example/admin",
                           "http://internal.example./admin", "http://u@internal.example/admin",
                           "http://2130706433/admin", "http://0x7f.1/admin", "http://127.1/admin",
-                          "http://127.000.0.1/admin", "test://secrets//key"}) {
+                          "http://127.000.0.1/admin", "test://secrets//key",
+                          "test://secrets:/key", "test://@secrets/key", "test://:@secrets/key", "test://secrets:00/key"}) {
     auto why = f.Denial(uri);
     EXPECT_TRUE(why.has_value()) << uri;
   }
@@ -34,7 +35,8 @@ TEST(ResourceUriFilter, PlainUrisAreJudgedByTheGlobsAlone) {
   ToolFilter f = Resources({"test://secrets/*"});
   for (const char* uri : {"test://docs/readme", "file:///srv/a.txt", "http://example.com:8080/x", "http://127.0.0.1/x",
                           "https://[::1]:8443/x", "https://example.com/a?b=c#d", "urn:isbn:0451450523",
-                          "test:opaque/path", "memo://insights", "http://example.com/é"}) {
+                          "test:opaque/path", "memo://insights", "http://example.com/é",
+                          "test://secrets:1/key"}) {
     EXPECT_EQ(f.Denial(uri), std::nullopt) << uri;
   }
   EXPECT_TRUE(f.Denial("test://secrets/key").has_value());
