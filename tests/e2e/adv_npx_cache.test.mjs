@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -35,7 +35,7 @@ function tarball(name, body) {
 }
 
 // A registry serving `name@1.0.0` with `tgz` on `port` (0: any), with `maxAge` as Cache-Control.
-async function registry(name, tgz, port, maxAge) {
+async function registry(name, tgz, port, maxAge, dependencies = undefined) {
   const server = http.createServer((req, res) => {
     const base = `http://127.0.0.1:${server.address().port}`;
     const cc = { 'cache-control': `public, max-age=${maxAge}` };
@@ -48,7 +48,7 @@ async function registry(name, tgz, port, maxAge) {
       integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}`,
       shasum: createHash('sha1').update(tgz).digest('hex'),
     };
-    const doc = { name, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { name, version: '1.0.0', bin: { [name]: 'server.js' }, dist } } };
+    const doc = { name, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { name, version: '1.0.0', bin: { [name]: 'server.js' }, dependencies, dist } } };
     res.writeHead(200, { 'content-type': 'application/json', ...cc });
     res.end(JSON.stringify(doc));
   });
@@ -95,4 +95,47 @@ test('adv npx: a cell with --write ~/.npm cannot choose the code the next npx://
   const dir = readdirSync(npx).find((d) => d.startsWith(name));
   const code = readFileSync(path.join(npx, dir, 'node_modules', name, 'server.js'), 'utf8');
   assert.doesNotMatch(code, /ADV-NPX-CACHE-CODE/, `the install put the cell's code in place:\n${r.stderr}`);
+});
+
+// npm runs git on the host for a git dependency, with the caller's git
+// config: `core.hooksPath` there makes git run a hook after the clone's
+// checkout, outside every cell (--ignore-scripts is npm's, not git's). A
+// cell granted `--write ~/.config/git` writes that config.
+test('adv npx: a cell with --write ~/.config/git cannot make the next npx:// install run its hook on the host', { timeout: 180_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const name = `adv-npxgit-${randomBytes(4).toString('hex')}`;
+  const home = makeTempDir('adv-npxgit-home');
+  const gitDir = path.join(home, '.config', 'git');
+  mkdirSync(gitDir, { recursive: true });
+  const out = makeTempDir('adv-npxgit-out');
+  const marker = path.join(out, 'hook-ran');
+  const repo = makeTempDir('adv-npxgit-repo');
+  writeReadableFile(path.join(repo, 'package.json'), JSON.stringify({ name: 'gitdep', version: '1.0.0', license: 'MIT' }));
+  const git = (...a) => execFileSync('git', ['-C', repo, '-c', 'user.email=a@b', '-c', 'user.name=a', ...a]);
+  git('init', '-q', '.');
+  git('add', '.');
+  git('commit', '-qm', 'x');
+  execFileSync('chmod', ['-R', 'a+rX', repo]);
+  const env = {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8',
+    npm_config_update_notifier: 'false', npm_config_fetch_retries: '0',
+  };
+  const reg = await registry(name, tarball(name, 'process.stdin.pipe(process.stdout)'), 0, 300,
+    { gitdep: `git+file://${repo}` });
+  t.after(() => reg.close());
+
+  const hook = `#!/bin/sh\necho "$(id -u)" > ${marker}\n`;
+  const cell = await runInCell(['--write', gitDir],
+    ['/bin/sh', '-c', `mkdir -p ${gitDir}/hooks && printf '${hook}' > ${gitDir}/hooks/post-checkout && ` +
+      `chmod 755 ${gitDir}/hooks/post-checkout && printf '[core]\\n\\thooksPath = ${gitDir}/hooks\\n' > ${gitDir}/config`],
+    { env });
+  if (cell.code !== 0) {
+    // Refusing the grant, naming git's config, is the fix.
+    assert.match(cell.stderr, /git/, cell.stderr);
+    return;
+  }
+  const r = await runMcpcell(['install', `npx://${name}@1.0.0`],
+    { env: { ...env, npm_config_registry: `http://127.0.0.1:${reg.port}/` }, guardMs: 120_000 });
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(!existsSync(marker), `the cell's git hook ran on the host as uid ${existsSync(marker) ? readFileSync(marker, 'utf8').trim() : ''}:\n${r.stderr}`);
 });
