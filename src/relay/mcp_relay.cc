@@ -125,6 +125,7 @@ bool McpRelay::Audit(nlohmann::json event) {
   }
   if (kind == "session_end") event["held_back"] = held_back_;
   event["server"] = config_.server;
+  MaskSecretsIn(&event);
   Status written = audit_(event);
   if (written) return true;
   if (audit_error_.empty()) {
@@ -183,19 +184,20 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
     ++unjudged_[from];
     return {};
   }
-  auto parsed = parsers_[from]->Parse(line.text);
-  if (auto* r = std::get_if<Refusal>(&parsed)) return Refused(from, *r, line.size);
-  const Envelope& env = std::get<Envelope>(parsed);
   // The scanner is compiled at the first message, never at launch: building
   // the built-in rules' Vectorscan database took 90-200 ms of CPU, more than
   // the whole cell setup (bench/RESULTS.md, issue 15), and a run whose server
-  // never writes a message needs none. The first message waits for it.
+  // never writes a message needs none. The first message waits for it, a
+  // refused one too: its refusal and record are masked with it.
   if (!secrets_made_) {
     secrets_made_ = true;
     busy_until_ns_ = INT64_MAX;
     InitSecrets();
     busy_until_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   }
+  auto parsed = parsers_[from]->Parse(line.text);
+  if (auto* r = std::get_if<Refusal>(&parsed)) return Refused(from, *r, line.size);
+  const Envelope& env = std::get<Envelope>(parsed);
   if (secrets_ || !secrets_error_.empty()) return GuardSecrets(from, env, line);
   return Dispatch(from, env, line);
 }
@@ -222,12 +224,13 @@ RelayAction McpRelay::Refused(Side from, const Refusal& r, std::size_t bytes) {
   RelayAction a;
   a.forward = RelayAction::Forward::kDrop;
   if (from == kClient) {
-    a.reply = ErrorResponse(r.id_json, r.code, r.message);
+    a.reply = ErrorResponse(r.id_json, r.code, MaskedText(r.message));
     return a;
   }
   auto it = r.id_key.empty() ? pending_[kClient].end() : pending_[kClient].find(r.id_key);
   if (it != pending_[kClient].end()) {
-    std::string msg = "mcpcell relay: the server's answer was refused: " + r.message;
+    // The message may quote the line (a duplicate key), which no scan saw.
+    std::string msg = "mcpcell relay: the server's answer was refused: " + MaskedText(r.message);
     if (it->second.audited) AuditCall(it->second, r.id_json, "error", bytes, {{"error_code", r.code}});
     pending_[kClient].erase(it);
     a.forward = RelayAction::Forward::kReplaced;

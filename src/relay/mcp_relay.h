@@ -139,6 +139,11 @@ class McpRelay {
   std::optional<std::string> FilterList(const Envelope& env, std::string_view array, std::string_view name,
                                         const ToolFilter& filter);
   bool Audit(nlohmann::json event);  ///< false when the record could not be written
+  /// The record, or a text the relay quotes from a message, with every secret
+  /// the scan finds masked (mcp_relay_secrets.cc): records and refusals are
+  /// built from the message as it came, not as it was passed on.
+  void MaskSecretsIn(nlohmann::json* event);
+  std::string MaskedText(const std::string& text);
   // The secret scan (mcp_relay_secrets.cc): before dispatch a request or
   // notification with a secret is blocked; after it, a response is blocked
   // or any message redacted.
