@@ -89,6 +89,32 @@ TEST_P(SecretEcho, ADuplicateKeyIsNotQuotedBack) {
   r.ExpectNoToken(r.Send(true, call), "duplicate key from the client");
 }
 
+
+}  // namespace
+}  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+// A line no reader takes for a message passes unjudged (MayBeMessage), and
+// it passed unscanned too: a server printing a token as plain text handed it
+// to the client's stdout reader (and its error log: Node's JSON.parse error
+// quotes the text) in every mode.
+TEST_P(SecretEcho, APlainTextLineIsScannedToo) {
+  Relay r(GetParam());
+  RelayAction a = r.Send(false, "debug: using token " + kToken);
+  if (GetParam() == SecretMode::kBlock) {
+    EXPECT_EQ(a.forward, RelayAction::Forward::kDrop);
+  } else {
+    ASSERT_EQ(a.forward, RelayAction::Forward::kReplaced);
+    EXPECT_EQ(a.replacement, "debug: using token [REDACTED:slack-bot-token]");
+  }
+  r.ExpectNoToken(a, "plain text line");
+  EXPECT_FALSE(r.records.empty()) << "the finding is recorded";
+  // Plain text without a secret passes as it came, byte for byte (not UTF-8 either).
+  EXPECT_EQ(r.Send(false, "plain \xff text").forward, RelayAction::Forward::kAsIs);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, SecretEcho, ::testing::Values(SecretMode::kRedact, SecretMode::kBlock),
                          [](const ::testing::TestParamInfo<SecretMode>& p) { return std::string(SecretModeName(p.param)); });
 
