@@ -180,20 +180,20 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
   // Plain text (a probe's output, `-- env`, a log line) is no message to any
   // peer: it passes as it came, unjudged and counted (MayBeMessage says why).
   // Every line that could be one is judged.
-  if (!MayBeMessage(line.text)) {
-    ++unjudged_[from];
-    return {};
-  }
-  // The scanner is compiled at the first message, never at launch: building
+  // The scanner is compiled at the first line, never at launch: building
   // the built-in rules' Vectorscan database took 90-200 ms of CPU, more than
   // the whole cell setup (bench/RESULTS.md, issue 15), and a run whose server
-  // never writes a message needs none. The first message waits for it, a
-  // refused one too: its refusal and record are masked with it.
+  // never writes a line needs none. The first line waits for it, a refused
+  // or plain one too: what it carries to the peer or the log is masked.
   if (!secrets_made_) {
     secrets_made_ = true;
     busy_until_ns_ = INT64_MAX;
     InitSecrets();
     busy_until_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  }
+  if (!MayBeMessage(line.text)) {
+    ++unjudged_[from];
+    return GuardPlainText(from, line);
   }
   auto parsed = parsers_[from]->Parse(line.text);
   if (auto* r = std::get_if<Refusal>(&parsed)) return Refused(from, *r, line.size);

@@ -150,6 +150,7 @@ class McpRelay {
   void InitSecrets();
   RelayAction Dispatch(Side from, const Envelope& env, const LineFramer::Line& line);
   RelayAction GuardSecrets(Side from, const Envelope& env, const LineFramer::Line& line);
+  RelayAction GuardPlainText(Side from, const LineFramer::Line& line);
   RelayAction BlockSecrets(Side from, const Envelope& env, const std::vector<SecretFinding>& found,
                            const LineFramer::Line& line);
   void AuditSecrets(Side from, const Envelope& env, const std::vector<SecretFinding>& found, const char* action);

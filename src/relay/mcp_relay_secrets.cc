@@ -120,6 +120,41 @@ RelayAction McpRelay::GuardSecrets(Side from, const Envelope& env, const LineFra
   return a;
 }
 
+// A line no reader takes for a message still reaches the peer's reader (and
+// a JSON parser's error quotes it into the client's log): a token in it
+// passed unscanned in every mode (adversary pass, relay_secret_echo_test.cc).
+// It is scanned as one string; with a finding it is masked or dropped, else
+// it passes byte for byte.
+RelayAction McpRelay::GuardPlainText(Side from, const LineFramer::Line& line) {
+  SecretMode mode = from == kClient ? config_.secrets.to_server : config_.secrets.to_client;
+  if (mode == SecretMode::kOff || !secrets_) return {};
+  std::string quoted = nlohmann::json(std::string(line.text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::vector<SecretFinding> found;
+  auto masked = secrets_->RedactLine(quoted, &found);
+  if (found.empty()) return {};
+  nlohmann::json e{{"event", "secret"}, {"from", kFrom[from]}, {"mode", SecretModeName(mode)}, {"count", found.size()},
+                   {"plain_text", true}};
+  nlohmann::json list = nlohmann::json::array();
+  for (std::size_t i = 0; i < found.size() && i < kListedFindings; ++i) {
+    list.push_back({{"rule", found[i].rule}, {"sha256", found[i].sha256}, {"bytes", found[i].bytes}});
+  }
+  e["findings"] = std::move(list);
+  RelayAction a;
+  nlohmann::json text = masked ? nlohmann::json::parse(*masked, nullptr, false) : nlohmann::json();
+  if (mode == SecretMode::kAudit) {
+    e["action"] = "passed";
+  } else if (mode == SecretMode::kRedact && text.is_string()) {
+    e["action"] = "redacted";
+    a.forward = RelayAction::Forward::kReplaced;
+    a.replacement = text.get<std::string>();
+  } else {
+    e["action"] = "blocked";
+    a.forward = RelayAction::Forward::kDrop;
+  }
+  Audit(std::move(e));
+  return a;
+}
+
 // A request or notification is refused before it is recorded as pending; a
 // response is recorded as answered (its asker must not wait), then replaced:
 // a tool call's result by an isError result, anything else by an error.
