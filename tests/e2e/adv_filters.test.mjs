@@ -72,3 +72,31 @@ test('adv resources: no spelling of a denied URI is read through the SDK server'
   await client.close();
   assert.deepEqual(leaked, [], `denied resources were read:\n${leaked.join('\n')}\nmcpcell stderr:\n${s.stderr()}`);
 });
+
+// A deny rule naming one file exactly: a query or fragment is not part of
+// the path a file server opens (fileURLToPath drops both).
+test('adv resources: a query or fragment does not take a file past an exact deny rule', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const data = makeTempDir('adv-filters-data');
+  writeReadableFile(path.join(data, 'secret.txt'), 'SECRET-DATA-FILE');
+  writeReadableFile(path.join(data, 'open.txt'), 'open data');
+  const secret = `file://${data}/secret.txt`;
+  const profile = profileWith({ resources: { deny: [secret] } });
+  const s = startServer(t, ['--permission-profile', profile, '--read', data, '--env', `ADV_DATA_DIR=${data}`],
+    [NODE_BIN, SERVER]);
+  await s.connect();
+  const { client } = s;
+  await assert.rejects(client.readResource({ uri: secret }), /mcpcell\.resources\.deny/);
+  assert.equal((await client.readResource({ uri: `file://${data}/open.txt` })).contents[0].text, 'open data');
+  const leaked = [];
+  for (const uri of [`${secret}?`, `${secret}?x=1`, `${secret}#`, `${secret}#top`]) {
+    try {
+      const r = await client.readResource({ uri });
+      leaked.push(`${JSON.stringify(uri)} -> ${JSON.stringify(r.contents.map((c) => c.text))}`);
+    } catch (e) {
+      if (!/mcpcell/.test(e.message)) leaked.push(`${JSON.stringify(uri)} -> ${e.message}`);
+    }
+  }
+  await client.close();
+  assert.deepEqual(leaked, [], `denied file read:\n${leaked.join('\n')}\nmcpcell stderr:\n${s.stderr()}`);
+});

@@ -5,6 +5,8 @@
 // one. The adversary's resource-filter tests (adv_filters.test.mjs) use it.
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 const server = new McpServer({ name: 'adv-resources', version: '1.0.0' });
 const fixed = {
@@ -18,6 +20,11 @@ for (const [uri, text] of Object.entries(fixed)) {
 }
 server.registerResource('notes', new ResourceTemplate('test://notes/{id}', { list: undefined }), {},
   async (u, { id }) => ({ contents: [{ uri: u.href, text: `note ${id}` }] }));
+// A file server's template: the file the URI names (fileURLToPath ignores a query and a fragment).
+if (process.env.ADV_DATA_DIR) {
+  server.registerResource('files', new ResourceTemplate(`file://${process.env.ADV_DATA_DIR}/{name}`, { list: undefined }), {},
+    async (u) => ({ contents: [{ uri: u.href, text: readFileSync(fileURLToPath(u), 'utf8') }] }));
+}
 server.registerPrompt('greet', {}, async () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] }));
 server.registerPrompt('leak_prompt', {}, async () => ({
   messages: [{ role: 'user', content: { type: 'text', text: 'SECRET-PROMPT-BODY' } }],
