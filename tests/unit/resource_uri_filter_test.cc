@@ -42,6 +42,14 @@ TEST(ResourceUriFilter, PlainUrisAreJudgedByTheGlobsAlone) {
   EXPECT_TRUE(f.Denial("test://secrets/key").has_value());
 }
 
+TEST(ResourceUriFilter, AQueryOrFragmentDoesNotLeaveAnExactDenyRule) {
+  ToolFilter f = Resources({"file:///srv/key"});
+  for (const char* uri : {"file:///srv/key", "file:///srv/key?", "file:///srv/key?x=1", "file:///srv/key#", "file:///srv/key#a"}) {
+    EXPECT_TRUE(f.Denial(uri).has_value()) << uri;
+  }
+  EXPECT_EQ(f.Denial("file:///srv/keys"), std::nullopt);
+}
+
 TEST(ResourceUriFilter, TheRefusalSaysWhatToSend) {
   auto why = Resources({"file:///srv/*"}).Denial("file://localhost/srv/x");
   ASSERT_TRUE(why.has_value());
