@@ -39,5 +39,21 @@ TEST(SecretInvisible, EveryInvisibleCodePointInsideATokenIsIgnored) {
   }
 }
 
+// C0 controls and DEL inside a token: invisible wherever the text is shown,
+// and the model reads the token around them all the same.
+TEST(SecretInvisible, ControlCharactersInsideATokenAreIgnored) {
+  auto g = SecretGuard::Create({});
+  ASSERT_TRUE(g.ok()) << g.error().Message();
+  simdjson::dom::parser parser;
+  for (std::string mark : {std::string(1, '\0'), std::string("\x01"), std::string("\x07"), std::string("\x1b"),
+                           std::string("\x1f"), std::string("\x7f")}) {
+    std::string msg = nlohmann::json{{"t", "x " + kToken.substr(0, 8) + mark + kToken.substr(8) + " y"}}.dump();
+    std::vector<SecretFinding> found;
+    auto out = (*g)->Redact(parser.parse(msg).value_unsafe(), &found);
+    ASSERT_TRUE(out.has_value()) << msg;
+    EXPECT_EQ(found.size(), 1u) << "hidden by " << msg;
+  }
+}
+
 }  // namespace
 }  // namespace mcpcell
