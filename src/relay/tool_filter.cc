@@ -66,6 +66,7 @@ std::optional<std::string> UncanonicalAuthority(std::string_view u) {
     if (port.empty() || port[0] == '0' || default_port) return "a default, empty or zero-padded port";
   }
   if (special == kDefaultPort.end()) return std::nullopt;
+  if (path.empty()) return "an empty path (read as \"/\")";
   if (std::any_of(authority.begin(), authority.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
     return "a non-ASCII host";
   }

@@ -25,7 +25,8 @@ TEST(ResourceUriFilter, SpellingsAParserCanonicalisesAreRefused) {
                           "http://internal.example./admin", "http://u@internal.example/admin",
                           "http://2130706433/admin", "http://0x7f.1/admin", "http://127.1/admin",
                           "http://127.000.0.1/admin", "test://secrets//key",
-                          "test://secrets:/key", "test://@secrets/key", "test://:@secrets/key", "test://secrets:00/key"}) {
+                          "test://secrets:/key", "test://@secrets/key", "test://:@secrets/key", "test://secrets:00/key",
+                          "http://internal.example", "http://internal.example?x", "http://internal.example#x", "file://"}) {
     auto why = f.Denial(uri);
     EXPECT_TRUE(why.has_value()) << uri;
   }
