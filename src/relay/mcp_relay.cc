@@ -159,8 +159,23 @@ RelayAction McpRelay::Withheld(const Envelope& env, std::string_view method) {
   return a;
 }
 
-RelayAction McpRelay::FromClient(const LineFramer::Line& line) { return FromSide(kClient, line); }
-RelayAction McpRelay::FromServer(const LineFramer::Line& line) { return FromSide(kServer, line); }
+RelayAction McpRelay::FromClient(const LineFramer::Line& line) { return Unbroken(FromSide(kClient, line), line); }
+RelayAction McpRelay::FromServer(const LineFramer::Line& line) { return Unbroken(FromSide(kServer, line), line); }
+
+// What the relay passes is read by the peer as the one message it judged,
+// whatever line breaks the peer's reader knows (WithoutRawBreaks).
+RelayAction McpRelay::Unbroken(RelayAction a, const LineFramer::Line& line) {
+  if (a.forward == RelayAction::Forward::kAsIs && !line.oversize && MayBeMessage(line.text)) {
+    if (auto fixed = WithoutRawBreaks(line.text)) {
+      a.forward = RelayAction::Forward::kReplaced;
+      a.replacement = std::move(*fixed);
+    }
+  } else if (a.forward == RelayAction::Forward::kReplaced) {
+    if (auto fixed = WithoutRawBreaks(a.replacement)) a.replacement = std::move(*fixed);
+  }
+  if (auto fixed = WithoutRawBreaks(a.reply)) a.reply = std::move(*fixed);
+  return a;
+}
 
 RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
   std::lock_guard lock(mu_);

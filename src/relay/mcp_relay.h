@@ -121,6 +121,7 @@ class McpRelay {
   };
 
   RelayAction FromSide(Side from, const LineFramer::Line& line);
+  static RelayAction Unbroken(RelayAction a, const LineFramer::Line& line);
   RelayAction Request(Side from, const Envelope& env, std::size_t bytes);
   RelayAction Response(Side from, const Envelope& env, std::string_view line);
   RelayAction Notification(Side from, const Envelope& env);
