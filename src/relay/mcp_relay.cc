@@ -165,8 +165,9 @@ RelayAction McpRelay::FromServer(const LineFramer::Line& line) { return Unbroken
 // What the relay passes is read by the peer as the one message it judged,
 // whatever line breaks the peer's reader knows (WithoutRawBreaks).
 RelayAction McpRelay::Unbroken(RelayAction a, const LineFramer::Line& line) {
-  if (a.forward == RelayAction::Forward::kAsIs && !line.oversize && MayBeMessage(line.text)) {
-    if (auto fixed = WithoutRawBreaks(line.text)) {
+  if (a.forward == RelayAction::Forward::kAsIs && !line.oversize) {
+    // Plain text (no message to any reader) passes byte for byte.
+    if (auto fixed = WithoutRawBreaks(line.text); fixed && MayBeMessage(line.text)) {
       a.forward = RelayAction::Forward::kReplaced;
       a.replacement = std::move(*fixed);
     }
