@@ -44,5 +44,23 @@ TEST(PinDiffAttacks, AShortChangeIsShownAsBefore) {
   EXPECT_EQ(d[0].after, "\"Adds two\"");
 }
 
+// The path names keys of the server's choosing, printed by `pins diff` and on
+// stderr: a key with ESC [1A ESC [2K (cursor up, erase the line) erased the
+// diff lines above it on the user's terminal, a bidi override reordered them.
+TEST(PinDiffAttacks, KeysInThePathAreShownVisibly) {
+  std::string key = "p\x1b[1A\x1b[2K\u202Ex";
+  json before = {{"inputSchema", {{"properties", {{key, {{"description", "a"}}}}}}}};
+  json after = {{"inputSchema", {{"properties", {{key, {{"description", "b"}}}}}}}};
+  auto d = DiffContracts(before, after);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].path.find('\x1b'), std::string::npos) << d[0].path;
+  EXPECT_EQ(d[0].path.find("\u202E"), std::string::npos) << d[0].path;
+  EXPECT_NE(d[0].path.find("\\u{1B}"), std::string::npos) << d[0].path;
+  // A key added or removed whole, too.
+  auto added = DiffContracts(json::object(), json{{key, 1}});
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0].path.find('\x1b'), std::string::npos) << added[0].path;
+}
+
 }  // namespace
 }  // namespace mcpcell
