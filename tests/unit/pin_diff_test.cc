@@ -55,7 +55,7 @@ TEST(PinDiffAttacks, KeysInThePathAreShownVisibly) {
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].path.find('\x1b'), std::string::npos) << d[0].path;
   EXPECT_EQ(d[0].path.find("\u202E"), std::string::npos) << d[0].path;
-  EXPECT_NE(d[0].path.find("\\u{1B}"), std::string::npos) << d[0].path;
+  EXPECT_NE(d[0].path.find("\\u{001B}"), std::string::npos) << d[0].path;
   // A key added or removed whole, too.
   auto added = DiffContracts(json::object(), json{{key, 1}});
   ASSERT_EQ(added.size(), 1u);
