@@ -48,7 +48,9 @@ void Diff(const json& a, const json& b, const std::string& path, std::vector<Fie
     for (const auto& [k, v] : a.items()) keys.insert(k);
     for (const auto& [k, v] : b.items()) keys.insert(k);
     for (const auto& k : keys) {
-      std::string p = path.empty() ? k : path + "." + k;
+      // The key is the server's text, printed by `pins diff` and on stderr:
+      // ESC [1A ESC [2K in it erased the diff line above (adversary pass).
+      std::string p = path.empty() ? VisibleText(k) : path + "." + VisibleText(k);
       if (!b.contains(k)) {
         out->push_back({p, Displayed(a[k]), "(absent)"});
       } else if (!a.contains(k)) {
