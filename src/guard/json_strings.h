@@ -7,7 +7,8 @@
 // between them: a token split across two text blocks of one result is seen
 // whole, as the client that shows them one after the other would.
 // Invisible format characters (zero-width space/joiners, word joiner, BOM,
-// soft hyphen, bidi marks) are left out of the text, so "ghp_ab\u200bcd..."
+// soft hyphen, bidi marks, variation selectors, tag characters; the list is
+// at InvisibleAt in json_strings.cc) are left out of the text, so "ghp_ab\u200bcd..."
 // is scanned as the token a reader (or a model) would take it for; the
 // segment's cuts turn offsets back into the string's own.
 // Rewrite() serialises the document again with parts of strings replaced.

@@ -202,7 +202,8 @@ void PinGuard::Report(const std::string& name, const PendingTool& p, const Pinne
   }
   // --expect: the approval then takes exactly the version shown here, even
   // if a later run records another before the user types it.
-  std::string approve = ApproveCommand(settings_.server, name) + " --expect " + PendingDigest(name, p);
+  // Visibly: the name is the server's text (a name with ESC cannot be typed anyway).
+  std::string approve = VisibleText(ApproveCommand(settings_.server, name)) + " --expect " + PendingDigest(name, p);
   text += fmt::format("\n    review: mcpcell pins diff {}\n    approve: {}", ShellQuote(settings_.server), approve);
   say_(text);
   if (!audit_) return;

@@ -132,7 +132,8 @@ struct Checker {
       Text(v.get_ref<const std::string&>(), path, true);
     } else if (v.is_object()) {
       for (const auto& [k, x] : v.items()) {
-        std::string p = path.empty() ? k : path + "." + k;
+        // Shown on stderr and by `pins diff`: the key visibly, never its escapes.
+        std::string p = path.empty() ? VisibleText(k) : path + "." + VisibleText(k);
         Text(k, p + " (key)", false);
         if (path.empty() && k == "name") {
           Text(x.is_string() ? x.get_ref<const std::string&>() : "", p, false);  // its own rule: name_charset

@@ -1,5 +1,6 @@
 #include "guard/tool_contract.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -16,6 +17,30 @@ using json = nlohmann::json;
 // nothing about what the server meant, so such values stay as they were.
 constexpr double kExactIntegers = 9007199254740992.0;
 
+// Bytes [from, from + max_bytes) of `text`, saying what is left out on either side.
+std::string Window(std::string_view text, std::size_t from, std::size_t max_bytes) {
+  std::string head = from == 0 ? "" : fmt::format("…({} bytes as before)", from);
+  std::string_view rest = text.substr(from);
+  if (rest.size() <= max_bytes) return head + std::string(rest);
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(rest[cut]) & 0xc0) == 0x80) --cut;  // not inside a code point
+  return fmt::format("{}{}…({} more bytes)", head, rest.substr(0, cut), rest.size() - cut);
+}
+
+// The two values of one changed field, each shown from a little before the
+// first byte where they differ: a rug pull appended after a long honest
+// description was cut away on both sides, and the user saw two equal
+// prefixes (adversary pass, tests/unit/pin_diff_test.cc).
+std::pair<std::string, std::string> DisplayedChange(const json& a, const json& b) {
+  constexpr std::size_t kMax = 160, kContext = 40;
+  std::string ta = VisibleText(CanonicalText(a)), tb = VisibleText(CanonicalText(b));
+  std::size_t same = static_cast<std::size_t>(std::mismatch(ta.begin(), ta.end(), tb.begin(), tb.end()).first - ta.begin());
+  std::size_t from = same > kContext ? same - kContext : 0;
+  // The texts agree before `same`, so one boundary suits both.
+  while (from > 0 && (static_cast<unsigned char>(ta[from]) & 0xc0) == 0x80) --from;
+  return {Window(ta, from, kMax), Window(tb, from, kMax)};
+}
+
 void Diff(const json& a, const json& b, const std::string& path, std::vector<FieldChange>* out) {
   if (a == b) return;
   if (a.is_object() && b.is_object()) {
@@ -23,7 +48,9 @@ void Diff(const json& a, const json& b, const std::string& path, std::vector<Fie
     for (const auto& [k, v] : a.items()) keys.insert(k);
     for (const auto& [k, v] : b.items()) keys.insert(k);
     for (const auto& k : keys) {
-      std::string p = path.empty() ? k : path + "." + k;
+      // The key is the server's text, printed by `pins diff` and on stderr:
+      // ESC [1A ESC [2K in it erased the diff line above (adversary pass).
+      std::string p = path.empty() ? VisibleText(k) : path + "." + VisibleText(k);
       if (!b.contains(k)) {
         out->push_back({p, Displayed(a[k]), "(absent)"});
       } else if (!a.contains(k)) {
@@ -48,7 +75,8 @@ void Diff(const json& a, const json& b, const std::string& path, std::vector<Fie
     }
     return;
   }
-  out->push_back({path.empty() ? "(whole tool)" : path, Displayed(a), Displayed(b)});
+  auto [before, after] = DisplayedChange(a, b);
+  out->push_back({path.empty() ? "(whole tool)" : path, std::move(before), std::move(after)});
 }
 
 }  // namespace
@@ -141,11 +169,7 @@ std::string VisibleText(std::string_view s) {
 }
 
 std::string Displayed(const json& v, std::size_t max_bytes) {
-  std::string text = VisibleText(CanonicalText(v));
-  if (text.size() <= max_bytes) return text;
-  std::size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;  // not inside a code point
-  return fmt::format("{}…({} more bytes)", text.substr(0, cut), text.size() - cut);
+  return Window(VisibleText(CanonicalText(v)), 0, max_bytes);
 }
 
 }  // namespace mcpcell

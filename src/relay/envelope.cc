@@ -321,6 +321,30 @@ bool MayBeMessage(std::string_view line) {
   return false;
 }
 
+std::optional<std::string> WithoutRawBreaks(std::string_view s) {
+  constexpr std::string_view kNel = "\xc2\x85", kLs = "\xe2\x80\xa8", kPs = "\xe2\x80\xa9";
+  auto has = [&](std::string_view what) { return s.find(what) != std::string_view::npos; };
+  if (s.find('\r') == std::string_view::npos && !has(kNel) && !has(kLs) && !has(kPs)) return std::nullopt;
+  std::string out;
+  out.reserve(s.size() + 16);
+  for (std::size_t i = 0; i < s.size();) {
+    // In valid UTF-8 these byte sequences are always these code points.
+    if (s[i] == '\r') {
+      out += ' ';
+      i += 1;
+    } else if (s.substr(i, 2) == kNel) {
+      out += "\\u0085";
+      i += 2;
+    } else if (s.substr(i, 3) == kLs || s.substr(i, 3) == kPs) {
+      out += s.substr(i, 3) == kLs ? "\\u2028" : "\\u2029";
+      i += 3;
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
 std::string IdFromPrefix(std::string_view p) {
   // A small scanner of the top-level object's members: "key": value, with
   // values skipped by bracket depth and string escapes.

@@ -107,6 +107,15 @@ std::string IdFromPrefix(std::string_view prefix);
 /// after any of them makes the line a possible message too. Linear in the line.
 bool MayBeMessage(std::string_view line);
 
+/// `message` (a line that parsed as one JSON-RPC message) with the line
+/// breaks some reader splits on written so that none splits it: a raw CR
+/// (JSON white space there) becomes a space, a raw NEL, U+2028 or U+2029
+/// (inside a string there) its \u escape; nullopt when it has none. Python's
+/// text stdin ends a line at a lone CR: `{…allowed…,"x":\r{…denied…}\r}` was one
+/// message to the relay and three lines to the Python SDK's server
+/// (adversary pass, tests/e2e/adv_line_split.test.mjs).
+std::optional<std::string> WithoutRawBreaks(std::string_view message);
+
 /// The first duplicate key in `e` or below it (decoded), as a dotted path, or nullopt.
 std::optional<std::string> FindDuplicateKey(simdjson::dom::element e);
 

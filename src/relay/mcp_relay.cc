@@ -128,6 +128,7 @@ bool McpRelay::Audit(nlohmann::json event) {
   }
   if (kind == "session_end") event["held_back"] = held_back_;
   event["server"] = config_.server;
+  MaskSecretsIn(&event);
   Status written = audit_(event);
   if (written) return true;
   if (audit_error_.empty()) {
@@ -161,8 +162,24 @@ RelayAction McpRelay::Withheld(const Envelope& env, std::string_view method) {
   return a;
 }
 
-RelayAction McpRelay::FromClient(const LineFramer::Line& line) { return FromSide(kClient, line); }
-RelayAction McpRelay::FromServer(const LineFramer::Line& line) { return FromSide(kServer, line); }
+RelayAction McpRelay::FromClient(const LineFramer::Line& line) { return Unbroken(FromSide(kClient, line), line); }
+RelayAction McpRelay::FromServer(const LineFramer::Line& line) { return Unbroken(FromSide(kServer, line), line); }
+
+// What the relay passes is read by the peer as the one message it judged,
+// whatever line breaks the peer's reader knows (WithoutRawBreaks).
+RelayAction McpRelay::Unbroken(RelayAction a, const LineFramer::Line& line) {
+  if (a.forward == RelayAction::Forward::kAsIs && !line.oversize) {
+    // Plain text (no message to any reader) passes byte for byte.
+    if (auto fixed = WithoutRawBreaks(line.text); fixed && MayBeMessage(line.text)) {
+      a.forward = RelayAction::Forward::kReplaced;
+      a.replacement = std::move(*fixed);
+    }
+  } else if (a.forward == RelayAction::Forward::kReplaced) {
+    if (auto fixed = WithoutRawBreaks(a.replacement)) a.replacement = std::move(*fixed);
+  }
+  if (auto fixed = WithoutRawBreaks(a.reply)) a.reply = std::move(*fixed);
+  return a;
+}
 
 RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
   std::lock_guard lock(mu_);
@@ -182,23 +199,24 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
   // Plain text (a probe's output, `-- env`, a log line) is no message to any
   // peer: it passes as it came, unjudged and counted (MayBeMessage says why).
   // Every line that could be one is judged.
-  if (!MayBeMessage(line.text)) {
-    ++unjudged_[from];
-    return {};
-  }
-  auto parsed = parsers_[from]->Parse(line.text);
-  if (auto* r = std::get_if<Refusal>(&parsed)) return Refused(from, *r, line.size);
-  const Envelope& env = std::get<Envelope>(parsed);
-  // The scanner is compiled at the first message, never at launch: building
+  // The scanner is compiled at the first line, never at launch: building
   // the built-in rules' Vectorscan database took 90-200 ms of CPU, more than
   // the whole cell setup (bench/RESULTS.md, issue 15), and a run whose server
-  // never writes a message needs none. The first message waits for it.
+  // never writes a line needs none. The first line waits for it, a refused
+  // or plain one too: what it carries to the peer or the log is masked.
   if (!secrets_made_) {
     secrets_made_ = true;
     busy_until_ns_ = INT64_MAX;
     InitSecrets();
     busy_until_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   }
+  if (!MayBeMessage(line.text)) {
+    ++unjudged_[from];
+    return GuardPlainText(from, line);
+  }
+  auto parsed = parsers_[from]->Parse(line.text);
+  if (auto* r = std::get_if<Refusal>(&parsed)) return Refused(from, *r, line.size);
+  const Envelope& env = std::get<Envelope>(parsed);
   if (secrets_ || !secrets_error_.empty()) return GuardSecrets(from, env, line);
   return Dispatch(from, env, line);
 }
@@ -225,12 +243,13 @@ RelayAction McpRelay::Refused(Side from, const Refusal& r, std::size_t bytes) {
   RelayAction a;
   a.forward = RelayAction::Forward::kDrop;
   if (from == kClient) {
-    a.reply = ErrorResponse(r.id_json, r.code, r.message);
+    a.reply = ErrorResponse(r.id_json, r.code, MaskedText(r.message));
     return a;
   }
   auto it = r.id_key.empty() ? pending_[kClient].end() : pending_[kClient].find(r.id_key);
   if (it != pending_[kClient].end()) {
-    std::string msg = "mcpcell relay: the server's answer was refused: " + r.message;
+    // The message may quote the line (a duplicate key), which no scan saw.
+    std::string msg = "mcpcell relay: the server's answer was refused: " + MaskedText(r.message);
     if (it->second.audited) AuditCall(it->second, r.id_json, "error", bytes, {{"error_code", r.code}});
     pending_[kClient].erase(it);
     a.forward = RelayAction::Forward::kReplaced;
@@ -709,8 +728,10 @@ RelayAction McpRelay::Notification(Side from, const Envelope& env) {
     std::optional<RpcId> id = rid ? DecodeId(*rid, &why) : std::nullopt;
     auto& asked = pending_[from];
     if (auto it = id ? asked.find(id->key) : asked.end(); it != asked.end() && it->second.audited) {
-      AuditCall(it->second, id->json, "cancelled", 0, {});
-      it->second.audited = false;  // its late answer, if any, passes unrecorded
+      // Its late answer, if any, passes unrecorded, once the call is on the
+      // record; when that record was lost, the answer is withheld like any
+      // other (adversary pass, relay_audit_gap_test.cc).
+      if (AuditCall(it->second, id->json, "cancelled", 0, {})) it->second.audited = false;
     }
   }
   return {};

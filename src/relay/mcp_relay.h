@@ -122,6 +122,7 @@ class McpRelay {
   };
 
   RelayAction FromSide(Side from, const LineFramer::Line& line);
+  static RelayAction Unbroken(RelayAction a, const LineFramer::Line& line);
   RelayAction Request(Side from, const Envelope& env, std::size_t bytes);
   RelayAction Response(Side from, const Envelope& env, std::string_view line);
   RelayAction Notification(Side from, const Envelope& env);
@@ -141,12 +142,18 @@ class McpRelay {
   std::optional<std::string> FilterList(const Envelope& env, std::string_view array, std::string_view name,
                                         const ToolFilter& filter);
   bool Audit(nlohmann::json event);  ///< false when the record could not be written
+  /// The record, or a text the relay quotes from a message, with every secret
+  /// the scan finds masked (mcp_relay_secrets.cc): records and refusals are
+  /// built from the message as it came, not as it was passed on.
+  void MaskSecretsIn(nlohmann::json* event);
+  std::string MaskedText(const std::string& text);
   // The secret scan (mcp_relay_secrets.cc): before dispatch a request or
   // notification with a secret is blocked; after it, a response is blocked
   // or any message redacted.
   void InitSecrets();
   RelayAction Dispatch(Side from, const Envelope& env, const LineFramer::Line& line);
   RelayAction GuardSecrets(Side from, const Envelope& env, const LineFramer::Line& line);
+  RelayAction GuardPlainText(Side from, const LineFramer::Line& line);
   RelayAction BlockSecrets(Side from, const Envelope& env, const std::vector<SecretFinding>& found,
                            const LineFramer::Line& line);
   void AuditSecrets(Side from, const Envelope& env, const std::vector<SecretFinding>& found, const char* action);

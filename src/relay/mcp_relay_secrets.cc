@@ -2,6 +2,7 @@
 // src/guard/secret_guard.h. Kept out of mcp_relay.cc so the relay's message
 // logic and the guard meet at one call site (FromSide → GuardSecrets).
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -40,6 +41,34 @@ void McpRelay::InitSecrets() {
   }
 }
 
+// A record names the tool, URI, argument keys and ids of the message as it
+// came (and with --audit-content its values): in redact mode they held the
+// very token the peer never saw (adversary pass, relay_secret_echo_test.cc).
+// The record is masked like a message; one no mask makes clean keeps only
+// its event name.
+void McpRelay::MaskSecretsIn(nlohmann::json* event) {
+  if (!secrets_) return;
+  std::string line = event->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::vector<SecretFinding> found;
+  auto masked = secrets_->RedactLine(line, &found);
+  // Only the NUL between two strings (a profile rule of any byte): no secret of the message's.
+  if (std::none_of(found.begin(), found.end(), [](const SecretFinding& f) { return f.bytes > 0; })) return;
+  nlohmann::json clean = masked ? nlohmann::json::parse(*masked, nullptr, false) : nlohmann::json();
+  if (clean.type() == event->type()) {
+    *event = std::move(clean);
+  } else if (event->is_object()) {
+    *event = {{"event", event->value("event", "")}, {"withheld", "the record held a secret no mask cleans"}};
+  } else {
+    *event = "(withheld: it held a secret no mask cleans)";
+  }
+}
+
+std::string McpRelay::MaskedText(const std::string& text) {
+  nlohmann::json j = text;
+  MaskSecretsIn(&j);
+  return j.get<std::string>();
+}
+
 void McpRelay::AuditSecrets(Side from, const Envelope& env, const std::vector<SecretFinding>& found,
                             const char* action) {
   nlohmann::json list = nlohmann::json::array();
@@ -73,6 +102,12 @@ RelayAction McpRelay::GuardSecrets(Side from, const Envelope& env, const LineFra
   if (!masked) return BlockSecrets(from, env, found, line);  // no mask makes it clean: fail closed
   AuditSecrets(from, env, found, "redacted");
   RelayAction a = Dispatch(from, env, line);
+  // A refusal judged the message as it came and may quote it (a denied tool's name).
+  if (!a.reply.empty()) {
+    auto reply_masked = secrets_->RedactLine(a.reply, &again);
+    a.reply = reply_masked ? std::move(*reply_masked) : ErrorResponse(env.id ? env.id->json : "null", kRefusedByPolicy,
+                                                                      "mcpcell: refused; the refusal held a secret");
+  }
   if (a.forward == RelayAction::Forward::kAsIs) {
     a.forward = RelayAction::Forward::kReplaced;
     a.replacement = std::move(*masked);
@@ -82,6 +117,41 @@ RelayAction McpRelay::GuardSecrets(Side from, const Envelope& env, const LineFra
     a.replacement = line_masked ? std::move(*line_masked) : ErrorResponse(env.id ? env.id->json : "null", kRefusedByPolicy,
                                                                           "mcpcell: a secret in this answer cannot be masked");
   }
+  return a;
+}
+
+// A line no reader takes for a message still reaches the peer's reader (and
+// a JSON parser's error quotes it into the client's log): a token in it
+// passed unscanned in every mode (adversary pass, relay_secret_echo_test.cc).
+// It is scanned as one string; with a finding it is masked or dropped, else
+// it passes byte for byte.
+RelayAction McpRelay::GuardPlainText(Side from, const LineFramer::Line& line) {
+  SecretMode mode = from == kClient ? config_.secrets.to_server : config_.secrets.to_client;
+  if (mode == SecretMode::kOff || !secrets_) return {};
+  std::string quoted = nlohmann::json(std::string(line.text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::vector<SecretFinding> found;
+  auto masked = secrets_->RedactLine(quoted, &found);
+  if (found.empty()) return {};
+  nlohmann::json e{{"event", "secret"}, {"from", kFrom[from]}, {"mode", SecretModeName(mode)}, {"count", found.size()},
+                   {"plain_text", true}};
+  nlohmann::json list = nlohmann::json::array();
+  for (std::size_t i = 0; i < found.size() && i < kListedFindings; ++i) {
+    list.push_back({{"rule", found[i].rule}, {"sha256", found[i].sha256}, {"bytes", found[i].bytes}});
+  }
+  e["findings"] = std::move(list);
+  RelayAction a;
+  nlohmann::json text = masked ? nlohmann::json::parse(*masked, nullptr, false) : nlohmann::json();
+  if (mode == SecretMode::kAudit) {
+    e["action"] = "passed";
+  } else if (mode == SecretMode::kRedact && text.is_string()) {
+    e["action"] = "redacted";
+    a.forward = RelayAction::Forward::kReplaced;
+    a.replacement = text.get<std::string>();
+  } else {
+    e["action"] = "blocked";
+    a.forward = RelayAction::Forward::kDrop;
+  }
+  Audit(std::move(e));
   return a;
 }
 

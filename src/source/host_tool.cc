@@ -91,6 +91,11 @@ void AddHomeInputs(const std::string& home, const std::string& python, std::vect
   out->push_back({home + "/.config/pip/pip.conf", "pip's user config (it chooses the index uvx:// installs from)"});
   out->push_back({home + "/.pip/pip.conf", "pip's legacy user config (it chooses the index uvx:// installs from)"});
   out->push_back({home + "/.npmrc", "npm's user config (it chooses the registry npx:// installs from)"});
+  // npm runs git on the host for a git dependency, with the caller's git
+  // config: core.hooksPath there ran a cell's hook after the clone's checkout
+  // (adversary pass, tests/e2e/adv_npx_cache.test.mjs).
+  out->push_back({home + "/.gitconfig", "git's user config (npm runs git for git dependencies; it can name hooks)"});
+  out->push_back({home + "/.config/git/config", "git's user config (npm runs git for git dependencies; it can name hooks)"});
   if (auto prefix = NpmrcPrefix(home); !prefix.empty()) {
     out->push_back({prefix + "/etc/npmrc", "npm's global config (the prefix ~/.npmrc names)"});
   }
@@ -112,8 +117,11 @@ std::vector<HostToolInput> HostToolInputs() {
     out.push_back({(d[0] == '/' ? d : "/" + d) + "/pip/pip.conf",
                    "pip's site config (it chooses the index uvx:// installs from)"});
   }
+  if (auto x = ToolEnvPath("XDG_CONFIG_HOME"); !x.empty()) {
+    out.push_back({x + "/git/config", "git's user config in $XDG_CONFIG_HOME (npm runs git for git dependencies)"});
+  }
   for (const char* name : {"PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "npm_config_userconfig", "NPM_CONFIG_GLOBALCONFIG",
-                           "npm_config_globalconfig"}) {
+                           "npm_config_globalconfig", "GIT_CONFIG_GLOBAL"}) {
     if (auto v = ToolEnvPath(name); !v.empty()) out.push_back({v, std::string("the config file $") + name + " names"});
   }
   for (const char* name : {"NPM_CONFIG_PREFIX", "npm_config_prefix"}) {

@@ -82,6 +82,16 @@ class NpmTool : public PackageTool {
 
  private:
   Result<std::string> Run(std::vector<std::string> argv, bool capture, std::string what) {
+    // npm's own package cache (~/.npm, or $npm_config_cache) answers a
+    // packument and a tarball without asking the registry while the stored
+    // max-age holds, and a cell may have been granted it (`--write ~/.npm`
+    // planted the code the next install put in place: adversary pass,
+    // tests/e2e/adv_npx_cache.test.mjs). npm gets a cache inside mcpcell's,
+    // which no grant may make writable (launch_plan.cc). A flag beats every
+    // npmrc and environment setting.
+    auto root = NpxCacheRoot();
+    if (!root.ok()) return root.error();
+    argv.push_back("--cache=" + *root + "/.npm-cache");
     return RunHostTool({std::move(argv), capture, limit_, std::move(what), cell_writable_, kNpmTimeoutHint,
                         kNpmMissingHint});
   }
