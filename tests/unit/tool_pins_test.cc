@@ -544,8 +544,8 @@ TEST(PinStoreAttacks, RefusesAPinFileAnotherUserOwns) {
 // quoted the name for the shell but not for the terminal.
 TEST(PinStoreAttacks, ANewToolsApproveCommandShowsItsNameVisibly) {
   TempDir dir;
-  Session(dir.path).List(json::array({{{"name", "ok"}, {"description", "a"}}}));
-  Session later(dir.path);
+  Session(dir.path()).List(json::array({{{"name", "ok"}, {"description", "a"}}}));
+  Session later(dir.path());
   later.List(json::array({{{"name", "ok"}, {"description", "a"}}, {{"name", "x\x1b[2Jy"}, {"description", "b"}}}));
   ASSERT_FALSE(later.said.empty());
   for (const auto& line : later.said) EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
