@@ -1,0 +1,172 @@
+// The relay's own CPU per message, in process: McpRelay fed from memory (no
+// cell, no pipes, no scheduler), so the figures hold on a loaded machine
+// where wall-clock ones do not (bench/relay.sh has those).
+//   relay_bench cpu [REPS]       per-message µs (median of REPS rounds) for
+//                                each case below, scan off and on (redact),
+//                                and the peak RSS growth of the 24 MiB case.
+//   relay_bench one CASE N MODE  runs one case N times (for perf record);
+//                                MODE is off or redact.
+// Cases: notify1k (a 1 KiB notification), call45 (a 45-byte tools/call and
+// its answer), result64k (a 64 KiB tools/call result), big24m (a 24 MiB
+// string, one direction). No thresholds: numbers for bench/RESULTS.md.
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "relay/mcp_relay.h"
+
+using namespace mcpcell;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A line as LineFramer hands it out: the text, then readable padding.
+struct PaddedLine {
+  std::string buf;
+  explicit PaddedLine(std::string text) : buf(std::move(text)) { buf.append(LineFramer::kPadding, ' '); }
+  LineFramer::Line line() const {
+    std::size_t n = buf.size() - LineFramer::kPadding;
+    return LineFramer::Line{std::string_view(buf.data(), n), false, n};
+  }
+};
+
+std::string Filler(std::size_t n) {
+  // Text that looks like a tool's output (words, digits, punctuation), no escapes.
+  static const char kWords[] = "the relay reads every line of 2026 and passes it on, judged; ";
+  std::string s;
+  s.reserve(n);
+  while (s.size() < n) s.append(kWords, std::min(n - s.size(), sizeof kWords - 1));
+  return s;
+}
+
+RelayConfig Config(SecretMode mode) {
+  RelayConfig cfg;
+  cfg.server = "bench";
+  cfg.secrets.to_client = cfg.secrets.to_server = mode;
+  return cfg;
+}
+
+struct Case {
+  const char* name;
+  const char* what;
+  double bytes;  // per round, for MB/s
+  // Runs `n` rounds against `relay`, returns the seconds spent in the relay.
+  double (*run)(McpRelay& relay, std::size_t n);
+};
+
+double Notify1k(McpRelay& relay, std::size_t n) {
+  std::string head = R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":")";
+  PaddedLine l(head + Filler(1024 - head.size() - 4) + "\"}}");
+  auto t = Clock::now();
+  for (std::size_t i = 0; i < n; ++i) relay.FromServer(l.line());
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double Call45(McpRelay& relay, std::size_t n) {
+  std::chrono::duration<double> busy{};
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string id = std::to_string(i);
+    PaddedLine call(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"tools/call","params":{"name":"x"}})");
+    PaddedLine answer(R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{"content":[]}})");
+    auto t = Clock::now();
+    relay.FromClient(call.line());
+    relay.FromServer(answer.line());
+    busy += Clock::now() - t;
+  }
+  return busy.count();
+}
+
+double Result64k(McpRelay& relay, std::size_t n) {
+  std::string text = Filler(64 * 1024);
+  std::chrono::duration<double> busy{};
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string id = std::to_string(i);
+    PaddedLine call(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"tools/call","params":{"name":"read"}})");
+    PaddedLine answer(R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{"content":[{"type":"text","text":")" + text +
+                      "\"}]}}");
+    relay.FromClient(call.line());
+    auto t = Clock::now();
+    relay.FromServer(answer.line());
+    busy += Clock::now() - t;
+  }
+  return busy.count();
+}
+
+double Big24m(McpRelay& relay, std::size_t n) {
+  PaddedLine l(R"({"jsonrpc":"2.0","method":"notifications/message","params":{"data":")" + std::string(24 << 20, 'a') +
+               "\"}}");
+  auto t = Clock::now();
+  for (std::size_t i = 0; i < n; ++i) relay.FromClient(l.line());
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+const Case kCases[] = {
+    {"notify1k", "1 KiB notification", 1024, Notify1k},
+    {"call45", "45-byte tools/call + its answer", 45, Call45},
+    {"result64k", "64 KiB tools/call result", 64 * 1024, Result64k},
+    {"big24m", "24 MiB string line, one direction", 24 << 20, Big24m},
+};
+
+std::size_t RoundsOf(const Case& c) { return c.bytes >= (1 << 20) ? 3 : c.bytes >= 65536 ? 2000 : 20000; }
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double PeakRssMiB() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+int Cpu(int reps) {
+  std::printf("| per message, relay CPU (median of %d rounds) | scan off µs | scan on (redact) µs | on / off | scan on MB/s |\n",
+              reps);
+  std::printf("| --- | ---: | ---: | ---: | ---: |\n");
+  double rss_before = PeakRssMiB();
+  for (const Case& c : kCases) {
+    std::size_t n = RoundsOf(c);
+    std::vector<double> off, on;
+    for (int r = 0; r < reps; ++r) {  // interleaved: off, on, off, on ...
+      McpRelay a(Config(SecretMode::kOff), nullptr);
+      off.push_back(c.run(a, n) / static_cast<double>(n) * 1e6);
+      McpRelay b(Config(SecretMode::kRedact), nullptr);
+      on.push_back(c.run(b, n) / static_cast<double>(n) * 1e6);
+    }
+    double mo = Median(off), mn = Median(on);
+    std::printf("| %s | %.2f | %.2f | %.2f | %.0f |\n", c.what, mo, mn, mn / mo, c.bytes / mn);
+  }
+  std::printf("\npeak RSS of this process: %.1f MiB (%.1f MiB before the cases)\n", PeakRssMiB(),
+              rss_before);
+  return 0;
+}
+
+int One(const char* name, std::size_t n, const char* mode) {
+  for (const Case& c : kCases) {
+    if (std::strcmp(c.name, name) != 0) continue;
+    McpRelay relay(Config(std::strcmp(mode, "off") == 0 ? SecretMode::kOff : SecretMode::kRedact), nullptr);
+    double s = c.run(relay, n);
+    std::printf("%s %s: %.2f µs per round, peak RSS %.1f MiB\n", name, mode, s / static_cast<double>(n) * 1e6,
+                PeakRssMiB());
+    return 0;
+  }
+  std::fprintf(stderr, "relay_bench: no case %s\n", name);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "cpu") == 0) return Cpu(argc >= 3 ? std::max(1, std::atoi(argv[2])) : 5);
+  if (argc == 5 && std::strcmp(argv[1], "one") == 0) return One(argv[2], std::strtoul(argv[3], nullptr, 10), argv[4]);
+  std::fprintf(stderr, "usage: relay_bench cpu [REPS] | one CASE N off|redact\n");
+  return 2;
+}
