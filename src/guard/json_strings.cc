@@ -86,9 +86,7 @@ void Write(element e, const JsonStrings::Edits& edits, std::string* out) {
 
 JsonStrings::JsonStrings(element root) { Walk(root); }
 
-// The UTF-8 length of an invisible format character at the start of `s`, or 0:
-// U+00AD, U+200B-U+200F, U+202A-U+202E, U+2060-U+2064, U+2066-U+2069, U+FEFF.
-static std::size_t InvisibleAt(std::string_view s) {
+std::size_t InvisibleCharAt(std::string_view s) {
   auto b = [&](std::size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
   if (b(0) == 0xC2 && b(1) == 0xAD) return 2;
   if (b(0) == 0xEF && b(1) == 0xBB && b(2) == 0xBF) return 3;
@@ -117,7 +115,7 @@ void JsonStrings::Add(std::string_view s, bool glue) {
   for (;;) {
     std::size_t i = std::min({next[0], next[1], next[2]});
     if (i >= s.size()) break;
-    std::size_t n = InvisibleAt(s.substr(i));
+    std::size_t n = InvisibleCharAt(s.substr(i));
     if (n != 0) {
       text_.append(s.substr(run, i - run));
       run = i + n;

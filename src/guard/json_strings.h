@@ -22,6 +22,11 @@
 
 namespace mcpcell {
 
+/// The UTF-8 length of an invisible format character at the start of `s`
+/// (U+00AD, U+200B-U+200F, U+202A-U+202E, U+2060-U+2064, U+2066-U+2069,
+/// U+FEFF), or 0: what JsonStrings leaves out of its text.
+std::size_t InvisibleCharAt(std::string_view s);
+
 class JsonStrings {
  public:
   /// One string of the document: where it sits in text() and which string it
