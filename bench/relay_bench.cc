@@ -4,6 +4,10 @@
 //   relay_bench cpu [REPS]       per-message µs (median of REPS rounds) for
 //                                each case below, scan off and on (redact),
 //                                and the peak RSS growth of the 24 MiB case.
+//   relay_bench rss              the supervisor's memory for one 24 MiB
+//                                line: how far the peak RSS rises above the
+//                                RSS before the line (the line itself, as the
+//                                framer holds it, is allocated before).
 //   relay_bench one CASE N MODE  runs one case N times (for perf record);
 //                                MODE is off or redact.
 // Cases: notify1k (a 1 KiB notification), call45 (a 45-byte tools/call and
@@ -149,6 +153,44 @@ int Cpu(int reps) {
   return 0;
 }
 
+// VmRSS or VmHWM of this process, in MiB.
+double StatusMiB(const char* field) {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char row[256];
+  double kib = -1;
+  std::size_t n = std::strlen(field);
+  while (std::fgets(row, sizeof row, f) != nullptr) {
+    if (std::strncmp(row, field, n) == 0) kib = std::strtod(row + n + 1, nullptr);
+  }
+  std::fclose(f);
+  return kib / 1024.0;
+}
+
+// Peak RSS growth while the relay judges one 24 MiB line (both directions in
+// turn: in as a request's argument, out as its result), over the RSS before.
+int Rss() {
+  std::printf("| one 24 MiB line through McpRelay | scan off MiB | scan on (redact) MiB |\n| --- | ---: | ---: |\n");
+  std::string big(24 << 20, 'a');
+  PaddedLine in(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"w","arguments":{"data":")" + big +
+                "\"}}}");
+  PaddedLine out(R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":")" + big + "\"}]}}");
+  big = std::string();
+  double grew[2];
+  for (int i = 0; i < 2; ++i) {
+    McpRelay relay(Config(i == 0 ? SecretMode::kOff : SecretMode::kRedact), nullptr);
+    // Writing 5 to clear_refs resets the peak (VmHWM) to the current RSS (proc(5)).
+    FILE* f = std::fopen("/proc/self/clear_refs", "w");
+    if (f == nullptr || std::fputs("5", f) < 0 || std::fclose(f) != 0) return 1;
+    double before = StatusMiB("VmRSS:");
+    relay.FromClient(in.line());
+    relay.FromServer(out.line());
+    grew[i] = StatusMiB("VmHWM:") - before;
+  }
+  std::printf("| peak RSS above the RSS before (the lines were allocated before) | %.1f | %.1f |\n", grew[0], grew[1]);
+  return 0;
+}
+
 int One(const char* name, std::size_t n, const char* mode) {
   for (const Case& c : kCases) {
     if (std::strcmp(c.name, name) != 0) continue;
@@ -166,7 +208,8 @@ int One(const char* name, std::size_t n, const char* mode) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "cpu") == 0) return Cpu(argc >= 3 ? std::max(1, std::atoi(argv[2])) : 5);
+  if (argc == 2 && std::strcmp(argv[1], "rss") == 0) return Rss();
   if (argc == 5 && std::strcmp(argv[1], "one") == 0) return One(argv[2], std::strtoul(argv[3], nullptr, 10), argv[4]);
-  std::fprintf(stderr, "usage: relay_bench cpu [REPS] | one CASE N off|redact\n");
+  std::fprintf(stderr, "usage: relay_bench cpu [REPS] | rss | one CASE N off|redact\n");
   return 2;
 }

@@ -238,6 +238,14 @@ std::optional<std::string> SecretGuard::Redact(simdjson::dom::element root, std:
   // case). Each round grows a mask or empties a string, so it ends; the
   // bound keeps a hostile message from buying many rounds.
   constexpr int kWidenRounds = 8, kRounds = 16;
+  // The rescan's DOM is as large as the message: a large one's memory goes
+  // back when Redact returns, not at the next redaction.
+  struct Shrink {
+    simdjson::dom::parser* parser;
+    ~Shrink() {
+      if (parser->capacity() > (std::size_t{1} << 20)) *parser = simdjson::dom::parser();
+    }
+  } shrink{&rescan_parser_};
   for (int round = 0; round < kRounds; ++round) {
     std::string out = JsonStrings::Rewrite(root, edits);
     auto doc = rescan_parser_.parse(out);
