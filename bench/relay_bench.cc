@@ -11,7 +11,8 @@
 //   relay_bench one CASE N MODE  runs one case N times (for perf record);
 //                                MODE is off or redact.
 // Cases: notify1k (a 1 KiB notification), call45 (a 45-byte tools/call and
-// its answer), result64k (a 64 KiB tools/call result), big24m (a 24 MiB
+// its answer), result64k (a 64 KiB tools/call result), lines64k (the same
+// with \n escapes), big24m (a 24 MiB
 // string, one direction). No thresholds: numbers for bench/RESULTS.md.
 
 #include <sys/resource.h>
@@ -103,6 +104,25 @@ double Result64k(McpRelay& relay, std::size_t n) {
   return busy.count();
 }
 
+// The same with the text's lines written as JSON writes them ("\n" escapes
+// every 80 bytes): most tool output looks like this.
+double Result64kLines(McpRelay& relay, std::size_t n) {
+  std::string text;
+  while (text.size() < 64 * 1024) text += Filler(78) + "\\n";
+  std::chrono::duration<double> busy{};
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string id = std::to_string(i);
+    PaddedLine call(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"tools/call","params":{"name":"read"}})");
+    PaddedLine answer(R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{"content":[{"type":"text","text":")" + text +
+                      "\"}]}}");
+    relay.FromClient(call.line());
+    auto t = Clock::now();
+    relay.FromServer(answer.line());
+    busy += Clock::now() - t;
+  }
+  return busy.count();
+}
+
 double Big24m(McpRelay& relay, std::size_t n) {
   PaddedLine l(R"({"jsonrpc":"2.0","method":"notifications/message","params":{"data":")" + std::string(24 << 20, 'a') +
                "\"}}");
@@ -115,6 +135,7 @@ const Case kCases[] = {
     {"notify1k", "1 KiB notification", 1024, Notify1k},
     {"call45", "45-byte tools/call + its answer", 45, Call45},
     {"result64k", "64 KiB tools/call result", 64 * 1024, Result64k},
+    {"lines64k", "64 KiB tools/call result, \\n every 80 bytes", 64 * 1024, Result64kLines},
     {"big24m", "24 MiB string line, one direction", 24 << 20, Big24m},
 };
 

@@ -103,18 +103,22 @@ bool DecodeEscape(std::string_view s, std::size_t* at, std::string* out) {
 }
 
 // The strings of `line` that hold a backslash, decoded onto `out`, each
-// followed by a NUL; `*text_keys` counts those that decode to "text". In
+// followed by a NUL; `*text_keys` counts those that decode to "text";
+// kTooMuch once `out` grows past `budget` (the fast path would scan most
+// bytes twice: the full path scans them once). In
 // JSON no '"' or '\' stands outside a string, so strings are found by their
 // quotes alone. Runs between escapes are copied whole (memchr finds both
 // ends), so a long string with a few escapes costs a copy, not a byte loop.
-bool DecodeEscapedStrings(std::string_view line, std::string* out, int* text_keys) {
+enum class Decoded { kOk, kUnknownEscape, kTooMuch };
+
+Decoded DecodeEscapedStrings(std::string_view line, std::size_t budget, std::string* out, int* text_keys) {
   std::size_t next_bs = Find(line, '\\', 0);
   std::size_t i = 0;
   while (next_bs != npos) {
     std::size_t open = Find(line, '"', i);
-    if (open == npos || open > next_bs) return false;  // a backslash outside a string: not JSON
+    if (open == npos || open > next_bs) return Decoded::kUnknownEscape;  // a backslash outside a string: not JSON
     std::size_t close = Find(line, '"', open + 1);
-    if (close == npos) return false;
+    if (close == npos) return Decoded::kUnknownEscape;
     if (close < next_bs) {
       i = close + 1;
       continue;
@@ -125,17 +129,18 @@ bool DecodeEscapedStrings(std::string_view line, std::string* out, int* text_key
       out->append(line.substr(j, stop - j));
       if (stop == close) break;
       j = stop;
-      if (!DecodeEscape(line, &j, out)) return false;
+      if (!DecodeEscape(line, &j, out)) return Decoded::kUnknownEscape;
       next_bs = Find(line, '\\', j);
       if (close < j) close = Find(line, '"', j);  // the quote found was escaped
-      if (close == npos) return false;
+      if (close == npos) return Decoded::kUnknownEscape;
+      if (out->size() > budget) return Decoded::kTooMuch;
     }
     if (std::string_view(*out).substr(start) == "text") ++*text_keys;
     out->push_back('\0');
     i = close + 1;
     if (next_bs != npos && next_bs < i) next_bs = Find(line, '\\', i);
   }
-  return true;
+  return Decoded::kOk;
 }
 
 }  // namespace
@@ -147,10 +152,17 @@ RawScanPlan PlanRawScan(std::string_view line) {
     return plan;
   }
   int text_keys = RawTextKeys(line);
-  if (!DecodeEscapedStrings(line, &plan.escaped, &text_keys)) {
-    plan.why = "an escape the fast path does not decode";
-    plan.escaped.clear();
-    return plan;
+  switch (DecodeEscapedStrings(line, line.size() / 4, &plan.escaped, &text_keys)) {
+    case Decoded::kOk:
+      break;
+    case Decoded::kUnknownEscape:
+      plan.why = "an escape the fast path does not decode";
+      plan.escaped.clear();
+      return plan;
+    case Decoded::kTooMuch:
+      plan.why = "strings with escapes are over a quarter of the line";
+      plan.escaped.clear();
+      return plan;
   }
   if (HasInvisible(plan.escaped)) {
     plan.why = "an invisible format character written as an escape";
