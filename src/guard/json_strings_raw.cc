@@ -123,6 +123,18 @@ Decoded DecodeEscapedStrings(std::string_view line, std::size_t budget, std::str
       i = close + 1;
       continue;
     }
+    // Its size first (a quote after an odd run of backslashes is escaped):
+    // a line that is mostly one long escaped text (tool output with "\n")
+    // goes to the full path before any of it is decoded.
+    std::size_t end = close;
+    for (;;) {
+      std::size_t k = end;
+      while (k > open + 1 && line[k - 1] == '\\') --k;
+      if ((end - k) % 2 == 0) break;
+      end = Find(line, '"', end + 1);
+      if (end == npos) return Decoded::kUnknownEscape;
+    }
+    if (out->size() + (end - open - 1) > budget) return Decoded::kTooMuch;
     std::size_t start = out->size(), j = open + 1;
     for (;;) {
       std::size_t stop = std::min(next_bs, close);
@@ -147,10 +159,6 @@ Decoded DecodeEscapedStrings(std::string_view line, std::size_t budget, std::str
 
 RawScanPlan PlanRawScan(std::string_view line) {
   RawScanPlan plan;
-  if (HasInvisible(line)) {
-    plan.why = "an invisible format character";
-    return plan;
-  }
   int text_keys = RawTextKeys(line);
   switch (DecodeEscapedStrings(line, line.size() / 4, &plan.escaped, &text_keys)) {
     case Decoded::kOk:
@@ -163,6 +171,11 @@ RawScanPlan PlanRawScan(std::string_view line) {
       plan.why = "strings with escapes are over a quarter of the line";
       plan.escaped.clear();
       return plan;
+  }
+  if (HasInvisible(line)) {
+    plan.why = "an invisible format character";
+    plan.escaped.clear();
+    return plan;
   }
   if (HasInvisible(plan.escaped)) {
     plan.why = "an invisible format character written as an escape";

@@ -157,8 +157,9 @@ TEST(RawScanGuard, CleanMessagesAreClearedWithoutTheFullScan) {
   Paths g;
   std::string words(1000, 'w');
   EXPECT_TRUE(g.Cleared(R"({"jsonrpc":"2.0","method":"notifications/message","params":{"data":")" + words + R"("}})"));
-  EXPECT_TRUE(g.Cleared(R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"line\nline\n"}]}})"));
-  EXPECT_TRUE(g.Cleared(R"({"a":"\ud83d\ude00 smile"})"));
+  // Strings with escapes in a line that is mostly something else.
+  EXPECT_TRUE(g.Cleared(R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"line\nline\n"}]}})" + Pad()));
+  EXPECT_TRUE(g.Cleared(R"({"a":"\ud83d\ude00 smile"})" + Pad()));
 }
 
 TEST(RawScanGuard, ASecretStraddlingAnEscapeIsFound) {
