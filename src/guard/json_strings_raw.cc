@@ -159,7 +159,9 @@ Decoded DecodeEscapedStrings(std::string_view line, std::size_t budget, std::str
 
 RawScanPlan PlanRawScan(std::string_view line) {
   RawScanPlan plan;
-  int text_keys = RawTextKeys(line);
+  // Cheapest refusal first: a line that is mostly escaped text is told by
+  // its first such string, before any other pass over the line.
+  int text_keys = 0;
   switch (DecodeEscapedStrings(line, line.size() / 4, &plan.escaped, &text_keys)) {
     case Decoded::kOk:
       break;
@@ -181,6 +183,7 @@ RawScanPlan PlanRawScan(std::string_view line) {
     plan.why = "an invisible format character written as an escape";
     return plan;
   }
+  text_keys += RawTextKeys(line);
   if (text_keys >= 2) {
     plan.why = "two or more \"text\" keys (content blocks are scanned glued)";
     return plan;
