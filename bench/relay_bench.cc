@@ -8,6 +8,8 @@
 //                                line: how far the peak RSS rises above the
 //                                RSS before the line (the line itself, as the
 //                                framer holds it, is allocated before).
+//   relay_bench paths FILE       which path the secret scan takes for FILE's
+//                                text as 64 KiB tools/call results.
 //   relay_bench one CASE N MODE  runs one case N times (for perf record);
 //                                MODE is off or redact.
 // Cases: notify1k (a 1 KiB notification), call45 (a 45-byte tools/call and
@@ -27,6 +29,13 @@
 #include <string>
 #include <vector>
 
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "guard/json_strings_raw.h"
 #include "relay/mcp_relay.h"
 
 using namespace mcpcell;
@@ -227,6 +236,30 @@ int Rss() {
   return 0;
 }
 
+// Which path the secret scan takes for tools/call results made of FILE's
+// text in 64 KiB pieces (as secret_bench builds them): the fast path, or why not.
+int Paths(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  std::map<std::string, int> why;
+  std::chrono::duration<double> busy{};
+  std::size_t lines = 0;
+  for (std::size_t at = 0; at < text.size(); at += 64 * 1024, ++lines) {
+    nlohmann::json m{{"jsonrpc", "2.0"}, {"id", 1},
+                     {"result", {{"content", {{{"type", "text"}, {"text", text.substr(at, 64 * 1024)}}}}}}};
+    std::string line = m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    auto t = Clock::now();
+    RawScanPlan plan = PlanRawScan(line);
+    busy += Clock::now() - t;
+    ++why[plan.usable ? "fast path" : plan.why];
+  }
+  for (const auto& [w, n] : why) std::printf("%6d  %s\n", n, w.c_str());
+  std::printf("PlanRawScan: %.2f µs per line\n", busy.count() * 1e6 / static_cast<double>(lines));
+  return 0;
+}
+
 int One(const char* name, std::size_t n, const char* mode) {
   for (const Case& c : kCases) {
     if (std::strcmp(c.name, name) != 0) continue;
@@ -245,7 +278,8 @@ int One(const char* name, std::size_t n, const char* mode) {
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "cpu") == 0) return Cpu(argc >= 3 ? std::max(1, std::atoi(argv[2])) : 5);
   if (argc == 2 && std::strcmp(argv[1], "rss") == 0) return Rss();
+  if (argc == 3 && std::strcmp(argv[1], "paths") == 0) return Paths(argv[2]);
   if (argc == 5 && std::strcmp(argv[1], "one") == 0) return One(argv[2], std::strtoul(argv[3], nullptr, 10), argv[4]);
-  std::fprintf(stderr, "usage: relay_bench cpu [REPS] | rss | one CASE N off|redact\n");
+  std::fprintf(stderr, "usage: relay_bench cpu [REPS] | rss | paths FILE | one CASE N off|redact\n");
   return 2;
 }

@@ -126,13 +126,16 @@ Decoded DecodeEscapedStrings(std::string_view line, std::size_t budget, std::str
     // Its size first (a quote after an odd run of backslashes is escaped):
     // a line that is mostly one long escaped text (tool output with "\n")
     // goes to the full path before any of it is decoded.
+    // The search stops at the budget: past it the answer is known.
+    if (out->size() >= budget) return Decoded::kTooMuch;
+    std::string_view within = line.substr(0, std::min(line.size(), open + 2 + (budget - out->size())));
     std::size_t end = close;
     for (;;) {
+      if (end == npos || end >= within.size()) return Decoded::kTooMuch;
       std::size_t k = end;
       while (k > open + 1 && line[k - 1] == '\\') --k;
       if ((end - k) % 2 == 0) break;
-      end = Find(line, '"', end + 1);
-      if (end == npos) return Decoded::kUnknownEscape;
+      end = Find(within, '"', end + 1);
     }
     if (out->size() + (end - open - 1) > budget) return Decoded::kTooMuch;
     std::size_t start = out->size(), j = open + 1;
