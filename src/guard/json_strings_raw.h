@@ -18,6 +18,9 @@
 //    or in a decoded string;
 //  - content blocks, whose texts the text glues together: two or more keys
 //    "text" (written with or without escapes).
+// A line that is mostly strings with escapes (over a quarter: tool output
+// with "\n") also goes to the full path, which reads those bytes once where
+// this one would scan them twice; it is told by the first such string.
 // The raw scan reads the whole line (keys, punctuation, numbers too): it may
 // match where the text would not (a key and its value read as "key":"value"),
 // and then the full path decides. It never skips a byte.
