@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The MCP-aware relay's cost (issue 17): a tools/call round trip and 1 KiB-line throughput through a
 # native cell with the relay on (the default) vs --relay=off vs a bare pipe; a 24 MiB line through
-# the relay vs the raw copy; the supervisor's peak RSS. Prints Markdown on stdout. No thresholds.
+# the relay vs the raw copy; the supervisor's peak RSS; then, when built (cmake --build build --target
+# relay_bench), the relay's own CPU per message and memory in process (bench/relay_bench.cc), which
+# hold on a loaded machine where the wall-clock figures do not. Prints Markdown on stdout, with the
+# load average at start and end. No thresholds.
 #   bench/relay.sh [--quick]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_mcpcell
@@ -11,6 +14,8 @@ cc -O2 -Wall -Wextra -Wconversion -Werror -o "$BENCH_BIN/mcp_answer" "$BENCH_DIR
 ROUNDTRIPS=20000 TOTAL_MIB=256 REPS=5 BIG_REPS=7
 (( QUICK )) && ROUNDTRIPS=500 TOTAL_MIB=16 REPS=1 BIG_REPS=3
 bench_log "relay: $ROUNDTRIPS round trips, $REPS x $TOTAL_MIB MiB per config"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %T') UTC, $(nproc) CPUs"
+echo
 # tools/call for the round trips (answered by mcp_answer), notifications for the throughput.
 RTT_SHAPE=call "$BENCH_BIN/rtt" "$ROUNDTRIPS" 68 "$TOTAL_MIB" 1024 "$REPS" \
   "bare pipe" "$BENCH_BIN/mcp_answer" \
@@ -51,3 +56,15 @@ for flag in "--relay=off" "--relay=on"; do
   r=$(printf '%s\n' "${rss[@]}" | median)
   printf '| %s | %.3f | %.1f |\n' "$flag" "$(echo "$b - $s" | bc -l)" "$(echo "$r / 1024" | bc -l)"
 done
+
+RELAY_BENCH=${RELAY_BENCH:-$REPO_DIR/build/relay_bench}
+if [[ -x $RELAY_BENCH ]]; then
+  echo
+  "$RELAY_BENCH" cpu "$REPS"
+  echo
+  "$RELAY_BENCH" rss
+else
+  bench_log "no $RELAY_BENCH (cmake --build build --target relay_bench): in-process figures left out"
+fi
+echo
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %T') UTC"

@@ -1,7 +1,8 @@
 // libFuzzer target: the secret scan of one message (src/guard/). Besides
 // crashes it checks the promise redaction makes: the masked message is valid
 // JSON, and scanning it again finds nothing (no secret survives a mask, and
-// a mask never completes a new one).
+// a mask never completes a new one); and that the fast path never clears a
+// message the full scan finds a secret in.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -31,6 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static simdjson::dom::parser parser;
   auto doc = parser.parse(reinterpret_cast<const char*>(data), size);
   if (doc.error()) return 0;
+  // The relay's fast path (json_strings_raw.h) may clear a message only when
+  // the full scan of its decoded strings finds nothing.
+  std::string_view line(reinterpret_cast<const char*>(data), size);
+  if (g_guard->ClearedRaw(line) && !g_guard->Scan(doc.value_unsafe()).empty()) std::abort();
   std::vector<mcpcell::SecretFinding> found;
   std::optional<std::string> masked = g_guard->Redact(doc.value_unsafe(), &found);
   if (found.empty()) return 0;

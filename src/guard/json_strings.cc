@@ -96,7 +96,10 @@ JsonStrings::JsonStrings(element root) { Walk(root); }
 // inside a token hid it; the separator between strings is added apart).
 static bool IsHiddenControl(unsigned char c) { return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f; }
 
-static std::size_t InvisibleAt(std::string_view s) {
+// Every invisible character above is a control byte or starts with one of these.
+constexpr unsigned char kLead[] = {0xC2, 0xCD, 0xD8, 0xE1, 0xE2, 0xEF, 0xF3};
+
+std::size_t InvisibleCharAt(std::string_view s) {
   auto b = [&](std::size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
   if (!s.empty() && IsHiddenControl(static_cast<unsigned char>(s[0]))) return 1;
   if (b(0) == 0xC2 && b(1) == 0xAD) return 2;
@@ -116,6 +119,22 @@ static std::size_t InvisibleAt(std::string_view s) {
   return 0;
 }
 
+bool HasInvisibleChar(std::string_view s, bool nul_separates) {
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (IsHiddenControl(u) && !(nul_separates && u == 0)) return true;
+  }
+  for (unsigned char lead : kLead) {
+    for (const char* p = s.data(); (p = static_cast<const char*>(
+                                         std::memchr(p, lead, s.size() - static_cast<std::size_t>(p - s.data())))) != nullptr;
+         ++p) {
+      if (InvisibleCharAt(s.substr(static_cast<std::size_t>(p - s.data()))) != 0) return true;
+      if (p + 1 == s.data() + s.size()) break;
+    }
+  }
+  return false;
+}
+
 void JsonStrings::Add(std::string_view s, bool glue) {
   if (!text_.empty() && !(glue && last_glued_)) text_.push_back('\0');
   last_glued_ = glue;
@@ -125,7 +144,6 @@ void JsonStrings::Add(std::string_view s, bool glue) {
   // The next position of each lead byte, and of a control byte in the last
   // slot (s.size() when none is left), so text between candidates is never
   // looked at twice.
-  constexpr unsigned char kLead[] = {0xC2, 0xCD, 0xD8, 0xE1, 0xE2, 0xEF, 0xF3};
   constexpr int kLeads = sizeof kLead + 1;
   std::size_t next[kLeads];
   auto find = [&](int k, std::size_t from) {
@@ -144,7 +162,7 @@ void JsonStrings::Add(std::string_view s, bool glue) {
   for (;;) {
     std::size_t i = *std::min_element(next, next + kLeads);
     if (i >= s.size()) break;
-    std::size_t n = InvisibleAt(s.substr(i));
+    std::size_t n = InvisibleCharAt(s.substr(i));
     if (n != 0) {
       text_.append(s.substr(run, i - run));
       run = i + n;

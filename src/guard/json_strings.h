@@ -23,6 +23,17 @@
 
 namespace mcpcell {
 
+/// The UTF-8 length of an invisible character at the start of `s` (control
+/// bytes but tab/LF/CR, soft hyphen, joiners, bidi controls, variation
+/// selectors, tag characters: json_strings.cc lists them), or 0: what
+/// JsonStrings leaves out of its text.
+std::size_t InvisibleCharAt(std::string_view s);
+
+/// Whether `s` holds any character InvisibleCharAt names: the raw fast path
+/// (json_strings_raw.h) sends such a line to the full scan. With
+/// `nul_separates`, a NUL is a separator between strings, not a character.
+bool HasInvisibleChar(std::string_view s, bool nul_separates);
+
 class JsonStrings {
  public:
   /// One string of the document: where it sits in text() and which string it

@@ -6,6 +6,7 @@
 
 #include "audit/sha256.h"
 #include "guard/json_strings.h"
+#include "guard/json_strings_raw.h"
 #include "guard/secret_scanner.h"
 
 namespace mcpcell {
@@ -57,6 +58,8 @@ Result<std::unique_ptr<SecretGuard>> SecretGuard::Create(const SecretPolicy& pol
   auto scratch = g->scanner_->NewScratch();
   if (!scratch.ok()) return scratch.error();
   g->scratch_ = *scratch;
+  g->raw_ok_ = true;
+  for (std::size_t i = 0; i < g->scanner_->size(); ++i) g->raw_ok_ = g->raw_ok_ && RuleStaysInString(g->scanner_->rule(i));
   return g;
 }
 
@@ -83,6 +86,18 @@ std::vector<SecretFinding> SecretGuard::Scan(simdjson::dom::element root) {
   std::vector<SecretFinding> out;
   for (const Hit& h : Hits(strings)) out.push_back(FindingOf(scanner_->rule(h.rule), strings.text(), h.from, h.to));
   return out;
+}
+
+bool SecretGuard::ClearedRaw(std::string_view line) {
+  if (!raw_ok_) return false;
+  RawScanPlan plan = PlanRawScan(line);
+  if (!plan.usable) return false;
+  return !scanner_->AnyMatch(line, scratch_.get()) && !scanner_->AnyMatch(plan.escaped, scratch_.get());
+}
+
+std::vector<SecretFinding> SecretGuard::Scan(simdjson::dom::element root, std::string_view line) {
+  if (ClearedRaw(line)) return {};
+  return Scan(root);
 }
 
 namespace {
@@ -223,6 +238,14 @@ std::optional<std::string> SecretGuard::Redact(simdjson::dom::element root, std:
   // case). Each round grows a mask or empties a string, so it ends; the
   // bound keeps a hostile message from buying many rounds.
   constexpr int kWidenRounds = 8, kRounds = 16;
+  // The rescan's DOM is as large as the message: a large one's memory goes
+  // back when Redact returns, not at the next redaction.
+  struct Shrink {
+    simdjson::dom::parser* parser;
+    ~Shrink() {
+      if (parser->capacity() > (std::size_t{1} << 20)) *parser = simdjson::dom::parser();
+    }
+  } shrink{&rescan_parser_};
   for (int round = 0; round < kRounds; ++round) {
     std::string out = JsonStrings::Rewrite(root, edits);
     auto doc = rescan_parser_.parse(out);

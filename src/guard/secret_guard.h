@@ -43,6 +43,14 @@ class SecretGuard {
   /// The secrets in the message `root`, in order of position (no copy of
   /// the message is made when it has none).
   std::vector<SecretFinding> Scan(simdjson::dom::element root);
+  /// Scan(root) of the message whose JSON text is `line` (what was parsed
+  /// into `root`): cleared by one scan of the line's own bytes when
+  /// ClearedRaw() can show it clean, else the full scan.
+  std::vector<SecretFinding> Scan(simdjson::dom::element root, std::string_view line);
+  /// Whether `line` (a JSON text simdjson accepted) holds no secret, shown
+  /// without decoding it (json_strings_raw.h); false means "not shown", and
+  /// the full scan must decide. Every byte of the line is scanned.
+  bool ClearedRaw(std::string_view line);
   /// `root` as JSON with every secret replaced by "[REDACTED:rule]", and the
   /// findings in `*found`. The result scans clean: where a mask and its
   /// neighbours read as a new secret ("postgres://" + mask + "@host" is a
@@ -69,6 +77,7 @@ class SecretGuard {
   SecretPolicy policy_;
   std::shared_ptr<const SecretScanner> scanner_;
   std::shared_ptr<hs_scratch> scratch_;
+  bool raw_ok_ = false;  ///< every rule stays inside one string (RuleStaysInString): ClearedRaw may answer
   simdjson::dom::parser line_parser_;
   simdjson::dom::parser rescan_parser_;  ///< Redact's check of its own output
 };

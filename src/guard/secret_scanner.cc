@@ -211,6 +211,24 @@ std::vector<SecretMatch> SecretScanner::Scan(std::string_view text, hs_scratch* 
   return found;
 }
 
+namespace {
+int StopAtFirst(unsigned, unsigned long long, unsigned long long, unsigned, void*) { return 1; }
+}  // namespace
+
+bool SecretScanner::AnyMatch(std::string_view text, hs_scratch* scratch) const {
+  // In pieces as Scan() does: hs_scan takes an unsigned int length.
+  constexpr std::size_t kPiece = std::size_t{1} << 31, kOverlap = std::size_t{1} << 16;
+  for (std::size_t at = 0;; at += kPiece - kOverlap) {
+    std::size_t n = std::min(kPiece, text.size() - at);
+    // HS_SCAN_TERMINATED: a match; any other failure is treated as one too
+    // (the caller then runs the full scan, which reports its own trouble).
+    if (hs_scan(db_, text.data() + at, static_cast<unsigned>(n), 0, scratch, StopAtFirst, nullptr) != HS_SUCCESS) {
+      return true;
+    }
+    if (at + n >= text.size()) return false;
+  }
+}
+
 Result<void> CheckSecretRegex(const SecretRule& rule) {
   hs_database_t* db = nullptr;
   hs_compile_error_t* err = nullptr;

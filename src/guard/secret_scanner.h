@@ -47,6 +47,10 @@ class SecretScanner {
   /// Every secret in `text`, ordered by start; overlapping matches of one
   /// rule are merged into one range. `scratch` must come from NewScratch().
   std::vector<SecretMatch> Scan(std::string_view text, hs_scratch* scratch) const;
+  /// Whether any rule matches anywhere in `text` (before the whole-word,
+  /// checksum and tail steps, so it is true whenever Scan() finds something,
+  /// and sometimes when it does not). Stops at the first match.
+  bool AnyMatch(std::string_view text, hs_scratch* scratch) const;
   /// A scratch space for Scan (one per thread that scans).
   Result<std::shared_ptr<hs_scratch>> NewScratch() const;
 

@@ -194,6 +194,10 @@ std::optional<Refusal> ReadMethod(const TopMembers& m, Envelope* env, const std:
 
 EnvelopeParser::EnvelopeParser(std::size_t max_message) : max_message_(max_message), parser_(max_message + 64) {}
 
+void EnvelopeParser::Shrink() {
+  if (parser_.capacity() > kKeptCapacity) parser_ = simdjson::dom::parser(max_message_ + 64);
+}
+
 std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
   // simdjson keeps the capacity of its largest document (tape, strings and
   // index: several times the message). After a large message the next small

@@ -76,6 +76,10 @@ class EnvelopeParser {
   /// `line` must be followed by 64 readable bytes (LineFramer guarantees it).
   /// The envelope's elements stay valid until the next Parse.
   std::variant<Envelope, Refusal> Parse(std::string_view line);
+  /// Gives back the memory of a message larger than kKeptCapacity (its DOM
+  /// is as large as the line: decoded strings, tape, index). The envelope
+  /// of the last Parse is invalid afterwards.
+  void Shrink();
 
  private:
   static constexpr std::size_t kKeptCapacity = 1024 * 1024;

@@ -215,6 +215,13 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
     return GuardPlainText(from, line);
   }
   auto parsed = parsers_[from]->Parse(line.text);
+  // A large message's DOM (as large as the line) goes back once its action
+  // is decided (the action holds no view into it), not at the next message:
+  // the two directions' DOMs of two large lines were held at once.
+  struct Shrink {
+    EnvelopeParser* parser;
+    ~Shrink() { parser->Shrink(); }
+  } shrink{parsers_[from].get()};
   if (auto* r = std::get_if<Refusal>(&parsed)) return Refused(from, *r, line.size);
   const Envelope& env = std::get<Envelope>(parsed);
   if (secrets_ || !secrets_error_.empty()) return GuardSecrets(from, env, line);

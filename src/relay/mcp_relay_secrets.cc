@@ -90,7 +90,7 @@ RelayAction McpRelay::GuardSecrets(Side from, const Envelope& env, const LineFra
   }
   SecretMode mode = from == kClient ? config_.secrets.to_server : config_.secrets.to_client;
   if (mode == SecretMode::kOff) return Dispatch(from, env, line);
-  std::vector<SecretFinding> found = secrets_->Scan(env.root);
+  std::vector<SecretFinding> found = secrets_->Scan(env.root, line.text);
   if (found.empty()) return Dispatch(from, env, line);
   if (mode == SecretMode::kBlock) return BlockSecrets(from, env, found, line);
   if (mode == SecretMode::kAudit) {

@@ -80,6 +80,40 @@ TEST(RelaySecrets, ACleanMessagePassesAsIs) {
   EXPECT_TRUE(r.Secrets().empty());
 }
 
+// The relay's own lines as the fast path (json_strings_raw.h) meets them: a
+// long line with escapes in a short string, and the token hidden by an
+// escape inside it, in a key, or across two text blocks with an escaped
+// "text" key: each is masked, the output is valid JSON and holds no part of it.
+TEST(RelaySecrets, TheFastPathNeverPassesAHiddenToken) {
+  std::string pad(2000, 'w');
+  std::string esc = kToken.substr(0, 3) + "\\u00" + "62" + kToken.substr(4);  // kToken[3] is 'b'
+  ASSERT_EQ(kToken[3], 'b');
+  std::string half1 = kToken.substr(0, 20), half2 = kToken.substr(20);
+  const std::vector<std::string> lines = {
+      R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"see )" + esc + R"("}],"_meta":{"p":")" + pad +
+          R"("}}})",
+      R"({"jsonrpc":"2.0","id":1,"result":{"structuredContent":{")" + esc + R"(":1,"p":")" + pad + R"("}}})",
+      R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":")" + pad + " " + half1 +
+          R"("},{"type":"text","te\u0078t":")" + half2 + R"("}]}})",
+  };
+  for (const std::string& line : lines) {
+    Relay r;
+    ASSERT_EQ(r.Send(true, r.Call(1, "read")).forward, Forward::kAsIs);
+    RelayAction a = r.Send(false, line);
+    ASSERT_EQ(a.forward, Forward::kReplaced) << line;
+    ASSERT_TRUE(json::accept(a.replacement)) << a.replacement;
+    EXPECT_EQ(a.replacement.find(half2), std::string::npos) << a.replacement;
+    EXPECT_EQ(a.replacement.find(kToken.substr(4)), std::string::npos) << a.replacement;
+    EXPECT_NE(a.replacement.find("[REDACTED:slack-bot-token]"), std::string::npos) << a.replacement;
+    EXPECT_EQ(r.Secrets().size(), 1u) << line;
+  }
+  // And the clean long line with escapes passes as it came.
+  Relay r;
+  ASSERT_EQ(r.Send(true, r.Call(1, "read")).forward, Forward::kAsIs);
+  EXPECT_EQ(r.Send(false, R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a\nb )" + pad + R"("}]}})").forward,
+            Forward::kAsIs);
+}
+
 TEST(RelaySecrets, BlockRefusesACallWithoutPassingOrRecordingIt) {
   Relay r(SecretMode::kBlock, SecretMode::kBlock);
   RelayAction a = r.Send(true, r.Call(5, kToken));
