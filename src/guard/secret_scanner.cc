@@ -3,12 +3,14 @@
 #include <hs.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 
 #include <fmt/format.h>
 
 #include "guard/secret_db_cache.h"
 #include "guard/token_checksum.h"
+#include "util/diag.h"
 
 namespace mcpcell {
 namespace {
@@ -183,7 +185,15 @@ std::vector<SecretMatch> SecretScanner::Scan(std::string_view text, hs_scratch* 
     std::vector<SecretMatch> piece;
     std::vector<std::size_t> last(rules_.size(), SIZE_MAX);
     ScanState state{&piece, &last};
-    hs_scan(db_, text.data() + at, static_cast<unsigned>(n), 0, scratch, OnMatch, &state);
+    if (hs_error_t e = hs_scan(db_, text.data() + at, static_cast<unsigned>(n), 0, scratch, OnMatch, &state);
+        e != HS_SUCCESS) {
+      // Only a broken invariant (scratch in use, no memory) gets here. An
+      // unscanned message must not pass as a clean one, and no finding can
+      // name what was not found: the relay (this process) stops, and with
+      // it the cell (fail closed).
+      Say(fmt::format("secret scan failed (Vectorscan error {}); stopping rather than pass an unscanned message", e));
+      std::abort();
+    }
     for (const SecretMatch& m : piece) found.push_back({m.rule, m.from + at, m.to + at});
     if (at + n >= text.size()) break;
   }
