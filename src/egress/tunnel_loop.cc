@@ -35,6 +35,7 @@ struct LoopTunnel {
   FlowNext state[2] = {FlowNext::kWaitRead, FlowNext::kWaitRead};
   std::uint32_t interest[2] = {EPOLLIN, EPOLLIN};  ///< as registered; 0 = not in the epoll set
   bool yielded = false;
+  bool rearm = false;  ///< its interest is to be registered after the batch
   bool dead = false;  ///< ended in this batch; freed after it
 };
 
@@ -106,6 +107,11 @@ bool TunnelLoop::RunReady() {
     }
     Settle(*t, false);
   }
+  for (LoopTunnel* t : rearm_) {
+    t->rearm = false;
+    if (!t->dead && !Rearm(*t)) Finish(*t, true, "egress tunnels: epoll_ctl failed");
+  }
+  rearm_.clear();
   FreeEnded();
   return !yielded_.empty();
 }
@@ -135,8 +141,12 @@ void TunnelLoop::Settle(LoopTunnel& t, bool socket_error) {
     Finish(t, true, nullptr);
   } else if (Ended(t.state[0]) && Ended(t.state[1])) {
     Finish(t, false, nullptr);
-  } else if (!Rearm(t)) {
-    Finish(t, true, "egress tunnels: epoll_ctl failed");
+  } else if (!t.rearm) {
+    // Registered after the batch: the next event may end the tunnel, and a
+    // closed socket needs no epoll_ctl (the common end of a request: the
+    // upstream's EOF, then the cell's, in one batch).
+    t.rearm = true;
+    rearm_.push_back(&t);
   }
 }
 

@@ -71,7 +71,7 @@ class TunnelLoop {
   void Handle(LoopTunnel& t, int side, std::uint32_t events);
   void StepFlow(LoopTunnel& t, int dir);
   /// After steps: ends the tunnel if a flow failed or both ended, else
-  /// registers the interest its flows now have.
+  /// queues it to register the interest its flows now have.
   void Settle(LoopTunnel& t, bool socket_error);
   bool Rearm(LoopTunnel& t);
   /// Closes both sockets (reset first if `failed`), records the attempt and
@@ -88,6 +88,7 @@ class TunnelLoop {
   LoopTunnel* head_ = nullptr;         ///< open tunnels, for the destructor
   std::size_t count_ = 0;
   std::vector<LoopTunnel*> yielded_;  ///< to step again on the next call
+  std::vector<LoopTunnel*> rearm_;    ///< interest to register after the batch
   std::vector<LoopTunnel*> ended_;    ///< freed after the batch (its events may name them)
 };
 
