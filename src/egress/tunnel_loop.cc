@@ -3,17 +3,11 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <string>
 #include <cstdint>
 #include <exception>
 #include <vector>
 
 #include "egress/byte_flow.h"
-#include "util/diag.h"
 
 namespace mcpcell {
 

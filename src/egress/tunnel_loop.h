@@ -1,21 +1,22 @@
 #pragma once
-// Established tunnels of one proxy, on a small epoll loop of their own.
+// Established tunnels of one proxy, on a small epoll set of their own.
 //
 // Asio decides (parse, rules, resolve, connect); once the 200 or the SOCKS5
-// success is out, a tunnel is two descriptors and two byte counts, and Asio's
-// machinery per wait (an EPOLL_CTL_MOD to re-arm its edge-triggered
-// registration, an operation object carrying a type-erased executor, a
-// descriptor state per socket) costs more than the copying itself on a
-// small request (issue 15 item 3). Here each socket is registered once,
-// level-triggered, with the interest it needs (read while its direction is
-// open and not parked, write while bytes wait for it); a step stops at a
-// short read; an idle tunnel is ~200 bytes.
+// success is out, a tunnel is two descriptors and two byte counts. Left in
+// Asio it would keep a descriptor state per socket and a pending wait
+// operation per direction carrying a type-erased executor: ~1.6 kB per
+// idle tunnel (issue 15 item 3 asks for 900 tunnels within 1.5 MB of private
+// memory). Here each socket is registered once, level-triggered, with the
+// interest its flows need (read while its direction is open and not parked,
+// write while bytes wait for it, out of the set when neither); a step stops
+// at a short read; an idle tunnel is ~180 bytes.
 //
-// The loop's epoll set is one descriptor on the proxy's io thread (Asio
-// waits for it to be readable, then RunReady handles the batch): no second
-// thread, so a request's bytes never wait for another thread to be woken
-// and scheduled. The tunnel carries bytes only between the two descriptors
-// it was given: where they lead was decided before.
+// The set is one descriptor on the proxy's io thread (Asio waits for it to
+// be readable, then RunReady handles the batch): no second thread and no
+// state shared between threads. The price is the nesting: each wake costs
+// one epoll_wait more and Asio's re-arm (bench/RESULTS.md has the counts).
+// The tunnel carries bytes only between the two descriptors it was given:
+// where they lead was decided before.
 
 #include <atomic>
 #include <chrono>
@@ -29,7 +30,6 @@
 
 namespace mcpcell {
 
-class EgressAudit;
 struct LoopTunnel;
 
 class TunnelLoop {
