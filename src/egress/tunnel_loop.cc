@@ -33,14 +33,17 @@ struct LoopTunnel {
   bool dead = false;  ///< ended in this batch; freed after it
 };
 
+static_assert(alignof(LoopTunnel) >= 2, "the side of a socket rides in the pointer's low bit");
+
 namespace {
 
-// Which socket of a tunnel an event is for rides in the pointer's low bit
-// (LoopTunnel is aligned to 8).
+// Which socket of a tunnel an event is for rides in the pointer's low bit.
 void* Tag(LoopTunnel* t, int side) {
   return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(t) | static_cast<std::uintptr_t>(side));
 }
-LoopTunnel* TunnelOf(void* p) { return reinterpret_cast<LoopTunnel*>(reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{1}); }
+LoopTunnel* TunnelOf(void* p) {
+  return reinterpret_cast<LoopTunnel*>(reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{1});
+}
 int SideOf(void* p) { return static_cast<int>(reinterpret_cast<std::uintptr_t>(p) & 1); }
 
 constexpr std::uint32_t kDone = EPOLLHUP | EPOLLERR;
