@@ -4,7 +4,8 @@
 # one port only. Measures (a) new tunnel + 1 KiB GET latency, (b) 1 GiB through one tunnel,
 # (c) requests/s with 200 concurrent clients each opening a new tunnel per request, (d) the proxy's
 # RSS idle and with 900 idle tunnels. Prints a Markdown section ("## Egress proxy") on stdout.
-#   bench/egress.sh [--quick]        (MCPCELL=path to use a given binary)
+#   bench/egress.sh [--quick]        (MCPCELL=path to use a given binary; MCPCELL_BASE=path adds
+#                                     a second build, e.g. main's, as row "mcpcell base" in the same run)
 # Installs squid/tinyproxy with apt-get when missing; starts every process itself (no systemd) and
 # kills them all on exit.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -150,6 +151,15 @@ if [[ -n ${PORT[mcpcell]:-} ]]; then
   wait_ready mcpcell "$MC_PORT" "bench.test:$UP"
   PID[mcpcell]=$PID_mcpcell
 fi
+# Another build of mcpcell in the same run (before/after a change), interleaved like the rest.
+if [[ -n ${MCPCELL_BASE:-} ]]; then
+  BASE_PORT=$("$LOAD" freeport)
+  start base "$MCPCELL_BASE" egress-proxy --listen "127.0.0.1:$BASE_PORT" --allow-host bench.test \
+    --allow-port "$UP" --resolve "bench.test:$UP:127.0.0.1"
+  wait_ready base "$BASE_PORT" "bench.test:$UP"
+  labels+=(base)
+  PORT[base]=$BASE_PORT TARGET[base]=bench.test:$UP PID[base]=$PID_base
+fi
 
 # The floor: egress_load's reference relay, the bare mechanics of a CONNECT proxy without rules,
 # DNS, audit or timers. It shows what this machine allows at best, so a goal can be read against it.
@@ -249,6 +259,7 @@ awk -F'\t' -v lat_n="$LAT_N" -v bulk_mib="$((BULK_BYTES >> 20))" -v bulk_reps="$
     n = split(order, L, " ")
     name["direct"] = "direct (no proxy)"; name["squid"] = "Squid"; name["tinyproxy"] = "tinyproxy"
     name["mcpcell"] = "mcpcell egress-proxy"; name["relay"] = "reference relay (floor, no rules)"
+    name["base"] = "mcpcell base (MCPCELL_BASE)"
     printf "| config | tunnel + 1 KiB GET p50 ms | p99 ms | bulk MB/s | req/s, %d clients | proxy CPU µs/req | RSS idle MB (anon) | RSS %d tunnels MB (anon) |\n", conc, tunnels
     print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     for (i = 1; i <= n; i++) {
@@ -312,4 +323,16 @@ awk -F'\t' -v lat_n="$LAT_N" -v bulk_mib="$((BULK_BYTES >> 20))" -v bulk_reps="$
     printf "| RSS, %d tunnels | ≤ 8 MB | %.1f MB | %s MB | — | %s |\n", tunnels, x, mb(v["relay", "rss_tunnels_kb"]), (x <= 8 ? "yes" : "**no**")
     x = v[m, "anon_tunnels_kb"] / 1024
     printf "| private (RssAnon), %d tunnels | ≤ 1.5 MB | %.1f MB | %s MB | — | %s |\n", tunnels, x, mb(v["relay", "anon_tunnels_kb"]), (x <= 1.5 ? "yes" : "**no**")
+    b = "base"
+    if (v[b, "lat_p50_us"] == "") exit
+    print ""
+    print "The same ratios for the base build (MCPCELL_BASE) measured in this run, beside this build'"'"'s:"
+    print ""
+    print "| ratio to the relay | this build | base build |"
+    print "| --- | ---: | ---: |"
+    printf "| p50 latency | %s× | %s× |\n", r(v[m, "lat_p50_us"], v["relay", "lat_p50_us"]), r(v[b, "lat_p50_us"], v["relay", "lat_p50_us"])
+    printf "| req/s | %s× | %s× |\n", r(v[m, "rps"], v["relay", "rps"]), r(v[b, "rps"], v["relay", "rps"])
+    printf "| CPU per request | %s× | %s× |\n", r(v[m, "rps_cpu_us"], v["relay", "rps_cpu_us"]), r(v[b, "rps_cpu_us"], v["relay", "rps_cpu_us"])
+    printf "| bulk | %s× | %s× |\n", r(v[m, "bulk_mbs"], v["relay", "bulk_mbs"]), r(v[b, "bulk_mbs"], v["relay", "bulk_mbs"])
+    printf "| private memory, %d tunnels | %s MB | %s MB |\n", tunnels, mb(v[m, "anon_tunnels_kb"]), mb(v[b, "anon_tunnels_kb"])
   }' "$RES"

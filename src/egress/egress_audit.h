@@ -81,6 +81,10 @@ class EgressAudit {
   /// The same at a given time (tests need no clock).
   void Record(const EgressAttempt& attempt, Clock::time_point now);
 
+  /// Whether Record does anything with an allowed attempt (an audit log is
+  /// open). A tunnel that nobody will read need not keep its attempt.
+  bool WritesAllowed() const { return log_ != nullptr; }
+
   /// The sentence used on stderr and in a 403 body.
   static std::string DenialSentence(const EgressAttempt& attempt);
 

@@ -4,14 +4,17 @@
 // per proxy; handlers hold a reference, the owner keeps it alive until the
 // io_context has stopped.
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <utility>
 
 #include "egress/egress_audit.h"
 #include "egress/host_rules.h"
 #include "egress/name_map.h"
 #include "egress/resolver.h"
+#include "egress/tunnel_loop.h"
 
 namespace mcpcell {
 
@@ -36,8 +39,13 @@ struct ProxyContext {
   /// 1024 because issue 9 asks for 1,000 concurrent tunnels through one cell
   /// (tests/e2e/load.test.mjs); clients keep tens pooled.
   std::size_t max_connections = 1024;
-  /// How many are open now. Used on the io thread only.
-  std::size_t open_connections = 0;
+  /// How many are open now: counted by the io thread, and by the tunnel
+  /// loop's thread when a tunnel ends.
+  std::atomic<std::size_t> open_connections{0};
+  /// Established tunnels (tunnel_loop.h): started with the first one, by the
+  /// io thread. Last, so it is destroyed first: its destructor records the
+  /// tunnels still open on `audit`.
+  std::unique_ptr<TunnelLoop> tunnels = nullptr;
 };
 
 /// One open connection counted against ProxyContext::max_connections for as
@@ -53,7 +61,7 @@ class ConnectionSlot {
   }
 
  private:
-  std::size_t* count_;
+  std::atomic<std::size_t>* count_;
 };
 
 }  // namespace mcpcell

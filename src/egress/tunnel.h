@@ -1,11 +1,9 @@
 #pragma once
 // Bytes both ways between the cell's connection and the upstream one, after
-// the decision. Small bursts are copied through one shared scratch buffer
-// (recv + send: no pipe, no allocation); a burst that fills the buffer is a
-// bulk transfer and switches to splice(2) through a pipe, which moves pages
-// inside the kernel. The pipe exists only while the burst lasts, so an idle
-// tunnel costs two sockets and about a kilobyte: no buffers, no coroutine
-// frames.
+// the decision. An established tunnel leaves Asio for the proxy's tunnel
+// loop (tunnel_loop.h); a caller that waits for one direction (the HTTP
+// forwarder streaming a response body) pumps it here with Asio's waits.
+// Both copy with ByteFlow (byte_flow.h).
 
 #include <chrono>
 #include <cstdint>
@@ -19,19 +17,18 @@
 
 namespace mcpcell {
 
-/// Starts a tunnel that owns both sockets and runs on their executor. When
-/// both directions have ended (EOF each way, each passed on with
-/// shutdown(SHUT_WR)) or either failed (then both sockets are shut down), it
-/// adds the byte counts and duration since `start` to `attempt` and records
-/// it on ctx.audit. If the io_context is torn down first, it records the
-/// attempt then, with error "egress service stopped". Never throws.
+/// Hands both sockets to ctx.tunnels (started here with the first tunnel,
+/// so call it on the io thread). The loop records `attempt` with its byte
+/// counts and duration since `start` when the tunnel ends, or with error
+/// "egress service stopped" if the context goes first. If the loop cannot
+/// take it, both sockets are closed and the attempt is recorded with why.
+/// Never throws.
 void StartTunnel(ProxyContext& ctx, boost::asio::ip::tcp::socket cell, boost::asio::ip::tcp::socket upstream,
                  EgressAttempt attempt, std::chrono::steady_clock::time_point start);
 
-/// One direction as a coroutine, for a caller that waits for it (the HTTP
-/// forwarder streams a response body with it): copies `from` → `to` until
-/// EOF on `from` (then half-closes `to`) or an error (then shuts both down).
-/// Adds every byte moved to `*count`. Never throws.
+/// One direction as a coroutine, for a caller that waits for it: copies
+/// `from` → `to` until EOF on `from` (then half-closes `to`) or an error
+/// (then shuts both down). Adds every byte moved to `*count`. Never throws.
 boost::asio::awaitable<void> Pump(boost::asio::ip::tcp::socket& from, boost::asio::ip::tcp::socket& to,
                                   std::uint64_t* count);
 

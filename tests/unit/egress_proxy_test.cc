@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -874,6 +875,149 @@ TEST_F(EgressProxyTest, BulkDataBothWaysArrivesIntactAndIsCounted) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0]["bytes_out"], kSize);
   EXPECT_EQ(events[0]["bytes_in"], kSize);
+}
+
+// Half-close through the tunnel loop, each way: the side that said EOF
+// still receives, the EOF reaches the peer as a half-close (not a close),
+// and the audit counts every byte.
+TEST_F(EgressProxyTest, HalfCloseEachWayKeepsTheOtherDirectionOpen) {
+  // Reads the cell's bytes to EOF, then answers how many it got and closes.
+  TestServer counter([](int fd) {
+    std::string got = ReadToEof(fd);
+    SendAll(fd, "got " + std::to_string(got.size()));
+  });
+  // Greets and half-closes at once, then reads the cell's bytes to EOF (it
+  // can no longer answer: the test reads the count it keeps).
+  std::atomic<int> counted{-1};
+  TestServer greeter([&counted](int fd) {
+    SendAll(fd, "hello, I am done talking");
+    shutdown(fd, SHUT_WR);
+    counted = static_cast<int>(ReadToEof(fd).size());
+  });
+  NetworkSpec n;
+  n.allow_hosts = {"allowed.test"};
+  n.allow_ports = {counter.port(), greeter.port()};
+  n.resolve = {{"allowed.test", 0, "127.0.0.1"}};
+  StartService(n);
+  {
+    UniqueFd c = Proxy();
+    ASSERT_EQ(Connect(c.get(), Target("allowed.test", counter.port()), "").rfind("HTTP/1.1 200", 0), 0u);
+    ASSERT_TRUE(SendAll(c.get(), std::string(100000, 'u')));
+    shutdown(c.get(), SHUT_WR);  // the cell is done sending; the answer must still come
+    EXPECT_EQ(ReadToEof(c.get()), "got 100000");
+  }
+  {
+    UniqueFd c = Proxy();
+    ASSERT_EQ(Connect(c.get(), Target("allowed.test", greeter.port()), "").rfind("HTTP/1.1 200", 0), 0u);
+    EXPECT_EQ(ReadToEof(c.get()), "hello, I am done talking");  // EOF from the upstream's half-close
+    ASSERT_TRUE(SendAll(c.get(), std::string(70000, 'd')));  // the other way is still open
+    shutdown(c.get(), SHUT_WR);
+  }
+  auto events = WaitForEvents(audit_path_, 2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["bytes_out"], 100000);
+  EXPECT_EQ(events[0]["bytes_in"], 10);
+  EXPECT_EQ(events[1]["bytes_out"], 70000);
+  EXPECT_EQ(events[1]["bytes_in"], 24);
+  for (int i = 0; i < 1000 && counted.load() < 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(counted.load(), 70000);
+  EXPECT_FALSE(events[0].contains("error")) << events[0].dump();
+  EXPECT_FALSE(events[1].contains("error")) << events[1].dump();
+}
+
+// A large transfer one way while the other way carries a trickle: 96 MiB
+// from the upstream (spliced through the loop's pipe, many yields) arrive
+// byte for byte, and the small bytes the cell sends meanwhile arrive too.
+TEST_F(EgressProxyTest, LargeDownloadArrivesByteExactWhileTheCellKeepsSending) {
+  constexpr std::size_t kSize = 96u << 20;
+  auto byte_at = [](std::size_t i) { return static_cast<char>((i * 131 + i / 65536) & 0xff); };
+  std::atomic<std::size_t> cell_bytes{0};
+  TestServer source([&](int fd) {
+    std::thread reader([&cell_bytes, fd] { cell_bytes = ReadToEof(fd).size(); });
+    std::string chunk(1 << 20, '\0');
+    for (std::size_t off = 0; off < kSize; off += chunk.size()) {
+      for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = byte_at(off + i);
+      if (!SendAll(fd, chunk)) break;
+    }
+    shutdown(fd, SHUT_WR);
+    reader.join();
+  });
+  NetworkSpec n;
+  n.allow_hosts = {"allowed.test"};
+  n.allow_ports = {source.port()};
+  n.resolve = {{"allowed.test", 0, "127.0.0.1"}};
+  StartService(n);
+  UniqueFd c = Proxy();
+  ASSERT_EQ(Connect(c.get(), Target("allowed.test", source.port()), "").rfind("HTTP/1.1 200", 0), 0u);
+  std::size_t got = 0, first_bad = kSize;
+  char buf[1 << 16];
+  for (int sent = 0;; ++sent) {
+    if (sent < 100) SendAll(c.get(), "tick");
+    if (sent == 100) shutdown(c.get(), SHUT_WR);
+    ssize_t r = recv(c.get(), buf, sizeof buf, 0);
+    if (r <= 0) break;
+    for (ssize_t i = 0; i < r && first_bad == kSize; ++i) {
+      if (buf[i] != byte_at(got + static_cast<std::size_t>(i))) first_bad = got + static_cast<std::size_t>(i);
+    }
+    got += static_cast<std::size_t>(r);
+  }
+  if (got < kSize) shutdown(c.get(), SHUT_WR);
+  EXPECT_EQ(got, kSize);
+  EXPECT_EQ(first_bad, kSize) << "first differing byte at offset " << first_bad;
+  auto events = WaitForEvents(audit_path_, 1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["bytes_in"], kSize);
+  EXPECT_EQ(events[0]["bytes_out"], 400);
+  EXPECT_EQ(cell_bytes.load(), 400u);
+}
+
+// An upstream that resets the connection (SO_LINGER 0) in the middle of a
+// transfer: the cell sees a reset too, never a clean EOF that would make a
+// cut response look complete; the tunnel ends, is audited with what passed,
+// and its slot is free again.
+TEST_F(EgressProxyTest, AnUpstreamResetReachesTheCellAsAReset) {
+  TestServer resetter([](int fd) {
+    ReadExactly(fd, 5);
+    SendAll(fd, "partial answer");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    linger reset{1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    shutdown(fd, SHUT_RD);  // the worker's UniqueFd closes it: RST
+  });
+  NetworkSpec n;
+  n.allow_hosts = {"allowed.test"};
+  n.allow_ports = {resetter.port(), echo_.port()};
+  n.resolve = {{"allowed.test", 0, "127.0.0.1"}};
+  StartService(n);
+  UniqueFd c = Proxy();
+  ASSERT_EQ(Connect(c.get(), Target("allowed.test", resetter.port()), "").rfind("HTTP/1.1 200", 0), 0u);
+  ASSERT_TRUE(SendAll(c.get(), "hello"));
+  EXPECT_EQ(ReadExactly(c.get(), 14), "partial answer");
+  char byte;
+  errno = 0;
+  ssize_t r = recv(c.get(), &byte, 1, 0);
+  EXPECT_EQ(r, -1) << "the cell saw a clean EOF (or data) after the upstream's reset";
+  EXPECT_EQ(errno, ECONNRESET) << std::strerror(errno);
+  auto events = WaitForEvents(audit_path_, 1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["allowed"], true);
+  EXPECT_EQ(events[0]["bytes_out"], 5);
+  EXPECT_EQ(events[0]["bytes_in"], 14);
+  // The cell resetting works the same way round; and the proxy serves on.
+  UniqueFd d = Proxy();
+  ASSERT_EQ(Connect(d.get(), Target("allowed.test", echo_.port()), "").rfind("HTTP/1.1 200", 0), 0u);
+  ASSERT_TRUE(SendAll(d.get(), "x"));
+  EXPECT_EQ(ReadExactly(d.get(), 1), "x");
+  linger reset{1, 0};
+  setsockopt(d.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+  d.reset();
+  events = WaitForEvents(audit_path_, 2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1]["bytes_out"], 1);
+  UniqueFd e = Proxy();
+  ASSERT_EQ(Connect(e.get(), Target("allowed.test", echo_.port()), "").rfind("HTTP/1.1 200", 0), 0u);
+  ASSERT_TRUE(SendAll(e.get(), "still here"));
+  EXPECT_EQ(ReadExactly(e.get(), 10), "still here");
 }
 
 // ---- names that are bytes (issue 10, item 1) -------------------------------
