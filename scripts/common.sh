@@ -24,6 +24,9 @@ install_packages() {
   # python3-venv, python3-pip: uvx:// sources are installed into a venv by Debian's pip (src/source/uvx_install.h)
   command -v node >/dev/null 2>&1 || want+=(nodejs)
   command -v npm >/dev/null 2>&1 || want+=(npm)
+  # node-gyp in the install-script cell builds against /usr/include/node (npm_config_nodedir=/usr):
+  # NodeSource's nodejs ships those headers, Debian's own nodejs leaves them to libnode-dev.
+  [ -e /usr/include/node/node_api.h ] || want+=(libnode-dev)
   local missing=() p
   for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
