@@ -25,6 +25,7 @@
 #include "egress/host_rules.h"
 #include "egress/name_map.h"
 #include "util/diag.h"
+#include "util/terminal_text.h"
 #include "util/write_all.h"
 
 namespace mcpcell::docker {
@@ -183,12 +184,22 @@ class DnsAnswerer {
     }
   }
 
+  // The relay's stderr is writable by the server too (same uid:
+  // /proc/<relay>/fd/2), so what it says is shown, not obeyed: escapes
+  // made visible (TerminalFilter), a CR too (it would let a line overwrite
+  // ours), and every line marked as the relay's, so none reads as
+  // mcpcell's own (e2e adv2_dns_relay_stderr).
   Status Note(std::string_view data) {
     if (noted_ >= kMaxRelayNotes) return {};
     data = data.substr(0, kMaxRelayNotes - noted_);
     noted_ += data.size();
-    while (!data.empty() && data.back() == '\n') data.remove_suffix(1);
-    if (!data.empty()) Say(std::string(data));
+    while (!data.empty()) {
+      std::size_t nl = data.find('\n');
+      std::string line = filter_.Filter(data.substr(0, nl));
+      data.remove_prefix(nl == std::string_view::npos ? data.size() : nl + 1);
+      for (std::size_t at = line.find('\r'); at != std::string::npos; at = line.find('\r', at)) line.replace(at, 1, "^M");
+      if (!line.empty()) Say("the DNS relay in the container says: " + line);
+    }
     return {};
   }
 
@@ -205,6 +216,7 @@ class DnsAnswerer {
   DnsStub stub_;
   RelayFrameReader frames_;
   std::size_t noted_ = 0;
+  TerminalFilter filter_;
   std::thread thread_;  ///< last: starts once everything it uses exists
 };
 
