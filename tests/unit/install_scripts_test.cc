@@ -172,6 +172,28 @@ TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn
   EXPECT_TRUE(fs::exists(nm_ + "/opt"));
 }
 
+// Adversary pass (adv2): a package directory's name is not a registry
+// name when a tarball bundles it (node_modules/<anything> inside the
+// tarball); its escapes went raw to the terminal in "running the install
+// scripts of NAME", the optional dependency's warning and the skip warning.
+TEST_F(InstallScriptsTest, AHostileDirectoryNameReachesStderrOnlyVisibly) {
+  struct Fails : ScriptCell {
+    Status Run(const ScriptRun& r) override { return MakeError("run the install scripts of", r.package, "no"); }
+  } cell;
+  const std::string evil = "x\x1b]0;owned\x07\x1b[2J\x1b[1A\rmcpcell: forged";
+  Pkg(evil, R"({"name":"x","scripts":{"install":"x"}})");
+  std::ofstream(nm_ + "/.package-lock.json") << R"({"packages":{"node_modules/)" << "x\\u001b]0;owned\\u0007\\u001b[2J\\u001b[1A\\rmcpcell: forged"
+                                              << R"(":{"optional":true}}})";
+  testing::internal::CaptureStderr();
+  Status st = RunPackageScripts(root_, cell, std::chrono::seconds(1));
+  std::string err = testing::internal::GetCapturedStderr();
+  std::string all = err + (st.ok() ? "" : st.error().Message());
+  EXPECT_NE(all.find("running the install scripts of"), std::string::npos) << all;
+  EXPECT_EQ(all.find('\x1b'), std::string::npos) << all;
+  EXPECT_EQ(all.find('\x07'), std::string::npos) << all;
+  EXPECT_EQ(all.find('\r'), std::string::npos) << all;
+}
+
 TEST_F(InstallScriptsTest, CellWritesOnlyThePackageDirAndHasNoNetwork) {
   std::string dir = Pkg("addon", R"({"name":"addon"})");
   Pkg("addon/node_modules/dep", R"({"name":"dep"})");
