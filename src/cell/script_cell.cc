@@ -51,7 +51,8 @@ Status CheckPackageDir(const ScriptRun& run) {
   if (install.empty() || run.package_dir.rfind(prefix, 0) != 0 ||
       real != install + run.package_dir.substr(run.install_dir.size())) {
     return MakeError("run the install scripts of", run.package,
-                     run.package_dir + " is not a plain directory below " + prefix + " (resolves to \"" + real +
+                     VisibleOnTerminal(run.package_dir) + " is not a plain directory below " +
+                         VisibleOnTerminal(prefix) + " (resolves to \"" + VisibleOnTerminal(real) +
                          "\"): refusing to make it writable");
   }
   return {};
@@ -249,7 +250,7 @@ class NativeScriptCell final : public ScriptCell {
     if (r.exit_code != 0) {
       return MakeError("run the install scripts of", run.package,
                        "they failed in their cell (npm rebuild exited with status " + std::to_string(r.exit_code) +
-                           "; the cell could write " + run.package_dir + " only, and had no network). Their last "
+                           "; the cell could write " + VisibleOnTerminal(run.package_dir) + " only, and had no network). Their last "
                            "lines" + out.Tail() + "\n  --install-scripts=skip installs without running them");
     }
     return {};

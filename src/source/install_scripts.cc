@@ -12,6 +12,7 @@
 
 #include "util/diag.h"
 #include "util/json_input.h"
+#include "util/terminal_text.h"
 #include "util/unique_fd.h"
 #include "util/write_all.h"
 
@@ -216,14 +217,17 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
     const auto& p = packages[i];
     std::string events;
     for (const auto& e : p.events) events += (events.empty() ? "" : ", ") + e;
-    Say("running the install scripts of " + p.name + " (" + events + ") in a native cell of their own (" +
-        std::to_string(i + 1) + " of " + std::to_string(packages.size()) + "; it can write " + p.dir +
-        " only, no network; --install-scripts=skip turns this off)");
-    Status st = cell.Run({install_dir, p.name, p.dir, NpmRebuildArgv(p.dir), limit});
+    // Names and paths as shown: a directory a tarball bundles is named by
+    // the tarball, not the registry, and may hold escapes (adv2).
+    const std::string name = VisibleOnTerminal(p.name);
+    Say("running the install scripts of " + name + " (" + events + ") in a native cell of their own (" +
+        std::to_string(i + 1) + " of " + std::to_string(packages.size()) + "; it can write " +
+        VisibleOnTerminal(p.dir) + " only, no network; --install-scripts=skip turns this off)");
+    Status st = cell.Run({install_dir, name, p.dir, NpmRebuildArgv(p.dir), limit});
     if (!st.ok() && optional.count(p.dir) == 0) return st;
     if (!st.ok()) {
-      Warn(st.error().Message() + "\n  " + p.name + " is an optional dependency: removed, as npm does, and the " +
-           "install goes on");
+      Warn(VisibleOnTerminal(st.error().Message()) + "\n  " + name +
+           " is an optional dependency: removed, as npm does, and the install goes on");
       fs::remove_all(p.dir, ec);
       removed.push_back(p.dir.substr(install_dir.size()));
       continue;

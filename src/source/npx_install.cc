@@ -24,6 +24,7 @@
 #include "source/host_run.h"
 #include "source/host_tool.h"
 #include "util/diag.h"
+#include "util/terminal_text.h"
 #include "util/json_input.h"
 #include "util/unique_fd.h"
 
@@ -206,7 +207,7 @@ void WarnSkippedScripts(const std::string& node_modules) {
   auto names = PackagesWithInstallScripts(node_modules);
   if (names.empty()) return;
   std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + VisibleOnTerminal(n);
   Warn("install scripts not run (--install-scripts=skip): " + list +
        "; a native module among them will not load. Without --install-scripts=skip they run in a native cell of "
        "their own (docs/THREAT_MODEL.md)");

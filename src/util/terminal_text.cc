@@ -69,4 +69,11 @@ std::string TerminalFilter::Flush() {
   return "<0xc2>";
 }
 
+std::string VisibleOnTerminal(std::string_view in) {
+  TerminalFilter f;
+  std::string out = f.Filter(in) + f.Flush();
+  for (std::size_t at = out.find('\r'); at != std::string::npos; at = out.find('\r', at)) out.replace(at, 1, "^M");
+  return out;
+}
+
 }  // namespace mcpcell

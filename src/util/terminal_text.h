@@ -28,4 +28,9 @@ class TerminalFilter {
   int continuation_ = 0;  ///< continuation bytes still expected of a multi-byte character
 };
 
+/// One piece of text (a name, a path) from a cell, for a line of mcpcell's
+/// own: TerminalFilter's rewrite, and a CR as "^M" too (it would let the
+/// text overwrite the start of the line it is in).
+std::string VisibleOnTerminal(std::string_view in);
+
 }  // namespace mcpcell
