@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "cell/script_cell.h"
+#include "source/npx_install.h"
 
 namespace mcpcell {
 namespace {
@@ -230,6 +231,24 @@ TEST_F(InstallScriptsTest, CellRefusesAPackageDirThatIsASymlinkOutOfTheInstall) 
   EXPECT_NE(spec.error().Message().find("not a plain directory below"), std::string::npos) << spec.error().Message();
   ScriptRun outside{root_, "c", root_ + "/host-dir", {"npm"}, std::chrono::seconds(5)};
   EXPECT_FALSE(ScriptCellSpec(outside).ok());
+}
+
+// Adversary pass (adv2): the server package's own install script may
+// rewrite its package.json and leave symlinks; the refusals PackageBin
+// gives name the "bin" and where it leads, and run_cmd prints them with Say.
+TEST_F(InstallScriptsTest, PackageBinRefusalsShowHostileTextVisibly) {
+  std::string dir = Pkg("srv", R"({"name":"srv","bin":"../\u001b[2J\u001b]0;owned\u0007x.js"})");
+  auto outside = PackageBin(dir, "srv");
+  ASSERT_FALSE(outside.ok());
+  EXPECT_EQ(outside.error().Message().find('\x1b'), std::string::npos) << outside.error().Message();
+  fs::create_directories(root_ + "/host\x1b[2J\rdir");
+  std::ofstream(root_ + "/host\x1b[2J\rdir/x.js") << "";
+  fs::create_symlink(root_ + "/host\x1b[2J\rdir/x.js", dir + "/cli.js");
+  std::ofstream(dir + "/package.json") << R"({"name":"srv","bin":"cli.js"})";
+  auto linked = PackageBin(dir, "srv");
+  ASSERT_FALSE(linked.ok());
+  EXPECT_EQ(linked.error().Message().find('\x1b'), std::string::npos) << linked.error().Message();
+  EXPECT_EQ(linked.error().Message().find('\r'), std::string::npos) << linked.error().Message();
 }
 
 }  // namespace
