@@ -184,7 +184,7 @@ Result<std::string> PackageBin(const std::string& package_dir, const std::string
   // The bin must stay inside the package: a manifest cannot point us elsewhere.
   std::string dir = fs::path(package_dir).lexically_normal().string();
   if (full.string().rfind(dir + "/", 0) != 0) {
-    return MakeError("find the program of", package, "its \"bin\" points outside the package: " + rel);
+    return MakeError("find the program of", package, "its \"bin\" points outside the package: " + VisibleOnTerminal(rel));
   }
   // ...nor can a symlink an install script left there (tarballs carry
   // none): the launch binds the directory of the server's script, resolved.
@@ -193,7 +193,8 @@ Result<std::string> PackageBin(const std::string& package_dir, const std::string
   if (::realpath(full.c_str(), real_bin) != nullptr && ::realpath(dir.c_str(), real_dir) != nullptr &&
       std::string(real_bin).rfind(std::string(real_dir) + "/", 0) != 0) {
     return MakeError("find the program of", package,
-                     "its \"bin\" " + rel + " resolves outside the package, to " + real_bin +
+                     "its \"bin\" " + VisibleOnTerminal(rel) + " resolves outside the package, to " +
+                         VisibleOnTerminal(real_bin) +
                          " (a symlink, left by an install script?); refusing to run it");
   }
   return full.string();
