@@ -1,0 +1,86 @@
+// Adversary pass (adv2) on the npm install-script cells (issue 14 item 2):
+// a script that leaves a detached process behind (setsid, no stdio, so the
+// host's EOF on the cell's output does not wait for it) to change its own
+// package, another package or the host after its cell is over — after the
+// host's checks, while the install is published, on the next run. The cell
+// must take every process with it: nothing of the script runs once
+// `mcpcell install` has returned, and nothing is written afterwards.
+// Run as root and as mcpcell-test.
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, test } from 'node:test';
+
+import { pidsWithArg } from './lib/host.mjs';
+import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
+import { startPackageRegistry } from './lib/npm_registry.mjs';
+import { removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+
+const id = randomBytes(4).toString('hex');
+const DAEMON = `e2e-adv2-daemon-${id}`;
+const PLAIN = `e2e-adv2-plain-${id}`;
+const SERVER = `e2e-adv2-server-${id}`;
+const MARK = `adv2late${id}`;
+
+// The install script: a detached child (its own session, stdio ignored)
+// that waits for the host to be done with the install, then writes.
+const SCRIPT = `const { spawn } = require('child_process'); const fs = require('fs'); const path = require('path');
+const own = __dirname, plain = path.resolve(__dirname, '..', '${PLAIN}');
+const child = spawn('/bin/sh', ['-c', 'trap "" HUP TERM; for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.5; echo $i > "$0/late-${MARK}"; echo $i > "$1/late-${MARK}"; done', own, plain, '${MARK}'],
+  { detached: true, stdio: 'ignore' });
+child.unref();
+fs.writeFileSync(path.join(own, 'started-${MARK}'), String(child.pid));
+`;
+
+let registry;
+let home;
+let env;
+const cacheDir = () => path.join(home, '.cache', 'mcpcell', 'npx', `${SERVER}@1.0.0`);
+
+before(async () => {
+  home = mkdtempSync('/var/tmp/e2e-adv2-home-');
+  chmodSync(home, 0o777);
+  registry = await startPackageRegistry([
+    { name: DAEMON, version: '1.0.0', manifest: { scripts: { install: 'node daemon.js' } }, files: { 'daemon.js': SCRIPT } },
+    { name: PLAIN, version: '1.0.0', manifest: { main: 'index.js' }, files: { 'index.js': 'module.exports = 1;\n' } },
+    {
+      name: SERVER, version: '1.0.0',
+      manifest: { bin: { [SERVER]: 'server.js' }, dependencies: { [DAEMON]: '1.0.0', [PLAIN]: '1.0.0' } },
+      files: { 'server.js': '#!/usr/bin/env node\n' },
+    },
+  ]);
+  writeReadableFile(path.join(home, '.npmrc'), `registry=${registry.url}\nfetch-retries=0\n`);
+  env = {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8',
+    XDG_CACHE_HOME: path.join(home, '.cache'), npm_config_cache: path.join(home, 'npm-cache'),
+    npm_config_update_notifier: 'false',
+  };
+});
+after(async () => {
+  await registry?.close();
+  if (home) rmSync(home, { recursive: true, force: true });
+  removeTempDirs();
+});
+
+test('an install script\'s detached process does not outlive its cell: nothing of it runs or writes after the install', { timeout: 240_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const r = await runMcpcell(['install', `npx://${SERVER}@1.0.0`], { env, guardMs: 200_000 });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, new RegExp(`running the install scripts of ${DAEMON} \\(install\\)`));
+  const nm = path.join(cacheDir(), 'node_modules');
+  assert.ok(existsSync(path.join(nm, DAEMON, `started-${MARK}`)), `the script ran and started its child:\n${r.stderr}`);
+  assert.deepEqual(pidsWithArg(MARK), [], 'a process of the script outlived its cell');
+  const ownLate = path.join(nm, DAEMON, `late-${MARK}`);
+  const atReturn = existsSync(ownLate) ? readFileSync(ownLate, 'utf8') : null;
+  // The child would have written every 0.5 s for 5 s: watch as long.
+  for (let i = 0; i < 12; i++) {
+    await sleep(500);
+    assert.deepEqual(pidsWithArg(MARK), [], 'a process of the script outlived its cell');
+  }
+  assert.ok(!readdirSync(path.join(nm, PLAIN)).includes(`late-${MARK}`), 'another package was written after its cell');
+  assert.equal(existsSync(ownLate) ? readFileSync(ownLate, 'utf8') : null, atReturn,
+    'its own package was written after the install returned');
+});
