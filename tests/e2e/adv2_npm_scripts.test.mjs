@@ -84,3 +84,24 @@ test('an install script\'s detached process does not outlive its cell: nothing o
   assert.equal(existsSync(ownLate) ? readFileSync(ownLate, 'utf8') : null, atReturn,
     'its own package was written after the install returned');
 });
+
+test('a directory a tarball bundles under an escape-laden name: its install-scripts line shows the name, the terminal does not obey it', { timeout: 180_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv2-bundle-${id}`;
+  const evil = `b${id}\x1b[2J\x1b]0;owned\x07`;
+  const reg = await startPackageRegistry([{
+    name: top, version: '1.0.0',
+    manifest: { bin: { [top]: 'server.js' }, bundleDependencies: [evil], dependencies: { [evil]: '1.0.0' } },
+    files: {
+      'server.js': '#!/usr/bin/env node\n',
+      [`node_modules/${evil}/package.json`]: JSON.stringify({ name: evil, version: '1.0.0', scripts: { install: 'true' } }),
+    },
+  }]);
+  t.after(() => reg.close());
+  const r = await runMcpcell(['install', `npx://${top}@1.0.0`], { env: { ...env, npm_config_registry: reg.url }, guardMs: 150_000 });
+  assert.equal(r.code, 0, r.stderr);
+  // npm installed the bundled directory under that name, and its script ran in a cell.
+  assert.match(r.stderr, new RegExp(`running the install scripts of b${id}\\^\\[\\[2J\\^\\[\\]0;owned\\^G \\(install\\)`), JSON.stringify(r.stderr));
+  assert.ok(!r.stderr.includes('\x1b'), `an ESC of the directory's name reached stderr raw: ${JSON.stringify(r.stderr)}`);
+  assert.ok(!r.stderr.includes('\x07'), `a BEL of the directory's name reached stderr raw: ${JSON.stringify(r.stderr)}`);
+});
