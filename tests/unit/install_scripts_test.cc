@@ -195,6 +195,19 @@ TEST_F(InstallScriptsTest, AHostileDirectoryNameReachesStderrOnlyVisibly) {
   EXPECT_EQ(all.find('\r'), std::string::npos) << all;
 }
 
+// The same with a newline in the name: a line of the tarball's own that
+// reads as mcpcell's.
+TEST_F(InstallScriptsTest, ANewlineInADirectoryNameForgesNoLine) {
+  struct Ok : ScriptCell {
+    Status Run(const ScriptRun&) override { return {}; }
+  } cell;
+  Pkg("x\nmcpcell: forged line", R"({"name":"x","scripts":{"install":"x"}})");
+  testing::internal::CaptureStderr();
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1)).ok());
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.find("\nmcpcell: forged line"), std::string::npos) << err;
+}
+
 TEST_F(InstallScriptsTest, CellWritesOnlyThePackageDirAndHasNoNetwork) {
   std::string dir = Pkg("addon", R"({"name":"addon"})");
   Pkg("addon/node_modules/dep", R"({"name":"dep"})");
