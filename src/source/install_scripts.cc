@@ -226,7 +226,9 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
     Status st = cell.Run({install_dir, name, p.dir, NpmRebuildArgv(p.dir), limit});
     if (!st.ok() && optional.count(p.dir) == 0) return st;
     if (!st.ok()) {
-      Warn(VisibleOnTerminal(st.error().Message()) + "\n  " + name +
+      // The cell's message shows the name and path visibly already, and its
+      // last lines each through the filter, on lines of their own.
+      Warn(st.error().Message() + "\n  " + name +
            " is an optional dependency: removed, as npm does, and the install goes on");
       fs::remove_all(p.dir, ec);
       removed.push_back(p.dir.substr(install_dir.size()));

@@ -72,8 +72,15 @@ std::string TerminalFilter::Flush() {
 std::string VisibleOnTerminal(std::string_view in) {
   TerminalFilter f;
   std::string out = f.Filter(in) + f.Flush();
-  for (std::size_t at = out.find('\r'); at != std::string::npos; at = out.find('\r', at)) out.replace(at, 1, "^M");
-  return out;
+  std::string shown;
+  shown.reserve(out.size());
+  for (char c : out) {
+    if (c == '\r') shown += "^M";
+    else if (c == '\n') shown += "^J";
+    else if (c == '\t') shown += "^I";
+    else shown += c;
+  }
+  return shown;
 }
 
 }  // namespace mcpcell

@@ -29,8 +29,9 @@ class TerminalFilter {
 };
 
 /// One piece of text (a name, a path) from a cell, for a line of mcpcell's
-/// own: TerminalFilter's rewrite, and a CR as "^M" too (it would let the
-/// text overwrite the start of the line it is in).
+/// own: TerminalFilter's rewrite, and CR, LF and tab as "^M", "^J", "^I"
+/// too (a CR would let the text overwrite the start of its line, an LF
+/// start a line that reads as mcpcell's).
 std::string VisibleOnTerminal(std::string_view in);
 
 }  // namespace mcpcell
