@@ -250,8 +250,8 @@ class NativeScriptCell final : public ScriptCell {
     if (r.exit_code != 0) {
       return MakeError("run the install scripts of", run.package,
                        "they failed in their cell (npm rebuild exited with status " + std::to_string(r.exit_code) +
-                           "; the cell could write " + VisibleOnTerminal(run.package_dir) + " only, and had no network). Their last "
-                           "lines" + out.Tail() + "\n  --install-scripts=skip installs without running them");
+                           "; the cell could write " + VisibleOnTerminal(run.package_dir) +
+                           " only, and had no network). Their last lines" + out.Tail() + "\n  --install-scripts=skip installs without running them");
     }
     return {};
   }

@@ -184,7 +184,8 @@ Result<std::string> PackageBin(const std::string& package_dir, const std::string
   // The bin must stay inside the package: a manifest cannot point us elsewhere.
   std::string dir = fs::path(package_dir).lexically_normal().string();
   if (full.string().rfind(dir + "/", 0) != 0) {
-    return MakeError("find the program of", package, "its \"bin\" points outside the package: " + VisibleOnTerminal(rel));
+    return MakeError("find the program of", package,
+                     "its \"bin\" points outside the package: " + VisibleOnTerminal(rel));
   }
   // ...nor can a symlink an install script left there (tarballs carry
   // none): the launch binds the directory of the server's script, resolved.

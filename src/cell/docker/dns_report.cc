@@ -186,9 +186,9 @@ class DnsAnswerer {
 
   // The relay's stderr is writable by the server too (same uid:
   // /proc/<relay>/fd/2), so what it says is shown, not obeyed: escapes
-  // made visible (TerminalFilter), a CR too (it would let a line overwrite
-  // ours), and every line marked as the relay's, so none reads as
-  // mcpcell's own (e2e adv2_dns_relay_stderr).
+  // made visible (TerminalFilter, across chunks; VisibleOnTerminal for a
+  // CR, which would let a line overwrite ours), every line marked as the
+  // relay's, so none reads as mcpcell's own (e2e adv2_dns_relay_stderr).
   Status Note(std::string_view data) {
     if (noted_ >= kMaxRelayNotes) return {};
     data = data.substr(0, kMaxRelayNotes - noted_);
@@ -197,8 +197,7 @@ class DnsAnswerer {
       std::size_t nl = data.find('\n');
       std::string line = filter_.Filter(data.substr(0, nl));
       data.remove_prefix(nl == std::string_view::npos ? data.size() : nl + 1);
-      for (std::size_t at = line.find('\r'); at != std::string::npos; at = line.find('\r', at)) line.replace(at, 1, "^M");
-      if (!line.empty()) Say("the DNS relay in the container says: " + line);
+      if (!line.empty()) Say("the DNS relay in the container says: " + VisibleOnTerminal(line));
     }
     return {};
   }
