@@ -71,7 +71,8 @@ std::string TerminalFilter::Flush() {
 
 std::string VisibleOnTerminal(std::string_view in) {
   TerminalFilter f;
-  std::string out = f.Filter(in) + f.Flush();
+  std::string out = f.Filter(in);
+  out += f.Flush();  // after Filter: what it held back (the operands of + are unsequenced)
   std::string shown;
   shown.reserve(out.size());
   for (char c : out) {

@@ -49,5 +49,14 @@ TEST(TerminalFilter, ALoneLeadByteAtTheEndIsMadeVisible) {
   EXPECT_EQ(f.Flush(), "<0xc2>");
 }
 
+// A name or path from a cell inside a line of mcpcell's own: nothing in it
+// moves the cursor, starts a line or is obeyed (adv2).
+TEST(VisibleOnTerminal, LineBreaksTabsAndEscapesAreShown) {
+  EXPECT_EQ(VisibleOnTerminal("a\rb\nmcpcell: c\td"), "a^Mb^Jmcpcell: c^Id");
+  EXPECT_EQ(VisibleOnTerminal("x\x1b[2J\x1b]0;t\x07"), "x^[[2J^[]0;t^G");
+  EXPECT_EQ(VisibleOnTerminal("\xc2\x9b" "2J \xc2"), "<U+009B>2J <0xc2>");
+  EXPECT_EQ(VisibleOnTerminal("caf\xc3\xa9 @scope/pkg"), "caf\xc3\xa9 @scope/pkg");
+}
+
 }  // namespace
 }  // namespace mcpcell
