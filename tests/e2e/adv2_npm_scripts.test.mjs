@@ -105,3 +105,49 @@ test('a directory a tarball bundles under an escape-laden name: its install-scri
   assert.ok(!r.stderr.includes('\x1b'), `an ESC of the directory's name reached stderr raw: ${JSON.stringify(r.stderr)}`);
   assert.ok(!r.stderr.includes('\x07'), `a BEL of the directory's name reached stderr raw: ${JSON.stringify(r.stderr)}`);
 });
+
+// A dependency the tarball bundles (bundleDependencies, in the package's
+// own node_modules) gets a cell of its own, where `npm rebuild <its dir>`
+// runs nothing (npm builds a bundled package with its bundler); then the
+// bundler's `npm rebuild` runs the bundled script in the BUNDLER's cell,
+// where the bundler's directory is writable and the bundled package's own
+// is read-only. So the bundled script writes another package's directory
+// (the bundler's: the same tarball's author, so little is gained), a
+// bundled native addon cannot build (its build/ is read-only there), and
+// mcpcell said it ran the bundled scripts in a cell of their own.
+// adv2 finding, NOT fixed: marked todo so the suite reports it without failing.
+test('a bundled dependency\'s install script runs in its own cell, where it can write its own directory and not its bundler\'s', {
+  timeout: 180_000,
+  todo: 'adv2 finding, not fixed: npm rebuild runs a bundled package\'s scripts only as part of its bundler\'s rebuild',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const parent = `e2e-adv2-parent-${id}`;
+  const nested = `e2e-adv2-nested-${id}`;
+  const top = `e2e-adv2-top-${id}`;
+  // Never fails: it records where it could write and goes on.
+  const script = `const fs = require('fs'), p = require('path');
+const up = p.resolve(__dirname, '..', '..');
+const attempt = (f) => { try { f(); return 'ok'; } catch (e) { return e.code; } };
+const parentWrite = attempt(() => fs.writeFileSync(p.join(up, 'nested-wrote-parent-${MARK}'), 'x'));
+attempt(() => fs.appendFileSync(p.join(__dirname, 'runs-${MARK}'), parentWrite + '\\n'));
+`;
+  const reg = await startPackageRegistry([
+    {
+      name: parent, version: '1.0.0',
+      manifest: { scripts: { install: 'node -e "1"' }, bundleDependencies: [nested], dependencies: { [nested]: '1.0.0' } },
+      files: {
+        [`node_modules/${nested}/package.json`]: JSON.stringify({ name: nested, version: '1.0.0', scripts: { install: 'node n.js' } }),
+        [`node_modules/${nested}/n.js`]: script,
+      },
+    },
+    { name: top, version: '1.0.0', manifest: { bin: { [top]: 'server.js' }, dependencies: { [parent]: '1.0.0' } }, files: { 'server.js': '#!/usr/bin/env node\n' } },
+  ]);
+  t.after(() => reg.close());
+  const r = await runMcpcell(['install', `npx://${top}@1.0.0`], { env: { ...env, npm_config_registry: reg.url }, guardMs: 150_000 });
+  assert.equal(r.code, 0, r.stderr);
+  const parentDir = path.join(home, '.cache', 'mcpcell', 'npx', `${top}@1.0.0`, 'node_modules', parent);
+  assert.ok(!existsSync(path.join(parentDir, `nested-wrote-parent-${MARK}`)), `the bundled package's script wrote its bundler's directory:\n${r.stderr}`);
+  const runsFile = path.join(parentDir, 'node_modules', nested, `runs-${MARK}`);
+  assert.ok(existsSync(runsFile), `the bundled script never wrote its own directory (it ran where that is read-only):\n${r.stderr}`);
+  assert.equal(readFileSync(runsFile, 'utf8'), 'EROFS\n', 'it ran once, in its own cell, where the bundler is read-only');
+});
