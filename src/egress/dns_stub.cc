@@ -297,6 +297,12 @@ std::vector<std::uint8_t> DnsStub::AnswerQuestion(const ldns_pkt* query, const l
     return ToWire(ReplyTo(query, LDNS_RCODE_NXDOMAIN).get());
   }
   EgressAttempt attempt = DnsAttempt(host, type, verdict);
+  // Fail closed: no answer the audit cannot record (egress_audit.h). REFUSED
+  // (RFC 1035 4.1.1), not NXDOMAIN: the name may exist, the stub will not say.
+  if (audit_.RefuseIfBroken(attempt)) {
+    Audit(std::move(attempt));
+    return ToWire(ReplyTo(query, LDNS_RCODE_REFUSED).get());
+  }
   Pkt reply = ReplyTo(query, LDNS_RCODE_NOERROR);
   // Only A gets an answer: the cell has no IPv6 route (AAAA), and the stub
   // has no MX/TXT/HTTPS/SVCB data to give; NODATA tells the client so
@@ -312,6 +318,9 @@ std::vector<std::uint8_t> DnsStub::AnswerQuestion(const ldns_pkt* query, const l
     }
   }
   if (gate_.FreshName(host, DnsAuditGate::Clock::now()) || !attempt.error.empty()) Audit(std::move(attempt));
+  // The answer whose record was just lost is withheld, as the relay withholds
+  // a call's answer then.
+  if (audit_.Broken()) return ToWire(ReplyTo(query, LDNS_RCODE_REFUSED).get());
   return ToWire(reply.get());
 }
 

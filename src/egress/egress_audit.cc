@@ -33,10 +33,16 @@ nlohmann::json EgressAudit::ToJson(const EgressAttempt& a) const {
 
 namespace {
 
+// The start of the rule of an attempt refused because the log cannot be written.
+constexpr std::string_view kAuditBroken = "the audit log cannot be written";
+
 // DNS denials are told per parent domain (the last two labels): an
 // exfiltration attempt asks for thousands of random names under one domain,
 // and stderr should say so once, not once per name.
 std::string StderrKey(const EgressAttempt& a) {
+  // A host denied by a rule before the log failed is told again, now that
+  // the reason is the log.
+  if (a.rule.starts_with(kAuditBroken)) return "audit\n" + a.host;
   if (a.via != "dns") return a.host;
   std::size_t last = a.host.rfind('.');
   if (last == std::string::npos || last == 0) return a.host;
@@ -161,10 +167,30 @@ EgressAudit::~EgressAudit() {
   Write(summary);
 }
 
+// The first failure is said once, with what follows from it; later ones
+// add nothing (each refusal names the problem on its own).
 void EgressAudit::Write(const nlohmann::json& event) {
-  if (auto ok = log_->Write(event); !ok) {
-    Say("audit log: " + ok.error().Message());
+  auto ok = log_->Write(event);
+  if (ok) return;
+  {
+    std::lock_guard lock(mu_);
+    if (!failure_.empty()) return;
+    failure_ = ok.error().Message();
+    failed_.store(true, std::memory_order_release);
   }
+  Say("egress: the audit log cannot be written (" + ok.error().Message() +
+      "); from now on every new connection and DNS lookup of the cell is refused. Fix the log's file or "
+      "filesystem and start mcpcell again");
+}
+
+bool EgressAudit::RefuseIfBroken(EgressAttempt& a) {
+  if (!failed_.load(std::memory_order_acquire)) return false;
+  std::lock_guard lock(mu_);
+  a.allowed = false;
+  a.rule = std::string(kAuditBroken) + " (" + failure_ + ")";
+  a.how_to_allow = "nothing while this mcpcell runs: it opens no connection and answers no lookup it cannot "
+                   "record; fix the log's file or filesystem and start mcpcell again";
+  return true;
 }
 
 void EgressAudit::TellOnStderr(const EgressAttempt& a) {

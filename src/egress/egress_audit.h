@@ -16,9 +16,17 @@
 //   - when the audit ends, one "egress_summary" event gives what is still
 //     pending and the run's totals, so lines + held_back + repeats = attempts.
 //
+// Fails closed, as the relay does (docs/AUDIT.md, "Why refused until
+// restart"): from the first write that fails (disk full, I/O error, the log
+// removed, renamed or replaced) every new connection and DNS lookup of the
+// cell is refused (RefuseIfBroken) until mcpcell starts again, even once the
+// log could be written again: a cell that fills the log's filesystem and
+// frees it must not choose which of its connections go unrecorded.
+//
 // Thread-safe: AuditLog writes each line with one write(2); the gate, the
-// counts and the once-per-host set are guarded by one mutex.
+// counts, the once-per-host set and the failure are guarded by one mutex.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -81,6 +89,14 @@ class EgressAudit {
   /// The same at a given time (tests need no clock).
   void Record(const EgressAttempt& attempt, Clock::time_point now);
 
+  /// After a failed audit write: marks `attempt` denied, its rule naming the
+  /// log's problem and how_to_allow what to do, and returns true (the caller
+  /// refuses it and records it like any denial: written only if the log has
+  /// recovered, told on stderr once per host). False while the log works.
+  bool RefuseIfBroken(EgressAttempt& attempt);
+  /// Whether a write has failed (RefuseIfBroken would refuse).
+  bool Broken() const { return failed_.load(std::memory_order_acquire); }
+
   /// Whether Record does anything with an allowed attempt (an audit log is
   /// open). A tunnel that nobody will read need not keep its attempt.
   bool WritesAllowed() const { return log_ != nullptr; }
@@ -117,6 +133,8 @@ class EgressAudit {
   std::map<std::string, Repeat> repeats_;
   std::uint64_t lines_ = 0, held_back_total_ = 0, repeats_total_ = 0, repeats_unlisted_ = 0;
   std::set<std::string> told_;
+  std::string failure_;               ///< the first failed write's error; refusals from then on
+  std::atomic<bool> failed_ = false;  ///< failure_ is set (read without the mutex per attempt)
 };
 
 }  // namespace mcpcell

@@ -77,6 +77,11 @@ void DenyInvalidName(EgressAttempt& a, std::string_view raw, const std::string& 
 
 asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& a) {
   Upstream out;
+  // Fail closed: no connection the audit cannot record (egress_audit.h).
+  if (ctx.audit.RefuseIfBroken(a)) {
+    out.failure = UpstreamFailure::kDenied;
+    co_return out;
+  }
   std::string why;
   if (auto canonical = CanonicalHost(a.host, &why); !canonical || *canonical != a.host) {
     if (canonical) why = "\"" + a.host + "\" is not in canonical form (" + *canonical + ")";

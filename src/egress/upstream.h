@@ -33,7 +33,8 @@ struct Upstream {
 /// allowed, rule, how_to_allow, address and error. A denial leaves
 /// allowed=false; an allowed attempt that could not connect has error set.
 /// Every resolved address is checked; the first one that passes and accepts
-/// the connection is used. Never throws.
+/// the connection is used. After a failed audit write, every attempt is
+/// denied (EgressAudit::RefuseIfBroken). Never throws.
 boost::asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& attempt);
 
 /// Marks `attempt` as refused because the name the cell sent (`raw`, any

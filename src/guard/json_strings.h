@@ -6,9 +6,9 @@
 // items of a "content" or "contents" array), which are joined with nothing
 // between them: a token split across two text blocks of one result is seen
 // whole, as the client that shows them one after the other would.
-// Invisible format characters (zero-width space/joiners, word joiner, BOM,
-// soft hyphen, bidi marks, variation selectors, tag characters; the list is
-// at InvisibleAt in json_strings.cc) are left out of the text, so "ghp_ab\u200bcd..."
+// Invisible characters (zero-width space/joiners, word joiner, BOM, soft
+// hyphen, bidi marks, variation selectors, tag characters, Hangul fillers...:
+// invisible_chars.h's one list, but CR) are left out of the text, so "ghp_ab\u200bcd..."
 // is scanned as the token a reader (or a model) would take it for; the
 // segment's cuts turn offsets back into the string's own.
 // Rewrite() serialises the document again with parts of strings replaced.
@@ -23,9 +23,8 @@
 
 namespace mcpcell {
 
-/// The UTF-8 length of an invisible character at the start of `s` (control
-/// bytes but tab/LF/CR, soft hyphen, joiners, bidi controls, variation
-/// selectors, tag characters: json_strings.cc lists them), or 0: what
+/// The UTF-8 length of an invisible character at the start of `s`
+/// (IsInvisibleCodePoint in invisible_chars.h, but CR), or 0: what
 /// JsonStrings leaves out of its text.
 std::size_t InvisibleCharAt(std::string_view s);
 

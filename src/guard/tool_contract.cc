@@ -138,21 +138,6 @@ char32_t NextCodePoint(std::string_view s, std::size_t* i) {
   return cp;
 }
 
-bool IsInvisibleCodePoint(char32_t cp) {
-  if (cp < 0x20) return cp != '\t' && cp != '\n';
-  if (cp >= 0x7f && cp <= 0x9f) return true;                 // DEL, C1 controls
-  if (cp >= 0xE0000 && cp <= 0xE007F) return true;           // tag characters (ASCII smuggling)
-  if (cp >= 0x202A && cp <= 0x202E) return true;             // bidi embeddings/overrides (CVE-2021-42574)
-  if (cp >= 0x2066 && cp <= 0x2069) return true;             // bidi isolates
-  if (cp == 0x200E || cp == 0x200F || cp == 0x061C) return true;  // LRM, RLM, ALM
-  if (cp >= 0x200B && cp <= 0x200D) return true;             // zero-width space/non-joiner/joiner
-  if (cp >= 0x2060 && cp <= 0x2064) return true;             // word joiner, invisible operators
-  if (cp == 0xFEFF || cp == 0x00AD || cp == 0x180E || cp == 0x034F) return true;
-  if (cp >= 0xFE00 && cp <= 0xFE0F) return true;             // variation selectors
-  if (cp >= 0xE0100 && cp <= 0xE01EF) return true;           // variation selectors supplement
-  return false;
-}
-
 std::string VisibleText(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "guard/invisible_chars.h"  // IsInvisibleCodePoint: the one list, shared with the secret scan
+
 namespace mcpcell {
 
 /// `v` with numbers normalised (integral values within ±2^53 as integers,
@@ -44,11 +46,6 @@ std::string Displayed(const nlohmann::json& v, std::size_t max_bytes = 160);
 
 /// `s` with invisible and control code points written as \u{XXXX}.
 std::string VisibleText(std::string_view s);
-
-/// True for code points a reader cannot see or that reorder/hide text:
-/// C0/C1 controls (but \t \n), tag characters U+E0000–E007F, bidi controls,
-/// zero-width characters, soft hyphen, invisible operators, BOM, variation selectors.
-bool IsInvisibleCodePoint(char32_t cp);
 
 /// Decodes one UTF-8 code point at s[*i] and advances *i; invalid bytes
 /// decode as U+FFFD one byte at a time (input from the relay is valid UTF-8).

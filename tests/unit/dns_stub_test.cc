@@ -339,6 +339,38 @@ TEST_F(DnsStubTest, DeniedNameIsNxdomainAndAudited) {
   EXPECT_TRUE(e.contains("ts"));
 }
 
+// Fail closed (egress_audit.h, docs/AUDIT.md): once an audit write fails,
+// the lookup whose record was lost gets REFUSED instead of its answer, and so
+// does every later one, still after the log is back, until mcpcell starts
+// again. The refusals are recorded once the log can be written again.
+TEST_F(DnsStubTest, AfterAFailedAuditWriteLookupsAreRefusedEvenOnceTheLogIsBack) {
+  QuietStderr quiet;
+  Pkt first = Ask("api.example.org.", LDNS_RR_TYPE_A);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(ldns_pkt_get_rcode(first.get()), LDNS_RCODE_NOERROR);
+  std::string moved = audit_path_ + ".moved";
+  ASSERT_EQ(::rename(audit_path_.c_str(), moved.c_str()), 0);
+  Pkt lost = Ask("a.example.com.", LDNS_RR_TYPE_A);
+  ASSERT_TRUE(lost);
+  EXPECT_EQ(ldns_pkt_get_rcode(lost.get()), LDNS_RCODE_REFUSED) << "an answer whose record was lost was sent";
+  EXPECT_EQ(ldns_pkt_ancount(lost.get()), 0);
+  ASSERT_EQ(::rename(moved.c_str(), audit_path_.c_str()), 0);
+  for (const char* name : {"api.example.org.", "b.example.com.", "c.example.com."}) {
+    Pkt reply = Ask(name, LDNS_RR_TYPE_A);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(ldns_pkt_get_rcode(reply.get()), LDNS_RCODE_REFUSED) << name;
+    EXPECT_EQ(ldns_pkt_ancount(reply.get()), 0) << name;
+  }
+  auto events = EgressEvents();
+  ASSERT_EQ(events.size(), 4u) << "api.example.org, then the three refusals";
+  for (std::size_t i = 1; i < events.size(); ++i) {
+    EXPECT_FALSE(events[i]["allowed"].get<bool>());
+    std::string rule = events[i]["rule"];
+    EXPECT_EQ(rule.rfind("the audit log cannot be written (", 0), 0u) << rule;
+    EXPECT_NE(rule.find(audit_path_), std::string::npos) << rule;
+  }
+}
+
 // A container cell without network (src/cell/docker/dns_report.h): the
 // stub answers relayed datagrams without a socket of its own; nothing
 // resolves, whatever the type, and localhost stays the cell's.

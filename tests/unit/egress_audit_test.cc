@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -17,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
+#include "audit/audit_verify.h"
 #include "egress/egress_audit.h"
 
 namespace mcpcell {
@@ -181,6 +185,111 @@ TEST_F(EgressAuditTest, NothingHeldBackMeansNoSummary) {
   }
   EXPECT_EQ(Events("egress").size(), 2u);
   EXPECT_EQ(Events("egress_summary").size(), 0u);
+}
+
+// ---- fail closed (docs/AUDIT.md, "Why refused until restart") ------------
+
+EgressAttempt Allowed(std::string host) {
+  EgressAttempt a;
+  a.via = "connect";
+  a.host = std::move(host);
+  a.port = 443;
+  a.allowed = true;
+  a.rule = "allow_host \"" + a.host + "\"";
+  return a;
+}
+
+// The log renamed away (someone else touched it): the write fails, and from
+// then on every attempt is refused naming the log's problem — still after
+// the file is back, until mcpcell starts again. The first failure is said on
+// stderr once; each refused host once more, with the reason.
+TEST_F(EgressAuditTest, AFailedWriteRefusesEveryLaterAttemptEvenOnceTheLogIsBack) {
+  EgressAudit audit(&*log_, "closed");
+  audit.Record(Allowed("before.test"));
+  EgressAttempt probe = Allowed("before.test");
+  EXPECT_FALSE(audit.RefuseIfBroken(probe));
+  EXPECT_TRUE(probe.allowed);
+
+  std::string moved = dir_ + "/moved.jsonl";
+  ASSERT_EQ(::rename(path_.c_str(), moved.c_str()), 0);
+  ::testing::internal::CaptureStderr();
+  audit.Record(Allowed("lost.test"));  // its record cannot be written
+  audit.Record(Allowed("lost-too.test"));
+  ASSERT_EQ(::rename(moved.c_str(), path_.c_str()), 0);  // the log is back
+  std::vector<std::string> rules;
+  for (const char* host : {"after.test", "other.test", "after.test"}) {
+    EgressAttempt a = Allowed(host);
+    ASSERT_TRUE(audit.RefuseIfBroken(a)) << host << " was let through after the audit failed";
+    EXPECT_FALSE(a.allowed);
+    rules.push_back(a.rule);
+    EXPECT_NE(a.rule.find("the audit log cannot be written"), std::string::npos) << a.rule;
+    EXPECT_NE(a.rule.find(path_), std::string::npos) << "the rule names the log: " << a.rule;
+    EXPECT_NE(a.how_to_allow.find("start mcpcell again"), std::string::npos) << a.how_to_allow;
+    audit.Record(a);  // written: the log has recovered
+  }
+  std::string err = ::testing::internal::GetCapturedStderr();
+  auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = err.find(what); at != std::string::npos; at = err.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("egress: the audit log cannot be written"), 1u) << err;
+  EXPECT_EQ(count("every new connection and DNS lookup of the cell is refused"), 1u) << err;
+  EXPECT_EQ(count("egress denied: after.test:443 (the audit log cannot be written"), 1u) << err;
+  EXPECT_EQ(count("egress denied: other.test:443 (the audit log cannot be written"), 1u) << err;
+
+  auto events = Events("egress");
+  // before.test, then two refusals (the third repeats the first and is
+  // counted; lost.test's records are lost).
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0]["host"], "before.test");
+  for (std::size_t i = 1; i < events.size(); ++i) {
+    EXPECT_EQ(events[i]["allowed"], false);
+    EXPECT_EQ(events[i]["rule"], rules[i - 1]);
+  }
+  std::ifstream in(path_);
+  ChainReport chain = VerifyChain(in);
+  EXPECT_TRUE(chain.ok) << chain.problem;
+}
+
+// A write(2) that really fails: over the file size limit (RLIMIT_FSIZE,
+// setrlimit(2)) it fails with EFBIG, as on a full filesystem with ENOSPC. In
+// a child, so the limit and SIGXFSZ's disposition stay there; it reports by
+// exit code, and its stderr goes to a file the test reads.
+TEST_F(EgressAuditTest, AWriteOverTheFileSizeLimitRefusesWhatFollows) {
+  std::string err_path = dir_ + "/stderr";
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ::dup2(err, 2);
+    ::signal(SIGXFSZ, SIG_IGN);
+    rlimit lim{1000, 1000};  // one record fits, a few do not
+    if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) ::_exit(10);
+    EgressAudit audit(&*log_, "fsize");
+    audit.Record(Allowed("first.test"));
+    if (audit.Broken()) ::_exit(11);
+    for (int i = 0; i < 20 && !audit.Broken(); ++i) audit.Record(Allowed("more.test"));
+    EgressAttempt a = Allowed("after.test");
+    if (!audit.RefuseIfBroken(a)) ::_exit(12);
+    if (a.allowed || a.rule.find("File too large") == std::string::npos) ::_exit(13);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10 setrlimit, 11 the first record failed, 12 not refused after the "
+                                       "failure, 13 the refusal does not name EFBIG";
+  std::string err;
+  std::ifstream e(err_path);
+  for (std::string line; std::getline(e, line);) err += line + "\n";
+  EXPECT_NE(err.find("egress: the audit log cannot be written ("), std::string::npos) << err;
+  EXPECT_NE(err.find("File too large"), std::string::npos) << err;
+  // What was written is whole: a partly written record was cut off again.
+  std::ifstream in(path_);
+  ChainReport chain = VerifyChain(in);
+  EXPECT_TRUE(chain.ok) << chain.problem;
+  EXPECT_GE(Events("egress").size(), 1u);
 }
 
 }  // namespace

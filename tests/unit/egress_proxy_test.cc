@@ -837,6 +837,52 @@ TEST_F(EgressProxyTest, Socks5AllowedTunnelsAndDeniedGetsNotAllowedByRuleset) {
   EXPECT_EQ(denied, 1);
 }
 
+// Fail closed (egress_audit.h, docs/AUDIT.md): after a failed audit write
+// the proxy opens no connection, CONNECT or SOCKS5, to an allowed host too,
+// and says why; still after the log is back, until mcpcell starts again.
+TEST_F(EgressProxyTest, AfterAFailedAuditWriteConnectionsAreRefusedEvenOnceTheLogIsBack) {
+  StartDefault();
+  std::string target = Target("allowed.test", echo_.port());
+  {
+    UniqueFd c = Proxy();
+    ASSERT_EQ(Connect(c.get(), target, "").rfind("HTTP/1.1 200", 0), 0u);
+  }
+  ASSERT_EQ(WaitForEvents(audit_path_, 1).size(), 1u) << "the tunnel's record, written when it ends";
+  std::string moved = audit_path_ + ".moved";
+  ASSERT_EQ(::rename(audit_path_.c_str(), moved.c_str()), 0);
+  ::testing::internal::CaptureStderr();
+  {
+    UniqueFd c = Proxy();  // denied, and its record cannot be written
+    EXPECT_EQ(Connect(c.get(), Target("evil.test", echo_.port()), "").rfind("HTTP/1.1 403", 0), 0u);
+    ReadToEof(c.get());
+  }
+  ASSERT_EQ(::rename(moved.c_str(), audit_path_.c_str()), 0);
+  for (int i = 0; i < 2; ++i) {
+    UniqueFd c = Proxy();
+    std::string head = Connect(c.get(), target, "");
+    EXPECT_EQ(head.rfind("HTTP/1.1 403", 0), 0u) << "connection " << i << " opened after the audit failed: " << head;
+    std::string body = ReadToEof(c.get());
+    EXPECT_NE(body.find("the audit log cannot be written (" ), std::string::npos) << body;
+    EXPECT_NE(body.find(audit_path_), std::string::npos) << body;
+    EXPECT_NE(body.find("start mcpcell again"), std::string::npos) << body;
+  }
+  {
+    UniqueFd c = Proxy();
+    EXPECT_EQ(Socks5Connect(c.get(), "allowed.test", echo_.port()), 0x02) << "SOCKS5 not allowed by ruleset";
+  }
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("mcpcell: egress: the audit log cannot be written ("), std::string::npos) << err;
+  EXPECT_NE(err.find("egress denied: " + target + " (the audit log cannot be written"), std::string::npos) << err;
+  // The refusals are on the record (the log is back); the denial before is lost.
+  auto events = WaitForEvents(audit_path_, 3);
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events[0]["allowed"], true);
+  for (std::size_t i = 1; i < events.size(); ++i) {
+    EXPECT_EQ(events[i]["allowed"], false) << events[i].dump();
+    EXPECT_EQ(events[i]["rule"].get<std::string>().rfind("the audit log cannot be written", 0), 0u) << events[i].dump();
+  }
+}
+
 TEST_F(EgressProxyTest, StoppingTheServiceClosesTunnels) {
   StartDefault();
   UniqueFd c = Proxy();

@@ -125,8 +125,25 @@ TEST(RawScanPlan, InvisibleCharactersGoToTheFullPathRawOrEscaped) {
                           "\\u001b", "\\u007f", "\\u0007"}) {
     EXPECT_FALSE(PlanRawScan(std::string("{\"a\":\"ghp_ab") + esc + "cd\"}" + Pad()).usable) << esc;
   }
-  // Other non-ASCII text does not.
+  // The second adversary pass's (Hangul fillers, Khmer inherent vowels) and
+  // the rest of Default_Ignorable_Code_Point (invisible_chars.h), and C1.
+  for (const char* raw : {"\xE1\x85\x9F", "\xE1\x85\xA0", "\xE3\x85\xA4", "\xEF\xBE\xA0", "\xE1\x9E\xB4",
+                          "\xE1\x9E\xB5", "\xE1\xA0\x8B", "\xE2\x81\xA5", "\xEF\xBF\xB0", "\xEF\xBF\xB8",
+                          "\xF0\x9B\xB2\xA0", "\xF0\x9D\x85\xB3", "\xF0\x9D\x85\xBA", "\xF3\xA0\x82\x80",
+                          "\xF3\xA0\xBF\xBF", "\xC2\x85"}) {
+    EXPECT_FALSE(PlanRawScan(std::string("{\"a\":\"ghp_ab") + raw + "cd\"}" + Pad()).usable) << raw;
+  }
+  for (const char* esc : {"\\u115f", "\\u1160", "\\u3164", "\\uFFA0", "\\u17b4", "\\u17B5", "\\u180b", "\\u2065",
+                          "\\ufff0", "\\ufff8", "\\ud82f\\udca0", "\\ud834\\udd73", "\\ud834\\udd7a",
+                          "\\udb40\\udc80", "\\udb43\\udfff", "\\u0085"}) {
+    EXPECT_FALSE(PlanRawScan(std::string("{\"a\":\"ghp_ab") + esc + "cd\"}" + Pad()).usable) << esc;
+  }
+  // Other non-ASCII text does not: Hangul syllables and jamo, Khmer letters,
+  // kana, emoji and musical symbols next to the new lead bytes' invisible ones.
   EXPECT_TRUE(PlanRawScan("{\"a\":\"\xE2\x80\x94 \xE6\x97\xA5 \xC3\xA9\"}").usable);
+  EXPECT_TRUE(PlanRawScan("{\"a\":\"\xED\x95\x9C \xE1\x84\x80 \xE3\x85\xA3 \xE3\x81\x82 \xE1\x9E\x80 "
+                          "\xF0\x9F\x98\x80 \xF0\x9D\x84\x9E \xEF\xBE\x9F \xC2\xA9\"}")
+                  .usable);
 }
 
 TEST(RawScanPlan, TwoTextKeysGoToTheFullPathHoweverWritten) {
@@ -231,6 +248,26 @@ TEST(RawScanGuard, InvisibleCharactersInsideATokenRawOrEscaped) {
   EXPECT_EQ(g.Scan(R"({"a":")" + kToken.substr(0, 10) + zwsp + kToken.substr(10) + R"("})").size(), 1u);
   EXPECT_EQ(g.Scan(R"({"a":")" + kToken.substr(0, 10) + R"(\u200b)" + kToken.substr(10) + R"("})").size(), 1u);
   EXPECT_EQ(g.Scan(R"({"a":")" + kToken.substr(0, 10) + R"(\u00ad\u2060)" + kToken.substr(10) + R"("})").size(), 1u);
+}
+
+// The second adversary pass (Hangul fillers U+115F/U+1160/U+3164/U+FFA0,
+// Khmer U+17B4/U+17B5) and the rest of Default_Ignorable_Code_Point: inside
+// a token, raw or escaped, the fast path agrees with the full scan (Scan
+// checks it) and both find the token.
+TEST(RawScanGuard, DefaultIgnorableCharactersInsideATokenRawOrEscaped) {
+  Paths g;
+  const std::vector<std::pair<std::string, std::string>> marks = {
+      {"\xE1\x85\x9F", R"(\u115f)"},  {"\xE1\x85\xA0", R"(\u1160)"},  {"\xE3\x85\xA4", R"(\u3164)"},
+      {"\xEF\xBE\xA0", R"(\uffa0)"},  {"\xE1\x9E\xB4", R"(\u17b4)"},  {"\xE1\x9E\xB5", R"(\u17b5)"},
+      {"\xE2\x81\xA5", R"(\u2065)"},  {"\xEF\xBF\xB0", R"(\ufff0)"},  {"\xF0\x9D\x85\xB3", R"(\ud834\udd73)"},
+      {"\xF3\xA0\x82\x80", R"(\udb40\udc80)"}, {"\xE1\xA0\x8B", R"(\u180b)"}, {"\xC2\x85", R"(\u0085)"}};
+  for (const auto& [raw, esc] : marks) {
+    for (const std::string& m : {raw, esc}) {
+      EXPECT_EQ(g.Scan(R"({"a":")" + kToken.substr(0, 10) + m + kToken.substr(10, 9) + m + kToken.substr(19) + R"("})").size(),
+                1u)
+          << esc << (m == raw ? " raw" : " escaped");
+    }
+  }
 }
 
 TEST(RawScanGuard, TheRawScanMayMatchMoreThanTheTextAndThenTheFullScanDecides) {
