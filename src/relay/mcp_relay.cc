@@ -31,6 +31,22 @@ constexpr std::string_view kServerInfoKey = "io.modelcontextprotocol/serverInfo"
 
 nlohmann::json AsJson(element e) { return nlohmann::json::parse(simdjson::to_string(e), nullptr, false); }
 
+// Who a peer says it is (clientInfo, serverInfo, supportedVersions) goes into
+// an audit record, and a request's _meta clientInfo into its pending entry
+// until it is answered. Read whole, a server's 5 MiB serverInfo of numbers
+// held the supervisor at 340 MB (nlohmann keeps ~16 bytes a number, the DOM
+// bound of envelope.h does not see it). Real ones are a name, a version and
+// perhaps an icon: over 4 KiB the record keeps the size only.
+constexpr std::size_t kMaxAuditedInfo = 4096;
+
+nlohmann::json AuditedInfo(element e) {
+  std::string text = simdjson::to_string(e);
+  if (text.size() > kMaxAuditedInfo) {
+    return {{"withheld", fmt::format("{} bytes; audit records keep up to {}", text.size(), kMaxAuditedInfo)}};
+  }
+  return nlohmann::json::parse(text, nullptr, false);
+}
+
 std::optional<element> Member(element obj, std::string_view key) {
   if (obj.type() != element_type::OBJECT) return std::nullopt;
   auto v = obj.get_object().value_unsafe().at_key(key);
@@ -280,7 +296,7 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
   if (env.has_params) {
     if (auto meta = Member(env.params, "_meta")) {
       if (auto v = StringMember(*meta, kVersionKey)) p->protocol = std::string(*v);
-      if (auto ci = audit_ ? Member(*meta, kClientInfoKey) : std::nullopt) p->client = AsJson(*ci);
+      if (auto ci = audit_ ? Member(*meta, kClientInfoKey) : std::nullopt) p->client = AuditedInfo(*ci);
     }
   }
   if (NamesContent(env.method)) {  // subscribe, unsubscribe, completion: judged, not calls (content_rules.h)
@@ -365,13 +381,13 @@ RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes)
     if (p.call && config_.call_timeout.count() > 0) p.deadline = p.start + config_.call_timeout;
     // Who the client says it is: initialize's clientInfo, or (2026-07-28) the request's _meta.
     if (env.method == "initialize" && env.has_params) {
-      if (auto ci = audit_ ? Member(env.params, "clientInfo") : std::nullopt) p.arguments = AsJson(*ci);
+      if (auto ci = audit_ ? Member(env.params, "clientInfo") : std::nullopt) p.arguments = AuditedInfo(*ci);
       auto caps = Member(env.params, "capabilities");
       if (caps && config_.pins) config_.pins->SetClientCapabilities(AsJson(*caps));
     }
     if (env.method == "server/discover" && env.has_params && audit_) {
       auto meta = Member(env.params, "_meta");
-      if (auto ci = meta ? Member(*meta, kClientInfoKey) : std::nullopt) p.arguments = AsJson(*ci);
+      if (auto ci = meta ? Member(*meta, kClientInfoKey) : std::nullopt) p.arguments = AuditedInfo(*ci);
     }
   }
   pending.emplace(id.key, std::move(p));
@@ -570,11 +586,11 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
     start["protocol"] = version ? std::string(*version) : p.protocol;
     auto meta = Member(env.result, "_meta");
     if (auto si = Member(env.result, "serverInfo")) {
-      start["server_info"] = AsJson(*si);
+      start["server_info"] = AuditedInfo(*si);
     } else if (auto msi = meta ? Member(*meta, kServerInfoKey) : std::nullopt) {
-      start["server_info"] = AsJson(*msi);
+      start["server_info"] = AuditedInfo(*msi);
     }
-    if (auto sv = Member(env.result, "supportedVersions")) start["supported_versions"] = AsJson(*sv);
+    if (auto sv = Member(env.result, "supportedVersions")) start["supported_versions"] = AuditedInfo(*sv);
     Audit(std::move(start));
   }
   if (!p.audited) return a;

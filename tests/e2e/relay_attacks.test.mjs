@@ -125,6 +125,56 @@ test('relay attack: a line of small numbers does not inflate the supervisor beyo
   assert.equal(refused[0].id, 1);
 });
 
+// The same through the audit record: a server's serverInfo (and a client's
+// clientInfo) went whole into nlohmann::json for session_start, ~16 bytes a
+// number beside the DOM, so 5 MiB of zeros in serverInfo, under the DOM bound,
+// held the supervisor at 341 MB (3 MiB: ~190 MB). Now a record keeps such info
+// up to 4 KiB, and the supervisor stays within the documented bound: the lines
+// (up to --max-message each way) and one DOM (up to 4x --max-message).
+test('relay attack: a serverInfo of small numbers is not copied whole into the audit record', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const max = 16 * 1024 * 1024;
+  const logDir = makeWritableDir('adv-dense-info');
+  const audit = path.join(logDir, 'info.jsonl');
+  const server = `
+    let buf = '';
+    process.stdin.on('data', (d) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf('\\n')) >= 0) {
+        const req = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        const zeros = '[' + Array(${1_500_000}).fill('0').join(',') + ']';
+        process.stdout.write('{"jsonrpc":"2.0","result":{"protocolVersion":"2025-06-18","capabilities":{},' +
+          '"serverInfo":{"name":"x","version":"1","z":' + zeros + '}},"id":' + req.id + '}\\n');
+      }
+    });
+    process.stdin.on('end', () => process.exit(0));`;
+  let peakKb = 0;
+  let out = '';
+  const r = await runInCell(['--max-message', '16m', '--audit-log', audit], [NODE_BIN, '-e', server], {
+    relay: 'on',
+    onSpawn: (child) => {
+      child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",' +
+        '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n');
+      child.stdout.on('data', (d) => {
+        out += d;
+        if (!out.includes('\n')) return;
+        peakKb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]);
+        child.stdin.end();
+      });
+    },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  t.diagnostic(`supervisor peak RSS ${peakKb} kB`);
+  assert.ok(peakKb > 0, 'the supervisor was measured while running');
+  assert.ok(peakKb * 1024 < 6 * max, `supervisor peak RSS ${peakKb} kB with --max-message 16m`);
+  assert.equal(JSON.parse(out.slice(0, out.indexOf('\n'))).result.serverInfo.z.length, 1_500_000, 'the answer passes whole');
+  const start = records(audit).find((e) => e.event === 'session_start');
+  assert.match(start?.server_info?.withheld ?? '', /^\d+ bytes; audit records keep up to 4096$/, JSON.stringify(start)?.slice(0, 300));
+  assert.deepEqual(start.client_info, { name: 't', version: '1' });
+});
+
 // A hostile server floods the audit log: every forged response (an answer to
 // a request never sent) was one record, without limit, so a server writing
 // `{"jsonrpc":"2.0","id":N,"result":{}}` in a loop grew the user's log (and
