@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include "relay/envelope.h"
 #include "relay/line_framer.h"
@@ -86,6 +87,17 @@ void CheckScannedId(std::string_view line) {
   if (!j.is_object() || !j.contains("id") || j["id"].dump() != said) std::abort();
 }
 
+// DomBytesBound (relay/envelope.h) against simdjson itself: the bound covers
+// the index entries stage 1 wrote and the tape words stage 2 wrote, valid
+// JSON or not (a count that missed tokens would let a dense line through).
+void CheckDomBound(std::string_view line) {  // followed by LineFramer::kPadding bytes
+  static simdjson::dom::parser parser;
+  auto doc = parser.parse(line.data(), line.size(), false);
+  std::size_t index = 4 * std::size_t{parser.implementation->n_structural_indexes};
+  std::size_t tape = doc.error() ? 0 : 8 * ((parser.doc.tape[0] & simdjson::internal::JSON_VALUE_MASK) + 1);
+  if (mcpcell::DomBytesBound(line) - mcpcell::DomBytesBound({}) < index + tape) std::abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -111,6 +123,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto handle = [&](const mcpcell::LineFramer::Line& line) {
     bool from_client = ((sides >> (i++ % 8)) & 1) == 0;
     if (!line.oversize) CheckScannedId(line.text);
+    if (!line.oversize) CheckDomBound(line.text);
     auto act = from_client ? relay.FromClient(line) : relay.FromServer(line);
     if (act.forward == mcpcell::RelayAction::Forward::kAsIs && !line.oversize) CheckPassed(line.text, from_client, &sent);
     if (act.forward == mcpcell::RelayAction::Forward::kReplaced) CheckPassed(act.replacement, from_client, &sent);

@@ -572,8 +572,9 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
   if (from == kClient) return a;
   if (p.method == "tools/list" && env.has_result && (filter_.active() || config_.pins)) {
     std::size_t hidden = 0;
-    std::string filtered = FilterToolsList(env, line, &hidden);
-    if (hidden != 0 || filter_.active()) {
+    bool refused = false;
+    std::string filtered = FilterToolsList(env, line, &hidden, &refused);
+    if (hidden != 0 || refused || filter_.active()) {
       a.forward = RelayAction::Forward::kReplaced;
       a.replacement = std::move(filtered);
     }
@@ -640,9 +641,11 @@ void McpRelay::ApplyContentRules(const std::string& method, const Envelope& env,
   a->replacement = std::move(*out);
 }
 
-std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden) {
+std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden,
+                                      bool* refused) {
   auto tools = Member(env.result, "tools");
   if (!tools || tools->type() != element_type::ARRAY) {
+    *refused = true;
     return ErrorResponse(env.id->json, kInvalidRequest,
                          "mcpcell relay: the server's tools/list result has no tools array, so the profile's tool "
                          "rules cannot be applied; refused");
@@ -650,9 +653,22 @@ std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line
   // Pinning judges the page as a whole (duplicates, a complete listing).
   std::set<std::string> unpinned;
   if (config_.pins) {
+    // The pins read the page as nlohmann::json, which holds up to ~2x what
+    // simdjson's DOM of the same text does (16 bytes a value, a tree node a
+    // member): a 3 MiB page of numbers in an inputSchema held the supervisor
+    // at 250 MB under --max-message 16m. Its DOM bound is held to the maximum.
+    std::string page = simdjson::to_string(*tools);
+    if (std::size_t cost = DomBytesBound(page); cost > config_.max_message) {
+      *refused = true;
+      return ErrorResponse(env.id->json, kMessageTooLarge,
+                           fmt::format("mcpcell relay: the server's tools/list page would take up to {} bytes to pin "
+                                       "(numbers and brackets cost up to 13 times their size), more than the maximum "
+                                       "message size of {} bytes; refused (raise it with --max-message, or set "
+                                       "mcpcell.pins.mode \"off\" in the profile)",
+                                       cost, config_.max_message));
+    }
     auto cursor = Member(env.result, "nextCursor");
-    unpinned = config_.pins->JudgePage(nlohmann::json::parse(simdjson::to_string(*tools)),
-                                       !cursor || cursor->is_null());
+    unpinned = config_.pins->JudgePage(nlohmann::json::parse(page), !cursor || cursor->is_null());
   }
   std::string out = R"({"jsonrpc":"2.0","id":)" + env.id->json + R"(,"result":{)";
   out.reserve(line.size());

@@ -175,6 +175,62 @@ test('relay attack: a serverInfo of small numbers is not copied whole into the a
   assert.deepEqual(start.client_info, { name: 't', version: '1' });
 });
 
+// The same through tool pinning (on by default in a cell): the pins read a
+// tools/list page as nlohmann::json, ~2x the DOM, so a 3 MiB page of zeros
+// in one tool's inputSchema held the supervisor at 250 MB under
+// --max-message 16m. Now a page whose DOM bound exceeds the maximum is
+// refused with the request's id (the client's tools/list gets -32002).
+test('relay attack: a tools/list page of small numbers is not copied whole for pinning', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const max = 16 * 1024 * 1024;
+  const home = makeWritableDir('adv-dense-pins');
+  const server = `
+    let buf = '';
+    process.stdin.on('data', (d) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf('\\n')) >= 0) {
+        const req = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        const n = req.id === 1 ? ${1_500_000} : 100;
+        const zeros = '[' + Array(n).fill('0').join(',') + ']';
+        process.stdout.write('{"jsonrpc":"2.0","result":{"tools":[{"name":"t","inputSchema":{"type":"object",' +
+          '"properties":{"z":{"enum":' + zeros + '}}}}]},"id":' + req.id + '}\\n');
+      }
+    });
+    process.stdin.on('end', () => process.exit(0));`;
+  let peakKb = 0;
+  let out = '';
+  const answers = [];
+  const r = await runInCell(['--max-message', '16m'], [NODE_BIN, '-e', server], {
+    relay: 'on',
+    env: { ...process.env, XDG_STATE_HOME: home },
+    onSpawn: (child) => {
+      child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n');
+      child.stdout.on('data', (d) => {
+        out += d;
+        let nl;
+        while ((nl = out.indexOf('\n')) >= 0) {
+          answers.push(JSON.parse(out.slice(0, nl)));
+          out = out.slice(nl + 1);
+          if (answers.length === 1) child.stdin.write('{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n');
+        }
+        if (answers.length < 2) return;
+        peakKb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]);
+        child.stdin.end();
+      });
+    },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  t.diagnostic(`supervisor peak RSS ${peakKb} kB`);
+  assert.ok(peakKb > 0, 'the supervisor was measured while running');
+  assert.ok(peakKb * 1024 < 6 * max, `supervisor peak RSS ${peakKb} kB with --max-message 16m`);
+  assert.equal(answers[0].id, 1);
+  assert.equal(answers[0].error?.code, -32002, JSON.stringify(answers[0]).slice(0, 300));
+  assert.match(answers[0].error.message, /tools\/list page would take up to \d+ bytes to pin.*--max-message.*pins\.mode/);
+  assert.equal(answers[1].result?.tools?.[0]?.inputSchema?.properties?.z?.enum?.length, 100, 'a small page is pinned and passes');
+});
+
 // A hostile server floods the audit log: every forged response (an answer to
 // a request never sent) was one record, without limit, so a server writing
 // `{"jsonrpc":"2.0","id":N,"result":{}}` in a loop grew the user's log (and
