@@ -92,9 +92,13 @@ void CheckScannedId(std::string_view line) {
 // JSON or not (a count that missed tokens would let a dense line through).
 void CheckDomBound(std::string_view line) {  // followed by LineFramer::kPadding bytes
   static simdjson::dom::parser parser;
+  // Stage 1 leaves the count unset when it fails early (an unclosed string):
+  // a stale count from the previous line would read as this one's.
+  if (parser.implementation) parser.implementation->n_structural_indexes = 0;
   auto doc = parser.parse(line.data(), line.size(), false);
   std::size_t index = 4 * std::size_t{parser.implementation->n_structural_indexes};
-  std::size_t tape = doc.error() ? 0 : 8 * ((parser.doc.tape[0] & simdjson::internal::JSON_VALUE_MASK) + 1);
+  // The root word holds the tape's length; its two root words are in the bound's fixed part.
+  std::size_t tape = doc.error() ? 0 : 8 * ((parser.doc.tape[0] & simdjson::internal::JSON_VALUE_MASK) - 2);
   if (mcpcell::DomBytesBound(line) - mcpcell::DomBytesBound({}) < index + tape) std::abort();
 }
 

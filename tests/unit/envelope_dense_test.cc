@@ -45,6 +45,10 @@ std::string Message(const std::string& item, std::size_t n, std::string_view id 
 // The bytes a fresh simdjson parse of `line` makes resident: its allocation
 // is as large as the line, and only what it writes counts.
 std::size_t ResidentParse(const std::string& line) {
+  // Every allocation of a MiB or more from fresh pages (mallopt(3)): glibc's
+  // dynamic threshold would otherwise serve the DOM from freed, still
+  // resident heap, and the measure would read low.
+  ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
   simdjson::padded_string padded(line);
   simdjson::dom::parser parser;
   std::size_t before = RssBytes();
@@ -55,10 +59,6 @@ std::size_t ResidentParse(const std::string& line) {
 }
 
 TEST(DomBytesBound, CoversWhatSimdjsonWritesForDenseShapes) {
-  // Every allocation of a MiB or more from fresh pages (mallopt(3)): glibc's
-  // dynamic threshold would otherwise serve the DOM from freed, still
-  // resident heap, and the measure would read low.
-  ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
   ResidentParse(Message("0", 1024));  // the library's code pages, faulted in by its first parse
   constexpr std::size_t kN = 2 * 1024 * 1024;
   for (const char* item : {"0", "\"\"", "[]", "{}", "[0]", "{\"a\":0}", "-1e9", "true", "0.5"}) {
@@ -67,6 +67,17 @@ TEST(DomBytesBound, CoversWhatSimdjsonWritesForDenseShapes) {
     std::size_t resident = ResidentParse(line);
     EXPECT_GE(bound, resident) << item << ": a " << line.size() << "-byte line";
     EXPECT_GT(resident, line.size()) << item << ": the DOM of a dense line is larger than the line";
+  }
+}
+
+// simdjson's stage 1 takes FF and SUB for operators ((byte | 0x20) is ',' or
+// ':'): a line of them fills its index (4 bytes a byte) before stage 2 fails.
+TEST(DomBytesBound, CoversFormFeedAndSubWhichSimdjsonIndexes) {
+  for (char c : {'\f', '\x1a'}) {
+    std::string line = "{" + std::string(4u << 20, c);
+    std::size_t resident = ResidentParse(line);
+    EXPECT_GE(DomBytesBound(line), resident) << static_cast<int>(c);
+    EXPECT_GT(resident, 3 * line.size()) << static_cast<int>(c) << ": the index holds an entry per byte";
   }
 }
 
