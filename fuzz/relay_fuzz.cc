@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include "relay/envelope.h"
 #include "relay/line_framer.h"
@@ -86,6 +87,21 @@ void CheckScannedId(std::string_view line) {
   if (!j.is_object() || !j.contains("id") || j["id"].dump() != said) std::abort();
 }
 
+// DomBytesBound (relay/envelope.h) against simdjson itself: the bound covers
+// the index entries stage 1 wrote and the tape words stage 2 wrote, valid
+// JSON or not (a count that missed tokens would let a dense line through).
+void CheckDomBound(std::string_view line) {  // followed by LineFramer::kPadding bytes
+  static simdjson::dom::parser parser;
+  // Stage 1 leaves the count unset when it fails early (an unclosed string):
+  // a stale count from the previous line would read as this one's.
+  if (parser.implementation) parser.implementation->n_structural_indexes = 0;
+  auto doc = parser.parse(line.data(), line.size(), false);
+  std::size_t index = 4 * std::size_t{parser.implementation->n_structural_indexes};
+  // The root word holds the tape's length; its two root words are in the bound's fixed part.
+  std::size_t tape = doc.error() ? 0 : 8 * ((parser.doc.tape[0] & simdjson::internal::JSON_VALUE_MASK) - 2);
+  if (mcpcell::DomBytesBound(line) - mcpcell::DomBytesBound({}) < index + tape) std::abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -111,6 +127,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto handle = [&](const mcpcell::LineFramer::Line& line) {
     bool from_client = ((sides >> (i++ % 8)) & 1) == 0;
     if (!line.oversize) CheckScannedId(line.text);
+    if (!line.oversize) CheckDomBound(line.text);
     auto act = from_client ? relay.FromClient(line) : relay.FromServer(line);
     if (act.forward == mcpcell::RelayAction::Forward::kAsIs && !line.oversize) CheckPassed(line.text, from_client, &sent);
     if (act.forward == mcpcell::RelayAction::Forward::kReplaced) CheckPassed(act.replacement, from_client, &sent);

@@ -293,7 +293,7 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set, const Comma
   cmd->add_option("--relay", req->relay, "on (the default, every cell): read every MCP message, enforce tool rules, "
                   "audit calls, pass plain-text lines as they are; off: copy bytes (refused with tool rules)")
       ->check(CLI::IsMember({"on", "off"}));
-  cmd->add_option("--max-message", req->max_message, "largest MCP message the relay passes, e.g. 64m (default)");
+  cmd->add_option("--max-message", req->max_message, "largest MCP message the relay passes, e.g. 64m (default); a message whose parse would take over 4x this is refused too");
   cmd->add_option("--call-rate", req->call_rate, "most tool calls (and resource reads, prompt gets) per s/m/h, e.g. 10/s");
   cmd->add_option("--max-inflight", req->max_inflight, "most unanswered tool calls at once, e.g. 8");
   cmd->add_flag("--audit-content", req->audit_content, "put calls' arguments and results in the --audit-log as they "

@@ -1,10 +1,13 @@
 #include "relay/envelope.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "relay/line_framer.h"
 
 // GCC 12 reports -Wnull-dereference inside simdjson's inlined object end()
 // (the library's tape access, not ours) where TopMembersOf is inlined into
@@ -192,7 +195,90 @@ std::optional<Refusal> ReadMethod(const TopMembers& m, Envelope* env, const std:
 
 }  // namespace
 
-EnvelopeParser::EnvelopeParser(std::size_t max_message) : max_message_(max_message), parser_(max_message + 64) {}
+namespace {
+
+// What one token and one string cost (DomBytesBound): an index entry is a
+// uint32; a tape word 8 bytes, a number or literal two of them; a decoded
+// string its length prefix (4) and NUL, and a string_view (16) if it is a key
+// of a large object FindDuplicateKey sorts.
+constexpr std::size_t kIndexEntry = 4, kTapeWord = 8, kPerString = 4 + 1 + 16;
+// simdjson allocates at most this much per byte of input (index 4, tape 8,
+// strings 5/3), so a line this much smaller than the bound needs no count.
+constexpr std::size_t kMostPerByte = 14;
+// Root words, the index's end entries, a block of overwritten index entries,
+// and the partial pages of each allocation.
+constexpr std::size_t kFixedCost = 64 * 1024;
+
+// Where the string whose opening quote is at `open` ends (at its closing
+// quote), or s.size(): the next quote not preceded by an odd run of
+// backslashes, as simdjson's stage 1 tells them.
+std::size_t StringEnd(std::string_view s, std::size_t open) {
+  std::size_t i = open + 1;
+  for (;;) {
+    const void* q = std::memchr(s.data() + i, '"', s.size() - i);
+    if (q == nullptr) return s.size();
+    std::size_t at = static_cast<const char*>(q) - s.data();
+    std::size_t backslashes = 0;
+    while (at - backslashes > open + 1 && s[at - backslashes - 1] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return at;
+    i = at + 1;
+  }
+}
+
+}  // namespace
+
+std::size_t DomBytesBound(std::string_view s) {
+  std::size_t bytes = kFixedCost, backslashes = 0;
+  bool in_scalar = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    bool escaped = backslashes % 2 == 1;
+    backslashes = c == '\\' ? backslashes + 1 : 0;
+    if (c == '"' && !escaped) {
+      std::size_t end = StringEnd(s, i);
+      bytes += kIndexEntry + kTapeWord + kPerString + (end - i);
+      i = end;
+      in_scalar = false;
+    } else if (c == '{' || c == '[' || c == '}' || c == ']' || c == '\f' || c == '\x1a') {
+      // simdjson's SIMD kernels find operators as (byte | 0x20) in "{},:",
+      // so FF and SUB are operators to its stage 1 too (relay_fuzz found it).
+      bytes += kIndexEntry + kTapeWord;
+      in_scalar = false;
+    } else if (c == ',' || c == ':') {
+      bytes += kIndexEntry;
+      in_scalar = false;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      in_scalar = false;
+    } else if (!in_scalar) {  // a number or literal (or a stray byte simdjson makes a token of)
+      bytes += kIndexEntry + 2 * kTapeWord;
+      in_scalar = true;
+    }
+  }
+  return bytes;
+}
+
+EnvelopeParser::EnvelopeParser(std::size_t max_message)
+    : max_message_(max_message), max_dom_(kDomPerMaxMessage * max_message + kDomSlack), parser_(max_message + 64) {}
+
+// A line whose DOM would outgrow the bound is refused like an oversize one:
+// with its id (read as the framer reads an oversize line's), audited by the caller.
+std::optional<Refusal> EnvelopeParser::TooDense(std::string_view line) const {
+  if (line.size() <= (max_dom_ - kFixedCost) / kMostPerByte) return std::nullopt;
+  std::size_t bound = DomBytesBound(line);
+  if (bound <= max_dom_) return std::nullopt;
+  TopLevelIdScanner id;
+  id.Feed(line);
+  Refusal r{kMessageTooLarge,
+            fmt::format("mcpcell relay: a message of {} bytes would take up to {} bytes to parse (numbers, brackets "
+                        "and short strings cost the relay up to 13 times their size), more than {} times the maximum "
+                        "message size of {} bytes; refused (raise it with --max-message)",
+                        line.size(), bound, kDomPerMaxMessage, max_message_),
+            IdFromValue(id.Value()), {}};
+  if (r.id_json != "null") {
+    r.id_key = r.id_json[0] == '"' ? "s:" + r.id_json.substr(1, r.id_json.size() - 2) : "n:" + r.id_json;
+  }
+  return r;
+}
 
 void EnvelopeParser::Shrink() {
   if (parser_.capacity() > kKeptCapacity) parser_ = simdjson::dom::parser(max_message_ + 64);
@@ -205,6 +291,7 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
   if (parser_.capacity() > kKeptCapacity && line.size() <= kKeptCapacity) {
     parser_ = simdjson::dom::parser(max_message_ + 64);
   }
+  if (auto refused = TooDense(line)) return std::move(*refused);
   auto doc = parser_.parse(line.data(), line.size(), false);
   if (doc.error()) {
     return Refuse(kParseError, fmt::format("mcpcell relay: the message is not valid JSON ({}); refused",

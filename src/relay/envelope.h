@@ -5,7 +5,7 @@
 // so the relay decides only on decoded values and refuses what it cannot
 // decide on: duplicate keys anywhere, batches, non-objects, invalid UTF-8,
 // nesting deeper than simdjson's 1024 levels, ids that are neither a string
-// nor a safe integer. Parsing is simdjson's DOM (validates the whole
+// nor a safe integer, a line whose DOM would outgrow the memory bound. Parsing is simdjson's DOM (validates the whole
 // document, ~1-2 GB/s), never a re-serialisation of the payload.
 
 #include <cstdint>
@@ -70,8 +70,28 @@ inline constexpr std::size_t kMaxMethodBytes = 1024;
 /// safe range), or nullopt with the reason in `*why`.
 std::optional<RpcId> DecodeId(simdjson::dom::element v, std::string* why);
 
+/// How much memory simdjson's DOM of a message may take, as a multiple of the
+/// maximum message size (plus kDomSlack): a line whose DomBytesBound is over
+/// it is refused as too large (kMessageTooLarge) before it is parsed.
+inline constexpr std::size_t kDomPerMaxMessage = 4;
+inline constexpr std::size_t kDomSlack = 1024 * 1024;
+
+/// An upper bound on the bytes simdjson's DOM parse of `line` writes (its
+/// structural index, tape and decoded strings) and on the key list
+/// FindDuplicateKey may sort, counted without allocating: 4 bytes per token
+/// in the index, 16 per number or literal and 8 per string, bracket or brace
+/// in the tape, a string's raw length and 21 bytes more. A line of text costs
+/// about its size; `[0,0,0,…]` costs 12 bytes per byte (each number is two
+/// tape words and two index entries for its two bytes), so under the default
+/// 64 MiB maximum one line held the supervisor at ~830 MiB. Tokens are found
+/// as simdjson's stage 1 finds them (an unescaped quote opens or closes a
+/// string wherever it is), so the bound holds for any bytes, JSON or not.
+std::size_t DomBytesBound(std::string_view line);
+
 class EnvelopeParser {
  public:
+  /// Refuses a message over max_message (the framer does) or whose DOM would
+  /// exceed kDomPerMaxMessage * max_message + kDomSlack (DomBytesBound).
   explicit EnvelopeParser(std::size_t max_message);
   /// `line` must be followed by 64 readable bytes (LineFramer guarantees it).
   /// The envelope's elements stay valid until the next Parse.
@@ -83,7 +103,10 @@ class EnvelopeParser {
 
  private:
   static constexpr std::size_t kKeptCapacity = 1024 * 1024;
+  std::optional<Refusal> TooDense(std::string_view line) const;
+
   std::size_t max_message_;
+  std::size_t max_dom_;
   simdjson::dom::parser parser_;
 };
 

@@ -31,6 +31,22 @@ constexpr std::string_view kServerInfoKey = "io.modelcontextprotocol/serverInfo"
 
 nlohmann::json AsJson(element e) { return nlohmann::json::parse(simdjson::to_string(e), nullptr, false); }
 
+// Who a peer says it is (clientInfo, serverInfo, supportedVersions) goes into
+// an audit record, and a request's _meta clientInfo into its pending entry
+// until it is answered. Read whole, a server's 5 MiB serverInfo of numbers
+// held the supervisor at 340 MB (nlohmann keeps ~16 bytes a number, the DOM
+// bound of envelope.h does not see it). Real ones are a name, a version and
+// perhaps an icon: over 4 KiB the record keeps the size only.
+constexpr std::size_t kMaxAuditedInfo = 4096;
+
+nlohmann::json AuditedInfo(element e) {
+  std::string text = simdjson::to_string(e);
+  if (text.size() > kMaxAuditedInfo) {
+    return {{"withheld", fmt::format("{} bytes; audit records keep up to {}", text.size(), kMaxAuditedInfo)}};
+  }
+  return nlohmann::json::parse(text, nullptr, false);
+}
+
 std::optional<element> Member(element obj, std::string_view key) {
   if (obj.type() != element_type::OBJECT) return std::nullopt;
   auto v = obj.get_object().value_unsafe().at_key(key);
@@ -280,7 +296,7 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
   if (env.has_params) {
     if (auto meta = Member(env.params, "_meta")) {
       if (auto v = StringMember(*meta, kVersionKey)) p->protocol = std::string(*v);
-      if (auto ci = audit_ ? Member(*meta, kClientInfoKey) : std::nullopt) p->client = AsJson(*ci);
+      if (auto ci = audit_ ? Member(*meta, kClientInfoKey) : std::nullopt) p->client = AuditedInfo(*ci);
     }
   }
   if (NamesContent(env.method)) {  // subscribe, unsubscribe, completion: judged, not calls (content_rules.h)
@@ -365,13 +381,13 @@ RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes)
     if (p.call && config_.call_timeout.count() > 0) p.deadline = p.start + config_.call_timeout;
     // Who the client says it is: initialize's clientInfo, or (2026-07-28) the request's _meta.
     if (env.method == "initialize" && env.has_params) {
-      if (auto ci = audit_ ? Member(env.params, "clientInfo") : std::nullopt) p.arguments = AsJson(*ci);
+      if (auto ci = audit_ ? Member(env.params, "clientInfo") : std::nullopt) p.arguments = AuditedInfo(*ci);
       auto caps = Member(env.params, "capabilities");
       if (caps && config_.pins) config_.pins->SetClientCapabilities(AsJson(*caps));
     }
     if (env.method == "server/discover" && env.has_params && audit_) {
       auto meta = Member(env.params, "_meta");
-      if (auto ci = meta ? Member(*meta, kClientInfoKey) : std::nullopt) p.arguments = AsJson(*ci);
+      if (auto ci = meta ? Member(*meta, kClientInfoKey) : std::nullopt) p.arguments = AuditedInfo(*ci);
     }
   }
   pending.emplace(id.key, std::move(p));
@@ -556,8 +572,9 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
   if (from == kClient) return a;
   if (p.method == "tools/list" && env.has_result && (filter_.active() || config_.pins)) {
     std::size_t hidden = 0;
-    std::string filtered = FilterToolsList(env, line, &hidden);
-    if (hidden != 0 || filter_.active()) {
+    bool refused = false;
+    std::string filtered = FilterToolsList(env, line, &hidden, &refused);
+    if (hidden != 0 || refused || filter_.active()) {
       a.forward = RelayAction::Forward::kReplaced;
       a.replacement = std::move(filtered);
     }
@@ -570,11 +587,11 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
     start["protocol"] = version ? std::string(*version) : p.protocol;
     auto meta = Member(env.result, "_meta");
     if (auto si = Member(env.result, "serverInfo")) {
-      start["server_info"] = AsJson(*si);
+      start["server_info"] = AuditedInfo(*si);
     } else if (auto msi = meta ? Member(*meta, kServerInfoKey) : std::nullopt) {
-      start["server_info"] = AsJson(*msi);
+      start["server_info"] = AuditedInfo(*msi);
     }
-    if (auto sv = Member(env.result, "supportedVersions")) start["supported_versions"] = AsJson(*sv);
+    if (auto sv = Member(env.result, "supportedVersions")) start["supported_versions"] = AuditedInfo(*sv);
     Audit(std::move(start));
   }
   if (!p.audited) return a;
@@ -624,9 +641,11 @@ void McpRelay::ApplyContentRules(const std::string& method, const Envelope& env,
   a->replacement = std::move(*out);
 }
 
-std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden) {
+std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden,
+                                      bool* refused) {
   auto tools = Member(env.result, "tools");
   if (!tools || tools->type() != element_type::ARRAY) {
+    *refused = true;
     return ErrorResponse(env.id->json, kInvalidRequest,
                          "mcpcell relay: the server's tools/list result has no tools array, so the profile's tool "
                          "rules cannot be applied; refused");
@@ -634,9 +653,22 @@ std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line
   // Pinning judges the page as a whole (duplicates, a complete listing).
   std::set<std::string> unpinned;
   if (config_.pins) {
+    // The pins read the page as nlohmann::json, which holds up to ~2x what
+    // simdjson's DOM of the same text does (16 bytes a value, a tree node a
+    // member): a 3 MiB page of numbers in an inputSchema held the supervisor
+    // at 250 MB under --max-message 16m. Its DOM bound is held to the maximum.
+    std::string page = simdjson::to_string(*tools);
+    if (std::size_t cost = DomBytesBound(page); cost > config_.max_message) {
+      *refused = true;
+      return ErrorResponse(env.id->json, kMessageTooLarge,
+                           fmt::format("mcpcell relay: the server's tools/list page would take up to {} bytes to pin "
+                                       "(numbers and brackets cost up to 13 times their size), more than the maximum "
+                                       "message size of {} bytes; refused (raise it with --max-message, or set "
+                                       "mcpcell.pins.mode \"off\" in the profile)",
+                                       cost, config_.max_message));
+    }
     auto cursor = Member(env.result, "nextCursor");
-    unpinned = config_.pins->JudgePage(nlohmann::json::parse(simdjson::to_string(*tools)),
-                                       !cursor || cursor->is_null());
+    unpinned = config_.pins->JudgePage(nlohmann::json::parse(page), !cursor || cursor->is_null());
   }
   std::string out = R"({"jsonrpc":"2.0","id":)" + env.id->json + R"(,"result":{)";
   out.reserve(line.size());

@@ -136,7 +136,8 @@ class McpRelay {
                  nlohmann::json extra);
   std::optional<Refusal> AuditBroken(const Envelope& env) const;
   RelayAction Withheld(const Envelope& env, std::string_view method);
-  std::string FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden);
+  /// The answer as the client gets it; `*refused` when it is an error in its place.
+  std::string FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden, bool* refused);
   void ApplyContentRules(const std::string& method, const Envelope& env, std::string_view line, RelayAction* a);
   /// A prompts/list or resources/list result without what `filter` denies; nullopt: nothing to change.
   std::optional<std::string> FilterList(const Envelope& env, std::string_view array, std::string_view name,

@@ -63,36 +63,173 @@ test('relay attack: oversize call and oversize answer from the real SDK each get
 
 // A hostile server inflates the supervisor (outside the cell's memory limit):
 // simdjson's DOM tape takes 16 bytes per number and its structural index 4 per
-// token, so one line of `0,0,0,…` under the default 64 MiB maximum costs the
-// supervisor ~13× its size (measured: 60 MB line, 772 MB peak RSS). Open:
-// the envelope parser is relay2's; see the adv report.
-test('relay attack: a line of small numbers does not inflate the supervisor beyond 4x its size',
-  { timeout: 120_000, todo: 'attack (adv): simdjson DOM tape ~13x a number-dense line; supervisor RSS is not bounded by the message size' },
-  async (t) => {
-    if (await skipWithoutCell(t)) return;
-    const count = 24 * 1024 * 1024;  // a 48 MiB line
-    const server = `
-      const line = '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":[' +
-        Array(${count}).fill('0').join(',') + ']}}\\n';
-      process.stdout.write(line);
-      process.stdin.resume();
-      process.stdin.on('end', () => process.exit(0));`;
-    let peakKb = 0;
-    let seen = 0;
-    const r = await runInCell([], [NODE_BIN, '-e', server], {
-      relay: 'on',
-      onSpawn: (child) => child.stdout.on('data', (d) => {
-        seen += Buffer.byteLength(d);
-        if (seen < 2 * count) return;
+// token, so one line of `0,0,0,…` cost the supervisor ~13× its size (measured:
+// 60 MB line, 772 MB peak RSS; 16 MiB, ~210 MB). Now a line whose DOM would
+// exceed 4× --max-message is refused before it is parsed, with its id (written
+// last, as the SDKs do); a smaller dense line still passes intact.
+test('relay attack: a line of small numbers does not inflate the supervisor beyond 4x the maximum message', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const max = 16 * 1024 * 1024;
+  const logDir = makeWritableDir('adv-dense-log');
+  const audit = path.join(logDir, 'dense.jsonl');
+  // Answers request 1 with ~15.9 MiB of zeros (under the maximum), request 2 with 2 MiB of them.
+  const server = `
+    const zeros = (n) => Array(n).fill('0').join(',');
+    const sizes = { 1: ${max / 2 - 4096}, 2: ${1024 * 1024} };
+    let buf = '';
+    process.stdin.on('data', (d) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf('\\n')) >= 0) {
+        const req = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        process.stdout.write('{"jsonrpc":"2.0","result":{"data":[' + zeros(sizes[req.id]) + ']},"id":' + req.id + '}\\n');
+      }
+    });
+    process.stdin.on('end', () => process.exit(0));`;
+  let peakKb = 0;
+  let out = '';
+  const answers = [];
+  const r = await runInCell(['--max-message', '16m', '--audit-log', audit], [NODE_BIN, '-e', server], {
+    relay: 'on',
+    onSpawn: (child) => {
+      child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+      child.stdout.on('data', (d) => {
+        out += d;
+        let nl;
+        while ((nl = out.indexOf('\n')) >= 0) {
+          answers.push(JSON.parse(out.slice(0, nl)));
+          out = out.slice(nl + 1);
+          if (answers.length === 1) child.stdin.write('{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
+        }
+        if (answers.length < 2) return;
         const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
         peakKb = Number(/VmHWM:\s+(\d+)/.exec(status)[1]);
         child.stdin.end();
-      }),
-    });
-    assert.equal(r.code, 0, r.stderr);
-    assert.ok(peakKb > 0, 'the line reached the client');
-    assert.ok(peakKb * 1024 < 4 * 2 * count, `supervisor peak RSS ${peakKb} kB for a ${2 * count} byte line`);
+      });
+    },
   });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(answers.length, 2, r.stderr);
+  assert.ok(peakKb > 0, 'the supervisor was measured while running');
+  t.diagnostic(`supervisor peak RSS ${peakKb} kB`);
+  assert.ok(peakKb * 1024 < 4 * max, `supervisor peak RSS ${peakKb} kB with --max-message 16m`);
+  assert.equal(answers[0].id, 1);
+  assert.equal(answers[0].error?.code, -32002, JSON.stringify(answers[0]));
+  assert.match(answers[0].error.message, /would take up to \d+ bytes to parse.*4 times the maximum message size of 16777216 bytes.*--max-message/);
+  assert.equal(answers[1].id, 2, 'the smaller dense answer passes');
+  assert.equal(answers[1].result.data.length, 1024 * 1024);
+  const refused = records(audit).filter((e) => e.event === 'relay_refused');
+  assert.equal(refused.length, 1, JSON.stringify(refused));
+  assert.equal(refused[0].code, -32002);
+  assert.equal(refused[0].id, 1);
+});
+
+// The same through the audit record: a server's serverInfo (and a client's
+// clientInfo) went whole into nlohmann::json for session_start, ~16 bytes a
+// number beside the DOM, so 5 MiB of zeros in serverInfo, under the DOM bound,
+// held the supervisor at 341 MB (3 MiB: ~190 MB). Now a record keeps such info
+// up to 4 KiB, and the supervisor stays within the documented bound: the lines
+// (up to --max-message each way) and one DOM (up to 4x --max-message).
+test('relay attack: a serverInfo of small numbers is not copied whole into the audit record', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const max = 16 * 1024 * 1024;
+  const logDir = makeWritableDir('adv-dense-info');
+  const audit = path.join(logDir, 'info.jsonl');
+  const server = `
+    let buf = '';
+    process.stdin.on('data', (d) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf('\\n')) >= 0) {
+        const req = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        const zeros = '[' + Array(${1_500_000}).fill('0').join(',') + ']';
+        process.stdout.write('{"jsonrpc":"2.0","result":{"protocolVersion":"2025-06-18","capabilities":{},' +
+          '"serverInfo":{"name":"x","version":"1","z":' + zeros + '}},"id":' + req.id + '}\\n');
+      }
+    });
+    process.stdin.on('end', () => process.exit(0));`;
+  let peakKb = 0;
+  let out = '';
+  const r = await runInCell(['--max-message', '16m', '--audit-log', audit], [NODE_BIN, '-e', server], {
+    relay: 'on',
+    onSpawn: (child) => {
+      child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",' +
+        '"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n');
+      child.stdout.on('data', (d) => {
+        out += d;
+        if (!out.includes('\n')) return;
+        peakKb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]);
+        child.stdin.end();
+      });
+    },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  t.diagnostic(`supervisor peak RSS ${peakKb} kB`);
+  assert.ok(peakKb > 0, 'the supervisor was measured while running');
+  assert.ok(peakKb * 1024 < 6 * max, `supervisor peak RSS ${peakKb} kB with --max-message 16m`);
+  assert.equal(JSON.parse(out.slice(0, out.indexOf('\n'))).result.serverInfo.z.length, 1_500_000, 'the answer passes whole');
+  const start = records(audit).find((e) => e.event === 'session_start');
+  assert.match(start?.server_info?.withheld ?? '', /^\d+ bytes; audit records keep up to 4096$/, JSON.stringify(start)?.slice(0, 300));
+  assert.deepEqual(start.client_info, { name: 't', version: '1' });
+});
+
+// The same through tool pinning (on by default in a cell): the pins read a
+// tools/list page as nlohmann::json, ~2x the DOM, so a 3 MiB page of zeros
+// in one tool's inputSchema held the supervisor at 250 MB under
+// --max-message 16m. Now a page whose DOM bound exceeds the maximum is
+// refused with the request's id (the client's tools/list gets -32002).
+test('relay attack: a tools/list page of small numbers is not copied whole for pinning', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const max = 16 * 1024 * 1024;
+  const home = makeWritableDir('adv-dense-pins');
+  const server = `
+    let buf = '';
+    process.stdin.on('data', (d) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf('\\n')) >= 0) {
+        const req = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        const n = req.id === 1 ? ${1_500_000} : 100;
+        const zeros = '[' + Array(n).fill('0').join(',') + ']';
+        process.stdout.write('{"jsonrpc":"2.0","result":{"tools":[{"name":"t","inputSchema":{"type":"object",' +
+          '"properties":{"z":{"enum":' + zeros + '}}}}]},"id":' + req.id + '}\\n');
+      }
+    });
+    process.stdin.on('end', () => process.exit(0));`;
+  let peakKb = 0;
+  let out = '';
+  const answers = [];
+  const r = await runInCell(['--max-message', '16m'], [NODE_BIN, '-e', server], {
+    relay: 'on',
+    env: { ...process.env, XDG_STATE_HOME: home },
+    onSpawn: (child) => {
+      child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n');
+      child.stdout.on('data', (d) => {
+        out += d;
+        let nl;
+        while ((nl = out.indexOf('\n')) >= 0) {
+          answers.push(JSON.parse(out.slice(0, nl)));
+          out = out.slice(nl + 1);
+          if (answers.length === 1) child.stdin.write('{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n');
+        }
+        if (answers.length < 2) return;
+        peakKb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]);
+        child.stdin.end();
+      });
+    },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  t.diagnostic(`supervisor peak RSS ${peakKb} kB`);
+  assert.ok(peakKb > 0, 'the supervisor was measured while running');
+  assert.ok(peakKb * 1024 < 6 * max, `supervisor peak RSS ${peakKb} kB with --max-message 16m`);
+  assert.equal(answers[0].id, 1);
+  assert.equal(answers[0].error?.code, -32002, JSON.stringify(answers[0]).slice(0, 300));
+  assert.match(answers[0].error.message, /tools\/list page would take up to \d+ bytes to pin.*--max-message.*pins\.mode/);
+  assert.equal(answers[1].result?.tools?.[0]?.inputSchema?.properties?.z?.enum?.length, 100, 'a small page is pinned and passes');
+});
 
 // A hostile server floods the audit log: every forged response (an answer to
 // a request never sent) was one record, without limit, so a server writing
