@@ -50,7 +50,9 @@ class PinGuard {
   /// ("pins: tool ..."); by default util/diag.h's Say, on stderr.
   void SetSay(Say say) { say_ = std::move(say); }
 
-  /// The client's initialize params.capabilities. Servers list some tools
+  /// The capabilities of the client whose listing is judged next:
+  /// initialize's params.capabilities, or (2026-07-28 era, no initialize)
+  /// the tools/list request's params._meta clientCapabilities. Servers list some tools
   /// only to clients with some capabilities (server-everything: sampling,
   /// elicitation, roots), so the first complete list under each capability
   /// set pins the names it adds, and a removal is judged only against the

@@ -28,6 +28,7 @@ constexpr const char* kSideName[2] = {"client", "server"};
 constexpr std::string_view kVersionKey = "io.modelcontextprotocol/protocolVersion";
 constexpr std::string_view kClientInfoKey = "io.modelcontextprotocol/clientInfo";
 constexpr std::string_view kServerInfoKey = "io.modelcontextprotocol/serverInfo";
+constexpr std::string_view kClientCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities";
 
 nlohmann::json AsJson(element e) { return nlohmann::json::parse(simdjson::to_string(e), nullptr, false); }
 
@@ -297,6 +298,9 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
     if (auto meta = Member(env.params, "_meta")) {
       if (auto v = StringMember(*meta, kVersionKey)) p->protocol = std::string(*v);
       if (auto ci = audit_ ? Member(*meta, kClientInfoKey) : std::nullopt) p->client = AuditedInfo(*ci);
+      // A 2026-07-28 list stands alone: the capabilities it is listed under travel with it.
+      auto caps = env.method == "tools/list" && config_.pins ? Member(*meta, kClientCapabilitiesKey) : std::nullopt;
+      if (caps) p->capabilities = AsJson(*caps);
     }
   }
   if (NamesContent(env.method)) {  // subscribe, unsubscribe, completion: judged, not calls (content_rules.h)
@@ -383,8 +387,9 @@ RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes)
     if (env.method == "initialize" && env.has_params) {
       if (auto ci = audit_ ? Member(env.params, "clientInfo") : std::nullopt) p.arguments = AuditedInfo(*ci);
       auto caps = Member(env.params, "capabilities");
-      if (caps && config_.pins) config_.pins->SetClientCapabilities(AsJson(*caps));
+      if (caps && config_.pins) session_capabilities_ = AsJson(*caps);
     }
+    if (env.method == "tools/list" && p.capabilities.is_null()) p.capabilities = session_capabilities_;
     if (env.method == "server/discover" && env.has_params && audit_) {
       auto meta = Member(env.params, "_meta");
       if (auto ci = meta ? Member(*meta, kClientInfoKey) : std::nullopt) p.arguments = AuditedInfo(*ci);
@@ -573,7 +578,7 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
   if (p.method == "tools/list" && env.has_result && (filter_.active() || config_.pins)) {
     std::size_t hidden = 0;
     bool refused = false;
-    std::string filtered = FilterToolsList(env, line, &hidden, &refused);
+    std::string filtered = FilterToolsList(env, line, p.capabilities, &hidden, &refused);
     if (hidden != 0 || refused || filter_.active()) {
       a.forward = RelayAction::Forward::kReplaced;
       a.replacement = std::move(filtered);
@@ -641,8 +646,8 @@ void McpRelay::ApplyContentRules(const std::string& method, const Envelope& env,
   a->replacement = std::move(*out);
 }
 
-std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden,
-                                      bool* refused) {
+std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line, const nlohmann::json& capabilities,
+                                      std::size_t* hidden, bool* refused) {
   auto tools = Member(env.result, "tools");
   if (!tools || tools->type() != element_type::ARRAY) {
     *refused = true;
@@ -668,6 +673,7 @@ std::string McpRelay::FilterToolsList(const Envelope& env, std::string_view line
                                        cost, config_.max_message));
     }
     auto cursor = Member(env.result, "nextCursor");
+    config_.pins->SetClientCapabilities(capabilities);
     unpinned = config_.pins->JudgePage(nlohmann::json::parse(page), !cursor || cursor->is_null());
   }
   std::string out = R"({"jsonrpc":"2.0","id":)" + env.id->json + R"(,"result":{)";

@@ -104,6 +104,10 @@ class McpRelay {
     std::string subject;       ///< tool name, resource uri or prompt name
     std::string protocol;      ///< params._meta protocolVersion (2026-07-28 era), if any
     nlohmann::json client;     ///< params._meta clientInfo (2026-07-28 era), if any
+    /// tools/list: the capabilities of the client that asks, which the pins
+    /// key a listing by: params._meta clientCapabilities (2026-07-28 era),
+    /// else initialize's (null: none known).
+    nlohmann::json capabilities;
     nlohmann::json arguments;  ///< redacted summary
     std::chrono::steady_clock::time_point start;
     std::size_t bytes_in = 0;
@@ -137,7 +141,8 @@ class McpRelay {
   std::optional<Refusal> AuditBroken(const Envelope& env) const;
   RelayAction Withheld(const Envelope& env, std::string_view method);
   /// The answer as the client gets it; `*refused` when it is an error in its place.
-  std::string FilterToolsList(const Envelope& env, std::string_view line, std::size_t* hidden, bool* refused);
+  std::string FilterToolsList(const Envelope& env, std::string_view line, const nlohmann::json& capabilities,
+                              std::size_t* hidden, bool* refused);
   void ApplyContentRules(const std::string& method, const Envelope& env, std::string_view line, RelayAction* a);
   /// A prompts/list or resources/list result without what `filter` denies; nullopt: nothing to change.
   std::optional<std::string> FilterList(const Envelope& env, std::string_view array, std::string_view name,
@@ -178,6 +183,7 @@ class McpRelay {
   std::string audit_error_;  ///< the first failed audit write; calls are refused from then on
   bool ended_ = false;
   bool said_server_drop_ = false;  ///< the first dropped server line was told on stderr
+  nlohmann::json session_capabilities_;  ///< initialize's params.capabilities (2025 era), for the pins
   static constexpr std::uint64_t kMaxServerNoise = 100;  ///< forged/refused server lines recorded one by one
   std::uint64_t server_noise_ = 0, held_back_ = 0;
 };
