@@ -69,7 +69,7 @@ bool EngineMissing(const Error& e) {
 // from the profile and --relay by PlanLaunch).
 std::optional<RelayConfig> RelayConfigFor(const CellSpec& spec, const RunContext& ctx) {
   if (!spec.relay.on) return std::nullopt;
-  return RelayConfig{ctx.server, ToolRules{spec.relay.tools_allow, spec.relay.tools_deny, spec.relay.tools_origin},
+  RelayConfig config{ctx.server, ToolRules{spec.relay.tools_allow, spec.relay.tools_deny, spec.relay.tools_origin},
                      static_cast<std::size_t>(spec.relay.max_message), 4096,
                      spec.relay.call_rate, static_cast<std::size_t>(spec.relay.call_burst),
                      static_cast<std::size_t>(spec.relay.max_inflight), spec.relay.call_timeout,
@@ -78,6 +78,8 @@ std::optional<RelayConfig> RelayConfigFor(const CellSpec& spec, const RunContext
                                "mcpcell.prompts"},
                      ToolRules{spec.relay.resources_allow, spec.relay.resources_deny, spec.relay.tools_origin,
                                "resource", "mcpcell.resources"}};
+  config.block_input_requests = spec.relay.pins_block_poisoning;
+  return config;
 }
 
 // The one place where the supervisor's copy sits between the client's fds

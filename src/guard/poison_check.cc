@@ -38,6 +38,18 @@ constexpr std::array kSensitivePaths = {
     "credentials.json", ".bash_history",
 };
 
+// What an elicitation must not ask the user for (MCP 2025-06-18 and later,
+// client/elicitation: "Servers MUST NOT use elicitation to request sensitive
+// information"). Lowercase, '_' and '-' read as spaces, matched as whole
+// words: "token" but not "tokens" (a sampling budget), "ssn" but not "lessons".
+constexpr std::array kCredentialWords = {
+    "password", "passwd", "passphrase", "passcode", "pin code", "api key", "apikey", "access key", "secret",
+    "secret key", "client secret", "token", "access token", "auth token", "bearer", "private key", "ssh key",
+    "seed phrase", "recovery phrase", "mnemonic", "credential", "credentials", "credit card", "card number",
+    "cvv", "cvc", "social security number", "ssn", "one time code", "otp", "2fa code", "mfa code",
+    "verification code", "security code",
+};
+
 constexpr std::array kUrlSchemes = {"http://", "https://", "file://", "ftp://", "ws://", "wss://", "data:text", "data:application"};
 
 bool IsWordByte(char c) {
@@ -52,6 +64,23 @@ std::size_t FindDotEnv(const std::string& low) {
     if (before && after) return at;
   }
   return std::string::npos;
+}
+
+// The first of `words` in `low` as a whole word (bounded by non-word bytes).
+template <typename List>
+std::size_t FindWord(const std::string& low, const List& words) {
+  std::size_t best = std::string::npos;
+  for (std::string_view w : words) {
+    for (std::size_t at = low.find(w); at != std::string::npos && at < best; at = low.find(w, at + 1)) {
+      bool before = at == 0 || !IsWordByte(low[at - 1]);
+      bool after = at + w.size() == low.size() || !IsWordByte(low[at + w.size()]);
+      if (before && after) {
+        best = at;
+        break;
+      }
+    }
+  }
+  return best;
 }
 
 template <typename List>
@@ -75,9 +104,13 @@ std::string Excerpt(std::string_view s, std::size_t at) {
   return VisibleText(s.substr(start, end - start));
 }
 
+/// Which rules a Checker applies to the strings it reads.
+enum class Reading { kToolListing, kElicitation, kSampling };
+
 struct Checker {
   const std::vector<std::string>& siblings;
   std::vector<PoisonFinding> out;
+  Reading reading = Reading::kToolListing;
 
   void Add(std::string rule, std::string severity, const std::string& field, std::string excerpt) {
     out.push_back({std::move(rule), std::move(severity), field.empty() ? "(value)" : field, std::move(excerpt)});
@@ -105,10 +138,22 @@ struct Checker {
         break;
       }
     }
+    if (reading == Reading::kSampling) return;
+    if (reading == Reading::kElicitation) {
+      std::string words = low;
+      std::replace_if(words.begin(), words.end(), [](char c) { return c == '_' || c == '-'; }, ' ');
+      if (auto at = FindWord(words, kCredentialWords); at != std::string::npos) {
+        Add("credential_request", "high", field, Excerpt(s, at));
+      }
+    }
+    // An elicitation is read by the user, who sees a path it names ("your
+    // project, e.g. ~/code"); a listing is read by the model, which may fetch it.
     std::size_t path_at = std::min(FindAny(low, kSensitivePaths), FindDotEnv(low));
-    if (path_at != std::string::npos) Add("sensitive_path", "high", field, Excerpt(s, path_at));
+    if (path_at != std::string::npos && reading == Reading::kToolListing) {
+      Add("sensitive_path", "high", field, Excerpt(s, path_at));
+    }
     if (auto at = FindAny(low, kUrlSchemes); at != std::string::npos) Add("url", "low", field, Excerpt(s, at));
-    if (prose) {
+    if (prose && reading == Reading::kToolListing) {
       for (const auto& name : siblings) {
         if (name.size() >= 3 && s.find(name) != std::string_view::npos) {
           Add("tool_reference", "low", field, Excerpt(s, s.find(name)));
@@ -168,6 +213,20 @@ std::vector<PoisonFinding> CheckTool(const json& tool, const std::vector<std::st
   Checker c{others, {}};
   if (!NameCharsetOk(name)) c.Add("name_charset", "high", "name", VisibleText(name));
   c.Walk(tool, "");
+  return std::move(c.out);
+}
+
+std::vector<PoisonFinding> CheckInputRequest(std::string_view method, const json& params) {
+  static const std::vector<std::string> kNoSiblings;
+  Checker c{kNoSiblings, {}};
+  if (method == "elicitation/create") {
+    c.reading = Reading::kElicitation;
+  } else if (method == "sampling/createMessage") {
+    c.reading = Reading::kSampling;
+  } else {
+    return {};
+  }
+  c.Walk(params, "params");
   return std::move(c.out);
 }
 

@@ -30,6 +30,21 @@ inline constexpr std::size_t kMaxDescriptionBytes = 4096;
 /// tool names the server lists, for tool_reference.
 std::vector<PoisonFinding> CheckTool(const nlohmann::json& tool, const std::vector<std::string>& siblings);
 
+/// Every finding in what a server asks of the client: `method` is
+/// elicitation/create (asks the user: a question, a form, a URL) or
+/// sampling/createMessage (asks the client's model), sent as a request (2025
+/// era) or as an inputRequests entry of an input_required answer
+/// (2026-07-28); `params` its params. An elicitation that asks for a
+/// password, token, key or card number is "credential_request" (high): the
+/// MCP specification says servers MUST NOT request sensitive information
+/// through elicitation, so a form asking for one is how a hostile server
+/// phishes. Hidden Unicode and instructions aimed at the model are high in
+/// both; URLs (low) are read in elicitations only; sensitive paths in
+/// neither (an elicitation is read by the user, who sees the path, and a
+/// sampling prompt honestly quotes the files it is about). Other methods
+/// (roots/list) carry nothing to check.
+std::vector<PoisonFinding> CheckInputRequest(std::string_view method, const nlohmann::json& params);
+
 bool HasHighSeverity(const std::vector<PoisonFinding>& findings);
 
 nlohmann::json ToJson(const PoisonFinding& f);

@@ -11,13 +11,6 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
-std::optional<element> ObjectMember(element obj, std::string_view key) {
-  if (obj.type() != element_type::OBJECT) return std::nullopt;
-  auto v = obj.get_object().value_unsafe().at_key(key);
-  if (v.error()) return std::nullopt;
-  return v.value_unsafe();
-}
-
 Refusal RefusalFor(const Envelope& env, int code, std::string message) {
   return Refusal{code, std::move(message), env.id->json, env.id->key};
 }
@@ -50,7 +43,7 @@ ContentVerdict JudgeString(const Envelope& env, std::optional<element> holder, s
 // template by uri (MCP 2025-06-18 "Completion"). Completing a denied
 // prompt's arguments would tell the client what the prompt takes.
 ContentVerdict JudgeCompletion(const Envelope& env, const ToolFilter& prompts, const ToolFilter& resources) {
-  auto ref = env.has_params ? ObjectMember(env.params, "ref") : std::nullopt;
+  auto ref = env.has_params ? Member(env.params, "ref") : std::nullopt;
   auto type = ref ? StringMember(*ref, "type") : std::nullopt;
   if (type && *type == "ref/prompt") return JudgeString(env, ref, "name", "params.ref.name", prompts);
   if (type && *type == "ref/resource") return JudgeString(env, ref, "uri", "params.ref.uri", resources);
@@ -62,7 +55,7 @@ std::optional<std::string_view> ItemUri(element item) {
   auto type = StringMember(item, "type");
   if (type && *type == "resource_link") return StringMember(item, "uri");
   if (!type || *type != "resource") return std::nullopt;
-  auto res = ObjectMember(item, "resource");
+  auto res = Member(item, "resource");
   return res ? StringMember(*res, "uri") : std::nullopt;
 }
 
@@ -77,11 +70,11 @@ void ForEachItem(element result, std::string_view method, const std::function<vo
     simdjson::dom::array items = v->get_array().value_unsafe();
     for (element item : items) f(item);
   };
-  if (method == "tools/call") return each(ObjectMember(result, "content"));
-  auto messages = ObjectMember(result, "messages");
+  if (method == "tools/call") return each(Member(result, "content"));
+  auto messages = Member(result, "messages");
   if (!messages || messages->type() != element_type::ARRAY) return;
   simdjson::dom::array list = messages->get_array().value_unsafe();
-  for (element m : list) each(ObjectMember(m, "content"));
+  for (element m : list) each(Member(m, "content"));
 }
 
 // The same walk on the answer as nlohmann::json, replacing each denied item.

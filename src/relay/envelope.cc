@@ -135,11 +135,17 @@ std::optional<std::string> FindDuplicateKey(element e) {
   return std::nullopt;
 }
 
-std::optional<std::string_view> StringMember(element obj, std::string_view key) {
+std::optional<element> Member(element obj, std::string_view key) {
   if (obj.type() != element_type::OBJECT) return std::nullopt;
   auto v = obj.get_object().value_unsafe().at_key(key);
-  if (v.error() || v.value_unsafe().type() != element_type::STRING) return std::nullopt;
-  return v.value_unsafe().get_string().value_unsafe();
+  if (v.error()) return std::nullopt;
+  return v.value_unsafe();
+}
+
+std::optional<std::string_view> StringMember(element obj, std::string_view key) {
+  auto v = Member(obj, key);
+  if (!v || v->type() != element_type::STRING) return std::nullopt;
+  return v->get_string().value_unsafe();
 }
 
 namespace {

@@ -146,6 +146,9 @@ std::optional<std::string> WithoutRawBreaks(std::string_view message);
 /// The first duplicate key in `e` or below it (decoded), as a dotted path, or nullopt.
 std::optional<std::string> FindDuplicateKey(simdjson::dom::element e);
 
+/// A member of an object; nullopt when `obj` is no object or has no `key`.
+std::optional<simdjson::dom::element> Member(simdjson::dom::element obj, std::string_view key);
+
 /// A string member of an object, decoded; nullopt when absent or not a string.
 std::optional<std::string_view> StringMember(simdjson::dom::element obj, std::string_view key);
 

@@ -30,6 +30,12 @@ constexpr std::string_view kClientInfoKey = "io.modelcontextprotocol/clientInfo"
 constexpr std::string_view kServerInfoKey = "io.modelcontextprotocol/serverInfo";
 constexpr std::string_view kClientCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities";
 
+bool IsInputRequired(const Envelope& env) {
+  if (!env.has_result) return false;
+  auto rt = StringMember(env.result, "resultType");
+  return rt && *rt == "input_required";
+}
+
 nlohmann::json AsJson(element e) { return nlohmann::json::parse(simdjson::to_string(e), nullptr, false); }
 
 // Who a peer says it is (clientInfo, serverInfo, supportedVersions) goes into
@@ -46,13 +52,6 @@ nlohmann::json AuditedInfo(element e) {
     return {{"withheld", fmt::format("{} bytes; audit records keep up to {}", text.size(), kMaxAuditedInfo)}};
   }
   return nlohmann::json::parse(text, nullptr, false);
-}
-
-std::optional<element> Member(element obj, std::string_view key) {
-  if (obj.type() != element_type::OBJECT) return std::nullopt;
-  auto v = obj.get_object().value_unsafe().at_key(key);
-  if (v.error()) return std::nullopt;
-  return v.value_unsafe();
 }
 
 const char* KindOf(element e) {
@@ -361,6 +360,15 @@ RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes)
     return Refused(from, Refusal{kInvalidRequest, fmt::format("mcpcell relay: more than {} unanswered requests", config_.max_pending),
                                  id.json, {}}, bytes);
   }
+  if (from == kServer) {  // an elicitation or sampling request is judged before the client sees it
+    nlohmann::json where{{"via", "request"}, {"id", nlohmann::json::parse(id.json)}};
+    if (auto refusal = JudgeInputRequest(env.method, env.has_params ? &env.params : nullptr, where)) {
+      RelayAction a;
+      a.forward = RelayAction::Forward::kDrop;
+      a.reply = ErrorResponse(id.json, kRefusedByPolicy, *refusal);
+      return a;
+    }
+  }
   Pending p;
   p.method = env.method;
   p.start = Clock::now();
@@ -575,6 +583,13 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
   }
   RelayAction a;
   if (from == kClient) return a;
+  if (auto refusal = IsInputRequired(env) ? JudgeInputRequests(env) : std::nullopt) {
+    // The client never sees what the server asked; its call ends here.
+    a.forward = RelayAction::Forward::kReplaced;
+    a.replacement = ErrorResponse(env.id->json, kRefusedByPolicy, *refusal);
+    if (p.audited) AuditCall(p, env.id->json, "denied", line.size(), {{"reason", *refusal}});
+    return a;
+  }
   if (p.method == "tools/list" && env.has_result && (filter_.active() || config_.pins)) {
     std::size_t hidden = 0;
     bool refused = false;

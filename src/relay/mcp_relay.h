@@ -26,6 +26,10 @@
 #include "relay/line_framer.h"
 #include "relay/tool_filter.h"
 
+namespace simdjson::dom {
+class element;
+}  // namespace simdjson::dom
+
 namespace mcpcell {
 
 // envelope.h (simdjson) stays out of the headers that include this one.
@@ -55,6 +59,9 @@ struct RelayConfig {
   /// resources/list, prompts/get and resources/read refused, like tools.
   ToolRules prompts{{}, {}, {}, "prompt", "mcpcell.prompts"};
   ToolRules resources{{}, {}, {}, "resource", "mcpcell.resources"};
+  /// mcpcell.pins.poisoning "block": an elicitation or sampling request with
+  /// a high poisoning finding is refused (else passed, audited and said).
+  bool block_input_requests = false;
 };
 
 /// What to do with one line read from a side.
@@ -163,6 +170,13 @@ class McpRelay {
   RelayAction BlockSecrets(Side from, const Envelope& env, const std::vector<SecretFinding>& found,
                            const LineFramer::Line& line);
   void AuditSecrets(Side from, const Envelope& env, const std::vector<SecretFinding>& found, const char* action);
+  // What a server asks of the client (mcp_relay_inputs.cc): an elicitation or
+  // sampling request, as a request or an input_required answer's
+  // inputRequests. Audited when the poisoning checks find something; the
+  // refusal's message when "poisoning" is "block" and a finding is high.
+  std::optional<std::string> JudgeInputRequest(std::string_view method, const simdjson::dom::element* params,
+                                               const nlohmann::json& where);
+  std::optional<std::string> JudgeInputRequests(const Envelope& env);
 
   RelayConfig config_;
   ToolFilter filter_;
@@ -184,6 +198,7 @@ class McpRelay {
   bool ended_ = false;
   bool said_server_drop_ = false;  ///< the first dropped server line was told on stderr
   nlohmann::json session_capabilities_;  ///< initialize's params.capabilities (2025 era), for the pins
+  std::uint64_t input_said_ = 0;         ///< input requests flagged on stderr so far (bounded)
   static constexpr std::uint64_t kMaxServerNoise = 100;  ///< forged/refused server lines recorded one by one
   std::uint64_t server_noise_ = 0, held_back_ = 0;
 };

@@ -6,6 +6,8 @@
 // tool that asks for input passes its input_required round trip intact and
 // is one audit record with its rounds counted; a retry that names the denied
 // tool (with the other call's requestState) is refused like a first call.
+// A tool whose input_required round asks the user for a password is passed
+// with a warning, or refused under "poisoning": "block".
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -26,10 +28,10 @@ after(removeTempDirs);
 const SERVER = path.join(E2E_DIR, 'servers', 'v2_ask_server.mjs');
 const V2 = '2026-07-28';
 
-function setup() {
+function setup(extra = {}) {
   const conf = makeTempDir('relay-v2-conf');
   const profile = path.join(conf, 'deny.json');
-  writeReadableFile(profile, JSON.stringify({ mcpcell: { tools: { deny: ['write_file'] } } }));
+  writeReadableFile(profile, JSON.stringify({ mcpcell: { tools: { deny: ['write_file'] }, ...extra } }));
   const audit = path.join(makeWritableDir('relay-v2-log'), 'calls.jsonl');
   const argv = runArgv(['--read', path.join(E2E_DIR, 'servers'), '--permission-profile', profile, '--audit-log', audit],
     [NODE_BIN, SERVER]);
@@ -62,7 +64,7 @@ for (const mode of [{ pin: V2 }, 'auto']) {
         assert.fail(`connect (${label}) through mcpcell failed: ${e.message}\nstderr:\n${stderr}`);
       }
       const names = (await client.listTools()).tools.map((x) => x.name);
-      assert.deepEqual(names.sort(), ['add', 'ask'], `listed: ${names}`);
+      assert.deepEqual(names.sort(), ['add', 'ask', 'login'], `listed: ${names}`);
       const answer = await client.callTool({ name: 'ask', arguments: {} });
       assert.equal(answer.content[0].text, 'you said hello');
       assert.deepEqual(asked, ['a word?'], 'the client answered the server\'s elicitation once');
@@ -157,3 +159,46 @@ test('hand-written rounds: a retry that names a denied tool is denied, whatever 
   assert.equal(calls[4].rounds, 1);
   assert.equal(calls[4].unknown_request_state, true);
 });
+
+for (const poisoning of ['warn', 'block']) {
+  test(`v2 client ↔ v2 server: an input_required round asking for a password, "poisoning": "${poisoning}"`,
+    { timeout: 120_000 }, async (t) => {
+      if (await skipWithoutCell(t)) return;
+      const { audit, argv } = setup({ pins: { poisoning } });
+      let stderr = '';
+      const transport = new StdioClientTransport({ command: MCPCELL_BIN, args: argv, env: {}, stderr: 'pipe' });
+      transport.stderr?.setEncoding('utf8').on('data', (d) => (stderr += d));
+      const client = new Client({ name: 'v2-e2e', version: '1.0.0' },
+        { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: V2 } } });
+      const asked = [];
+      client.setRequestHandler('elicitation/create', async (req) => {
+        asked.push(req.params.message);
+        return { action: 'accept', content: { password: 'correct horse battery' } };
+      });
+      await client.connect(transport);
+      if (poisoning === 'warn') {
+        const answer = await client.callTool({ name: 'login', arguments: {} });
+        assert.equal(answer.content[0].text, 'signed in', JSON.stringify(answer));
+        assert.equal(asked.length, 1, 'the user saw the form');
+        assert.match(stderr, /relay: warning: the server asks the user something the poisoning checks flag \(credential_request/);
+      } else {
+        await assert.rejects(client.callTool({ name: 'login', arguments: {} }), (e) => {
+          assert.match(e.message, /credential_request/);
+          assert.match(e.message, /"poisoning": "warn"/, 'says how to allow it');
+          return true;
+        });
+        assert.deepEqual(asked, [], 'the form never reached the client');
+        assert.match(stderr, /relay: refused: the server asks the user/);
+      }
+      assert.equal((await client.callTool({ name: 'add', arguments: {} })).content[0].text, 'sum');
+      await client.close();
+      const all = records(audit);
+      const flagged = all.filter((e) => e.event === 'input_request');
+      assert.equal(flagged.length, 1, JSON.stringify(all));
+      assert.equal(flagged[0].via, 'input_required');
+      assert.equal(flagged[0].action, poisoning === 'warn' ? 'passed' : 'refused');
+      assert.equal(flagged[0].findings[0].rule, 'credential_request');
+      const login = all.filter((e) => e.event === 'tool_call' && e.tool === 'login');
+      assert.deepEqual(login.map((c) => c.outcome), [poisoning === 'warn' ? 'ok' : 'denied'], JSON.stringify(login));
+    });
+}
