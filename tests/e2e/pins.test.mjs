@@ -120,6 +120,20 @@ for (const [name, extra] of [['server-everything', []], ['server-memory', []], [
     t.diagnostic(`${name}: ${RESTARTS} runs, ${first.length} tools, ${alarms} alarms`);
     assert.equal(alarms, 0);
     assert.ok(first.length >= 9, `${name} listed ${first.length} tools`);
+    // The runs did pin (no alarm because nothing was judged would pass the loop too):
+    // `pins list` shows this one server with every listed tool pinned and nothing pending.
+    const env = { ...process.env, XDG_STATE_HOME: state };
+    const all = await runMcpcell(['pins', 'list'], { env });
+    assert.equal(all.code, 0, all.stderr);
+    const rows = all.stdout.trim().split('\n');
+    assert.equal(rows.length, 1, all.stdout);
+    const [key, counts] = rows[0].split(/  (?=\d+ pinned)/);
+    assert.equal(counts, `${first.length} pinned, 0 pending`, all.stdout);
+    const one = await runMcpcell(['pins', 'list', key], { env });
+    assert.equal(one.code, 0, one.stderr);
+    const pinned = one.stdout.trim().split('\n').map((l) => l.split('  ')[0]).sort();
+    assert.deepEqual(pinned, first);
+    assert.doesNotMatch(one.stdout, /PENDING/);
   });
 }
 
