@@ -528,6 +528,22 @@ Status CheckNotWritableByCell(const CellSpec& spec, const std::string& flag, con
   return {};
 }
 
+Status CheckDirNotWritableByCell(const CellSpec& spec, const std::string& what, const std::string& dir) {
+  MCPCELL_TRY(CheckNotWritableByCell(spec, what, dir));
+  std::string lexical = Absolute(dir);
+  char buf[PATH_MAX];
+  std::string real = ::realpath(lexical.c_str(), buf) != nullptr ? std::string(buf) : lexical;
+  for (const auto& m : spec.mounts) {
+    if (m.kind != MountSpec::Kind::kBind || !m.writable) continue;
+    if (AtOrBelow(m.source, lexical) || AtOrBelow(m.source, real)) {
+      return MakeError(m.why, m.source,
+                       "lies inside " + what + " " + dir + ": the cell could plant files there that a later run of "
+                       "mcpcell reads as its own. Grant a directory outside it");
+    }
+  }
+  return {};
+}
+
 Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::string>& argv,
                                std::vector<std::string>* notes) {
   CellSpec spec;

@@ -52,6 +52,12 @@ std::string BindHostPath(const std::string& host_spec);
 /// path and the grant (issue 10 item 10).
 Status CheckNotWritableByCell(const CellSpec& spec, const std::string& flag, const std::string& path);
 
+/// CheckNotWritableByCell for a directory mcpcell keeps its own files in
+/// (its caches, the pin directory), and also refuses a writable bind at or
+/// below it: a cell that can write one file in there (--write
+/// ~/.cache/mcpcell/secret-db) forges what a later run reads as mcpcell's own.
+Status CheckDirNotWritableByCell(const CellSpec& spec, const std::string& what, const std::string& dir);
+
 /// System directories a dynamically linked runtime needs; /etc network files only when networked.
 std::vector<MountSpec> SystemMounts(bool networked);
 

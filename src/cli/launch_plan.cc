@@ -156,8 +156,16 @@ Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const
   // The npx cache holds the code of every npx:// server: a cell that can
   // write it (--write ~, ~/.cache) runs its own code in a later run of any
   // of them, with that server's grants (found by the adversary review).
-  if (auto cache = NpxCacheRoot(); cache.ok()) MCPCELL_TRY(CheckNotWritableByCell(spec, "mcpcell's npx cache", *cache));
-  if (auto cache = UvxCacheRoot(); cache.ok()) MCPCELL_TRY(CheckNotWritableByCell(spec, "mcpcell's uvx cache", *cache));
+  if (auto cache = NpxCacheRoot(); cache.ok()) MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's npx cache", *cache));
+  if (auto cache = UvxCacheRoot(); cache.ok()) MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's uvx cache", *cache));
+  // The compiled secret rules the relay loads: Vectorscan's deserializer is
+  // not built for hostile input, and the file's key and hash are public, so
+  // a cell that could write there would choose bytes the next run's
+  // supervisor deserializes outside every cell.
+  // (guard/secret_db_cache.h: the same XDG cache base.)
+  if (auto cache = PackageCacheRoot("secret-db"); cache.ok()) {
+    MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's secret rule cache", *cache));
+  }
   // What the host's pip and npm read when they install, outside every cell,
   // and the default cache whatever XDG_CACHE_HOME this run has (another
   // run's cell must not plant what the default environment runs).
@@ -609,7 +617,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   MCPCELL_TRY(LowerRelay(req, *profile, plan, &spec.relay));
   MCPCELL_TRY(LowerPins(ref, *profile, plan, &spec.relay));
   // A cell that can write its own pins approves its own changes.
-  if (spec.relay.pins) MCPCELL_TRY(CheckNotWritableByCell(spec, "mcpcell's pin directory", spec.relay.pins_dir));
+  if (spec.relay.pins) MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's pin directory", spec.relay.pins_dir));
   plan.explain["permissions"] = PermissionsJson(merged, spec, *net, *profile);
   plan.explain["profile"] = ToJson(*profile);
   plan.explain["notes"] = notes;

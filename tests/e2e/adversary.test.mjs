@@ -91,6 +91,31 @@ test('a cell with --write above the npx cache cannot rewrite a cached package an
     assert.equal(victim.stdout, 'genuine\n', `the next run executed another cell's code; stderr: ${victim.stderr}`);
   });
 
+// Narrower than the test above: a --write grant *inside* one of mcpcell's
+// own directories. The secret rule cache holds a Vectorscan database the next
+// run's supervisor deserializes outside every cell; its key and hash are
+// public, so a cell that could write there (as the normal user a cell writes
+// as the user) would choose those bytes. A grant of one npx package's
+// directory would let a cell rewrite that server's code for its next run.
+test('a cell may not be granted write access inside mcpcell\'s secret rule cache, npx cache or pin directory',
+  { timeout: 60_000 }, async () => {
+    const cacheHome = makeWritableDir('cache-inside');
+    const stateHome = makeWritableDir('state-inside');
+    const env = { ...process.env, XDG_CACHE_HOME: cacheHome, XDG_STATE_HOME: stateHome };
+    const inside = [
+      [path.join(cacheHome, 'mcpcell', 'secret-db'), /secret rule cache/],
+      [path.join(cacheHome, 'mcpcell', 'npx', 'victim-srv@1.0.0'), /npx cache/],
+      [path.join(stateHome, 'mcpcell', 'pins'), /pin directory/],
+    ];
+    for (const [dir, what] of inside) {
+      mkdirSync(dir, { recursive: true });
+      const r = await runMcpcell(['run', '--isolate', '--write', dir, '--dry-run', '--', '/bin/true'], { env, input: '' });
+      assert.equal(r.code, EXIT.usage, `--write ${dir} was accepted:\n${r.stderr}`);
+      assert.match(r.stderr, what, r.stderr);
+      assert.match(r.stderr, /Grant a directory outside it|Keep the file outside/, r.stderr);
+    }
+  });
+
 // The credential scan of a granted directory is bounded (200,000 entries,
 // credentials.cc) and, past the bound, goes on unmasked with a warning. The
 // scan is breadth-first, so a directory near the top with 200,001 entries
