@@ -18,7 +18,7 @@ require_root() {
 # run on a ready machine touches nothing. Arguments: more packages to want.
 install_packages() {
   local want=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libseccomp-dev libboost-dev
-              libnftables-dev libldns-dev libsimdjson-dev libssl-dev libvectorscan-dev libtomlplusplus-dev libyaml-dev nftables dnsutils curl openssl
+              libnftables-dev libldns-dev libsimdjson-dev libssl-dev libvectorscan-dev nettle-dev libtomlplusplus-dev libyaml-dev nftables dnsutils curl openssl
               libfmt-dev libgtest-dev libgmock-dev bubblewrap util-linux iproute2 uidmap
               strace python3 python3-venv python3-pip "$@")  # strace: the cell-uid test traces from outside; python3: the pty harness
   # python3-venv, python3-pip: uvx:// sources are installed into a venv by Debian's pip (src/source/uvx_install.h)

@@ -1,19 +1,21 @@
 #include "audit/sha256.h"
 
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 
 namespace mcpcell {
 
 std::string Sha256Hex(std::string_view data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+  sha256_ctx ctx;
+  std::uint8_t md[SHA256_DIGEST_SIZE];
+  sha256_init(&ctx);
+  sha256_update(&ctx, data.size(), reinterpret_cast<const std::uint8_t*>(data.data()));
+  sha256_digest(&ctx, sizeof md, md);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(len * 2);
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[md[i] >> 4]);
-    out.push_back(kHex[md[i] & 0xf]);
+  out.reserve(2 * sizeof md);
+  for (std::uint8_t b : md) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 0xf]);
   }
   return out;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// SHA-256 (OpenSSL's libcrypto) as lowercase hex: record hashes of the audit
+// SHA-256 (Nettle's) as lowercase hex: record hashes of the audit
 // chain and the digests that stand in for redacted tool arguments and results.
 
 #include <string>

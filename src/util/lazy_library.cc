@@ -9,11 +9,11 @@
 // The sonames CMakeLists.txt read from the libraries it found (file(READ_ELF)),
 // so the library loaded is the one the headers were compiled against.
 #if !defined(MCPCELL_SONAME_NFTABLES) || !defined(MCPCELL_SONAME_LDNS) || !defined(MCPCELL_SONAME_HS) || \
-    !defined(MCPCELL_SONAME_CRYPTO) || !defined(MCPCELL_SONAME_YAML)
+    !defined(MCPCELL_SONAME_NETTLE) || !defined(MCPCELL_SONAME_YAML)
 #error "CMakeLists.txt defines the MCPCELL_SONAME_* of the lazily loaded libraries"
 #endif
 static_assert(sizeof(MCPCELL_SONAME_NFTABLES) > 1 && sizeof(MCPCELL_SONAME_LDNS) > 1 && sizeof(MCPCELL_SONAME_HS) > 1 &&
-              sizeof(MCPCELL_SONAME_CRYPTO) > 1 && sizeof(MCPCELL_SONAME_YAML) > 1);
+              sizeof(MCPCELL_SONAME_NETTLE) > 1 && sizeof(MCPCELL_SONAME_YAML) > 1);
 
 namespace mcpcell {
 namespace {
@@ -65,8 +65,8 @@ const LazyLibrary& LazyHs() {
   return lib;
 }
 
-const LazyLibrary& LazyCrypto() {
-  static const LazyLibrary lib(MCPCELL_SONAME_CRYPTO, "libssl3");
+const LazyLibrary& LazyNettle() {
+  static const LazyLibrary lib(MCPCELL_SONAME_NETTLE, "libnettle8");
   return lib;
 }
 

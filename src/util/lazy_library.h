@@ -1,10 +1,10 @@
 #pragma once
 // Shared libraries loaded at their first use instead of at process start
 // (issue 15). Linked as DT_NEEDED, libnftables, libldns (with libssl),
-// Vectorscan's libhs, libcrypto and libyaml cost every launch their loading,
+// Vectorscan's libhs, libnettle and libyaml cost every launch their loading,
 // relocations and initialisers, ~1.3 ms of the ~3 ms mcpcell spent before
 // main (bench/RESULTS.md), though most runs use none of them: nftables only
-// allow-list cells, ldns only a DNS query, libhs and libcrypto only the
+// allow-list cells, ldns only a DNS query, libhs and libnettle only the
 // relay's first message or an audit record; libyaml only `mcpcell client`.
 //
 // mcpcell does not link them. Each of their functions mcpcell calls is
@@ -51,7 +51,7 @@ class LazyLibrary {
 const LazyLibrary& LazyNftables();
 const LazyLibrary& LazyLdns();
 const LazyLibrary& LazyHs();
-const LazyLibrary& LazyCrypto();
+const LazyLibrary& LazyNettle();
 const LazyLibrary& LazyYaml();
 
 }  // namespace mcpcell
