@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <deque>
 #include <set>
 #include <string_view>
@@ -222,13 +223,20 @@ std::set<std::string> FixedLocationsBelow(const std::string& dir) {
   return found;
 }
 
-// A location inside another one found (a home's .docker and .docker/config.json) is covered by it.
-void KeepOutermost(const std::set<std::string>& found, CredentialScan* out) {
-  for (const auto& p : found) {
-    bool covered = false;
-    for (const auto& q : out->found) covered = covered || IsAtOrBelow(p, q);
-    if (!covered) out->found.push_back(p);
-  }
+DirStamp StampOf(const struct stat& st, std::string rel) {
+  return {std::move(rel), static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+          st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec, st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec};
+}
+
+// The stamp of a directory the walk read (open at `fd`), or could not open
+// (by path: its parent was read, so a change of its permissions later shows
+// in its own ctime). Nothing when it is gone.
+void AddStamp(int fd, const std::string& root, const std::string& dir, std::vector<DirStamp>* out) {
+  struct stat st{};
+  int rc = fd >= 0 ? ::fstat(fd, &st) : ::fstatat(AT_FDCWD, dir.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+  if (rc != 0) return;
+  std::string rel = dir.size() > root.size() ? dir.substr(root == "/" ? 1 : root.size() + 1) : "";
+  out->push_back(StampOf(st, std::move(rel)));
 }
 
 struct Pending {
@@ -243,6 +251,7 @@ GrantScan Walk(const std::string& dir, bool creds, std::size_t socket_budget, co
   GrantScan out;
   std::set<std::string> found;
   if (creds) found = FixedLocationsBelow(dir);
+  out.fixed.assign(found.begin(), found.end());
   bool sockets = socket_budget > 0;
   std::deque<Pending> todo{{dir, 0, creds}};
   std::size_t creds_seen = 0, sockets_seen = 0;
@@ -254,6 +263,7 @@ GrantScan Walk(const std::string& dir, bool creds, std::size_t socket_budget, co
     // O_NOFOLLOW: a symlink inside the grant leads, inside the cell, to the
     // cell's own view; following it here would scan (and mask) the wrong tree.
     int fd = ::open(d.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    AddStamp(fd, dir, d.dir, &out.walked);
     if (fd < 0) continue;
     DIR* dp = ::fdopendir(fd);
     if (dp == nullptr) {
@@ -285,11 +295,46 @@ GrantScan Walk(const std::string& dir, bool creds, std::size_t socket_budget, co
     ::closedir(dp);
     if (out.creds.truncated && !sockets) break;
   }
-  if (creds) KeepOutermost(found, &out.creds);
+  if (creds) out.creds.found = OutermostOnly({found.begin(), found.end()});
   return out;
 }
 
 }  // namespace
+
+std::vector<std::string> FixedCredentialsBelow(const std::string& dir) {
+  std::set<std::string> found = FixedLocationsBelow(dir);
+  return {found.begin(), found.end()};
+}
+
+std::vector<std::string> OutermostOnly(const std::vector<std::string>& found) {
+  std::vector<std::string> out;
+  for (const auto& p : found) {
+    bool covered = false;
+    for (const auto& q : out) covered = covered || IsAtOrBelow(p, q);
+    if (!covered) out.push_back(p);
+  }
+  return out;
+}
+
+std::string GrantScanRulesDigest(std::size_t socket_budget, const CredentialScanLimits& limits) {
+  // FNV-1a over everything the walk's verdicts depend on; not a security
+  // hash (the cache file is the user's own, checked as such), a version.
+  std::uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](std::string_view s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;  // a separator no byte of a name can be
+  };
+  for (const auto& loc : kLocations) {
+    mix(loc.rel);
+    mix(loc.file_only ? "f" : "-");
+  }
+  // What Pruned() and the walk's other rules are; bump when they change.
+  mix("pruned: node_modules __pycache__ /proc /sys .git/objects; dotenv; symlinks not followed; v1");
+  mix(std::to_string(limits.max_entries) + "/" + std::to_string(limits.max_depth) + "/" + std::to_string(socket_budget));
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
 
 CredentialScan CredentialsBeneath(const std::string& dir, const CredentialScanLimits& limits) {
   return Walk(dir, true, 0, limits).creds;

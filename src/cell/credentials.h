@@ -5,7 +5,10 @@
 // naming a directory that *contains* one, at any depth, masks it with an
 // empty mount instead, so `--read ~` stays usable (issue 10 item 6).
 
+#include <sys/types.h>
+
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,6 +41,17 @@ struct CredentialScan {
 /// above them, whatever the budget.
 CredentialScan CredentialsBeneath(const std::string& dir, const CredentialScanLimits& limits = {});
 
+/// One directory a walk read (or tried to): what it was when it was read.
+/// Adding, removing or renaming an entry changes a directory's mtime and
+/// ctime; ctime cannot be set back from user space (utimensat sets it to
+/// now), and a mount over it changes the device and inode seen by path.
+struct DirStamp {
+  std::string rel;  ///< below the walked directory; "" for itself
+  std::uint64_t dev = 0, ino = 0;
+  std::int64_t ctime_ns = 0, mtime_ns = 0;
+  bool operator==(const DirStamp&) const = default;
+};
+
 /// What a grant of `dir` needs masked, from ONE walk of the tree: the
 /// credential locations (as CredentialsBeneath finds them) and the unix
 /// sockets (as FindSockets does: every directory, pruned ones included, at
@@ -46,7 +60,24 @@ CredentialScan CredentialsBeneath(const std::string& dir, const CredentialScanLi
 struct GrantScan {
   CredentialScan creds;
   SocketScan sockets;
+  /// Every directory the walk read, and those it could not open, as
+  /// stamps; with `fixed` apart from the walk's own finds, what
+  /// grant_scan_cache.h needs to tell later whether the tree is unchanged.
+  std::vector<DirStamp> walked;
+  std::vector<std::string> fixed;  ///< creds.found's locations known without the walk (FixedLocationsBelow)
 };
 GrantScan ScanGrant(const std::string& dir, std::size_t socket_budget, const CredentialScanLimits& limits = {});
+
+/// The credential locations outside the walk: the absolute ones below
+/// `dir` that exist, and the direct ones of each home `dir` lies above.
+std::vector<std::string> FixedCredentialsBelow(const std::string& dir);
+
+/// `found` without the paths another one of them covers (a home's .docker
+/// and .docker/config.json: the first), in order.
+std::vector<std::string> OutermostOnly(const std::vector<std::string>& found);
+
+/// A digest of the rules a scan applies (the locations, what is pruned, the
+/// limits and the socket budget): a scan kept under another one is not reused.
+std::string GrantScanRulesDigest(std::size_t socket_budget, const CredentialScanLimits& limits = {});
 
 }  // namespace mcpcell

@@ -11,6 +11,8 @@
 
 #include "cell/bind_source.h"
 #include "cell/credentials.h"
+#include "cell/grant_scan_cache.h"
+#include "util/cache_dir.h"
 #include "cell/mount_plan.h"
 #include "cell/socket_scan.h"
 #include "util/home_path.h"
@@ -137,7 +139,7 @@ std::string ExecutableRoot(const std::string& exe) {
 Status MaskBeneath(CellSpec* spec, const std::string& real, const std::string& target, const std::string& label,
                  std::vector<std::string>* notes) {
   auto inside = [&](const std::string& host) { return target + host.substr(real == "/" ? 0 : real.size()); };
-  GrantScan both = ScanGrant(real, kSocketScanBudget);
+  GrantScan both = ScanGrantRemembered(real, kSocketScanBudget, UserCacheBase());
   const CredentialScan& creds = both.creds;
   for (const auto& cred : creds.found) {
     // An empty read-only tmpfs over a directory; /dev/null over anything else.

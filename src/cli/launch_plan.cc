@@ -4,6 +4,7 @@
 // Nothing is installed for a denied server; nothing runs here.
 #include "cli/launch_plan.h"
 #include "cli/pins_plan.h"
+#include "util/cache_dir.h"
 #include "util/home_path.h"
 
 #include <algorithm>
@@ -162,9 +163,10 @@ Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const
   // not built for hostile input, and the file's key and hash are public, so
   // a cell that could write there would choose bytes the next run's
   // supervisor deserializes outside every cell.
-  // (guard/secret_db_cache.h: the same XDG cache base.)
-  if (auto cache = PackageCacheRoot("secret-db"); cache.ok()) {
-    MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's secret rule cache", *cache));
+  // The grant scans (cell/grant_scan_cache.h): a forged one hides a socket from the masks.
+  if (std::string base = UserCacheBase(); !base.empty()) {
+    MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's secret rule cache", CacheDirPath(base, "secret-db")));
+    MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's grant scan cache", CacheDirPath(base, "grant-scan")));
   }
   // What the host's pip and npm read when they install, outside every cell,
   // and the default cache whatever XDG_CACHE_HOME this run has (another

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "audit/sha256.h"
+#include "util/cache_dir.h"
 #include "util/dir_names.h"
 #include "util/owned_file.h"
 #include "util/write_all.h"
@@ -55,13 +56,7 @@ Result<std::string_view> Payload(std::string_view file, const std::string& key, 
 
 void HsDatabaseFree::operator()(hs_database* db) const { hs_free_database(db); }
 
-std::string SecretDbCache::DefaultBase() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && xdg[0] == '/') return xdg;
-  const char* home = std::getenv("HOME");
-  if (home != nullptr && home[0] == '/') return std::string(home) + "/.cache";
-  return "";
-}
+std::string SecretDbCache::DefaultBase() { return UserCacheBase(); }
 
 std::string SecretDbCache::Key(const std::vector<SecretRule>& rules) {
   hs_platform_info_t plat{};
@@ -77,27 +72,7 @@ std::string SecretDbCache::Key(const std::vector<SecretRule>& rules) {
 }
 
 Result<UniqueFd> SecretDbCache::OpenDir(bool create) const {
-  if (base_.empty() || base_[0] != '/') return MakeError("open the secret rule cache", base_, "not an absolute path");
-  if (create) {
-    for (std::size_t slash = base_.find('/', 1); slash != std::string::npos; slash = base_.find('/', slash + 1)) {
-      (void)::mkdir(base_.substr(0, slash).c_str(), 0700);
-    }
-    (void)::mkdir(base_.c_str(), 0700);
-  }
-  // The base is the user's choice and may be a symlink; below it, nothing is followed.
-  UniqueFd fd(::open(base_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd) return ErrnoError("open the secret rule cache", base_);
-  std::string path = base_;
-  for (const char* leaf : {"mcpcell", "secret-db"}) {
-    path += std::string("/") + leaf;
-    if (create && ::mkdirat(fd.get(), leaf, 0700) != 0 && errno != EEXIST) {
-      return ErrnoError("create the secret rule cache", path);
-    }
-    auto sub = OpenOwnedDirAt(fd.get(), leaf, "open the secret rule cache", path, CacheRules());
-    if (!sub.ok()) return sub.error();
-    fd = std::move(*sub);
-  }
-  return fd;
+  return OpenCacheDir(base_, "secret-db", create, CacheRules());
 }
 
 Result<HsDatabase> SecretDbCache::Load(const std::string& key) const {

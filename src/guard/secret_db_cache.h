@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "guard/secret_rules.h"
+#include "util/cache_dir.h"
 #include "util/error.h"
 #include "util/unique_fd.h"
 
@@ -48,7 +49,7 @@ class SecretDbCache {
   /// Stores `db` under `key` and keeps the newest kKeep files.
   Status Store(const std::string& key, const hs_database* db) const;
 
-  std::string dir() const { return base_ + "/mcpcell/secret-db"; }
+  std::string dir() const { return CacheDirPath(base_, "secret-db"); }
   static constexpr std::size_t kKeep = 8;                ///< one per profile's rule set, roughly
   static constexpr std::size_t kMaxBytes = 64u << 20;   ///< larger than any database of ours
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "util/cache_dir.h"
 #include "util/path_search.h"
 
 namespace mcpcell {
@@ -166,13 +167,9 @@ std::vector<std::string> HostToolEnvironment(char** environ_in, const std::strin
 }
 
 Result<std::string> PackageCacheRoot(std::string_view kind) {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/mcpcell/" + std::string(kind);
-  const char* home = std::getenv("HOME");
-  if (home == nullptr || home[0] != '/') {
-    return MakeError("find the package cache", "", "neither XDG_CACHE_HOME nor HOME is an absolute path");
-  }
-  return std::string(home) + "/.cache/mcpcell/" + std::string(kind);
+  std::string base = UserCacheBase();
+  if (base.empty()) return MakeError("find the package cache", "", "neither XDG_CACHE_HOME nor HOME is an absolute path");
+  return CacheDirPath(base, kind);
 }
 
 }  // namespace mcpcell
