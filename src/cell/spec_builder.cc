@@ -535,12 +535,24 @@ Status CheckDirNotWritableByCell(const CellSpec& spec, const std::string& what, 
   std::string lexical = Absolute(dir);
   char buf[PATH_MAX];
   std::string real = ::realpath(lexical.c_str(), buf) != nullptr ? std::string(buf) : lexical;
+  struct stat self{};
+  bool exists = ::stat(real.c_str(), &self) == 0;
+  auto refuse = [&](const MountSpec& m, const std::string& as) {
+    return MakeError(m.why, m.source,
+                     "lies inside " + what + " " + dir + as + ": the cell could plant files there that a later run "
+                     "of mcpcell reads as its own. Grant a directory outside it");
+  };
   for (const auto& m : spec.mounts) {
     if (m.kind != MountSpec::Kind::kBind || !m.writable) continue;
-    if (AtOrBelow(m.source, lexical) || AtOrBelow(m.source, real)) {
-      return MakeError(m.why, m.source,
-                       "lies inside " + what + " " + dir + ": the cell could plant files there that a later run of "
-                       "mcpcell reads as its own. Grant a directory outside it");
+    if (AtOrBelow(m.source, lexical) || AtOrBelow(m.source, real)) return refuse(m, "");
+    // The directory under another name (a host bind mount of it): each
+    // ancestor of the grant compared by device and inode.
+    for (fs::path d = fs::path(m.source); exists; d = d.parent_path()) {
+      struct stat st{};
+      if (::stat(d.c_str(), &st) == 0 && st.st_dev == self.st_dev && st.st_ino == self.st_ino) {
+        return refuse(m, " (as " + d.string() + ")");
+      }
+      if (!d.has_relative_path()) break;
     }
   }
   return {};

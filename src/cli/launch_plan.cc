@@ -25,6 +25,7 @@
 #include "policy/decide.h"
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
+#include "util/state_dir.h"
 #include "util/units.h"
 #include "registry/catalog.h"
 #include "source/host_tool.h"
@@ -159,15 +160,13 @@ Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const
   // of them, with that server's grants (found by the adversary review).
   if (auto cache = NpxCacheRoot(); cache.ok()) MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's npx cache", *cache));
   if (auto cache = UvxCacheRoot(); cache.ok()) MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's uvx cache", *cache));
-  // The compiled secret rules the relay loads: Vectorscan's deserializer is
-  // not built for hostile input, and the file's key and hash are public, so
-  // a cell that could write there would choose bytes the next run's
-  // supervisor deserializes outside every cell.
-  // The grant scans (cell/grant_scan_cache.h): a forged one hides a socket from the masks.
-  if (std::string base = UserCacheBase(); !base.empty()) {
-    MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's secret rule cache", CacheDirPath(base, "secret-db")));
-    MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's grant scan cache", CacheDirPath(base, "grant-scan")));
-  }
+  // All of mcpcell's own state and caches, wherever this run's environment
+  // and the account's defaults put them, whether this run uses them or not:
+  // the compiled secret rules (Vectorscan's deserializer is not built for
+  // hostile input, and the file's key and hash are public), the pins (a
+  // cell that writes them approves its own rug pull), the grant scans (a
+  // forged one hides a socket from the masks), the packages.
+  for (const auto& own : McpcellOwnDirs()) MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's own directory", own));
   // What the host's pip and npm read when they install, outside every cell,
   // and the default cache whatever XDG_CACHE_HOME this run has (another
   // run's cell must not plant what the default environment runs).

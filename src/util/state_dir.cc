@@ -5,9 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
+
+#include "util/cache_dir.h"
 
 namespace mcpcell {
 
@@ -24,6 +27,26 @@ std::string StateBaseForThisUser() {
 }
 
 std::string StateDirForThisUser() { return StateBaseForThisUser() + "/mcpcell"; }
+
+std::vector<std::string> McpcellOwnDirs() {
+  std::vector<std::string> out;
+  auto add = [&out](const std::string& base) {
+    if (base.empty() || base[0] != '/') return;
+    std::string dir = (base == "/" ? "" : base) + "/mcpcell";
+    if (std::find(out.begin(), out.end(), dir) == out.end()) out.push_back(dir);
+  };
+  add(StateBaseForThisUser());
+  add(UserCacheBase());
+  std::vector<std::string> homes;
+  if (const char* h = std::getenv("HOME"); h != nullptr && h[0] == '/') homes.emplace_back(h);
+  if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_dir != nullptr) homes.emplace_back(pw->pw_dir);
+  for (const auto& home : homes) {
+    add(home + "/.cache");
+    add(home + "/.local/state");  // the pin directory's default, for root too
+  }
+  if (::geteuid() == 0) add("/var/lib");
+  return out;
+}
 
 namespace {
 

@@ -4,6 +4,7 @@
 // directory nobody else can read, write or swap under us.
 
 #include <string>
+#include <vector>
 
 #include "util/error.h"
 #include "util/unique_fd.h"
@@ -20,6 +21,14 @@ std::string StateBaseForThisUser();
 
 /// StateBaseForThisUser() + "/mcpcell".
 std::string StateDirForThisUser();
+
+/// Every directory mcpcell keeps files of its own in (state: records, logs,
+/// pins; cache: npx and uvx packages, compiled secret rules, grant scans),
+/// as this run's environment names them AND as the account's defaults do
+/// ($HOME and the passwd home, /var/lib for root): a run under another
+/// XDG_CACHE_HOME, XDG_STATE_HOME or HOME must not grant its cell one that
+/// a later run in the usual environment trusts. Absolute, without duplicates.
+std::vector<std::string> McpcellOwnDirs();
 
 /// Opens <base>/mcpcell/<leaf> as a directory fd, creating what is missing
 /// (0700). The base is the user's choice and may be reached through

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -96,23 +97,56 @@ test('a cell with --write above the npx cache cannot rewrite a cached package an
 // run's supervisor deserializes outside every cell; its key and hash are
 // public, so a cell that could write there (as the normal user a cell writes
 // as the user) would choose those bytes. A grant of one npx package's
-// directory would let a cell rewrite that server's code for its next run.
-test('a cell may not be granted write access inside mcpcell\'s secret rule cache, npx cache or pin directory',
-  { timeout: 60_000 }, async () => {
-    const cacheHome = makeWritableDir('cache-inside');
-    const stateHome = makeWritableDir('state-inside');
-    const env = { ...process.env, XDG_CACHE_HOME: cacheHome, XDG_STATE_HOME: stateHome };
-    const inside = [
-      [path.join(cacheHome, 'mcpcell', 'secret-db'), /secret rule cache/],
-      [path.join(cacheHome, 'mcpcell', 'npx', 'victim-srv@1.0.0'), /npx cache/],
-      [path.join(stateHome, 'mcpcell', 'pins'), /pin directory/],
+// directory would let a cell rewrite that server's code for its next run; one
+// of the pin directory, approve its own rug pull. The adversary pass of
+// 2026-11-28 got each of them past the first version of this check by running
+// the cell under another XDG_CACHE_HOME, XDG_STATE_HOME or HOME than the
+// later runs use, with --relay=off or pins off (the pin directory was checked
+// only when this run pinned), or through a bind mount of the cache.
+test('a cell may not be granted write access at or inside mcpcell\'s own directories, whatever this run\'s environment',
+  { timeout: 120_000 }, async (t) => {
+    const home = makeWritableDir('own-dirs-home');
+    const elsewhere = makeWritableDir('own-dirs-elsewhere');
+    const base = { ...process.env, HOME: home };
+    delete base.XDG_CACHE_HOME;
+    delete base.XDG_STATE_HOME;
+    const cache = path.join(home, '.cache', 'mcpcell');
+    const state = path.join(home, '.local', 'state', 'mcpcell');
+    for (const d of ['secret-db', 'grant-scan', 'npx/victim-srv@1.0.0']) mkdirSync(path.join(cache, d), { recursive: true });
+    mkdirSync(path.join(state, 'pins'), { recursive: true });
+    const accountCache = path.join(os.userInfo().homedir, '.cache', 'mcpcell', 'secret-db');
+    mkdirSync(accountCache, { recursive: true, mode: 0o700 });
+    const cases = [
+      ['the secret rule cache', path.join(cache, 'secret-db'), base, []],
+      ['the grant scan cache', path.join(cache, 'grant-scan'), base, []],
+      ['one npx package', path.join(cache, 'npx', 'victim-srv@1.0.0'), base, []],
+      ['the pin directory', path.join(state, 'pins'), base, []],
+      ['the state directory\'s parent', path.join(home, '.local', 'state'), base, []],
+      ['the default secret rule cache, this run under another XDG_CACHE_HOME', path.join(cache, 'secret-db'),
+        { ...base, XDG_CACHE_HOME: elsewhere }, []],
+      // The account's own home (passwd), whatever $HOME this run has: mcpcell makes the directory anyway.
+      ['the passwd home\'s cache, this run under another HOME', accountCache, { ...base, HOME: elsewhere }, []],
+      ['the pin directory with --relay=off', path.join(state, 'pins'), base, ['--relay=off']],
+      ['the default pin directory, this run under another XDG_STATE_HOME', path.join(state, 'pins'),
+        { ...base, XDG_STATE_HOME: elsewhere }, []],
     ];
-    for (const [dir, what] of inside) {
-      mkdirSync(dir, { recursive: true });
-      const r = await runMcpcell(['run', '--isolate', '--write', dir, '--dry-run', '--', '/bin/true'], { env, input: '' });
-      assert.equal(r.code, EXIT.usage, `--write ${dir} was accepted:\n${r.stderr}`);
-      assert.match(r.stderr, what, r.stderr);
-      assert.match(r.stderr, /Grant a directory outside it|Keep the file outside/, r.stderr);
+    for (const [what, dir, env, extra] of cases) {
+      const r = await runMcpcell(['run', '--isolate', ...extra, '--write', dir, '--dry-run', '--', '/bin/true'], { env, input: '' });
+      assert.equal(r.code, EXIT.usage, `${what}: --write ${dir} was accepted:\n${r.stderr}`);
+      assert.match(r.stderr, /Grant a directory outside it|Keep the file outside/, `${what}: ${r.stderr}`);
+    }
+    // The cache under another name: a host bind mount of it (root only: mount(2)).
+    if (process.getuid() !== 0) return t.diagnostic('the bind-mount alias case runs in the root pass');
+    const alias = makeWritableDir('own-dirs-alias');
+    const mounted = spawnSync('mount', ['--bind', cache, alias]);
+    if (mounted.status !== 0) return t.diagnostic(`mount --bind failed: ${mounted.stderr}`);
+    try {
+      const r = await runMcpcell(['run', '--isolate', '--write', path.join(alias, 'npx', 'victim-srv@1.0.0'), '--dry-run',
+        '--', '/bin/true'], { env: base, input: '' });
+      assert.equal(r.code, EXIT.usage, `a package directory through a bind mount of the cache was accepted:\n${r.stderr}`);
+      assert.match(r.stderr, /\(as /, r.stderr);
+    } finally {
+      spawnSync('umount', [alias]);
     }
   });
 
