@@ -166,7 +166,7 @@ Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const
   // hostile input, and the file's key and hash are public), the pins (a
   // cell that writes them approves its own rug pull), the grant scans (a
   // forged one hides a socket from the masks), the packages.
-  for (const auto& own : McpcellOwnDirs()) MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's own directory", own));
+  for (const auto& own : McpcellOwnDirs()) MCPCELL_TRY(CheckDirNotWritableByCell(spec, own.what, own.path));
   // What the host's pip and npm read when they install, outside every cell,
   // and the default cache whatever XDG_CACHE_HOME this run has (another
   // run's cell must not plant what the default environment runs).

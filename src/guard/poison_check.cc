@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "guard/text_fold.h"
 #include "guard/tool_contract.h"
 
 namespace mcpcell {
@@ -13,6 +14,12 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::size_t kExcerptBytes = 80;
+// A finding's field path and the findings of one tool or request are
+// bounded: a path grows with every nested key, and each finding kept its own
+// copy, so 1,000 levels of 1,000-byte keys (shown as \u{007F} each) took the
+// supervisor to gigabytes from a 250 KB line (adversary pass, 2026-11-28).
+constexpr std::size_t kMaxFieldBytes = 160;
+constexpr std::size_t kMaxFindings = 32;
 
 // Phrases that address the model, not a human reading a tool list. Lowercase;
 // matched against the lowercased text. Kept to phrases no honest tool
@@ -40,14 +47,27 @@ constexpr std::array kSensitivePaths = {
 
 // What an elicitation must not ask the user for (MCP 2025-06-18 and later,
 // client/elicitation: "Servers MUST NOT use elicitation to request sensitive
-// information"). Lowercase, '_' and '-' read as spaces, matched as whole
-// words: "token" but not "tokens" (a sampling budget), "ssn" but not "lessons".
+// information"). Matched as whole words, with a plural "s" or "es", in the
+// folded text (text_fold.h: look-alike letters, camelCase and separators
+// undone): "token" and "tokens", "accessToken", "pаssword" with a Cyrillic
+// а; not "ssn" in "lessons". A list cannot know every word for a secret:
+// the check is a tripwire for the obvious phishing form, not a guarantee.
 constexpr std::array kCredentialWords = {
-    "password", "passwd", "passphrase", "passcode", "pin code", "api key", "apikey", "access key", "secret",
-    "secret key", "client secret", "token", "access token", "auth token", "bearer", "private key", "ssh key",
-    "seed phrase", "recovery phrase", "mnemonic", "credential", "credentials", "credit card", "card number",
-    "cvv", "cvc", "social security number", "ssn", "one time code", "otp", "2fa code", "mfa code",
-    "verification code", "security code",
+    "password", "passwd", "pwd", "pass word", "passphrase", "pass phrase", "passcode", "pass code", "passkey",
+    "pin code", "pin number", "bank pin", "api key", "apikey", "access key", "secret", "secret key",
+    "client secret", "token", "access token", "auth token", "bearer", "private key", "ssh key", "seed phrase",
+    "seed words", "recovery phrase", "recovery words", "recovery code", "backup code", "mnemonic", "credential",
+    "session cookie", "auth cookie", "credit card", "card number", "cvv", "cvc", "security code", "routing number",
+    "account number", "iban", "sort code", "social security number", "ssn", "one time code", "one time password",
+    "otp", "2fa", "mfa", "2fa code", "mfa code", "verification code", "login code", "digit code", "auth code",
+    // The same in other languages written in Latin letters (diacritics folded: contraseña, lösenord, hasło, şifre).
+    "passwort", "kennwort", "contrasena", "mot de passe", "senha", "wachtwoord", "losenord", "haslo", "heslo",
+    "jelszo", "salasana", "adgangskode", "sifre",
+};
+
+// ... and in other scripts, found as they are written (no word boundaries in CJK).
+constexpr std::array kCredentialWordsOtherScripts = {
+    "пароль", "Пароль", "ПАРОЛЬ", "パスワード", "暗証番号", "密码", "密碼", "비밀번호", "كلمة المرور", "סיסמה", "पासवर्ड",
 };
 
 constexpr std::array kUrlSchemes = {"http://", "https://", "file://", "ftp://", "ws://", "wss://", "data:text", "data:application"};
@@ -66,14 +86,25 @@ std::size_t FindDotEnv(const std::string& low) {
   return std::string::npos;
 }
 
-// The first of `words` in `low` as a whole word (bounded by non-word bytes).
+// "tokens" is a sampling budget as often as a secret: only the singular counts.
+constexpr std::string_view kNoPlural = "token";
+
+// The first of `words` in `low` as a whole word (bounded by non-word
+// bytes), a plural "s" or "es" after it allowed.
 template <typename List>
 std::size_t FindWord(const std::string& low, const List& words) {
   std::size_t best = std::string::npos;
   for (std::string_view w : words) {
     for (std::size_t at = low.find(w); at != std::string::npos && at < best; at = low.find(w, at + 1)) {
+      std::size_t end = at + w.size();
+      if (w == kNoPlural) {
+      } else if (low.compare(end, 2, "es") == 0 && (end + 2 == low.size() || !IsWordByte(low[end + 2]))) {
+        end += 2;
+      } else if (end < low.size() && low[end] == 's') {
+        ++end;
+      }
       bool before = at == 0 || !IsWordByte(low[at - 1]);
-      bool after = at + w.size() == low.size() || !IsWordByte(low[at + w.size()]);
+      bool after = end == low.size() || !IsWordByte(low[end]);
       if (before && after) {
         best = at;
         break;
@@ -82,6 +113,18 @@ std::size_t FindWord(const std::string& low, const List& words) {
   }
   return best;
 }
+
+// The phrases of kModelInstructions no honest text needs even in another
+// spelling, looked for in folded prose too ("Ignore  previous", "ɪgnore
+// previous", "IGNORE_PREVIOUS"). Not "system prompt" and the like: a schema
+// key "systemPrompt" folds to it.
+constexpr std::array kFoldedInstructions = {
+    "ignore previous", "ignore all previous", "ignore the above", "ignore any previous", "disregard previous",
+    "disregard all", "forget previous", "forget all previous", "do not tell the user", "do not mention",
+    "do not inform the user", "without telling the user", "without informing the user", "the user must not know",
+    "hide this from the user", "not visible to the user",
+};
+
 
 template <typename List>
 std::size_t FindAny(const std::string& low, const List& needles) {
@@ -113,7 +156,20 @@ struct Checker {
   Reading reading = Reading::kToolListing;
 
   void Add(std::string rule, std::string severity, const std::string& field, std::string excerpt) {
+    if (out.size() >= kMaxFindings) return;
     out.push_back({std::move(rule), std::move(severity), field.empty() ? "(value)" : field, std::move(excerpt)});
+  }
+
+  // path + "." + key, shown visibly; past kMaxFieldBytes the path stops
+  // growing ("…" marks the cut), so deep nesting costs no more per level.
+  static std::string Child(const std::string& path, std::string_view key) {
+    if (path.ends_with("…")) return path;
+    std::string shown = VisibleText(key.substr(0, kMaxFieldBytes));
+    std::string p = path.empty() ? shown : path + "." + shown;
+    if (p.size() <= kMaxFieldBytes) return p;
+    std::size_t cut = kMaxFieldBytes;
+    while (cut > 0 && (static_cast<unsigned char>(p[cut]) & 0xc0) == 0x80) --cut;
+    return p.substr(0, cut) + "…";
   }
 
   void HiddenUnicode(std::string_view s, const std::string& field) {
@@ -121,31 +177,48 @@ struct Checker {
       std::size_t at = i;
       char32_t cp = NextCodePoint(s, &i);
       // A newline or tab in a description is honest formatting; a carriage
-      // return can overwrite a line on a terminal, so it counts.
-      if (cp != '\r' && IsInvisibleCodePoint(cp)) {
+      // return can overwrite a line where a listing or a form is shown, so it
+      // counts there (the first version skipped it; adversary pass). Text for
+      // the model (sampling) may honestly carry CRLF line ends.
+      if ((cp != '\r' || reading != Reading::kSampling) && IsInvisibleCodePoint(cp)) {
         Add("hidden_unicode", "high", field, fmt::format("U+{:04X} at byte {}: {}", static_cast<std::uint32_t>(cp), at, Excerpt(s, at)));
         return;  // one per string is enough to block it
       }
     }
   }
 
+  void ModelInstruction(std::string_view s, const std::string& low, const std::string& folded, const std::string& field,
+                        bool prose) {
+    for (std::string_view phrase : kModelInstructions) {
+      if (auto at = low.find(phrase); at != std::string::npos) return Add("model_instruction", "high", field, Excerpt(s, at));
+    }
+    if (!prose && reading == Reading::kToolListing) return;  // a listing's keys and name: identifiers
+    for (std::string_view phrase : kFoldedInstructions) {
+      if (auto at = folded.find(phrase); at != std::string::npos) {
+        return Add("model_instruction", "high", field, "as read: " + Excerpt(folded, at));
+      }
+    }
+  }
+
+  // What a form must not ask for, and a word spelled in two scripts to pass for another.
+  void CredentialRequest(std::string_view s, const std::string& folded, const std::string& field) {
+    if (auto at = FindWord(folded, kCredentialWords); at != std::string::npos) {
+      Add("credential_request", "high", field, "as read: " + Excerpt(folded, at));
+    } else if (auto other = FindAny(std::string(s), kCredentialWordsOtherScripts); other != std::string::npos) {
+      Add("credential_request", "high", field, Excerpt(s, other));
+    }
+    if (auto at = FindMixedScriptWord(s); at != std::string_view::npos) {
+      Add("confusable_text", "high", field, Excerpt(s, at));
+    }
+  }
+
   void Text(std::string_view s, const std::string& field, bool prose) {
     HiddenUnicode(s, field);
     std::string low = Lower(s);
-    for (std::string_view phrase : kModelInstructions) {
-      if (auto at = low.find(phrase); at != std::string::npos) {
-        Add("model_instruction", "high", field, Excerpt(s, at));
-        break;
-      }
-    }
+    std::string folded = FoldForMatching(s);
+    ModelInstruction(s, low, folded, field, prose);
     if (reading == Reading::kSampling) return;
-    if (reading == Reading::kElicitation) {
-      std::string words = low;
-      std::replace_if(words.begin(), words.end(), [](char c) { return c == '_' || c == '-'; }, ' ');
-      if (auto at = FindWord(words, kCredentialWords); at != std::string::npos) {
-        Add("credential_request", "high", field, Excerpt(s, at));
-      }
-    }
+    if (reading == Reading::kElicitation) CredentialRequest(s, folded, field);
     // An elicitation is read by the user, who sees a path it names ("your
     // project, e.g. ~/code"); a listing is read by the model, which may fetch it.
     std::size_t path_at = std::min(FindAny(low, kSensitivePaths), FindDotEnv(low));
@@ -178,7 +251,7 @@ struct Checker {
     } else if (v.is_object()) {
       for (const auto& [k, x] : v.items()) {
         // Shown on stderr and by `pins diff`: the key visibly, never its escapes.
-        std::string p = path.empty() ? VisibleText(k) : path + "." + VisibleText(k);
+        std::string p = Child(path, k);
         Text(k, p + " (key)", false);
         if (path.empty() && k == "name") {
           Text(x.is_string() ? x.get_ref<const std::string&>() : "", p, false);  // its own rule: name_charset
@@ -187,7 +260,9 @@ struct Checker {
         }
       }
     } else if (v.is_array()) {
-      for (std::size_t i = 0; i < v.size(); ++i) Walk(v[i], fmt::format("{}[{}]", path, i));
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        Walk(v[i], path.ends_with("…") || path.size() > kMaxFieldBytes ? path : fmt::format("{}[{}]", path, i));
+      }
     }
   }
 };

@@ -583,7 +583,11 @@ RelayAction McpRelay::Response(Side from, const Envelope& env, std::string_view 
   }
   RelayAction a;
   if (from == kClient) return a;
-  if (auto refusal = IsInputRequired(env) ? JudgeInputRequests(env) : std::nullopt) {
+  // An input_required answer, or (tasks extension) a task's status with the requests it waits for.
+  auto asked = env.has_result ? JudgeInputRequests(env.result, IsInputRequired(env) ? "input_required" : p.method,
+                                                   nlohmann::json::parse(env.id->json))
+                              : std::nullopt;
+  if (auto refusal = std::move(asked)) {
     // The client never sees what the server asked; its call ends here.
     a.forward = RelayAction::Forward::kReplaced;
     a.replacement = ErrorResponse(env.id->json, kRefusedByPolicy, *refusal);
@@ -773,6 +777,14 @@ RelayAction McpRelay::Notification(Side from, const Envelope& env) {
     Audit({{"event", "relay_refused"}, {"from", kSideName[from]}, {"code", kInvalidRequest},
            {"reason", "a request (" + env.method + ") without an id"}, {"id", nullptr}});
     return RelayAction{RelayAction::Forward::kDrop, {}, {}};
+  }
+  if (from == kServer && env.has_params) {  // notifications/tasks: a task waiting for input
+    if (auto refusal = JudgeInputRequests(env.params, env.method, nullptr)) {
+      ++refused_;
+      Audit({{"event", "relay_refused"}, {"from", "server"}, {"code", kRefusedByPolicy}, {"reason", *refusal},
+             {"id", nullptr}});
+      return RelayAction{RelayAction::Forward::kDrop, {}, {}};
+    }
   }
   if (from == kServer && env.method == "notifications/resources/updated") {
     if (auto denial = UpdateDenial(env, resource_filter_)) {

@@ -176,7 +176,10 @@ class McpRelay {
   // refusal's message when "poisoning" is "block" and a finding is high.
   std::optional<std::string> JudgeInputRequest(std::string_view method, const simdjson::dom::element* params,
                                                const nlohmann::json& where);
-  std::optional<std::string> JudgeInputRequests(const Envelope& env);
+  /// `holder`'s inputRequests (a result, or a notification's params: the
+  /// tasks extension's tasks/get and notifications/tasks carry them too).
+  std::optional<std::string> JudgeInputRequests(const simdjson::dom::element& holder, std::string_view via,
+                                                const nlohmann::json& id);
 
   RelayConfig config_;
   ToolFilter filter_;

@@ -19,13 +19,66 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
-// Read into nlohmann::json for the checks only up to this size: a request
-// holds about twice its text there. An honest elicitation is a sentence and
-// a small form; a sampling request may carry an image, which is no text to
-// check. Over it, an elicitation is a finding of its own (high), a sampling
-// request is passed with a low one (unchecked, and the record says so).
+// Read into nlohmann::json for the checks only up to this much text: a
+// request holds about twice its text there. An honest elicitation is a
+// sentence and a small form, an honest sampling prompt a conversation; the
+// base64 of an image or audio clip (a content block's "data", a resource's
+// "blob") is left out of the count and the checks, which it could not fool:
+// it is read by no model as text. Over the bound, either request is a
+// finding of its own (high): the first version passed a sampling request
+// padded past it with anything at all, unchecked (adversary pass, 2026-11-28).
 constexpr std::size_t kMaxCheckedBytes = 1 << 20;
 constexpr std::uint64_t kMaxSaid = 20;  ///< stderr lines; every finding is in the audit log
+
+// Whether member `key` of `object` is media a model does not read as text.
+bool IsMediaPayload(simdjson::dom::object object, std::string_view key) {
+  if (key == "blob") return true;
+  if (key != "data") return false;
+  auto type = object.at_key("type");
+  if (type.error() || type.value_unsafe().type() != element_type::STRING) return false;
+  std::string_view t = type.value_unsafe().get_string().value_unsafe();
+  return t == "image" || t == "audio";
+}
+
+// `e` as nlohmann::json for the checks, media left out, while the text kept
+// stays within kMaxCheckedBytes (false: over it; what was built is partial).
+bool Checkable(element e, nlohmann::json* out, std::size_t* text) {
+  switch (e.type()) {
+    case element_type::OBJECT: {
+      *out = nlohmann::json::object();
+      simdjson::dom::object members = e.get_object().value_unsafe();  // a copy: a temporary would dangle
+      for (auto field : members) {
+        *text += field.key.size();
+        nlohmann::json& slot = (*out)[std::string(field.key)];
+        if (field.value.type() == element_type::STRING && IsMediaPayload(members, field.key)) {
+          slot = "(media, not read)";
+          continue;
+        }
+        if (*text > kMaxCheckedBytes || !Checkable(field.value, &slot, text)) return false;
+      }
+      return true;
+    }
+    case element_type::ARRAY: {
+      *out = nlohmann::json::array();
+      simdjson::dom::array items = e.get_array().value_unsafe();
+      for (element item : items) {
+        out->push_back(nullptr);
+        if (!Checkable(item, &out->back(), text)) return false;
+      }
+      return true;
+    }
+    case element_type::STRING: {
+      std::string_view s = e.get_string().value_unsafe();
+      *text += s.size();
+      if (*text > kMaxCheckedBytes) return false;
+      *out = std::string(s);
+      return true;
+    }
+    default:
+      *out = nlohmann::json::parse(simdjson::to_string(e), nullptr, false);  // a number, true, false, null
+      return true;
+  }
+}
 
 bool IsInputMethod(std::string_view method) {
   return method == "elicitation/create" || method == "sampling/createMessage";
@@ -44,13 +97,14 @@ std::optional<std::string> McpRelay::JudgeInputRequest(std::string_view method, 
                                                        const nlohmann::json& where) {
   if (!IsInputMethod(method) || !params) return std::nullopt;
   std::vector<PoisonFinding> findings;
-  std::string text = simdjson::to_string(*params);  // at most the line, and only for these two methods
-  if (text.size() > kMaxCheckedBytes) {
-    bool ask = method == "elicitation/create";
-    findings.push_back({"oversized", ask ? "high" : "low", "params",
-                        fmt::format("{} bytes; requests up to {} are checked", text.size(), kMaxCheckedBytes)});
+  nlohmann::json checkable;
+  std::size_t text = 0;
+  if (Checkable(*params, &checkable, &text)) {
+    findings = CheckInputRequest(method, checkable);
   } else {
-    findings = CheckInputRequest(method, nlohmann::json::parse(text, nullptr, false));
+    findings.push_back({"oversized", "high", "params",
+                        fmt::format("over {} bytes of text (base64 blobs not counted); requests up to that are checked",
+                                    kMaxCheckedBytes)});
   }
   if (findings.empty()) return std::nullopt;
   bool high = HasHighSeverity(findings);
@@ -74,13 +128,14 @@ std::optional<std::string> McpRelay::JudgeInputRequest(std::string_view method, 
                      method, what, finding);
 }
 
-std::optional<std::string> McpRelay::JudgeInputRequests(const Envelope& env) {
-  auto requests = Member(env.result, "inputRequests");
+std::optional<std::string> McpRelay::JudgeInputRequests(const element& holder, std::string_view via,
+                                                        const nlohmann::json& id) {
+  auto requests = Member(holder, "inputRequests");
   if (!requests) return std::nullopt;
   auto judge = [&](std::string_view key, element entry) -> std::optional<std::string> {
     auto method = StringMember(entry, "method");
     if (!method) return std::nullopt;
-    nlohmann::json where{{"via", "input_required"}, {"key", key}, {"id", nlohmann::json::parse(env.id->json)}};
+    nlohmann::json where{{"via", via}, {"key", key}, {"id", id}};
     auto params = Member(entry, "params");
     return JudgeInputRequest(*method, params ? &*params : nullptr, where);
   };

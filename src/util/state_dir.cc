@@ -28,23 +28,25 @@ std::string StateBaseForThisUser() {
 
 std::string StateDirForThisUser() { return StateBaseForThisUser() + "/mcpcell"; }
 
-std::vector<std::string> McpcellOwnDirs() {
-  std::vector<std::string> out;
-  auto add = [&out](const std::string& base) {
+std::vector<OwnDir> McpcellOwnDirs() {
+  static const std::string kState = "mcpcell's state directory (cell records, logs, tool pins)";
+  static const std::string kCache = "mcpcell's cache (npx and uvx packages, compiled secret rules, grant scans)";
+  std::vector<OwnDir> out;
+  auto add = [&out](const std::string& base, const std::string& what) {
     if (base.empty() || base[0] != '/') return;
     std::string dir = (base == "/" ? "" : base) + "/mcpcell";
-    if (std::find(out.begin(), out.end(), dir) == out.end()) out.push_back(dir);
+    if (std::none_of(out.begin(), out.end(), [&](const OwnDir& d) { return d.path == dir; })) out.push_back({dir, what});
   };
-  add(StateBaseForThisUser());
-  add(UserCacheBase());
+  add(StateBaseForThisUser(), kState);
+  add(UserCacheBase(), kCache);
   std::vector<std::string> homes;
   if (const char* h = std::getenv("HOME"); h != nullptr && h[0] == '/') homes.emplace_back(h);
   if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_dir != nullptr) homes.emplace_back(pw->pw_dir);
   for (const auto& home : homes) {
-    add(home + "/.cache");
-    add(home + "/.local/state");  // the pin directory's default, for root too
+    add(home + "/.cache", kCache);
+    add(home + "/.local/state", kState);  // the pin directory's default, for root too
   }
-  if (::geteuid() == 0) add("/var/lib");
+  if (::geteuid() == 0) add("/var/lib", kState);
   return out;
 }
 

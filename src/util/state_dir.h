@@ -28,7 +28,11 @@ std::string StateDirForThisUser();
 /// ($HOME and the passwd home, /var/lib for root): a run under another
 /// XDG_CACHE_HOME, XDG_STATE_HOME or HOME must not grant its cell one that
 /// a later run in the usual environment trusts. Absolute, without duplicates.
-std::vector<std::string> McpcellOwnDirs();
+struct OwnDir {
+  std::string path;
+  std::string what;  ///< "mcpcell's state directory (cell records, logs, tool pins)", or its cache's
+};
+std::vector<OwnDir> McpcellOwnDirs();
 
 /// Opens <base>/mcpcell/<leaf> as a directory fd, creating what is missing
 /// (0700). The base is the user's choice and may be reached through

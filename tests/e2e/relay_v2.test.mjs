@@ -168,6 +168,7 @@ for (const poisoning of ['warn', 'block']) {
       let stderr = '';
       const transport = new StdioClientTransport({ command: MCPCELL_BIN, args: argv, env: {}, stderr: 'pipe' });
       transport.stderr?.setEncoding('utf8').on('data', (d) => (stderr += d));
+      const stderrDone = new Promise((r) => transport.stderr?.on('end', r));
       const client = new Client({ name: 'v2-e2e', version: '1.0.0' },
         { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: V2 } } });
       const asked = [];
@@ -176,22 +177,30 @@ for (const poisoning of ['warn', 'block']) {
         return { action: 'accept', content: { password: 'correct horse battery' } };
       });
       await client.connect(transport);
+      try {
+        if (poisoning === 'warn') {
+          const answer = await client.callTool({ name: 'login', arguments: {} });
+          assert.equal(answer.content[0].text, 'signed in', JSON.stringify(answer));
+          assert.equal(asked.length, 1, 'the user saw the form');
+        } else {
+          await assert.rejects(client.callTool({ name: 'login', arguments: {} }), (e) => {
+            assert.match(e.message, /credential_request/);
+            assert.match(e.message, /"poisoning": "warn"/, 'says how to allow it');
+            return true;
+          });
+          assert.deepEqual(asked, [], 'the form never reached the client');
+        }
+        assert.equal((await client.callTool({ name: 'add', arguments: {} })).content[0].text, 'sum');
+      } finally {
+        await client.close();
+      }
+      // stderr arrives on its own pipe: read it whole, once mcpcell has exited.
+      await Promise.race([stderrDone, new Promise((r) => setTimeout(r, 10_000))]);
       if (poisoning === 'warn') {
-        const answer = await client.callTool({ name: 'login', arguments: {} });
-        assert.equal(answer.content[0].text, 'signed in', JSON.stringify(answer));
-        assert.equal(asked.length, 1, 'the user saw the form');
         assert.match(stderr, /relay: warning: the server asks the user something the poisoning checks flag \(credential_request/);
       } else {
-        await assert.rejects(client.callTool({ name: 'login', arguments: {} }), (e) => {
-          assert.match(e.message, /credential_request/);
-          assert.match(e.message, /"poisoning": "warn"/, 'says how to allow it');
-          return true;
-        });
-        assert.deepEqual(asked, [], 'the form never reached the client');
         assert.match(stderr, /relay: refused: the server asks the user/);
       }
-      assert.equal((await client.callTool({ name: 'add', arguments: {} })).content[0].text, 'sum');
-      await client.close();
       const all = records(audit);
       const flagged = all.filter((e) => e.event === 'input_request');
       assert.equal(flagged.length, 1, JSON.stringify(all));
