@@ -15,6 +15,7 @@
 #include "audit/audit_log.h"
 #include "cell/backend.h"
 #include "cell/env_notice.h"
+#include "cell/launch_prefetch.h"
 #include "cell/spec_builder.h"
 #include "cli/audit_events.h"
 #include "cli/cell_events.h"
@@ -184,6 +185,9 @@ int Run(RunRequest req) {
     Say(checked.error().Message());
     return kExitUsage;
   }
+  // The launch's plan-independent work (the seccomp program, root's uid claim
+  // facts) overlaps with planning on a thread of its own (cell/launch_prefetch.h).
+  if (!req.dry_run) StartLaunchPrefetch();
   auto plan = PlanLaunch(req);
   if (!plan) {
     Say(plan.error().Message());

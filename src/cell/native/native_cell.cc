@@ -14,6 +14,7 @@
 #include <csignal>
 #include <optional>
 
+#include "cell/launch_prefetch.h"
 #include "cell/cell_ids.h"
 #include "cell/mount_plan.h"
 #include "cell/native/cell_init.h"
@@ -298,7 +299,7 @@ class NativeCellRun {
     // Root's cell gets a host uid no other process or user has (cell_ids.h);
     // held until the run is over, after the cell is gone.
     if (::geteuid() == 0) {
-      auto c = CellIdClaim::ClaimForThisUser();
+      auto c = CellIdClaim::Claim(CellIdDirForThisUser(), PrefetchedHostIdFacts());
       if (!c) return Failed(kExitSetupFailed, c.error());
       claim_ = std::move(*c);
     }
@@ -331,7 +332,7 @@ class NativeCellRun {
   // Compiled once here, loaded by the server with one syscall.
   Step CompileFilter() {
     if (!spec_.seccomp) return {};
-    auto compiled = CompileSeccomp(SeccompDenyRules());
+    auto compiled = PrefetchedSeccomp();
     if (!compiled) return Failed(kExitSetupFailed, compiled.error());
     seccomp_ = std::move(*compiled);
     TracePhase("seccomp-compiled");
