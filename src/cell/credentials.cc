@@ -5,8 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <deque>
+#include <fstream>
 #include <set>
 #include <string_view>
 
@@ -223,20 +227,38 @@ std::set<std::string> FixedLocationsBelow(const std::string& dir) {
   return found;
 }
 
-DirStamp StampOf(const struct stat& st, std::string rel) {
-  return {std::move(rel), static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-          st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec, st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec};
+// The stamp of a directory the walk read (open at `fd`), or could not open
+// (fd -1: by path; its parent was read, so a change of its permissions later
+// shows in its own ctime). Without one, or on a filesystem whose stamps do
+// not follow its entries, the scan is not kept (grant_scan_cache.h).
+void AddStamp(int fd, const std::string& root, const std::string& dir, std::set<std::uint64_t>* mounts, GrantScan* out) {
+  auto s = fd >= 0 ? StampOf(fd) : StampAt(dir);
+  if (!s) {
+    out->cacheable = false;
+    return;
+  }
+  if (fd >= 0 && mounts->insert(s->mnt).second && !StampsHoldOn(fd)) out->cacheable = false;
+  s->rel = dir.size() > root.size() ? dir.substr(root == "/" ? 1 : root.size() + 1) : "";
+  out->walked.push_back(std::move(*s));
 }
 
-// The stamp of a directory the walk read (open at `fd`), or could not open
-// (by path: its parent was read, so a change of its permissions later shows
-// in its own ctime). Nothing when it is gone.
-void AddStamp(int fd, const std::string& root, const std::string& dir, std::vector<DirStamp>* out) {
-  struct stat st{};
-  int rc = fd >= 0 ? ::fstat(fd, &st) : ::fstatat(AT_FDCWD, dir.c_str(), &st, AT_SYMLINK_NOFOLLOW);
-  if (rc != 0) return;
-  std::string rel = dir.size() > root.size() ? dir.substr(root == "/" ? 1 : root.size() + 1) : "";
-  out->push_back(StampOf(st, std::move(rel)));
+// A directory the walk cannot open. Gone or replaced since its parent was
+// read: nothing to scan there (the parent's stamp moved). Not listable: masked
+// whole. Anything else (a path past PATH_MAX, no descriptors left): what is
+// below is unknown, so the scan gives up and the grant is refused (fail closed:
+// 17 levels of 250-byte names once hid a socket from the scan, adversary pass).
+// False when the walk must stop.
+bool CannotOpen(const std::string& root, const std::string& dir, int err, std::set<std::uint64_t>* mounts,
+                GrantScan* out) {
+  if (err == ENOENT || err == ELOOP || err == ENOTDIR) return true;
+  if (err == EACCES || err == EPERM) {
+    out->unreadable.push_back(dir);
+    AddStamp(-1, root, dir, mounts, out);
+    return true;
+  }
+  out->creds.truncated = out->sockets.truncated = true;
+  out->creds.gave_up = "could not open " + dir + ": " + std::strerror(err);
+  return false;
 }
 
 struct Pending {
@@ -255,6 +277,7 @@ GrantScan Walk(const std::string& dir, bool creds, std::size_t socket_budget, co
   bool sockets = socket_budget > 0;
   std::deque<Pending> todo{{dir, 0, creds}};
   std::size_t creds_seen = 0, sockets_seen = 0;
+  std::set<std::uint64_t> mounts;
   while (!todo.empty()) {
     Pending d = std::move(todo.front());
     todo.pop_front();
@@ -263,8 +286,11 @@ GrantScan Walk(const std::string& dir, bool creds, std::size_t socket_budget, co
     // O_NOFOLLOW: a symlink inside the grant leads, inside the cell, to the
     // cell's own view; following it here would scan (and mask) the wrong tree.
     int fd = ::open(d.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    AddStamp(fd, dir, d.dir, &out.walked);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      if (CannotOpen(dir, d.dir, errno, &mounts, &out)) continue;
+      break;
+    }
+    AddStamp(fd, dir, d.dir, &mounts, &out);
     DIR* dp = ::fdopendir(fd);
     if (dp == nullptr) {
       ::close(fd);
@@ -300,6 +326,49 @@ GrantScan Walk(const std::string& dir, bool creds, std::size_t socket_budget, co
 }
 
 }  // namespace
+
+namespace {
+
+// A mountinfo field: spaces, tabs, newlines and backslashes as \ooo.
+std::string Unescaped(std::string_view f) {
+  auto oct = [](char c) { return c >= '0' && c <= '7'; };
+  std::string out;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    if (f[i] == '\\' && i + 3 < f.size() && oct(f[i + 1]) && oct(f[i + 2]) && oct(f[i + 3])) {
+      out.push_back(static_cast<char>((f[i + 1] - '0') * 64 + (f[i + 2] - '0') * 8 + (f[i + 3] - '0')));
+      i += 3;
+    } else {
+      out.push_back(f[i]);
+    }
+  }
+  return out;
+}
+
+// The fifth field of a mountinfo line ("ID PARENT MAJ:MIN ROOT MOUNTPOINT ..."), unescaped.
+std::string MountPointOf(std::string_view line) {
+  for (int skip = 0; skip < 4; ++skip) {
+    std::size_t sp = line.find(' ');
+    if (sp == std::string_view::npos) return "";
+    line.remove_prefix(sp + 1);
+  }
+  return Unescaped(line.substr(0, line.find(' ')));
+}
+
+}  // namespace
+
+std::vector<std::string> MountedSocketsBelow(const std::string& dir) {
+  std::vector<std::string> out;
+  std::ifstream in("/proc/self/mountinfo");
+  for (std::string line; std::getline(in, line);) {
+    std::string point = MountPointOf(line);
+    if (point.empty() || point == dir || !IsAtOrBelow(point, dir == "/" ? std::string_view("") : std::string_view(dir))) {
+      continue;
+    }
+    struct stat st{};
+    if (::lstat(point.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) out.push_back(point);
+  }
+  return out;
+}
 
 std::vector<std::string> FixedCredentialsBelow(const std::string& dir) {
   std::set<std::string> found = FixedLocationsBelow(dir);
@@ -341,7 +410,13 @@ CredentialScan CredentialsBeneath(const std::string& dir, const CredentialScanLi
 }
 
 GrantScan ScanGrant(const std::string& dir, std::size_t socket_budget, const CredentialScanLimits& limits) {
-  return Walk(dir, true, socket_budget, limits);
+  GrantScan scan = Walk(dir, true, socket_budget, limits);
+  for (auto& s : MountedSocketsBelow(dir)) {
+    if (std::find(scan.sockets.sockets.begin(), scan.sockets.sockets.end(), s) == scan.sockets.sockets.end()) {
+      scan.sockets.sockets.push_back(std::move(s));
+    }
+  }
+  return scan;
 }
 
 SocketScan FindSockets(const std::string& dir, std::size_t max_entries) {

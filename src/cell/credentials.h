@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cell/dir_stamp.h"
 #include "cell/socket_scan.h"
 
 #include "util/error.h"
@@ -41,17 +42,6 @@ struct CredentialScan {
 /// above them, whatever the budget.
 CredentialScan CredentialsBeneath(const std::string& dir, const CredentialScanLimits& limits = {});
 
-/// One directory a walk read (or tried to): what it was when it was read.
-/// Adding, removing or renaming an entry changes a directory's mtime and
-/// ctime; ctime cannot be set back from user space (utimensat sets it to
-/// now), and a mount over it changes the device and inode seen by path.
-struct DirStamp {
-  std::string rel;  ///< below the walked directory; "" for itself
-  std::uint64_t dev = 0, ino = 0;
-  std::int64_t ctime_ns = 0, mtime_ns = 0;
-  bool operator==(const DirStamp&) const = default;
-};
-
 /// What a grant of `dir` needs masked, from ONE walk of the tree: the
 /// credential locations (as CredentialsBeneath finds them) and the unix
 /// sockets (as FindSockets does: every directory, pruned ones included, at
@@ -60,13 +50,23 @@ struct DirStamp {
 struct GrantScan {
   CredentialScan creds;
   SocketScan sockets;
+  /// Directories the walk may not list (EACCES: a 0711 directory of another
+  /// user): what is in them cannot be checked, so they are masked whole.
+  std::vector<std::string> unreadable;
   /// Every directory the walk read, and those it could not open, as
   /// stamps; with `fixed` apart from the walk's own finds, what
   /// grant_scan_cache.h needs to tell later whether the tree is unchanged.
   std::vector<DirStamp> walked;
   std::vector<std::string> fixed;  ///< creds.found's locations known without the walk (FixedLocationsBelow)
+  bool cacheable = true;  ///< every stamp was taken, on a filesystem whose stamps hold (dir_stamp.h)
 };
 GrantScan ScanGrant(const std::string& dir, std::size_t socket_budget, const CredentialScanLimits& limits = {});
+
+/// Unix sockets mounted at a mount point below `dir` (/proc/self/mountinfo):
+/// a socket bound over a file is listed by its directory as the file it
+/// covers, so the walk cannot see it; nor does a mount change the stamps of
+/// the directory it is in, so this is looked up at every launch.
+std::vector<std::string> MountedSocketsBelow(const std::string& dir);
 
 /// The credential locations outside the walk: the absolute ones below
 /// `dir` that exist, and the direct ones of each home `dir` lies above.

@@ -18,7 +18,7 @@
 namespace mcpcell {
 namespace {
 
-constexpr std::string_view kHeader = "mcpcell-grant-scan 1\n";
+constexpr std::string_view kHeader = "mcpcell-grant-scan 2\n";
 constexpr std::string_view kEnd = "end\n";
 constexpr std::size_t kKeep = 64;                      ///< files kept: one per granted root, roughly
 constexpr std::size_t kMaxBytes = 32u << 20;          ///< a larger file is not read (nor written)
@@ -61,7 +61,7 @@ struct Reader {
   }
   bool Name(std::string* name) {
     std::size_t n = 0;
-    if (!Number(&n, ':') || n > in.size() || n + 1 > in.size() || in[n] != '\n') return false;
+    if (!Number(&n, ':') || n >= in.size() || in[n] != '\n') return false;
     std::string_view s = in.substr(0, n);
     // Relative, no NUL, no "." or ".." component: it can only name a place below the root.
     if (s.find('\0') != std::string_view::npos || s.starts_with('/')) return false;
@@ -95,7 +95,7 @@ std::int64_t NowNs() {
 // Whether `scan` may be kept: whole (no limit hit), and no directory changed
 // so recently that a change in the same clock tick would leave its stamp as it is.
 bool Keepable(const GrantScan& scan, std::int64_t started_ns, std::int64_t racy_ns) {
-  if (scan.creds.truncated || scan.sockets.truncated || scan.walked.empty()) return false;
+  if (!scan.cacheable || scan.creds.truncated || scan.sockets.truncated || scan.walked.empty()) return false;
   return std::none_of(scan.walked.begin(), scan.walked.end(), [&](const DirStamp& s) {
     return s.ctime_ns > started_ns - racy_ns || s.mtime_ns > started_ns - racy_ns;
   });
@@ -153,16 +153,27 @@ GrantScan Recalled(const std::string& dir, const RememberedScan& r) {
   for (const auto& c : r.creds) found.insert(Below(dir, c));
   out.creds.found = OutermostOnly({found.begin(), found.end()});
   for (const auto& s : r.sockets) out.sockets.sockets.push_back(Below(dir, s));
+  for (const auto& u : r.unreadable) out.unreadable.push_back(Below(dir, u));
+  // Mounts are no entries of the directory they cover: looked up afresh.
+  for (auto& s : MountedSocketsBelow(dir)) {
+    if (std::find(out.sockets.sockets.begin(), out.sockets.sockets.end(), s) == out.sockets.sockets.end()) {
+      out.sockets.sockets.push_back(std::move(s));
+    }
+  }
   return out;
 }
 
 RememberedScan Remembered(const std::string& dir, const GrantScan& scan, std::string rules) {
-  RememberedScan r{std::move(rules), dir, scan.walked, {}, {}};
+  RememberedScan r{std::move(rules), dir, scan.walked, {}, {}, {}};
   std::set<std::string> fixed(scan.fixed.begin(), scan.fixed.end());
   for (const auto& c : scan.creds.found) {
     if (fixed.count(c) == 0 && c.size() > dir.size()) r.creds.push_back(RelativeTo(dir, c));
   }
-  for (const auto& s : scan.sockets.sockets) r.sockets.push_back(RelativeTo(dir, s));
+  std::vector<std::string> mounted = MountedSocketsBelow(dir);
+  for (const auto& s : scan.sockets.sockets) {
+    if (std::find(mounted.begin(), mounted.end(), s) == mounted.end()) r.sockets.push_back(RelativeTo(dir, s));
+  }
+  for (const auto& u : scan.unreadable) r.unreadable.push_back(RelativeTo(dir, u));
   return r;
 }
 
@@ -173,7 +184,7 @@ std::string FormatRememberedScan(const RememberedScan& scan) {
   out += "rules " + scan.rules + "\nroot ";
   PutName(&out, scan.root);
   for (const auto& d : scan.walked) {
-    out += fmt::format("d {} {} {} {} ", d.dev, d.ino, d.ctime_ns, d.mtime_ns);
+    out += fmt::format("d {} {} {} {} {} ", d.mnt, d.dev, d.ino, d.ctime_ns, d.mtime_ns);
     PutName(&out, d.rel);
   }
   for (const auto& c : scan.creds) {
@@ -183,6 +194,10 @@ std::string FormatRememberedScan(const RememberedScan& scan) {
   for (const auto& s : scan.sockets) {
     out += "s ";
     PutName(&out, s);
+  }
+  for (const auto& u : scan.unreadable) {
+    out += "u ";
+    PutName(&out, u);
   }
   out += kEnd;
   return out;
@@ -197,22 +212,22 @@ std::optional<RememberedScan> ParseRememberedScan(std::string_view text) {
   scan.rules = std::string(r.in.substr(0, nl));
   r.in.remove_prefix(nl + 1);
   std::size_t len = 0;
-  if (!r.Literal("root ") || !r.Number(&len, ':') || len + 1 > r.in.size() || r.in[len] != '\n') return std::nullopt;
+  if (!r.Literal("root ") || !r.Number(&len, ':') || len >= r.in.size() || r.in[len] != '\n') return std::nullopt;
   scan.root = std::string(r.in.substr(0, len));
   r.in.remove_prefix(len + 1);
   if (!scan.root.starts_with('/')) return std::nullopt;
   while (r.Literal("d ")) {
     DirStamp d;
-    if (!r.Number(&d.dev, ' ') || !r.Number(&d.ino, ' ') || !r.Number(&d.ctime_ns, ' ') || !r.Number(&d.mtime_ns, ' ') ||
-        !r.Name(&d.rel)) {
+    if (!r.Number(&d.mnt, ' ') || !r.Number(&d.dev, ' ') || !r.Number(&d.ino, ' ') || !r.Number(&d.ctime_ns, ' ') ||
+        !r.Number(&d.mtime_ns, ' ') || !r.Name(&d.rel)) {
       return std::nullopt;
     }
     scan.walked.push_back(std::move(d));
   }
   // The root's own stamp comes first: without it nothing says the root is the same directory.
   if (scan.walked.empty() || !scan.walked.front().rel.empty()) return std::nullopt;
-  for (const char* kind : {"c ", "s "}) {
-    auto& list = kind[0] == 'c' ? scan.creds : scan.sockets;
+  for (const char* kind : {"c ", "s ", "u "}) {
+    auto& list = kind[0] == 'c' ? scan.creds : kind[0] == 's' ? scan.sockets : scan.unreadable;
     while (r.Literal(kind)) {
       std::string name;
       if (!r.Name(&name) || name.empty()) return std::nullopt;
@@ -223,13 +238,7 @@ std::optional<RememberedScan> ParseRememberedScan(std::string_view text) {
   return scan;
 }
 
-std::optional<DirStamp> StampSource::Stat(const std::string& path) const {
-  struct stat st{};
-  if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
-  return DirStamp{"", static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-                  st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec,
-                  st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec};
-}
+std::optional<DirStamp> StampSource::Stat(const std::string& path) const { return StampAt(path); }
 
 bool StillCurrent(const std::string& root, const RememberedScan& scan, const StampSource& stats) {
   for (const auto& d : scan.walked) {

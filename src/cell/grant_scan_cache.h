@@ -47,6 +47,7 @@ struct RememberedScan {
   std::vector<DirStamp> walked;      ///< every directory read (the root first, rel "")
   std::vector<std::string> creds;    ///< the walk's own finds (not FixedCredentialsBelow's)
   std::vector<std::string> sockets;
+  std::vector<std::string> unreadable;  ///< directories masked whole: they could not be listed
   bool operator==(const RememberedScan&) const = default;
 };
 
@@ -73,7 +74,7 @@ bool StillCurrent(const std::string& root, const RememberedScan& scan, const Sta
 inline constexpr std::int64_t kRacyStampNs = 2'000'000'000;
 
 /// ScanGrant(dir, socket_budget), or the remembered result when the tree is
-/// unchanged; `cache_base` as UserCacheBase() gives ("" : no cache). A cache
+/// unchanged; `cache_base` as AccountCacheBase() gives ("" : no cache). A cache
 /// that cannot be read or written is no error: the walk runs. `racy_ns`
 /// (tests only) replaces kRacyStampNs.
 GrantScan ScanGrantRemembered(const std::string& dir, std::size_t socket_budget, const std::string& cache_base,

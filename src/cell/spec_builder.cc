@@ -139,8 +139,15 @@ std::string ExecutableRoot(const std::string& exe) {
 Status MaskBeneath(CellSpec* spec, const std::string& real, const std::string& target, const std::string& label,
                  std::vector<std::string>* notes) {
   auto inside = [&](const std::string& host) { return target + host.substr(real == "/" ? 0 : real.size()); };
-  GrantScan both = ScanGrantRemembered(real, kSocketScanBudget, UserCacheBase());
+  GrantScan both = ScanGrantRemembered(real, kSocketScanBudget, AccountCacheBase());
   const CredentialScan& creds = both.creds;
+  for (const auto& dir : both.unreadable) {
+    // Not listable here, so not checked: masked whole (the cell, as this
+    // user, could not list it either, but could open a name it knows).
+    spec->mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kTmpfs, "", inside(dir), false, false, 4096, "masked"},
+                                      MountSpec::Origin::kMasked));
+    notes->push_back("masked directory " + dir + " inside " + label + " (it cannot be listed, so it was not checked)");
+  }
   for (const auto& cred : creds.found) {
     // An empty read-only tmpfs over a directory; /dev/null over anything else.
     MountSpec mask{MountSpec::Kind::kTmpfs, "", inside(cred), false, false, 4096, "masked"};

@@ -56,7 +56,7 @@ Result<std::string_view> Payload(std::string_view file, const std::string& key, 
 
 void HsDatabaseFree::operator()(hs_database* db) const { hs_free_database(db); }
 
-std::string SecretDbCache::DefaultBase() { return UserCacheBase(); }
+std::string SecretDbCache::DefaultBase() { return AccountCacheBase(); }
 
 std::string SecretDbCache::Key(const std::vector<SecretRule>& rules) {
   hs_platform_info_t plat{};

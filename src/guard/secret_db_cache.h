@@ -35,7 +35,9 @@ using HsDatabase = std::unique_ptr<hs_database, HsDatabaseFree>;
 
 class SecretDbCache {
  public:
-  /// $XDG_CACHE_HOME when absolute, else $HOME/.cache; "" when neither is.
+  /// The account's own cache base (util/cache_dir.h AccountCacheBase): a
+  /// database read from a directory a cell could once write would be bytes
+  /// of the cell's choosing deserialized in the supervisor.
   static std::string DefaultBase();
   /// The cache in <base>/mcpcell/secret-db.
   explicit SecretDbCache(std::string base) : base_(std::move(base)) {}

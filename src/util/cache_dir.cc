@@ -1,7 +1,9 @@
 #include "util/cache_dir.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -14,6 +16,12 @@ std::string UserCacheBase() {
   const char* home = std::getenv("HOME");
   if (home != nullptr && home[0] == '/') return std::string(home) + "/.cache";
   return "";
+}
+
+std::string AccountCacheBase() {
+  const passwd* pw = ::getpwuid(::geteuid());
+  if (pw == nullptr || pw->pw_dir == nullptr || pw->pw_dir[0] != '/') return "";
+  return std::string(pw->pw_dir) + "/.cache";
 }
 
 std::string CacheDirPath(const std::string& base, std::string_view leaf) {

@@ -16,7 +16,16 @@
 namespace mcpcell {
 
 /// $XDG_CACHE_HOME when absolute, else $HOME/.cache; "" when neither is.
+/// Where packages go (npx, uvx): the user's choice of cache.
 std::string UserCacheBase();
+
+/// The passwd home's .cache, whatever $HOME and $XDG_CACHE_HOME say: where
+/// the caches whose content steers isolation live (the compiled secret
+/// rules, the grant scans). A run's environment can name any directory, one
+/// an earlier cell could write among them (adversary pass, 2026-11-28);
+/// this one is always out of every cell's reach (McpcellOwnDirs). "" when
+/// the account has no absolute home.
+std::string AccountCacheBase();
 
 /// <base>/mcpcell/<leaf>, as a path.
 std::string CacheDirPath(const std::string& base, std::string_view leaf);

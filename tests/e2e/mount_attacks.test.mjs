@@ -248,3 +248,47 @@ test('a bind source swapped for a symlink between check and bind is refused, nev
     assert.ok(tally.refusedSwap > 0,
       `the swap never landed between check and bind in ${JSON.stringify(tally)}: this run proved nothing`);
   });
+
+// The walk that masks sockets could not list a directory the caller may
+// enter but not read (0311 here; a root-owned 0711 directory in the
+// adversary pass), so a listening socket in it was reachable from the cell.
+// Such a directory is masked whole now. As root every directory can be
+// listed, and the socket in it is masked like any other. Either way the
+// cell connects to nothing, and still reads what else was granted.
+test('a socket in a granted directory that cannot be listed is not reachable from the cell', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const grant = makeTempDir('unlistable');
+  put(grant, 'data.txt', 'CONTROL-data');
+  const locked = path.join(grant, 'locked');
+  mkdirSync(locked);
+  const sock = path.join(locked, 'door.sock');
+  const server = net.createServer((c) => c.end('SECRET-socket-answer\n'));
+  await new Promise((resolve) => server.listen(sock, resolve));
+  chmodSync(sock, 0o777);
+  chmodSync(locked, 0o311);
+  try {
+    const script = put(makeTempDir('unlistable-srv'), 'probe.mjs', `
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+console.log('data=' + readFileSync(${JSON.stringify(path.join(grant, 'data.txt'))}, 'utf8'));
+const c = net.connect(${JSON.stringify(sock)});
+c.on('data', (d) => { console.log('socket=' + d); c.destroy(); });
+c.on('error', (e) => console.log('socket=' + e.code));
+`);
+    const r = await runMcpcell(['run', '--isolate', '--read', grant, '--read', path.dirname(script), '--', NODE_BIN, script],
+      { input: '' });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /data=CONTROL-data/, r.stderr);
+    assert.doesNotMatch(r.stdout, /SECRET-socket-answer/, `the cell reached the socket:\n${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /socket=E/, r.stdout);
+    if (!isRoot) {  // the directory itself is masked (root lists it and masks the socket instead)
+      const dry = await runMcpcell(['run', '--isolate', '--read', grant, '--dry-run', '--', '/bin/true'], { input: '' });
+      assert.equal(dry.code, 0, dry.stderr);
+      const mounts = JSON.parse(dry.stdout).cell.mounts;
+      assert.ok(mounts.some((m) => m.target === locked && m.kind === 'tmpfs' && m.why === 'masked'), JSON.stringify(mounts));
+    }
+  } finally {
+    chmodSync(locked, 0o755);
+    server.close();
+  }
+});

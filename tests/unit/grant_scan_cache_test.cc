@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/mount.h>
 #include <sys/un.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "forked_child.h"
 #include "temp_dir.h"
 
 namespace mcpcell {
@@ -43,11 +46,12 @@ RememberedScan Sample() {
   RememberedScan r;
   r.rules = "0123456789abcdef";
   r.root = "/srv/a dir\nwith a newline";
-  r.walked = {{"", 65024, 12, 1700000000123456789, 1700000000123456789},
-              {"pkg/sub dir", 65024, 13, -5, 7},
-              {"odd\nname/\xff\x01", 1, 2, 3, 4}};
+  r.walked = {{"", 9001, 65024, 12, 1700000000123456789, 1700000000123456789},
+              {"pkg/sub dir", 9001, 65024, 13, -5, 7},
+              {"odd\nname/\xff\x01", 9002, 1, 2, 3, 4}};
   r.creds = {"pkg/.env", "x/.ssh"};
   r.sockets = {"pkg/sub dir/agent.sock"};
+  r.unreadable = {"locked"};
   return r;
 }
 
@@ -63,7 +67,7 @@ TEST(RememberedScanFormat, RefusesWhatItDidNotWrite) {
   ASSERT_TRUE(ParseRememberedScan(good));
   auto bad = [](std::string s) { return !ParseRememberedScan(s).has_value(); };
   EXPECT_TRUE(bad(""));
-  EXPECT_TRUE(bad("mcpcell-grant-scan 2\n" + good.substr(21)));               // another version
+  EXPECT_TRUE(bad("mcpcell-grant-scan 1\n" + good.substr(21)));               // another version
   EXPECT_TRUE(bad(good.substr(0, good.size() - 4)));                         // no end line: cut short
   EXPECT_TRUE(bad(good + "d 1 2 3 4 0:\n"));                                 // past the end
   for (std::size_t cut = 0; cut < good.size(); ++cut) EXPECT_TRUE(bad(good.substr(0, cut))) << cut;
@@ -80,8 +84,12 @@ TEST(RememberedScanFormat, RefusesWhatItDidNotWrite) {
   r.root = "relative";
   EXPECT_TRUE(bad(FormatRememberedScan(r)));
   std::string longer = good;
-  longer.replace(longer.find("d 65024 13 -5 7 11:"), 19, "d 65024 13 -5 7 99:");  // a length past its line
+  longer.replace(longer.find("d 9001 65024 13 -5 7 11:"), 24, "d 9001 65024 13 -5 7 99:");  // a length past its line
   EXPECT_TRUE(bad(longer));
+  std::string huge = good;  // a length whose + 1 wraps to 0 (adversary pass: read one byte before the text)
+  std::size_t root_at = huge.find("\nroot ") + 1;
+  huge.replace(root_at, huge.find(':', root_at) + 1 - root_at, "root 18446744073709551615:");
+  EXPECT_TRUE(bad(huge));
 }
 
 // A tree whose directories are older than the racy window: racy_ns 0 stands
@@ -216,6 +224,87 @@ TEST(ScanGrantRemembered, RecentChangesAndTruncatedScansAreNotKept) {
   for (int i = 0; i < 30; ++i) fs::create_directories(u.root + "/many/d" + std::to_string(i));
   ScanGrantRemembered(u.root, 10, u.cache, 0);  // a socket budget of 10 entries runs out
   EXPECT_TRUE(!fs::exists(u.cache + "/mcpcell/grant-scan") || u.CacheFile().empty());
+}
+
+// Past PATH_MAX a directory cannot be opened by path, so its entries cannot
+// be read: 17 levels of 250-byte names once hid a socket from the scan
+// (adversary pass). The scan gives up and the grant is refused.
+TEST(ScanGrant, APathPastPathMaxStopsTheScanInsteadOfSkippingIt) {
+  TempDir tmp("mcpcell-deep");
+  std::string root = tmp.File("grant");
+  fs::create_directories(root);
+  std::string name(250, 'd');
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  for (int i = 0; i < 17; ++i) {  // mkdirat/openat: each step is short, the whole is not
+    ASSERT_EQ(::mkdirat(fd, name.c_str(), 0700), 0) << std::strerror(errno);
+    int next = ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY);
+    ::close(fd);
+    ASSERT_GE(next, 0);
+    fd = next;
+  }
+  ::close(fd);
+  GrantScan g = ScanGrant(root, kBudget);
+  EXPECT_TRUE(g.creds.truncated);
+  EXPECT_TRUE(g.sockets.truncated);
+  EXPECT_NE(g.creds.gave_up.find("File name too long"), std::string::npos) << g.creds.gave_up;
+  EXPECT_FALSE(ScanGrantRemembered(root, kBudget, tmp.File("cache"), 0).cacheable && fs::exists(tmp.File("cache/mcpcell/grant-scan")) &&
+               !fs::is_empty(tmp.File("cache/mcpcell/grant-scan")));
+  // remove_all works by path: remove the chain from the bottom, by descriptors.
+  std::vector<int> fds{::open(root.c_str(), O_RDONLY | O_DIRECTORY)};
+  for (int i = 0; i < 17 && fds.back() >= 0; ++i) fds.push_back(::openat(fds.back(), name.c_str(), O_RDONLY | O_DIRECTORY));
+  ::close(fds.back());
+  fds.pop_back();
+  while (!fds.empty()) {
+    EXPECT_EQ(::unlinkat(fds.back(), name.c_str(), AT_REMOVEDIR), 0) << std::strerror(errno);
+    ::close(fds.back());
+    fds.pop_back();
+  }
+}
+
+// A directory the walk may not list is masked whole (the caller could not
+// list it either, but the cell could open a name it knows: a root-owned 0711
+// directory holding a 0777 socket was reachable). Root lists everything.
+TEST(ScanGrant, ADirectoryThatCannotBeListedIsMaskedWhole) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root may list any directory; the normal user's e2e pass covers this";
+  TempDir tmp("mcpcell-locked");
+  std::string root = tmp.File("grant");
+  fs::create_directories(root + "/locked");
+  MakeSocket(root + "/locked/door.sock");
+  ASSERT_EQ(::chmod((root + "/locked").c_str(), 0311), 0);
+  GrantScan g = ScanGrant(root, kBudget);
+  EXPECT_TRUE(Has(g.unreadable, root + "/locked"));
+  EXPECT_FALSE(g.creds.truncated);
+}
+
+// A socket bound over a file inside the grant: the directory lists the file
+// it covers. Root only (mount), in a mount namespace of the child's own.
+TEST(MountedSocketsBelow, FindsASocketMountedOverAFile) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to bind-mount (the root pass of the unit tests runs it)";
+  TempDir tmp("mcpcell-mounted");
+  std::string root = tmp.File("grant");
+  auto outcome = testing::RunInChild([&]() -> std::string {
+    if (::unshare(CLONE_NEWNS) != 0) return std::string("unshare: ") + std::strerror(errno);
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return "mount private";
+    fs::create_directories(root + "/sub");
+    std::ofstream(root + "/sub/notes.txt") << "x";
+    int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::string sock = tmp.File("outside.sock");
+    std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
+    if (::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return "bind";
+    if (::mount(sock.c_str(), (root + "/sub/notes.txt").c_str(), nullptr, MS_BIND, nullptr) != 0) {
+      return std::string("mount --bind: ") + std::strerror(errno);
+    }
+    auto found = MountedSocketsBelow(root);
+    if (found != std::vector<std::string>{root + "/sub/notes.txt"}) return "MountedSocketsBelow missed it";
+    GrantScan g = ScanGrant(root, kBudget);
+    if (!Has(g.sockets.sockets, root + "/sub/notes.txt")) return "ScanGrant missed it";
+    return "";
+  });
+  EXPECT_TRUE(outcome.exited_ok()) << outcome.report;
+  EXPECT_EQ(outcome.report, "");
 }
 
 }  // namespace
