@@ -143,6 +143,82 @@ test('wrap --dry-run shows the change on stderr and writes nothing; wrap rewrite
   assert.ok(!existsSync(`${file}.mcpcell-originals.json`), 'nothing left to restore');
 });
 
+// The other JSON/JSONC clients, each in its own documented place and key
+// (VS Code "servers" with a "type", Zed "context_servers" in settings that
+// hold other things, Windsurf's remote "serverUrl", Cline's extra keys,
+// Gemini's "httpUrl"): wrap rewrites their stdio entries only, keeps every
+// other key and comment, is idempotent, and unwrap gives the bytes back.
+test('VS Code, Zed, Windsurf, Cline, Gemini CLI: wrap rewrites only stdio entries, keeps the rest, unwrap restores byte for byte', async () => {
+  const files = {
+    vscode: ['.config/Code/User/mcp.json', 'servers', `{
+  // VS Code
+  "servers": {
+    "fs": { "type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@2025.8.21", "/srv/docs"] },
+    "web": { "type": "http", "url": "https://example.com/mcp" }
+  },
+  "inputs": [],
+}
+`],
+    zed: ['.config/zed/settings.json', 'context_servers', `// Zed settings
+{
+  "theme": "One Dark",
+  "context_servers": {
+    "mem": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory@2025.8.4"], "env": {} },
+  },
+}
+`],
+    windsurf: ['.codeium/windsurf/mcp_config.json', 'mcpServers', `{"mcpServers": {
+  "py": {"command": "/usr/bin/python3", "args": ["srv.py"]},
+  "remote": {"serverUrl": "https://example.com/sse"}
+}}
+`],
+    cline: ['.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json', 'mcpServers', `{"mcpServers": {
+  "git": {"command": "uvx", "args": ["mcp-server-git==2025.1.14"], "disabled": false, "alwaysAllow": ["git_status"]}
+}}
+`],
+    gemini: ['.gemini/settings.json', 'mcpServers', `{"theme": "Default", "mcpServers": {
+  "img": {"command": "docker", "args": ["run", "-i", "--rm", "mcp/fetch:1.0"], "timeout": 30000},
+  "api": {"httpUrl": "https://example.com/mcp"}
+}}
+`],
+  };
+  const wantArgs = {
+    vscode: { fs: ['run', 'npx://@modelcontextprotocol/server-filesystem@2025.8.21', '--', '/srv/docs'] },
+    zed: { mem: ['run', 'npx://@modelcontextprotocol/server-memory@2025.8.4'] },
+    windsurf: { py: ['run', '--isolate', '--', '/usr/bin/python3', 'srv.py'] },
+    cline: { git: ['run', 'uvx://mcp-server-git@2025.1.14'] },
+    gemini: { img: ['run', 'docker://mcp/fetch:1.0'] },
+  };
+  const untouched = { vscode: ['web'], zed: [], windsurf: ['remote'], cline: [], gemini: ['api'] };
+  for (const [id, [rel, key, original]] of Object.entries(files)) {
+    const home = homeWith({ [rel]: original });
+    const file = path.join(home, rel);
+    const r = await client(home, ['wrap', id]);
+    assert.equal(r.code, 0, `${id}: ${r.stderr}`);
+    const text = readFileSync(file, 'utf8');
+    const strict = JSON.parse(text.replace(/^\s*\/\/.*$/mg, '').replace(/,(\s*[}\]])/g, '$1'));
+    for (const [name, args] of Object.entries(wantArgs[id])) {
+      const entry = strict[key][name];
+      assert.equal(path.basename(entry.command), 'mcpcell', `${id}/${name}: ${JSON.stringify(entry)}`);
+      assert.deepEqual(entry.args, args, `${id}/${name}`);
+    }
+    for (const name of untouched[id]) {
+      assert.deepEqual(strict[key][name], JSON.parse(original.replace(/^\s*\/\/.*$/mg, '').replace(/,(\s*[}\]])/g, '$1'))[key][name],
+        `${id}/${name} (remote) left as it was`);
+    }
+    if (id === 'vscode') assert.equal(strict.servers.fs.type, 'stdio', 'VS Code keeps the entry\'s type');
+    if (id === 'cline') assert.deepEqual(strict.mcpServers.git.alwaysAllow, ['git_status'], 'Cline keeps its own keys');
+    if (id === 'gemini') assert.equal(strict.mcpServers.img.timeout, 30000);
+    if (id === 'zed') assert.match(text, /^\/\/ Zed settings$/m, 'comments stay');
+    const again = await client(home, ['wrap', id]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(readFileSync(file, 'utf8'), text, `${id}: wrapping twice changes nothing`);
+    const un = await client(home, ['unwrap', id]);
+    assert.equal(un.code, 0, un.stderr);
+    assert.equal(readFileSync(file, 'utf8'), original, `${id}: unwrap restores the file byte for byte`);
+  }
+});
+
 const CODEX_TOML = `model = "o3"  # mine
 
 [mcp_servers.github]
