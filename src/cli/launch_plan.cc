@@ -166,11 +166,12 @@ Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const
   // hostile input, and the file's key and hash are public), the pins (a
   // cell that writes them approves its own rug pull), the grant scans (a
   // forged one hides a socket from the masks), the packages.
-  for (const auto& own : McpcellOwnDirs()) MCPCELL_TRY(CheckDirNotWritableByCell(spec, own.what, own.path));
   // What the host's pip and npm read when they install, outside every cell,
   // and the default cache whatever XDG_CACHE_HOME this run has (another
-  // run's cell must not plant what the default environment runs).
+  // run's cell must not plant what the default environment runs). First:
+  // their refusals name the narrower thing.
   for (const auto& in : HostToolInputs()) MCPCELL_TRY(CheckNotWritableByCell(spec, in.what, in.path));
+  for (const auto& own : McpcellOwnDirs()) MCPCELL_TRY(CheckDirNotWritableByCell(spec, own.what, own.path));
   return {};
 }
 
