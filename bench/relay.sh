@@ -16,11 +16,19 @@ ROUNDTRIPS=20000 TOTAL_MIB=256 REPS=5 BIG_REPS=7
 bench_log "relay: $ROUNDTRIPS round trips, $REPS x $TOTAL_MIB MiB per config"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %T') UTC, $(nproc) CPUs"
 echo
+# What issue 17 asks the round trip to be measured with: parsing, a tool filter and the audit
+# log on (every call one hash-chained record, written with one write(2)).
+work_audit=$(mktemp -d /tmp/bench-relay-audit.XXXXXX)
+chmod 0755 "$work_audit"
+printf '{"mcpcell": {"tools": {"deny": ["write_*", "move_file"]}}}\n' >"$work_audit/deny.json"
 # tools/call for the round trips (answered by mcp_answer), notifications for the throughput.
 RTT_SHAPE=call "$BENCH_BIN/rtt" "$ROUNDTRIPS" 68 "$TOTAL_MIB" 1024 "$REPS" \
   "bare pipe" "$BENCH_BIN/mcp_answer" \
   :: "cell, --relay=off (raw copy)" "$MCPCELL" run --isolate --relay=off -- "$BENCH_BIN/mcp_answer" \
-  :: "cell, relay on (parse, judge, ids)" "$MCPCELL" run --isolate -- "$BENCH_BIN/mcp_answer"
+  :: "cell, relay on (parse, judge, ids)" "$MCPCELL" run --isolate -- "$BENCH_BIN/mcp_answer" \
+  :: "cell, relay on + deny rules + --audit-log" "$MCPCELL" run --isolate --permission-profile "$work_audit/deny.json" \
+     --audit-log "$work_audit/calls.jsonl" -- "$BENCH_BIN/mcp_answer"
+rm -rf "$work_audit"
 
 # One 24 MiB notification line into `cat` and back, minus the same run with a 1-line message:
 # the line's own cost through the relay (parsed and validated in both directions) or the raw copy.
