@@ -21,7 +21,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 
 import { auditEvents, denialLines, egressEvents } from './lib/egress.mjs';
-import { engineRequest } from './lib/engine.mjs';
+import { engineRequest, ensureNodeImage } from './lib/engine.mjs';
 import { runMcpcell } from './lib/mcpcell.mjs';
 import { MCPCELL_BIN, NODE_BIN, nodeCellArgs } from './lib/paths.mjs';
 import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
@@ -200,6 +200,8 @@ async function hostListener() {
 
 /** A container on the engine's default bridge with a TCP listener; its address and port. */
 function bridgeContainer(t) {
+  const image = ensureNodeImage(NODE_IMAGE, NODE_BIN);  // docker_egress builds it too, but runs after this file
+  assert.equal(image.status, 0, `building ${NODE_IMAGE}: ${image.stderr}`);
   const name = `mcpcell-test-dnsreport-${process.pid}`;
   const run = spawnSync('docker', ['run', '-d', '--rm', '--name', name, '--network', 'bridge', '--entrypoint', 'node', NODE_IMAGE,
     '-e', "require('net').createServer((s)=>s.end('hi')).listen(7777)"], { encoding: 'utf8' });

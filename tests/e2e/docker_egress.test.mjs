@@ -35,7 +35,7 @@ import {
 import { EXIT, assertBinaryExists, runMcpcell } from './lib/mcpcell.mjs';
 import { E2E_DIR, MCPCELL_BIN, NODE_BIN, nodeCellArgs } from './lib/paths.mjs';
 import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
-import { engineRequest, watcherOf } from './lib/engine.mjs';
+import { engineRequest, ensureNodeImage, watcherOf } from './lib/engine.mjs';
 
 after(removeTempDirs);
 
@@ -248,16 +248,7 @@ async function builtinFetchStory(t, { args, sites, audit, backend }) {
 before(() => {
   if (!ENABLED) return;
   // node and /bin/sh with their libraries (--dereference: symlinks become files).
-  const files = new Set();
-  for (const bin of [NODE_BIN, '/bin/sh']) {
-    files.add(bin);
-    const ldd = spawnSync('ldd', [bin], { encoding: 'utf8' });
-    for (const m of ldd.stdout.matchAll(/(\/\S+) \(0x/g)) files.add(m[1]);
-  }
-  const rel = [...files].map((f) => f.replace(/^\//, ''));
-  const r = spawnSync('bash', ['-c', `docker image inspect ${NODE_IMAGE} >/dev/null 2>&1 || ` +
-    `tar -C / -c --dereference "$@" | docker import --change 'ENTRYPOINT ["${NODE_BIN}"]' --change 'USER 2000' - ${NODE_IMAGE}`,
-  'build', ...rel], { encoding: 'utf8' });
+  const r = ensureNodeImage(NODE_IMAGE, NODE_BIN);
   assert.equal(r.status, 0, `building ${NODE_IMAGE}: ${r.stderr}`);
 });
 

@@ -1,6 +1,7 @@
 // The container engine's HTTP API over its unix socket, for tests that check
 // what mcpcell created (labels, hardening, cleanup) behind its back.
 
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 
@@ -39,4 +40,24 @@ export function watcherOf(pid) {
     } catch {}  // gone meanwhile, or not ours to read
   }
   return 0;
+}
+
+/**
+ * `image` (e.g. mcpcell-test/egress-node:1) imported from the host's `node` and /bin/sh with
+ * their libraries (no image can be pulled here), unless the engine has it already. Each test
+ * file that runs it calls this itself: `node --test` runs the files in name order, and a file
+ * that relied on another one building it failed on a fresh engine (docker_dns_report before
+ * docker_egress). Returns the bash result ({status, stderr}).
+ */
+export function ensureNodeImage(image, nodeBin) {
+  const files = new Set();
+  for (const bin of [nodeBin, '/bin/sh']) {
+    files.add(bin);
+    const ldd = spawnSync('ldd', [bin], { encoding: 'utf8' });
+    for (const m of ldd.stdout.matchAll(/(\/\S+) \(0x/g)) files.add(m[1]);
+  }
+  const rel = [...files].map((f) => f.replace(/^\//, ''));
+  return spawnSync('bash', ['-c', `docker image inspect ${image} >/dev/null 2>&1 || ` +
+    `tar -C / -c --dereference "$@" | docker import --change 'ENTRYPOINT ["${nodeBin}"]' --change 'USER 2000' - ${image}`,
+  'build', ...rel], { encoding: 'utf8' });
 }
