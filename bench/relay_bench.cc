@@ -11,13 +11,16 @@
 //   relay_bench paths FILE       which path the secret scan takes for FILE's
 //                                text as 64 KiB tools/call results.
 //   relay_bench one CASE N MODE  runs one case N times (for perf record);
-//                                MODE is off or redact.
+//                                MODE is off, redact, or audit (redact with
+//                                every record written to an --audit-log in
+//                                a temporary directory).
 // Cases: notify1k (a 1 KiB notification), call45 (a 45-byte tools/call and
 // its answer), result64k (a 64 KiB tools/call result), lines64k (the same
 // with \n escapes), big24m (a 24 MiB
 // string, one direction). No thresholds: numbers for bench/RESULTS.md.
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -31,10 +34,13 @@
 
 #include <fstream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "audit/audit_log.h"
 #include "guard/json_strings_raw.h"
 #include "relay/mcp_relay.h"
 
@@ -81,6 +87,30 @@ RelayConfig Config(SecretMode mode) {
   cfg.secrets.to_client = cfg.secrets.to_server = mode;
   return cfg;
 }
+
+// A relay whose records go to a real audit log (flock, fstat, chain tail,
+// SHA-256, write(2) per record, as --audit-log does), in a directory removed
+// when it goes.
+struct AuditedRelay {
+  std::string dir;
+  std::optional<AuditLog> log;
+  std::unique_ptr<McpRelay> relay;
+  explicit AuditedRelay(SecretMode mode) {
+    char tmpl[] = "/tmp/relay-bench-audit.XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) std::abort();
+    dir = tmpl;
+    auto opened = AuditLog::Open(dir + "/calls.jsonl");
+    if (!opened.ok()) std::abort();
+    log.emplace(std::move(*opened));
+    relay = std::make_unique<McpRelay>(Config(mode), [this](const nlohmann::json& e) -> Status { return log->Write(e); });
+  }
+  ~AuditedRelay() {
+    relay.reset();
+    log.reset();
+    std::remove((dir + "/calls.jsonl").c_str());
+    ::rmdir(dir.c_str());
+  }
+};
 
 struct Case {
   const char* name;
@@ -193,6 +223,14 @@ int Cpu(int reps) {
     double mo = Median(off), mn = Median(on);
     std::printf("| %s | %.2f | %.2f | %.2f | %.0f |\n", c.what, mo, mn, mn / mo, c.bytes / mn);
   }
+  // The round trip issue 17 times: a call with its record written (--audit-log).
+  std::vector<double> audited;
+  for (int r = 0; r < reps; ++r) {
+    AuditedRelay a(SecretMode::kRedact);
+    audited.push_back(Call45(*a.relay, 20000) / 20000.0 * 1e6);
+  }
+  std::printf("| 45-byte tools/call + its answer, --audit-log (one record written per call) | — | %.2f | — | — |\n",
+              Median(audited));
   std::printf("\npeak RSS of this process: %.1f MiB (%.1f MiB before the cases)\n", PeakRssMiB(),
               rss_before);
   return 0;
@@ -263,7 +301,12 @@ int Paths(const char* path) {
 int One(const char* name, std::size_t n, const char* mode) {
   for (const Case& c : kCases) {
     if (std::strcmp(c.name, name) != 0) continue;
-    McpRelay relay(Config(std::strcmp(mode, "off") == 0 ? SecretMode::kOff : SecretMode::kRedact), nullptr);
+    bool audit = std::strcmp(mode, "audit") == 0;
+    SecretMode secrets = std::strcmp(mode, "off") == 0 ? SecretMode::kOff : SecretMode::kRedact;
+    std::optional<AuditedRelay> audited;
+    std::optional<McpRelay> plain;
+    if (audit) audited.emplace(secrets); else plain.emplace(Config(secrets), nullptr);
+    McpRelay& relay = audit ? *audited->relay : *plain;
     double s = c.run(relay, n);
     std::printf("%s %s: %.2f µs per round, peak RSS %.1f MiB\n", name, mode, s / static_cast<double>(n) * 1e6,
                 PeakRssMiB());
