@@ -16,6 +16,8 @@
 
 #include "cell/native/native_cell.h"
 #include "cell/native/stdio_relay.h"
+#include "cell/cell_network.h"
+#include "cell/script_network.h"
 #include "cell/spec_builder.h"
 #include "core/exit_codes.h"
 #include "source/host_run.h"
@@ -102,13 +104,20 @@ Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
   }
   spec->workdir = run.install_dir;
   spec->relay.on = false;  // not an MCP server: its stdout is not JSON-RPC
-  spec->network.mode = NetworkSpec::Mode::kNone;
-  // --allow-host and profiles do not reach this cell: say what does.
-  spec->network.none_how_to_allow =
-      "install scripts never get network (a package that downloads at install time cannot finish here); "
-      "install with --install-scripts=skip and provide what it downloads yourself";
   spec->limits.memory_bytes = {kScriptMemoryBytes, false};
   AddNpmEnv(&*spec);
+  // The registry the install used, nothing else (script_network.h); npm
+  // in the cell is pointed at it, and reaches it through the egress proxy.
+  NetworkSpec network;
+  if (!run.registry.empty()) {
+    auto to_registry = RegistryNetwork(run.registry);
+    if (!to_registry.ok()) return to_registry.error();
+    network = std::move(*to_registry);
+    spec->env["npm_config_registry"] = run.registry;
+  }
+  // --allow-host and profiles do not reach this cell: say what does.
+  network.fixed_how_to_allow = ScriptNetworkAdvice(run.registry);
+  ApplyCellNetwork(&*spec, std::move(network));
   return spec;
 }
 
@@ -250,8 +259,9 @@ class NativeScriptCell final : public ScriptCell {
     if (r.exit_code != 0) {
       return MakeError("run the install scripts of", run.package,
                        "they failed in their cell (npm rebuild exited with status " + std::to_string(r.exit_code) +
-                           "; the cell could write " + VisibleOnTerminal(run.package_dir) +
-                           " only, and had no network). Their last lines" + out.Tail() + "\n  --install-scripts=skip installs without running them");
+                           "; the cell could write " + VisibleOnTerminal(run.package_dir) + " only, and reached " +
+                           (run.registry.empty() ? std::string("no network") : "only " + VisibleOnTerminal(run.registry)) +
+                           "). Their last lines" + out.Tail() + "\n  --install-scripts=skip installs without running them");
     }
     return {};
   }

@@ -4,12 +4,15 @@
 // CellSpec machinery as a server's cell (credential checks and masks,
 // seccomp, Landlock, cgroup), with:
 //   - the host's /usr, /bin, /lib* read-only (node, npm and its node-gyp,
-//     python3, make, g++; Node's headers at /usr/include/node), and nothing
-//     else of the host's /etc;
+//     python3, make, g++; Node's headers at /usr/include/node), and of the
+//     host's /etc only what a networked server's cell gets (certificates,
+//     nsswitch.conf, gai.conf; the DNS stub's resolv.conf);
 //   - the install directory read-only, the one package's directory writable;
 //   - a private tmpfs HOME and /tmp (no ~/.npmrc, ~/.ssh, npm cache);
-//   - no network (loopback only): a prebuilt-binary download fails and the
-//     package builds from source, offline;
+//   - network only to the npm registry the install used, through mcpcell's
+//     egress proxy (cell/script_network.h), npm pointed at it with no token;
+//     a prebuilt-binary download from anywhere else is denied and the
+//     package builds from source;
 //   - stdin /dev/null; stdout and stderr to mcpcell's stderr (filtered as
 //     for a terminal), the last lines kept for the error;
 //   - the --install-timeout, after which the whole cell is killed.

@@ -16,12 +16,12 @@
 
 #include <fmt/format.h>
 
+#include "cell/cell_network.h"
 #include "cell/credentials.h"
 #include "cell/mount_plan.h"
 #include "cell/script_cell.h"
 #include "cell/spec_builder.h"
 #include "core/exit_codes.h"
-#include "egress/cell_net.h"
 #include "policy/decide.h"
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
@@ -111,30 +111,6 @@ void ApplyEntryDefaults(const RegistryEntry* entry, ServerRef* ref, RunRequest* 
           (entry->requires_hint.empty() ? "" : " (" + entry->requires_hint + ")"));
     }
   }
-}
-
-/// The system files a networked runtime needs (resolv.conf, certs, gai.conf),
-/// added when the cell has a network; BuildCellSpec built for no network. An
-/// allow-list cell gets its own resolv.conf (the DNS stub, written by the
-/// cell), never the host's.
-void AddNetworkSystemMounts(CellSpec* spec) {
-  for (auto& m : SystemMounts(true)) {
-    if (spec->network.mode == NetworkSpec::Mode::kAllowList && m.target == "/etc/resolv.conf") continue;
-    bool have = false;
-    for (const auto& existing : spec->mounts) have = have || existing.target == m.target;
-    if (!have) spec->mounts.push_back(std::move(m));
-  }
-}
-
-/// Proxy-aware programs (curl, Python requests, npm, git) speak to the
-/// egress proxy directly; others are redirected to it anyway. A value the
-/// user set with --env wins. NO_PROXY keeps the cell's own loopback direct.
-void AddProxyEnvironment(CellSpec* spec) {
-  const std::string http = CellProxyUrl();
-  const std::string socks = fmt::format("socks5h://{}:{}", kCellProxyAddress, kCellProxyPort);
-  for (const char* k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) spec->env.emplace(k, http);
-  for (const char* k : {"ALL_PROXY", "all_proxy"}) spec->env.emplace(k, socks);
-  for (const char* k : {"NO_PROXY", "no_proxy"}) spec->env.emplace(k, "localhost,127.0.0.1,::1");
 }
 
 /// Files mcpcell reads or writes for itself must be out of the cell's reach:
@@ -604,9 +580,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
     plan.ids_given = req.uid.has_value() || req.gid.has_value();
     plan.explain["image"] = {{"reference", plan.image->Reference()}, {"user_given", plan.ids_given}};
   }
-  spec.network = net->spec;
-  if (spec.network.mode != NetworkSpec::Mode::kNone) AddNetworkSystemMounts(&spec);
-  if (spec.network.mode == NetworkSpec::Mode::kAllowList) AddProxyEnvironment(&spec);
+  ApplyCellNetwork(&spec, net->spec);
   MCPCELL_TRY(AddSecrets(std::move(*secrets), plan.level, &spec));
   if (spec.idmap == CellSpec::Idmap::kOn && (IsContainerLevel(plan.level) || plan.image)) {
     return MakeError("--idmap=on", ToString(plan.level),

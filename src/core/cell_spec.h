@@ -99,9 +99,10 @@ struct NetworkSpec {
   std::vector<std::uint16_t> allow_ports; ///< empty = any port
   std::vector<ResolvePin> resolve;        ///< --resolve pins
   std::vector<HostLoopbackPort> host_ports;  ///< kAllowList: the host's loopback ports, by name
-  /// kNone: what a denial says instead of "pass --allow-host", for a cell
-  /// no flag or profile can open (an install-script cell: src/cell/script_cell.cc).
-  std::string none_how_to_allow;
+  /// What every denial by the rules says instead of "pass --allow-host",
+  /// for a cell no flag or profile can open (an install-script cell:
+  /// src/cell/script_cell.cc). Empty: that advice.
+  std::string fixed_how_to_allow;
 };
 
 /// A secret delivered as a read-only file at /run/secrets/<name>.

@@ -29,7 +29,7 @@ class EgressServiceImpl final : public EgressService {
         ctx_{EgressRules::FromSpec(config.network), Resolver(config.network.resolve), audit_, &names_} {
     // A cell of mode none: only its DNS stub runs, to report (issue 14 item 8).
     ctx_.rules.no_network = config.network.mode == NetworkSpec::Mode::kNone;
-    ctx_.rules.none_how_to_allow = config.network.none_how_to_allow;
+    ctx_.rules.fixed_how_to_allow = config.network.fixed_how_to_allow;
   }
 
   ~EgressServiceImpl() override {

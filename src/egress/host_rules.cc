@@ -44,9 +44,7 @@ std::string PortLine(std::uint16_t port) {
 // Network none: what the server wanted, and the two ways to allow it (or
 // the cell's own advice, where no flag applies).
 RuleVerdict NoNetwork(const EgressRules& rules, const std::string& host, std::uint16_t port) {
-  if (!rules.none_how_to_allow.empty()) {
-    return {false, "network none: this cell has no network", rules.none_how_to_allow};
-  }
+  if (!rules.fixed_how_to_allow.empty()) return {false, "network none: this cell has no network", ""};
   std::string flags = fmt::format("--allow-host {}", host);
   if (port != 0) flags += fmt::format(" --allow-port {}", port);
   std::string ports = port != 0 ? fmt::format(", \"allow_port\": [{}]", port) : std::string();
@@ -57,6 +55,11 @@ RuleVerdict NoNetwork(const EgressRules& rules, const std::string& host, std::ui
 }
 
 }  // namespace
+
+RuleVerdict WithFixedAdvice(const EgressRules& rules, RuleVerdict v) {
+  if (!v.allowed && !rules.fixed_how_to_allow.empty()) v.how_to_allow = rules.fixed_how_to_allow;
+  return v;
+}
 
 std::string NormaliseHost(std::string_view host) {
   std::string out(host);
@@ -84,7 +87,11 @@ EgressRules EgressRules::FromSpec(const NetworkSpec& network) {
   return rules;
 }
 
-RuleVerdict MatchConnection(const EgressRules& rules, std::string_view raw_host, std::uint16_t port) {
+namespace {
+
+// The rules' verdicts with their own advice; MatchConnection and MatchName
+// replace it by the cell's fixed advice where it has one.
+RuleVerdict MatchConnectionAdvised(const EgressRules& rules, std::string_view raw_host, std::uint16_t port) {
   if (rules.allow_all) return {true, "insecure_allow_all", ""};
   if (rules.no_network) return NoNetwork(rules, NormaliseHost(raw_host), port);
   std::string host = NormaliseHost(raw_host);
@@ -106,7 +113,7 @@ RuleVerdict MatchConnection(const EgressRules& rules, std::string_view raw_host,
   return {true, rule, ""};
 }
 
-RuleVerdict MatchName(const EgressRules& rules, std::string_view raw_host) {
+RuleVerdict MatchNameAdvised(const EgressRules& rules, std::string_view raw_host) {
   if (rules.allow_all) return {true, "insecure_allow_all", ""};
   if (rules.no_network) return NoNetwork(rules, NormaliseHost(raw_host), 0);
   std::string host = NormaliseHost(raw_host);
@@ -116,6 +123,16 @@ RuleVerdict MatchName(const EgressRules& rules, std::string_view raw_host) {
   }
   if (const std::string* entry = FindHost(rules, host)) return {true, fmt::format("allow_host \"{}\"", *entry), ""};
   return {false, fmt::format("no allow_host entry matches \"{}\"", host), HostLine(host)};
+}
+
+}  // namespace
+
+RuleVerdict MatchConnection(const EgressRules& rules, std::string_view host, std::uint16_t port) {
+  return WithFixedAdvice(rules, MatchConnectionAdvised(rules, host, port));
+}
+
+RuleVerdict MatchName(const EgressRules& rules, std::string_view host) {
+  return WithFixedAdvice(rules, MatchNameAdvised(rules, host));
 }
 
 }  // namespace mcpcell

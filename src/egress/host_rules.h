@@ -25,8 +25,9 @@ struct EgressRules {
   /// The cell has no network at all (mode none): every name and connection
   /// is denied, and the denial says so (issue 14 item 8).
   bool no_network = false;
-  /// With no_network: the advice a denial gives instead of allow_host (empty: that advice).
-  std::string none_how_to_allow;
+  /// NetworkSpec::fixed_how_to_allow: the advice every denial by these
+  /// rules gives instead of allow_host (empty: that advice).
+  std::string fixed_how_to_allow;
 
   static EgressRules FromSpec(const NetworkSpec& network);
 };
@@ -43,6 +44,9 @@ struct RuleVerdict {
 
 /// Lower case, trailing dot and IPv6 brackets removed.
 std::string NormaliseHost(std::string_view host);
+
+/// `v` with the rules' fixed advice when it is a denial and they have one.
+RuleVerdict WithFixedAdvice(const EgressRules& rules, RuleVerdict v);
 
 /// A TCP connection to `host`:`port`.
 RuleVerdict MatchConnection(const EgressRules& rules, std::string_view host, std::uint16_t port);

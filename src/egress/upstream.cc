@@ -39,6 +39,7 @@ asio::awaitable<std::optional<tcp::socket>> ConnectWithTimeout(ProxyContext& ctx
 asio::awaitable<Upstream> OpenHostLoopback(ProxyContext& ctx, EgressAttempt& a) {
   Upstream out;
   HostLoopbackVerdict v = MatchHostLoopback(ctx.rules.host_ports, a.host, a.port);
+  v.verdict = WithFixedAdvice(ctx.rules, std::move(v.verdict));
   a.allowed = v.verdict.allowed;
   a.rule = v.verdict.rule;
   a.how_to_allow = v.verdict.how_to_allow;

@@ -199,7 +199,8 @@ std::set<std::string> OptionalPackages(const std::string& install_dir) {
 
 }  // namespace
 
-Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit) {
+Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit,
+                         const std::string& registry) {
   // Which packages npm itself counts as optional (reached only through
   // optionalDependencies): as in npm, a failed build of one is no failure
   // of the install; the package is removed instead.
@@ -211,6 +212,8 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
   std::error_code ec;
   fs::remove(install_dir + "/node_modules/.package-lock.json", ec);
   auto packages = FindScriptPackages(install_dir + "/node_modules");
+  const std::string network = registry.empty() ? std::string("no network")
+                                               : "network only to the npm registry " + VisibleOnTerminal(registry);
   nlohmann::json ran = nlohmann::json::array();
   nlohmann::json removed = nlohmann::json::array();
   for (std::size_t i = 0; i < packages.size(); ++i) {
@@ -222,8 +225,8 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
     const std::string name = VisibleOnTerminal(p.name);
     Say("running the install scripts of " + name + " (" + events + ") in a native cell of their own (" +
         std::to_string(i + 1) + " of " + std::to_string(packages.size()) + "; it can write " +
-        VisibleOnTerminal(p.dir) + " only, no network; --install-scripts=skip turns this off)");
-    Status st = cell.Run({install_dir, name, p.dir, NpmRebuildArgv(p.dir), limit});
+        VisibleOnTerminal(p.dir) + " only; " + network + "; --install-scripts=skip turns this off)");
+    Status st = cell.Run({install_dir, name, p.dir, NpmRebuildArgv(p.dir), limit, registry});
     if (!st.ok() && optional.count(p.dir) == 0) return st;
     if (!st.ok()) {
       // The cell's message shows the name and path visibly already, and its

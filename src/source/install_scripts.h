@@ -4,8 +4,9 @@
 // script; afterwards each package with one (preinstall, install,
 // postinstall, or a binding.gyp: npm's implicit `node-gyp rebuild`) has its
 // scripts run by `npm rebuild` in a native cell that can write that
-// package's directory and nothing else of the host, has no network and a
-// private HOME and /tmp. One cell per package, dependencies first, so a
+// package's directory and nothing else of the host, reaches the network
+// only at the npm registry the install used (through mcpcell's egress
+// proxy), and has a private HOME and /tmp. One cell per package, dependencies first, so a
 // script cannot change another package's code either. docs/THREAT_MODEL.md
 // says what such a cell can reach.
 //
@@ -56,6 +57,10 @@ struct ScriptRun {
   std::string package_dir;  ///< the only host directory the cell may write
   std::vector<std::string> argv;  ///< what runs (npm rebuild ... <package_dir>)
   std::chrono::milliseconds limit{0};  ///< --install-timeout
+  /// The npm registry the packages came from (a URL without user or
+  /// password): the one host the cell reaches, through mcpcell's egress
+  /// proxy, with npm pointed at it. "" = no network at all.
+  std::string registry;
 };
 
 /// Runs one ScriptRun in a cell; errors name the package, the last lines it
@@ -80,7 +85,8 @@ bool InstallScriptsRan(const std::string& cache_dir);
 /// in `cell`, one package per cell, in FindScriptPackages order; stops at
 /// the first failure, except of a package npm's hidden lockfile marks
 /// optional: that one is removed (npm's rule) with a warning. Then records
-/// in install_dir that they ran.
-Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit);
+/// in install_dir that they ran. `registry`: ScriptRun::registry.
+Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit,
+                         const std::string& registry);
 
 }  // namespace mcpcell

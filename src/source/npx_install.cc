@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +71,7 @@ class NpmTool : public PackageTool {
   Status Install(const std::string& package, const std::string& version, const std::string& prefix) override {
     auto global = GlobalConfig();
     if (!global.ok()) return global.error();
+    global_ = *global;
     // --loglevel=http: one line per registry request on stderr, so the user
     // (and a client's log) sees the install moving rather than a silent minute.
     std::vector<std::string> argv = {"npm", "install", "--prefix", prefix, "--no-audit", "--no-fund",
@@ -97,6 +99,24 @@ class NpmTool : public PackageTool {
                         kNpmMissingHint});
   }
 
+  /// Asked the way Install asked (the same global npmrc), so the scripts'
+  /// cell reaches the registry the packages came from. A token in the URL
+  /// (https://user:token@host/) is cut off: the scripts never get it.
+  Result<std::string> Registry() override {
+    if (!global_) {
+      auto global = GlobalConfig();
+      if (!global.ok()) return global.error();
+      global_ = *global;
+    }
+    std::vector<std::string> argv = {"npm", "config", "get", "registry"};
+    if (!global_->empty()) argv.push_back("--globalconfig=" + *global_);
+    auto out = Run(argv, true, "asking npm for its registry");
+    if (!out.ok()) return out.error();
+    std::string url = *out;
+    while (!url.empty() && (url.back() == '\n' || url.back() == '\r' || url.back() == ' ')) url.pop_back();
+    return WithoutUserInfo(url);
+  }
+
   /// The global npmrc npm reads when no --prefix is given (issue 14.1):
   /// npm derives it from its *global* prefix (${prefix}/etc/npmrc), and
   /// `--prefix DIR` sets that prefix too, so `npm install --prefix DIR` would
@@ -119,6 +139,7 @@ class NpmTool : public PackageTool {
 
   std::vector<std::string> cell_writable_;
   std::chrono::milliseconds limit_;
+  std::optional<std::string> global_;  ///< GlobalConfig() as Install read it
 };
 
 std::string CacheName(const std::string& package, const std::string& version) {
@@ -130,6 +151,16 @@ std::string CacheName(const std::string& package, const std::string& version) {
 }
 
 }  // namespace
+
+std::string WithoutUserInfo(const std::string& url) {
+  std::size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  std::size_t start = scheme + 3;
+  std::size_t end = url.find_first_of("/?#", start);
+  std::size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
+  if (at == std::string::npos || at < start) return url;
+  return url.substr(0, start) + url.substr(at + 1);
+}
 
 int RemoveAbandonedInstalls(const std::string& cache_root, int* checked) {
   std::error_code ec;
@@ -216,19 +247,23 @@ void WarnSkippedScripts(const std::string& node_modules) {
 }
 
 /// Runs or skips the scripts of the install at `dir` (not yet published).
-Status HandleScripts(const std::string& dir, const NpxScripts& scripts) {
+/// npm is asked for its registry only when some package has scripts.
+Status HandleScripts(const std::string& dir, const NpxScripts& scripts, PackageTool& tool) {
   if (scripts.mode == InstallScriptsMode::kSkip) {
     WarnSkippedScripts(dir + "/node_modules");
     return {};
   }
   if (scripts.cell == nullptr) return MakeError("run install scripts of", dir, "no cell to run them in");
-  return RunPackageScripts(dir, *scripts.cell, scripts.limit);
+  if (FindScriptPackages(dir + "/node_modules").empty()) return RunPackageScripts(dir, *scripts.cell, scripts.limit, "");
+  auto registry = tool.Registry();
+  if (!registry.ok()) return registry.error();
+  return RunPackageScripts(dir, *scripts.cell, scripts.limit, *registry);
 }
 
 /// A package published without its scripts run (an older mcpcell, or
 /// --install-scripts=skip): run them now, in place, one mcpcell at a time
 /// (flock(2) on the install directory; the second finds the record).
-Status RunScriptsInPlace(const std::string& cache_dir, const NpxScripts& scripts) {
+Status RunScriptsInPlace(const std::string& cache_dir, const NpxScripts& scripts, PackageTool& tool) {
   UniqueFd dir(::open(cache_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
   if (!dir) return ErrnoError("open installed package", cache_dir);
   while (::flock(dir.get(), LOCK_EX) != 0) {
@@ -238,7 +273,7 @@ Status RunScriptsInPlace(const std::string& cache_dir, const NpxScripts& scripts
   if (!FindScriptPackages(cache_dir + "/node_modules").empty()) {
     Say(cache_dir + " was installed without running its install scripts; running them now");
   }
-  return HandleScripts(cache_dir, scripts);
+  return HandleScripts(cache_dir, scripts, tool);
 }
 
 }  // namespace
@@ -300,12 +335,12 @@ Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& too
         " (npm --ignore-scripts)");
     auto install = [&](const std::string& tmp) -> Status {
       MCPCELL_TRY(tool.Install(ref.package, out.version, tmp));
-      return HandleScripts(tmp, scripts);
+      return HandleScripts(tmp, scripts, tool);
     };
     MCPCELL_TRY(InstallIntoCache(cache_root, out.cache_dir, install));
     out.installed_now = true;
   } else if (may_install && scripts.mode == InstallScriptsMode::kCell && !InstallScriptsRan(out.cache_dir)) {
-    MCPCELL_TRY(RunScriptsInPlace(out.cache_dir, scripts));
+    MCPCELL_TRY(RunScriptsInPlace(out.cache_dir, scripts, tool));
   }
   auto bin = PackageBin(out.package_dir, ref.package);
   if (!bin.ok()) return bin.error();

@@ -2,14 +2,18 @@
 // cell of their own, never on the host. The host's npm installs with
 // --ignore-scripts; then each package with scripts gets `npm rebuild` in a
 // cell that can write that package's directory only, with a private HOME and
-// /tmp and no network. Here a local registry (lib/npm_registry.mjs) serves:
+// /tmp and network only to the npm registry the install used (through
+// mcpcell's egress proxy). Here a local registry (lib/npm_registry.mjs) on the
+// host's loopback serves:
 //   - an N-API C addon with a binding.gyp (npm's implicit `node-gyp rebuild`,
 //     built from source with the host's g++ and /usr/include/node) and a
 //     postinstall script;
 //   - a hostile package whose install script tries the host's ~/.bashrc,
 //     another package's directory, the install's package.json, the host's
-//     /tmp, ~/.ssh and ~/.npmrc's token, and the network — and writes what
-//     happened into its own directory (the one place it may write);
+//     /tmp, ~/.ssh and ~/.npmrc's token, the network (the internet, another
+//     host port, the proxy asked for other hosts) and the registry itself —
+//     and writes what happened into its own directory (the one place it
+//     may write);
 //   - a plain package, and a tiny MCP server that depends on all three and
 //     answers a tool call with the addon's result.
 // A real SDK client launches the server through `mcpcell run npx://...`: the
@@ -18,6 +22,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -79,15 +84,27 @@ attempt('symlink_own_dir_to_host', () => fs.symlinkSync(t.home, path.join(__dirn
 report.env_has_token = JSON.stringify(process.env).includes(t.token);
 report.home = require('os').homedir();
 report.own_write = (() => { try { fs.writeFileSync(path.join(__dirname, 'own-file'), 'x'); return 'ok'; } catch (e) { return 'error ' + e.code; } })();
-const connect = (host, port) => new Promise((resolve) => {
-  const s = net.connect({ host, port, timeout: 3000 });
-  s.on('connect', () => { s.destroy(); resolve('ok'); });
-  s.on('timeout', () => { s.destroy(); resolve('error timeout'); });
-  s.on('error', (e) => resolve('error ' + e.code));
+// A TCP connect alone proves nothing in a cell whose connections all go to
+// the egress proxy (it accepts, then judges): each probe sends a request and
+// reports the first line of an answer, or why there was none.
+const talk = (host, port, request) => new Promise((resolve) => {
+  const s = net.connect({ host, port, timeout: 5000 });
+  let got = '';
+  const done = (why) => { s.destroy(); resolve(got ? 'ok: ' + got.split('\\r\\n')[0] : 'error ' + why); };
+  s.on('connect', () => s.write(request));
+  s.on('data', (d) => { got += d.toString('latin1'); });
+  s.on('timeout', () => done('timeout'));
+  s.on('error', (e) => done(e.code));
+  s.on('end', () => done('closed without an answer'));
 });
+const proxy = new URL(process.env.HTTP_PROXY || 'http://0.0.0.0:1');
 (async () => {
-  report.connect_registry = await connect('127.0.0.1', t.registryPort);
-  report.connect_internet = await connect('1.1.1.1', 443);
+  report.registry_get = await talk('127.0.0.1', t.registryPort, 'GET /' + t.plain + ' HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\n\\r\\n');
+  report.talk_internet = await talk('1.1.1.1', 443, 'GET / HTTP/1.0\\r\\nHost: 1.1.1.1\\r\\n\\r\\n');
+  report.talk_other_host_port = await talk('127.0.0.1', t.otherPort, 'GET / HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\n\\r\\n');
+  report.proxy_get_elsewhere = await talk(proxy.hostname, Number(proxy.port), 'GET http://example.com/ HTTP/1.1\\r\\nHost: example.com\\r\\n\\r\\n');
+  report.proxy_connect_elsewhere = await talk(proxy.hostname, Number(proxy.port), 'CONNECT example.com:443 HTTP/1.1\\r\\nHost: example.com:443\\r\\n\\r\\n');
+  report.proxy_to_other_host_port = await talk(proxy.hostname, Number(proxy.port), 'GET http://127.0.0.1:' + t.otherPort + '/ HTTP/1.1\\r\\nHost: 127.0.0.1:' + t.otherPort + '\\r\\n\\r\\n');
   report.dns = await new Promise((resolve) => dns.lookup('registry.npmjs.org', (e, a) => resolve(e ? 'error ' + e.code : 'ok ' + a)));
   fs.writeFileSync(path.join(__dirname, 'report.json'), JSON.stringify(report, null, 2));
   console.error('hostile report: ' + JSON.stringify(report));
@@ -116,6 +133,8 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
 `;
 
 let registry;
+let other;        // a service on another port of the host's loopback, which no script may reach
+let otherHits = 0;
 let home;
 let hostTmp;
 let env;
@@ -130,6 +149,8 @@ before(async () => {
   writeReadableFile(path.join(home, '.bashrc'), '# the user\'s bashrc\n');
   mkdirSync(path.join(home, '.ssh'), { mode: 0o700 });
   writeReadableFile(path.join(home, '.ssh', 'id_ed25519'), SSH_KEY);
+  other = createServer((req, res) => { otherHits += 1; res.end('the host\'s other service\n'); });
+  await new Promise((resolve) => other.listen(0, '127.0.0.1', resolve));
   registry = await startPackageRegistry([
     {
       name: ADDON, version: '1.0.0',
@@ -152,7 +173,7 @@ before(async () => {
     files: ({ port }) => ({
       'hostile.js': hostileScript({
         bashrc: path.join(home, '.bashrc'), ssh: path.join(home, '.ssh', 'id_ed25519'), npmrc: path.join(home, '.npmrc'),
-        home, hostTmp, plain: PLAIN, addon: ADDON, token: TOKEN, registryPort: port,
+        home, hostTmp, plain: PLAIN, addon: ADDON, token: TOKEN, registryPort: port, otherPort: other.address().port,
       }),
     }),
   })));
@@ -166,6 +187,7 @@ before(async () => {
 });
 after(async () => {
   await registry?.close();
+  other?.close();
   if (home) rmSync(home, { recursive: true, force: true });
   removeTempDirs();
 });
@@ -190,6 +212,7 @@ test('an addon with a binding.gyp builds in a cell of its own; hostile install s
   assert.match(r.stderr, new RegExp(`running the install scripts of ${ADDON} \\(install, postinstall\\) in a native cell of their own`));
   assert.match(r.stderr, new RegExp(`running the install scripts of ${HOSTILE} \\(install\\)`));
   assert.doesNotMatch(r.stderr, new RegExp(`install scripts of ${PLAIN}|install scripts of ${SERVER}`), 'packages without scripts get no cell');
+  assert.ok(r.stderr.includes(`network only to the npm registry ${registry.url}`), r.stderr);
   assert.match(r.stderr, /gyp info ok/, 'node-gyp\'s output is on stderr');
 
   const nm = path.join(cacheDir(), 'node_modules');
@@ -200,9 +223,19 @@ test('an addon with a binding.gyp builds in a cell of its own; hostile install s
   assert.equal(report.write_tmp, 'ok', 'the cell has a /tmp of its own (the host\'s is checked below)');
   for (const k of ['write_host_bashrc', 'write_other_package', 'overwrite_other_package_file', 'write_addon_package',
     'write_install_package_json', 'write_install_dir', 'write_host_tmp_dir', 'write_usr', 'read_ssh_key', 'read_npmrc',
-    'connect_registry', 'connect_internet', 'dns']) {
+    'talk_internet', 'talk_other_host_port', 'dns']) {
     assert.match(report[k], /^error /, `${k}: ${report[k]} (report: ${JSON.stringify(report)})`);
   }
+  // The registry is the one place it reaches (npm in the cell needs it); the
+  // proxy answers every other host with a refusal, never with the host's answer.
+  assert.match(report.registry_get, /^ok: HTTP\/1\.[01] 200/, JSON.stringify(report));
+  for (const k of ['proxy_get_elsewhere', 'proxy_connect_elsewhere', 'proxy_to_other_host_port']) {
+    assert.match(report[k], /^(error |ok: HTTP\/1\.[01] 403)/, `${k}: ${report[k]}`);
+  }
+  assert.equal(otherHits, 0, 'the host\'s other service was never reached');
+  // Each denial says why and what to do: the registry is all it gets, no flag widens it.
+  assert.match(r.stderr, /egress denied.*install scripts reach only the npm registry/s, r.stderr);
+  assert.doesNotMatch(r.stderr, /--allow-host/, 'no flag reaches this cell, so none is offered');
   // The home's path exists in the cell only as the way to the install directory.
   assert.match(report.list_host_home, /^(error |ok: \.cache$)/, report.list_host_home);
   // A setuid bit set in the cell does not reach the host's file.

@@ -1,7 +1,7 @@
 // Issue 14 item 2 with a real native module from the real npm registry:
 // mcp-sqlite@1.0.9 depends on sqlite3 5.x, whose install script
-// (`prebuild-install -r napi || node-gyp rebuild`) finds no network in its
-// cell and compiles SQLite from source with the host's g++ — a couple of
+// (`prebuild-install -r napi || node-gyp rebuild`) is refused GitHub in its
+// cell (it reaches only the npm registry) and compiles SQLite from source with the host's g++ — a couple of
 // CPU minutes, so this file is not part of the default run: set
 // E2E_NPM_REAL=1 (and have the npm registry reachable). A real SDK client
 // then queries SQLite through the server in its own cell.

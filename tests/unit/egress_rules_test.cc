@@ -326,6 +326,30 @@ TEST(EgressRules, NoNetworkDenialsSayNetworkNoneAndHowToAllow) {
   EXPECT_NE(connection.how_to_allow.find("\"allow_port\": [443]"), std::string::npos) << connection.how_to_allow;
 }
 
+// Issue 14 item 2: an install-script cell reaches its registry only, and its
+// denials give the cell's own advice, never a flag that does not reach it.
+TEST(EgressRules, FixedAdviceReplacesTheFlagsInEveryRuleDenialAndOnlyThere) {
+  NetworkSpec net;
+  net.mode = NetworkSpec::Mode::kAllowList;
+  net.allow_hosts = {"registry.example"};
+  net.allow_ports = {443};
+  net.fixed_how_to_allow = "install scripts reach only the npm registry";
+  EgressRules rules = EgressRules::FromSpec(net);
+  rules.fixed_how_to_allow = net.fixed_how_to_allow;
+  EXPECT_TRUE(MatchConnection(rules, "registry.example", 443).allowed);
+  EXPECT_TRUE(MatchName(rules, "Registry.Example.").allowed);
+  for (const RuleVerdict& v : {MatchConnection(rules, "evil.example", 443), MatchConnection(rules, "registry.example", 80),
+                               MatchName(rules, "evil.example")}) {
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(v.how_to_allow, "install scripts reach only the npm registry");
+  }
+  EXPECT_EQ(MatchConnection(rules, "registry.example", 443).how_to_allow, "");
+  rules.no_network = true;
+  RuleVerdict none = MatchConnection(rules, "registry.example", 443);
+  EXPECT_FALSE(none.allowed);
+  EXPECT_EQ(none.how_to_allow, "install scripts reach only the npm registry");
+}
+
 // Issue 14 item 3: the host's loopback is judged by port against the named ports only.
 TEST(EgressRules, HostLoopbackIsMatchedByPortAndTargetsFollowTheSpelling) {
   std::vector<HostLoopbackPort> ports{{"localhost", 5432}, {"::1", 6379}};

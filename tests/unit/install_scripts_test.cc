@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "cell/script_cell.h"
+#include "cell/script_network.h"
 #include "source/npx_install.h"
 
 namespace mcpcell {
@@ -121,12 +122,13 @@ TEST_F(InstallScriptsTest, RunsEachPackageInOrderAndRecordsIt) {
   Pkg("top", R"({"name":"top","dependencies":{"dep":"1"},"scripts":{"postinstall":"t"}})");
   std::ofstream(nm_ + "/.package-lock.json") << "{}";
   EXPECT_FALSE(InstallScriptsRan(root_));
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(7)).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(7), "https://registry.example/").ok());
   ASSERT_EQ(cell.runs.size(), 2u);
   EXPECT_EQ(cell.runs[0].package, "dep");
   EXPECT_EQ(cell.runs[0].package_dir, nm_ + "/dep");
   EXPECT_EQ(cell.runs[0].argv, NpmRebuildArgv(nm_ + "/dep"));
   EXPECT_EQ(cell.runs[0].limit, std::chrono::seconds(7));
+  EXPECT_EQ(cell.runs[0].registry, "https://registry.example/");  // the one host its cell reaches
   EXPECT_EQ(cell.runs[1].package, "top");
   EXPECT_TRUE(InstallScriptsRan(root_));
   EXPECT_FALSE(fs::exists(nm_ + "/.package-lock.json"));  // npm rebuild reads the manifests themselves
@@ -142,7 +144,7 @@ TEST_F(InstallScriptsTest, AFailureStopsAndRecordsNothing) {
   } cell;
   Pkg("a", R"({"name":"a","scripts":{"install":"x"}})");
   Pkg("b", R"({"name":"b","scripts":{"install":"x"}})");
-  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1)).ok());
+  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), "").ok());
   EXPECT_EQ(cell.calls, 1);
   EXPECT_FALSE(InstallScriptsRan(root_));
 }
@@ -161,7 +163,7 @@ TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn
   // npm's own verdict on which packages are optional; a path out of the install is ignored.
   std::ofstream(nm_ + "/.package-lock.json")
       << R"({"packages":{"node_modules/opt":{"optional":true},"node_modules/req":{},"../../etc":{"optional":true}}})";
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1)).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), "").ok());
   EXPECT_EQ(cell.ran, (std::vector<std::string>{"opt", "req"}));
   EXPECT_FALSE(fs::exists(nm_ + "/opt"));
   EXPECT_TRUE(fs::exists(nm_ + "/req"));
@@ -169,7 +171,7 @@ TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn
   // Not optional: the same failure fails the install.
   Pkg("opt", R"({"name":"opt","scripts":{"install":"node-gyp rebuild"}})");
   fs::remove(root_ + "/.mcpcell-install-scripts.json");
-  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1)).ok());
+  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), "").ok());
   EXPECT_TRUE(fs::exists(nm_ + "/opt"));
 }
 
@@ -186,7 +188,7 @@ TEST_F(InstallScriptsTest, AHostileDirectoryNameReachesStderrOnlyVisibly) {
   std::ofstream(nm_ + "/.package-lock.json") << R"({"packages":{"node_modules/)" << "x\\u001b]0;owned\\u0007\\u001b[2J\\u001b[1A\\rmcpcell: forged"
                                               << R"(":{"optional":true}}})";
   testing::internal::CaptureStderr();
-  Status st = RunPackageScripts(root_, cell, std::chrono::seconds(1));
+  Status st = RunPackageScripts(root_, cell, std::chrono::seconds(1), "");
   std::string err = testing::internal::GetCapturedStderr();
   std::string all = err + (st.ok() ? "" : st.error().Message());
   EXPECT_NE(all.find("running the install scripts of"), std::string::npos) << all;
@@ -203,15 +205,15 @@ TEST_F(InstallScriptsTest, ANewlineInADirectoryNameForgesNoLine) {
   } cell;
   Pkg("x\nmcpcell: forged line", R"({"name":"x","scripts":{"install":"x"}})");
   testing::internal::CaptureStderr();
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1)).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), "").ok());
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(err.find("\nmcpcell: forged line"), std::string::npos) << err;
 }
 
-TEST_F(InstallScriptsTest, CellWritesOnlyThePackageDirAndHasNoNetwork) {
+TEST_F(InstallScriptsTest, CellWritesOnlyThePackageDirAndHasNoNetworkWithoutARegistry) {
   std::string dir = Pkg("addon", R"({"name":"addon"})");
   Pkg("addon/node_modules/dep", R"({"name":"dep"})");
-  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5)};
+  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), ""};
   auto spec = ScriptCellSpec(run);
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
   std::vector<std::string> writable_binds;
@@ -232,17 +234,76 @@ TEST_F(InstallScriptsTest, CellWritesOnlyThePackageDirAndHasNoNetwork) {
   for (const auto& [k, v] : spec->env) EXPECT_EQ(v.find(root_ + "/.."), std::string::npos) << k;
 }
 
+TEST_F(InstallScriptsTest, CellReachesOnlyTheRegistryThroughTheProxyWithNpmPointedAtIt) {
+  std::string dir = Pkg("addon", R"({"name":"addon"})");
+  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), "https://registry.example.org/npm/"};
+  auto spec = ScriptCellSpec(run);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  EXPECT_EQ(spec->network.mode, NetworkSpec::Mode::kAllowList);
+  EXPECT_FALSE(spec->network.allow_all);
+  EXPECT_EQ(spec->network.allow_hosts, std::vector<std::string>{"registry.example.org"});
+  EXPECT_EQ(spec->network.allow_ports, std::vector<std::uint16_t>{443});
+  EXPECT_TRUE(spec->network.host_ports.empty());
+  EXPECT_EQ(spec->env.at("npm_config_registry"), "https://registry.example.org/npm/");
+  EXPECT_EQ(spec->env.at("HTTPS_PROXY").rfind("http://127.0.0.1:", 0), 0u);  // npm speaks to the proxy
+  // A denial names the registry and --install-scripts=skip, not --allow-host (no flag reaches this cell).
+  EXPECT_NE(spec->network.fixed_how_to_allow.find("only the npm registry https://registry.example.org/npm/"),
+            std::string::npos);
+  EXPECT_EQ(spec->network.fixed_how_to_allow.find("--allow-host"), std::string::npos);
+  bool certs = false, host_resolv = false;
+  for (const auto& m : spec->mounts) {
+    certs = certs || m.target == "/etc/ssl";
+    host_resolv = host_resolv || m.target == "/etc/resolv.conf";
+  }
+  EXPECT_TRUE(certs);
+  EXPECT_FALSE(host_resolv);  // the DNS stub's, never the host's
+}
+
+TEST_F(InstallScriptsTest, ARegistryOnTheHostsLoopbackIsReachedAsThatOnePort) {
+  std::string dir = Pkg("addon", R"({"name":"addon"})");
+  for (const char* url : {"http://127.0.0.1:4873/", "http://localhost:4873", "http://[::1]:4873/x"}) {
+    ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), url};
+    auto spec = ScriptCellSpec(run);
+    ASSERT_TRUE(spec.ok()) << url << ": " << spec.error().Message();
+    EXPECT_EQ(spec->network.mode, NetworkSpec::Mode::kAllowList) << url;
+    EXPECT_TRUE(spec->network.allow_hosts.empty()) << url;
+    EXPECT_TRUE(spec->network.allow_ports.empty()) << url;
+    ASSERT_EQ(spec->network.host_ports.size(), 1u) << url;
+    EXPECT_EQ(spec->network.host_ports[0].port, 4873) << url;
+  }
+}
+
+TEST(RegistryNetwork, RefusesWhatIsNoPlainRegistryUrlSayingWhy) {
+  for (const char* url : {"ftp://registry.example/", "registry.example", "https://user:tok@registry.example/",
+                          "https://.example.com/", "https://*.example.com/", "https://registry.example:0/",
+                          "https://registry.example:65536/", "https://registry.example:/", "https://a:1:2/",
+                          "https:///", "https://reg istry.example/", "https://registry.example\n.evil/",
+                          "http://127.0.0.2:4873/", "http://0.0.0.0:80/", "https://[::1/"}) {
+    auto net = RegistryNetwork(url);
+    ASSERT_FALSE(net.ok()) << url;
+    EXPECT_NE(net.error().Message().find("--install-scripts=skip"), std::string::npos) << net.error().Message();
+  }
+  // Default ports, case, an IP literal and a path are fine.
+  auto plain = RegistryNetwork("HTTP://Registry.Example.:8080/path?q#f");
+  ASSERT_TRUE(plain.ok()) << plain.error().Message();
+  EXPECT_EQ(plain->allow_hosts, std::vector<std::string>{"registry.example"});
+  EXPECT_EQ(plain->allow_ports, std::vector<std::uint16_t>{8080});
+  auto ip = RegistryNetwork("http://203.0.113.7/");
+  ASSERT_TRUE(ip.ok()) << ip.error().Message();
+  EXPECT_EQ(ip->allow_ports, std::vector<std::uint16_t>{80});
+}
+
 TEST_F(InstallScriptsTest, CellRefusesAPackageDirThatIsASymlinkOutOfTheInstall) {
   // An earlier package's script cannot plant a link that becomes this cell's writable bind.
   fs::create_directories(root_ + "/host-dir");
   Pkg("a", R"({"name":"a"})");
   fs::create_directory_symlink(root_ + "/host-dir", nm_ + "/a/node_modules");
   std::string via_link = nm_ + "/a/node_modules";
-  ScriptRun run{root_, "b", via_link, NpmRebuildArgv(via_link), std::chrono::seconds(5)};
+  ScriptRun run{root_, "b", via_link, NpmRebuildArgv(via_link), std::chrono::seconds(5), ""};
   auto spec = ScriptCellSpec(run);
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.error().Message().find("not a plain directory below"), std::string::npos) << spec.error().Message();
-  ScriptRun outside{root_, "c", root_ + "/host-dir", {"npm"}, std::chrono::seconds(5)};
+  ScriptRun outside{root_, "c", root_ + "/host-dir", {"npm"}, std::chrono::seconds(5), ""};
   EXPECT_FALSE(ScriptCellSpec(outside).ok());
 }
 
@@ -262,6 +323,15 @@ TEST_F(InstallScriptsTest, PackageBinRefusalsShowHostileTextVisibly) {
   ASSERT_FALSE(linked.ok());
   EXPECT_EQ(linked.error().Message().find('\x1b'), std::string::npos) << linked.error().Message();
   EXPECT_EQ(linked.error().Message().find('\r'), std::string::npos) << linked.error().Message();
+}
+
+// The registry URL the scripts' cell is opened to never carries the user's token.
+TEST(WithoutUserInfo, CutsUserAndPasswordFromTheAuthorityOnly) {
+  EXPECT_EQ(WithoutUserInfo("https://user:npm_tok@registry.example/npm/"), "https://registry.example/npm/");
+  EXPECT_EQ(WithoutUserInfo("https://us@er:p@ss@registry.example:8443/"), "https://registry.example:8443/");
+  EXPECT_EQ(WithoutUserInfo("https://registry.example/@scope%2fpkg"), "https://registry.example/@scope%2fpkg");
+  EXPECT_EQ(WithoutUserInfo("http://127.0.0.1:4873"), "http://127.0.0.1:4873");
+  EXPECT_EQ(WithoutUserInfo("registry.example"), "registry.example");
 }
 
 }  // namespace

@@ -1,0 +1,99 @@
+#include "cell/script_network.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "egress/host_loopback.h"
+#include "egress/dns_name.h"
+#include "util/terminal_text.h"
+
+namespace mcpcell {
+namespace {
+
+struct Authority {
+  std::string host;  ///< as written, IPv6 with its brackets
+  std::uint16_t port = 0;
+};
+
+/// Splits "host", "host:port", "[v6]" or "[v6]:port"; nullopt when it is none of them.
+std::optional<Authority> SplitAuthority(std::string_view text, std::uint16_t default_port) {
+  Authority out{std::string(text), default_port};
+  std::string_view port;
+  if (!text.empty() && text.front() == '[') {
+    std::size_t close = text.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    out.host = std::string(text.substr(0, close + 1));
+    std::string_view rest = text.substr(close + 1);
+    if (!rest.empty() && rest.front() != ':') return std::nullopt;
+    if (!rest.empty()) port = rest.substr(1);
+  } else if (std::size_t colon = text.find(':'); colon != std::string_view::npos) {
+    out.host = std::string(text.substr(0, colon));
+    port = text.substr(colon + 1);
+    if (port.find(':') != std::string_view::npos) return std::nullopt;
+  }
+  if (text.find(':') != std::string_view::npos && port.empty()) return std::nullopt;  // "host:" says no port
+  if (!port.empty()) {
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535) return std::nullopt;
+    out.port = static_cast<std::uint16_t>(value);
+  }
+  if (out.host.empty()) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+Result<NetworkSpec> RegistryNetwork(const std::string& url) {
+  auto refuse = [&](const std::string& why) {
+    return MakeError("open the install scripts' network to the npm registry", VisibleOnTerminal(url),
+                     why + "; --install-scripts=skip installs without running them");
+  };
+  // A URL with a space or control byte is no URL npm would have used.
+  if (std::any_of(url.begin(), url.end(), [](unsigned char c) { return c <= 0x20 || c == 0x7f; })) {
+    return refuse("it holds a space or a control character");
+  }
+  std::string lower(url.substr(0, std::min<std::size_t>(url.size(), 8)));
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::uint16_t default_port = 0;
+  std::size_t start = 0;
+  if (lower.rfind("https://", 0) == 0) {
+    default_port = 443;
+    start = 8;
+  } else if (lower.rfind("http://", 0) == 0) {
+    default_port = 80;
+    start = 7;
+  } else {
+    return refuse("not an http:// or https:// URL");
+  }
+  std::size_t end = url.find_first_of("/?#", start);
+  std::string_view authority = std::string_view(url).substr(start, end == std::string::npos ? url.npos : end - start);
+  if (authority.find('@') != std::string_view::npos) return refuse("it names a user or password");
+  auto parts = SplitAuthority(authority, default_port);
+  if (!parts) return refuse("its host and port are not HOST, HOST:PORT or [IPv6]:PORT");
+  NetworkSpec net;
+  net.mode = NetworkSpec::Mode::kAllowList;
+  std::string entry = parts->host + ":" + std::to_string(parts->port);
+  if (auto loopback = ParseLoopbackEntry(entry)) {
+    if (!*loopback) return refuse(loopback->error().detail);
+    net.host_ports.push_back(HostLoopbackPort{(*loopback)->name, parts->port});
+    return net;
+  }
+  // One name exactly: a leading dot would make it a whole domain's rule.
+  std::string why;
+  auto host = CanonicalHost(parts->host, &why);
+  if (!host || host->front() == '.') return refuse(host ? "its host is no single name" : why);
+  net.allow_hosts.push_back(*host);
+  net.allow_ports.push_back(parts->port);
+  return net;
+}
+
+std::string ScriptNetworkAdvice(const std::string& registry) {
+  std::string where = registry.empty() ? "no network at all" : "only the npm registry " + VisibleOnTerminal(registry);
+  return "install scripts reach " + where +
+         ", and no flag or profile widens that (a package that downloads elsewhere at install time cannot finish "
+         "here); install with --install-scripts=skip and provide what it downloads yourself";
+}
+
+}  // namespace mcpcell
