@@ -21,6 +21,7 @@
 #include "cell/spec_builder.h"
 #include "core/exit_codes.h"
 #include "source/host_run.h"
+#include "source/registry_url.h"
 #include "util/diag.h"
 #include "util/terminal_text.h"
 #include "util/unique_fd.h"
@@ -260,7 +261,7 @@ class NativeScriptCell final : public ScriptCell {
       return MakeError("run the install scripts of", run.package,
                        "they failed in their cell (npm rebuild exited with status " + std::to_string(r.exit_code) +
                            "; the cell could write " + VisibleOnTerminal(run.package_dir) + " only, and reached " +
-                           (run.registry.empty() ? std::string("no network") : "only " + VisibleOnTerminal(run.registry)) +
+                           (run.registry.empty() ? std::string("no network") : "only " + VisibleOnTerminal(RegistryOrigin(run.registry))) +
                            "). Their last lines" + out.Tail() + "\n  --install-scripts=skip installs without running them");
     }
     return {};

@@ -1,11 +1,17 @@
 #include "cell/script_network.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <vector>
 
 #include "egress/host_loopback.h"
 #include "egress/dns_name.h"
+#include "source/registry_url.h"
 #include "util/terminal_text.h"
 
 namespace mcpcell {
@@ -43,11 +49,32 @@ std::optional<Authority> SplitAuthority(std::string_view text, std::uint16_t def
   return out;
 }
 
+/// The host's resolver's addresses for `host` (numeric, at most 8); none
+/// when it fails, and the proxy resolves the name itself.
+std::vector<std::string> HostAddresses(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  std::vector<std::string> out;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return out;
+  for (addrinfo* ai = found; ai != nullptr && out.size() < 8; ai = ai->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw = ai->ai_family == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(ai->ai_addr)->sin_addr)
+                                               : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(ai->ai_addr)->sin6_addr);
+    if ((ai->ai_family == AF_INET || ai->ai_family == AF_INET6) && ::inet_ntop(ai->ai_family, raw, text, sizeof text)) {
+      if (std::find(out.begin(), out.end(), text) == out.end()) out.emplace_back(text);
+    }
+  }
+  ::freeaddrinfo(found);
+  return out;
+}
+
 }  // namespace
 
 Result<NetworkSpec> RegistryNetwork(const std::string& url) {
   auto refuse = [&](const std::string& why) {
-    return MakeError("open the install scripts' network to the npm registry", VisibleOnTerminal(url),
+    return MakeError("open the install scripts' network to the npm registry", VisibleOnTerminal(RegistryOrigin(url)),
                      why + "; --install-scripts=skip installs without running them");
   };
   // A URL with a space or control byte is no URL npm would have used.
@@ -86,11 +113,16 @@ Result<NetworkSpec> RegistryNetwork(const std::string& url) {
   if (!host || host->front() == '.') return refuse(host ? "its host is no single name" : why);
   net.allow_hosts.push_back(*host);
   net.allow_ports.push_back(parts->port);
+  // Pinned to the addresses the host's npm was given: an intranet registry
+  // (10.x) is then reached as --resolve would reach it, and the name cannot
+  // be resolved anew to somewhere else while the scripts run.
+  for (auto& address : HostAddresses(*host)) net.resolve.push_back(ResolvePin{*host, parts->port, std::move(address)});
   return net;
 }
 
 std::string ScriptNetworkAdvice(const std::string& registry) {
-  std::string where = registry.empty() ? "no network at all" : "only the npm registry " + VisibleOnTerminal(registry);
+  std::string where =
+      registry.empty() ? "no network at all" : "only the npm registry " + VisibleOnTerminal(RegistryOrigin(registry));
   return "install scripts reach " + where +
          ", and no flag or profile widens that (a package that downloads elsewhere at install time cannot finish "
          "here); install with --install-scripts=skip and provide what it downloads yourself";

@@ -96,7 +96,7 @@ asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& a) {
   boost::system::error_code literal_ec;
   auto literal = asio::ip::make_address(a.host, literal_ec);
   RuleVerdict by_name = !literal_ec && IsMetadataAddress(literal)
-                            ? CheckAddress(ctx.rules, a.host, a.port, literal, false)
+                            ? WithFixedAdvice(ctx.rules, CheckAddress(ctx.rules, a.host, a.port, literal, false))
                             : MatchConnection(ctx.rules, a.host, a.port);
   a.allowed = by_name.allowed;
   a.rule = by_name.rule;
@@ -121,7 +121,9 @@ asio::awaitable<Upstream> OpenUpstream(ProxyContext& ctx, EgressAttempt& a) {
   std::optional<RuleVerdict> first_refusal;
   boost::system::error_code last_error;
   for (const auto& address : resolved.addresses) {
-    RuleVerdict by_address = CheckAddress(ctx.rules, a.host, a.port, address, resolved.pinned);
+    // A cell's fixed advice (an install-script cell) replaces --resolve and
+    // --secret here too: no flag reaches it.
+    RuleVerdict by_address = WithFixedAdvice(ctx.rules, CheckAddress(ctx.rules, a.host, a.port, address, resolved.pinned));
     if (!by_address.allowed) {
       if (!first_refusal) first_refusal = by_address;
       continue;

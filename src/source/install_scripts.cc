@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "source/registry_url.h"
 #include "util/diag.h"
 #include "util/json_input.h"
 #include "util/terminal_text.h"
@@ -213,7 +214,7 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
   fs::remove(install_dir + "/node_modules/.package-lock.json", ec);
   auto packages = FindScriptPackages(install_dir + "/node_modules");
   const std::string network = registry.empty() ? std::string("no network")
-                                               : "network only to the npm registry " + VisibleOnTerminal(registry);
+                                               : "network only to the npm registry " + VisibleOnTerminal(RegistryOrigin(registry));
   nlohmann::json ran = nlohmann::json::array();
   nlohmann::json removed = nlohmann::json::array();
   for (std::size_t i = 0; i < packages.size(); ++i) {

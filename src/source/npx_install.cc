@@ -24,6 +24,7 @@
 
 #include "source/host_run.h"
 #include "source/host_tool.h"
+#include "source/registry_url.h"
 #include "util/diag.h"
 #include "util/terminal_text.h"
 #include "util/json_input.h"
@@ -100,21 +101,21 @@ class NpmTool : public PackageTool {
   }
 
   /// Asked the way Install asked (the same global npmrc), so the scripts'
-  /// cell reaches the registry the packages came from. A token in the URL
-  /// (https://user:token@host/) is cut off: the scripts never get it.
+  /// cell reaches the registry the packages came from (registry_url.h: why
+  /// `config list`, and the user:token@ that is never kept).
   Result<std::string> Registry() override {
     if (!global_) {
       auto global = GlobalConfig();
       if (!global.ok()) return global.error();
       global_ = *global;
     }
-    std::vector<std::string> argv = {"npm", "config", "get", "registry"};
+    std::vector<std::string> argv = {"npm", "config", "list", "-l"};
     if (!global_->empty()) argv.push_back("--globalconfig=" + *global_);
     auto out = Run(argv, true, "asking npm for its registry");
     if (!out.ok()) return out.error();
-    std::string url = *out;
-    while (!url.empty() && (url.back() == '\n' || url.back() == '\r' || url.back() == ' ')) url.pop_back();
-    return WithoutUserInfo(url);
+    auto url = RegistryFromConfigList(*out);
+    if (!url.ok()) return url.error();
+    return NormalizeRegistryUrl(*url);
   }
 
   /// The global npmrc npm reads when no --prefix is given (issue 14.1):
@@ -151,16 +152,6 @@ std::string CacheName(const std::string& package, const std::string& version) {
 }
 
 }  // namespace
-
-std::string WithoutUserInfo(const std::string& url) {
-  std::size_t scheme = url.find("://");
-  if (scheme == std::string::npos) return url;
-  std::size_t start = scheme + 3;
-  std::size_t end = url.find_first_of("/?#", start);
-  std::size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
-  if (at == std::string::npos || at < start) return url;
-  return url.substr(0, start) + url.substr(at + 1);
-}
 
 int RemoveAbandonedInstalls(const std::string& cache_root, int* checked) {
   std::error_code ec;
@@ -255,9 +246,11 @@ Status HandleScripts(const std::string& dir, const NpxScripts& scripts, PackageT
   }
   if (scripts.cell == nullptr) return MakeError("run install scripts of", dir, "no cell to run them in");
   if (FindScriptPackages(dir + "/node_modules").empty()) return RunPackageScripts(dir, *scripts.cell, scripts.limit, "");
+  // Not knowing the registry closes the cells' network, not the install:
+  // scripts that need none still run.
   auto registry = tool.Registry();
-  if (!registry.ok()) return registry.error();
-  return RunPackageScripts(dir, *scripts.cell, scripts.limit, *registry);
+  if (!registry.ok()) Warn(registry.error().Message() + "; the install scripts get no network");
+  return RunPackageScripts(dir, *scripts.cell, scripts.limit, registry.ok() ? *registry : std::string());
 }
 
 /// A package published without its scripts run (an older mcpcell, or

@@ -31,7 +31,8 @@ class PackageTool {
   /// Installs package@version under `prefix` (prefix/node_modules/<package>).
   virtual Status Install(const std::string& package, const std::string& version,
                          const std::string& prefix) = 0;
-  /// The registry Install fetched from, as a URL without user or password:
+  /// The registry Install fetched from, as a URL without user or password
+  /// (NormalizeRegistryUrl):
   /// the one host the install scripts' cells may reach. "" = none known
   /// (the scripts then get no network).
   virtual Result<std::string> Registry() { return std::string(); }
@@ -51,10 +52,6 @@ inline constexpr std::chrono::milliseconds kDefaultInstallTimeout = std::chrono:
 /// goes to stderr.
 std::unique_ptr<PackageTool> MakeNpmTool(std::vector<std::string> cell_writable,
                                          std::chrono::milliseconds limit = kDefaultInstallTimeout);
-
-/// `url` without the "user:password@" of its authority, if it has one (a
-/// registry URL may carry a token there; the install scripts never get it).
-std::string WithoutUserInfo(const std::string& url);
 
 /// $XDG_CACHE_HOME/mcpcell/npx, else $HOME/.cache/mcpcell/npx.
 Result<std::string> NpxCacheRoot();

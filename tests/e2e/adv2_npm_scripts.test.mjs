@@ -16,7 +16,7 @@ import { after, before, test } from 'node:test';
 
 import { pidsWithArg } from './lib/host.mjs';
 import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
-import { startPackageRegistry } from './lib/npm_registry.mjs';
+import { scriptsEnv, startPackageRegistry } from './lib/npm_registry.mjs';
 import { removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 const id = randomBytes(4).toString('hex');
@@ -53,11 +53,7 @@ before(async () => {
     },
   ]);
   writeReadableFile(path.join(home, '.npmrc'), `registry=${registry.url}\nfetch-retries=0\n`);
-  env = {
-    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8',
-    XDG_CACHE_HOME: path.join(home, '.cache'), npm_config_cache: path.join(home, 'npm-cache'),
-    npm_config_update_notifier: 'false',
-  };
+  env = scriptsEnv(home);
 });
 after(async () => {
   await registry?.close();

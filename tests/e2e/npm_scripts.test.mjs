@@ -32,7 +32,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 
 import { pidsWithArg, pollUntilClean } from './lib/host.mjs';
 import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
-import { startPackageRegistry, startRegistry } from './lib/npm_registry.mjs';
+import { scriptsEnv, startPackageRegistry, startRegistry } from './lib/npm_registry.mjs';
 import { MCPCELL_BIN } from './lib/paths.mjs';
 import { makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
@@ -179,11 +179,7 @@ before(async () => {
   })));
   // The registry's port is known only now: the user's ~/.npmrc carries a token for it.
   writeReadableFile(path.join(home, '.npmrc'), `registry=${registry.url}\n//127.0.0.1:${registry.port}/:_authToken=${TOKEN}\nfetch-retries=0\n`);
-  env = {
-    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8',
-    XDG_CACHE_HOME: path.join(home, '.cache'), npm_config_cache: path.join(home, 'npm-cache'),
-    npm_config_update_notifier: 'false',
-  };
+  env = scriptsEnv(home);
 });
 after(async () => {
   await registry?.close();
@@ -212,7 +208,7 @@ test('an addon with a binding.gyp builds in a cell of its own; hostile install s
   assert.match(r.stderr, new RegExp(`running the install scripts of ${ADDON} \\(install, postinstall\\) in a native cell of their own`));
   assert.match(r.stderr, new RegExp(`running the install scripts of ${HOSTILE} \\(install\\)`));
   assert.doesNotMatch(r.stderr, new RegExp(`install scripts of ${PLAIN}|install scripts of ${SERVER}`), 'packages without scripts get no cell');
-  assert.ok(r.stderr.includes(`network only to the npm registry ${registry.url}`), r.stderr);
+  assert.ok(r.stderr.includes(`network only to the npm registry ${registry.url.replace(/\/$/, "")};`), r.stderr);
   assert.match(r.stderr, /gyp info ok/, 'node-gyp\'s output is on stderr');
 
   const nm = path.join(cacheDir(), 'node_modules');

@@ -13,6 +13,7 @@
 #include "cell/script_cell.h"
 #include "cell/script_network.h"
 #include "source/npx_install.h"
+#include "source/registry_url.h"
 
 namespace mcpcell {
 namespace {
@@ -247,7 +248,7 @@ TEST_F(InstallScriptsTest, CellReachesOnlyTheRegistryThroughTheProxyWithNpmPoint
   EXPECT_EQ(spec->env.at("npm_config_registry"), "https://registry.example.org/npm/");
   EXPECT_EQ(spec->env.at("HTTPS_PROXY").rfind("http://127.0.0.1:", 0), 0u);  // npm speaks to the proxy
   // A denial names the registry and --install-scripts=skip, not --allow-host (no flag reaches this cell).
-  EXPECT_NE(spec->network.fixed_how_to_allow.find("only the npm registry https://registry.example.org/npm/"),
+  EXPECT_NE(spec->network.fixed_how_to_allow.find("only the npm registry https://registry.example.org,"),
             std::string::npos);
   EXPECT_EQ(spec->network.fixed_how_to_allow.find("--allow-host"), std::string::npos);
   bool certs = false, host_resolv = false;
@@ -288,6 +289,16 @@ TEST(RegistryNetwork, RefusesWhatIsNoPlainRegistryUrlSayingWhy) {
   ASSERT_TRUE(plain.ok()) << plain.error().Message();
   EXPECT_EQ(plain->allow_hosts, std::vector<std::string>{"registry.example"});
   EXPECT_EQ(plain->allow_ports, std::vector<std::uint16_t>{8080});
+  // A name is pinned to what the host resolves it to (an intranet name to 10.x, this machine's own name to 127.x).
+  char name[256] = {};
+  ASSERT_EQ(::gethostname(name, sizeof name - 1), 0);
+  auto own = RegistryNetwork(std::string("http://") + name + ":4873/");
+  ASSERT_TRUE(own.ok()) << own.error().Message();
+  for (const auto& pin : own->resolve) {
+    EXPECT_EQ(pin.port, 4873);
+    EXPECT_EQ(pin.host, own->allow_hosts.at(0));
+  }
+  EXPECT_FALSE(own->resolve.empty()) << "this machine's own name " << name << " resolves";
   auto ip = RegistryNetwork("http://203.0.113.7/");
   ASSERT_TRUE(ip.ok()) << ip.error().Message();
   EXPECT_EQ(ip->allow_ports, std::vector<std::uint16_t>{80});
@@ -325,13 +336,44 @@ TEST_F(InstallScriptsTest, PackageBinRefusalsShowHostileTextVisibly) {
   EXPECT_EQ(linked.error().Message().find('\r'), std::string::npos) << linked.error().Message();
 }
 
-// The registry URL the scripts' cell is opened to never carries the user's token.
-TEST(WithoutUserInfo, CutsUserAndPasswordFromTheAuthorityOnly) {
-  EXPECT_EQ(WithoutUserInfo("https://user:npm_tok@registry.example/npm/"), "https://registry.example/npm/");
-  EXPECT_EQ(WithoutUserInfo("https://us@er:p@ss@registry.example:8443/"), "https://registry.example:8443/");
-  EXPECT_EQ(WithoutUserInfo("https://registry.example/@scope%2fpkg"), "https://registry.example/@scope%2fpkg");
-  EXPECT_EQ(WithoutUserInfo("http://127.0.0.1:4873"), "http://127.0.0.1:4873");
-  EXPECT_EQ(WithoutUserInfo("registry.example"), "registry.example");
+// The registry URL the scripts' cell is opened to never carries the user's
+// token, in any spelling npm (a WHATWG URL parser) accepts.
+TEST(RegistryUrl, NormalizedWithoutUserInfoInEverySpellingNpmReads) {
+  auto n = [](std::string_view url) {
+    auto r = NormalizeRegistryUrl(url);
+    return r.ok() ? *r : "refused: " + r.error().Message();
+  };
+  EXPECT_EQ(n("https://user:npm_tok@registry.example/npm/"), "https://registry.example/npm/");
+  EXPECT_EQ(n("https://us@er:p@ss@registry.example:8443/"), "https://registry.example:8443/");
+  EXPECT_EQ(n("https://registry.example/@scope%2fpkg"), "https://registry.example/@scope%2fpkg");
+  EXPECT_EQ(n("http://127.0.0.1:4873"), "http://127.0.0.1:4873");
+  EXPECT_EQ(n("http:/u:tok@127.0.0.1:4873/"), "http://127.0.0.1:4873/");
+  EXPECT_EQ(n("http:u:tok@127.0.0.1:4873/"), "http://127.0.0.1:4873/");
+  EXPECT_EQ(n("HTTPS:\\\\u:tok@Registry.Example\\npm\\"), "https://Registry.Example/npm/");
+  for (const char* other : {"registry.example", "ftp://u:tok@registry.example/", "javascript:u:tok@x", ""}) {
+    auto r = NormalizeRegistryUrl(other);
+    ASSERT_FALSE(r.ok()) << other;
+    EXPECT_EQ(r.error().Message().find("tok"), std::string::npos) << r.error().Message();
+  }
+  EXPECT_EQ(RegistryOrigin("https://npm-proxy.fury.io/TOKEN/user/"), "https://npm-proxy.fury.io");
+  EXPECT_EQ(RegistryOrigin("http://127.0.0.1:4873"), "http://127.0.0.1:4873");
+}
+
+// npm 11 refuses `npm config get registry` for a URL with a password; the
+// long listing names the effective value on its one uncommented line.
+TEST(RegistryUrl, TheEffectiveValueOfNpmConfigListIsTheUncommentedLine) {
+  std::string listing =
+      "; \"default\" config\n"
+      "; registry = \"https://registry.npmjs.org/\" ; overridden by env\n"
+      "replace-registry-host = \"npmjs\"\n"
+      "; registry = \"https://u:***@reg.example/npm/\" ; overridden by env\n"
+      "registry = \"http://u:***@127.0.0.1:1/\"\n";
+  auto r = RegistryFromConfigList(listing);
+  ASSERT_TRUE(r.ok()) << r.error().Message();
+  EXPECT_EQ(*r, "http://u:***@127.0.0.1:1/");
+  EXPECT_EQ(*NormalizeRegistryUrl(*r), "http://127.0.0.1:1/");
+  EXPECT_FALSE(RegistryFromConfigList("; registry = \"x\"\n").ok());
+  EXPECT_FALSE(RegistryFromConfigList("registry = not-json\n").ok());
 }
 
 }  // namespace

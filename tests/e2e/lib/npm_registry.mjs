@@ -198,3 +198,12 @@ export async function startPackageRegistry(packages) {
     }),
   };
 }
+
+/** The environment an install-scripts test runs mcpcell in: the given home, its cache, npm's own cache beside it. */
+export function scriptsEnv(home) {
+  return {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8',
+    XDG_CACHE_HOME: path.join(home, '.cache'), npm_config_cache: path.join(home, 'npm-cache'),
+    npm_config_update_notifier: 'false',
+  };
+}

@@ -1,0 +1,49 @@
+#include "source/registry_url.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+namespace mcpcell {
+
+Result<std::string> RegistryFromConfigList(std::string_view listing) {
+  constexpr std::string_view kKey = "registry = ";
+  std::size_t at = 0;
+  while (at < listing.size()) {
+    std::size_t end = listing.find('\n', at);
+    std::string_view line = listing.substr(at, end == std::string_view::npos ? listing.npos : end - at);
+    at = end == std::string_view::npos ? listing.size() : end + 1;
+    if (line.rfind(kKey, 0) != 0) continue;
+    nlohmann::json value = nlohmann::json::parse(line.substr(kKey.size()), nullptr, false);
+    if (!value.is_string()) break;
+    return value.get<std::string>();
+  }
+  return MakeError("read npm's registry", "npm config list -l", "no `registry = \"...\"` line in its output");
+}
+
+Result<std::string> NormalizeRegistryUrl(std::string_view url) {
+  std::size_t colon = url.find(':');
+  std::string scheme(url.substr(0, colon == std::string_view::npos ? 0 : colon));
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (scheme != "http" && scheme != "https") {
+    return MakeError("read npm's registry", "", "it is not an http:// or https:// URL (npm's registry setting)");
+  }
+  std::size_t start = colon + 1;
+  while (start < url.size() && (url[start] == '/' || url[start] == '\\')) ++start;
+  std::size_t end = url.find_first_of("/\\?#", start);
+  std::string_view authority = url.substr(start, end == std::string_view::npos ? url.npos : end - start);
+  if (std::size_t at = authority.rfind('@'); at != std::string_view::npos) authority.remove_prefix(at + 1);
+  std::string rest(end == std::string_view::npos ? std::string_view() : url.substr(end));
+  std::replace(rest.begin(), rest.end(), '\\', '/');
+  return scheme + "://" + std::string(authority) + rest;
+}
+
+std::string RegistryOrigin(std::string_view normalized) {
+  std::size_t start = normalized.find("://");
+  if (start == std::string_view::npos) return std::string(normalized);
+  std::size_t end = normalized.find_first_of("/?#", start + 3);
+  return std::string(normalized.substr(0, end));
+}
+
+}  // namespace mcpcell

@@ -1,0 +1,31 @@
+#pragma once
+// The npm registry's URL as the install-script cells get it (issue 14
+// item 2): read from npm's own effective config, with the user's token
+// never kept, and shown in messages as its origin only (a token may also sit
+// in a registry's path, e.g. https://npm-proxy.fury.io/TOKEN/user/).
+
+#include <string>
+#include <string_view>
+
+#include "util/error.h"
+
+namespace mcpcell {
+
+/// The effective registry in the output of `npm config list -l`: the one
+/// line `registry = "<JSON string>"` not commented out (overridden values
+/// are printed as `; registry = ... ; overridden by ...`). npm prints a
+/// password there as ***; `npm config get registry` refuses such a URL
+/// outright ("The registry option is protected"), so it is not asked.
+Result<std::string> RegistryFromConfigList(std::string_view listing);
+
+/// An http:// or https:// URL read as npm (WHATWG URL) reads it: the scheme
+/// case-insensitive, any run of '/' or '\' after it, backslashes as slashes
+/// in the rest; returned as "scheme://host[:port]/path..." without the
+/// "user:password@" of its authority. Refused, without echoing the URL
+/// (it may hold a token), for any other scheme.
+Result<std::string> NormalizeRegistryUrl(std::string_view url);
+
+/// "scheme://host[:port]" of a NormalizeRegistryUrl result: what messages show.
+std::string RegistryOrigin(std::string_view normalized);
+
+}  // namespace mcpcell
