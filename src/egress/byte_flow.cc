@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 namespace mcpcell {
 namespace {
@@ -29,8 +30,51 @@ void ByteFlow::Park(const char* data, std::size_t n) {
   parked_off_ = 0;
 }
 
+void ByteFlow::Prime(std::string_view early) {
+  if (early.empty()) return;
+  Park(early.data(), early.size());
+  bytes_ += early.size();
+}
+
+bool ByteFlow::StepGate(char* scratch, FlowNext* next) {
+  if (gate_->refused()) {
+    *next = FlowNext::kError;
+    return true;
+  }
+  for (;;) {
+    ServerNameGate::Verdict v = gate_->Decide(false);
+    if (v == ServerNameGate::Verdict::kNeedMore) {
+      ssize_t n = ::recv(in_, scratch, kFlowScratch, MSG_DONTWAIT);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        *next = WouldBlock() ? FlowNext::kWaitRead : FlowNext::kError;
+        return true;
+      }
+      if (n > 0) {
+        gate_->Add(std::string_view(scratch, static_cast<std::size_t>(n)));
+        continue;
+      }
+      // The cell's EOF: what it decides goes on as any open flow's bytes,
+      // and the next recv(2) meets the EOF again and passes it on.
+      v = gate_->Decide(true);
+    }
+    if (v == ServerNameGate::Verdict::kRefused) {
+      *next = FlowNext::kError;
+      return true;
+    }
+    std::string held = gate_->TakeHeld();
+    gate_.reset();
+    Prime(held);
+    return false;
+  }
+}
+
 FlowNext ByteFlow::Step(char* scratch) {
   std::uint64_t moved = 0;
+  if (gate_) {
+    FlowNext next{};
+    if (StepGate(scratch, &next)) return next;
+  }
   while (moved < kFlowTurnBytes) {
     if (parked_off_ < parked_) {  // a partial send of a small burst
       ssize_t n = ::send(out_, parked_bytes_.get() + parked_off_, parked_ - parked_off_, kSendFlags);

@@ -17,7 +17,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
+#include "egress/server_name_gate.h"
 #include "util/unique_fd.h"
 
 namespace mcpcell {
@@ -45,10 +47,23 @@ class ByteFlow {
   /// (kFlowScratch bytes); says what to wait for next.
   FlowNext Step(char* scratch);
 
-  /// Bytes read from the source so far (each counted once, when read).
+  /// Bytes read from the source so far (each counted once, when passed on).
   std::uint64_t bytes() const { return bytes_; }
 
+  /// Holds what is read until `gate` decides (a tunnel's first flight from
+  /// the cell): opened, the bytes go on in order; refused, the step says
+  /// kError and gate() keeps why.
+  void Gate(std::unique_ptr<ServerNameGate> gate) { gate_ = std::move(gate); }
+  /// Bytes to pass on before any read (sent behind a CONNECT or SOCKS5
+  /// request, before the flow existed); without a gate.
+  void Prime(std::string_view early);
+  /// The gate while it holds bytes, or after it refused; null otherwise.
+  const ServerNameGate* gate() const { return gate_.get(); }
+
  private:
+  /// One gated step: true when the step ends with *next; false when the
+  /// gate opened (its bytes parked) and the flow goes on.
+  bool StepGate(char* scratch, FlowNext* next);
   ssize_t SpliceIn(char* scratch);
   /// Keeps what a send(2) did not take, to send when the peer drains.
   void Park(const char* data, std::size_t n);
@@ -58,6 +73,7 @@ class ByteFlow {
   std::uint32_t in_pipe_ = 0;        ///< bytes spliced into the pipe, not yet out
   std::uint32_t parked_ = 0, parked_off_ = 0;
   std::unique_ptr<char[]> parked_bytes_;  ///< a small burst's rest after a partial send
+  std::unique_ptr<ServerNameGate> gate_;  ///< only while it holds the first flight, or refused
   std::uint64_t bytes_ = 0;
   bool bulk_ = false;
   bool nonblocking_ = false;

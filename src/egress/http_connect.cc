@@ -90,9 +90,6 @@ asio::awaitable<void> ServeConnect(ProxyContext& ctx, beast::tcp_stream& client,
     static constexpr std::string_view kEstablished = "HTTP/1.1 200 Connection established\r\n\r\n";
     co_await SendAll(client.socket(), kEstablished);
     client.expires_never();
-    if (buffer.size() > 0) {  // bytes the client sent right behind the head (a TLS ClientHello)
-      a.bytes_out += co_await asio::async_write(*up.socket, buffer.data(), asio::use_awaitable);
-    }
   } catch (const std::exception& e) {
     a.error = e.what();
   }
@@ -100,11 +97,14 @@ asio::awaitable<void> ServeConnect(ProxyContext& ctx, beast::tcp_stream& client,
     FinishAttempt(ctx, a, start);
     co_return;
   }
+  // Bytes the client sent right behind the head (a TLS ClientHello) are the
+  // tunnel's first flight, judged with what follows (tunnel.h).
+  std::string early(static_cast<const char*>(buffer.data().data()), buffer.size());
   buffer.consume(buffer.size());
   buffer.shrink_to_fit();
   // The tunnel owns both sockets from here and records the attempt when it
   // ends; this coroutine (and its frames) can go.
-  StartTunnel(ctx, client.release_socket(), std::move(*up.socket), std::move(a), start);
+  StartTunnel(ctx, client.release_socket(), std::move(*up.socket), std::move(a), start, std::move(early));
 }
 
 }  // namespace mcpcell

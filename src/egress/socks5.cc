@@ -122,7 +122,6 @@ asio::awaitable<void> ServeSocks5(ProxyContext& ctx, beast::tcp_stream& client, 
   try {
     co_await Reply(client, kSucceeded);
     client.expires_never();
-    if (buffer.size() > 0) a.bytes_out += co_await asio::async_write(*up.socket, buffer.data(), asio::use_awaitable);
   } catch (const std::exception& e) {
     a.error = e.what();
   }
@@ -130,9 +129,10 @@ asio::awaitable<void> ServeSocks5(ProxyContext& ctx, beast::tcp_stream& client, 
     FinishAttempt(ctx, a, start);
     co_return;
   }
+  std::string early(static_cast<const char*>(buffer.data().data()), buffer.size());  // judged with the first flight
   buffer.consume(buffer.size());
   buffer.shrink_to_fit();
-  StartTunnel(ctx, client.release_socket(), std::move(*up.socket), std::move(a), start);
+  StartTunnel(ctx, client.release_socket(), std::move(*up.socket), std::move(a), start, std::move(early));
 }
 
 }  // namespace mcpcell

@@ -15,6 +15,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "egress/byte_flow.h"
+#include "egress/host_rules.h"
 #include "egress/upstream.h"
 #include "egress/tunnel_loop.h"
 #include "util/diag.h"
@@ -82,7 +83,7 @@ class LoopWatch : public std::enable_shared_from_this<LoopWatch> {
 }  // namespace
 
 void StartTunnel(ProxyContext& ctx, tcp::socket cell, tcp::socket upstream, EgressAttempt attempt,
-                 std::chrono::steady_clock::time_point start) {
+                 std::chrono::steady_clock::time_point start, std::string early) {
   if (!ctx.tunnels) {
     auto loop = TunnelLoop::Create(ctx.audit, ctx.open_connections);
     if (!loop) {
@@ -102,7 +103,18 @@ void StartTunnel(ProxyContext& ctx, tcp::socket cell, tcp::socket upstream, Egre
     FinishAttempt(ctx, attempt, start);
     return;
   }
-  if (auto added = ctx.tunnels->Add(std::move(cell_fd), std::move(upstream_fd), std::move(attempt), start); !added) {
+  // A shared front picks the site by the ClientHello's name: a tunnel the
+  // rules allowed for one host must not carry a handshake for another.
+  std::unique_ptr<ServerNameGate> gate;
+  if (!ctx.rules.allow_all) {
+    RuleVerdict advice = WithFixedAdvice(
+        ctx.rules, {false, "", "open the connection to the server the ClientHello names (CONNECT that host, or "
+                               "connect to it by name), so the rules judge that host"});
+    gate = std::make_unique<ServerNameGate>(attempt.host, advice.how_to_allow, std::string());
+  }
+  if (auto added = ctx.tunnels->Add(std::move(cell_fd), std::move(upstream_fd), std::move(attempt), start,
+                                    std::move(early), std::move(gate));
+      !added) {
     Say("egress proxy: " + added.error().Message());  // the loop closed and recorded it
   }
 }

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <utility>  // before asio's awaitable.hpp (Boost 1.74 misses it)
 
 #include <boost/asio/awaitable.hpp>
@@ -22,9 +23,13 @@ namespace mcpcell {
 /// counts and duration since `start` when the tunnel ends, or with error
 /// "egress service stopped" if the context goes first. If the loop cannot
 /// take it, both sockets are closed and the attempt is recorded with why.
-/// Never throws.
+/// Never throws. `early`: bytes the cell sent behind its CONNECT or SOCKS5
+/// request, passed on first. Unless the rules allow every host, the cell's
+/// first flight must not be a TLS ClientHello naming another server than
+/// attempt.host (server_name_gate.h); such a tunnel is refused and recorded
+/// as a denial.
 void StartTunnel(ProxyContext& ctx, boost::asio::ip::tcp::socket cell, boost::asio::ip::tcp::socket upstream,
-                 EgressAttempt attempt, std::chrono::steady_clock::time_point start);
+                 EgressAttempt attempt, std::chrono::steady_clock::time_point start, std::string early = {});
 
 /// One direction as a coroutine, for a caller that waits for it: copies
 /// `from` → `to` until EOF on `from` (then half-closes `to`) or an error

@@ -22,9 +22,11 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "egress/egress_audit.h"
+#include "egress/server_name_gate.h"
 #include "util/error.h"
 #include "util/unique_fd.h"
 
@@ -56,7 +58,12 @@ class TunnelLoop {
   /// reset, so a cut transfer never looks complete), the attempt is recorded
   /// with its byte counts and duration. Errors: the sockets could not be
   /// registered (the tunnel is closed and recorded with that error).
-  Status Add(UniqueFd cell, UniqueFd upstream, EgressAttempt attempt, std::chrono::steady_clock::time_point start);
+  /// `early`: bytes the cell sent before the tunnel existed, passed on
+  /// first; `gate`: when set, the cell's first flight (early included) is
+  /// held until it decides, and a refusal ends the tunnel and is recorded
+  /// as a denial (server_name_gate.h).
+  Status Add(UniqueFd cell, UniqueFd upstream, EgressAttempt attempt, std::chrono::steady_clock::time_point start,
+             std::string early = {}, std::unique_ptr<ServerNameGate> gate = nullptr);
 
   /// Handles what is ready now (epoll_wait with no timeout) and steps the
   /// flows that yielded last time. True: flows yielded again, so call it

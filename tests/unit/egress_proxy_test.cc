@@ -44,6 +44,7 @@
 #include "egress/proxy.h"
 #include "egress/proxy_context.h"
 #include "egress/socks5.h"
+#include "tls_hello_builder.h"
 
 namespace mcpcell {
 namespace {
@@ -842,6 +843,59 @@ TEST_F(EgressProxyTest, Socks5AllowedTunnelsAndDeniedGetsNotAllowedByRuleset) {
   }
   EXPECT_EQ(allowed, 1);
   EXPECT_EQ(denied, 1);
+}
+
+// Adversary pass 2026-11-28: a tunnel the rules allowed for one host must
+// not carry a TLS ClientHello for another (a shared front routes by it). The
+// allowed name passes byte for byte (sent behind the CONNECT head in the same
+// write, or in pieces after it); another name is reset and audited as a denial.
+TEST_F(EgressProxyTest, ATunnelCarriesAClientHelloForItsOwnHostOnly) {
+  using namespace test_tls;  // NOLINT
+  StartDefault();
+  const std::string own = Hello(ServerNameExt({"Allowed.Test"}));
+  const std::string other = Hello(ServerNameExt({"worker.attacker.example"}));
+  {
+    UniqueFd c = Proxy();  // the ClientHello behind the head, in one write
+    ASSERT_TRUE(SendAll(c.get(), "CONNECT " + Target("allowed.test", echo_.port()) + " HTTP/1.1\r\n\r\n" + own));
+    ASSERT_EQ(ReadUntil(c.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0), 0u);
+    EXPECT_EQ(ReadExactly(c.get(), own.size()), own);
+  }
+  {
+    UniqueFd c = Proxy();  // in three pieces after the 200
+    ASSERT_EQ(Connect(c.get(), Target("allowed.test", echo_.port()), "").rfind("HTTP/1.1 200", 0), 0u);
+    for (std::size_t at : {std::size_t{0}, std::size_t{3}, std::size_t{40}}) {
+      std::size_t end = at == 40 ? own.size() : at == 0 ? 3 : 40;
+      ASSERT_TRUE(SendAll(c.get(), own.substr(at, end - at)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(ReadExactly(c.get(), own.size()), own);
+  }
+  {
+    UniqueFd c = Proxy();
+    ASSERT_EQ(Connect(c.get(), Target("allowed.test", echo_.port()), "").rfind("HTTP/1.1 200", 0), 0u);
+    ASSERT_TRUE(SendAll(c.get(), other));
+    EXPECT_EQ(ReadToEof(c.get()), "") << "nothing of the echo: the upstream never saw it";
+  }
+  {
+    UniqueFd c = Proxy();  // SOCKS5 the same
+    ASSERT_EQ(Socks5Connect(c.get(), "allowed.test", echo_.port()), 0x00);
+    ASSERT_TRUE(SendAll(c.get(), other));
+    EXPECT_EQ(ReadToEof(c.get()), "");
+  }
+  auto events = WaitForEvents(audit_path_, 4);
+  ASSERT_EQ(events.size(), 4u);
+  int denied = 0;
+  for (const auto& e : events) {
+    if (e["allowed"] == true) {
+      EXPECT_EQ(e["bytes_out"], own.size()) << e.dump();
+      continue;
+    }
+    ++denied;
+    EXPECT_NE(e["rule"].get<std::string>().find("names server \"worker.attacker.example\", not allowed.test"),
+              std::string::npos) << e.dump();
+    EXPECT_EQ(e["bytes_out"], 0) << e.dump();
+  }
+  EXPECT_EQ(denied, 2);
 }
 
 // Fail closed (egress_audit.h, docs/AUDIT.md): after a failed audit write

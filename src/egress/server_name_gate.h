@@ -1,0 +1,45 @@
+#pragma once
+// Holds a tunnel's first bytes from the cell until they show which TLS
+// server they ask for (tls_client_hello.h), then opens or refuses: a
+// ClientHello may name the host the tunnel was opened for, or no host; a
+// first flight that is no TLS handshake at all passes as it is (plain HTTP,
+// SSH, a server that speaks first). Lives only until it decides.
+
+#include <string>
+#include <string_view>
+
+namespace mcpcell {
+
+class ServerNameGate {
+ public:
+  /// `host`: the name (or IP literal) the rules allowed, canonical;
+  /// `how_to_allow`: the advice a refusal gives; `early`: bytes the cell
+  /// sent before the tunnel existed (behind its CONNECT or SOCKS5 request).
+  /// A host of the host's loopback takes any of its three names (a client
+  /// of https://localhost:8443 reaches it as 127.0.0.1 and names localhost).
+  ServerNameGate(std::string host, std::string how_to_allow, std::string early)
+      : host_(std::move(host)), how_to_allow_(std::move(how_to_allow)), held_(std::move(early)) {}
+
+  enum class Verdict { kNeedMore, kOpen, kRefused };
+
+  /// Adds what was read from the cell.
+  void Add(std::string_view bytes) { held_.append(bytes); }
+  /// Decides on what is held; `eof`: the cell sent all it will.
+  Verdict Decide(bool eof);
+  /// kOpen: the bytes held, to be passed on in order.
+  std::string TakeHeld() { return std::move(held_); }
+  /// kRefused: why (for the denial's rule) and what to do instead.
+  const std::string& refusal() const { return refusal_; }
+  bool refused() const { return !refusal_.empty(); }
+  const std::string& how_to_allow() const { return how_to_allow_; }
+
+ private:
+  Verdict Refuse(std::string why);
+
+  std::string host_;
+  std::string how_to_allow_;
+  std::string held_;
+  std::string refusal_;
+};
+
+}  // namespace mcpcell

@@ -1,0 +1,107 @@
+#include "egress/tls_client_hello.h"
+
+#include <cstdint>
+
+namespace mcpcell {
+namespace {
+
+constexpr std::uint8_t kHandshakeRecord = 22;
+constexpr std::uint8_t kClientHello = 1;
+constexpr std::uint16_t kServerNameExtension = 0;
+constexpr std::uint8_t kHostName = 0;
+
+/// A bounds-checked reader over one length-delimited piece.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  bool Take(std::size_t n, std::string_view* out) {
+    if (bytes_.size() < n) return false;
+    if (out != nullptr) *out = bytes_.substr(0, n);
+    bytes_.remove_prefix(n);
+    return true;
+  }
+  bool Uint(std::size_t width, std::uint32_t* out) {
+    std::string_view raw;
+    if (!Take(width, &raw)) return false;
+    *out = 0;
+    for (unsigned char c : raw) *out = (*out << 8) | c;
+    return true;
+  }
+  /// A piece preceded by its length in `width` bytes.
+  bool Vector(std::size_t width, std::string_view* out) {
+    std::uint32_t n = 0;
+    return Uint(width, &n) && Take(n, out);
+  }
+  bool empty() const { return bytes_.empty(); }
+
+ private:
+  std::string_view bytes_;
+};
+
+ClientHelloRead Malformed(std::string why) { return {ClientHelloRead::Kind::kMalformed, std::nullopt, std::move(why)}; }
+
+/// The server_name extension's body: one host_name entry, nothing else.
+ClientHelloRead ReadServerName(std::string_view body) {
+  Reader ext(body);
+  std::string_view list;
+  if (!ext.Vector(2, &list) || !ext.empty()) return Malformed("its server_name extension's length is wrong");
+  Reader names(list);
+  std::optional<std::string> name;
+  while (!names.empty()) {
+    std::uint32_t type = 0;
+    std::string_view host;
+    if (!names.Uint(1, &type) || !names.Vector(2, &host)) return Malformed("its server_name list is cut short");
+    // RFC 6066: at most one name of each type; a second host_name could be
+    // read by the front where this reads the first.
+    if (type != kHostName || name) return Malformed("its server_name extension names more than one host_name");
+    name = std::string(host);
+  }
+  if (!name) return Malformed("its server_name extension names no host");
+  return {ClientHelloRead::Kind::kHello, std::move(name), ""};
+}
+
+}  // namespace
+
+ClientHelloRead ReadClientHello(std::string_view bytes) {
+  if (bytes.empty()) return {};
+  if (static_cast<std::uint8_t>(bytes[0]) != kHandshakeRecord) return {ClientHelloRead::Kind::kNotTls, std::nullopt, ""};
+  if (bytes.size() < 5) return {};
+  Reader record(bytes);
+  std::uint32_t type = 0, version = 0, length = 0;
+  record.Uint(1, &type);
+  record.Uint(2, &version);
+  record.Uint(2, &length);
+  if ((version >> 8) != 3) return Malformed("its record version is no TLS version");
+  if (length == 0 || length > kMaxFirstRecord - 5) return Malformed("its first record's length is out of range");
+  std::string_view payload;
+  if (!record.Take(length, &payload)) return {};
+  Reader hs(payload);
+  std::uint32_t msg = 0;
+  std::string_view hello;
+  if (!hs.Uint(1, &msg) || msg != kClientHello) return Malformed("its first handshake message is no ClientHello");
+  if (!hs.Vector(3, &hello)) return Malformed("its ClientHello does not fit in the first record");
+  Reader h(hello);
+  std::string_view skip;
+  std::uint32_t legacy_version = 0;
+  if (!h.Uint(2, &legacy_version) || !h.Take(32, nullptr) || !h.Vector(1, &skip) || !h.Vector(2, &skip) ||
+      !h.Vector(1, &skip)) {
+    return Malformed("its ClientHello's fixed fields are cut short");
+  }
+  if (h.empty()) return {ClientHelloRead::Kind::kHello, std::nullopt, ""};  // no extensions at all
+  std::string_view extensions;
+  if (!h.Vector(2, &extensions) || !h.empty()) return Malformed("its extensions' length is wrong");
+  Reader ext(extensions);
+  std::optional<ClientHelloRead> named;
+  while (!ext.empty()) {
+    std::uint32_t ext_type = 0;
+    std::string_view body;
+    if (!ext.Uint(2, &ext_type) || !ext.Vector(2, &body)) return Malformed("an extension is cut short");
+    if (ext_type != kServerNameExtension) continue;
+    if (named) return Malformed("it has two server_name extensions");
+    named = ReadServerName(body);
+    if (named->kind == ClientHelloRead::Kind::kMalformed) return *named;
+  }
+  return named ? *named : ClientHelloRead{ClientHelloRead::Kind::kHello, std::nullopt, ""};
+}
+
+}  // namespace mcpcell
