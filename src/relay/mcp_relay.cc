@@ -144,8 +144,15 @@ bool McpRelay::Audit(nlohmann::json event) {
   }
   if (kind == "session_end") event["held_back"] = held_back_;
   event["server"] = config_.server;
-  MaskSecretsIn(&event);
-  Status written = audit_(event);
+  Status written;
+  if (audit_.text) {
+    // WriteObject appends the chain's members (and "ts"): none may be the event's.
+    for (const char* k : {"ts", "run", "seq", "prev", "hash"}) event.erase(k);
+    written = audit_.text(MaskedDump(&event));
+  } else {
+    MaskSecretsIn(&event);
+    written = audit_.json(event);
+  }
   if (written) return true;
   if (audit_error_.empty()) {
     audit_error_ = written.error().Message();
