@@ -102,7 +102,8 @@ struct AuditedRelay {
     auto opened = AuditLog::Open(dir + "/calls.jsonl");
     if (!opened.ok()) std::abort();
     log.emplace(std::move(*opened));
-    relay = std::make_unique<McpRelay>(Config(mode), [this](const nlohmann::json& e) -> Status { return log->Write(e); });
+    relay = std::make_unique<McpRelay>(
+        Config(mode), McpRelay::AuditSink::Text([this](std::string_view o) -> Status { return log->WriteObject(o); }));
   }
   ~AuditedRelay() {
     relay.reset();

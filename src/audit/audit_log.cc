@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <ctime>
+#include <iterator>
 #include <optional>
 
 #include <fmt/format.h>
@@ -73,8 +75,13 @@ std::optional<std::string> ChainedRecordHash(std::string_view line, std::string*
   return Sha256Hex(body);
 }
 
-AuditLog::AuditLog(UniqueFd fd, std::string path)
-    : fd_(std::move(fd)), path_(std::move(path)), run_(NewRunId()), mu_(std::make_unique<std::mutex>()) {}
+AuditLog::AuditLog(UniqueFd fd, std::string path, const struct stat& st)
+    : fd_(std::move(fd)),
+      path_(std::move(path)),
+      run_(NewRunId()),
+      dev_(st.st_dev),
+      ino_(st.st_ino),
+      mu_(std::make_unique<std::mutex>()) {}
 
 Result<AuditLog> AuditLog::Open(const std::string& path) {
   // O_NOFOLLOW: a symlink planted at the log path must not redirect our
@@ -98,7 +105,7 @@ Result<AuditLog> AuditLog::Open(const std::string& path) {
                      fmt::format("the file is readable or writable by others (mode {:o}); run chmod 600 on it",
                                  st.st_mode & 07777));
   }
-  return AuditLog(std::move(owned), path);
+  return AuditLog(std::move(owned), path, st);
 }
 
 // Where the chain ends: the last record's hash and next seq. A last line that
@@ -136,25 +143,55 @@ Status AuditLog::ChainTail(std::uint64_t size, std::string* prev, std::uint64_t*
 // A log that was removed (unlinked) or replaced (renamed away, another file
 // put at its path) still takes writes through our fd, into a file nobody
 // reads: every record written then is as good as lost, so it is an error.
-Status AuditLog::StillAtPath(const struct stat& ours) const {
-  if (ours.st_nlink == 0) {
-    return MakeError("write audit log", path_, "the file was removed after mcpcell opened it; records would be lost");
-  }
+// One lstat(2) of the path decides it and gives the size: while our fd holds
+// the file open its inode number cannot go to another file, so a file at the
+// path with our (st_dev, st_ino) is ours — linked (st_nlink > 0) and its stat
+// the one fstat(2) on our fd would give.
+Result<struct stat> AuditLog::StatStillAtPath() const {
   struct stat now {};
   if (::lstat(path_.c_str(), &now) != 0) {
     Error e = ErrnoError("write audit log", path_);
+    struct stat ours {};
+    if (::fstat(fd_.get(), &ours) == 0 && ours.st_nlink == 0) {
+      return MakeError("write audit log", path_, "the file was removed after mcpcell opened it; records would be lost");
+    }
     e.detail = "the path no longer names the file mcpcell opened; records would be lost";
     return e;
   }
-  if (now.st_dev != ours.st_dev || now.st_ino != ours.st_ino) {
+  if (now.st_dev != dev_ || now.st_ino != ino_) {
     return MakeError("write audit log", path_,
                      "another file was put at the path after mcpcell opened it (renamed or replaced); records "
                      "would go to the old file");
   }
-  return {};
+  return now;
 }
 
 Status AuditLog::Write(const nlohmann::json& event) {
+  // The chain's members are the log's own: an event's "hash" is dropped and
+  // its "run", "seq" and "prev" replaced (in a copy: rare, and the caller's
+  // event stays as it was).
+  constexpr const char* kChain[] = {"run", "seq", "prev", "hash"};
+  bool own = event.is_object() && std::none_of(std::begin(kChain), std::end(kChain),
+                                               [&](const char* k) { return event.contains(k); });
+  if (!own) {
+    nlohmann::json e = event.is_null() ? nlohmann::json::object() : event;
+    if (!e.is_object()) return MakeError("write audit log", path_, "an audit event must be a JSON object");
+    for (const char* k : kChain) e.erase(k);
+    return Write(e);
+  }
+  // Replace invalid UTF-8 rather than throwing on a hostile server name.
+  return Append(event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), !event.contains("ts"));
+}
+
+Status AuditLog::WriteObject(std::string_view object) { return Append(object, true); }
+
+Status AuditLog::Append(std::string_view object, bool add_ts) {
+  // dump() escapes control characters, so a dumped object holds no raw
+  // newline: one record stays one line (verify reads line by line).
+  if (object.size() < 2 || object.front() != '{' || object.back() != '}' ||
+      object.find('\n') != std::string_view::npos || object.find('\r') != std::string_view::npos) {
+    return MakeError("write audit log", path_, "an audit record must be one JSON object on one line");
+  }
   std::lock_guard lock(*mu_);
   // flock(2): an exclusive lock on the open file description, shared by no
   // other process's open of the file, so each writer appends to the chain end
@@ -166,35 +203,32 @@ Status AuditLog::Write(const nlohmann::json& event) {
     int fd;
     ~Unlock() { ::flock(fd, LOCK_UN); }
   } unlock{fd_.get()};
-  struct stat st {};
-  if (::fstat(fd_.get(), &st) != 0) return ErrnoError("stat audit log", path_);
-  MCPCELL_TRY(StillAtPath(st));
+  auto st = StatStillAtPath();
+  if (!st) return st.error();
+  auto size = static_cast<std::uint64_t>(st->st_size);
   std::string prev;
   std::uint64_t seq = 0;
   bool needs_newline = false;
-  MCPCELL_TRY(ChainTail(static_cast<std::uint64_t>(st.st_size), &prev, &seq, &needs_newline));
-  nlohmann::json e = event;
-  if (!e.contains("ts")) e["ts"] = AuditTimestamp();
-  e["run"] = run_;
-  e["seq"] = seq;
-  e["prev"] = prev;
-  e.erase("hash");
-  // dump() escapes control characters, so the line cannot contain a raw newline;
-  // replace invalid UTF-8 rather than throwing on a hostile server name.
-  std::string body = e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::string hash = Sha256Hex(body);
-  body.pop_back();  // the closing brace; the hash member goes last
-  std::string line = (needs_newline ? "\n" : "") + body + std::string(kHashMember) + hash + "\"}\n";
+  MCPCELL_TRY(ChainTail(size, &prev, &seq, &needs_newline));
+  std::string line = needs_newline ? "\n" : "";
+  std::size_t start = line.size();
+  line.append(object.substr(0, object.size() - 1));
+  if (object.size() > 2) line += ',';
+  if (add_ts) line += fmt::format("\"ts\":\"{}\",", AuditTimestamp());
+  line += fmt::format("\"run\":\"{}\",\"seq\":{},\"prev\":\"{}\"}}", run_, seq, prev);
+  std::string hash = Sha256Hex(std::string_view(line).substr(start));
+  line.pop_back();  // the closing brace; the hash member goes last
+  line += fmt::format("{}{}\"}}\n", kHashMember, hash);
   if (auto written = WriteAll(fd_.get(), line, "write audit log", path_); !written) {
     // A short write (ENOSPC after a few blocks) leaves a torn record; cut it
     // off under the lock so the chain stays verifiable and the next writer
     // (another run, or this one once there is room) continues from an intact tail.
-    (void)!::ftruncate(fd_.get(), st.st_size);
+    (void)!::ftruncate(fd_.get(), st->st_size);
     end_ = UINT64_MAX;
     return written.error();
   }
-  end_ = static_cast<std::uint64_t>(st.st_size) + line.size();
-  last_hash_ = hash;
+  end_ = size + line.size();
+  last_hash_ = std::move(hash);
   last_seq_ = seq;
   return {};
 }

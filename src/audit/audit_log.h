@@ -6,7 +6,10 @@
 // Tamper evidence: the file is one hash chain. Each record carries "run"
 // (this process's random id), "seq" (its place in the file, from 0), "prev"
 // (the previous record's hash; 64 zeros for the first) and, as its last
-// member, "hash": SHA-256 of the line without that member. Writers of
+// member, "hash": SHA-256 of the line without that member. The log appends
+// "ts" (unless the event has one), "run", "seq" and "prev" after the event's
+// own members, in that order: verify hashes the line as it stands, so the
+// order is free, and appending spares a copy of the event. Writers of
 // several mcpcell runs take flock(2) on the file, read the last record's
 // hash and seq, append, unlock — so concurrent runs extend the same chain.
 // `mcpcell audit verify` (audit_verify.h) checks it.
@@ -43,17 +46,27 @@ class AuditLog {
   /// may still happen unrecorded (the relay: nothing, see mcp_relay.h).
   Status Write(const nlohmann::json& event);
 
+  /// Write for an event the caller has dumped already (the relay dumps each
+  /// record to scan it for secrets): `object` is one compact JSON object as
+  /// nlohmann::json::dump() writes it with invalid UTF-8 replaced, without
+  /// "ts", "run", "seq", "prev" or "hash" members (all five are appended).
+  /// Refuses text that is not one line between braces.
+  Status WriteObject(std::string_view object);
+
   const std::string& path() const { return path_; }
   const std::string& run_id() const { return run_; }
 
  private:
-  AuditLog(UniqueFd fd, std::string path);
-  Status StillAtPath(const struct stat& ours) const;
+  AuditLog(UniqueFd fd, std::string path, const struct stat& st);
+  Status Append(std::string_view object, bool add_ts);
+  Result<struct stat> StatStillAtPath() const;
   Status ChainTail(std::uint64_t size, std::string* prev, std::uint64_t* seq, bool* needs_newline);
 
   UniqueFd fd_;
   std::string path_;
   std::string run_;
+  dev_t dev_;  ///< the opened file's, to tell it from another file put at `path_`
+  ino_t ino_;
   std::unique_ptr<std::mutex> mu_;
   // The chain's end as this writer left it: valid while the file's size is
   // still `end_` (no other writer appended since).

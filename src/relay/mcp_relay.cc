@@ -144,8 +144,15 @@ bool McpRelay::Audit(nlohmann::json event) {
   }
   if (kind == "session_end") event["held_back"] = held_back_;
   event["server"] = config_.server;
-  MaskSecretsIn(&event);
-  Status written = audit_(event);
+  Status written;
+  if (audit_.text) {
+    // WriteObject appends the chain's members (and "ts"): none may be the event's.
+    for (const char* k : {"ts", "run", "seq", "prev", "hash"}) event.erase(k);
+    written = audit_.text(MaskedDump(&event));
+  } else {
+    MaskSecretsIn(&event);
+    written = audit_.json(event);
+  }
   if (written) return true;
   if (audit_error_.empty()) {
     audit_error_ = written.error().Message();
@@ -547,21 +554,25 @@ bool McpRelay::AuditCall(const Pending& p, const std::string& id, std::string ou
   if (!audit_) return true;
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - p.start).count();
   double ms = static_cast<double>(us) / 1000.0;
-  nlohmann::json e{{"event", AuditEventFor(p.method)},
-                   {SubjectKey(p.method), p.subject},
-                   {"id", nlohmann::json::parse(id, nullptr, false)},
-                   {"outcome", std::move(outcome)},
-                   {"duration_ms", ms},
-                   {"bytes_in", p.bytes_in},
-                   {"bytes_out", p.bytes_out + bytes_out},
-                   {"protocol", p.protocol},
-                   {"rounds", p.rounds}};
+  // Member by member, not from an initializer list: that builds a
+  // two-element array per member and copies each into the object (one
+  // record per call: these allocations were a visible part of its cost).
+  nlohmann::json e(nlohmann::json::value_t::object);
+  e["event"] = AuditEventFor(p.method);
+  e[SubjectKey(p.method)] = p.subject;
+  e["id"] = nlohmann::json::parse(id, nullptr, false);
+  e["outcome"] = std::move(outcome);
+  e["duration_ms"] = ms;
+  e["bytes_in"] = p.bytes_in;
+  e["bytes_out"] = p.bytes_out + bytes_out;
+  e["protocol"] = p.protocol;
+  e["rounds"] = p.rounds;
   if (!p.arguments.is_null()) e["arguments"] = p.arguments;
   if (!p.client.is_null()) e["client_info"] = p.client;
   if (!p.input_responses.is_null()) e["input_responses"] = p.input_responses;
   if (p.rounds > 1) e["round_ids"] = p.round_ids;
   if (p.unknown_state) e["unknown_request_state"] = true;
-  for (auto& [k, v] : extra.items()) e[k] = v;
+  for (auto& [k, v] : extra.items()) e[k] = std::move(v);
   return Audit(std::move(e));
 }
 

@@ -17,6 +17,8 @@
 #include <optional>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -79,7 +81,25 @@ class McpRelay {
   /// resources/read and prompts/get is refused naming the failure, and an
   /// answer whose record could not be written is withheld from the client
   /// (an error instead), so no call's result is served unrecorded.
-  using AuditSink = std::function<Status(const nlohmann::json&)>;
+  /// Given the record as JSON (any function of a const json&), or, made by
+  /// Text, as the compact object text the secret scan read, for
+  /// AuditLog::WriteObject: no copy and no second dump per record.
+  struct AuditSink {
+    std::function<Status(const nlohmann::json&)> json;
+    std::function<Status(std::string_view object)> text;
+
+    AuditSink() = default;
+    AuditSink(std::nullptr_t) {}  // NOLINT(google-explicit-constructor): no log
+    template <typename F, typename = std::enable_if_t<std::is_invocable_r_v<Status, F&, const nlohmann::json&>>>
+    AuditSink(F f) : json(std::move(f)) {}  // NOLINT(google-explicit-constructor)
+    /// `f` gets the record as AuditLog::WriteObject takes it.
+    static AuditSink Text(std::function<Status(std::string_view object)> f) {
+      AuditSink s;
+      s.text = std::move(f);
+      return s;
+    }
+    explicit operator bool() const { return json || text; }
+  };
   McpRelay(RelayConfig config, AuditSink audit);
   ~McpRelay();
 
@@ -159,6 +179,9 @@ class McpRelay {
   /// the scan finds masked (mcp_relay_secrets.cc): records and refusals are
   /// built from the message as it came, not as it was passed on.
   void MaskSecretsIn(nlohmann::json* event);
+  /// `*event` masked as MaskSecretsIn does, dumped as its record's text
+  /// (compact, invalid UTF-8 replaced): the scan's own dump when it is clean.
+  std::string MaskedDump(nlohmann::json* event);
   std::string MaskedText(const std::string& text);
   // The secret scan (mcp_relay_secrets.cc): before dispatch a request or
   // notification with a secret is blocked; after it, a response is blocked

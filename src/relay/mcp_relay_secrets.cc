@@ -47,12 +47,16 @@ void McpRelay::InitSecrets() {
 // The record is masked like a message; one no mask makes clean keeps only
 // its event name.
 void McpRelay::MaskSecretsIn(nlohmann::json* event) {
-  if (!secrets_) return;
+  if (secrets_) (void)MaskedDump(event);
+}
+
+std::string McpRelay::MaskedDump(nlohmann::json* event) {
   std::string line = event->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (!secrets_) return line;
   std::vector<SecretFinding> found;
   auto masked = secrets_->RedactLine(line, &found);
   // Only the NUL between two strings (a profile rule of any byte): no secret of the message's.
-  if (std::none_of(found.begin(), found.end(), [](const SecretFinding& f) { return f.bytes > 0; })) return;
+  if (std::none_of(found.begin(), found.end(), [](const SecretFinding& f) { return f.bytes > 0; })) return line;
   nlohmann::json clean = masked ? nlohmann::json::parse(*masked, nullptr, false) : nlohmann::json();
   if (clean.type() == event->type()) {
     *event = std::move(clean);
@@ -61,6 +65,8 @@ void McpRelay::MaskSecretsIn(nlohmann::json* event) {
   } else {
     *event = "(withheld: it held a secret no mask cleans)";
   }
+  // Reparsed and dumped again: the record's text is the masked JSON as dump() writes it.
+  return event->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string McpRelay::MaskedText(const std::string& text) {

@@ -19,11 +19,25 @@ using nlohmann::json;
 
 const std::string kToken = "xoxb-123456789012-1234567890123-" "AbCdEfGhIjKlMnOpQrStUvWx";
 
+// A mode, and how the records leave the relay: as JSON, or as the text
+// AuditLog::WriteObject writes (--audit-log), which must be masked as well.
+struct Echo {
+  SecretMode mode;
+  bool as_text;
+};
+
 struct Relay {
   std::vector<json> records;
   McpRelay relay;
-  explicit Relay(SecretMode mode)
-      : relay(Config(mode), [this](const json& e) -> Status { records.push_back(e); return {}; }) {}
+  explicit Relay(Echo p) : relay(Config(p.mode), Sink(p.as_text)) {}
+  McpRelay::AuditSink Sink(bool as_text) {
+    if (!as_text) return [this](const json& e) -> Status { records.push_back(e); return {}; };
+    return McpRelay::AuditSink::Text([this](std::string_view object) -> Status {
+      EXPECT_EQ(object.find(kToken), std::string_view::npos) << object;
+      records.push_back(json::parse(object));
+      return {};
+    });
+  }
   static RelayConfig Config(SecretMode m) {
     RelayConfig cfg;
     cfg.server = "srv";
@@ -50,7 +64,7 @@ struct Relay {
   std::string padded_;
 };
 
-class SecretEcho : public ::testing::TestWithParam<SecretMode> {};
+class SecretEcho : public ::testing::TestWithParam<Echo> {};
 
 TEST_P(SecretEcho, ATokenAsAToolNameOrArgumentKeyIsNotRecorded) {
   Relay r(GetParam());
@@ -103,7 +117,7 @@ namespace {
 TEST_P(SecretEcho, APlainTextLineIsScannedToo) {
   Relay r(GetParam());
   RelayAction a = r.Send(false, "debug: using token " + kToken);
-  if (GetParam() == SecretMode::kBlock) {
+  if (GetParam().mode == SecretMode::kBlock) {
     EXPECT_EQ(a.forward, RelayAction::Forward::kDrop);
   } else {
     ASSERT_EQ(a.forward, RelayAction::Forward::kReplaced);
@@ -115,8 +129,12 @@ TEST_P(SecretEcho, APlainTextLineIsScannedToo) {
   EXPECT_EQ(r.Send(false, "plain \xff text").forward, RelayAction::Forward::kAsIs);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, SecretEcho, ::testing::Values(SecretMode::kRedact, SecretMode::kBlock),
-                         [](const ::testing::TestParamInfo<SecretMode>& p) { return std::string(SecretModeName(p.param)); });
+INSTANTIATE_TEST_SUITE_P(Modes, SecretEcho,
+                         ::testing::Values(Echo{SecretMode::kRedact, false}, Echo{SecretMode::kBlock, false},
+                                           Echo{SecretMode::kRedact, true}, Echo{SecretMode::kBlock, true}),
+                         [](const ::testing::TestParamInfo<Echo>& p) {
+                           return std::string(SecretModeName(p.param.mode)) + (p.param.as_text ? "_text" : "");
+                         });
 
 }  // namespace
 }  // namespace mcpcell
