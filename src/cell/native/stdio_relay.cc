@@ -70,7 +70,8 @@ Result<StdioRelay> StdioRelay::Prepare(std::optional<RelayConfig> mcp, AuditLog*
     // A failed write is the relay's to act on (it refuses calls from then on, and says so).
     // No --audit-log: no sink, and the relay builds no records at all.
     McpRelay::AuditSink sink;
-    if (audit != nullptr) sink = [audit](const nlohmann::json& e) -> Status { return audit->Write(e); };
+    // The text path: the record as the secret scan already dumped it, not dumped again.
+    if (audit != nullptr) sink = McpRelay::AuditSink::Text([audit](std::string_view o) { return audit->WriteObject(o); });
     r.mcp_ = std::make_unique<McpRelay>(std::move(*mcp), sink);
     TracePhase("relay-made");
   }
