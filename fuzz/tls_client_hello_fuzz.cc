@@ -24,9 +24,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   mcpcell::ServerNameGate gate("registry.example", "advice", std::string(bytes.substr(0, size / 2)));
   gate.Add(bytes.substr(size / 2));
-  auto v = gate.Decide(true);
-  if (v == mcpcell::ServerNameGate::Verdict::kNeedMore) std::abort();  // at EOF it always decides
-  if (v == mcpcell::ServerNameGate::Verdict::kOpen && gate.TakeHeld() != bytes) std::abort();
-  if (v == mcpcell::ServerNameGate::Verdict::kRefused && gate.refusal().empty()) std::abort();
+  // At EOF it always decides; what it passes, in pieces or whole, is the input in order.
+  std::string passed;
+  for (int round = 0; round <= static_cast<int>(size); ++round) {
+    auto v = gate.Decide(true);
+    if (v == mcpcell::ServerNameGate::Verdict::kNeedMore) std::abort();
+    if (v == mcpcell::ServerNameGate::Verdict::kPassSome) {
+      std::string part = gate.TakePassable();
+      if (part.empty()) std::abort();  // no progress would loop the tunnel
+      passed += part;
+      continue;
+    }
+    if (v == mcpcell::ServerNameGate::Verdict::kOpen && passed + gate.TakeHeld() != bytes) std::abort();
+    if (v == mcpcell::ServerNameGate::Verdict::kRefused && gate.refusal().empty()) std::abort();
+    return 0;
+  }
+  std::abort();  // more rounds than bytes: no progress
   return 0;
 }

@@ -62,6 +62,10 @@ bool ByteFlow::StepGate(char* scratch, FlowNext* next) {
       *next = FlowNext::kError;
       return true;
     }
+    if (v == ServerNameGate::Verdict::kPassSome) {
+      Prime(gate_->TakePassable());  // the gate stays, for what follows
+      return false;
+    }
     std::string held = gate_->TakeHeld();
     gate_.reset();
     Prime(held);
@@ -71,11 +75,12 @@ bool ByteFlow::StepGate(char* scratch, FlowNext* next) {
 
 FlowNext ByteFlow::Step(char* scratch) {
   std::uint64_t moved = 0;
-  if (gate_) {
-    FlowNext next{};
-    if (StepGate(scratch, &next)) return next;
-  }
   while (moved < kFlowTurnBytes) {
+    if (gate_ && parked_off_ >= parked_) {  // judged bytes go out before the gate reads on
+      FlowNext next{};
+      if (StepGate(scratch, &next)) return next;
+      continue;
+    }
     if (parked_off_ < parked_) {  // a partial send of a small burst
       ssize_t n = ::send(out_, parked_bytes_.get() + parked_off_, parked_ - parked_off_, kSendFlags);
       if (n < 0 && errno == EINTR) continue;

@@ -12,7 +12,34 @@ ServerNameGate::Verdict ServerNameGate::Refuse(std::string why) {
   return Verdict::kRefused;
 }
 
+namespace {
+
+// PostgreSQL's SSLRequest and GSSENCRequest (protocol 3, "Message Formats"):
+// once the server answers 'S' the TLS handshake follows on the same
+// connection, so the request passes and the gate reads on (adversary pass 2
+// of 2026-11-28: a Postgres front that routes by server name).
+constexpr std::string_view kPostgresSslRequest("\0\0\0\x08\x04\xd2\x16\x2f", 8);
+constexpr std::string_view kPostgresGssEncRequest("\0\0\0\x08\x04\xd2\x16\x30", 8);
+
+}  // namespace
+
+std::string ServerNameGate::TakePassable() {
+  std::string part = held_.substr(0, passable_);
+  held_.erase(0, passable_);
+  passable_ = 0;
+  return part;
+}
+
 ServerNameGate::Verdict ServerNameGate::Decide(bool eof) {
+  for (std::string_view preamble : {kPostgresSslRequest, kPostgresGssEncRequest}) {
+    std::string_view head = std::string_view(held_).substr(0, preamble.size());
+    if (head != preamble.substr(0, head.size()) || held_.empty()) continue;
+    if (head.size() == preamble.size()) {
+      passable_ = preamble.size();
+      return Verdict::kPassSome;
+    }
+    if (!eof) return Verdict::kNeedMore;  // a preamble sent byte by byte is still one
+  }
   ClientHelloRead hello = ReadClientHello(held_);
   switch (hello.kind) {
     case ClientHelloRead::Kind::kNotTls:

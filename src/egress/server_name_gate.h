@@ -3,7 +3,9 @@
 // server they ask for (tls_client_hello.h), then opens or refuses: a
 // ClientHello may name the host the tunnel was opened for, or no host; a
 // first flight that is no TLS handshake at all passes as it is (plain HTTP,
-// SSH, a server that speaks first). Lives only until it decides.
+// SSH, a server that speaks first), except a PostgreSQL SSLRequest, after
+// which it reads on. Lives only until it decides. Not read: TLS after a
+// text protocol's STARTTLS (SMTP, IMAP, XMPP), docs/THREAT_MODEL.md.
 
 #include <string>
 #include <string_view>
@@ -20,7 +22,9 @@ class ServerNameGate {
   ServerNameGate(std::string host, std::string how_to_allow, std::string early)
       : host_(std::move(host)), how_to_allow_(std::move(how_to_allow)), held_(std::move(early)) {}
 
-  enum class Verdict { kNeedMore, kOpen, kRefused };
+  /// kPassSome: a preamble after which TLS may start (a PostgreSQL
+  /// SSLRequest) passes now, and what follows is judged as a first flight.
+  enum class Verdict { kNeedMore, kOpen, kPassSome, kRefused };
 
   /// Adds what was read from the cell.
   void Add(std::string_view bytes) { held_.append(bytes); }
@@ -28,6 +32,8 @@ class ServerNameGate {
   Verdict Decide(bool eof);
   /// kOpen: the bytes held, to be passed on in order.
   std::string TakeHeld() { return std::move(held_); }
+  /// kPassSome: the preamble, to be passed on; the gate keeps the rest.
+  std::string TakePassable();
   /// kRefused: why (for the denial's rule) and what to do instead.
   const std::string& refusal() const { return refusal_; }
   bool refused() const { return !refusal_.empty(); }
@@ -40,6 +46,7 @@ class ServerNameGate {
   std::string how_to_allow_;
   std::string held_;
   std::string refusal_;
+  std::size_t passable_ = 0;
 };
 
 }  // namespace mcpcell

@@ -5,7 +5,9 @@
 namespace mcpcell {
 namespace {
 
+constexpr std::uint8_t kChangeCipherSpecRecord = 20;
 constexpr std::uint8_t kHandshakeRecord = 22;
+constexpr std::uint8_t kHeartbeatRecord = 24;
 constexpr std::uint8_t kClientHello = 1;
 constexpr std::uint16_t kServerNameExtension = 0;
 constexpr std::uint8_t kHostName = 0;
@@ -64,7 +66,22 @@ ClientHelloRead ReadServerName(std::string_view body) {
 
 ClientHelloRead ReadClientHello(std::string_view bytes) {
   if (bytes.empty()) return {};
-  if (static_cast<std::uint8_t>(bytes[0]) != kHandshakeRecord) return {ClientHelloRead::Kind::kNotTls, std::nullopt, ""};
+  auto first = static_cast<std::uint8_t>(bytes[0]);
+  // A record of another TLS type first: OpenSSL skips up to 32 empty
+  // change_cipher_spec records before the ClientHello it then reads (adversary
+  // pass 2 of 2026-11-28), so whatever starts as a TLS record is TLS here.
+  if (first >= kChangeCipherSpecRecord && first <= kHeartbeatRecord && first != kHandshakeRecord) {
+    if (bytes.size() < 2) return {};
+    if (static_cast<std::uint8_t>(bytes[1]) == 3) return Malformed("its first TLS record is no handshake");
+    return {ClientHelloRead::Kind::kNotTls, std::nullopt, ""};
+  }
+  // An SSLv2-format ClientHello (a two-byte length with the top bit set,
+  // then message type 1): no TLS server should take one, none is passed.
+  if ((first & 0x80) != 0) {
+    if (bytes.size() < 3) return {};
+    if (bytes[2] == 1) return Malformed("it is an SSLv2-format ClientHello");
+  }
+  if (first != kHandshakeRecord) return {ClientHelloRead::Kind::kNotTls, std::nullopt, ""};
   if (bytes.size() < 5) return {};
   Reader record(bytes);
   std::uint32_t type = 0, version = 0, length = 0;
@@ -96,6 +113,12 @@ ClientHelloRead ReadClientHello(std::string_view bytes) {
     std::uint32_t ext_type = 0;
     std::string_view body;
     if (!ext.Uint(2, &ext_type) || !ext.Vector(2, &body)) return Malformed("an extension is cut short");
+    // Encrypted Client Hello (and its drafts, and ESNI): the front routes by
+    // the encrypted inner name, the outer one is the client's to choose.
+    if (ext_type == 0xfe0d || (ext_type >= 0xfe08 && ext_type <= 0xfe0c) || ext_type == 0xffce) {
+      return Malformed("it carries an Encrypted Client Hello, whose server name cannot be read (a Chromium-based "
+                       "server: --disable-features=EncryptedClientHello)");
+    }
     if (ext_type != kServerNameExtension) continue;
     if (named) return Malformed("it has two server_name extensions");
     named = ReadServerName(body);

@@ -44,90 +44,17 @@
 #include "egress/proxy.h"
 #include "egress/proxy_context.h"
 #include "egress/socks5.h"
+#include "temp_dir.h"
+#include "test_sockets.h"
 #include "tls_hello_builder.h"
 
 namespace mcpcell {
 namespace {
 
 using nlohmann::json;
+using namespace test_sockets;  // NOLINT: the helpers every socket test here uses
 
-// ---- sockets -------------------------------------------------------------
-
-std::uint16_t PortOf(int fd) {
-  sockaddr_in sin{};
-  socklen_t len = sizeof sin;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&sin), &len);
-  return ntohs(sin.sin_port);
-}
-
-UniqueFd ListenOn(const char* address, std::uint16_t port) {
-  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  int one = 1;
-  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  inet_pton(AF_INET, address, &sin.sin_addr);
-  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 || listen(fd.get(), 64) != 0) return {};
-  return fd;
-}
-
-/// A blocking client with a receive timeout, so a broken proxy fails the test
-/// instead of hanging it.
-UniqueFd ConnectTo(const char* address, std::uint16_t port) {
-  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  timeval tv{10, 0};
-  setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  inet_pton(AF_INET, address, &sin.sin_addr);
-  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0) return {};
-  return fd;
-}
-
-bool SendAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-/// Reads until `delimiter` has arrived (returned included) or EOF/error/timeout.
-std::string ReadUntil(int fd, std::string_view delimiter) {
-  std::string out;
-  char c;
-  while (out.size() < delimiter.size() || out.compare(out.size() - delimiter.size(), delimiter.size(), delimiter) != 0) {
-    if (recv(fd, &c, 1, 0) != 1) break;
-    out.push_back(c);
-  }
-  return out;
-}
-
-std::string ReadExactly(int fd, std::size_t n) {
-  std::string out(n, '\0');
-  std::size_t got = 0;
-  while (got < n) {
-    ssize_t r = recv(fd, out.data() + got, n - got, 0);
-    if (r <= 0) break;
-    got += static_cast<std::size_t>(r);
-  }
-  out.resize(got);
-  return out;
-}
-
-std::string ReadToEof(int fd) {
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t r = recv(fd, buf, sizeof buf, 0);
-    if (r <= 0) break;
-    out.append(buf, static_cast<std::size_t>(r));
-  }
-  return out;
-}
+// ---- sockets: test_sockets.h ------------------------------------------------
 
 /// A TCP server on 127.0.0.1 that runs `serve` on each connection in its own
 /// thread (test code: simplicity over scale).
@@ -173,19 +100,6 @@ void Echo(int fd) {
 }
 
 // ---- audit ---------------------------------------------------------------
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/mcpcell-egress-test-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::vector<json> ReadEvents(const std::string& path) {
   std::vector<json> out;
@@ -251,7 +165,7 @@ class EgressProxyTest : public ::testing::Test {
 
   std::string Target(const std::string& host, std::uint16_t port) { return host + ":" + std::to_string(port); }
 
-  TempDir dir_;
+  testing::TempDir dir_{"mcpcell-egress-test"};
   std::string audit_path_ = dir_.path() + "/audit.jsonl";
   std::optional<AuditLog> log_;
   TestServer echo_{Echo};
@@ -1391,7 +1305,7 @@ std::string ServiceScenario(const std::string& audit_path) {
 }
 
 TEST(EgressRedirect, ServiceResolvesThroughItsStubAndProxiesTheAnswer) {
-  TempDir dir;
+  testing::TempDir dir{"mcpcell-egress-test"};
   std::string audit_path = dir.path() + "/audit.jsonl";
   auto outcome = testing::RunInChild([&] { return ServiceScenario(audit_path); });
   if (outcome.report.rfind("SKIP", 0) == 0) GTEST_SKIP() << outcome.report;
@@ -1409,7 +1323,7 @@ TEST(EgressRedirect, ServiceResolvesThroughItsStubAndProxiesTheAnswer) {
 }
 
 TEST(EgressRedirect, RedirectedConnectionsAreJudgedByNameOrAddress) {
-  TempDir dir;
+  testing::TempDir dir{"mcpcell-egress-test"};
   std::string audit_path = dir.path() + "/audit.jsonl";
   auto outcome = testing::RunInChild([&] { return RedirectScenario(audit_path); });
   if (outcome.report.rfind("SKIP", 0) == 0) GTEST_SKIP() << outcome.report;

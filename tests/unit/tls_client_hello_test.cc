@@ -33,7 +33,7 @@ TEST(ClientHello, NoExtensionsOrNoServerNameIsAHelloNamingNone) {
 }
 
 TEST(ClientHello, WhatIsNoTlsHandshakeIsNotTls) {
-  for (const char* first : {"GET / HTTP/1.1\r\n", "SSH-2.0-x\r\n", "\x05\x01\x00", "\x17\x03\x03"}) {
+  for (const char* first : {"GET / HTTP/1.1\r\n", "SSH-2.0-x\r\n", "\x05\x01\x00", "PRI * HTTP/2.0\r\n", "*1\r\n$4\r\nPING\r\n"}) {
     EXPECT_EQ(ReadClientHello(first).kind, ClientHelloRead::Kind::kNotTls) << first;
   }
   EXPECT_EQ(ReadClientHello("").kind, ClientHelloRead::Kind::kNeedMore);
@@ -60,6 +60,40 @@ TEST(ClientHello, AnythingThatStartsAsAHandshakeButIsNoWholeHelloIsMalformed) {
   split[4] = 20;  // the record ends inside the ClientHello
   bad.push_back(split.substr(0, 25));
   for (const auto& b : bad) EXPECT_EQ(ReadClientHello(b).kind, ClientHelloRead::Kind::kMalformed) << ::testing::PrintToString(b);
+}
+
+// Adversary pass 2: what a TLS server reads as a ClientHello is one here too.
+TEST(ClientHello, OtherTlsRecordsFirstSslv2AndEncryptedHellosAreMalformed) {
+  std::string other = Hello(ServerNameExt({"b.example"}));
+  for (const std::string& prefix : {std::string("\x14\x03\x01\x00\x00", 5), std::string("\x15\x03\x03\x00\x00", 5),
+                                    std::string("\x17\x03\x04\x00\x00", 5), std::string("\x18\x03\x00\x00\x00", 5)}) {
+    EXPECT_EQ(ReadClientHello(prefix.substr(0, 1)).kind, ClientHelloRead::Kind::kNeedMore);
+    EXPECT_EQ(ReadClientHello(prefix + other).kind, ClientHelloRead::Kind::kMalformed) << ::testing::PrintToString(prefix);
+  }
+  EXPECT_EQ(ReadClientHello(std::string("\x14\x01x", 3)).kind, ClientHelloRead::Kind::kNotTls);  // no TLS version
+  EXPECT_EQ(ReadClientHello(std::string("\x80\x2e\x01\x03\x01", 5)).kind, ClientHelloRead::Kind::kMalformed);
+  EXPECT_EQ(ReadClientHello(std::string("\x80\x2e", 2)).kind, ClientHelloRead::Kind::kNeedMore);
+  for (std::uint16_t ech : {std::uint16_t{0xfe0d}, std::uint16_t{0xfe08}, std::uint16_t{0xffce}}) {
+    ClientHelloRead r = ReadClientHello(Hello(ServerNameExt({"a.example"}) + Other(ech, "inner")));
+    EXPECT_EQ(r.kind, ClientHelloRead::Kind::kMalformed) << ech;
+    EXPECT_NE(r.why.find("Encrypted Client Hello"), std::string::npos) << r.why;
+  }
+}
+
+TEST(ServerNameGate, APostgresSslRequestPassesAndTheHandshakeAfterItIsJudged) {
+  const std::string ssl_request("\0\0\0\x08\x04\xd2\x16\x2f", 8);
+  ServerNameGate gate("db.example", "a", ssl_request.substr(0, 3));
+  EXPECT_EQ(gate.Decide(false), ServerNameGate::Verdict::kNeedMore);  // byte by byte is still the request
+  gate.Add(ssl_request.substr(3) + Hello(ServerNameExt({"other.example"})));
+  ASSERT_EQ(gate.Decide(false), ServerNameGate::Verdict::kPassSome);
+  EXPECT_EQ(gate.TakePassable(), ssl_request);
+  EXPECT_EQ(gate.Decide(false), ServerNameGate::Verdict::kRefused);
+  ServerNameGate own("db.example", "a", ssl_request);
+  ASSERT_EQ(own.Decide(false), ServerNameGate::Verdict::kPassSome);
+  own.TakePassable();
+  EXPECT_EQ(own.Decide(false), ServerNameGate::Verdict::kNeedMore);
+  own.Add(Hello(ServerNameExt({"db.example"})));
+  EXPECT_EQ(own.Decide(false), ServerNameGate::Verdict::kOpen);
 }
 
 TEST(ServerNameGate, OpensForTheAllowedNameNoNameOrNoTlsAndRefusesAnother) {
