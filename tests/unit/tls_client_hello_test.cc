@@ -42,7 +42,6 @@ TEST(ClientHello, WhatIsNoTlsHandshakeIsNotTls) {
 TEST(ClientHello, AnythingThatStartsAsAHandshakeButIsNoWholeHelloIsMalformed) {
   std::string good = Hello(ServerNameExt({"a.example"}));
   std::vector<std::string> bad = {
-      std::string("\x16\x04\x01\x00\x05", 5) + "xxxxx",                    // record version 4.x
       std::string("\x16\x03\x01\x00\x00", 5),                              // empty record
       std::string("\x16\x03\x01\x40\x01", 5),                              // longer than 2^14
       Hello(ServerNameExt({"a.example", "b.example"})),                    // two host_names
@@ -71,8 +70,11 @@ TEST(ClientHello, OtherTlsRecordsFirstSslv2AndEncryptedHellosAreMalformed) {
     EXPECT_EQ(ReadClientHello(prefix + other).kind, ClientHelloRead::Kind::kMalformed) << ::testing::PrintToString(prefix);
   }
   EXPECT_EQ(ReadClientHello(std::string("\x14\x01x", 3)).kind, ClientHelloRead::Kind::kNotTls);  // no TLS version
-  EXPECT_EQ(ReadClientHello(std::string("\x80\x2e\x01\x03\x01", 5)).kind, ClientHelloRead::Kind::kMalformed);
-  EXPECT_EQ(ReadClientHello(std::string("\x80\x2e", 2)).kind, ClientHelloRead::Kind::kNeedMore);
+  EXPECT_EQ(ReadClientHello(std::string("\x16\x24\x29", 3)).kind, ClientHelloRead::Kind::kNotTls);  // not 3.x: no TLS
+  // Binary protocols start with any byte: the e2e load test's random tunnels
+  // met an "SSLv2 hello" shape (top bit, then 1) in one of ~500. It names no
+  // server, so it passes.
+  EXPECT_EQ(ReadClientHello(std::string("\x80\x2e\x01\x03\x01", 5)).kind, ClientHelloRead::Kind::kNotTls);
   for (std::uint16_t ech : {std::uint16_t{0xfe0d}, std::uint16_t{0xfe08}, std::uint16_t{0xffce}}) {
     ClientHelloRead r = ReadClientHello(Hello(ServerNameExt({"a.example"}) + Other(ech, "inner")));
     EXPECT_EQ(r.kind, ClientHelloRead::Kind::kMalformed) << ech;
