@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/sha256.h"
+#include "util/json_text.h"
 #include "util/write_all.h"
 
 namespace mcpcell {
@@ -180,7 +181,7 @@ Status AuditLog::Write(const nlohmann::json& event) {
     return Write(e);
   }
   // Replace invalid UTF-8 rather than throwing on a hostile server name.
-  return Append(event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), !event.contains("ts"));
+  return Append(JsonText(event), !event.contains("ts"));
 }
 
 Status AuditLog::WriteObject(std::string_view object) { return Append(object, true); }

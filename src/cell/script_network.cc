@@ -6,48 +6,15 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <vector>
 
 #include "egress/host_loopback.h"
-#include "egress/dns_name.h"
+#include "egress/http_target.h"
 #include "source/registry_url.h"
 #include "util/terminal_text.h"
 
 namespace mcpcell {
 namespace {
-
-struct Authority {
-  std::string host;  ///< as written, IPv6 with its brackets
-  std::uint16_t port = 0;
-};
-
-/// Splits "host", "host:port", "[v6]" or "[v6]:port"; nullopt when it is none of them.
-std::optional<Authority> SplitAuthority(std::string_view text, std::uint16_t default_port) {
-  Authority out{std::string(text), default_port};
-  std::string_view port;
-  if (!text.empty() && text.front() == '[') {
-    std::size_t close = text.find(']');
-    if (close == std::string_view::npos) return std::nullopt;
-    out.host = std::string(text.substr(0, close + 1));
-    std::string_view rest = text.substr(close + 1);
-    if (!rest.empty() && rest.front() != ':') return std::nullopt;
-    if (!rest.empty()) port = rest.substr(1);
-  } else if (std::size_t colon = text.find(':'); colon != std::string_view::npos) {
-    out.host = std::string(text.substr(0, colon));
-    port = text.substr(colon + 1);
-    if (port.find(':') != std::string_view::npos) return std::nullopt;
-  }
-  if (text.find(':') != std::string_view::npos && port.empty()) return std::nullopt;  // "host:" says no port
-  if (!port.empty()) {
-    unsigned value = 0;
-    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535) return std::nullopt;
-    out.port = static_cast<std::uint16_t>(value);
-  }
-  if (out.host.empty()) return std::nullopt;
-  return out;
-}
 
 /// The host's resolver's addresses for `host` (numeric, at most 8); none
 /// when it fails, and the proxy resolves the name itself.
@@ -97,26 +64,27 @@ Result<NetworkSpec> RegistryNetwork(const std::string& url) {
   std::size_t end = url.find_first_of("/?#", start);
   std::string_view authority = std::string_view(url).substr(start, end == std::string::npos ? url.npos : end - start);
   if (authority.find('@') != std::string_view::npos) return refuse("it names a user or password");
-  auto parts = SplitAuthority(authority, default_port);
-  if (!parts) return refuse("its host and port are not HOST, HOST:PORT or [IPv6]:PORT");
+  // The proxy's own reader of CONNECT authorities: canonical host, port.
+  std::string why;
+  auto where = ParseAuthority(authority, default_port, &why);
+  if (!where || where->port == 0) return refuse(where ? "its port is 0" : why);
   NetworkSpec net;
   net.mode = NetworkSpec::Mode::kAllowList;
-  std::string entry = parts->host + ":" + std::to_string(parts->port);
+  bool v6 = where->host.find(':') != std::string::npos;
+  std::string entry = (v6 ? "[" + where->host + "]" : where->host) + ":" + std::to_string(where->port);
   if (auto loopback = ParseLoopbackEntry(entry)) {
     if (!*loopback) return refuse(loopback->error().detail);
-    net.host_ports.push_back(HostLoopbackPort{(*loopback)->name, parts->port});
+    net.host_ports.push_back(HostLoopbackPort{(*loopback)->name, where->port});
     return net;
   }
-  // One name exactly: a leading dot would make it a whole domain's rule.
-  std::string why;
-  auto host = CanonicalHost(parts->host, &why);
-  if (!host || host->front() == '.') return refuse(host ? "its host is no single name" : why);
-  net.allow_hosts.push_back(*host);
-  net.allow_ports.push_back(parts->port);
+  // One name exactly (CanonicalHost takes no ".domain"), on its one port.
+  const std::string& host = where->host;
+  net.allow_hosts.push_back(host);
+  net.allow_ports.push_back(where->port);
   // Pinned to the addresses the host's npm was given: an intranet registry
   // (10.x) is then reached as --resolve would reach it, and the name cannot
   // be resolved anew to somewhere else while the scripts run.
-  for (auto& address : HostAddresses(*host)) net.resolve.push_back(ResolvePin{*host, parts->port, std::move(address)});
+  for (auto& address : HostAddresses(host)) net.resolve.push_back(ResolvePin{host, where->port, std::move(address)});
   return net;
 }
 

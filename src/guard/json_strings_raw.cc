@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "guard/json_strings.h"
+#include "util/utf8.h"
 
 namespace mcpcell {
 namespace {
@@ -48,24 +49,6 @@ long Unit(std::string_view s, std::size_t at) {
   return v;
 }
 
-void PutUtf8(unsigned long cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
 // One escape at `*at` (the backslash) decoded onto `out`; false for anything
 // but JSON's escapes and well-paired surrogates (the full path decides then).
 bool DecodeEscape(std::string_view s, std::size_t* at, std::string* out) {
@@ -84,13 +67,13 @@ bool DecodeEscape(std::string_view s, std::size_t* at, std::string* out) {
   // between strings): the full path decides.
   if ((hi < 0x20 && hi != '\t' && hi != '\n' && hi != '\r') || hi == 0x7f) return false;
   if (hi < 0xD800 || hi > 0xDBFF) {
-    PutUtf8(static_cast<unsigned long>(hi), out);
+    AppendUtf8(static_cast<char32_t>(hi), out);
     *at += 6;
     return true;
   }
   long lo = Unit(s, *at + 6);
   if (lo < 0xDC00 || lo > 0xDFFF) return false;
-  PutUtf8(0x10000 + ((static_cast<unsigned long>(hi) - 0xD800) << 10) + (static_cast<unsigned long>(lo) - 0xDC00), out);
+  AppendUtf8(static_cast<char32_t>(0x10000 + ((static_cast<unsigned long>(hi) - 0xD800) << 10) + (static_cast<unsigned long>(lo) - 0xDC00)), out);
   *at += 12;
   return true;
 }

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "guard/tool_contract.h"  // NextCodePoint, IsInvisibleCodePoint
+#include "util/utf8.h"
 
 namespace mcpcell {
 namespace {
@@ -74,24 +75,6 @@ char32_t FoldOne(char32_t cp) {
   return cp;
 }
 
-void PutUtf8(char32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
 enum class Script { kNone, kLatin, kLookAlike };
 
 Script ScriptOf(char32_t cp) {
@@ -125,7 +108,7 @@ std::string FoldForMatching(std::string_view s) {
     if (f == U' ') {
       space();
     } else {
-      PutUtf8(f, &out);
+      AppendUtf8(f, &out);
     }
   }
   if (!out.empty() && out.back() == ' ') out.pop_back();

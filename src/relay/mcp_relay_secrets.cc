@@ -10,6 +10,7 @@
 #include "guard/secret_guard.h"
 #include "relay/envelope.h"
 #include "relay/mcp_relay.h"
+#include "util/json_text.h"
 
 namespace mcpcell {
 namespace {
@@ -51,7 +52,7 @@ void McpRelay::MaskSecretsIn(nlohmann::json* event) {
 }
 
 std::string McpRelay::MaskedDump(nlohmann::json* event) {
-  std::string line = event->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string line = JsonText(*event);
   if (!secrets_) return line;
   std::vector<SecretFinding> found;
   auto masked = secrets_->RedactLine(line, &found);
@@ -66,7 +67,7 @@ std::string McpRelay::MaskedDump(nlohmann::json* event) {
     *event = "(withheld: it held a secret no mask cleans)";
   }
   // Reparsed and dumped again: the record's text is the masked JSON as dump() writes it.
-  return event->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return JsonText(*event);
 }
 
 std::string McpRelay::MaskedText(const std::string& text) {
@@ -134,7 +135,7 @@ RelayAction McpRelay::GuardSecrets(Side from, const Envelope& env, const LineFra
 RelayAction McpRelay::GuardPlainText(Side from, const LineFramer::Line& line) {
   SecretMode mode = from == kClient ? config_.secrets.to_server : config_.secrets.to_client;
   if (mode == SecretMode::kOff || !secrets_) return {};
-  std::string quoted = nlohmann::json(std::string(line.text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string quoted = JsonText(nlohmann::json(std::string(line.text)));
   std::vector<SecretFinding> found;
   auto masked = secrets_->RedactLine(quoted, &found);
   if (found.empty()) return {};

@@ -201,7 +201,7 @@ std::set<std::string> OptionalPackages(const std::string& install_dir) {
 }  // namespace
 
 Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit,
-                         const std::string& registry) {
+                         const std::function<std::string()>& registry_of) {
   // Which packages npm itself counts as optional (reached only through
   // optionalDependencies): as in npm, a failed build of one is no failure
   // of the install; the package is removed instead.
@@ -213,6 +213,7 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
   std::error_code ec;
   fs::remove(install_dir + "/node_modules/.package-lock.json", ec);
   auto packages = FindScriptPackages(install_dir + "/node_modules");
+  const std::string registry = packages.empty() ? std::string() : registry_of();
   const std::string network = registry.empty() ? std::string("no network")
                                                : "network only to the npm registry " + VisibleOnTerminal(RegistryOrigin(registry));
   nlohmann::json ran = nlohmann::json::array();

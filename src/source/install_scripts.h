@@ -14,6 +14,7 @@
 // cell/script_cell.h (a higher layer), behind the ScriptCell interface.
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -85,8 +86,9 @@ bool InstallScriptsRan(const std::string& cache_dir);
 /// in `cell`, one package per cell, in FindScriptPackages order; stops at
 /// the first failure, except of a package npm's hidden lockfile marks
 /// optional: that one is removed (npm's rule) with a warning. Then records
-/// in install_dir that they ran. `registry`: ScriptRun::registry.
+/// in install_dir that they ran. `registry` gives ScriptRun::registry; it is
+/// asked (npm runs for it) only when some package has scripts.
 Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit,
-                         const std::string& registry);
+                         const std::function<std::string()>& registry);
 
 }  // namespace mcpcell

@@ -245,12 +245,15 @@ Status HandleScripts(const std::string& dir, const NpxScripts& scripts, PackageT
     return {};
   }
   if (scripts.cell == nullptr) return MakeError("run install scripts of", dir, "no cell to run them in");
-  if (FindScriptPackages(dir + "/node_modules").empty()) return RunPackageScripts(dir, *scripts.cell, scripts.limit, "");
   // Not knowing the registry closes the cells' network, not the install:
   // scripts that need none still run.
-  auto registry = tool.Registry();
-  if (!registry.ok()) Warn(registry.error().Message() + "; the install scripts get no network");
-  return RunPackageScripts(dir, *scripts.cell, scripts.limit, registry.ok() ? *registry : std::string());
+  auto registry = [&tool]() -> std::string {
+    auto url = tool.Registry();
+    if (url.ok()) return *url;
+    Warn(url.error().Message() + "; the install scripts get no network");
+    return {};
+  };
+  return RunPackageScripts(dir, *scripts.cell, scripts.limit, registry);
 }
 
 /// A package published without its scripts run (an older mcpcell, or

@@ -123,7 +123,7 @@ TEST_F(InstallScriptsTest, RunsEachPackageInOrderAndRecordsIt) {
   Pkg("top", R"({"name":"top","dependencies":{"dep":"1"},"scripts":{"postinstall":"t"}})");
   std::ofstream(nm_ + "/.package-lock.json") << "{}";
   EXPECT_FALSE(InstallScriptsRan(root_));
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(7), "https://registry.example/").ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(7), [] { return std::string("https://registry.example/"); }).ok());
   ASSERT_EQ(cell.runs.size(), 2u);
   EXPECT_EQ(cell.runs[0].package, "dep");
   EXPECT_EQ(cell.runs[0].package_dir, nm_ + "/dep");
@@ -133,6 +133,17 @@ TEST_F(InstallScriptsTest, RunsEachPackageInOrderAndRecordsIt) {
   EXPECT_EQ(cell.runs[1].package, "top");
   EXPECT_TRUE(InstallScriptsRan(root_));
   EXPECT_FALSE(fs::exists(nm_ + "/.package-lock.json"));  // npm rebuild reads the manifests themselves
+}
+
+TEST_F(InstallScriptsTest, TheRegistryIsAskedOnlyWhenAPackageHasScripts) {
+  struct Never : ScriptCell {
+    Status Run(const ScriptRun&) override { return MakeError("no package has scripts"); }
+  } cell;
+  Pkg("plain", R"({"name":"plain"})");
+  int asked = 0;
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [&] { ++asked; return std::string("x"); }).ok());
+  EXPECT_EQ(asked, 0) << "npm is not run for a registry no cell needs";
+  EXPECT_TRUE(InstallScriptsRan(root_));
 }
 
 TEST_F(InstallScriptsTest, AFailureStopsAndRecordsNothing) {
@@ -145,7 +156,7 @@ TEST_F(InstallScriptsTest, AFailureStopsAndRecordsNothing) {
   } cell;
   Pkg("a", R"({"name":"a","scripts":{"install":"x"}})");
   Pkg("b", R"({"name":"b","scripts":{"install":"x"}})");
-  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), "").ok());
+  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); }).ok());
   EXPECT_EQ(cell.calls, 1);
   EXPECT_FALSE(InstallScriptsRan(root_));
 }
@@ -164,7 +175,7 @@ TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn
   // npm's own verdict on which packages are optional; a path out of the install is ignored.
   std::ofstream(nm_ + "/.package-lock.json")
       << R"({"packages":{"node_modules/opt":{"optional":true},"node_modules/req":{},"../../etc":{"optional":true}}})";
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), "").ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); }).ok());
   EXPECT_EQ(cell.ran, (std::vector<std::string>{"opt", "req"}));
   EXPECT_FALSE(fs::exists(nm_ + "/opt"));
   EXPECT_TRUE(fs::exists(nm_ + "/req"));
@@ -172,7 +183,7 @@ TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn
   // Not optional: the same failure fails the install.
   Pkg("opt", R"({"name":"opt","scripts":{"install":"node-gyp rebuild"}})");
   fs::remove(root_ + "/.mcpcell-install-scripts.json");
-  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), "").ok());
+  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); }).ok());
   EXPECT_TRUE(fs::exists(nm_ + "/opt"));
 }
 
@@ -189,7 +200,7 @@ TEST_F(InstallScriptsTest, AHostileDirectoryNameReachesStderrOnlyVisibly) {
   std::ofstream(nm_ + "/.package-lock.json") << R"({"packages":{"node_modules/)" << "x\\u001b]0;owned\\u0007\\u001b[2J\\u001b[1A\\rmcpcell: forged"
                                               << R"(":{"optional":true}}})";
   testing::internal::CaptureStderr();
-  Status st = RunPackageScripts(root_, cell, std::chrono::seconds(1), "");
+  Status st = RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); });
   std::string err = testing::internal::GetCapturedStderr();
   std::string all = err + (st.ok() ? "" : st.error().Message());
   EXPECT_NE(all.find("running the install scripts of"), std::string::npos) << all;
@@ -206,7 +217,7 @@ TEST_F(InstallScriptsTest, ANewlineInADirectoryNameForgesNoLine) {
   } cell;
   Pkg("x\nmcpcell: forged line", R"({"name":"x","scripts":{"install":"x"}})");
   testing::internal::CaptureStderr();
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), "").ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); }).ok());
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(err.find("\nmcpcell: forged line"), std::string::npos) << err;
 }
