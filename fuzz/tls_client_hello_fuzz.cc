@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     mcpcell::ClientHelloRead part = mcpcell::ReadClientHello(bytes.substr(0, cut));
     if (part.kind != mcpcell::ClientHelloRead::Kind::kNeedMore && part.kind != whole.kind) std::abort();
   }
-  mcpcell::ServerNameGate gate("registry.example", "advice", std::string(bytes.substr(0, size / 2)));
+  mcpcell::ServerNameGate gate("registry.example", 80, "advice", std::string(bytes.substr(0, size / 2)));
   gate.Add(bytes.substr(size / 2));
   // At EOF it always decides; what it passes, in pieces or whole, is the input in order.
   std::string passed;

@@ -30,7 +30,29 @@ std::string ServerNameGate::TakePassable() {
   return part;
 }
 
+ServerNameGate::Verdict ServerNameGate::DecideHttp(bool eof) {
+  HttpHostGate::Step step = http_->Read(held_, eof);
+  switch (step.kind) {
+    case HttpHostGate::Step::Kind::kRefused:
+      return Refuse("plain HTTP sent to " + host_ + ": " + step.why + "; a connection carries requests for the host "
+                    "it was allowed for only (a shared server would answer for that other site)");
+    case HttpHostGate::Step::Kind::kOpaque:
+      http_.reset();
+      return Verdict::kOpen;
+    case HttpHostGate::Step::Kind::kPass:
+      break;
+  }
+  if (step.judged > 0) {
+    passable_ = step.judged;
+    return Verdict::kPassSome;
+  }
+  if (!eof) return Verdict::kNeedMore;
+  if (held_.empty()) return Verdict::kOpen;  // the EOF passes on
+  return Refuse("the connection to " + host_ + " closed in the middle of a plain-HTTP request");
+}
+
 ServerNameGate::Verdict ServerNameGate::Decide(bool eof) {
+  if (http_) return DecideHttp(eof);
   for (std::string_view preamble : {kPostgresSslRequest, kPostgresGssEncRequest}) {
     std::string_view head = std::string_view(held_).substr(0, preamble.size());
     if (head != preamble.substr(0, head.size()) || held_.empty()) continue;
@@ -43,7 +65,13 @@ ServerNameGate::Verdict ServerNameGate::Decide(bool eof) {
   ClientHelloRead hello = ReadClientHello(held_);
   switch (hello.kind) {
     case ClientHelloRead::Kind::kNotTls:
-      return Verdict::kOpen;
+      switch (ClassifyHttpStart(held_, eof)) {
+        case HttpStart::kNeedMore: return Verdict::kNeedMore;
+        case HttpStart::kOther: return Verdict::kOpen;
+        case HttpStart::kHttp: break;
+      }
+      http_ = std::make_unique<HttpHostGate>(host_, port_);
+      return DecideHttp(eof);
     case ClientHelloRead::Kind::kNeedMore:
       if (held_.empty() && eof) return Verdict::kOpen;  // nothing sent: the EOF passes on
       if (!eof) return Verdict::kNeedMore;

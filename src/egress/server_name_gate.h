@@ -7,23 +7,29 @@
 // which it reads on. Lives only until it decides. Not read: TLS after a
 // text protocol's STARTTLS (SMTP, IMAP, XMPP), docs/THREAT_MODEL.md.
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include "egress/http_host_gate.h"
 
 namespace mcpcell {
 
 class ServerNameGate {
  public:
-  /// `host`: the name (or IP literal) the rules allowed, canonical;
+  /// `host`: the name (or IP literal) the rules allowed, canonical; `port`:
+  /// the tunnel's (a Host header that names a port must name this one);
   /// `how_to_allow`: the advice a refusal gives; `early`: bytes the cell
   /// sent before the tunnel existed (behind its CONNECT or SOCKS5 request).
   /// A host of the host's loopback takes any of its three names (a client
   /// of https://localhost:8443 reaches it as 127.0.0.1 and names localhost).
-  ServerNameGate(std::string host, std::string how_to_allow, std::string early)
-      : host_(std::move(host)), how_to_allow_(std::move(how_to_allow)), held_(std::move(early)) {}
+  ServerNameGate(std::string host, std::uint16_t port, std::string how_to_allow, std::string early)
+      : host_(std::move(host)), how_to_allow_(std::move(how_to_allow)), held_(std::move(early)), port_(port) {}
 
   /// kPassSome: a preamble after which TLS may start (a PostgreSQL
-  /// SSLRequest) passes now, and what follows is judged as a first flight.
+  /// SSLRequest) passes now, and what follows is judged as a first flight;
+  /// or plain HTTP requests judged whole, and the gate reads on.
   enum class Verdict { kNeedMore, kOpen, kPassSome, kRefused };
 
   /// Adds what was read from the cell.
@@ -41,12 +47,16 @@ class ServerNameGate {
 
  private:
   Verdict Refuse(std::string why);
+  /// Once the first flight read as plain HTTP: each request's Host.
+  Verdict DecideHttp(bool eof);
 
   std::string host_;
   std::string how_to_allow_;
   std::string held_;
   std::string refusal_;
   std::size_t passable_ = 0;
+  std::unique_ptr<HttpHostGate> http_;  ///< once the tunnel carries plain HTTP
+  std::uint16_t port_;
 };
 
 }  // namespace mcpcell

@@ -103,14 +103,15 @@ void StartTunnel(ProxyContext& ctx, tcp::socket cell, tcp::socket upstream, Egre
     FinishAttempt(ctx, attempt, start);
     return;
   }
-  // A shared front picks the site by the ClientHello's name: a tunnel the
-  // rules allowed for one host must not carry a handshake for another.
+  // A shared front picks the site by the ClientHello's name, a shared HTTP
+  // server by the Host header: a tunnel the rules allowed for one host must
+  // not carry a handshake or a request for another.
   std::unique_ptr<ServerNameGate> gate;
   if (!ctx.rules.allow_all) {
     RuleVerdict advice = WithFixedAdvice(
-        ctx.rules, {false, "", "open the connection to the server the ClientHello names (CONNECT that host, or "
-                               "connect to it by name), so the rules judge that host"});
-    gate = std::make_unique<ServerNameGate>(attempt.host, advice.how_to_allow, std::string());
+        ctx.rules, {false, "", "open the connection to the server the TLS ClientHello or the HTTP Host header names "
+                               "(CONNECT that host, or connect to it by name), so the rules judge that host"});
+    gate = std::make_unique<ServerNameGate>(attempt.host, attempt.port, advice.how_to_allow, std::string());
   }
   if (auto added = ctx.tunnels->Add(std::move(cell_fd), std::move(upstream_fd), std::move(attempt), start,
                                     std::move(early), std::move(gate));

@@ -84,13 +84,13 @@ TEST(ClientHello, OtherTlsRecordsFirstSslv2AndEncryptedHellosAreMalformed) {
 
 TEST(ServerNameGate, APostgresSslRequestPassesAndTheHandshakeAfterItIsJudged) {
   const std::string ssl_request("\0\0\0\x08\x04\xd2\x16\x2f", 8);
-  ServerNameGate gate("db.example", "a", ssl_request.substr(0, 3));
+  ServerNameGate gate("db.example", 443, "a", ssl_request.substr(0, 3));
   EXPECT_EQ(gate.Decide(false), ServerNameGate::Verdict::kNeedMore);  // byte by byte is still the request
   gate.Add(ssl_request.substr(3) + Hello(ServerNameExt({"other.example"})));
   ASSERT_EQ(gate.Decide(false), ServerNameGate::Verdict::kPassSome);
   EXPECT_EQ(gate.TakePassable(), ssl_request);
   EXPECT_EQ(gate.Decide(false), ServerNameGate::Verdict::kRefused);
-  ServerNameGate own("db.example", "a", ssl_request);
+  ServerNameGate own("db.example", 443, "a", ssl_request);
   ASSERT_EQ(own.Decide(false), ServerNameGate::Verdict::kPassSome);
   own.TakePassable();
   EXPECT_EQ(own.Decide(false), ServerNameGate::Verdict::kNeedMore);
@@ -100,17 +100,18 @@ TEST(ServerNameGate, APostgresSslRequestPassesAndTheHandshakeAfterItIsJudged) {
 
 TEST(ServerNameGate, OpensForTheAllowedNameNoNameOrNoTlsAndRefusesAnother) {
   std::string registry = Hello(ServerNameExt({"REGISTRY.example."}));
-  ServerNameGate same("registry.example", "advice", registry.substr(0, 10));
+  ServerNameGate same("registry.example", 443, "advice", registry.substr(0, 10));
   EXPECT_EQ(same.Decide(false), ServerNameGate::Verdict::kNeedMore);
   same.Add(registry.substr(10));
   EXPECT_EQ(same.Decide(false), ServerNameGate::Verdict::kOpen);
   EXPECT_EQ(same.TakeHeld(), registry);  // passed on byte for byte
 
-  EXPECT_EQ(ServerNameGate("registry.example", "a", Hello("", false)).Decide(false), ServerNameGate::Verdict::kOpen);
-  EXPECT_EQ(ServerNameGate("registry.example", "a", "GET / HTTP/1.1\r\n").Decide(false), ServerNameGate::Verdict::kOpen);
-  EXPECT_EQ(ServerNameGate("registry.example", "a", "").Decide(true), ServerNameGate::Verdict::kOpen);
+  EXPECT_EQ(ServerNameGate("registry.example", 443, "a", Hello("", false)).Decide(false), ServerNameGate::Verdict::kOpen);
+  EXPECT_EQ(ServerNameGate("registry.example", 443, "a", "SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n").Decide(false),
+            ServerNameGate::Verdict::kOpen);
+  EXPECT_EQ(ServerNameGate("registry.example", 443, "a", "").Decide(true), ServerNameGate::Verdict::kOpen);
 
-  ServerNameGate other("registry.example", "the advice", Hello(ServerNameExt({"worker.attacker.example\x1b[2J"})));
+  ServerNameGate other("registry.example", 443, "the advice", Hello(ServerNameExt({"worker.attacker.example\x1b[2J"})));
   EXPECT_EQ(other.Decide(false), ServerNameGate::Verdict::kRefused);
   EXPECT_TRUE(other.refused());
   EXPECT_NE(other.refusal().find("worker.attacker.example"), std::string::npos) << other.refusal();
@@ -118,13 +119,13 @@ TEST(ServerNameGate, OpensForTheAllowedNameNoNameOrNoTlsAndRefusesAnother) {
   EXPECT_EQ(other.how_to_allow(), "the advice");
   EXPECT_EQ(other.TakeHeld(), "") << "nothing of a refused flight is kept to pass on";
 
-  ServerNameGate cut("registry.example", "a", registry.substr(0, 20));
+  ServerNameGate cut("registry.example", 443, "a", registry.substr(0, 20));
   EXPECT_EQ(cut.Decide(true), ServerNameGate::Verdict::kRefused);  // EOF inside the ClientHello
   // An IP-literal host takes no other name (a ClientHello names no IP).
-  EXPECT_EQ(ServerNameGate("127.0.0.1", "a", registry).Decide(false), ServerNameGate::Verdict::kRefused);
+  EXPECT_EQ(ServerNameGate("127.0.0.1", 443, "a", registry).Decide(false), ServerNameGate::Verdict::kRefused);
   // The host's loopback answers to its three names (https://localhost reaches 127.0.0.1).
-  EXPECT_EQ(ServerNameGate("127.0.0.1", "a", Hello(ServerNameExt({"localhost"}))).Decide(false), ServerNameGate::Verdict::kOpen);
-  EXPECT_EQ(ServerNameGate("localhost", "a", Hello(ServerNameExt({"evil.localhost"}))).Decide(false),
+  EXPECT_EQ(ServerNameGate("127.0.0.1", 443, "a", Hello(ServerNameExt({"localhost"}))).Decide(false), ServerNameGate::Verdict::kOpen);
+  EXPECT_EQ(ServerNameGate("localhost", 443, "a", Hello(ServerNameExt({"evil.localhost"}))).Decide(false),
             ServerNameGate::Verdict::kRefused);
 }
 
