@@ -47,17 +47,23 @@ std::string Real(const std::string& p) {
 /// node_modules, with no symlink on the way: an earlier package's script
 /// could otherwise have left a link that makes this cell's one writable
 /// bind a directory of the host.
-Status CheckPackageDir(const ScriptRun& run) {
-  std::string install = Real(run.install_dir);
-  std::string prefix = run.install_dir + "/node_modules/";
-  std::string real = Real(run.package_dir);
-  if (install.empty() || run.package_dir.rfind(prefix, 0) != 0 ||
-      real != install + run.package_dir.substr(run.install_dir.size())) {
+Status CheckBelow(const ScriptRun& run, const std::string& dir, const std::string& root) {
+  std::string real_root = Real(root);
+  std::string prefix = root + "/node_modules/";
+  std::string real = Real(dir);
+  if (real_root.empty() || dir.rfind(prefix, 0) != 0 || dir.find("/../") != std::string::npos ||
+      real != real_root + dir.substr(root.size())) {
     return MakeError("run the install scripts of", run.package,
-                     VisibleOnTerminal(run.package_dir) + " is not a plain directory below " +
-                         VisibleOnTerminal(prefix) + " (resolves to \"" + VisibleOnTerminal(real) +
-                         "\"): refusing to make it writable");
+                     VisibleOnTerminal(dir) + " is not a plain directory below " + VisibleOnTerminal(prefix) +
+                         " (resolves to \"" + VisibleOnTerminal(real) + "\"): refusing to make it writable");
   }
+  return {};
+}
+
+Status CheckPackageDir(const ScriptRun& run) {
+  MCPCELL_TRY(CheckBelow(run, run.package_dir, run.install_dir));
+  // A bundled package lies inside its bundler's own node_modules.
+  for (const auto& dir : run.bundled) MCPCELL_TRY(CheckBelow(run, dir, run.package_dir));
   return {};
 }
 
@@ -102,6 +108,11 @@ Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
   std::string nested = run.package_dir + "/node_modules";
   if (fs::is_directory(nested, ec) && !fs::is_symlink(nested, ec)) {
     MCPCELL_TRY(AddUserBind(&*spec, nested, false, false, "the package's own dependencies (read-only)", &notes));
+  }
+  // Except what its own tarball carries: those scripts run here (npm runs
+  // them as part of this package's rebuild) and build their own files.
+  for (const auto& dir : run.bundled) {
+    MCPCELL_TRY(AddUserBind(&*spec, dir, true, false, "a package its tarball bundles", &notes));
   }
   spec->workdir = run.install_dir;
   spec->relay.on = false;  // not an MCP server: its stdout is not JSON-RPC
@@ -260,7 +271,8 @@ class NativeScriptCell final : public ScriptCell {
     if (r.exit_code != 0) {
       return MakeError("run the install scripts of", run.package,
                        "they failed in their cell (npm rebuild exited with status " + std::to_string(r.exit_code) +
-                           "; the cell could write " + VisibleOnTerminal(run.package_dir) + " only, and reached " +
+                           "; the cell could write " + VisibleOnTerminal(run.package_dir) +
+                           (run.bundled.empty() ? "" : " and the packages it bundles") + " only, and reached " +
                            (run.registry.empty() ? std::string("no network") : "only " + VisibleOnTerminal(RegistryOrigin(run.registry))) +
                            "). Their last lines" + out.Tail() + "\n  --install-scripts=skip installs without running them");
     }

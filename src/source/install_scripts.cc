@@ -116,8 +116,21 @@ void Visit(const std::string& dir, const std::map<std::string, std::vector<std::
   order->push_back(dir);
 }
 
-/// The packages (their directories) npm's hidden lockfile marks optional.
-std::set<std::string> OptionalPackages(const std::string& install_dir);
+/// What npm's hidden lockfile says of the packages (their directories).
+struct LockfileMarks {
+  std::set<std::string> optional;   ///< reached only through optionalDependencies
+  std::set<std::string> in_bundle;  ///< carried inside another package's tarball
+};
+LockfileMarks ReadLockfileMarks(const std::string& install_dir);
+
+/// A cell's worth: a package and the bundled packages whose scripts its
+/// `npm rebuild` runs (npm selects no bundled package on its own).
+struct PlannedRun {
+  ScriptPackage package;
+  std::vector<ScriptPackage> bundled;
+};
+std::vector<PlannedRun> GroupBundled(const std::vector<ScriptPackage>& packages, const std::set<std::string>& in_bundle,
+                                     const std::string& install_dir);
 
 }  // namespace
 
@@ -183,8 +196,8 @@ bool InstallScriptsRan(const std::string& cache_dir) {
 
 namespace {
 
-std::set<std::string> OptionalPackages(const std::string& install_dir) {
-  std::set<std::string> out;
+LockfileMarks ReadLockfileMarks(const std::string& install_dir) {
+  LockfileMarks out;
   std::string lock = install_dir + "/node_modules/.package-lock.json";
   if (!IsRealFile(lock)) return out;
   auto text = ReadTextFile(lock, "read npm's hidden lockfile");
@@ -192,8 +205,74 @@ std::set<std::string> OptionalPackages(const std::string& install_dir) {
   if (!j.is_object() || !j.contains("packages") || !j["packages"].is_object()) return out;
   for (const auto& [rel, meta] : j["packages"].items()) {
     // Relative paths below the install ("node_modules/x"), nothing else.
-    if (rel.rfind("node_modules/", 0) != 0 || rel.find("..") != std::string::npos) continue;
-    if (meta.is_object() && meta.value("optional", false)) out.insert(install_dir + "/" + rel);
+    if (rel.rfind("node_modules/", 0) != 0 || rel.find("..") != std::string::npos || !meta.is_object()) continue;
+    if (meta.value("optional", false)) out.optional.insert(install_dir + "/" + rel);
+    if (meta.value("inBundle", false)) out.in_bundle.insert(install_dir + "/" + rel);
+  }
+  return out;
+}
+
+/// The package whose tarball carries `dir`: the nearest package above it
+/// that is no bundled one itself. "" when there is none below the install.
+std::string BundlerOf(const std::string& dir, const std::set<std::string>& in_bundle, const std::string& install_dir) {
+  fs::path at(dir);
+  for (;;) {
+    fs::path up = at.parent_path();  // .../node_modules or .../node_modules/@scope
+    if (!up.filename().empty() && up.filename().string()[0] == '@') up = up.parent_path();
+    if (up.filename() != "node_modules") return {};
+    fs::path owner = up.parent_path();
+    if (owner.string().size() <= install_dir.size()) return {};  // the install itself bundles nothing
+    if (in_bundle.count(owner.string()) == 0) return owner.string();
+    at = owner;
+  }
+}
+
+/// "name" or "@scope/name" from a directory below some node_modules.
+std::string PackageNameOf(const fs::path& dir) {
+  std::string scope = dir.parent_path().filename().string();
+  return !scope.empty() && scope[0] == '@' ? scope + "/" + dir.filename().string() : dir.filename().string();
+}
+
+std::vector<PlannedRun> GroupBundled(const std::vector<ScriptPackage>& packages, const std::set<std::string>& in_bundle,
+                                     const std::string& install_dir) {
+  std::set<std::string> with_scripts;
+  for (const auto& p : packages) with_scripts.insert(p.dir);
+  std::vector<PlannedRun> out;
+  std::map<std::string, std::size_t> index;                  // bundler dir -> out
+  std::map<std::string, std::vector<ScriptPackage>> waiting;  // for a bundler with scripts of its own, later
+  for (const auto& p : packages) {
+    std::string bundler = in_bundle.count(p.dir) > 0 ? BundlerOf(p.dir, in_bundle, install_dir) : std::string();
+    if (bundler.empty()) {
+      out.push_back({p, std::move(waiting[p.dir])});
+      index[p.dir] = out.size() - 1;
+      continue;
+    }
+    if (auto it = index.find(bundler); it != index.end()) {
+      out[it->second].bundled.push_back(p);
+    } else if (with_scripts.count(bundler) > 0) {
+      waiting[bundler].push_back(p);
+    } else {
+      // A bundler without scripts of its own still runs its bundled ones.
+      out.push_back({{PackageNameOf(bundler), bundler, {}}, {p}});
+      index[bundler] = out.size() - 1;
+    }
+  }
+  return out;
+}
+
+std::string EventList(const std::vector<std::string>& events) {
+  std::string out;
+  for (const auto& e : events) out += (out.empty() ? "" : ", ") + e;
+  return out;
+}
+
+/// "x (install)", or "x (install) and the packages it bundles: y (postinstall)".
+std::string DescribeRun(const PlannedRun& run) {
+  std::string out = run.package.events.empty() ? "" : VisibleOnTerminal(run.package.name) + " (" + EventList(run.package.events) + ")";
+  if (run.bundled.empty()) return out;
+  out += out.empty() ? "the packages " + VisibleOnTerminal(run.package.name) + " bundles: " : " and of the packages it bundles: ";
+  for (std::size_t i = 0; i < run.bundled.size(); ++i) {
+    out += (i > 0 ? ", " : "") + VisibleOnTerminal(run.bundled[i].name) + " (" + EventList(run.bundled[i].events) + ")";
   }
   return out;
 }
@@ -205,31 +284,36 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
   // Which packages npm itself counts as optional (reached only through
   // optionalDependencies): as in npm, a failed build of one is no failure
   // of the install; the package is removed instead.
-  std::set<std::string> optional = OptionalPackages(install_dir);
+  LockfileMarks marks = ReadLockfileMarks(install_dir);
   // npm's hidden lockfile knows a package has scripts only when the
   // registry said so (hasInstallScript); without it, `npm rebuild` reads
   // every package.json from disk, as FindScriptPackages does, and runs
   // what is there rather than skipping it silently.
   std::error_code ec;
   fs::remove(install_dir + "/node_modules/.package-lock.json", ec);
-  auto packages = FindScriptPackages(install_dir + "/node_modules");
-  const std::string registry = packages.empty() ? std::string() : registry_of();
+  auto found = FindScriptPackages(install_dir + "/node_modules");
+  const std::string registry = found.empty() ? std::string() : registry_of();
   const std::string network = registry.empty() ? std::string("no network")
                                                : "network only to the npm registry " + VisibleOnTerminal(RegistryOrigin(registry));
+  // A bundled package's scripts run in its bundler's cell (adv2: `npm
+  // rebuild <its dir>` selects nothing, and its bundler's rebuild ran them
+  // where their own directories were read-only).
+  std::vector<PlannedRun> planned = GroupBundled(found, marks.in_bundle, install_dir);
   nlohmann::json ran = nlohmann::json::array();
   nlohmann::json removed = nlohmann::json::array();
-  for (std::size_t i = 0; i < packages.size(); ++i) {
-    const auto& p = packages[i];
-    std::string events;
-    for (const auto& e : p.events) events += (events.empty() ? "" : ", ") + e;
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    const ScriptPackage& p = planned[i].package;
     // Names and paths as shown: a directory a tarball bundles is named by
     // the tarball, not the registry, and may hold escapes (adv2).
     const std::string name = VisibleOnTerminal(p.name);
-    Say("running the install scripts of " + name + " (" + events + ") in a native cell of their own (" +
-        std::to_string(i + 1) + " of " + std::to_string(packages.size()) + "; it can write " +
-        VisibleOnTerminal(p.dir) + " only; " + network + "; --install-scripts=skip turns this off)");
-    Status st = cell.Run({install_dir, name, p.dir, NpmRebuildArgv(p.dir), limit, registry});
-    if (!st.ok() && optional.count(p.dir) == 0) return st;
+    std::vector<std::string> bundled_dirs;
+    for (const auto& b : planned[i].bundled) bundled_dirs.push_back(b.dir);
+    Say("running the install scripts of " + DescribeRun(planned[i]) + " in a native cell of their own (" +
+        std::to_string(i + 1) + " of " + std::to_string(planned.size()) + "; it can write " + VisibleOnTerminal(p.dir) +
+        (bundled_dirs.empty() ? " only; " : " and the bundled packages' directories only; ") + network +
+        "; --install-scripts=skip turns this off)");
+    Status st = cell.Run({install_dir, name, p.dir, NpmRebuildArgv(p.dir), limit, registry, bundled_dirs});
+    if (!st.ok() && marks.optional.count(p.dir) == 0) return st;
     if (!st.ok()) {
       // The cell's message shows the name and path visibly already, and its
       // last lines each through the filter, on lines of their own.
@@ -239,7 +323,11 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
       removed.push_back(p.dir.substr(install_dir.size()));
       continue;
     }
-    ran.push_back({{"package", p.name}, {"dir", p.dir.substr(install_dir.size())}, {"events", p.events}});
+    nlohmann::json entry{{"package", p.name}, {"dir", p.dir.substr(install_dir.size())}, {"events", p.events}};
+    for (const auto& b : planned[i].bundled) {
+      entry["bundled"].push_back({{"package", b.name}, {"dir", b.dir.substr(install_dir.size())}, {"events", b.events}});
+    }
+    ran.push_back(std::move(entry));
   }
   nlohmann::json record{{"install_scripts", "ran"}, {"packages", ran}, {"optional_removed", removed}};
   std::string path = install_dir + "/" + kScriptsRecord;

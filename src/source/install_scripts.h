@@ -62,6 +62,12 @@ struct ScriptRun {
   /// password): the one host the cell reaches, through mcpcell's egress
   /// proxy, with npm pointed at it. "" = no network at all.
   std::string registry;
+  /// Packages the package's tarball carries (npm's "inBundle"), below its
+  /// node_modules: npm runs their scripts only as part of their bundler's
+  /// rebuild, so they run in its cell and may write their own directories
+  /// too. The rest of its node_modules (packages npm placed there) stays
+  /// read-only.
+  std::vector<std::string> bundled;
 };
 
 /// Runs one ScriptRun in a cell; errors name the package, the last lines it

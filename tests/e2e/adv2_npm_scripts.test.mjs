@@ -96,25 +96,23 @@ test('a directory a tarball bundles under an escape-laden name: its install-scri
   t.after(() => reg.close());
   const r = await runMcpcell(['install', `npx://${top}@1.0.0`], { env: { ...env, npm_config_registry: reg.url }, guardMs: 150_000 });
   assert.equal(r.code, 0, r.stderr);
-  // npm installed the bundled directory under that name, and its script ran in a cell.
-  assert.match(r.stderr, new RegExp(`running the install scripts of b${id}\\^\\[\\[2J\\^\\[\\]0;owned\\^G \\(install\\)`), JSON.stringify(r.stderr));
+  // npm installed the bundled directory under that name, and its script ran in its bundler's cell.
+  assert.match(r.stderr, new RegExp(`running the install scripts of the packages e2e-adv2-bundle-${id} bundles: b${id}\\^\\[\\[2J\\^\\[\\]0;owned\\^G \\(install\\)`), JSON.stringify(r.stderr));
   assert.ok(!r.stderr.includes('\x1b'), `an ESC of the directory's name reached stderr raw: ${JSON.stringify(r.stderr)}`);
   assert.ok(!r.stderr.includes('\x07'), `a BEL of the directory's name reached stderr raw: ${JSON.stringify(r.stderr)}`);
 });
 
 // A dependency the tarball bundles (bundleDependencies, in the package's
-// own node_modules) gets a cell of its own, where `npm rebuild <its dir>`
-// runs nothing (npm builds a bundled package with its bundler); then the
-// bundler's `npm rebuild` runs the bundled script in the BUNDLER's cell,
-// where the bundler's directory is writable and the bundled package's own
-// is read-only. So the bundled script writes another package's directory
-// (the bundler's: the same tarball's author, so little is gained), a
-// bundled native addon cannot build (its build/ is read-only there), and
-// mcpcell said it ran the bundled scripts in a cell of their own.
-// adv2 finding, NOT fixed: marked todo so the suite reports it without failing.
-test('a bundled dependency\'s install script runs in its own cell, where it can write its own directory and not its bundler\'s', {
+// own node_modules). adv2 found: it got a cell of its own where `npm rebuild
+// <its dir>` ran nothing (npm selects no bundled package), then its
+// bundler's rebuild ran the bundled script in the bundler's cell, where the
+// bundled package's own directory was read-only (a bundled native addon could
+// not build) — and mcpcell said it ran in a cell of its own. Fixed: the
+// bundled scripts run in the bundler's cell, as npm runs them, named in its
+// message; they may write their own directory and the bundler's (the same
+// tarball: its author wrote both), not another package's or the install's.
+test('a bundled dependency\'s install script runs once, in its bundler\'s cell, where it can write its own directory and no other package\'s', {
   timeout: 180_000,
-  todo: 'adv2 finding, not fixed: npm rebuild runs a bundled package\'s scripts only as part of its bundler\'s rebuild',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const parent = `e2e-adv2-parent-${id}`;
@@ -125,7 +123,9 @@ test('a bundled dependency\'s install script runs in its own cell, where it can 
 const up = p.resolve(__dirname, '..', '..');
 const attempt = (f) => { try { f(); return 'ok'; } catch (e) { return e.code; } };
 const parentWrite = attempt(() => fs.writeFileSync(p.join(up, 'nested-wrote-parent-${MARK}'), 'x'));
-attempt(() => fs.appendFileSync(p.join(__dirname, 'runs-${MARK}'), parentWrite + '\\n'));
+const topWrite = attempt(() => fs.writeFileSync(p.join(up, '..', '${top}', 'nested-wrote-top-${MARK}'), 'x'));
+const installWrite = attempt(() => fs.writeFileSync(p.join(up, '..', '..', 'nested-wrote-install-${MARK}'), 'x'));
+attempt(() => fs.appendFileSync(p.join(__dirname, 'runs-${MARK}'), [parentWrite, topWrite, installWrite].join(' ') + '\\n'));
 `;
   const reg = await startPackageRegistry([
     {
@@ -141,9 +141,15 @@ attempt(() => fs.appendFileSync(p.join(__dirname, 'runs-${MARK}'), parentWrite +
   t.after(() => reg.close());
   const r = await runMcpcell(['install', `npx://${top}@1.0.0`], { env: { ...env, npm_config_registry: reg.url }, guardMs: 150_000 });
   assert.equal(r.code, 0, r.stderr);
-  const parentDir = path.join(home, '.cache', 'mcpcell', 'npx', `${top}@1.0.0`, 'node_modules', parent);
-  assert.ok(!existsSync(path.join(parentDir, `nested-wrote-parent-${MARK}`)), `the bundled package's script wrote its bundler's directory:\n${r.stderr}`);
+  const installDir = path.join(home, '.cache', 'mcpcell', 'npx', `${top}@1.0.0`);
+  const parentDir = path.join(installDir, 'node_modules', parent);
   const runsFile = path.join(parentDir, 'node_modules', nested, `runs-${MARK}`);
   assert.ok(existsSync(runsFile), `the bundled script never wrote its own directory (it ran where that is read-only):\n${r.stderr}`);
-  assert.equal(readFileSync(runsFile, 'utf8'), 'EROFS\n', 'it ran once, in its own cell, where the bundler is read-only');
+  // Once; its bundler's directory writable, the top package's and the install's not.
+  assert.equal(readFileSync(runsFile, 'utf8'), 'ok EROFS EROFS\n', r.stderr);
+  assert.ok(!existsSync(path.join(installDir, 'node_modules', top, `nested-wrote-top-${MARK}`)));
+  assert.ok(!existsSync(path.join(installDir, `nested-wrote-install-${MARK}`)));
+  // Said as it is: one cell, the bundler's, naming what it bundles.
+  assert.match(r.stderr, new RegExp(`running the install scripts of ${parent} \\(install\\) and of the packages it bundles: ${nested} \\(install\\)`), r.stderr);
+  assert.doesNotMatch(r.stderr, new RegExp(`running the install scripts of ${nested}`), r.stderr);
 });

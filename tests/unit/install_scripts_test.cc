@@ -225,7 +225,7 @@ TEST_F(InstallScriptsTest, ANewlineInADirectoryNameForgesNoLine) {
 TEST_F(InstallScriptsTest, CellWritesOnlyThePackageDirAndHasNoNetworkWithoutARegistry) {
   std::string dir = Pkg("addon", R"({"name":"addon"})");
   Pkg("addon/node_modules/dep", R"({"name":"dep"})");
-  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), ""};
+  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), "", {}};
   auto spec = ScriptCellSpec(run);
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
   std::vector<std::string> writable_binds;
@@ -248,7 +248,7 @@ TEST_F(InstallScriptsTest, CellWritesOnlyThePackageDirAndHasNoNetworkWithoutAReg
 
 TEST_F(InstallScriptsTest, CellReachesOnlyTheRegistryThroughTheProxyWithNpmPointedAtIt) {
   std::string dir = Pkg("addon", R"({"name":"addon"})");
-  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), "https://registry.example.org/npm/"};
+  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), "https://registry.example.org/npm/", {}};
   auto spec = ScriptCellSpec(run);
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
   EXPECT_EQ(spec->network.mode, NetworkSpec::Mode::kAllowList);
@@ -274,7 +274,7 @@ TEST_F(InstallScriptsTest, CellReachesOnlyTheRegistryThroughTheProxyWithNpmPoint
 TEST_F(InstallScriptsTest, ARegistryOnTheHostsLoopbackIsReachedAsThatOnePort) {
   std::string dir = Pkg("addon", R"({"name":"addon"})");
   for (const char* url : {"http://127.0.0.1:4873/", "http://localhost:4873", "http://[::1]:4873/x"}) {
-    ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), url};
+    ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), url, {}};
     auto spec = ScriptCellSpec(run);
     ASSERT_TRUE(spec.ok()) << url << ": " << spec.error().Message();
     EXPECT_EQ(spec->network.mode, NetworkSpec::Mode::kAllowList) << url;
@@ -321,11 +321,11 @@ TEST_F(InstallScriptsTest, CellRefusesAPackageDirThatIsASymlinkOutOfTheInstall) 
   Pkg("a", R"({"name":"a"})");
   fs::create_directory_symlink(root_ + "/host-dir", nm_ + "/a/node_modules");
   std::string via_link = nm_ + "/a/node_modules";
-  ScriptRun run{root_, "b", via_link, NpmRebuildArgv(via_link), std::chrono::seconds(5), ""};
+  ScriptRun run{root_, "b", via_link, NpmRebuildArgv(via_link), std::chrono::seconds(5), "", {}};
   auto spec = ScriptCellSpec(run);
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.error().Message().find("not a plain directory below"), std::string::npos) << spec.error().Message();
-  ScriptRun outside{root_, "c", root_ + "/host-dir", {"npm"}, std::chrono::seconds(5), ""};
+  ScriptRun outside{root_, "c", root_ + "/host-dir", {"npm"}, std::chrono::seconds(5), "", {}};
   EXPECT_FALSE(ScriptCellSpec(outside).ok());
 }
 
@@ -385,6 +385,91 @@ TEST(RegistryUrl, TheEffectiveValueOfNpmConfigListIsTheUncommentedLine) {
   EXPECT_EQ(*NormalizeRegistryUrl(*r), "http://127.0.0.1:1/");
   EXPECT_FALSE(RegistryFromConfigList("; registry = \"x\"\n").ok());
   EXPECT_FALSE(RegistryFromConfigList("registry = not-json\n").ok());
+}
+
+}  // namespace
+}  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+// adv2: `npm rebuild <dir>` selects no bundled package (npm's rebuild
+// command skips inBundle nodes), and its bundler's rebuild runs the bundled
+// scripts. So they run in the bundler's cell, named in its message, where
+// their own directories are writable.
+struct RecordingCell : ScriptCell {
+  std::vector<ScriptRun> runs;
+  Status Run(const ScriptRun& r) override {
+    runs.push_back(r);
+    return {};
+  }
+};
+
+TEST_F(InstallScriptsTest, ABundledPackagesScriptsRunInItsBundlersCellWhichMayWriteItsDirectory) {
+  RecordingCell cell;
+  Pkg("dep", R"({"name":"dep","scripts":{"install":"d"}})");
+  std::string parent = Pkg("parent", R"({"name":"parent","dependencies":{"nested":"1","dep":"1"},"bundleDependencies":["nested"],"scripts":{"install":"p"}})");
+  std::string nested = Pkg("parent/node_modules/nested", R"({"name":"nested","dependencies":{"deeper":"1"},"scripts":{"install":"n"}})");
+  std::string deeper = Pkg("parent/node_modules/nested/node_modules/deeper", R"({"name":"deeper","scripts":{"postinstall":"x"}})");
+  // Placed by npm, not bundled: its own cell.
+  std::string placed = Pkg("parent/node_modules/placed", R"({"name":"placed","scripts":{"install":"y"}})");
+  std::ofstream(nm_ + "/.package-lock.json") << R"({"packages":{
+    "node_modules/parent":{},
+    "node_modules/parent/node_modules/nested":{"inBundle":true},
+    "node_modules/parent/node_modules/nested/node_modules/deeper":{"inBundle":true},
+    "node_modules/parent/node_modules/placed":{}}})";
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); }).ok());
+  std::vector<std::string> dirs;
+  for (const auto& r : cell.runs) dirs.push_back(r.package_dir);
+  EXPECT_EQ(dirs, (std::vector<std::string>{nm_ + "/dep", parent, placed}));
+  const ScriptRun& p = cell.runs[1];
+  EXPECT_EQ(p.argv, NpmRebuildArgv(parent));  // its rebuild runs the bundled scripts
+  EXPECT_EQ(p.bundled, (std::vector<std::string>{deeper, nested}));
+  EXPECT_TRUE(cell.runs[0].bundled.empty());
+  EXPECT_TRUE(cell.runs[2].bundled.empty());
+}
+
+TEST_F(InstallScriptsTest, ABundlerWithoutScriptsOfItsOwnStillRunsWhatItBundles) {
+  RecordingCell cell;
+  std::string parent = Pkg("@s/parent", R"({"name":"@s/parent","bundleDependencies":true})");
+  std::string nested = Pkg("@s/parent/node_modules/@t/nested", R"({"name":"@t/nested","scripts":{"install":"n"}})");
+  std::ofstream(nm_ + "/.package-lock.json")
+      << R"({"packages":{"node_modules/@s/parent/node_modules/@t/nested":{"inBundle":true}}})";
+  testing::internal::CaptureStderr();
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); }).ok());
+  std::string said = testing::internal::GetCapturedStderr();
+  ASSERT_EQ(cell.runs.size(), 1u);
+  EXPECT_EQ(cell.runs[0].package, "@s/parent");
+  EXPECT_EQ(cell.runs[0].package_dir, parent);
+  EXPECT_EQ(cell.runs[0].bundled, std::vector<std::string>{nested});
+  EXPECT_NE(said.find("the packages @s/parent bundles: @t/nested (install)"), std::string::npos) << said;
+  EXPECT_NE(said.find("and the bundled packages' directories only"), std::string::npos) << said;
+}
+
+TEST_F(InstallScriptsTest, TheBundlersCellWritesTheBundledDirectoriesAndNothingElseOfItsNodeModules) {
+  std::string dir = Pkg("parent", R"({"name":"parent"})");
+  std::string bundled = Pkg("parent/node_modules/nested", R"({"name":"nested"})");
+  Pkg("parent/node_modules/placed", R"({"name":"placed"})");
+  ScriptRun run{root_, "parent", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), "", {bundled}};
+  auto spec = ScriptCellSpec(run);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  std::vector<std::string> writable;
+  bool nested_ro = false;
+  for (const auto& m : spec->mounts) {
+    if (m.kind == MountSpec::Kind::kBind && m.writable) writable.push_back(m.source);
+    if (m.kind == MountSpec::Kind::kBind && m.source == dir + "/node_modules") nested_ro = !m.writable;
+  }
+  EXPECT_EQ(writable, (std::vector<std::string>{dir, bundled}));
+  EXPECT_TRUE(nested_ro);
+  // A "bundled" directory anywhere else, or behind a symlink, is refused.
+  for (std::string other : {nm_ + "/placed-elsewhere", dir + "/node_modules/../../other", root_ + "/host"}) {
+    fs::create_directories(other);
+    ScriptRun bad{root_, "parent", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), "", {other}};
+    EXPECT_FALSE(ScriptCellSpec(bad).ok()) << other;
+  }
+  fs::create_directory_symlink(root_ + "/host", dir + "/node_modules/link");
+  ScriptRun linked{root_, "parent", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), "", {dir + "/node_modules/link"}};
+  EXPECT_FALSE(ScriptCellSpec(linked).ok());
 }
 
 }  // namespace
