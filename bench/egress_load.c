@@ -291,16 +291,21 @@ static int open_tunnel(const struct config *cf) {
   return fd;
 }
 
-static const char *get_request(unsigned long long bytes, char *buf, size_t cap, size_t *len) {
-  *len = (size_t)snprintf(buf, cap, "GET /bytes/%llu HTTP/1.1\r\nHost: bench.test\r\nConnection: close\r\n\r\n", bytes);
+/* The Host names the tunnel's target, as a real client's does (the proxy's tunnel gate resets a
+ * plain-HTTP request that names another host); direct, the upstream itself. */
+static const char *get_request(const struct config *cf, unsigned long long bytes, char *buf, size_t cap, size_t *len) {
+  char direct[32];
+  snprintf(direct, sizeof direct, "127.0.0.1:%d", cf->port);
+  *len = (size_t)snprintf(buf, cap, "GET /bytes/%llu HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", bytes,
+                          cf->target ? cf->target : direct);
   return buf;
 }
 
 /* One fetch of `bytes` on fd; returns seconds from the GET to the last body byte, or -1. */
 static double fetch(const struct config *cf, int fd, unsigned long long bytes, char *buf, size_t cap) {
-  char req[200];
+  char req[400];
   size_t len;
-  get_request(bytes, req, sizeof req, &len);
+  get_request(cf, bytes, req, sizeof req, &len);
   double t0 = now_s();
   if (write_all(fd, req, len) < 0) return -1;
   size_t have;
@@ -380,9 +385,9 @@ static int latency(int argc, char **argv) {
         double t0 = now_s();
         int fd = open_tunnel(cf);
         if (fd < 0) return 1;
-        char req[200];
+        char req[400];
         size_t len, have;
-        get_request(SMALL_BODY, req, sizeof req, &len);
+        get_request(cf, SMALL_BODY, req, sizeof req, &len);
         if (write_all(fd, req, len) < 0) return 1;
         long hl = read_header(fd, buf, sizeof buf, &have, cf->label);
         if (hl < 0) return 1;
@@ -568,11 +573,11 @@ static void cevent(int ep, struct cconn *k, const struct config *cf, const char 
 }
 
 static void rps_run(struct config *cf, int conc, double warm, double secs) {
-  char creq[300], get[200];
+  char creq[300], get[400];
   size_t clen = 0, glen;
   if (cf->target)
     clen = (size_t)snprintf(creq, sizeof creq, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", cf->target, cf->target);
-  get_request(SMALL_BODY, get, sizeof get, &glen);
+  get_request(cf, SMALL_BODY, get, sizeof get, &glen);
   int ep = epoll_create1(EPOLL_CLOEXEC);
   struct cconn *ks = calloc((size_t)conc, sizeof *ks);
   for (int i = 0; i < conc; i++) cstart(ep, &ks[i], cf);
