@@ -1,0 +1,474 @@
+// Adversary pass against the plain-HTTP Host gate inside allow-list tunnels
+// (commit e174f78, src/egress/http_host_gate.h, hooked into
+// server_name_gate.h). Each test asserts the SECURE (or the correct) outcome:
+// a test that fails names a hole that is open.
+//
+// Harness: an EgressService on loopback whose allow-list holds only
+// "allowed.test" (pinned to 127.0.0.1, any port). Upstreams are REAL HTTP
+// servers with two virtual hosts, allowed.test and other.test, each answering
+// "site=<the host it served>": python3's http.server (BaseHTTPRequestHandler),
+// node's http module, Go's net/http and nginx (the last two skip when their
+// binary is missing). A cell's attack succeeds when "site=other.test" comes
+// back through a tunnel the proxy opened for allowed.test.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "audit/audit_log.h"
+#include "egress/egress_service.h"
+#include "egress/http_host_gate.h"
+#include "egress/server_name_gate.h"
+#include "temp_dir.h"
+#include "test_sockets.h"
+#include "util/unique_fd.h"
+
+namespace mcpcell {
+namespace {
+
+using namespace test_sockets;  // NOLINT: the helpers every socket test here uses
+
+bool Have(const std::string& tool) { return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0; }
+
+/// A server process we start (fork/exec) and stop by its pid. It prints its
+/// port on the first line of stdout, or `fixed_port` is polled until it listens.
+class ServerProcess {
+ public:
+  ServerProcess() = default;
+  ~ServerProcess() { Stop(); }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  bool Start(const std::vector<std::string>& argv, std::uint16_t fixed_port = 0) {
+    int out[2];
+    if (pipe2(out, O_CLOEXEC) != 0) return false;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], 1);
+      int devnull = open("/dev/null", O_WRONLY);
+      if (devnull >= 0) dup2(devnull, 2);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execvp(args[0], args.data());
+      _exit(127);
+    }
+    close(out[1]);
+    UniqueFd read_end(out[0]);
+    if (pid_ < 0) return false;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    if (fixed_port != 0) {
+      port_ = fixed_port;
+      while (std::chrono::steady_clock::now() < deadline) {
+        if (ConnectTo("127.0.0.1", port_, 1).valid()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      return false;
+    }
+    std::string line;
+    while (std::chrono::steady_clock::now() < deadline && line.find('\n') == std::string::npos) {
+      pollfd p{read_end.get(), POLLIN, 0};
+      if (poll(&p, 1, 200) <= 0) continue;
+      char c;
+      if (read(read_end.get(), &c, 1) != 1) return false;
+      line.push_back(c);
+    }
+    port_ = static_cast<std::uint16_t>(std::atoi(line.c_str()));
+    return port_ != 0;
+  }
+  void Stop() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+  std::uint16_t port() const { return port_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+/// A free loopback port (for servers that cannot report the one they took).
+std::uint16_t FreePort() {
+  UniqueFd l = ListenOn("127.0.0.1", 0);
+  return PortOf(l.get());
+}
+
+constexpr const char* kPythonVhost = R"PY(
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def reply(self):
+        body = ("site=%s path=%s\n" % (self.headers.get('Host', ''), self.path)).encode()
+        self.send_response(200); self.send_header('Content-Length', str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    do_GET = reply
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get('Content-Length', 0) or 0)); self.reply()
+    def log_message(self, *a): pass
+s = ThreadingHTTPServer(('127.0.0.1', 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+)PY";
+
+constexpr const char* kNodeVhost = R"JS(
+const http = require('http');
+const s = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => { const b = `site=${req.headers.host} path=${req.url}\n`;
+                        res.setHeader('Content-Length', b.length); res.end(b); });
+});
+// A WebSocket-style upgrade: answer 101 and echo every byte back.
+s.on('upgrade', (req, sock, head) => {
+  sock.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+  if (head.length) sock.write(head);
+  sock.on('data', d => sock.write(d));
+});
+s.listen(0, '127.0.0.1', () => console.log(s.address().port));
+)JS";
+
+constexpr const char* kGoVhost = R"GO(
+package main
+import ("fmt";"io";"net";"net/http")
+func main() {
+  l, _ := net.Listen("tcp", "127.0.0.1:0")
+  fmt.Println(l.Addr().(*net.TCPAddr).Port)
+  http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+    io.Copy(io.Discard, r.Body)
+    fmt.Fprintf(w, "site=%s path=%s\n", r.Host, r.URL.String())
+  }))
+}
+)GO";
+
+const std::string kAllowedHost = "Host: allowed.test\r\n";
+const std::string kEvil = "GET / HTTP/1.1\r\nHost: other.test\r\n\r\n";
+
+// Bare LF, bare CR, NUL, whitespace before the colon, obs-fold, TE for
+// HTTP/1.0, a Host in chunked trailers, a Host with user info, chunk
+// extension tricks: what Beast refuses or reads as the servers do.
+struct Attempt {
+  const char* name;
+  std::string bytes;
+};
+
+std::vector<Attempt> HeldAttempts() {
+  const std::string te = "Transfer-Encoding: chunked\r\n";
+  return {
+      {"bare LF inside a value", "GET / HTTP/1.1\r\nX: a\nHost: other.test\r\n" + kAllowedHost + "\r\n"},
+      {"bare CR inside a value", "GET / HTTP/1.1\r\nX: a\rHost: other.test\r\n" + kAllowedHost + "\r\n"},
+      {"bare LF lines", "GET / HTTP/1.1\nHost: other.test\n\n"},
+      {"obs-fold of a Host line", "GET / HTTP/1.1\r\nX: a\r\n Host: other.test\r\n" + kAllowedHost + "\r\n"},
+      {"space before the colon", "GET / HTTP/1.1\r\nHost : other.test\r\n" + kAllowedHost + "\r\n"},
+      {"NUL in a value", std::string("GET / HTTP/1.1\r\nX: a\0b\r\nHost: other.test\r\n\r\n", 44)},
+      {"two Host, one lower case", "GET / HTTP/1.1\r\nhOsT: other.test\r\n" + kAllowedHost + "\r\n"},
+      {"Host with user info", "GET / HTTP/1.1\r\nHost: allowed.test@other.test\r\n\r\n"},
+      {"absolute URL with user info", "GET http://allowed.test@other.test/ HTTP/1.1\r\n" + kAllowedHost + "\r\n"},
+      {"absolute URL in capitals", "GET HTTP://other.test/ HTTP/1.1\r\n" + kAllowedHost + "\r\n"},
+      {"TE chunked on HTTP/1.0", "POST / HTTP/1.0\r\n" + kAllowedHost + "Connection: keep-alive\r\n" + te +
+                                     "\r\n" + "0\r\n\r\n" + kEvil},
+      {"Host in chunked trailers", "POST / HTTP/1.1\r\n" + kAllowedHost + te + "\r\n0\r\nHost: other.test\r\n\r\n"},
+      {"chunk ext with bare LF", "POST / HTTP/1.1\r\n" + kAllowedHost + te + "\r\n2;a\nxx\r\n0\r\n\r\n" + kEvil},
+      {"chunk size with 0x", "POST / HTTP/1.1\r\n" + kAllowedHost + te + "\r\n0x2\r\nxx\r\n0\r\n\r\n" + kEvil},
+      {"chunk data without CRLF", "POST / HTTP/1.1\r\n" + kAllowedHost + te + "\r\n2\r\nxx0\r\n\r\n" + kEvil},
+      {"TE and CL", "POST / HTTP/1.1\r\n" + kAllowedHost + te + "Content-Length: 5\r\n\r\n0\r\n\r\n" + kEvil},
+      {"CL with a plus", "POST / HTTP/1.1\r\n" + kAllowedHost + "Content-Length: +44\r\n\r\n" + kEvil},
+      {"upgrade, then a request behind a NUL",
+       "GET / HTTP/1.1\r\n" + kAllowedHost + "Upgrade: websocket\r\n\r\n" + std::string(1, '\0') + kEvil},
+      {"upgrade, then a lower-case request", "GET / HTTP/1.1\r\n" + kAllowedHost + "Upgrade: x\r\n\r\nget / HTTP/1.1\r\n"
+                                                                                     "Host: other.test\r\n\r\n"},
+      {"h2c upgrade then preface", "GET / HTTP/1.1\r\n" + kAllowedHost +
+                                       "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: "
+                                       "AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\nPRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"},
+      {"second request for another host", "GET / HTTP/1.1\r\n" + kAllowedHost + "\r\n" + kEvil},
+      {"CONNECT inside", "CONNECT other.test:80 HTTP/1.1\r\nHost: other.test:80\r\n\r\n"},
+  };
+}
+
+class AdvHttpHostGate : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto log = AuditLog::Open(audit_path_);
+    ASSERT_TRUE(log.ok()) << log.error().Message();
+    log_.emplace(std::move(*log));
+    NetworkSpec n;
+    n.mode = NetworkSpec::Mode::kAllowList;
+    n.allow_hosts = {"allowed.test"};
+    n.resolve = {{"allowed.test", 0, "127.0.0.1"}};
+    UniqueFd listener = ListenOn("127.0.0.1", 0, 1024);
+    ASSERT_TRUE(listener.valid());
+    proxy_port_ = PortOf(listener.get());
+    EgressSockets sockets;
+    sockets.proxy_listener = std::move(listener);
+    auto service = EgressService::Start(EgressConfig{n, "adv-http", &*log_}, std::move(sockets));
+    ASSERT_TRUE(service.ok()) << service.error().Message();
+    service_ = std::move(*service);
+  }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string path = dir_.File(name);
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  void StartPython(ServerProcess& s) {
+    if (!Have("python3")) GTEST_SKIP() << "python3 is not installed";
+    ASSERT_TRUE(s.Start({"python3", "-u", Write("vhost.py", kPythonVhost)})) << "python3 vhost server did not start";
+  }
+  void StartNode(ServerProcess& s) {
+    if (!Have("node")) GTEST_SKIP() << "node is not installed";
+    ASSERT_TRUE(s.Start({"node", Write("vhost.js", kNodeVhost)})) << "node vhost server did not start";
+  }
+  void StartGo(ServerProcess& s) {
+    if (!Have("go")) GTEST_SKIP() << "go is not installed (Debian: apt-get install golang-go)";
+    std::string src = Write("vhost.go", kGoVhost);
+    std::string bin = dir_.File("go_vhost");
+    std::string cmd = "cd " + dir_.path() + " && go build -o " + bin + " " + src + " >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "go build failed";
+    ASSERT_TRUE(s.Start({bin})) << "Go vhost server did not start";
+  }
+  /// nginx 1.22-style vhosts: two static sites (index.html says the site).
+  void StartNginx(ServerProcess& s) {
+    if (!std::filesystem::exists("/usr/sbin/nginx") && !Have("nginx")) {
+      GTEST_SKIP() << "nginx is not installed (Debian: apt-get install nginx-light)";
+    }
+    std::string d = dir_.path();
+    std::filesystem::create_directories(d + "/allowed");
+    std::filesystem::create_directories(d + "/other");
+    std::filesystem::create_directories(d + "/tmp");
+    Write("allowed/index.html", "site=allowed.test\n");
+    Write("other/index.html", "site=other.test\n");
+    std::uint16_t port = FreePort();
+    std::string p = std::to_string(port);
+    Write("nginx.conf", "daemon off; master_process off; worker_processes 1; pid " + d + "/nginx.pid;\n"
+                        "error_log " + d + "/error.log info;\nevents { worker_connections 64; }\n"
+                        "http { access_log off; client_body_temp_path " + d + "/tmp; proxy_temp_path " + d +
+                        "/tmp; fastcgi_temp_path " + d + "/tmp; uwsgi_temp_path " + d + "/tmp; scgi_temp_path " + d +
+                        "/tmp;\n"
+                        "  server { listen 127.0.0.1:" + p + " default_server; server_name allowed.test; root " + d +
+                        "/allowed; }\n"
+                        "  server { listen 127.0.0.1:" + p + "; server_name other.test; root " + d + "/other; }\n}\n");
+    std::string bin = std::filesystem::exists("/usr/sbin/nginx") ? "/usr/sbin/nginx" : "nginx";
+    ASSERT_TRUE(s.Start({bin, "-e", d + "/error.log", "-p", d, "-c", d + "/nginx.conf"}, port))
+        << "nginx did not start";
+  }
+
+  /// CONNECT allowed.test:port through the proxy, send `bytes`, and return
+  /// everything the server answered until it closed or `quiet_ms` of silence.
+  /// nullopt: the CONNECT itself failed.
+  std::optional<std::string> ThroughTunnel(std::uint16_t port, const std::string& bytes, int quiet_ms = 1500) {
+    UniqueFd c = ConnectTo("127.0.0.1", proxy_port_);
+    if (!c.valid()) return std::nullopt;
+    std::string req = "CONNECT allowed.test:" + std::to_string(port) + " HTTP/1.1\r\nHost: allowed.test:" +
+                      std::to_string(port) + "\r\n\r\n";
+    if (!SendAll(c.get(), req)) return std::nullopt;
+    if (ReadUntil(c.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0) != 0) return std::nullopt;
+    SendAll(c.get(), bytes);
+    return ReadQuiet(c.get(), quiet_ms);
+  }
+
+  static std::string ReadQuiet(int fd, int quiet_ms) {
+    std::string out;
+    char buf[4096];
+    for (;;) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, quiet_ms) <= 0) break;
+      ssize_t r = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (r <= 0) break;
+      out.append(buf, static_cast<std::size_t>(r));
+    }
+    return out;
+  }
+
+  /// Sanity: the server really is a two-site server (a request for other.test
+  /// sent to it directly reaches other.test), and the proxy refuses the
+  /// plain request for other.test through the tunnel.
+  void ExpectControl(std::uint16_t port) {
+    UniqueFd d = ConnectTo("127.0.0.1", port);
+    ASSERT_TRUE(d.valid());
+    SendAll(d.get(), "GET / HTTP/1.1\r\nHost: other.test\r\nConnection: close\r\n\r\n");
+    ASSERT_NE(ReadQuiet(d.get(), 1500).find("site=other.test"), std::string::npos) << "the server has no other.test";
+    auto plain = ThroughTunnel(port, "GET / HTTP/1.1\r\nHost: other.test\r\n\r\n", 800);
+    ASSERT_TRUE(plain.has_value());
+    ASSERT_EQ(plain->find("site=other.test"), std::string::npos) << "the plain request itself passed";
+  }
+
+  /// Every attempt of HeldAttempts() through a tunnel to `port`: none reaches other.test.
+  void ExpectHeld(std::uint16_t port, const char* server) {
+    for (const Attempt& a : HeldAttempts()) {
+      auto got = ThroughTunnel(port, a.bytes, 800);
+      ASSERT_TRUE(got.has_value()) << server << ": " << a.name;
+      EXPECT_EQ(got->find("site=other.test"), std::string::npos) << server << ": " << a.name << "\n" << *got;
+    }
+  }
+
+  testing::TempDir dir_{"mcpcell-adv-http"};
+  std::string audit_path_ = dir_.path() + "/audit.jsonl";
+  std::optional<AuditLog> log_;
+  std::uint16_t proxy_port_ = 0;
+  std::unique_ptr<EgressService> service_;
+};
+
+
+::testing::AssertionResult NotOther(const std::optional<std::string>& got) {
+  if (!got) return ::testing::AssertionFailure() << "the CONNECT was refused";
+  if (got->find("site=other.test") == std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "other.test answered through a tunnel allowed for allowed.test:\n" << *got;
+}
+#define EXPECT_NOT_OTHER(got) EXPECT_TRUE(NotOther(got))
+
+// ===== FINDINGS (fail on e174f78) ===========================================
+
+// ---- F1: a method longer than 24 capitals makes the whole tunnel opaque ----
+// ClassifyHttpStart stops at kLongestMethod (24) and calls a longer first word
+// "another protocol": the tunnel opens unjudged for its whole life. nginx
+// (1.22 here) reads any run of capitals as an (unknown) method, answers a
+// static site's 405 Not Allowed WITH keep-alive, and then serves the next
+// pipelined request, for any virtual host.
+TEST_F(AdvHttpHostGate, NginxLongMethodFirstRequestDoesNotOpenTheTunnelForAnotherVhost) {
+  ServerProcess nginx;
+  StartNginx(nginx);
+  if (HasFatalFailure() || IsSkipped()) return;
+  ExpectControl(nginx.port());
+  const std::string first = std::string(25, 'A') + " / HTTP/1.1\r\n" + kAllowedHost + "\r\n";
+  auto got = ThroughTunnel(nginx.port(), first + kEvil);
+  EXPECT_NOT_OTHER(got);
+}
+
+// The same with Go's net/http (it takes any token as a method).
+TEST_F(AdvHttpHostGate, GoLongMethodFirstRequestDoesNotOpenTheTunnelForAnotherVhost) {
+  ServerProcess go;
+  StartGo(go);
+  if (HasFatalFailure() || IsSkipped()) return;
+  ExpectControl(go.port());
+  auto got = ThroughTunnel(go.port(), std::string(30, 'X') + " / HTTP/1.1\r\n" + kAllowedHost + "\r\n" + kEvil);
+  EXPECT_NOT_OTHER(got);
+}
+
+// ---- F2: python3's request line is split on ANY whitespace -----------------
+// BaseHTTPRequestHandler reads `requestline.split()`: leading SP/HT, and the
+// Unicode whitespace of latin-1 (\x1c-\x1f, \x85, \xa0) between the words,
+// are separators. The classifier calls a first byte that is no capital
+// "another protocol", so the tunnel opens unjudged and python serves the
+// request for other.test at once (and every pipelined one after it).
+TEST_F(AdvHttpHostGate, PythonLeadingSpaceBeforeTheMethodIsNotAnotherProtocol) {
+  ServerProcess py;
+  StartPython(py);
+  if (HasFatalFailure() || IsSkipped()) return;
+  ExpectControl(py.port());
+  EXPECT_NOT_OTHER(ThroughTunnel(py.port(), " " + kEvil));
+  EXPECT_NOT_OTHER(ThroughTunnel(py.port(), "\t" + kEvil));
+}
+
+TEST_F(AdvHttpHostGate, PythonUnicodeWhitespaceInTheRequestLineIsNotAnotherProtocol) {
+  ServerProcess py;
+  StartPython(py);
+  if (HasFatalFailure() || IsSkipped()) return;
+  for (std::string sep : {"\x1c", "\x1f", "\x85", "\xa0"}) {
+    EXPECT_NOT_OTHER(ThroughTunnel(py.port(), "GET" + sep + "/secret" + sep + "HTTP/1.1\r\nHost: other.test\r\n\r\n"))
+        << "separator byte 0x" << std::hex << (static_cast<unsigned>(sep[0]) & 0xff);
+    EXPECT_NOT_OTHER(ThroughTunnel(py.port(), sep + kEvil));
+  }
+}
+
+// After an allowed request the gate reads on with Beast, which refuses these;
+// but the first request decides the whole tunnel.
+TEST_F(AdvHttpHostGate, PythonPipelinedBehindALeadingSpaceFirstRequest) {
+  ServerProcess py;
+  StartPython(py);
+  if (HasFatalFailure() || IsSkipped()) return;
+  EXPECT_NOT_OTHER(ThroughTunnel(py.port(), " GET / HTTP/1.1\r\n" + kAllowedHost + "\r\n" + kEvil));
+}
+
+// ---- F3: the documented lower-case residual is the whole connection --------
+// docs/THREAT_MODEL.md: "a server that takes a lower-case method as HTTP
+// (Go's, Python's) and a request line that opens with one is not read". Worse:
+// the tunnel is then opaque for its whole life, and Go's net/http answers
+// "get" (and "Get", "GET1", "G.ET", "!GET", "~") with keep-alive, so one
+// throwaway first request opens every later request to any virtual host.
+TEST_F(AdvHttpHostGate, GoLowerCaseMethodDoesNotReachAnotherVhost) {
+  ServerProcess go;
+  StartGo(go);
+  if (HasFatalFailure() || IsSkipped()) return;
+  EXPECT_NOT_OTHER(ThroughTunnel(go.port(), "get /secret HTTP/1.1\r\nHost: other.test\r\n\r\n"));
+}
+
+TEST_F(AdvHttpHostGate, GoOddMethodFirstRequestDoesNotOpenTheTunnelForLaterRequests) {
+  ServerProcess go;
+  StartGo(go);
+  if (HasFatalFailure() || IsSkipped()) return;
+  for (std::string method : {"Get", "GET1", "G.ET", "!GET", "~"}) {
+    EXPECT_NOT_OTHER(ThroughTunnel(go.port(), method + " / HTTP/1.1\r\n" + kAllowedHost + "\r\n" + kEvil))
+        << "first method " << method;
+  }
+}
+
+// ---- F4: a body on a GET, to a server that never reads it ------------------
+// BaseHTTPRequestHandler leaves the body to the handler; a do_GET that does
+// not read it (SimpleHTTPRequestHandler's does not, nor does any typical
+// one) makes python read the body as the next request. The gate counted it
+// as body and judged nothing in it.
+TEST_F(AdvHttpHostGate, PythonGetWithABodyDoesNotCarryAHiddenRequest) {
+  ServerProcess py;
+  StartPython(py);
+  if (HasFatalFailure() || IsSkipped()) return;
+  std::string req = "GET / HTTP/1.1\r\n" + kAllowedHost + "Content-Length: " + std::to_string(kEvil.size()) +
+                    "\r\n\r\n" + kEvil;
+  EXPECT_NOT_OTHER(ThroughTunnel(py.port(), req));
+}
+
+// ---- F5: a first line dripped a byte at a time costs quadratic CPU --------
+// Until the first line shows "HTTP/" or ends, ClassifyHttpStart rescans the
+// whole held line (twice) on every read: "POST " and 64 KiB of 'a' one byte
+// per read is ~65,000 scans of up to 64 KiB (3.7 s of CPU on this machine,
+// ~57 us per 1-byte read: far more than the sender's cost per byte). The
+// tunnel loop is one thread, so 1024 such tunnels stall the cell's egress.
+TEST(AdvHttpHostGateCpu, AFirstLineDrippedByteByByteCostsLinearCpu) {
+  ServerNameGate gate("allowed.test", 80, "advice", "");
+  gate.Add("POST ");
+  auto start = std::chrono::steady_clock::now();
+  ServerNameGate::Verdict v = ServerNameGate::Verdict::kNeedMore;
+  int reads = 0;
+  while (v == ServerNameGate::Verdict::kNeedMore && reads < 70000) {
+    gate.Add("a");
+    v = gate.Decide(false);
+    ++reads;
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(v, ServerNameGate::Verdict::kRefused) << "a 64 KiB first line is refused";
+  EXPECT_LT(seconds, 0.5) << reads << " one-byte reads of a first line cost " << seconds << " s of CPU";
+}
+
+// ===== ATTACKS THAT HELD (pass on e174f78; guard against regressions) ========
+
+
+#define HELD_AGAINST(Server)                                   \
+  TEST_F(AdvHttpHostGate, HeldAttacksAgainst##Server) {        \
+    ServerProcess s;                                           \
+    Start##Server(s);                                          \
+    if (HasFatalFailure() || IsSkipped()) return;              \
+    ExpectControl(s.port());                                   \
+    ExpectHeld(s.port(), #Server);                             \
+  }
+HELD_AGAINST(Python)
+HELD_AGAINST(Node)
+HELD_AGAINST(Go)
+HELD_AGAINST(Nginx)
+
+}  // namespace
+}  // namespace mcpcell
