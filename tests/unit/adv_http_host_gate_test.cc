@@ -572,6 +572,102 @@ TEST_F(AdvHttpHostGate, AHeadForAnotherHostDoesNotLeaveBeforeItIsJudged) {
 // ===== ATTACKS THAT HELD (pass on e174f78; guard against regressions) ========
 
 
+// A refusal echoes the request's bytes on stderr and in the audit log: every
+// byte outside printable ASCII is escaped (PrintableBytes), so a Host or a
+// target cannot carry terminal escapes (C1 CSI in UTF-8, ESC, DEL).
+TEST(AdvHttpHostGateEcho, ARefusalEscapesEveryByteOutsidePrintableAscii) {
+  for (std::string req : {std::string("GET / HTTP/1.1\r\nHost: a\xc2\x9b""31mb\r\n\r\n"),
+                          std::string("GET / HTTP/1.1\r\nHost: allowed.test:8\xc2\x9b""0\r\n\r\n"),
+                          std::string("GET http://x\xc2\x9b""2J/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n"),
+                          std::string("GET x\xc2\x9b""2J HTTP/1.1\r\nHost: allowed.test\r\n\r\n"),
+                          std::string("GET / HTTP/1.1\r\nHost: [\xc2\x9b]\r\n\r\n")}) {
+    ServerNameGate gate("allowed.test", 80, "advice", "");
+    gate.Add(req);
+    ASSERT_EQ(gate.Decide(false), ServerNameGate::Verdict::kRefused);
+    for (char c : gate.refusal()) {
+      auto u = static_cast<unsigned char>(c);
+      EXPECT_TRUE(u >= 0x20 && u < 0x7f) << "raw byte 0x" << std::hex << unsigned{u} << " in: " << gate.refusal();
+    }
+  }
+}
+
+// ===== LEGITIMATE TRAFFIC (must pass, not be refused or held) ==============
+
+// curl --proxytunnel: plain HTTP through CONNECT, two requests on one tunnel,
+// a chunked upload and a 2 MiB POST (curl sends Expect: 100-continue).
+TEST_F(AdvHttpHostGate, LegitCurlProxytunnelKeepAliveChunkedAndExpectContinue) {
+  if (!Have("curl")) GTEST_SKIP() << "curl is not installed";
+  ServerProcess node;
+  StartNode(node);
+  if (HasFatalFailure() || IsSkipped()) return;
+  std::string url = "http://allowed.test:" + std::to_string(node.port());
+  std::string big = Write("big.bin", std::string(2 << 20, 'z'));
+  std::string base = "curl -s -m 20 -p -x http://127.0.0.1:" + std::to_string(proxy_port_) + " ";
+  auto run = [](const std::string& cmd) {
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return out;
+    char buf[4096];
+    for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    pclose(p);
+    return out;
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  std::string two = run(base + url + "/a " + url + "/b");
+  EXPECT_NE(two.find("path=/a"), std::string::npos) << two;
+  EXPECT_NE(two.find("path=/b"), std::string::npos) << two;
+  std::string chunked = run(base + "-H 'Transfer-Encoding: chunked' --data-binary @" + big + " " + url + "/up");
+  EXPECT_NE(chunked.find("path=/up"), std::string::npos) << chunked;
+  std::string expect = run(base + "--data-binary @" + big + " " + url + "/expect");
+  EXPECT_NE(expect.find("path=/expect"), std::string::npos) << expect;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(8)) << "held";
+}
+
+// A WebSocket (ws://) through CONNECT: the upgrade request is judged, then
+// masked frames pass both ways.
+TEST_F(AdvHttpHostGate, LegitWebSocketThroughConnectEchoes) {
+  ServerProcess node;
+  StartNode(node);
+  if (HasFatalFailure() || IsSkipped()) return;
+  std::string host = "allowed.test:" + std::to_string(node.port());
+  std::string up = "GET /ws HTTP/1.1\r\nHost: " + host +
+                   "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                   "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+  UniqueFd c = ConnectTo("127.0.0.1", proxy_port_, 5);
+  ASSERT_TRUE(c.valid());
+  SendAll(c.get(), "CONNECT " + host + " HTTP/1.1\r\n\r\n");
+  ASSERT_EQ(ReadUntil(c.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0), 0u);
+  SendAll(c.get(), up);
+  ASSERT_EQ(ReadUntil(c.get(), "\r\n\r\n").rfind("HTTP/1.1 101", 0), 0u);
+  // A masked text frame "hello" (RFC 6455 5.7), then a masked ping.
+  std::string frame = "\x81\x85\x37\xfa\x21\x3d\x7f\x9f\x4d\x51\x58";
+  std::string ping = std::string("\x89\x80\x01\x02\x03\x04", 6);
+  SendAll(c.get(), frame + ping);
+  EXPECT_EQ(ReadExactly(c.get(), frame.size() + ping.size()), frame + ping);
+}
+
+// ---- R1: a raw stream after "Upgrade: tcp" (Docker's attach/exec) -----------
+// Docker's API hijacks the connection after "Connection: Upgrade, Upgrade:
+// tcp" (101 UPGRADED), then carries the process's stdin raw. The gate reads
+// on after a request that asked to upgrade, and stdin that begins with a
+// token character ("ls -la\n", "echo hi\n") is parsed as an HTTP request and
+// the tunnel is reset: `docker exec -i` through the proxy breaks.
+TEST_F(AdvHttpHostGate, LegitRawStreamAfterUpgradeTcpIsNotReadAsHttp) {
+  ServerProcess node;
+  StartNode(node);
+  if (HasFatalFailure() || IsSkipped()) return;
+  std::string host = "allowed.test:" + std::to_string(node.port());
+  UniqueFd c = ConnectTo("127.0.0.1", proxy_port_, 5);
+  ASSERT_TRUE(c.valid());
+  SendAll(c.get(), "CONNECT " + host + " HTTP/1.1\r\n\r\n");
+  ASSERT_EQ(ReadUntil(c.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0), 0u);
+  SendAll(c.get(), "POST /v1.43/containers/x/attach?stream=1&stdin=1&stdout=1 HTTP/1.1\r\nHost: " + host +
+                       "\r\nConnection: Upgrade\r\nUpgrade: tcp\r\nContent-Length: 0\r\n\r\n");
+  ASSERT_EQ(ReadUntil(c.get(), "\r\n\r\n").rfind("HTTP/1.1 101", 0), 0u);
+  SendAll(c.get(), "ls -la /tmp\n");
+  EXPECT_EQ(ReadExactly(c.get(), 12), "ls -la /tmp\n") << "the upgraded stream was cut";
+}
+
 #define HELD_AGAINST(Server)                                   \
   TEST_F(AdvHttpHostGate, HeldAttacksAgainst##Server) {        \
     ServerProcess s;                                           \
