@@ -20,7 +20,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -601,6 +603,77 @@ TEST_F(AdvHttpHostGate, ProxyMemoryStaysBoundedUnderAnEndlessChunkExtension) {
   sink.join();
   EXPECT_LT(grown, 16 * 1024) << "the proxy took " << sent / (1 << 20) << " MiB of one unfinished chunk line and "
                               << "grew by " << grown / 1024 << " MiB";
+}
+
+// ---- F8: a gated tunnel never yields the tunnel loop -----------------------
+// ByteFlow::Step counts `moved` only on its ungated paths: while the gate
+// stays (a plain-HTTP tunnel keeps it for life), judged bytes go out through
+// Prime and the parked send, which count nothing, so kFlowTurnBytes never
+// ends the turn. One cell uploading a large body as fast as it can keeps the
+// (single-threaded) tunnel loop in one Step while the other tunnels wait:
+// a 1-byte echo on another tunnel took 95-300 ms at worst here, 11-16 ms
+// when the same upload went through an opaque (ungated) tunnel.
+TEST_F(AdvHttpHostGate, AGatedUploadDoesNotStallOtherTunnels) {
+  UniqueFd sink_l = ListenOn("127.0.0.1", 0), echo_l = ListenOn("127.0.0.1", 0);
+  ASSERT_TRUE(sink_l.valid() && echo_l.valid());
+  std::thread sink([&] {
+    int fd = accept4(sink_l.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    UniqueFd owned(fd);
+    std::vector<char> buf(1 << 20);
+    while (recv(fd, buf.data(), buf.size(), 0) > 0) {
+    }
+  });
+  std::thread echo([&] {
+    int fd = accept4(echo_l.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    UniqueFd owned(fd);
+    char b[256];
+    for (ssize_t n; (n = recv(fd, b, sizeof b, 0)) > 0;) SendAll(fd, std::string_view(b, static_cast<std::size_t>(n)));
+  });
+  auto open = [&](std::uint16_t port) {
+    UniqueFd c = ConnectTo("127.0.0.1", proxy_port_, 10);
+    SendAll(c.get(), "CONNECT allowed.test:" + std::to_string(port) + " HTTP/1.1\r\n\r\n");
+    EXPECT_EQ(ReadUntil(c.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0), 0u);
+    return c;
+  };
+  UniqueFd probe = open(PortOf(echo_l.get()));
+  SendAll(probe.get(), "ping\n");  // another protocol: this tunnel's gate steps aside
+  ASSERT_EQ(ReadExactly(probe.get(), 5), "ping\n");
+  UniqueFd up = open(PortOf(sink_l.get()));
+  const std::size_t total = std::size_t{3} << 30;
+  std::atomic<bool> done{false};
+  std::thread uploader([&] {
+    SendAll(up.get(), "POST /up HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: " + std::to_string(total) +
+                          "\r\n\r\n");
+    std::string block(1 << 20, 'u');
+    for (std::size_t sent = 0; sent < total && !done; sent += block.size()) {
+      if (!SendAll(up.get(), block)) break;
+    }
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  double worst = 0;
+  int probes = 0;
+  for (int i = 0; i < 20 && !done; ++i, ++probes) {
+    auto t0 = std::chrono::steady_clock::now();
+    SendAll(probe.get(), "x");
+    if (ReadExactly(probe.get(), 1) != "x") break;
+    worst = std::max(worst, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  done = true;
+  shutdown(up.get(), SHUT_RDWR);
+  uploader.join();
+  probe = UniqueFd();
+  up = UniqueFd();
+  shutdown(sink_l.get(), SHUT_RDWR);
+  shutdown(echo_l.get(), SHUT_RDWR);
+  sink.join();
+  echo.join();
+  std::printf("worst echo %.4f s over %d probes\n", worst, probes);
+  EXPECT_LT(worst, 0.06) << "a 1-byte echo on another tunnel took " << worst << " s during a gated upload (" << probes
+                         << " probes)";
 }
 
 // ---- F7: a refused request's head reaches the server before the verdict ----
