@@ -611,9 +611,7 @@ TEST_F(AdvHttpHostGate, ProxyMemoryStaysBoundedUnderAnEndlessChunkExtension) {
 // stays (a plain-HTTP tunnel keeps it for life), judged bytes go out through
 // Prime and the parked send, which count nothing, so kFlowTurnBytes never
 // ends the turn. One cell uploading a large body as fast as it can keeps the
-// (single-threaded) tunnel loop in one Step while the other tunnels wait:
-// a 1-byte echo on another tunnel took 95-300 ms at worst here, 11-16 ms
-// when the same upload went through an opaque (ungated) tunnel.
+// (single-threaded) tunnel loop in one Step while the other tunnels wait.
 // Through the proxy (tried, too noisy on 2 shared cores to keep): a 1-byte
 // echo on another tunnel took 95-300 ms at worst during a gated 3 GiB
 // upload, 11-16 ms when the same upload went through an ungated tunnel.
