@@ -201,6 +201,18 @@ std::vector<Attempt> HeldAttempts() {
                                        "AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\nPRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"},
       {"second request for another host", "GET / HTTP/1.1\r\n" + kAllowedHost + "\r\n" + kEvil},
       {"CONNECT inside", "CONNECT other.test:80 HTTP/1.1\r\nHost: other.test:80\r\n\r\n"},
+      {"obs-folded Host value", "GET / HTTP/1.1\r\nHost:\r\n allowed.test\r\n\r\n" + kEvil},
+      {"absolute URL, '?@'", "GET http://allowed.test?@other.test/ HTTP/1.1\r\n" + kAllowedHost + "\r\n"},
+      {"absolute URL, '#@'", "GET http://allowed.test#@other.test/ HTTP/1.1\r\n" + kAllowedHost + "\r\n"},
+      {"absolute URL, backslash", "GET http://other.test\\.allowed.test/ HTTP/1.1\r\n" + kAllowedHost + "\r\n"},
+      {"Host with a trailing dot then another host", "GET / HTTP/1.1\r\nHost: allowed.test.\r\n\r\n" + kEvil},
+      {"HTTP/1.0 keep-alive then another host",
+       "GET / HTTP/1.0\r\n" + kAllowedHost + "Connection: keep-alive\r\n\r\n" + kEvil},
+      {"Expect 100-continue body hiding a request", "POST / HTTP/1.1\r\n" + kAllowedHost +
+                                                        "Expect: 100-continue\r\nContent-Length: 3\r\n\r\nabc" + kEvil},
+      {"upgrade, then a request behind 0x16", "GET / HTTP/1.1\r\n" + kAllowedHost + "Upgrade: websocket\r\n\r\n\x16" +
+                                                  kEvil},
+      {"leading empty lines", "\r\n\r\n\n" + kEvil},
   };
 }
 
