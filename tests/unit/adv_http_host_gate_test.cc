@@ -39,6 +39,7 @@
 #include "egress/server_name_gate.h"
 #include "temp_dir.h"
 #include "test_sockets.h"
+#include "tls_hello_builder.h"
 #include "util/unique_fd.h"
 
 namespace mcpcell {
@@ -468,6 +469,21 @@ TEST_F(AdvHttpHostGate, PythonControlByteInASplitFirstLineIsNotAnotherProtocol) 
   EXPECT_NOT_OTHER(std::optional<std::string>(ReadQuiet(c.get(), 1500)));
 }
 
+// The upgrade path has the same hole: after a request that asked to upgrade
+// (python ignores Upgrade and keeps the connection), a first byte that is
+// no token character makes the gate step aside for good; python strips
+// \x1c-\x1f, \x85, \xa0 as whitespace and serves the request behind it.
+TEST_F(AdvHttpHostGate, PythonRequestBehindWhitespaceAfterADeclinedUpgrade) {
+  ServerProcess py;
+  StartPython(py);
+  if (HasFatalFailure() || IsSkipped()) return;
+  const std::string upgrade = "GET / HTTP/1.1\r\n" + kAllowedHost + "Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n";
+  for (std::string sep : {"\x1c", "\x85", "\xa0"}) {
+    EXPECT_NOT_OTHER(ThroughTunnel(py.port(), upgrade + sep + kEvil))
+        << "byte 0x" << std::hex << (static_cast<unsigned>(sep[0]) & 0xff);
+  }
+}
+
 // ---- F3: the documented lower-case residual is the whole connection --------
 // docs/THREAT_MODEL.md: "a server that takes a lower-case method as HTTP
 // (Go's, Python's) and a request line that opens with one is not read". Worse:
@@ -691,6 +707,26 @@ TEST_F(AdvHttpHostGate, AHeadForAnotherHostDoesNotLeaveBeforeItIsJudged) {
   shutdown(up.get(), SHUT_RDWR);
   rec.join();
   EXPECT_EQ(seen.find("other.test"), std::string::npos) << "the server received:\n" << seen;
+}
+
+// ---- F9: TLS after an HTTP upgrade (RFC 2817) is not judged ---------------
+// "Upgrade: TLS/1.2" asks the server to turn the connection into TLS (CUPS/
+// IPP servers do). The ClientHello that follows begins with 0x16, no token
+// character, so the HTTP gate steps aside as for a WebSocket frame, and the
+// tunnel opens without the SNI gate reading that hello: a shared TLS front
+// behind an HTTP server that honours the upgrade routes by a name the gate
+// never saw. (Gate-level; no such server was run here.)
+TEST(AdvHttpHostGateUpgrade, AClientHelloAfterAnHttpTlsUpgradeIsJudgedLikeAFirstOne) {
+  using namespace test_tls;  // NOLINT
+  ServerNameGate gate("allowed.test", 631, "advice", "");
+  gate.Add("OPTIONS * HTTP/1.1\r\nHost: allowed.test:631\r\nConnection: Upgrade\r\nUpgrade: TLS/1.2\r\n\r\n" +
+           Hello(ServerNameExt({"other.test"})));
+  ServerNameGate::Verdict v = gate.Decide(false);
+  while (v == ServerNameGate::Verdict::kPassSome) {
+    gate.TakePassable();
+    v = gate.Decide(false);
+  }
+  EXPECT_EQ(v, ServerNameGate::Verdict::kRefused) << "a ClientHello naming other.test passed unread";
 }
 
 // ===== ATTACKS THAT HELD (pass on e174f78; guard against regressions) ========
