@@ -38,7 +38,13 @@ install_packages() {
   log "packages: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  # No package's own service starts (nginx, apache2 would take port 80 and
+  # outlive the run): policy-rc.d answering 101 tells invoke-rc.d not to.
+  local rc_d=/usr/sbin/policy-rc.d created=0 status=0
+  if [ ! -e "$rc_d" ]; then printf '#!/bin/sh\nexit 101\n' >"$rc_d" && chmod 755 "$rc_d" && created=1; fi
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 || status=$?
+  [ "$created" = 0 ] || rm -f "$rc_d"
+  return "$status"
 }
 
 build_mcpcell() {

@@ -145,8 +145,10 @@ trap 'summary $?' EXIT
 step layers scripts/check_layers.sh  # no upward include between src/ modules (docs/ARCHITECTURE.md)
 # clang, libclang-rt-14-dev: the fuzz targets (libFuzzer and its ASan runtime);
 # chromium: the browser servers of the compatibility suite (docs/COMPAT.md);
-# universal-ctags: the function-length check
-install_packages clang libclang-rt-14-dev chromium universal-ctags
+# universal-ctags: the function-length check;
+# nginx-light, apache2, golang-go: real HTTP servers the tunnel gate's adversary tests
+# (tests/unit/adv_http_host_gate_test.cc) try to reach another virtual host of
+install_packages clang libclang-rt-14-dev chromium universal-ctags nginx-light apache2 golang-go
 step function-length scripts/check_function_length.sh  # every function in src/ under 80 lines (docs/ARCHITECTURE.md)
 ensure_test_user
 build_mcpcell

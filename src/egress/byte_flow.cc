@@ -36,7 +36,7 @@ void ByteFlow::Prime(std::string_view early) {
   bytes_ += early.size();
 }
 
-bool ByteFlow::StepGate(char* scratch, FlowNext* next) {
+bool ByteFlow::StepGate(char* scratch, FlowNext* next, std::uint64_t* primed) {
   if (gate_->refused()) {
     *next = FlowNext::kError;
     return true;
@@ -62,13 +62,12 @@ bool ByteFlow::StepGate(char* scratch, FlowNext* next) {
       *next = FlowNext::kError;
       return true;
     }
-    if (v == ServerNameGate::Verdict::kPassSome) {
-      Prime(gate_->TakePassable());  // the gate stays, for what follows
-      return false;
-    }
-    std::string held = gate_->TakeHeld();
-    gate_.reset();
-    Prime(held);
+    // Judged bytes count toward the step's turn like read ones: a gated
+    // upload must yield to the other tunnels too (adversary pass 4).
+    std::string judged = v == ServerNameGate::Verdict::kPassSome ? gate_->TakePassable() : gate_->TakeHeld();
+    if (v != ServerNameGate::Verdict::kPassSome) gate_.reset();  // opened; kPassSome: it stays, for what follows
+    *primed += judged.size();
+    Prime(judged);
     return false;
   }
 }
@@ -78,7 +77,7 @@ FlowNext ByteFlow::Step(char* scratch) {
   while (moved < kFlowTurnBytes) {
     if (gate_ && parked_off_ >= parked_) {  // judged bytes go out before the gate reads on
       FlowNext next{};
-      if (StepGate(scratch, &next)) return next;
+      if (StepGate(scratch, &next, &moved)) return next;
       continue;
     }
     if (parked_off_ < parked_) {  // a partial send of a small burst

@@ -62,8 +62,8 @@ class ByteFlow {
 
  private:
   /// One gated step: true when the step ends with *next; false when the
-  /// gate opened (its bytes parked) and the flow goes on.
-  bool StepGate(char* scratch, FlowNext* next);
+  /// gate passed bytes (parked, counted in *primed) and the flow goes on.
+  bool StepGate(char* scratch, FlowNext* next, std::uint64_t* primed);
   ssize_t SpliceIn(char* scratch);
   /// Keeps what a send(2) did not take, to send when the peer drains.
   void Park(const char* data, std::size_t n);

@@ -1,6 +1,7 @@
 #include "egress/http_host_gate.h"
 
 #include <limits>
+#include <vector>
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/basic_parser.hpp>
@@ -8,7 +9,6 @@
 
 #include "egress/dns_name.h"
 #include "egress/host_loopback.h"
-#include "egress/http_target.h"
 
 namespace mcpcell {
 
@@ -17,10 +17,6 @@ using boost::beast::error_code;
 
 namespace {
 
-// A request head larger than this is refused (Beast's header_limit): servers
-// keep theirs at 8-64 KiB, and the gate holds a head whole while it waits.
-constexpr std::uint32_t kHeadLimit = 64 * 1024;
-
 // RFC 9110 section 5.6.2: the characters of a method (a token).
 bool IsTchar(unsigned char c) {
   if (c >= '0' && c <= '9') return true;
@@ -28,23 +24,14 @@ bool IsTchar(unsigned char c) {
   return std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
 }
 
-// The longest registered method is 17 characters (UPDATEREDIRECTREF, RFC 5842).
-constexpr std::size_t kLongestMethod = 24;
+bool IsCapital(unsigned char c) { return (c >= 'A' && c <= 'Z') || c == '_' || c == '-'; }
 
-bool IsMethodChar(char c) { return (c >= 'A' && c <= 'Z') || c == '_' || c == '-'; }
-
-// What lenient servers take for the space between the request line's parts
-// (RFC 9112 section 3: SP, HTAB, VT, FF, bare CR).
-bool IsLineSpace(unsigned char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r'; }
-
-bool ContainsHttpSlash(std::string_view line) {
-  for (std::size_t i = 0; i + 5 <= line.size(); ++i) {
-    std::string_view s = line.substr(i, 5);
-    if ((s[0] | 0x20) == 'h' && (s[1] | 0x20) == 't' && (s[2] | 0x20) == 't' && (s[3] | 0x20) == 'p' && s[4] == '/') {
-      return true;
-    }
-  }
-  return false;
+// What some server takes for the blank between a request line's parts:
+// python's str.split() (SP, HTAB, VT, FF, CR, FS..US, NEL, NBSP in
+// ISO-8859-1), RFC 9112 section 3's lenient parsers (SP, HTAB, VT, FF, CR).
+bool IsBlank(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' || (c >= 0x1c && c <= 0x1f) || c == 0x85 ||
+         c == 0xa0;
 }
 
 std::size_t SkipEmptyLines(std::string_view bytes) {
@@ -54,54 +41,94 @@ std::size_t SkipEmptyLines(std::string_view bytes) {
 }
 
 // The Host header or an absolute-form target's authority names the tunnel's
-// host: the same canonical name (any of the three loopback names for a host
-// of the host's loopback) and, when it says one, the tunnel's port.
-bool NamesTunnelHost(std::string_view authority, const std::string& host, std::uint16_t port, std::string* why) {
-  auto named = ParseAuthority(authority, port, why);
-  if (!named) return false;
-  if (named->host != host && !(IsLoopbackName(host) && IsLoopbackName(named->host))) return false;
-  return named->port == port;
+// host: the name as the rules hold it (any case, no trailing dot; any of the
+// three loopback names for a host of the host's loopback) and, when it says
+// one, the tunnel's port in plain digits. Strict, because a server that
+// routes on the exact string serves its default site for another spelling.
+bool NamesTunnelHost(std::string_view authority, const std::string& host, std::uint16_t port) {
+  std::vector<std::string> names;
+  if (IsLoopbackName(host)) {
+    names = {"localhost", "127.0.0.1", "[::1]"};
+  } else {
+    names = {host.find(':') != std::string::npos ? "[" + host + "]" : host};
+  }
+  boost::beast::string_view a(authority.data(), authority.size());
+  for (const auto& n : names) {
+    if (boost::beast::iequals(a, n) || boost::beast::iequals(a, n + ":" + std::to_string(port))) return true;
+  }
+  return false;
+}
+
+bool Bodiless(http::verb v) {
+  return v == http::verb::get || v == http::verb::head || v == http::verb::options || v == http::verb::trace ||
+         v == http::verb::delete_;
 }
 
 }  // namespace
 
-HttpStart ClassifyHttpStart(std::string_view bytes, bool eof) {
-  std::string_view line = bytes.substr(SkipEmptyLines(bytes));
-  if (line.empty()) return eof ? HttpStart::kOther : HttpStart::kNeedMore;
-  bool whole = false;
-  if (auto lf = line.find('\n'); lf != std::string_view::npos) {
-    line = line.substr(0, lf);
-    whole = true;
+HttpStart HttpStartReader::LineEnded() const {
+  // A whole line that no server reads as a request (they answer 400 and
+  // close): another protocol.
+  return HttpStart::kOther;
+}
+
+HttpStart HttpStartReader::Read(std::string_view more, bool eof) {
+  constexpr std::string_view kVersionStart = "http/";
+  for (char ch : more) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') return LineEnded();
+    switch (part_) {
+      case Part::kLead:
+        if (IsBlank(c)) continue;  // python strips blanks before the method
+        if (!IsTchar(c)) return HttpStart::kOther;
+        part_ = Part::kMethod;
+        [[fallthrough]];
+      case Part::kMethod:
+        if (IsTchar(c)) {
+          capitals_only_ = capitals_only_ && IsCapital(c);
+          if (method_len_ < sizeof method_start_) method_start_[method_len_] = ch;
+          ++method_len_;
+          continue;
+        }
+        // A byte no server takes after a method: binary, another protocol.
+        if (!IsBlank(c)) return HttpStart::kOther;
+        // "GET target": HTTP/0.9 too, which names no host.
+        if (method_len_ == 3 && std::string_view(method_start_, 3) == "GET") return HttpStart::kHttp;
+        part_ = Part::kGap1;
+        continue;
+      case Part::kGap1:
+        if (!IsBlank(c)) part_ = Part::kTarget;
+        continue;
+      case Part::kTarget:
+        if (IsBlank(c)) part_ = Part::kGap2;
+        continue;  // python takes control bytes in a path
+      case Part::kGap2:
+        if (IsBlank(c)) continue;
+        part_ = Part::kVersion;
+        version_matched_ = 0;
+        [[fallthrough]];
+      case Part::kVersion:
+        if (static_cast<char>(c >= 'A' && c <= 'Z' ? c | 0x20 : c) == kVersionStart[version_matched_]) {
+          if (++version_matched_ == kVersionStart.size()) return HttpStart::kHttp;
+          continue;
+        }
+        // nginx reads a target with blanks in it when the method is in
+        // capitals: only a later "HTTP/" on the line tells.
+        if (!capitals_only_) return HttpStart::kOther;
+        part_ = IsBlank(c) ? Part::kGap2 : Part::kTarget;
+        continue;
+    }
   }
-  // A method as the servers that read request lines loosely (nginx) accept
-  // it: capitals, '_' and '-'. A first word in lower case or with digits
-  // ("ping", "x", "SSH-2.0-...") is taken for another protocol at once, so a
-  // tunnel that carries one is not held waiting for a line end.
-  std::size_t method = 0;
-  while (method < line.size() && method <= kLongestMethod && IsMethodChar(line[method])) ++method;
-  if (method == 0 || method > kLongestMethod) return HttpStart::kOther;
-  if (method == line.size()) return whole || eof ? HttpStart::kOther : HttpStart::kNeedMore;
-  if (!IsLineSpace(static_cast<unsigned char>(line[method]))) return HttpStart::kOther;
-  // "GET target": HTTP/0.9, which names no host (a server answers from its default site).
-  if (line.substr(0, method) == "GET") return HttpStart::kHttp;
-  // The target may hold spaces (nginx reads "PUT /a b HTTP/1.1"): only the
-  // line's end tells, so it is waited for.
-  if (ContainsHttpSlash(line.substr(method))) return HttpStart::kHttp;
-  if (whole || eof) return HttpStart::kOther;
-  if (line.size() >= kHeadLimit) return HttpStart::kHttp;  // the parser refuses it
-  for (char c : line) {
-    // A control byte ends any request line (RFC 9112 section 3): binary.
-    auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && !IsLineSpace(u)) || u == 0x7f) return HttpStart::kOther;
-  }
-  return HttpStart::kNeedMore;
+  // A partial line asks nothing of anyone. No length decides: Go reads a
+  // request line of up to 1 MiB, and the bytes pass on as they come.
+  return eof ? HttpStart::kOther : HttpStart::kNeedMore;
 }
 
 // Observes one request; sets why_ (and an error) for what the gate refuses.
 class HttpHostGate::Parser : public http::basic_parser<true> {
  public:
   Parser(const std::string& host, std::uint16_t port) : host_(host), port_(port) {
-    header_limit(kHeadLimit);
+    header_limit(static_cast<std::uint32_t>(kHttpHoldLimit));
     // Bodies are only counted past, never held. Not boost::none: Boost
     // 1.74 compares a Content-Length with an empty optional as "over".
     body_limit(std::numeric_limits<std::uint64_t>::max());
@@ -119,6 +146,7 @@ class HttpHostGate::Parser : public http::basic_parser<true> {
   void on_request_impl(http::verb method, boost::string_view, boost::string_view target, int version,
                        error_code& ec) override {
     std::string_view t(target.data(), target.size());
+    method_ = method;
     if (version != 10 && version != 11) return Refuse("the request is HTTP/" + std::to_string(version / 10) + "." +
                                                       std::to_string(version % 10) + ", not HTTP/1.x", ec);
     if (method == http::verb::connect) return Refuse("a CONNECT inside the tunnel would make the server a proxy", ec);
@@ -128,11 +156,11 @@ class HttpHostGate::Parser : public http::basic_parser<true> {
       return Refuse("the request target \"" + PrintableBytes(t, 64) + "\" is neither a path nor an absolute URL", ec);
     }
     std::string_view rest = t.substr(scheme_end + 3);
-    std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
-    std::string problem;
-    if (!NamesTunnelHost(authority, host_, port_, &problem)) {
-      return Refuse("the request's absolute URL names \"" + PrintableBytes(authority, 253) + "\"" +
-                    (problem.empty() ? "" : " (" + problem + ")"), ec);
+    // Up to the path only: "http://allowed?@other/" is refused rather than
+    // trusted to be read alike by every server (adversary pass 4).
+    std::string_view authority = rest.substr(0, rest.find('/'));
+    if (!NamesTunnelHost(authority, host_, port_)) {
+      return Refuse("the request's absolute URL names \"" + PrintableBytes(authority, 253) + "\"", ec);
     }
   }
 
@@ -148,6 +176,7 @@ class HttpHostGate::Parser : public http::basic_parser<true> {
         if (++lengths_ > 1 || value.find(',') != boost::string_view::npos) {
           Refuse("the request has more than one Content-Length (its end is ambiguous)", ec);
         }
+        has_body_ = has_body_ || value.find_first_not_of('0') != boost::string_view::npos;
         return;
       case http::field::transfer_encoding:
         // Only the one coding every server reads alike: a list, or another
@@ -155,6 +184,7 @@ class HttpHostGate::Parser : public http::basic_parser<true> {
         if (++codings_ > 1 || !boost::beast::iequals(value, "chunked")) {
           Refuse("the request's Transfer-Encoding is not exactly \"chunked\" (its end is ambiguous)", ec);
         }
+        has_body_ = true;
         return;
       case http::field::upgrade:
         upgrade_ = true;
@@ -172,10 +202,15 @@ class HttpHostGate::Parser : public http::basic_parser<true> {
       return Refuse(hosts_ == 0 ? "the request has no Host header (the server would pick a site itself)"
                                 : "the request has more than one Host header", ec);
     }
-    std::string problem;
-    if (!NamesTunnelHost(host_header_, host_, port_, &problem)) {
-      Refuse("the request's Host header names \"" + PrintableBytes(host_header_, 253) + "\"" +
-             (problem.empty() ? "" : " (" + problem + ")"), ec);
+    if (!NamesTunnelHost(host_header_, host_, port_)) {
+      return Refuse("the request's Host header names \"" + PrintableBytes(host_header_, 253) + "\"", ec);
+    }
+    // A server that answers a GET without reading its body reads the body
+    // as the next request (python's http.server does): judged unread.
+    if (Bodiless(method_) && has_body_) {
+      Refuse(std::string("the request is a ") + std::string(http::to_string(method_)) +
+                 " with a body, which a server that does not read it takes for the next request",
+             ec);
     }
   }
 
@@ -191,54 +226,74 @@ class HttpHostGate::Parser : public http::basic_parser<true> {
   std::string why_;
   int hosts_ = 0, lengths_ = 0, codings_ = 0;
   bool upgrade_ = false;
+  bool has_body_ = false;
+  http::verb method_ = http::verb::unknown;
 };
 
 HttpHostGate::HttpHostGate(std::string host, std::uint16_t port) : host_(std::move(host)), port_(port) {}
 HttpHostGate::~HttpHostGate() = default;
 
+namespace {
+
+HttpHostGate::Step Refused(std::string why) { return {HttpHostGate::Step::Kind::kRefused, 0, std::move(why)}; }
+
+}  // namespace
+
+HttpHostGate::Step HttpHostGate::Wait(std::string_view bytes, std::size_t judged, std::size_t fed, bool eof) {
+  if (!parser_->is_header_done()) {
+    // The head passes on only once it is judged whole; the parser has read
+    // `fed` bytes of it, which are not given to it again.
+    head_fed_ = fed;
+    if (eof) return Refused("the connection closed in the middle of an HTTP request's head");
+  } else {
+    head_fed_ = 0;
+  }
+  // What the parser holds back (a head, a chunk line, a trailer) is bounded.
+  if (bytes.size() - judged > kHttpHoldLimit) {
+    return Refused("more than " + std::to_string(kHttpHoldLimit / 1024) +
+                   " KiB of a request's head, chunk line or trailer came without its end");
+  }
+  return {Step::Kind::kPass, judged, {}};
+}
+
 HttpHostGate::Step HttpHostGate::Read(std::string_view bytes, bool eof) {
-  std::size_t at = 0;
+  std::size_t at = 0;  // judged: may go on
+  std::size_t fed = parser_ && !parser_->is_header_done() ? head_fed_ : 0;  // read by the parser beyond `at`
   for (;;) {
     if (!parser_) {
       at += SkipEmptyLines(bytes.substr(at));  // servers skip them before a request line
       if (at == bytes.size()) return {Step::Kind::kPass, at, {}};
-      // After an upgrade, the new protocol's bytes begin no request line (a
-      // WebSocket frame's first byte is no token character); a server that
-      // declined the upgrade reads them as a bad request and stops.
-      if (upgrade_asked_ && !IsTchar(static_cast<unsigned char>(bytes[at])) &&
-          !IsLineSpace(static_cast<unsigned char>(bytes[at]))) {
-        return {Step::Kind::kOpaque, bytes.size(), {}};
-      }
-      upgrade_asked_ = false;
       parser_ = std::make_unique<Parser>(host_, port_);
+      fed = 0;
     }
-    if (at == bytes.size()) return {Step::Kind::kPass, at, {}};
+    if (at + fed == bytes.size()) return Wait(bytes, at, fed, eof);
     error_code ec;
-    std::size_t used = parser_->put(boost::asio::const_buffer(bytes.data() + at, bytes.size() - at), ec);
-    at += used;
-    if (ec == http::error::need_more) {
-      if (eof && !parser_->is_header_done()) {
-        return {Step::Kind::kRefused, 0, "the connection closed in the middle of an HTTP request's head"};
-      }
-      return {Step::Kind::kPass, at, {}};
-    }
-    if (ec) {
+    std::size_t used = parser_->put(boost::asio::const_buffer(bytes.data() + at + fed, bytes.size() - at - fed), ec);
+    fed += used;
+    if (ec && ec != http::error::need_more) {
       if (parser_->why().empty() && bytes.substr(at).starts_with("PRI * HTTP/2")) {
-        return {Step::Kind::kRefused, 0, "plain-text HTTP/2 names its host inside compressed frames the proxy does "
-                                         "not read (use TLS, or HTTP/1.1)"};
+        return Refused("plain-text HTTP/2 names its host inside compressed frames the proxy does not read (use TLS, "
+                       "or HTTP/1.1)");
       }
-      std::string why = parser_->why().empty()
-                            ? "the HTTP request cannot be read whole (" + ec.message() + "), so the host it asks "
-                              "for is unknown"
-                            : parser_->why();
-      return {Step::Kind::kRefused, 0, std::move(why)};
+      return Refused(parser_->why().empty() ? "the HTTP request cannot be read whole (" + ec.message() +
+                                                  "), so the host it asks for is unknown"
+                                            : parser_->why());
     }
+    if (parser_->is_header_done()) {  // judged whole: the head and the body read so far go on
+      at += fed;
+      fed = 0;
+    }
+    if (ec == http::error::need_more) return Wait(bytes, at, fed, eof);
     if (parser_->is_done()) {
-      upgrade_asked_ = parser_->asked_upgrade();
+      bool upgrade = parser_->asked_upgrade();
       parser_.reset();
+      head_fed_ = 0;
+      // What follows an upgrade is another protocol, or HTTP again if the
+      // server declined: judged as a first flight (server_name_gate.h).
+      if (upgrade) return {Step::Kind::kUpgraded, at, {}};
       continue;
     }
-    if (used == 0) return {Step::Kind::kPass, at, {}};
+    if (used == 0) return Wait(bytes, at, fed, eof);
   }
 }
 

@@ -37,7 +37,7 @@ class ServerNameGate {
   /// Decides on what is held; `eof`: the cell sent all it will.
   Verdict Decide(bool eof);
   /// kOpen: the bytes held, to be passed on in order.
-  std::string TakeHeld() { return std::move(held_); }
+  std::string TakeHeld();
   /// kPassSome: the preamble, to be passed on; the gate keeps the rest.
   std::string TakePassable();
   /// kRefused: why (for the denial's rule) and what to do instead.
@@ -49,12 +49,18 @@ class ServerNameGate {
   Verdict Refuse(std::string why);
   /// Once the first flight read as plain HTTP: each request's Host.
   Verdict DecideHttp(bool eof);
+  /// A first flight that is no TLS: whether its first line is HTTP.
+  Verdict DecideFirstLine(bool eof);
 
   std::string host_;
   std::string how_to_allow_;
   std::string held_;
   std::string refusal_;
   std::size_t passable_ = 0;
+  HttpStartReader start_;               ///< whether a first flight is plain HTTP
+  bool reading_line_ = false;           ///< its first line is being read
+  std::string line_;                    ///< that line so far, for the parser (its early part passed already)
+  std::size_t skip_ = 0;                ///< bytes at held_'s front that passed early
   std::unique_ptr<HttpHostGate> http_;  ///< once the tunnel carries plain HTTP
   std::uint16_t port_;
 };

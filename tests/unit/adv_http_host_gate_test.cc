@@ -142,6 +142,7 @@ const s = http.createServer((req, res) => {
 // A WebSocket-style upgrade: answer 101 and echo every byte back.
 s.on('upgrade', (req, sock, head) => {
   sock.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+  sock.on('error', () => {});  // a tunnel the proxy resets must not end the server
   if (head.length) sock.write(head);
   sock.on('data', d => sock.write(d));
 });
@@ -333,7 +334,11 @@ class AdvHttpHostGate : public ::testing::Test {
     std::string req = "CONNECT allowed.test:" + std::to_string(port) + " HTTP/1.1\r\nHost: allowed.test:" +
                       std::to_string(port) + "\r\n\r\n";
     if (!SendAll(c.get(), req)) return std::nullopt;
-    if (ReadUntil(c.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0) != 0) return std::nullopt;
+    std::string answer = ReadUntil(c.get(), "\r\n\r\n");
+    if (answer.rfind("HTTP/1.1 200", 0) != 0) {
+      ADD_FAILURE() << "CONNECT answered: " << answer;
+      return std::nullopt;
+    }
     SendAll(c.get(), bytes);
     return ReadQuiet(c.get(), quiet_ms);
   }
@@ -528,19 +533,25 @@ TEST_F(AdvHttpHostGate, PythonGetWithABodyDoesNotCarryAHiddenRequest) {
 // ~57 us per 1-byte read: far more than the sender's cost per byte). The
 // tunnel loop is one thread, so 1024 such tunnels stall the cell's egress.
 TEST(AdvHttpHostGateCpu, AFirstLineDrippedByteByByteCostsLinearCpu) {
+  // Fixed: the first line is read as it comes (HttpStartReader keeps its
+  // place) and passes on before its end, which no server acts without; a
+  // line that turns out to be a request over 64 KiB is refused before its end.
   ServerNameGate gate("allowed.test", 80, "advice", "");
   gate.Add("POST ");
   auto start = std::chrono::steady_clock::now();
   ServerNameGate::Verdict v = ServerNameGate::Verdict::kNeedMore;
-  int reads = 0;
-  while (v == ServerNameGate::Verdict::kNeedMore && reads < 70000) {
+  std::size_t passed = 0;
+  for (int reads = 0; reads < 70000; ++reads) {
     gate.Add("a");
     v = gate.Decide(false);
-    ++reads;
+    if (v == ServerNameGate::Verdict::kPassSome) passed += gate.TakePassable().size();
+    if (v == ServerNameGate::Verdict::kRefused || v == ServerNameGate::Verdict::kOpen) break;
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(v, ServerNameGate::Verdict::kRefused) << "a 64 KiB first line is refused";
-  EXPECT_LT(seconds, 0.5) << reads << " one-byte reads of a first line cost " << seconds << " s of CPU";
+  EXPECT_EQ(passed, 70005u) << "no byte of a line without its end is held";
+  EXPECT_LT(seconds, 0.5) << "one-byte reads of a first line cost " << seconds << " s of CPU";
+  gate.Add(" HTTP/1.1\r\nHost: allowed.test\r\n\r\n");
+  EXPECT_EQ(gate.Decide(false), ServerNameGate::Verdict::kRefused) << "a request line over 64 KiB is refused before its end";
 }
 
 // ---- F6: a chunk line or a trailer is held without any limit ---------------

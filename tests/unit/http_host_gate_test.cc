@@ -63,10 +63,15 @@ std::vector<std::string> Bytes(const std::string& s) {
   return out;
 }
 
+HttpStart Classify(std::string_view bytes, bool eof) {
+  HttpStartReader reader;
+  return reader.Read(bytes, eof);
+}
+
 const std::string kOwn = "GET /pkg HTTP/1.1\r\nHost: registry.example\r\nUser-Agent: npm\r\n\r\n";
 
 TEST(HttpHostGate, EveryRequestOfAKeepAliveConnectionForTheHostPassesByteForByte) {
-  std::string two = kOwn + "GET /other HTTP/1.1\r\nHost: REGISTRY.example.:80\r\n\r\n";
+  std::string two = kOwn + "GET /other HTTP/1.1\r\nHost: REGISTRY.example:80\r\n\r\n";
   Flight r = Drive({two});
   EXPECT_EQ(r.last, V::kNeedMore) << r.refusal;  // the gate stays for the next request
   EXPECT_EQ(r.passed, two);
@@ -86,6 +91,15 @@ TEST(HttpHostGate, ASecondRequestForAnotherHostIsCutBeforeItLeaves) {
   EXPECT_EQ(escape.refusal.find('\x1b'), std::string::npos) << "nothing of the request is echoed raw";
   // The request that was judged before it went on, not the one after.
   EXPECT_EQ(Drive({kOwn, evil}).passed, kOwn);
+}
+
+TEST(HttpHostGate, TheHostIsSpelledAsTheTunnelsExceptForCase) {
+  // A server that routes on the exact string would serve its default site
+  // for another spelling (adversary pass 4).
+  for (const char* host : {"registry.example.", "registry.example:080", "registry.example:"}) {
+    EXPECT_EQ(Drive({std::string("GET / HTTP/1.1\r\nHost: ") + host + "\r\n\r\n"}).last, V::kRefused) << host;
+  }
+  EXPECT_EQ(Drive({"GET / HTTP/1.1\r\nHost: Registry.Example\r\n\r\n"}).last, V::kNeedMore);
 }
 
 TEST(HttpHostGate, TheHostsPortMustBeTheTunnelsAndAnAbsoluteUrlIsJudgedToo) {
@@ -208,22 +222,36 @@ TEST(HttpHostGate, AHeadOverTheLimitOrCutByEofIsRefusedAndABodyCutByEofPasses) {
 TEST(HttpHostGate, OtherProtocolsAreNotReadAsHttp) {
   for (const char* first : {"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n", "*1\r\n$4\r\nPING\r\n", "EHLO mail\r\n",
                             "PING\r\n", "\x05\x01\x00", "{\"jsonrpc\":\"2.0\"}\n"}) {
-    EXPECT_EQ(ClassifyHttpStart(first, false), HttpStart::kOther) << first;
+    EXPECT_EQ(Classify(first, false), HttpStart::kOther) << first;
     EXPECT_EQ(Drive({first}).last, V::kOpen) << first;
   }
-  EXPECT_EQ(ClassifyHttpStart("GET", false), HttpStart::kNeedMore);
-  EXPECT_EQ(ClassifyHttpStart("GET", true), HttpStart::kOther);  // a partial word asks for nothing
-  EXPECT_EQ(ClassifyHttpStart("GET ", false), HttpStart::kHttp);
-  EXPECT_EQ(ClassifyHttpStart("FOO\t/ hTtP/1.1", false), HttpStart::kHttp);
+  EXPECT_EQ(Classify("GET", false), HttpStart::kNeedMore);
+  EXPECT_EQ(Classify("GET", true), HttpStart::kOther);  // a partial word asks for nothing
+  EXPECT_EQ(Classify("GET ", false), HttpStart::kHttp);
+  EXPECT_EQ(Classify("FOO\t/ hTtP/1.1", false), HttpStart::kHttp);
   // A capital word and a space: the line's end tells (nginx reads spaces in a target).
-  EXPECT_EQ(ClassifyHttpStart("PUT /a b", false), HttpStart::kNeedMore);
-  EXPECT_EQ(ClassifyHttpStart("PUT /a b HTTP/1.1", false), HttpStart::kHttp);
-  EXPECT_EQ(ClassifyHttpStart("PUT /a\x01", false), HttpStart::kOther);  // a control byte: binary
-  EXPECT_EQ(ClassifyHttpStart("X", false), HttpStart::kNeedMore);
-  // Lower case or digits at once: a tunnel carrying "ping" is not held for a line end.
-  for (const char* first : {"ping from the cell", "x", "socks ping", "SSH-2.0-x Debian", "db"}) {
-    EXPECT_EQ(ClassifyHttpStart(first, false), HttpStart::kOther) << first;
+  EXPECT_EQ(Classify("PUT /a b", false), HttpStart::kNeedMore);
+  EXPECT_EQ(Classify("PUT /a b HTTP/1.1", false), HttpStart::kHttp);
+  // python takes control bytes in a path: only the line's end tells.
+  EXPECT_EQ(Classify("PUT /a\x01", false), HttpStart::kNeedMore);
+  EXPECT_EQ(Classify("PUT\x01/a", false), HttpStart::kOther);  // right after a method: binary
+  EXPECT_EQ(Classify("X", false), HttpStart::kNeedMore);
+  // Go reads any token as a method, python any blank as a gap (adversary pass 4).
+  for (const char* first : {"get / HTTP/1.1", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA / HTTP/1.1", " GET / HTTP/1.1",
+                            "GET\x1c/\x1cHTTP/1.1", "G.ET / http/1.1", "~ / HTTP/1.1"}) {
+    EXPECT_EQ(Classify(first, false), HttpStart::kHttp) << first;
   }
+  // What no server reads as a request line, decided before the line ends: a
+  // lower-case word whose third word is no version.
+  for (std::string first : {std::string("ping from the cell"), std::string("socks ping pong"),
+                            std::string("SSH-2.0-x Debian 1"), std::string("db\0", 3)}) {
+    EXPECT_EQ(Classify(first, false), HttpStart::kOther) << first;
+  }
+  // One read after another goes on where the last stopped.
+  HttpStartReader dripped;
+  std::string line = "POST /upload HTTP/1.1";
+  for (std::size_t n = 0; n < 16; ++n) EXPECT_EQ(dripped.Read(line.substr(n, 1), false), HttpStart::kNeedMore) << n;
+  EXPECT_EQ(dripped.Read(line.substr(16), false), HttpStart::kHttp);
   EXPECT_EQ(Drive({"PUT /a b HTTP/1.1\r\nHost: other.example\r\n\r\n"}).last, V::kRefused);
 }
 
