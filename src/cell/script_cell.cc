@@ -83,6 +83,26 @@ void AddNpmEnv(CellSpec* spec) {
   spec->env["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1";
 }
 
+/// npm's config for the cell (source/script_npm.h): the npmrc written for
+/// it (in the install directory, already bound read-only) as its
+/// userconfig, and the host's cafile bound read-only where that npmrc says,
+/// also for Node itself (a script's own https request to the registry).
+Status AddNpmConfig(CellSpec* spec, const ScriptNpm& npm, std::vector<std::string>* notes) {
+  if (!npm.npmrc.empty()) spec->env["npm_config_userconfig"] = npm.npmrc;
+  if (npm.cafile.empty()) return {};
+  // npm resolves a relative cafile against its working directory, which
+  // was "/" (host_tool.h); an absolute one is all the listing prints.
+  // A regular file, resolved: a directory there would bind a whole tree.
+  struct stat st{};
+  if (npm.cafile.front() != '/' || ::stat(npm.cafile.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return MakeError("bind npm's cafile into the install scripts' cell", VisibleOnTerminal(npm.cafile),
+                     "not an absolute path to a regular file; --install-scripts=skip installs without running them");
+  }
+  MCPCELL_TRY(AddUserBind(spec, npm.cafile + ":" + kCellNpmCafile, false, false, "npm's cafile (read-only)", notes));
+  spec->env["NODE_EXTRA_CA_CERTS"] = kCellNpmCafile;
+  return {};
+}
+
 }  // namespace
 
 Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
@@ -107,17 +127,18 @@ Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
   spec->relay.on = false;  // not an MCP server: its stdout is not JSON-RPC
   spec->limits.memory_bytes = {kScriptMemoryBytes, false};
   AddNpmEnv(&*spec);
-  // The registry the install used, nothing else (script_network.h); npm
-  // in the cell is pointed at it, and reaches it through the egress proxy.
+  MCPCELL_TRY(AddNpmConfig(&*spec, run.npm, &notes));
+  // The registries the install used, nothing else (script_network.h); npm
+  // in the cell is pointed at them, and reaches them through the egress proxy.
   NetworkSpec network;
-  if (!run.registry.empty()) {
-    auto to_registry = RegistryNetwork(run.registry);
-    if (!to_registry.ok()) return to_registry.error();
-    network = std::move(*to_registry);
-    spec->env["npm_config_registry"] = run.registry;
+  if (!run.npm.registries.empty()) {
+    auto to_registries = RegistriesNetwork(run.npm.registries);
+    if (!to_registries.ok()) return to_registries.error();
+    network = std::move(*to_registries);
   }
+  if (!run.npm.registry.empty()) spec->env["npm_config_registry"] = run.npm.registry;
   // --allow-host and profiles do not reach this cell: say what does.
-  network.fixed_how_to_allow = ScriptNetworkAdvice(run.registry);
+  network.fixed_how_to_allow = ScriptNetworkAdvice(run.npm);
   ApplyCellNetwork(&*spec, std::move(network));
   return spec;
 }
@@ -186,6 +207,14 @@ bool Follow(int rd, Cell& cell, const ScriptRun& run, ScriptOutput* out) {
     if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) return stopped;
     if (r > 0) out->Add(std::string_view(buf, static_cast<std::size_t>(r)));
   }
+}
+
+/// "no network", or "only the npm registry X", and what it did not reach.
+std::string Reached(const ScriptNpm& npm) {
+  std::string reached = RegistriesReached(npm);
+  std::string out = reached.empty() ? std::string("no network") : "only " + reached;
+  if (!npm.unreached.empty()) out += ", not " + VisibleOnTerminal(npm.unreached);
+  return out;
 }
 
 Error NoCellHere(const ScriptRun& run, const std::string& why) {
@@ -261,7 +290,7 @@ class NativeScriptCell final : public ScriptCell {
       return MakeError("run the install scripts of", run.package,
                        "they failed in their cell (npm rebuild exited with status " + std::to_string(r.exit_code) +
                            "; the cell could write " + VisibleOnTerminal(run.package_dir) + " only, and reached " +
-                           (run.registry.empty() ? std::string("no network") : "only " + VisibleOnTerminal(RegistryOrigin(run.registry))) +
+                           Reached(run.npm) +
                            "). Their last lines" + out.Tail() + "\n  --install-scripts=skip installs without running them");
     }
     return {};

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -10,12 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "source/registry_url.h"
+#include "source/npm_config.h"
 #include "util/diag.h"
 #include "util/json_input.h"
 #include "util/terminal_text.h"
 #include "util/unique_fd.h"
 #include "util/write_all.h"
+
+extern char** environ;
 
 namespace mcpcell {
 namespace {
@@ -183,8 +186,10 @@ bool InstallScriptsRan(const std::string& cache_dir) {
 
 namespace {
 
-std::set<std::string> OptionalPackages(const std::string& install_dir) {
-  std::set<std::string> out;
+/// The "packages" of npm's hidden lockfile, keyed by their path below the
+/// install ("node_modules/x/node_modules/@s/y"); empty when there is none.
+std::vector<std::pair<std::string, nlohmann::json>> LockfilePackages(const std::string& install_dir) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
   std::string lock = install_dir + "/node_modules/.package-lock.json";
   if (!IsRealFile(lock)) return out;
   auto text = ReadTextFile(lock, "read npm's hidden lockfile");
@@ -192,20 +197,72 @@ std::set<std::string> OptionalPackages(const std::string& install_dir) {
   if (!j.is_object() || !j.contains("packages") || !j["packages"].is_object()) return out;
   for (const auto& [rel, meta] : j["packages"].items()) {
     // Relative paths below the install ("node_modules/x"), nothing else.
-    if (rel.rfind("node_modules/", 0) != 0 || rel.find("..") != std::string::npos) continue;
-    if (meta.is_object() && meta.value("optional", false)) out.insert(install_dir + "/" + rel);
+    if (rel.rfind("node_modules/", 0) != 0 || rel.find("..") != std::string::npos || !meta.is_object()) continue;
+    out.emplace_back(rel, meta);
+  }
+  return out;
+}
+
+std::set<std::string> OptionalPackages(const std::string& install_dir) {
+  std::set<std::string> out;
+  for (const auto& [rel, meta] : LockfilePackages(install_dir)) {
+    if (meta.value("optional", false)) out.insert(install_dir + "/" + rel);
   }
   return out;
 }
 
 }  // namespace
 
+namespace {
+
+/// Removes the npmrc written for the cells when the runs are over.
+struct RemoveOnExit {
+  std::string path;
+  ~RemoveOnExit() {
+    if (!path.empty()) ::unlink(path.c_str());
+  }
+};
+
+/// What the cells of this install get of npm's config (script_npm.h).
+Result<ScriptNpm> PrepareScriptNpm(const std::string& install_dir, const NpmConfig& config,
+                                   const std::set<std::string>& scopes, RemoveOnExit* npmrc) {
+  ScriptNpmPlan plan = PlanScriptNpm(config, scopes, NpmProxyEnvironment(environ));
+  for (const auto& w : plan.warnings) Warn(w);
+  if (!plan.npm.unreached.empty()) {
+    Warn("the install scripts do not reach " + VisibleOnTerminal(plan.npm.unreached) +
+         ": mcpcell's egress proxy connects directly and cannot go through another proxy. A script that needs it "
+         "fails; --install-scripts=skip installs without running them");
+  }
+  auto path = WriteScriptNpmrc(install_dir, plan.npmrc_text);
+  if (!path.ok()) return path.error();
+  npmrc->path = plan.npm.npmrc = *path;
+  return plan.npm;
+}
+
+}  // namespace
+
+std::set<std::string> InstalledScopes(const std::string& install_dir) {
+  std::set<std::string> out;
+  for (const auto& [rel, meta] : LockfilePackages(install_dir)) {
+    // A bundled package is the tarball's own directory, named by it: its
+    // scope must not open that scope's registry to the scripts.
+    if (meta.value("inBundle", false)) continue;
+    std::size_t name = rel.rfind("node_modules/") + std::string_view("node_modules/").size();
+    if (rel.compare(name, 1, "@") == 0 && rel.find('/', name) != std::string::npos) {
+      out.insert(rel.substr(name, rel.find('/', name) - name));
+    }
+  }
+  return out;
+}
+
 Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit,
-                         const std::function<std::string()>& registry_of) {
+                         const std::function<NpmConfig()>& npm_config) {
   // Which packages npm itself counts as optional (reached only through
   // optionalDependencies): as in npm, a failed build of one is no failure
   // of the install; the package is removed instead.
   std::set<std::string> optional = OptionalPackages(install_dir);
+  // The scopes whose registries the scripts may need, read before the lockfile goes.
+  const std::set<std::string> scopes = InstalledScopes(install_dir);
   // npm's hidden lockfile knows a package has scripts only when the
   // registry said so (hasInstallScript); without it, `npm rebuild` reads
   // every package.json from disk, as FindScriptPackages does, and runs
@@ -213,9 +270,15 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
   std::error_code ec;
   fs::remove(install_dir + "/node_modules/.package-lock.json", ec);
   auto packages = FindScriptPackages(install_dir + "/node_modules");
-  const std::string registry = packages.empty() ? std::string() : registry_of();
-  const std::string network = registry.empty() ? std::string("no network")
-                                               : "network only to the npm registry " + VisibleOnTerminal(RegistryOrigin(registry));
+  RemoveOnExit npmrc;
+  ScriptNpm npm;
+  if (!packages.empty()) {
+    auto prepared = PrepareScriptNpm(install_dir, npm_config(), scopes, &npmrc);
+    if (!prepared.ok()) return prepared.error();
+    npm = std::move(*prepared);
+  }
+  const std::string reached = RegistriesReached(npm);
+  const std::string network = reached.empty() ? std::string("no network") : "network only to " + reached;
   nlohmann::json ran = nlohmann::json::array();
   nlohmann::json removed = nlohmann::json::array();
   for (std::size_t i = 0; i < packages.size(); ++i) {
@@ -228,7 +291,7 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
     Say("running the install scripts of " + name + " (" + events + ") in a native cell of their own (" +
         std::to_string(i + 1) + " of " + std::to_string(packages.size()) + "; it can write " +
         VisibleOnTerminal(p.dir) + " only; " + network + "; --install-scripts=skip turns this off)");
-    Status st = cell.Run({install_dir, name, p.dir, NpmRebuildArgv(p.dir), limit, registry});
+    Status st = cell.Run({install_dir, name, p.dir, NpmRebuildArgv(p.dir), limit, npm});
     if (!st.ok() && optional.count(p.dir) == 0) return st;
     if (!st.ok()) {
       // The cell's message shows the name and path visibly already, and its
