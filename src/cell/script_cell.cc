@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -92,8 +93,12 @@ Status AddNpmConfig(CellSpec* spec, const ScriptNpm& npm, std::vector<std::strin
   if (npm.cafile.empty()) return {};
   // npm resolves a relative cafile against its working directory, which
   // was "/" (host_tool.h); an absolute one is all the listing prints.
-  // A regular file, resolved: a directory there would bind a whole tree.
+  // npm ignores a cafile that does not exist (ENOENT: maybeReadFile in its
+  // config definitions) and uses its own CAs; so does the cell's npm, which
+  // then finds none at kCellNpmCafile.
   struct stat st{};
+  if (npm.cafile.front() == '/' && ::stat(npm.cafile.c_str(), &st) != 0 && errno == ENOENT) return {};
+  // A regular file, resolved: a directory there would bind a whole tree.
   if (npm.cafile.front() != '/' || ::stat(npm.cafile.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return MakeError("bind npm's cafile into the install scripts' cell", VisibleOnTerminal(npm.cafile),
                      "not an absolute path to a regular file; --install-scripts=skip installs without running them");

@@ -179,8 +179,17 @@ TEST_F(ScriptCellNpmTest, TheCellGetsTheNpmrcTheCafileReadOnlyAndEveryRegistry) 
       << spec->network.fixed_how_to_allow;
 }
 
-TEST_F(ScriptCellNpmTest, AMissingRelativeOrDirectoryCafileIsRefused) {
-  for (const std::string& cafile : {root_ + "/missing.pem", std::string("ca.pem"), root_}) {
+TEST_F(ScriptCellNpmTest, AMissingCafileIsNotBoundAsNpmIgnoresIt) {
+  ScriptRun run{root_, "@corp/addon", pkg_, NpmRebuildArgv(pkg_), std::chrono::seconds(5),
+                ScriptNpm{"", {}, "", root_ + "/missing.pem", ""}};
+  auto spec = ScriptCellSpec(run);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  EXPECT_EQ(spec->env.count("NODE_EXTRA_CA_CERTS"), 0u);
+  for (const auto& m : spec->mounts) EXPECT_NE(m.target, kCellNpmCafile);
+}
+
+TEST_F(ScriptCellNpmTest, ARelativeOrDirectoryCafileIsRefused) {
+  for (const std::string& cafile : {std::string("ca.pem"), root_}) {
     ScriptRun run{root_, "@corp/addon", pkg_, NpmRebuildArgv(pkg_), std::chrono::seconds(5),
                   ScriptNpm{"", {}, "", cafile, ""}};
     auto spec = ScriptCellSpec(run);
