@@ -241,16 +241,28 @@ Result<ScriptNpm> PrepareScriptNpm(const std::string& install_dir, const NpmConf
 
 }  // namespace
 
+namespace {
+
+/// "@s" of "@s/name", "" for an unscoped name.
+std::string ScopeOf(const std::string& name) {
+  std::size_t slash = name.find('/');
+  return name.size() > 1 && name[0] == '@' && slash != std::string::npos && slash > 1 ? name.substr(0, slash) : "";
+}
+
+}  // namespace
+
 std::set<std::string> InstalledScopes(const std::string& install_dir) {
   std::set<std::string> out;
   for (const auto& [rel, meta] : LockfilePackages(install_dir)) {
     // A bundled package is the tarball's own directory, named by it: its
     // scope must not open that scope's registry to the scripts.
     if (meta.value("inBundle", false)) continue;
-    std::size_t name = rel.rfind("node_modules/") + std::string_view("node_modules/").size();
-    if (rel.compare(name, 1, "@") == 0 && rel.find('/', name) != std::string::npos) {
-      out.insert(rel.substr(name, rel.find('/', name) - name));
-    }
+    // The path's name is the dependent's choice (an alias, "@corp/x":
+    // "npm:pkg", is fetched as pkg); npm records the package's own name
+    // when it differs. Both must name the scope.
+    std::string path_scope = ScopeOf(rel.substr(rel.rfind("node_modules/") + std::string_view("node_modules/").size()));
+    bool renamed = meta.contains("name") && meta["name"].is_string();
+    if (!path_scope.empty() && (!renamed || ScopeOf(meta["name"].get<std::string>()) == path_scope)) out.insert(path_scope);
   }
   return out;
 }

@@ -97,7 +97,9 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
 /// The scopes ("@scope") of the packages npm installed from a registry into
 /// install_dir, as its hidden lockfile (node_modules/.package-lock.json,
 /// written by the host's npm before any script ran) names them: a bundled
-/// package (inBundle) is a directory its tarball named, and opens nothing.
+/// package (inBundle) is a directory its tarball named, and opens nothing;
+/// an alias counts only when the name npm fetched (its "name") has the
+/// scope of its path too ("@corp/x": "npm:lodash" opens no @corp registry).
 /// Empty without a lockfile (then only the default registry is reached).
 std::set<std::string> InstalledScopes(const std::string& install_dir);
 

@@ -230,8 +230,14 @@ TEST_F(ScriptCellNpmTest, InstalledScopesAreTheLockfilesButBundledOnes) {
     "node_modules/y/node_modules/@b/z": {"optional": true},
     "node_modules/y/node_modules/@c/bundled": {"inBundle": true},
     "node_modules/@d": {},
+    "node_modules/@corp/alias": {"name": "lodash"},
+    "node_modules/renamed": {"name": "@e/real"},
+    "node_modules/@f/alias": {"name": "@f/real"},
     "node_modules/plain": {}}})";
-  EXPECT_EQ(InstalledScopes(root_), (std::set<std::string>{"@a", "@b"}));
+  // An alias counts only when both its path and the package npm fetched
+  // name the scope: "@corp/alias": "npm:lodash" opens no @corp registry,
+  // nor does a package whose own name claims a scope its path has not.
+  EXPECT_EQ(InstalledScopes(root_), (std::set<std::string>{"@a", "@b", "@f"}));
 }
 
 }  // namespace
