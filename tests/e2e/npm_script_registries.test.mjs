@@ -11,7 +11,8 @@
 //   TLS      https://localhost with a certificate of a CA made here, the
 //            registry of @tls<id>, the CA given as npm's cafile;
 //   PROXIED  http, reached by the host's npm through a forward proxy
-//            (npm config proxy with a password).
+//            (npm config proxy with a password, or HTTPS_PROXY, and with
+//            NO_PROXY exempting it).
 // Run as root and as mcpcell-test.
 
 import assert from 'node:assert/strict';
@@ -33,6 +34,8 @@ const UNUSED = `@unused${id}`;
 const TOP = `e2e-reg-top-${id}`;
 const TLS_TOP = `e2e-reg-tlstop-${id}`;
 const PX_OK = `e2e-reg-px-ok-${id}`;
+const DISGUISED_TOP = `e2e-reg-disguised-${id}`;
+const BUNDLER = `e2e-reg-bundler-${id}`;
 const PX_NEEDS = `e2e-reg-px-needs-${id}`;
 const TOKEN = `npm_regSECRET${randomBytes(8).toString('hex')}`;
 const PROXY_PASSWORD = `pxSECRET${randomBytes(6).toString('hex')}`;
@@ -119,6 +122,17 @@ before(async () => {
     topPackage(TOP, [`${SC}/addon`]),
     topPackage(TLS_TOP, [`${TLS}/addon`]),
     { name: `e2e-reg-plain-${id}`, version: '1.0.0', files: { 'index.js': '' } },
+    {
+      name: DISGUISED_TOP, version: '1.0.0',
+      manifest: { bin: { [DISGUISED_TOP]: 'server.js' }, dependencies: { [`${SC}/alias`]: `npm:e2e-reg-plain-${id}@1.0.0`, [BUNDLER]: '1.0.0' } },
+      files: { 'server.js': '' },
+    },
+    {
+      // A tarball that bundles a directory named for the scope, and an install script.
+      name: BUNDLER, version: '1.0.0',
+      manifest: { bundleDependencies: [`${SC}/bundled`], dependencies: { [`${SC}/bundled`]: '1.0.0' }, scripts: { install: 'node -e 0' } },
+      files: { [`node_modules/${SC}/bundled/package.json`]: JSON.stringify({ name: `${SC}/bundled`, version: '1.0.0' }) },
+    },
   ]);
   const scopedAddons = await startPackageRegistry([
     probePackage(`${SC}/addon`, { scope: SC, scopedOther: `${SC}/other`, unusedScope: UNUSED, defaultName: `e2e-reg-plain-${id}`, token: TOKEN }),
@@ -186,6 +200,18 @@ test('a scoped package\'s install script reaches its scope\'s registry, the defa
   assert.ok(!existsSync(path.join(home, '.cache', 'mcpcell', 'npx', `${TOP}@1.0.0`, '.mcpcell-script-npmrc')));
 });
 
+test('a scope\'s registry is not opened by an alias or a bundled directory named for the scope (npm\'s real lockfile)', { timeout: 240_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const [def] = registries;
+  const r = await runMcpcell(['install', `npx://${DISGUISED_TOP}@1.0.0`], { env: scriptsEnv(home), guardMs: 220_000 });
+  assert.equal(r.code, 0, r.stderr);
+  const nm = path.join(home, '.cache', 'mcpcell', 'npx', `${DISGUISED_TOP}@1.0.0`, 'node_modules');
+  assert.ok(existsSync(path.join(nm, SC, 'alias', 'package.json')), 'npm put the alias under the scope\'s name');
+  assert.ok(existsSync(path.join(nm, BUNDLER, 'node_modules', SC, 'bundled', 'package.json')), 'and the bundled directory');
+  assert.ok(r.stderr.includes(`running the install scripts of ${BUNDLER} (install)`), r.stderr);
+  assert.ok(r.stderr.includes(`network only to the npm registry ${def.url.replace(/\/$/, '')};`), r.stderr);
+});
+
 test('a registry behind a private CA: npm\'s cafile is bound into the cell, for npm and for Node', { timeout: 240_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const tlsAddons = registries[2];
@@ -225,4 +251,35 @@ test('a registry the host\'s npm reaches through a proxy: not reached, said up f
   assert.match(needs.stderr, new RegExp(`run the install scripts of ${PX_NEEDS}.*reached no network, not .*npm config proxy \\(${proxyUrl.replace(/\./g, '\\.')}\\)`, 's'));
   assert.match(needs.stderr, /--install-scripts=skip/);
   for (const r of [ok, needs]) assert.ok(!r.stderr.includes(PROXY_PASSWORD), 'the proxy\'s password is never shown');
+});
+
+test('HTTPS_PROXY in the environment: the registry is not reached, the variable named without its password; exempted by NO_PROXY, it is', { timeout: 300_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const name = `e2e-reg-env-needs-${id}`;
+  const px = await startPackageRegistry([
+    { name: PX_OK, version: '1.0.0', files: { 'index.js': '' } },
+    { name, version: '1.0.0', manifest: { bin: { [name]: 'server.js' }, scripts: { install: `npm view ${PX_OK} name --fetch-retries=0` } }, files: { 'server.js': '' } },
+  ]);
+  registries.push(px);
+  const proxyUrl = `http://127.0.0.1:${proxy.address().port}`;
+  const homeFor = () => {
+    const h = mkdtempSync('/var/tmp/e2e-regs-envhome-');
+    chmodSync(h, 0o777);
+    t.after(() => rmSync(h, { recursive: true, force: true }));
+    writeReadableFile(path.join(h, '.npmrc'), `registry=${px.url}\nfetch-retries=0\n`);
+    return h;
+  };
+  const withProxy = (h, extra = {}) => ({ ...scriptsEnv(h), HTTPS_PROXY: `http://user:${PROXY_PASSWORD}@127.0.0.1:${proxy.address().port}/`, ...extra });
+  const before = proxied;
+  const closed = await runMcpcell(['install', `npx://${name}@1.0.0`], { env: withProxy(homeFor()), guardMs: 220_000 });
+  assert.notEqual(closed.code, 0, closed.stderr);
+  assert.ok(proxied > before, 'the host\'s npm went through the proxy');
+  assert.ok(closed.stderr.includes(`which the host's npm reaches through environment variable HTTPS_PROXY (${proxyUrl})`), closed.stderr);
+  assert.ok(!closed.stderr.includes(PROXY_PASSWORD), 'the proxy\'s password is never shown');
+  // Exempted by NO_PROXY, npm goes direct: so does the cell, through the egress proxy.
+  const direct = await runMcpcell(['install', `npx://${name}@1.0.0`], { env: withProxy(homeFor(), { NO_PROXY: '127.0.0.1' }), guardMs: 220_000 });
+  assert.equal(direct.code, 0, direct.stderr);
+  assert.ok(direct.stderr.includes(`network only to the npm registry ${px.url.replace(/\/$/, '')};`), direct.stderr);
+  assert.ok(!direct.stderr.includes('do not reach'), direct.stderr);
+  assert.ok(!direct.stderr.includes(PROXY_PASSWORD));
 });
