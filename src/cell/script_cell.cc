@@ -91,18 +91,20 @@ void AddNpmEnv(CellSpec* spec) {
 Status AddNpmConfig(CellSpec* spec, const ScriptNpm& npm, std::vector<std::string>* notes) {
   if (!npm.npmrc.empty()) spec->env["npm_config_userconfig"] = npm.npmrc;
   if (npm.cafile.empty()) return {};
-  // npm resolves a relative cafile against its working directory, which
-  // was "/" (host_tool.h); an absolute one is all the listing prints.
+  auto refuse = [&npm](const std::string& why) {
+    return MakeError("bind npm's cafile into the install scripts' cell", VisibleOnTerminal(npm.cafile),
+                     why + "; --install-scripts=skip installs without running them");
+  };
+  // npm resolves a relative cafile against its working directory ("/":
+  // host_tool.h); the listing prints an absolute one.
+  if (npm.cafile.front() != '/') return refuse("not an absolute path");
   // npm ignores a cafile that does not exist (ENOENT: maybeReadFile in its
   // config definitions) and uses its own CAs; so does the cell's npm, which
   // then finds none at kCellNpmCafile.
   struct stat st{};
-  if (npm.cafile.front() == '/' && ::stat(npm.cafile.c_str(), &st) != 0 && errno == ENOENT) return {};
+  if (::stat(npm.cafile.c_str(), &st) != 0 && errno == ENOENT) return {};
   // A regular file, resolved: a directory there would bind a whole tree.
-  if (npm.cafile.front() != '/' || ::stat(npm.cafile.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return MakeError("bind npm's cafile into the install scripts' cell", VisibleOnTerminal(npm.cafile),
-                     "not an absolute path to a regular file; --install-scripts=skip installs without running them");
-  }
+  if (::stat(npm.cafile.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return refuse("not a regular file");
   MCPCELL_TRY(AddUserBind(spec, npm.cafile + ":" + kCellNpmCafile, false, false, "npm's cafile (read-only)", notes));
   spec->env["NODE_EXTRA_CA_CERTS"] = kCellNpmCafile;
   return {};

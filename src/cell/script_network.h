@@ -1,13 +1,13 @@
 #pragma once
 // The network of an install-script cell (cell/script_cell.h): the npm
-// registries the install used (source/script_npm.h), and nothing else, through mcpcell's egress
-// proxy (issue 14 items 1 and 2). A registry on the host's loopback
-// (http://127.0.0.1:4873/, a local mirror) is reached as a host port
-// (egress/host_loopback.h); any other as one allow_host entry on its one
-// port, pinned (as --resolve pins) to the addresses the host's resolver
-// gives for it now — what the host's npm just used, an intranet registry's
-// 10.x included. Nothing the script does can widen it: no flag or profile reaches
-// this cell, and every denial says so.
+// registries the install used (source/script_npm.h), and nothing else,
+// through mcpcell's egress proxy (issue 14 items 1 and 2). A registry on
+// the host's loopback (http://127.0.0.1:4873/, a local mirror) is reached
+// as a host port (egress/host_loopback.h); any other as one allow_host
+// entry on its one port, pinned (as --resolve pins) to the addresses the
+// host's resolver gives for it now — what the host's npm just used, an
+// intranet registry's 10.x included. Nothing the script does can widen it:
+// no flag or profile reaches this cell, and every denial says so.
 
 #include <string>
 #include <vector>

@@ -211,10 +211,6 @@ std::set<std::string> OptionalPackages(const std::string& install_dir) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 /// Removes the npmrc written for the cells when the runs are over.
 struct RemoveOnExit {
   std::string path;
@@ -238,10 +234,6 @@ Result<ScriptNpm> PrepareScriptNpm(const std::string& install_dir, const NpmConf
   npmrc->path = plan.npm.npmrc = *path;
   return plan.npm;
 }
-
-}  // namespace
-
-namespace {
 
 /// "@s" of "@s/name", "" for an unscoped name.
 std::string ScopeOf(const std::string& name) {

@@ -65,7 +65,8 @@ std::string UrlHost(const std::string& url) {
 }
 
 /// npm's isNoProxy (@npmcli/agent lib/proxy.js): an entry matches a host
-/// that ends in all of its dot-separated labels.
+/// (lower case, as URL parsing leaves it) that ends in all of its
+/// dot-separated labels, compared as written.
 bool NoProxyMatches(const std::string& host, const std::string& list) {
   auto labels = [](std::string_view name) {
     std::vector<std::string> out;
@@ -84,7 +85,6 @@ bool NoProxyMatches(const std::string& host, const std::string& list) {
     at = comma + 1;
     entry.erase(0, entry.find_first_not_of(" \t"));
     entry.erase(entry.find_last_not_of(" \t") + 1);
-    std::transform(entry.begin(), entry.end(), entry.begin(), [](unsigned char c) { return std::tolower(c); });
     auto want = labels(entry);
     if (want.empty() || want.size() > host_labels.size()) continue;
     if (std::equal(want.begin(), want.end(), host_labels.begin())) return true;

@@ -120,6 +120,8 @@ TEST(NpmProxy, NoproxyExemptsTheHostAndNamesBelowADomain) {
   EXPECT_EQ(NpmProxyFor("https://npm.corp.example/x/", c, {}), "");
   EXPECT_EQ(NpmProxyFor("https://CORP.example:8443/", c, {}), "");
   EXPECT_NE(NpmProxyFor("https://notcorp.example/", c, {}), "");  // whole labels only, as npm
+  c.noproxy = "CORP.example";
+  EXPECT_NE(NpmProxyFor("https://npm.corp.example/", c, {}), "");  // npm compares the entry as written
   EXPECT_NE(NpmProxyFor("https://registry.npmjs.org/", c, {}), "");
   c.noproxy = "";
   EXPECT_EQ(NpmProxyFor("https://npm.corp.example/", c, {{"no_proxy", ".corp.example"}}), "");  // else NO_PROXY
