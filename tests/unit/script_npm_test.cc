@@ -179,6 +179,19 @@ TEST_F(ScriptCellNpmTest, TheCellGetsTheNpmrcTheCafileReadOnlyAndEveryRegistry) 
       << spec->network.fixed_how_to_allow;
 }
 
+TEST_F(ScriptCellNpmTest, TheHostsProxySettingsNeverReachTheCell) {
+  ::setenv("HTTPS_PROXY", "http://u:pxsecret@corp-proxy:3128", 1);
+  ::setenv("npm_config_https_proxy", "http://u:pxsecret@corp-proxy:3128", 1);
+  ScriptRun run{root_, "@corp/addon", pkg_, NpmRebuildArgv(pkg_), std::chrono::seconds(5),
+                ScriptNpm{"https://registry.example/", {"https://registry.example/"}, "", "", ""}};
+  auto spec = ScriptCellSpec(run);
+  ::unsetenv("HTTPS_PROXY");
+  ::unsetenv("npm_config_https_proxy");
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  EXPECT_EQ(spec->env.at("HTTPS_PROXY").rfind("http://127.0.0.1:", 0), 0u);  // mcpcell's egress proxy
+  for (const auto& [k, v] : spec->env) EXPECT_EQ(v.find("corp-proxy"), std::string::npos) << k;
+}
+
 TEST_F(ScriptCellNpmTest, AMissingCafileIsNotBoundAsNpmIgnoresIt) {
   ScriptRun run{root_, "@corp/addon", pkg_, NpmRebuildArgv(pkg_), std::chrono::seconds(5),
                 ScriptNpm{"", {}, "", root_ + "/missing.pem", ""}};
