@@ -21,6 +21,9 @@ namespace {
 /// project's config on its own, and no host npm ever reads.
 constexpr const char* kNpmrcName = ".mcpcell-script-npmrc";
 
+/// A registry URL no request can reach.
+constexpr const char* kNoRegistry = "https://unusable-registry.invalid/";
+
 /// `key="value"`: quoted, ini (npm's npmrc reader) parses the value as JSON,
 /// so nothing in it can end the line or start a comment.
 std::string Line(const std::string& key, const std::string& value) {
@@ -67,8 +70,10 @@ ScriptNpmPlan PlanScriptNpm(const NpmConfig& config, const std::set<std::string>
   for (const auto& [scope, raw] : config.scopes) {
     auto normal = NormalizeRegistryUrl(raw);
     // Every configured scope, used or not: npm in the cell then never asks
-    // the default registry for a package of that scope.
-    if (normal.ok()) rc += Line(scope + ":registry", *normal);
+    // the default registry for a package of that scope. One whose URL is
+    // no http(s) URL (not shown: it may hold a token) gets a name that
+    // resolves nowhere (.invalid, RFC 2606), for the same reason.
+    rc += Line(scope + ":registry", normal.ok() ? *normal : std::string(kNoRegistry));
     if (scopes.count(scope) == 0) continue;
     AddRegistry(&plan.npm.registries, Reachable(scope + ":registry", raw, config, proxy_env, &plan));
   }

@@ -9,7 +9,8 @@
 //   - an npm userconfig written for the cells: the default registry, EVERY
 //     configured `@scope:registry` (so npm in the cell asks a scope's own
 //     registry, denied if not open, and never falls back to the default one
-//     for it: no dependency confusion), cafile (as the cell sees it), ca,
+//     for it: no dependency confusion; a scope whose URL is unusable is
+//     named with one that resolves nowhere), cafile (as the cell sees it), ca,
 //     strict-ssl=false when the host's has it. Never a token, user,
 //     password, client certificate or proxy;
 //   - the host's cafile, bound read-only into the cell;

@@ -100,6 +100,9 @@ TEST(ScriptNpmPlan, AScopeWhoseRegistryIsNoHttpUrlIsWarnedAboutAndNotReached) {
   EXPECT_NE(plan.warnings[0].find("@corp:registry"), std::string::npos);
   EXPECT_EQ(plan.warnings[0].find("SECRETPATH"), std::string::npos);
   EXPECT_EQ(plan.npmrc_text.find("SECRETPATH"), std::string::npos);
+  // Still named, to nowhere: npm in the cell never asks the default registry for @corp.
+  EXPECT_NE(plan.npmrc_text.find("\n@corp:registry=\"https://unusable-registry.invalid/\"\n"), std::string::npos)
+      << plan.npmrc_text;
 }
 
 TEST(ScriptNpmPlan, NamesTheRegistriesReached) {
