@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -89,6 +90,32 @@ void AddNpmEnv(CellSpec* spec) {
   spec->env["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1";
 }
 
+/// npm's config for the cell (source/script_npm.h): the npmrc written for
+/// it (in the install directory, already bound read-only) as its
+/// userconfig, and the host's cafile bound read-only where that npmrc says,
+/// also for Node itself (a script's own https request to the registry).
+Status AddNpmConfig(CellSpec* spec, const ScriptNpm& npm, std::vector<std::string>* notes) {
+  if (!npm.npmrc.empty()) spec->env["npm_config_userconfig"] = npm.npmrc;
+  if (npm.cafile.empty()) return {};
+  auto refuse = [&npm](const std::string& why) {
+    return MakeError("bind npm's cafile into the install scripts' cell", VisibleOnTerminal(npm.cafile),
+                     why + "; --install-scripts=skip installs without running them");
+  };
+  // npm resolves a relative cafile against its working directory ("/":
+  // host_tool.h); the listing prints an absolute one.
+  if (npm.cafile.front() != '/') return refuse("not an absolute path");
+  // npm ignores a cafile that does not exist (ENOENT: maybeReadFile in its
+  // config definitions) and uses its own CAs; so does the cell's npm, which
+  // then finds none at kCellNpmCafile.
+  struct stat st{};
+  if (::stat(npm.cafile.c_str(), &st) != 0 && errno == ENOENT) return {};
+  // A regular file, resolved: a directory there would bind a whole tree.
+  if (::stat(npm.cafile.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return refuse("not a regular file");
+  MCPCELL_TRY(AddUserBind(spec, npm.cafile + ":" + kCellNpmCafile, false, false, "npm's cafile (read-only)", notes));
+  spec->env["NODE_EXTRA_CA_CERTS"] = kCellNpmCafile;
+  return {};
+}
+
 }  // namespace
 
 Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
@@ -118,17 +145,18 @@ Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
   spec->relay.on = false;  // not an MCP server: its stdout is not JSON-RPC
   spec->limits.memory_bytes = {kScriptMemoryBytes, false};
   AddNpmEnv(&*spec);
-  // The registry the install used, nothing else (script_network.h); npm
-  // in the cell is pointed at it, and reaches it through the egress proxy.
+  MCPCELL_TRY(AddNpmConfig(&*spec, run.npm, &notes));
+  // The registries the install used, nothing else (script_network.h); npm
+  // in the cell is pointed at them, and reaches them through the egress proxy.
   NetworkSpec network;
-  if (!run.registry.empty()) {
-    auto to_registry = RegistryNetwork(run.registry);
-    if (!to_registry.ok()) return to_registry.error();
-    network = std::move(*to_registry);
-    spec->env["npm_config_registry"] = run.registry;
+  if (!run.npm.registries.empty()) {
+    auto to_registries = RegistriesNetwork(run.npm.registries);
+    if (!to_registries.ok()) return to_registries.error();
+    network = std::move(*to_registries);
   }
+  if (!run.npm.registry.empty()) spec->env["npm_config_registry"] = run.npm.registry;
   // --allow-host and profiles do not reach this cell: say what does.
-  network.fixed_how_to_allow = ScriptNetworkAdvice(run.registry);
+  network.fixed_how_to_allow = ScriptNetworkAdvice(run.npm);
   ApplyCellNetwork(&*spec, std::move(network));
   return spec;
 }
@@ -197,6 +225,14 @@ bool Follow(int rd, Cell& cell, const ScriptRun& run, ScriptOutput* out) {
     if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) return stopped;
     if (r > 0) out->Add(std::string_view(buf, static_cast<std::size_t>(r)));
   }
+}
+
+/// "no network", or "only the npm registry X", and what it did not reach.
+std::string Reached(const ScriptNpm& npm) {
+  std::string reached = RegistriesReached(npm);
+  std::string out = reached.empty() ? std::string("no network") : "only " + reached;
+  if (!npm.unreached.empty()) out += ", not " + VisibleOnTerminal(npm.unreached);
+  return out;
 }
 
 Error NoCellHere(const ScriptRun& run, const std::string& why) {
@@ -273,7 +309,7 @@ class NativeScriptCell final : public ScriptCell {
                        "they failed in their cell (npm rebuild exited with status " + std::to_string(r.exit_code) +
                            "; the cell could write " + VisibleOnTerminal(run.package_dir) +
                            (run.bundled.empty() ? "" : " and the packages it bundles") + " only, and reached " +
-                           (run.registry.empty() ? std::string("no network") : "only " + VisibleOnTerminal(RegistryOrigin(run.registry))) +
+                           Reached(run.npm) +
                            "). Their last lines" + out.Tail() + "\n  --install-scripts=skip installs without running them");
     }
     return {};

@@ -9,8 +9,10 @@
 //     nsswitch.conf, gai.conf; the DNS stub's resolv.conf);
 //   - the install directory read-only, the one package's directory writable;
 //   - a private tmpfs HOME and /tmp (no ~/.npmrc, ~/.ssh, npm cache);
-//   - network only to the npm registry the install used, through mcpcell's
-//     egress proxy (cell/script_network.h), npm pointed at it with no token;
+//   - network only to the npm registries the install used, through
+//     mcpcell's egress proxy (cell/script_network.h), npm pointed at them by
+//     a userconfig written for it, with no token, and npm's cafile bound
+//     read-only (source/script_npm.h);
 //     a prebuilt-binary download from anywhere else is denied and the
 //     package builds from source;
 //   - stdin /dev/null; stdout and stderr to mcpcell's stderr (filtered as

@@ -88,10 +88,41 @@ Result<NetworkSpec> RegistryNetwork(const std::string& url) {
   return net;
 }
 
-std::string ScriptNetworkAdvice(const std::string& registry) {
-  std::string where =
-      registry.empty() ? "no network at all" : "only the npm registry " + VisibleOnTerminal(RegistryOrigin(registry));
-  return "install scripts reach " + where +
+Result<NetworkSpec> RegistriesNetwork(const std::vector<std::string>& urls) {
+  NetworkSpec net;
+  auto add = [](auto* to, const auto& value) {
+    if (std::find(to->begin(), to->end(), value) == to->end()) to->push_back(value);
+  };
+  for (const auto& url : urls) {
+    auto one = RegistryNetwork(url);
+    if (!one.ok()) return one.error();
+    net.mode = one->mode;
+    for (const auto& h : one->allow_hosts) add(&net.allow_hosts, h);
+    for (auto p : one->allow_ports) add(&net.allow_ports, p);
+    for (const auto& hp : one->host_ports) add(&net.host_ports, hp);
+    for (auto& pin : one->resolve) net.resolve.push_back(std::move(pin));
+  }
+  // Each pin on every allowed port: the rules allow every name on every port.
+  std::vector<ResolvePin> pins;
+  for (const auto& pin : net.resolve) {
+    for (auto port : net.allow_ports) {
+      bool have = std::any_of(pins.begin(), pins.end(), [&](const ResolvePin& p) {
+        return p.host == pin.host && p.port == port && p.address == pin.address;
+      });
+      if (!have) pins.push_back(ResolvePin{pin.host, port, pin.address});
+    }
+  }
+  net.resolve = std::move(pins);
+  return net;
+}
+
+std::string ScriptNetworkAdvice(const ScriptNpm& npm) {
+  std::string reached = RegistriesReached(npm);
+  std::string where = reached.empty() ? "no network at all" : "only " + reached;
+  std::string unreached = npm.unreached.empty() ? std::string()
+                                                 : " (not " + VisibleOnTerminal(npm.unreached) +
+                                                       ": mcpcell's egress proxy cannot go through another proxy)";
+  return "install scripts reach " + where + unreached +
          ", and no flag or profile widens that (a package that downloads elsewhere at install time cannot finish "
          "here); install with --install-scripts=skip and provide what it downloads yourself";
 }

@@ -106,7 +106,8 @@ void AddInstallCommand(CLI::App& app, int* exit_code) {
                   "stop npm or pip (and each package's install-script cell) after this long, e.g. 10m (default 5m)");
   cmd->add_option("--install-scripts", req->install_scripts,
                   "npx:// packages' install scripts (native modules): cell (default) runs them in a native cell of "
-                  "their own that can write only that package's directory, with no network; skip does not run them")
+                  "their own that can write only that package's directory and reach only the npm registries they came "
+                  "from; skip does not run them")
       ->check(CLI::IsMember({"cell", "skip"}));
   cmd->callback([req, exit_code] { *exit_code = Install(*req); });
 }

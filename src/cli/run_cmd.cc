@@ -287,7 +287,8 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set, const Comma
                   "after this long (default 5m)");
   cmd->add_option("--install-scripts", req->install_scripts,
                   "npx:// packages' install scripts (native modules): cell (default) runs them in a native cell of "
-                  "their own that can write only that package's directory, with no network; skip does not run them")
+                  "their own that can write only that package's directory and reach only the npm registries they came "
+                  "from; skip does not run them")
       ->check(CLI::IsMember({"cell", "skip"}));
   cmd->add_option("--uid", req->uid, "uid inside the cell (default 1000)");
   cmd->add_option("--gid", req->gid, "gid inside the cell (default: the uid)");

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -10,12 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "source/registry_url.h"
+#include "source/npm_config.h"
 #include "util/diag.h"
 #include "util/json_input.h"
 #include "util/terminal_text.h"
 #include "util/unique_fd.h"
 #include "util/write_all.h"
+
+extern char** environ;
 
 namespace mcpcell {
 namespace {
@@ -196,8 +199,10 @@ bool InstallScriptsRan(const std::string& cache_dir) {
 
 namespace {
 
-LockfileMarks ReadLockfileMarks(const std::string& install_dir) {
-  LockfileMarks out;
+/// The "packages" of npm's hidden lockfile, keyed by their path below the
+/// install ("node_modules/x/node_modules/@s/y"); empty when there is none.
+std::vector<std::pair<std::string, nlohmann::json>> LockfilePackages(const std::string& install_dir) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
   std::string lock = install_dir + "/node_modules/.package-lock.json";
   if (!IsRealFile(lock)) return out;
   auto text = ReadTextFile(lock, "read npm's hidden lockfile");
@@ -206,6 +211,14 @@ LockfileMarks ReadLockfileMarks(const std::string& install_dir) {
   for (const auto& [rel, meta] : j["packages"].items()) {
     // Relative paths below the install ("node_modules/x"), nothing else.
     if (rel.rfind("node_modules/", 0) != 0 || rel.find("..") != std::string::npos || !meta.is_object()) continue;
+    out.emplace_back(rel, meta);
+  }
+  return out;
+}
+
+LockfileMarks ReadLockfileMarks(const std::string& install_dir) {
+  LockfileMarks out;
+  for (const auto& [rel, meta] : LockfilePackages(install_dir)) {
     if (meta.value("optional", false)) out.optional.insert(install_dir + "/" + rel);
     if (meta.value("inBundle", false)) out.in_bundle.insert(install_dir + "/" + rel);
   }
@@ -277,14 +290,62 @@ std::string DescribeRun(const PlannedRun& run) {
   return out;
 }
 
+/// Removes the npmrc written for the cells when the runs are over.
+struct RemoveOnExit {
+  std::string path;
+  ~RemoveOnExit() {
+    if (!path.empty()) ::unlink(path.c_str());
+  }
+};
+
+/// What the cells of this install get of npm's config (script_npm.h).
+Result<ScriptNpm> PrepareScriptNpm(const std::string& install_dir, const NpmConfig& config,
+                                   const std::set<std::string>& scopes, RemoveOnExit* npmrc) {
+  ScriptNpmPlan plan = PlanScriptNpm(config, scopes, NpmProxyEnvironment(environ));
+  for (const auto& w : plan.warnings) Warn(w);
+  if (!plan.npm.unreached.empty()) {
+    Warn("the install scripts do not reach " + VisibleOnTerminal(plan.npm.unreached) +
+         ": mcpcell's egress proxy connects directly and cannot go through another proxy. A script that needs it "
+         "fails; --install-scripts=skip installs without running them");
+  }
+  auto path = WriteScriptNpmrc(install_dir, plan.npmrc_text);
+  if (!path.ok()) return path.error();
+  npmrc->path = plan.npm.npmrc = *path;
+  return plan.npm;
+}
+
+/// "@s" of "@s/name", "" for an unscoped name.
+std::string ScopeOf(const std::string& name) {
+  std::size_t slash = name.find('/');
+  return name.size() > 1 && name[0] == '@' && slash != std::string::npos && slash > 1 ? name.substr(0, slash) : "";
+}
+
 }  // namespace
 
+std::set<std::string> InstalledScopes(const std::string& install_dir) {
+  std::set<std::string> out;
+  for (const auto& [rel, meta] : LockfilePackages(install_dir)) {
+    // A bundled package is the tarball's own directory, named by it: its
+    // scope must not open that scope's registry to the scripts.
+    if (meta.value("inBundle", false)) continue;
+    // The path's name is the dependent's choice (an alias, "@corp/x":
+    // "npm:pkg", is fetched as pkg); npm records the package's own name
+    // when it differs. Both must name the scope.
+    std::string path_scope = ScopeOf(rel.substr(rel.rfind("node_modules/") + std::string_view("node_modules/").size()));
+    bool renamed = meta.contains("name") && meta["name"].is_string();
+    if (!path_scope.empty() && (!renamed || ScopeOf(meta["name"].get<std::string>()) == path_scope)) out.insert(path_scope);
+  }
+  return out;
+}
+
 Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit,
-                         const std::function<std::string()>& registry_of) {
+                         const std::function<NpmConfig()>& npm_config) {
   // Which packages npm itself counts as optional (reached only through
   // optionalDependencies): as in npm, a failed build of one is no failure
   // of the install; the package is removed instead.
   LockfileMarks marks = ReadLockfileMarks(install_dir);
+  // The scopes whose registries the scripts may need, read before the lockfile goes.
+  const std::set<std::string> scopes = InstalledScopes(install_dir);
   // npm's hidden lockfile knows a package has scripts only when the
   // registry said so (hasInstallScript); without it, `npm rebuild` reads
   // every package.json from disk, as FindScriptPackages does, and runs
@@ -292,9 +353,15 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
   std::error_code ec;
   fs::remove(install_dir + "/node_modules/.package-lock.json", ec);
   auto found = FindScriptPackages(install_dir + "/node_modules");
-  const std::string registry = found.empty() ? std::string() : registry_of();
-  const std::string network = registry.empty() ? std::string("no network")
-                                               : "network only to the npm registry " + VisibleOnTerminal(RegistryOrigin(registry));
+  RemoveOnExit npmrc;
+  ScriptNpm npm;
+  if (!found.empty()) {
+    auto prepared = PrepareScriptNpm(install_dir, npm_config(), scopes, &npmrc);
+    if (!prepared.ok()) return prepared.error();
+    npm = std::move(*prepared);
+  }
+  const std::string reached = RegistriesReached(npm);
+  const std::string network = reached.empty() ? std::string("no network") : "network only to " + reached;
   // A bundled package's scripts run in its bundler's cell (adv2: `npm
   // rebuild <its dir>` selects nothing, and its bundler's rebuild ran them
   // where their own directories were read-only).
@@ -312,7 +379,7 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
         std::to_string(i + 1) + " of " + std::to_string(planned.size()) + "; it can write " + VisibleOnTerminal(p.dir) +
         (bundled_dirs.empty() ? " only; " : " and the bundled packages' directories only; ") + network +
         "; --install-scripts=skip turns this off)");
-    Status st = cell.Run({install_dir, name, p.dir, NpmRebuildArgv(p.dir), limit, registry, bundled_dirs});
+    Status st = cell.Run({install_dir, name, p.dir, NpmRebuildArgv(p.dir), limit, npm, bundled_dirs});
     if (!st.ok() && marks.optional.count(p.dir) == 0) return st;
     if (!st.ok()) {
       // The cell's message shows the name and path visibly already, and its

@@ -5,8 +5,8 @@
 // postinstall, or a binding.gyp: npm's implicit `node-gyp rebuild`) has its
 // scripts run by `npm rebuild` in a native cell that can write that
 // package's directory and nothing else of the host, reaches the network
-// only at the npm registry the install used (through mcpcell's egress
-// proxy), and has a private HOME and /tmp. One cell per package, dependencies first, so a
+// only at the npm registries the install used (through mcpcell's egress
+// proxy; source/script_npm.h), and has a private HOME and /tmp. One cell per package, dependencies first, so a
 // script cannot change another package's code either. docs/THREAT_MODEL.md
 // says what such a cell can reach.
 //
@@ -15,9 +15,11 @@
 
 #include <chrono>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "source/script_npm.h"
 #include "util/error.h"
 
 namespace mcpcell {
@@ -58,10 +60,9 @@ struct ScriptRun {
   std::string package_dir;  ///< the only host directory the cell may write
   std::vector<std::string> argv;  ///< what runs (npm rebuild ... <package_dir>)
   std::chrono::milliseconds limit{0};  ///< --install-timeout
-  /// The npm registry the packages came from (a URL without user or
-  /// password): the one host the cell reaches, through mcpcell's egress
-  /// proxy, with npm pointed at it. "" = no network at all.
-  std::string registry;
+  /// What the cell gets of npm's config: the registries it reaches (through
+  /// mcpcell's egress proxy, npm pointed at them), the npmrc, the cafile.
+  ScriptNpm npm;
   /// Packages the package's tarball carries (npm's "inBundle"), below its
   /// node_modules: npm runs their scripts only as part of their bundler's
   /// rebuild, so they run in its cell and may write their own directories
@@ -92,9 +93,20 @@ bool InstallScriptsRan(const std::string& cache_dir);
 /// in `cell`, one package per cell, in FindScriptPackages order; stops at
 /// the first failure, except of a package npm's hidden lockfile marks
 /// optional: that one is removed (npm's rule) with a warning. Then records
-/// in install_dir that they ran. `registry` gives ScriptRun::registry; it is
-/// asked (npm runs for it) only when some package has scripts.
+/// in install_dir that they ran. `npm_config` (npm run for its config) is
+/// asked only when some package has scripts; what the cells get of it is
+/// PlanScriptNpm's, with the scopes of the installed packages, and the
+/// npmrc it writes in install_dir is removed again.
 Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit,
-                         const std::function<std::string()>& registry);
+                         const std::function<NpmConfig()>& npm_config);
+
+/// The scopes ("@scope") of the packages npm installed from a registry into
+/// install_dir, as its hidden lockfile (node_modules/.package-lock.json,
+/// written by the host's npm before any script ran) names them: a bundled
+/// package (inBundle) is a directory its tarball named, and opens nothing;
+/// an alias counts only when the name npm fetched (its "name") has the
+/// scope of its path too ("@corp/x": "npm:lodash" opens no @corp registry).
+/// Empty without a lockfile (then only the default registry is reached).
+std::set<std::string> InstalledScopes(const std::string& install_dir);
 
 }  // namespace mcpcell

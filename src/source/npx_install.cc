@@ -24,7 +24,7 @@
 
 #include "source/host_run.h"
 #include "source/host_tool.h"
-#include "source/registry_url.h"
+#include "source/npm_config.h"
 #include "util/diag.h"
 #include "util/terminal_text.h"
 #include "util/json_input.h"
@@ -101,9 +101,9 @@ class NpmTool : public PackageTool {
   }
 
   /// Asked the way Install asked (the same global npmrc), so the scripts'
-  /// cell reaches the registry the packages came from (registry_url.h: why
-  /// `config list`, and the user:token@ that is never kept).
-  Result<std::string> Registry() override {
+  /// cells reach the registries the packages came from (npm_config.h: why
+  /// `config list`, and the tokens that are never kept).
+  Result<NpmConfig> Config() override {
     if (!global_) {
       auto global = GlobalConfig();
       if (!global.ok()) return global.error();
@@ -113,9 +113,7 @@ class NpmTool : public PackageTool {
     if (!global_->empty()) argv.push_back("--globalconfig=" + *global_);
     auto out = Run(argv, true, "asking npm for its registry");
     if (!out.ok()) return out.error();
-    auto url = RegistryFromConfigList(*out);
-    if (!url.ok()) return url.error();
-    return NormalizeRegistryUrl(*url);
+    return NpmConfigFromList(*out);
   }
 
   /// The global npmrc npm reads when no --prefix is given (issue 14.1):
@@ -247,13 +245,13 @@ Status HandleScripts(const std::string& dir, const NpxScripts& scripts, PackageT
   if (scripts.cell == nullptr) return MakeError("run install scripts of", dir, "no cell to run them in");
   // Not knowing the registry closes the cells' network, not the install:
   // scripts that need none still run.
-  auto registry = [&tool]() -> std::string {
-    auto url = tool.Registry();
-    if (url.ok()) return *url;
-    Warn(url.error().Message() + "; the install scripts get no network");
+  auto config = [&tool]() -> NpmConfig {
+    auto read = tool.Config();
+    if (read.ok()) return *read;
+    Warn(read.error().Message() + "; the install scripts get no network");
     return {};
   };
-  return RunPackageScripts(dir, *scripts.cell, scripts.limit, registry);
+  return RunPackageScripts(dir, *scripts.cell, scripts.limit, config);
 }
 
 /// A package published without its scripts run (an older mcpcell, or

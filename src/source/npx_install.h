@@ -17,6 +17,7 @@
 
 #include "source/install_scripts.h"
 #include "source/server_ref.h"
+#include "source/npm_config.h"
 #include "util/error.h"
 
 namespace mcpcell {
@@ -31,11 +32,11 @@ class PackageTool {
   /// Installs package@version under `prefix` (prefix/node_modules/<package>).
   virtual Status Install(const std::string& package, const std::string& version,
                          const std::string& prefix) = 0;
-  /// The registry Install fetched from, as a URL without user or password
-  /// (NormalizeRegistryUrl):
-  /// the one host the install scripts' cells may reach. "" = none known
-  /// (the scripts then get no network).
-  virtual Result<std::string> Registry() { return std::string(); }
+  /// npm's effective config as Install used it (npm_config.h: registries,
+  /// certificate authorities, proxies; never a token), for the install
+  /// scripts' cells. An empty config = none known (the scripts then get no
+  /// network).
+  virtual Result<NpmConfig> Config() { return NpmConfig{}; }
 };
 
 /// How long one npm command may take by default (--install-timeout): a

@@ -3,24 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include <nlohmann/json.hpp>
-
 namespace mcpcell {
-
-Result<std::string> RegistryFromConfigList(std::string_view listing) {
-  constexpr std::string_view kKey = "registry = ";
-  std::size_t at = 0;
-  while (at < listing.size()) {
-    std::size_t end = listing.find('\n', at);
-    std::string_view line = listing.substr(at, end == std::string_view::npos ? listing.npos : end - at);
-    at = end == std::string_view::npos ? listing.size() : end + 1;
-    if (line.rfind(kKey, 0) != 0) continue;
-    nlohmann::json value = nlohmann::json::parse(line.substr(kKey.size()), nullptr, false);
-    if (!value.is_string()) break;
-    return value.get<std::string>();
-  }
-  return MakeError("read npm's registry", "npm config list -l", "no `registry = \"...\"` line in its output");
-}
 
 Result<std::string> NormalizeRegistryUrl(std::string_view url) {
   std::size_t colon = url.find(':');

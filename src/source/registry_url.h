@@ -11,13 +11,6 @@
 
 namespace mcpcell {
 
-/// The effective registry in the output of `npm config list -l`: the one
-/// line `registry = "<JSON string>"` not commented out (overridden values
-/// are printed as `; registry = ... ; overridden by ...`). npm prints a
-/// password there as ***; `npm config get registry` refuses such a URL
-/// outright ("The registry option is protected"), so it is not asked.
-Result<std::string> RegistryFromConfigList(std::string_view listing);
-
 /// An http:// or https:// URL read as npm (WHATWG URL) reads it: the scheme
 /// case-insensitive, any run of '/' or '\' after it, backslashes as slashes
 /// in the rest; returned as "scheme://host[:port]/path..." without the

@@ -13,12 +13,24 @@
 #include "cell/script_cell.h"
 #include "cell/script_network.h"
 #include "source/npx_install.h"
+#include "source/npm_config.h"
 #include "source/registry_url.h"
+#include "source/script_npm.h"
 
 namespace mcpcell {
 namespace {
 
 namespace fs = std::filesystem;
+
+/// npm's config naming the registry `url` and nothing else.
+NpmConfig OnlyRegistry(const std::string& url) {
+  NpmConfig c;
+  c.registry = url;
+  return c;
+}
+
+/// The npm settings of a cell that reaches the one registry `url`.
+ScriptNpm Npm(const std::string& url) { return ScriptNpm{url, {url}, "", "", ""}; }
 
 class InstallScriptsTest : public ::testing::Test {
  protected:
@@ -123,13 +135,13 @@ TEST_F(InstallScriptsTest, RunsEachPackageInOrderAndRecordsIt) {
   Pkg("top", R"({"name":"top","dependencies":{"dep":"1"},"scripts":{"postinstall":"t"}})");
   std::ofstream(nm_ + "/.package-lock.json") << "{}";
   EXPECT_FALSE(InstallScriptsRan(root_));
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(7), [] { return std::string("https://registry.example/"); }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(7), [] { return OnlyRegistry("https://registry.example/"); }).ok());
   ASSERT_EQ(cell.runs.size(), 2u);
   EXPECT_EQ(cell.runs[0].package, "dep");
   EXPECT_EQ(cell.runs[0].package_dir, nm_ + "/dep");
   EXPECT_EQ(cell.runs[0].argv, NpmRebuildArgv(nm_ + "/dep"));
   EXPECT_EQ(cell.runs[0].limit, std::chrono::seconds(7));
-  EXPECT_EQ(cell.runs[0].registry, "https://registry.example/");  // the one host its cell reaches
+  EXPECT_EQ(cell.runs[0].npm.registries, std::vector<std::string>{"https://registry.example/"});  // the one host its cell reaches
   EXPECT_EQ(cell.runs[1].package, "top");
   EXPECT_TRUE(InstallScriptsRan(root_));
   EXPECT_FALSE(fs::exists(nm_ + "/.package-lock.json"));  // npm rebuild reads the manifests themselves
@@ -141,7 +153,7 @@ TEST_F(InstallScriptsTest, TheRegistryIsAskedOnlyWhenAPackageHasScripts) {
   } cell;
   Pkg("plain", R"({"name":"plain"})");
   int asked = 0;
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [&] { ++asked; return std::string("x"); }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [&] { ++asked; return OnlyRegistry("x"); }).ok());
   EXPECT_EQ(asked, 0) << "npm is not run for a registry no cell needs";
   EXPECT_TRUE(InstallScriptsRan(root_));
 }
@@ -156,7 +168,7 @@ TEST_F(InstallScriptsTest, AFailureStopsAndRecordsNothing) {
   } cell;
   Pkg("a", R"({"name":"a","scripts":{"install":"x"}})");
   Pkg("b", R"({"name":"b","scripts":{"install":"x"}})");
-  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); }).ok());
+  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
   EXPECT_EQ(cell.calls, 1);
   EXPECT_FALSE(InstallScriptsRan(root_));
 }
@@ -175,7 +187,7 @@ TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn
   // npm's own verdict on which packages are optional; a path out of the install is ignored.
   std::ofstream(nm_ + "/.package-lock.json")
       << R"({"packages":{"node_modules/opt":{"optional":true},"node_modules/req":{},"../../etc":{"optional":true}}})";
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
   EXPECT_EQ(cell.ran, (std::vector<std::string>{"opt", "req"}));
   EXPECT_FALSE(fs::exists(nm_ + "/opt"));
   EXPECT_TRUE(fs::exists(nm_ + "/req"));
@@ -183,7 +195,7 @@ TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn
   // Not optional: the same failure fails the install.
   Pkg("opt", R"({"name":"opt","scripts":{"install":"node-gyp rebuild"}})");
   fs::remove(root_ + "/.mcpcell-install-scripts.json");
-  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); }).ok());
+  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
   EXPECT_TRUE(fs::exists(nm_ + "/opt"));
 }
 
@@ -200,7 +212,7 @@ TEST_F(InstallScriptsTest, AHostileDirectoryNameReachesStderrOnlyVisibly) {
   std::ofstream(nm_ + "/.package-lock.json") << R"({"packages":{"node_modules/)" << "x\\u001b]0;owned\\u0007\\u001b[2J\\u001b[1A\\rmcpcell: forged"
                                               << R"(":{"optional":true}}})";
   testing::internal::CaptureStderr();
-  Status st = RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); });
+  Status st = RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; });
   std::string err = testing::internal::GetCapturedStderr();
   std::string all = err + (st.ok() ? "" : st.error().Message());
   EXPECT_NE(all.find("running the install scripts of"), std::string::npos) << all;
@@ -217,7 +229,7 @@ TEST_F(InstallScriptsTest, ANewlineInADirectoryNameForgesNoLine) {
   } cell;
   Pkg("x\nmcpcell: forged line", R"({"name":"x","scripts":{"install":"x"}})");
   testing::internal::CaptureStderr();
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(err.find("\nmcpcell: forged line"), std::string::npos) << err;
 }
@@ -225,7 +237,7 @@ TEST_F(InstallScriptsTest, ANewlineInADirectoryNameForgesNoLine) {
 TEST_F(InstallScriptsTest, CellWritesOnlyThePackageDirAndHasNoNetworkWithoutARegistry) {
   std::string dir = Pkg("addon", R"({"name":"addon"})");
   Pkg("addon/node_modules/dep", R"({"name":"dep"})");
-  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), "", {}};
+  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), {}, {}};
   auto spec = ScriptCellSpec(run);
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
   std::vector<std::string> writable_binds;
@@ -248,7 +260,7 @@ TEST_F(InstallScriptsTest, CellWritesOnlyThePackageDirAndHasNoNetworkWithoutAReg
 
 TEST_F(InstallScriptsTest, CellReachesOnlyTheRegistryThroughTheProxyWithNpmPointedAtIt) {
   std::string dir = Pkg("addon", R"({"name":"addon"})");
-  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), "https://registry.example.org/npm/", {}};
+  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), Npm("https://registry.example.org/npm/"), {}};
   auto spec = ScriptCellSpec(run);
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
   EXPECT_EQ(spec->network.mode, NetworkSpec::Mode::kAllowList);
@@ -274,7 +286,7 @@ TEST_F(InstallScriptsTest, CellReachesOnlyTheRegistryThroughTheProxyWithNpmPoint
 TEST_F(InstallScriptsTest, ARegistryOnTheHostsLoopbackIsReachedAsThatOnePort) {
   std::string dir = Pkg("addon", R"({"name":"addon"})");
   for (const char* url : {"http://127.0.0.1:4873/", "http://localhost:4873", "http://[::1]:4873/x"}) {
-    ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), url, {}};
+    ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), Npm(url), {}};
     auto spec = ScriptCellSpec(run);
     ASSERT_TRUE(spec.ok()) << url << ": " << spec.error().Message();
     EXPECT_EQ(spec->network.mode, NetworkSpec::Mode::kAllowList) << url;
@@ -321,11 +333,11 @@ TEST_F(InstallScriptsTest, CellRefusesAPackageDirThatIsASymlinkOutOfTheInstall) 
   Pkg("a", R"({"name":"a"})");
   fs::create_directory_symlink(root_ + "/host-dir", nm_ + "/a/node_modules");
   std::string via_link = nm_ + "/a/node_modules";
-  ScriptRun run{root_, "b", via_link, NpmRebuildArgv(via_link), std::chrono::seconds(5), "", {}};
+  ScriptRun run{root_, "b", via_link, NpmRebuildArgv(via_link), std::chrono::seconds(5), {}, {}};
   auto spec = ScriptCellSpec(run);
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.error().Message().find("not a plain directory below"), std::string::npos) << spec.error().Message();
-  ScriptRun outside{root_, "c", root_ + "/host-dir", {"npm"}, std::chrono::seconds(5), "", {}};
+  ScriptRun outside{root_, "c", root_ + "/host-dir", {"npm"}, std::chrono::seconds(5), {}, {}};
   EXPECT_FALSE(ScriptCellSpec(outside).ok());
 }
 
@@ -418,7 +430,7 @@ TEST_F(InstallScriptsTest, ABundledPackagesScriptsRunInItsBundlersCellWhichMayWr
     "node_modules/parent/node_modules/nested":{"inBundle":true},
     "node_modules/parent/node_modules/nested/node_modules/deeper":{"inBundle":true},
     "node_modules/parent/node_modules/placed":{}}})";
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
   std::vector<std::string> dirs;
   for (const auto& r : cell.runs) dirs.push_back(r.package_dir);
   EXPECT_EQ(dirs, (std::vector<std::string>{nm_ + "/dep", parent, placed}));
@@ -436,7 +448,7 @@ TEST_F(InstallScriptsTest, ABundlerWithoutScriptsOfItsOwnStillRunsWhatItBundles)
   std::ofstream(nm_ + "/.package-lock.json")
       << R"({"packages":{"node_modules/@s/parent/node_modules/@t/nested":{"inBundle":true}}})";
   testing::internal::CaptureStderr();
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return std::string(); }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
   std::string said = testing::internal::GetCapturedStderr();
   ASSERT_EQ(cell.runs.size(), 1u);
   EXPECT_EQ(cell.runs[0].package, "@s/parent");
@@ -450,7 +462,7 @@ TEST_F(InstallScriptsTest, TheBundlersCellWritesTheBundledDirectoriesAndNothingE
   std::string dir = Pkg("parent", R"({"name":"parent"})");
   std::string bundled = Pkg("parent/node_modules/nested", R"({"name":"nested"})");
   Pkg("parent/node_modules/placed", R"({"name":"placed"})");
-  ScriptRun run{root_, "parent", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), "", {bundled}};
+  ScriptRun run{root_, "parent", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), {}, {bundled}};
   auto spec = ScriptCellSpec(run);
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
   std::vector<std::string> writable;
@@ -464,11 +476,11 @@ TEST_F(InstallScriptsTest, TheBundlersCellWritesTheBundledDirectoriesAndNothingE
   // A "bundled" directory anywhere else, or behind a symlink, is refused.
   for (std::string other : {nm_ + "/placed-elsewhere", dir + "/node_modules/../../other", root_ + "/host"}) {
     fs::create_directories(other);
-    ScriptRun bad{root_, "parent", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), "", {other}};
+    ScriptRun bad{root_, "parent", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), {}, {other}};
     EXPECT_FALSE(ScriptCellSpec(bad).ok()) << other;
   }
   fs::create_directory_symlink(root_ + "/host", dir + "/node_modules/link");
-  ScriptRun linked{root_, "parent", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), "", {dir + "/node_modules/link"}};
+  ScriptRun linked{root_, "parent", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), {}, {dir + "/node_modules/link"}};
   EXPECT_FALSE(ScriptCellSpec(linked).ok());
 }
 

@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import path from 'node:path';
 
 import { makeTempDir, writeReadableFile } from './tmp.mjs';
@@ -130,15 +131,21 @@ export function npmEnv(registry, cacheHome) {
  * `packages` is a list of { name, version, manifest, files } (manifest: the
  * package.json fields beyond name and version; files: { 'relative/path': text },
  * or a function of the registry's { url, port } that returns them).
- * Returns { url, port, requests, close() }.
+ * Options: `tls` ({ key, cert }: serve https), `host` (the name in its URLs,
+ * default 127.0.0.1; it listens on 127.0.0.1 whatever the name).
+ * Returns { url, port, requests, authorizations, close() } (authorizations:
+ * [url, Authorization header or null] per request).
  */
-export async function startPackageRegistry(packages) {
+export async function startPackageRegistry(packages, { tls, host = '127.0.0.1' } = {}) {
   const built = new Map();
   const requests = [];
+  const authorizations = [];
   const sockets = new Set();
-  const server = http.createServer((req, res) => {
+  const scheme = tls ? 'https' : 'http';
+  const handler = (req, res) => {
     requests.push(`${req.method} ${req.url}`);
-    const base = `http://127.0.0.1:${server.address().port}`;
+    authorizations.push([req.url, req.headers.authorization ?? null]);
+    const base = `${scheme}://${host}:${server.address().port}`;
     const url = decodeURIComponent(req.url.slice(1).split('?')[0]);
     const tgz = url.match(/^(.+)\/-\/[^/]+\.tgz$/);
     const pkg = built.get(tgz ? tgz[1] : url);
@@ -161,13 +168,14 @@ export async function startPackageRegistry(packages) {
     };
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(doc));
-  });
+  };
+  const server = tls ? https.createServer(tls, handler) : http.createServer(handler);
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const where = { url: `http://127.0.0.1:${server.address().port}/`, port: server.address().port };
+  const where = { url: `${scheme}://${host}:${server.address().port}/`, port: server.address().port };
   for (const p of packages) {
     const dir = makeTempDir('npm-pkg');
     const root = path.join(dir, 'package');
@@ -192,6 +200,7 @@ export async function startPackageRegistry(packages) {
   return {
     ...where,
     requests,
+    authorizations,
     close: () => new Promise((resolve) => {
       for (const s of sockets) s.destroy();
       server.close(() => resolve());

@@ -1,0 +1,71 @@
+#pragma once
+// What an install-script cell gets of the host npm's configuration
+// (source/npm_config.h; issue 14 items 1 and 2), decided once per install:
+//   - the registries it reaches: the default one, and the registry of each
+//     `@scope` configured AND among the packages npm installed from a
+//     registry (install_scripts.h InstalledScopes: a scope no installed
+//     package has is one no script needs, and a directory a tarball bundles
+//     opens nothing; fewer hosts open);
+//   - an npm userconfig written for the cells: the default registry, EVERY
+//     configured `@scope:registry` (so npm in the cell asks a scope's own
+//     registry, denied if not open, and never falls back to the default one
+//     for it: no dependency confusion; a scope whose URL is unusable is
+//     named with one that resolves nowhere), cafile (as the cell sees it), ca,
+//     strict-ssl=false when the host's has it. Never a token, user,
+//     password, client certificate or proxy;
+//   - the host's cafile, bound read-only into the cell;
+//   - what is not reached: a registry the host's npm reaches through an
+//     upstream proxy (npm config proxy/https-proxy, HTTPS_PROXY...) is left
+//     out of the allow-list, since mcpcell's egress proxy connects directly
+//     and cannot chain; the cell's messages name the setting.
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "source/npm_config.h"
+#include "util/error.h"
+
+namespace mcpcell {
+
+/// Where the cell sees the host's cafile (a read-only bind of that one file).
+inline constexpr const char* kCellNpmCafile = "/etc/mcpcell/npm-cafile.pem";
+
+/// One install's npm settings for its script cells (ScriptRun::npm).
+struct ScriptNpm {
+  /// npm's default registry, normalised, reached or not ("" = unknown): npm
+  /// in the cell is pointed at it, so a registry left unreached fails
+  /// rather than is replaced by another.
+  std::string registry;
+  /// The registries the cell reaches, normalised (no user or password):
+  /// the default one first. Empty: no network at all.
+  std::vector<std::string> registries;
+  std::string npmrc;   ///< host path of the userconfig for the cells; "" = none
+  std::string cafile;  ///< host path of npm's cafile, bound at kCellNpmCafile; "" = none
+  /// Registries npm uses that the cell does not reach, and why; "" = none.
+  std::string unreached;
+};
+
+/// PlanScriptNpm's answer: the settings, the npmrc's text, and what to warn about.
+struct ScriptNpmPlan {
+  ScriptNpm npm;  ///< npmrc still "" (WriteScriptNpmrc names it)
+  std::string npmrc_text;
+  std::vector<std::string> warnings;
+};
+
+/// The plan for `config` when the installed packages have `scopes`
+/// ("@scope"), npm's proxy environment being `proxy_env`
+/// (NpmProxyEnvironment).
+ScriptNpmPlan PlanScriptNpm(const NpmConfig& config, const std::set<std::string>& scopes,
+                            const std::map<std::string, std::string>& proxy_env);
+
+/// Writes `text` as a new file in `install_dir` (which the cells see
+/// read-only; no package's cell can write there) and returns its path.
+Result<std::string> WriteScriptNpmrc(const std::string& install_dir, const std::string& text);
+
+/// "the npm registry https://a", "the npm registries https://a and
+/// https://b", or "" (none), for messages (origins only, terminal-safe).
+std::string RegistriesReached(const ScriptNpm& npm);
+
+}  // namespace mcpcell
