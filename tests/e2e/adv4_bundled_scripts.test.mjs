@@ -1,0 +1,201 @@
+// Adversary pass adv4 on bundled dependencies in the npm install-script
+// cells (commit 8d682f2: a bundled package's scripts run in its bundler's
+// cell, its directory bound writable on top of the bundler's read-only
+// node_modules). Each test is one attack; a test marked todo is a finding
+// (it fails on 8d682f2), the rest are attacks that held.
+//
+// The registry here can serve a manifest that differs from the package.json
+// in the tarball ("manifest confusion": the public registry never checks
+// that the two agree), and several versions of one name.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
+import { scriptsEnv } from './lib/npm_registry.mjs';
+import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+
+const id = randomBytes(4).toString('hex');
+
+/**
+ * A registry of `packages`: {name, version='1.0.0', manifest (the tarball's
+ * package.json fields), registryManifest (fields the registry's document
+ * says instead; undefined values drop a field), files}. Several entries may
+ * share a name (versions). Returns {url, close()}.
+ */
+async function startRegistry(packages) {
+  const built = new Map();
+  const sockets = new Set();
+  const server = http.createServer((req, res) => {
+    const url = decodeURIComponent(req.url.slice(1).split('?')[0]);
+    const tgz = url.match(/^(.+)\/-\/[^/]+-(\d+\.\d+\.\d+)\.tgz$/);
+    const versions = built.get(tgz ? tgz[1] : url);
+    if (!versions) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end('{"error":"not found"}');
+      return;
+    }
+    if (tgz) {
+      const p = versions.get(tgz[2]);
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': p.bytes.length });
+      res.end(p.bytes);
+      return;
+    }
+    const base = `http://127.0.0.1:${server.address().port}`;
+    const doc = { name: url, 'dist-tags': {}, versions: {} };
+    for (const [v, p] of versions) {
+      const tarball = `${base}/${url}/-/${url.replace(/^@[^/]+\//, '')}-${v}.tgz`;
+      doc.versions[v] = { ...p.shown, dist: { tarball, shasum: p.shasum, integrity: p.integrity } };
+      doc['dist-tags'].latest = v;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(doc));
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  for (const p of packages) {
+    const version = p.version ?? '1.0.0';
+    const dir = makeTempDir('npm-pkg');
+    const root = path.join(dir, 'package');
+    mkdirSync(root);
+    const manifest = { name: p.name, version, license: 'MIT', ...p.manifest };
+    writeReadableFile(path.join(root, 'package.json'), JSON.stringify(manifest, null, 2));
+    for (const [rel, text] of Object.entries(p.files ?? {})) {
+      mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+      writeReadableFile(path.join(root, rel), text);
+    }
+    const file = path.join(dir, 'package.tgz');
+    execFileSync('tar', ['-czf', file, '-C', dir, 'package']);
+    const bytes = readFileSync(file);
+    const shown = JSON.parse(JSON.stringify({ ...manifest, ...(p.registryManifest ?? {}) }));
+    if (!built.has(p.name)) built.set(p.name, new Map());
+    built.get(p.name).set(version, {
+      shown,
+      bytes,
+      shasum: createHash('sha1').update(bytes).digest('hex'),
+      integrity: `sha512-${createHash('sha512').update(bytes).digest('base64')}`,
+    });
+  }
+  return {
+    url: `http://127.0.0.1:${server.address().port}/`,
+    close: () => new Promise((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+let home;
+let env;
+before(() => {
+  home = mkdtempSync('/var/tmp/e2e-adv4-home-');
+  chmodSync(home, 0o777);
+  env = scriptsEnv(home);
+});
+after(() => {
+  if (home) rmSync(home, { recursive: true, force: true });
+  removeTempDirs();
+});
+
+/** Installs npx://top@1.0.0 from `reg`; returns {r, installDir}. */
+async function install(top, reg, extraArgs = []) {
+  const r = await runMcpcell(['install', ...extraArgs, `npx://${top}@1.0.0`], {
+    env: { ...env, npm_config_registry: reg.url }, guardMs: 55_000,
+  });
+  return { r, installDir: path.join(home, '.cache', 'mcpcell', 'npx', `${top}@1.0.0`) };
+}
+
+/** A script that records, in its own directory, that it ran and what it could write. */
+const RECORDER = (tag, tries = {}) => `const fs = require('fs'), p = require('path');
+const attempt = (f) => { try { f(); return 'ok'; } catch (e) { return e.code; } };
+const out = [];
+for (const [label, rel] of Object.entries(${JSON.stringify(tries)})) out.push(label + '=' + attempt(() => fs.writeFileSync(p.resolve(__dirname, rel), 'x')));
+attempt(() => fs.appendFileSync(p.join(__dirname, 'ran-${tag}'), (out.join(' ') || 'ran') + '\\n'));
+`;
+
+// Manifest confusion: the registry's document of `a` names no bundle, its
+// tarball's package.json says bundleDependencies [b] and carries
+// node_modules/b with an install script. npm (on the host) does not know
+// the bundle (its hidden lockfile has no such entry), so mcpcell gives
+// a/node_modules/b a cell of its own and says its script runs there; npm in
+// that cell reads a's package.json from disk, finds b bundled, and `npm
+// rebuild <b>` selects nothing. b's script never runs, yet mcpcell said it
+// did and records it as run.
+test('manifest confusion: a directory the tarball bundles but the registry does not name — what mcpcell says ran did run', {
+  timeout: 60_000,
+  todo: 'adv4 finding: mcpcell\'s bundle marks come from npm\'s hidden lockfile (the registry\'s manifest), the cell\'s npm reads the tarball\'s package.json: it says b ran in a cell of its own, npm there ran nothing',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv4-mc-top-${id}`;
+  const a = `e2e-adv4-mc-a-${id}`;
+  const b = `e2e-adv4-mc-b-${id}`;
+  const reg = await startRegistry([
+    { name: b, manifest: { main: 'index.js' }, files: { 'index.js': 'module.exports = 1;\n' } },
+    {
+      name: a,
+      manifest: { bundleDependencies: [b], dependencies: { [b]: '1.0.0' } },
+      registryManifest: { bundleDependencies: undefined },
+      files: {
+        [`node_modules/${b}/package.json`]: JSON.stringify({ name: b, version: '1.0.0', scripts: { install: 'node rec.js' } }),
+        [`node_modules/${b}/rec.js`]: RECORDER('b'),
+      },
+    },
+    { name: top, manifest: { bin: { [top]: 'server.js' }, dependencies: { [a]: '1.0.0' } }, files: { 'server.js': '#!/usr/bin/env node\n' } },
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  assert.equal(r.code, 0, r.stderr);
+  const bDir = path.join(installDir, 'node_modules', a, 'node_modules', b);
+  const claimed = new RegExp(`running the install scripts of ${b} \\(install\\)`).test(r.stderr);
+  const ran = existsSync(path.join(bDir, 'ran-b'));
+  // Whatever mcpcell does, what it says must be what happened.
+  assert.equal(ran, claimed, `said it ran b's install script: ${claimed}; it ran: ${ran}\n${r.stderr}`);
+  assert.ok(ran, `the bundled script never ran:\n${r.stderr}`);
+});
+
+// A bundler without scripts of its own gets its run at the place of its
+// FIRST bundled package with scripts; a LATER one joins that run. b2
+// depends on zr (a package with a build of its own, hoisted beside w):
+// "a package after the packages with scripts it depends on" (THREAT_MODEL /
+// install_scripts.h) says zr's script runs first.
+test('a bundled package\'s scripts run after the scripts of the packages it depends on', {
+  timeout: 60_000,
+  todo: 'adv4 finding: GroupBundled runs every bundled package at the place of its bundler\'s first one, before the dependencies of later ones',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv4-ord-top-${id}`;
+  const w = `e2e-adv4-ord-w-${id}`;
+  const zr = `e2e-adv4-ord-zr-${id}`;
+  const b1 = `e2e-adv4-ord-b1-${id}`;
+  const b2 = `e2e-adv4-ord-b2-${id}`;
+  const check = `const fs = require('fs'), p = require('path');
+const built = fs.existsSync(p.resolve(__dirname, '..', '..', '..', '${zr}', 'built'));
+fs.writeFileSync(p.join(__dirname, 'saw-zr'), built ? 'built' : 'not built');`;
+  const reg = await startRegistry([
+    { name: zr, manifest: { scripts: { install: 'node -e "require(\'fs\').writeFileSync(\'built\', \'1\')"' } } },
+    {
+      name: w,
+      manifest: { bundleDependencies: [b1, b2], dependencies: { [b1]: '1.0.0', [b2]: '1.0.0' } },
+      files: {
+        [`node_modules/${b1}/package.json`]: JSON.stringify({ name: b1, version: '1.0.0', scripts: { install: 'node -e 1' } }),
+        [`node_modules/${b2}/package.json`]: JSON.stringify({ name: b2, version: '1.0.0', dependencies: { [zr]: '1.0.0' }, scripts: { install: 'node c.js' } }),
+        [`node_modules/${b2}/c.js`]: check,
+      },
+    },
+    { name: top, manifest: { bin: { [top]: 'server.js' }, dependencies: { [w]: '1.0.0', [zr]: '1.0.0' } }, files: { 'server.js': '#!/usr/bin/env node\n' } },
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  assert.equal(r.code, 0, r.stderr);
+  const saw = path.join(installDir, 'node_modules', w, 'node_modules', b2, 'saw-zr');
+  assert.ok(existsSync(saw), `b2's script did not run:\n${r.stderr}`);
+  assert.equal(readFileSync(saw, 'utf8'), 'built', `b2's install script ran before that of its dependency zr:\n${r.stderr}`);
+});
