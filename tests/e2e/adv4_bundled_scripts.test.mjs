@@ -285,3 +285,45 @@ test('bundled scripts write their own directories, never the bundler\'s npm-plac
   assert.match(r.stderr, new RegExp(`running the install scripts of ${x} \\(install\\) in a native cell of their own`), r.stderr);
   assert.match(r.stderr, new RegExp(`running the install scripts of ${a} \\(install\\) and of the packages it bundles: (${b} \\(install\\), ${c} \\(postinstall\\)|${c} \\(postinstall\\), ${b} \\(install\\))`), r.stderr);
 });
+
+// A bundled script (writable directory in its bundler's cell, its own
+// node_modules included) swaps a directory a LATER cell will bind writable
+// (a versionless folder inside the bundle, which mcpcell gives a cell of its
+// own) for a symlink to the top package's directory. The later cell must
+// not follow it: refused at ScriptCellSpec time (realpath), nothing written
+// to the top package, no host path touched.
+test('a symlink a bundled script plants where a later cell binds: refused, the target unwritten', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv4-sw-top-${id}`;
+  const a = `e2e-adv4-sw-a-${id}`;
+  const b = `e2e-adv4-sw-b-${id}`;
+  const q = `e2e-adv4-sw-q-${id}`;
+  const swap = `const fs = require('fs'), p = require('path');
+const nm = p.join(__dirname, 'node_modules');
+fs.renameSync(p.join(nm, '${q}'), p.join(nm, 'old-${q}'));
+fs.symlinkSync('../../../../${top}', p.join(nm, '${q}'));
+fs.writeFileSync(p.join(__dirname, 'swapped'), '1');`;
+  const reg = await startRegistry([
+    {
+      name: a,
+      manifest: { bundleDependencies: [b], dependencies: { [b]: '1.0.0' } },
+      files: {
+        [`node_modules/${b}/package.json`]: JSON.stringify({ name: b, version: '1.0.0', scripts: { preinstall: 'node swap.js' } }),
+        [`node_modules/${b}/swap.js`]: swap,
+        // cwd-relative: wherever npm runs it from (through the link, too)
+        [`node_modules/${b}/node_modules/${q}/package.json`]: JSON.stringify({ name: q, scripts: { install: 'node -e "try { require(\'fs\').writeFileSync(\'pwned\', \'1\') } catch (e) {}"' } }),
+      },
+    },
+    { name: top, manifest: { bin: { [top]: 'server.js' }, dependencies: { [a]: '1.0.0' } }, files: { 'server.js': '#!/usr/bin/env node\n' } },
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  const tmp = r.stderr.match(/(\/\S+\/\.install-[^/\s]+)\//)?.[1];
+  // The swap happened (the bundled script could write its own node_modules)...
+  assert.match(r.stderr, new RegExp(`running the install scripts of the packages ${a} bundles: ${b} \\(preinstall\\)`), r.stderr);
+  // ...and the later cell refused the link rather than bind the top package writable.
+  assert.notEqual(r.code, 0, r.stderr);
+  assert.match(r.stderr, /refusing to make it writable/, r.stderr);
+  assert.ok(!existsSync(path.join(installDir, 'node_modules', top, 'pwned')));
+  if (tmp) assert.ok(!existsSync(path.join(tmp, 'node_modules', top, 'pwned')), 'the top package was written through the link');
+});
