@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -26,7 +26,8 @@ const id = randomBytes(4).toString('hex');
  * A registry of `packages`: {name, version='1.0.0', manifest (the tarball's
  * package.json fields), registryManifest (fields the registry's document
  * says instead; undefined values drop a field), files}. Several entries may
- * share a name (versions). Returns {url, close()}.
+ * share a name (versions); mtimes: {file: seconds} in the tarball.
+ * Returns {url, close()}.
  */
 async function startRegistry(packages) {
   const built = new Map();
@@ -72,6 +73,7 @@ async function startRegistry(packages) {
       mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
       writeReadableFile(path.join(root, rel), text);
     }
+    for (const [rel, when] of Object.entries(p.mtimes ?? {})) utimesSync(path.join(root, rel), when, when);
     const file = path.join(dir, 'package.tgz');
     execFileSync('tar', ['-czf', file, '-C', dir, 'package']);
     const bytes = readFileSync(file);
@@ -361,4 +363,47 @@ test('a bundled folder whose name contains "..": its script runs, where mcpcell 
   const ran = existsSync(path.join(bDir, 'ran-b'));
   assert.equal(ran, claimed, `said it ran the bundled script: ${claimed}; it ran: ${ran}\n${r.stderr}`);
   assert.ok(ran, `the bundled script never ran:\n${r.stderr}`);
+});
+
+// The tarball carries its own hidden lockfile (node_modules/.package-lock.json,
+// dated in the future so npm's loadActual of the bundle would trust it)
+// claiming that the dependency npm places in its node_modules (another
+// author's x@2) is bundled. npm's top-level hidden lockfile — what mcpcell
+// reads — must not say so: x@2 stays out of the bundler's reach and runs in
+// its own cell.
+test('a hidden lockfile inside the tarball does not make an npm-placed dependency "bundled"', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv4-hl-top-${id}`;
+  const a = `e2e-adv4-hl-a-${id}`;
+  const b = `e2e-adv4-hl-b-${id}`;
+  const x = `e2e-adv4-hl-x-${id}`;
+  const lock = JSON.stringify({
+    name: a, version: '1.0.0', lockfileVersion: 3, requires: true,
+    packages: { [`node_modules/${b}`]: { version: '1.0.0', inBundle: true }, [`node_modules/${x}`]: { version: '2.0.0', inBundle: true } },
+  });
+  const reg = await startRegistry([
+    { name: x, version: '1.0.0', manifest: { main: 'index.js' }, files: { 'index.js': 'module.exports = 1;\n' } },
+    { name: x, version: '2.0.0', manifest: { scripts: { install: 'node rec.js' } }, files: { 'rec.js': RECORDER('x') } },
+    {
+      name: a,
+      manifest: { bundleDependencies: [b], dependencies: { [b]: '1.0.0', [x]: '2.0.0' }, scripts: { install: 'node rec.js' } },
+      files: {
+        'rec.js': RECORDER('a', { x: `node_modules/${x}/w` }),
+        'node_modules/.package-lock.json': lock,
+        [`node_modules/${b}/package.json`]: JSON.stringify({ name: b, version: '1.0.0', scripts: { install: 'node rec.js' } }),
+        [`node_modules/${b}/rec.js`]: RECORDER('b', { x: `../${x}/w` }),
+      },
+      mtimes: { 'node_modules/.package-lock.json': Math.floor(Date.now() / 1000) + 86400 * 365 },
+    },
+    { name: top, manifest: { bin: { [top]: 'server.js' }, dependencies: { [a]: '1.0.0', [x]: '1.0.0' } }, files: { 'server.js': '#!/usr/bin/env node\n' } },
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  assert.equal(r.code, 0, r.stderr);
+  const aDir = path.join(installDir, 'node_modules', a);
+  const read = (f) => (existsSync(f) ? readFileSync(f, 'utf8') : null);
+  assert.equal(read(path.join(aDir, 'ran-a')), 'x=EROFS\n', r.stderr);
+  assert.equal(read(path.join(aDir, 'node_modules', b, 'ran-b')), 'x=EROFS\n', r.stderr);
+  assert.equal(read(path.join(aDir, 'node_modules', x, 'ran-x')), 'ran\n', r.stderr);
+  assert.match(r.stderr, new RegExp(`running the install scripts of ${x} \\(install\\) in a native cell of their own`), r.stderr);
 });
