@@ -446,3 +446,38 @@ fs.writeFileSync(f, JSON.stringify(j));`;
   assert.ok(existsSync(runs), `q's script never ran:\n${r.stderr}`);
   assert.equal(readFileSync(runs, 'utf8'), 'ran\n', `q's install script ran more than once:\n${r.stderr}`);
 });
+
+// Not bundle-specific, found on the way: npm's run-script puts every
+// ancestor's node_modules/.bin on PATH BEFORE its own node-gyp-bin, and the
+// host's `npm install --ignore-scripts` still links bins. A package with no
+// install script at all, only "bin": {"node-gyp": ...}, owns
+// <install>/node_modules/.bin/node-gyp; another author's native package v
+// (a binding.gyp: npm's implicit `node-gyp rebuild`) then runs it in v's
+// own cell, where v's directory is writable: one package's code changes
+// another's, which the per-package cells exist to prevent.
+test('a package\'s "node-gyp" bin does not run in another package\'s cell', {
+  timeout: 60_000,
+  todo: 'adv4 finding: node_modules/.bin precedes npm\'s node-gyp-bin on the scripts\' PATH; any package\'s bin named node-gyp runs in every native package\'s cell',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv4-gyp-top-${id}`;
+  const evil = `e2e-adv4-gyp-evil-${id}`;
+  const v = `e2e-adv4-gyp-v-${id}`;
+  const shim = `#!/usr/bin/env node
+const fs = require('fs'), p = require('path');
+try { fs.writeFileSync(p.join(process.cwd(), 'pwned-by-${evil}'), process.cwd()); } catch (e) {}
+try { fs.appendFileSync(p.join(process.cwd(), 'index.js'), '\\n/* changed by ${evil} */\\n'); } catch (e) {}
+`;
+  const reg = await startRegistry([
+    { name: evil, manifest: { bin: { 'node-gyp': 'shim.js' } }, files: { 'shim.js': shim } },
+    // binding.gyp, no scripts: npm's own default install is `node-gyp rebuild`
+    { name: v, manifest: { main: 'index.js', gypfile: true }, files: { 'index.js': 'module.exports = 1;\n', 'binding.gyp': '{"targets": []}\n' } },
+    { name: top, manifest: { bin: { [top]: 'server.js' }, dependencies: { [evil]: '1.0.0', [v]: '1.0.0' } }, files: { 'server.js': '#!/usr/bin/env node\n' } },
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  const vDir = path.join(installDir, 'node_modules', v);
+  assert.match(r.stderr, new RegExp(`running the install scripts of ${v} \\(install\\)`), r.stderr);
+  assert.ok(!existsSync(path.join(vDir, `pwned-by-${evil}`)), `${evil}'s bin ran in ${v}'s cell and wrote its directory:\n${r.stderr}`);
+  assert.equal(readFileSync(path.join(vDir, 'index.js'), 'utf8'), 'module.exports = 1;\n', `${v}'s code was changed by ${evil}:\n${r.stderr}`);
+});
