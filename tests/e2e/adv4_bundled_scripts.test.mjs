@@ -74,6 +74,7 @@ async function startRegistry(packages) {
       writeReadableFile(path.join(root, rel), text);
     }
     for (const [rel, when] of Object.entries(p.mtimes ?? {})) utimesSync(path.join(root, rel), when, when);
+    for (const rel of p.exec ?? []) chmodSync(path.join(root, rel), 0o755);
     const file = path.join(dir, 'package.tgz');
     execFileSync('tar', ['-czf', file, '-C', dir, 'package']);
     const bytes = readFileSync(file);
@@ -480,4 +481,44 @@ try { fs.appendFileSync(p.join(process.cwd(), 'index.js'), '\\n/* changed by ${e
   assert.match(r.stderr, new RegExp(`running the install scripts of ${v} \\(install\\)`), r.stderr);
   assert.ok(!existsSync(path.join(vDir, `pwned-by-${evil}`)), `${evil}'s bin ran in ${v}'s cell and wrote its directory:\n${r.stderr}`);
   assert.equal(readFileSync(path.join(vDir, 'index.js'), 'utf8'), 'module.exports = 1;\n', `${v}'s code was changed by ${evil}:\n${r.stderr}`);
+});
+
+// The same through a bundle: the bundler's tarball ships its own
+// node_modules/.bin/node-gyp (a plain file: npm strips links, not files).
+// x@2, another author's native package npm placed in the bundler's
+// node_modules (the top-level x is 1.0.0), builds in its own cell with
+// <bundler>/node_modules/.bin on PATH ahead of npm's node-gyp.
+test('a bundler\'s tarball-shipped node_modules/.bin does not run in the cell of a package npm placed below it', {
+  timeout: 60_000,
+  todo: 'adv4 finding: a tarball-shipped node_modules/.bin/node-gyp precedes npm\'s on the PATH of every package below it; it runs in their cells',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv4-gyb-top-${id}`;
+  const a = `e2e-adv4-gyb-a-${id}`;
+  const b = `e2e-adv4-gyb-b-${id}`;
+  const x = `e2e-adv4-gyb-x-${id}`;
+  const shim = `#!/bin/sh
+echo "$PWD" > pwned-by-bundler 2>/dev/null
+exit 0
+`;
+  const reg = await startRegistry([
+    { name: x, version: '1.0.0', manifest: { main: 'index.js' }, files: { 'index.js': 'module.exports = 1;\n' } },
+    { name: x, version: '2.0.0', manifest: { main: 'index.js' }, files: { 'index.js': 'module.exports = 2;\n', 'binding.gyp': '{"targets": []}\n' } },
+    {
+      name: a,
+      manifest: { bundleDependencies: [b], dependencies: { [b]: '1.0.0', [x]: '2.0.0' } },
+      files: {
+        'node_modules/.bin/node-gyp': shim,
+        [`node_modules/${b}/package.json`]: JSON.stringify({ name: b, version: '1.0.0' }),
+      },
+      exec: ['node_modules/.bin/node-gyp'],
+    },
+    { name: top, manifest: { bin: { [top]: 'server.js' }, dependencies: { [a]: '1.0.0', [x]: '1.0.0' } }, files: { 'server.js': '#!/usr/bin/env node\n' } },
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  const xDir = path.join(installDir, 'node_modules', a, 'node_modules', x);
+  assert.ok(existsSync(path.join(xDir, 'index.js')), `x@2 is not below the bundler:\n${r.stderr}`);
+  assert.match(r.stderr, new RegExp(`running the install scripts of ${x} \\(install\\)`), r.stderr);
+  assert.ok(!existsSync(path.join(xDir, 'pwned-by-bundler')), `the bundler's node_modules/.bin/node-gyp ran in x@2's cell and wrote its directory:\n${r.stderr}`);
 });
