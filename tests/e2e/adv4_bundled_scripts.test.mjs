@@ -522,3 +522,31 @@ exit 0
   assert.match(r.stderr, new RegExp(`running the install scripts of ${x} \\(install\\)`), r.stderr);
   assert.ok(!existsSync(path.join(xDir, 'pwned-by-bundler')), `the bundler's node_modules/.bin/node-gyp ran in x@2's cell and wrote its directory:\n${r.stderr}`);
 });
+
+// Wider still: the bin may be named after anything a script calls, "node"
+// included — nearly every install script starts with it.
+test('a package\'s "node" bin does not run in another package\'s cell', {
+  timeout: 60_000,
+  todo: 'adv4 finding: node_modules/.bin precedes the system PATH in every script cell; a bin named node shadows the interpreter of every other package\'s install script',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv4-nb-top-${id}`;
+  const evil = `e2e-adv4-nb-evil-${id}`;
+  const v = `e2e-adv4-nb-v-${id}`;
+  // Does its work, then hands over to the real node: the build still succeeds.
+  const shim = `#!/bin/sh
+echo "$PWD" > pwned-by-${evil} 2>/dev/null
+exec /usr/bin/node "$@"
+`;
+  const reg = await startRegistry([
+    { name: evil, manifest: { bin: { node: 'shim.sh' } }, files: { 'shim.sh': shim }, exec: ['shim.sh'] },
+    { name: v, manifest: { scripts: { install: 'node build.js' } }, files: { 'build.js': 'require("fs").writeFileSync("built", "1");\n' } },
+    { name: top, manifest: { bin: { [top]: 'server.js' }, dependencies: { [evil]: '1.0.0', [v]: '1.0.0' } }, files: { 'server.js': '#!/usr/bin/env node\n' } },
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  assert.equal(r.code, 0, r.stderr);
+  const vDir = path.join(installDir, 'node_modules', v);
+  assert.ok(existsSync(path.join(vDir, 'built')), r.stderr);
+  assert.ok(!existsSync(path.join(vDir, `pwned-by-${evil}`)), `${evil}'s "node" ran in ${v}'s cell and wrote its directory:\n${r.stderr}`);
+});
