@@ -1,5 +1,7 @@
 #include "cell/script_cell.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -116,6 +118,25 @@ Status AddNpmConfig(CellSpec* spec, const ScriptNpm& npm, std::vector<std::strin
   return {};
 }
 
+/// Every node_modules/.bin shows only what the package depends on
+/// (script_bins.h): the nearest one npm puts on the PATH shows the view's
+/// links, the others nothing.
+Status HideOtherPackagesBins(CellSpec* spec, const ScriptRun& run, std::vector<std::string>* notes) {
+  if (run.bin_view.empty()) return {};
+  std::string nearest;
+  for (const std::string& candidate : {run.package_dir + "/node_modules/.bin", run.install_dir + "/node_modules/.bin"}) {
+    if (std::find(run.bin_dirs.begin(), run.bin_dirs.end(), candidate) != run.bin_dirs.end()) {
+      nearest = candidate;
+      break;
+    }
+  }
+  for (const auto& dir : run.bin_dirs) {
+    std::string source = run.bin_view + (dir == nearest ? "/bin" : "/empty");
+    MCPCELL_TRY(AddUserBind(spec, source + ":" + dir, false, false, "the commands of the package's dependencies", notes));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
@@ -141,6 +162,7 @@ Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
   for (const auto& dir : run.bundled) {
     MCPCELL_TRY(AddUserBind(&*spec, dir, true, false, "a package its tarball bundles", &notes));
   }
+  MCPCELL_TRY(HideOtherPackagesBins(&*spec, run, &notes));
   spec->workdir = run.install_dir;
   spec->relay.on = false;  // not an MCP server: its stdout is not JSON-RPC
   spec->limits.memory_bytes = {kScriptMemoryBytes, false};

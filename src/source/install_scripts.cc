@@ -12,8 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "source/npm_config.h"
+#include "source/script_bins.h"
 #include "util/diag.h"
 #include "util/json_input.h"
+#include "util/lstat_kind.h"
 #include "util/terminal_text.h"
 #include "util/unique_fd.h"
 #include "util/write_all.h"
@@ -28,16 +30,6 @@ namespace fs = std::filesystem;
 /// The record that the scripts ran, in the install directory (which no
 /// script cell can write: only package directories below it are).
 constexpr const char* kScriptsRecord = ".mcpcell-install-scripts.json";
-
-bool IsRealDir(const fs::path& p) {
-  struct stat st{};
-  return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool IsRealFile(const fs::path& p) {
-  struct stat st{};
-  return ::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 struct Manifest {
   std::string name;
@@ -111,12 +103,41 @@ std::string Resolve(const fs::path& from, const std::string& dep, const fs::path
 /// a cycle is cut where it closes (npm runs such a cycle in some order too).
 void Visit(const std::string& dir, const std::map<std::string, std::vector<std::string>>& edges,
            std::set<std::string>* seen, std::vector<std::string>* order) {
+  // An explicit stack, not recursion: a tarball can ship a chain of
+  // 150,000 nested packages, which overflowed the call stack (adv4).
+  struct Frame {
+    const std::string* dir;
+    std::size_t next = 0;
+  };
+  static const std::vector<std::string> kNone;
   if (!seen->insert(dir).second) return;
-  auto it = edges.find(dir);
-  if (it != edges.end()) {
-    for (const auto& d : it->second) Visit(d, edges, seen, order);
+  std::vector<Frame> stack{{&dir}};
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    auto it = edges.find(*top.dir);
+    const std::vector<std::string>& deps = it != edges.end() ? it->second : kNone;
+    if (top.next < deps.size()) {
+      const std::string& d = deps[top.next++];
+      if (seen->insert(d).second) stack.push_back({&d});
+      continue;
+    }
+    order->push_back(*top.dir);
+    stack.pop_back();
   }
-  order->push_back(dir);
+}
+
+/// Whether a lockfile key is a path below the install: "node_modules/..."
+/// with no "." or ".." step ("b..x" is a name, adv4).
+bool IsInstallPath(const std::string& rel) {
+  if (rel.rfind("node_modules/", 0) != 0) return false;
+  for (std::size_t at = 0; at <= rel.size();) {
+    std::size_t slash = rel.find('/', at);
+    std::string_view step = std::string_view(rel).substr(at, (slash == std::string::npos ? rel.size() : slash) - at);
+    if (step.empty() || step == "." || step == "..") return false;
+    if (slash == std::string::npos) break;
+    at = slash + 1;
+  }
+  return true;
 }
 
 /// What npm's hidden lockfile says of the packages (their directories).
@@ -210,7 +231,7 @@ std::vector<std::pair<std::string, nlohmann::json>> LockfilePackages(const std::
   if (!j.is_object() || !j.contains("packages") || !j["packages"].is_object()) return out;
   for (const auto& [rel, meta] : j["packages"].items()) {
     // Relative paths below the install ("node_modules/x"), nothing else.
-    if (rel.rfind("node_modules/", 0) != 0 || rel.find("..") != std::string::npos || !meta.is_object()) continue;
+    if (!IsInstallPath(rel) || !meta.is_object()) continue;
     out.emplace_back(rel, meta);
   }
   return out;
@@ -379,7 +400,12 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
         std::to_string(i + 1) + " of " + std::to_string(planned.size()) + "; it can write " + VisibleOnTerminal(p.dir) +
         (bundled_dirs.empty() ? " only; " : " and the bundled packages' directories only; ") + network +
         "; --install-scripts=skip turns this off)");
-    Status st = cell.Run({install_dir, name, p.dir, NpmRebuildArgv(p.dir), limit, npm, bundled_dirs});
+    // Only the bins of what it depends on are on its PATH (script_bins.h).
+    ScriptBins bins = BinsFor(install_dir, p.dir, bundled_dirs);
+    auto view = BinView::Make(install_dir, bins.links);
+    if (!view.ok()) return view.error();
+    Status st = cell.Run({install_dir, name, p.dir, NpmRebuildArgv(p.dir), limit, npm, bundled_dirs,
+                          std::move(bins.bin_dirs), view->dir()});
     if (!st.ok() && marks.optional.count(p.dir) == 0) return st;
     if (!st.ok()) {
       // The cell's message shows the name and path visibly already, and its

@@ -69,6 +69,11 @@ struct ScriptRun {
   /// too. The rest of its node_modules (packages npm placed there) stays
   /// read-only.
   std::vector<std::string> bundled;
+  /// Every node_modules/.bin of the install, hidden in the cell, and the
+  /// host directory (script_bins.h's BinView) that shows instead: its bin/
+  /// over the nearest one, its empty/ over the rest. No view: nothing hidden.
+  std::vector<std::string> bin_dirs = {};
+  std::string bin_view = {};
 };
 
 /// Runs one ScriptRun in a cell; errors name the package, the last lines it

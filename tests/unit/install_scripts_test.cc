@@ -13,6 +13,7 @@
 #include "cell/script_cell.h"
 #include "cell/script_network.h"
 #include "source/npx_install.h"
+#include "source/script_bins.h"
 #include "source/npm_config.h"
 #include "source/registry_url.h"
 #include "source/script_npm.h"
@@ -482,6 +483,52 @@ TEST_F(InstallScriptsTest, TheBundlersCellWritesTheBundledDirectoriesAndNothingE
   fs::create_directory_symlink(root_ + "/host", dir + "/node_modules/link");
   ScriptRun linked{root_, "parent", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), {}, {dir + "/node_modules/link"}};
   EXPECT_FALSE(ScriptCellSpec(linked).ok());
+}
+
+}  // namespace
+}  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+// adv4 (high): any package's bin named "node-gyp" or "node" in
+// node_modules/.bin ran in another package's script cell. Each cell now
+// shows only the bins of what the package declares.
+TEST_F(InstallScriptsTest, AScriptCellSeesOnlyTheBinsOfWhatThePackageDependsOn) {
+  std::string v = Pkg("v", R"({"name":"v","dependencies":{"tool":"1","@s/t2":"1"},"scripts":{"install":"tool"}})");
+  Pkg("tool", R"({"name":"tool","bin":{"tool":"./cli.js","../escape":"./cli.js","up":"../v/index.js"}})");
+  std::ofstream(nm_ + "/tool/cli.js") << "#!/usr/bin/env node\n";
+  Pkg("v/node_modules/@s/t2", R"({"name":"@s/t2","bin":"bin/t2.js"})");
+  fs::create_directories(nm_ + "/v/node_modules/@s/t2/bin");
+  std::ofstream(nm_ + "/v/node_modules/@s/t2/bin/t2.js") << "x";
+  Pkg("evil", R"({"name":"evil","bin":{"node-gyp":"shim.js","node":"shim.js"}})");
+  std::ofstream(nm_ + "/evil/shim.js") << "x";
+  fs::create_directories(nm_ + "/.bin");
+  fs::create_directories(nm_ + "/v/node_modules/.bin");
+  ScriptBins bins = BinsFor(root_, v, {});
+  EXPECT_EQ(bins.links, (std::map<std::string, std::string>{{"tool", nm_ + "/tool/cli.js"},
+                                                            {"t2", nm_ + "/v/node_modules/@s/t2/bin/t2.js"}}));
+  EXPECT_EQ(bins.bin_dirs, (std::vector<std::string>{nm_ + "/.bin", nm_ + "/v/node_modules/.bin"}));
+
+  auto view = BinView::Make(root_, bins.links);
+  ASSERT_TRUE(view.ok()) << view.error().Message();
+  EXPECT_EQ(fs::read_symlink(view->links_dir() + "/tool"), nm_ + "/tool/cli.js");
+  ScriptRun run{root_, "v", v, NpmRebuildArgv(v), std::chrono::seconds(5), {}, {}, bins.bin_dirs, view->dir()};
+  auto spec = ScriptCellSpec(run);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  std::map<std::string, std::string> over;  // target -> source
+  for (const auto& m : spec->mounts) {
+    if (m.kind == MountSpec::Kind::kBind && m.target.ends_with("/.bin")) {
+      EXPECT_FALSE(m.writable);
+      over[m.target] = m.source;
+    }
+  }
+  // The nearest .bin npm puts on the PATH shows the links, the other nothing.
+  EXPECT_EQ(over[nm_ + "/v/node_modules/.bin"], view->links_dir());
+  EXPECT_EQ(over[nm_ + "/.bin"], view->empty_dir());
+  std::string dir = view->dir();
+  { BinView gone = std::move(*view); }
+  EXPECT_FALSE(fs::exists(dir)) << "the view is removed with its object";
 }
 
 }  // namespace
