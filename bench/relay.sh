@@ -2,9 +2,9 @@
 # The MCP-aware relay's cost (issue 17): a tools/call round trip and 1 KiB-line throughput through a
 # native cell with the relay on (the default) vs --relay=off vs a bare pipe; a 24 MiB line through
 # the relay vs the raw copy; the supervisor's peak RSS; then, when built (cmake --build build --target
-# relay_bench), the relay's own CPU per message and memory in process (bench/relay_bench.cc), which
-# hold on a loaded machine where the wall-clock figures do not. Prints Markdown on stdout, with the
-# load average at start and end. No thresholds.
+# relay_bench), the relay's own CPU per message, memory and the overlap of its two directions in
+# process (bench/relay_bench.cc), which hold on a loaded machine where the wall-clock figures do
+# not. Prints Markdown on stdout, with the load average at start and end. No thresholds.
 #   bench/relay.sh [--quick]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_mcpcell
@@ -69,6 +69,9 @@ RELAY_BENCH=${RELAY_BENCH:-$REPO_DIR/build/relay_bench}
 if [[ -x $RELAY_BENCH ]]; then
   echo
   "$RELAY_BENCH" cpu "$REPS"
+  echo
+  # Whether the two directions overlap (the relay's lock; 2.0 is two free cores' worth).
+  "$RELAY_BENCH" duplex 30000 redact "$REPS"
   echo
   "$RELAY_BENCH" rss
 else

@@ -14,6 +14,10 @@
 //                                MODE is off, redact, or audit (redact with
 //                                every record written to an --audit-log in
 //                                a temporary directory).
+//   relay_bench duplex N MODE [REPS]  N 1 KiB notifications each way, the
+//                                two directions on two threads at once (as
+//                                the pump runs them) vs in turn on one;
+//                                wall clock, median of REPS (default 5).
 // Cases: notify1k (a 1 KiB notification), call45 (a 45-byte tools/call and
 // its answer), result64k (a 64 KiB tools/call result), lines64k (the same
 // with \n escapes), big24m (a 24 MiB
@@ -37,6 +41,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -317,6 +322,44 @@ int One(const char* name, std::size_t n, const char* mode) {
   return 2;
 }
 
+// Whether the two directions overlap: bench/relay.sh's throughput shape
+// (the client's 1 KiB lines, echoed by the server) fed from memory, both
+// directions in turn on one thread, then each on its own thread at once.
+// The wall clock, not thread CPU: waiting for the other direction is the
+// figure. Only the ratio of the two columns, taken in the same run, holds on
+// a loaded machine.
+int Duplex(std::size_t n, const char* mode, int reps) {
+  std::string head = R"({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":")";
+  PaddedLine l(head + Filler(1024 - head.size() - 4) + "\"}}");
+  SecretMode secrets = std::strcmp(mode, "off") == 0 ? SecretMode::kOff : SecretMode::kRedact;
+  using Wall = std::chrono::steady_clock;
+  std::vector<double> serial, duplex;
+  for (int r = 0; r < reps; ++r) {
+    McpRelay one(Config(secrets), nullptr);
+    auto t = Wall::now();
+    for (std::size_t i = 0; i < n; ++i) {
+      one.FromClient(l.line());
+      one.FromServer(l.line());
+    }
+    serial.push_back(std::chrono::duration<double>(Wall::now() - t).count() / static_cast<double>(n) * 1e6);
+    McpRelay two(Config(secrets), nullptr);
+    two.FromClient(l.line());  // the rules compiled before the clock starts, as in the serial run's first line
+    t = Wall::now();
+    std::thread client([&] {
+      for (std::size_t i = 0; i < n; ++i) two.FromClient(l.line());
+    });
+    for (std::size_t i = 0; i < n; ++i) two.FromServer(l.line());
+    client.join();
+    duplex.push_back(std::chrono::duration<double>(Wall::now() - t).count() / static_cast<double>(n) * 1e6);
+  }
+  double s = Median(serial), d = Median(duplex);
+  std::printf("| both directions through one McpRelay, wall clock | in turn, one thread µs per pair | at once, two threads "
+              "µs per pair | speed-up |\n| --- | ---: | ---: | ---: |\n");
+  std::printf("| 1 KiB notification each way, scan %s (median of %d, %zu each way) | %.2f | %.2f | %.2f |\n", mode,
+              reps, n, s, d, s / d);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -324,6 +367,9 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "rss") == 0) return Rss();
   if (argc == 3 && std::strcmp(argv[1], "paths") == 0) return Paths(argv[2]);
   if (argc == 5 && std::strcmp(argv[1], "one") == 0) return One(argv[2], std::strtoul(argv[3], nullptr, 10), argv[4]);
-  std::fprintf(stderr, "usage: relay_bench cpu [REPS] | rss | paths FILE | one CASE N off|redact\n");
+  if ((argc == 4 || argc == 5) && std::strcmp(argv[1], "duplex") == 0) {
+    return Duplex(std::strtoul(argv[2], nullptr, 10), argv[3], argc == 5 ? std::max(1, std::atoi(argv[4])) : 5);
+  }
+  std::fprintf(stderr, "usage: relay_bench cpu [REPS] | rss | paths FILE | one CASE N off|redact|audit | duplex N off|redact [REPS]\n");
   return 2;
 }

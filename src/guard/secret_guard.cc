@@ -63,6 +63,17 @@ Result<std::unique_ptr<SecretGuard>> SecretGuard::Create(const SecretPolicy& pol
   return g;
 }
 
+Result<std::unique_ptr<SecretGuard>> SecretGuard::Fork() const {
+  std::unique_ptr<SecretGuard> g(new SecretGuard());
+  g->policy_ = policy_;
+  g->scanner_ = scanner_;
+  auto scratch = scanner_->NewScratch();
+  if (!scratch.ok()) return scratch.error();
+  g->scratch_ = *scratch;
+  g->raw_ok_ = raw_ok_;
+  return g;
+}
+
 std::vector<SecretGuard::Hit> SecretGuard::Hits(const JsonStrings& strings) {
   std::vector<Hit> hits;
   for (const SecretMatch& m : scanner_->Scan(strings.text(), scratch_.get())) hits.push_back({m.rule, m.from, m.to});

@@ -38,6 +38,12 @@ class SecretGuard {
   static Result<std::unique_ptr<SecretGuard>> Create(const SecretPolicy& policy);
   ~SecretGuard();
 
+  /// A guard with the same rules (the compiled database is shared, not
+  /// compiled again) and its own scratch space and parsers: a guard is not
+  /// thread-safe, so each thread that scans needs one (the relay: one per
+  /// direction, one for its records).
+  Result<std::unique_ptr<SecretGuard>> Fork() const;
+
   const SecretPolicy& policy() const { return policy_; }
 
   /// The secrets in the message `root`, in order of position (no copy of

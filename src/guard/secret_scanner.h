@@ -1,8 +1,9 @@
 #pragma once
 // Multi-pattern secret matching with Vectorscan (Debian libvectorscan-dev):
 // all rules compiled once into one database, every byte of the input scanned
-// in one pass, with no size cap. A scanner is not thread-safe (one scratch
-// space); the relay holds one per session under its lock.
+// in one pass, with no size cap. The compiled database is read-only and
+// shared; a scratch space is not thread-safe, so each thread that scans has
+// its own (the relay: one per direction, one for its audit records).
 
 #include <array>
 #include <cstddef>

@@ -205,7 +205,8 @@ RelayAction McpRelay::Unbroken(RelayAction a, const LineFramer::Line& line) {
 }
 
 RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
-  std::lock_guard lock(mu_);
+  std::lock_guard side(side_mu_[from]);
+  PrepareSecrets();
   if (line.oversize) {
     Refusal r{kMessageTooLarge,
               fmt::format("mcpcell relay: a message of {} bytes exceeds the maximum message size of {} bytes; "
@@ -217,26 +218,17 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
       // The prefix scanner returns only plain integers and escape-free strings.
       r.id_key = r.id_json[0] == '"' ? "s:" + r.id_json.substr(1, r.id_json.size() - 2) : "n:" + r.id_json;
     }
+    std::lock_guard lock(mu_);
     return Refused(from, r, line.size);
   }
   // Plain text (a probe's output, `-- env`, a log line) is no message to any
   // peer: it passes as it came, unjudged and counted (MayBeMessage says why).
   // Every line that could be one is judged.
-  // The scanner is compiled at the first line, never at launch: building
-  // the built-in rules' Vectorscan database took 90-200 ms of CPU, more than
-  // the whole cell setup (bench/RESULTS.md, issue 15), and a run whose server
-  // never writes a line needs none. The first line waits for it, a refused
-  // or plain one too: what it carries to the peer or the log is masked.
-  if (!secrets_made_) {
-    secrets_made_ = true;
-    busy_until_ns_ = INT64_MAX;
-    InitSecrets();
-    busy_until_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-  }
   if (!MayBeMessage(line.text)) {
     ++unjudged_[from];
     return GuardPlainText(from, line);
   }
+  // Outside mu_: this direction's own parser (side_mu_ held).
   auto parsed = parsers_[from]->Parse(line.text);
   // A large message's DOM (as large as the line) goes back once its action
   // is decided (the action holds no view into it), not at the next message:
@@ -245,9 +237,32 @@ RelayAction McpRelay::FromSide(Side from, const LineFramer::Line& line) {
     EnvelopeParser* parser;
     ~Shrink() { parser->Shrink(); }
   } shrink{parsers_[from].get()};
-  if (auto* r = std::get_if<Refusal>(&parsed)) return Refused(from, *r, line.size);
+  if (auto* r = std::get_if<Refusal>(&parsed)) {
+    std::lock_guard lock(mu_);
+    return Refused(from, *r, line.size);
+  }
   const Envelope& env = std::get<Envelope>(parsed);
   if (secrets_ || !secrets_error_.empty()) return GuardSecrets(from, env, line);
+  return Decide(from, env, line);
+}
+
+// The scanner is compiled at the first line, never at launch: building the
+// built-in rules' Vectorscan database took 90-200 ms of CPU, more than the
+// whole cell setup (bench/RESULTS.md, issue 15), and a run whose server never
+// writes a line needs none. The first line waits for it, a refused or plain
+// one too: what it carries to the peer or the log is masked. The other
+// side's first line waits in call_once; a record (Expire, End) in mu_.
+void McpRelay::PrepareSecrets() {
+  std::call_once(secrets_made_, [this] {
+    std::lock_guard lock(mu_);
+    busy_until_ns_ = INT64_MAX;
+    InitSecrets();
+    busy_until_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  });
+}
+
+RelayAction McpRelay::Decide(Side from, const Envelope& env, const LineFramer::Line& line) {
+  std::lock_guard lock(mu_);
   return Dispatch(from, env, line);
 }
 
@@ -841,7 +856,7 @@ void McpRelay::End() {
   rounds_.clear();
   Audit({{"event", "session_end"}, {"calls", calls_}, {"denied", denied_}, {"forged", forged_},
          {"refused", refused_}, {"unanswered", unanswered}, {"limited", limited_}, {"late_answers_dropped", late_},
-         {"unjudged_lines", {{"client", unjudged_[kClient]}, {"server", unjudged_[kServer]}}}});
+         {"unjudged_lines", {{"client", unjudged_[kClient].load()}, {"server", unjudged_[kServer].load()}}}});
 }
 
 }  // namespace mcpcell

@@ -7,6 +7,14 @@
 // Both MCP eras: nothing waits for initialize; the 2026-07-28 era's
 // per-request _meta is read per request; every tools/list result is filtered
 // on its own, and an input_required round's retry is judged like a first call.
+//
+// Threads: FromClient and FromServer may run at once (the pump calls each
+// from its own thread). A line's parse and secret scan read only that
+// direction's own parser and scan state, and run outside the relay's lock;
+// every decision that reads or changes what both directions share (the
+// pending ids, rounds, limits, pins, counters, the audit log and its order)
+// runs under it, for the whole of one line's decision, before FromClient or
+// FromServer returns: a request is pending before the pump writes it on.
 
 #include <atomic>
 #include <chrono>
@@ -153,7 +161,14 @@ class McpRelay {
   };
 
   RelayAction FromSide(Side from, const LineFramer::Line& line);
+  /// The secret rules, compiled once, by the first line of either side.
+  void PrepareSecrets();
+  /// Dispatch under the relay's lock (the line's scan, if any, done).
+  RelayAction Decide(Side from, const Envelope& env, const LineFramer::Line& line);
   static RelayAction Unbroken(RelayAction a, const LineFramer::Line& line);
+  // From here on, every function that reads or writes the shared members
+  // (all but parsers_ and side_secrets_) runs with mu_ held; GuardSecrets and
+  // GuardPlainText scan first and take it for their decision.
   RelayAction Request(Side from, const Envelope& env, std::size_t bytes);
   RelayAction Response(Side from, const Envelope& env, std::string_view line);
   RelayAction Notification(Side from, const Envelope& env);
@@ -208,17 +223,24 @@ class McpRelay {
   ToolFilter filter_;
   ToolFilter prompt_filter_, resource_filter_;
   AuditSink audit_;
+  /// Held for every decision on shared state (the class comment); never
+  /// while a line is parsed or scanned. Taken after side_mu_, never before.
   std::mutex mu_;
+  /// One line per direction at a time: parsers_[i] and side_secrets_[i] are that direction's.
+  std::mutex side_mu_[2];
   std::unique_ptr<EnvelopeParser> parsers_[2];
   std::map<std::string, Pending> pending_[2];  ///< requests sent by side i, by id key
   std::map<std::string, Pending> rounds_;      ///< calls waiting for their next round, by requestState
   std::uint64_t calls_ = 0, denied_ = 0, forged_ = 0, refused_ = 0, limited_ = 0, late_ = 0;
   double tokens_ = 0;  ///< the call-rate bucket
   std::chrono::steady_clock::time_point refilled_;
-  std::uint64_t unjudged_[2] = {0, 0};  ///< lines that cannot be messages, passed as they came
-  std::unique_ptr<SecretGuard> secrets_;       ///< null when both directions are off
+  std::atomic<std::uint64_t> unjudged_[2] = {0, 0};  ///< lines that cannot be messages, passed as they came
+  /// The scan of audit records and quoted texts, under mu_; null when both directions are off.
+  std::unique_ptr<SecretGuard> secrets_;
+  /// Each direction's scan of its lines, under side_mu_[i], outside mu_ (forks of secrets_).
+  std::unique_ptr<SecretGuard> side_secrets_[2];
   std::string secrets_error_;                  ///< the rules did not compile: every message is refused
-  bool secrets_made_ = false;                  ///< InitSecrets ran (at the first message, not at launch)
+  std::once_flag secrets_made_;                ///< InitSecrets ran (at the first message, not at launch)
   std::atomic<std::int64_t> busy_until_ns_{0};  ///< BusyUntilNs
   std::string audit_error_;  ///< the first failed audit write; calls are refused from then on
   bool ended_ = false;

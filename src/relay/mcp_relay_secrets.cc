@@ -1,6 +1,9 @@
 // The relay's secret scan (docs/SECRETS.md): McpRelay's side of
 // src/guard/secret_guard.h. Kept out of mcp_relay.cc so the relay's message
 // logic and the guard meet at one call site (FromSide → GuardSecrets).
+// A line is scanned (and masked) with its direction's own guard, outside
+// the relay's lock; what the scan found is then recorded and the message
+// decided under the lock, in one hold (mcp_relay.h, "Threads").
 
 #include <algorithm>
 #include <set>
@@ -32,12 +35,22 @@ std::string RuleNames(const std::vector<SecretFinding>& found) {
 void McpRelay::InitSecrets() {
   const SecretPolicy& p = config_.secrets;
   if (p.to_server == SecretMode::kOff && p.to_client == SecretMode::kOff) return;
-  auto guard = SecretGuard::Create(p);
-  if (guard.ok()) {
+  // The records' guard, and a fork (its own scratch, the same rules) per direction.
+  Status made = [&]() -> Status {
+    auto guard = SecretGuard::Create(p);
+    MCPCELL_TRY(guard);
+    for (Side side : {kClient, kServer}) {
+      auto fork = (*guard)->Fork();
+      MCPCELL_TRY(fork);
+      side_secrets_[side] = std::move(*fork);
+    }
     secrets_ = std::move(*guard);
-  } else {
+    return {};
+  }();
+  if (!made) {
+    for (auto& g : side_secrets_) g.reset();
     // Fail closed: a scan that cannot run refuses every message, saying why.
-    secrets_error_ = "mcpcell relay: the secret scan cannot start (" + guard.error().Message() +
+    secrets_error_ = "mcpcell relay: the secret scan cannot start (" + made.error().Message() +
                      "); fix mcpcell.secrets in " + p.origin + " or set its mode to off";
   }
 }
@@ -90,28 +103,36 @@ void McpRelay::AuditSecrets(Side from, const Envelope& env, const std::vector<Se
   Audit(std::move(e));
 }
 
+// Scan and mask with this direction's guard (side_mu_ held, mu_ not); the
+// findings' record and the message's decision in one hold of mu_, so the
+// secret's record comes right before the message's own.
 RelayAction McpRelay::GuardSecrets(Side from, const Envelope& env, const LineFramer::Line& line) {
   if (!secrets_error_.empty()) {
     Refusal r{kRefusedByPolicy, secrets_error_, env.id ? env.id->json : "null", env.id ? env.id->key : ""};
+    std::lock_guard lock(mu_);
     return Refused(from, r, line.size);
   }
   SecretMode mode = from == kClient ? config_.secrets.to_server : config_.secrets.to_client;
-  if (mode == SecretMode::kOff) return Dispatch(from, env, line);
-  std::vector<SecretFinding> found = secrets_->Scan(env.root, line.text);
-  if (found.empty()) return Dispatch(from, env, line);
-  if (mode == SecretMode::kBlock) return BlockSecrets(from, env, found, line);
-  if (mode == SecretMode::kAudit) {
-    AuditSecrets(from, env, found, "passed");
-    return Dispatch(from, env, line);
-  }
+  if (mode == SecretMode::kOff) return Decide(from, env, line);
+  SecretGuard& guard = *side_secrets_[from];
+  std::vector<SecretFinding> found = guard.Scan(env.root, line.text);
+  if (found.empty()) return Decide(from, env, line);
   std::vector<SecretFinding> again;
-  auto masked = secrets_->Redact(env.root, &again);  // before Dispatch: env is read, never reparsed there
-  if (!masked) return BlockSecrets(from, env, found, line);  // no mask makes it clean: fail closed
-  AuditSecrets(from, env, found, "redacted");
-  RelayAction a = Dispatch(from, env, line);
+  std::optional<std::string> masked;
+  if (mode == SecretMode::kRedact) masked = guard.Redact(env.root, &again);  // env is read, never reparsed, after
+  RelayAction a;
+  {
+    std::lock_guard lock(mu_);
+    if (mode == SecretMode::kBlock || (mode == SecretMode::kRedact && !masked)) {  // no mask makes it clean: fail closed
+      return BlockSecrets(from, env, found, line);
+    }
+    AuditSecrets(from, env, found, mode == SecretMode::kAudit ? "passed" : "redacted");
+    a = Dispatch(from, env, line);
+  }
+  if (mode == SecretMode::kAudit) return a;
   // A refusal judged the message as it came and may quote it (a denied tool's name).
   if (!a.reply.empty()) {
-    auto reply_masked = secrets_->RedactLine(a.reply, &again);
+    auto reply_masked = guard.RedactLine(a.reply, &again);
     a.reply = reply_masked ? std::move(*reply_masked) : ErrorResponse(env.id ? env.id->json : "null", kRefusedByPolicy,
                                                                       "mcpcell: refused; the refusal held a secret");
   }
@@ -120,7 +141,7 @@ RelayAction McpRelay::GuardSecrets(Side from, const Envelope& env, const LineFra
     a.replacement = std::move(*masked);
   } else if (a.forward == RelayAction::Forward::kReplaced) {
     // A line the relay rebuilt from the message (a filtered tools/list).
-    auto line_masked = secrets_->RedactLine(a.replacement, &again);
+    auto line_masked = guard.RedactLine(a.replacement, &again);
     a.replacement = line_masked ? std::move(*line_masked) : ErrorResponse(env.id ? env.id->json : "null", kRefusedByPolicy,
                                                                           "mcpcell: a secret in this answer cannot be masked");
   }
@@ -134,10 +155,10 @@ RelayAction McpRelay::GuardSecrets(Side from, const Envelope& env, const LineFra
 // it passes byte for byte.
 RelayAction McpRelay::GuardPlainText(Side from, const LineFramer::Line& line) {
   SecretMode mode = from == kClient ? config_.secrets.to_server : config_.secrets.to_client;
-  if (mode == SecretMode::kOff || !secrets_) return {};
+  if (mode == SecretMode::kOff || !side_secrets_[from]) return {};
   std::string quoted = JsonText(nlohmann::json(std::string(line.text)));
   std::vector<SecretFinding> found;
-  auto masked = secrets_->RedactLine(quoted, &found);
+  auto masked = side_secrets_[from]->RedactLine(quoted, &found);  // side_mu_ held, mu_ not
   if (found.empty()) return {};
   nlohmann::json e{{"event", "secret"}, {"from", kFrom[from]}, {"mode", SecretModeName(mode)}, {"count", found.size()},
                    {"plain_text", true}};
@@ -158,6 +179,7 @@ RelayAction McpRelay::GuardPlainText(Side from, const LineFramer::Line& line) {
     e["action"] = "blocked";
     a.forward = RelayAction::Forward::kDrop;
   }
+  std::lock_guard lock(mu_);
   Audit(std::move(e));
   return a;
 }
