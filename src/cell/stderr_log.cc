@@ -12,11 +12,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "cell/stderr_redact.h"
+#include "guard/secret_guard.h"
+#include "guard/secret_scanner.h"
 #include "util/dir_names.h"
+#include "util/lazy_library.h"
 #include "util/terminal_text.h"
 
 namespace mcpcell {
@@ -67,19 +72,106 @@ class CappedFile {
   std::size_t size_ = 0;
 };
 
-// Copies `from` to `to` (filtered when it is a terminal) and into `file`,
-// until EOF, or until `stop` fires and the pipe has nothing more to give.
-void Copy(UniqueFd from, int to, int stop, CappedFile file) {
-  bool tty = ::isatty(to) != 0;
-  TerminalFilter filter;
+// Where the copy goes: the client's stderr (filtered when it is a
+// terminal) and the run's log file.
+class CopyOut {
+ public:
+  CopyOut(int to, CappedFile file) : to_(to), tty_(::isatty(to) != 0), file_(std::move(file)) {}
+  void Put(std::string_view data) {
+    if (data.empty()) return;
+    (void)WriteAll(to_, tty_ ? std::string_view(filter_.Filter(data)) : data);
+    file_.Append(data);
+    at_line_start_ = data.back() == '\n';
+  }
+  /// One line of mcpcell's own, on a line of its own.
+  void Say(const std::string& line) { Put((at_line_start_ ? "" : "\n") + ("mcpcell: " + line + "\n")); }
+  void End() {
+    if (tty_) (void)WriteAll(to_, filter_.Flush());
+  }
+
+ private:
+  int to_;
+  bool tty_;
+  TerminalFilter filter_;
+  CappedFile file_;
+  bool at_line_start_ = true;
+};
+
+// The secret scan of what is copied (stderr_redact.h), made at the first
+// bytes: a run whose server never writes to stderr never loads the rules.
+// Fail closed: when the scan cannot start, the bytes are withheld, and why
+// is said once.
+class CopyScan {
+ public:
+  CopyScan(SecretPolicy policy, std::string broken)
+      : policy_(std::move(policy)), broken_(std::move(broken)),
+        redactor_([this](std::string_view line, std::vector<std::string>* rules) {
+          return guard_->RedactText(line, rules);
+        }) {}
+
+  void Feed(std::string_view chunk, CopyOut* out) {
+    if (!Ready(out)) return;
+    out->Put(redactor_.Feed(chunk));
+    Tell(out);
+  }
+  void Flush(CopyOut* out) {
+    if (guard_ == nullptr) return;
+    out->Put(redactor_.Flush());
+    Tell(out);
+  }
+  bool holding() const { return guard_ != nullptr && redactor_.holding(); }
+
+ private:
+  bool Ready(CopyOut* out) {
+    if (guard_ != nullptr) return true;
+    if (broken_.empty()) {
+      auto guard = SecretGuard::Create(policy_);
+      if (guard.ok()) {
+        guard_ = std::move(*guard);
+        return true;
+      }
+      broken_ = guard.error().Message();
+    }
+    if (!told_) {
+      out->Say("the run's stderr is withheld: its secret scan cannot start (" + broken_ + "); fix mcpcell.secret_scan (" +
+               policy_.origin + ") or set its mode to \"off\"");
+      told_ = true;
+    }
+    return false;
+  }
+  void Tell(CopyOut* out) {
+    for (const auto& rule : redactor_.TakeMasked()) {
+      out->Say("masked a secret (" + rule + ") in the server's stderr (secret scan: " + policy_.origin +
+               "; mcpcell.secret_scan mode \"off\" in a permission profile shows it)");
+    }
+  }
+
+  SecretPolicy policy_;
+  std::string broken_;
+  bool told_ = false;
+  std::unique_ptr<SecretGuard> guard_;
+  StderrRedactor redactor_;
+};
+
+// How long a partial line waits for its end while the pipe is quiet.
+constexpr int kPartialLineWaitMs = 500;
+
+// Copies `from` to `out` (through `scan` when there is one) until EOF, or
+// until `stop` fires and the pipe has nothing more to give.
+void Copy(UniqueFd from, int stop, CopyOut out, CopyScan* scan) {
   char buf[kChunk];
   bool stopping = false;
   for (;;) {
     if (!stopping) {
       pollfd p[2] = {{from.get(), POLLIN, 0}, {stop, POLLIN, 0}};
-      if (::poll(p, 2, -1) < 0) {
+      int ready = ::poll(p, 2, scan != nullptr && scan->holding() ? kPartialLineWaitMs : -1);
+      if (ready < 0) {
         if (errno == EINTR) continue;
         break;
+      }
+      if (ready == 0) {  // quiet: a line without its end goes on as it is
+        scan->Flush(&out);
+        continue;
       }
       // Told to stop: take what the pipe holds (it was written before the
       // stop, as mcpcell's own last lines were) without waiting for more.
@@ -94,10 +186,14 @@ void Copy(UniqueFd from, int to, int stop, CappedFile file) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     std::string_view chunk(buf, static_cast<std::size_t>(n));
-    (void)WriteAll(to, tty ? std::string_view(filter.Filter(chunk)) : chunk);
-    file.Append(chunk);
+    if (scan != nullptr) {
+      scan->Feed(chunk, &out);
+    } else {
+      out.Put(chunk);
+    }
   }
-  if (tty) (void)WriteAll(to, filter.Flush());
+  if (scan != nullptr) scan->Flush(&out);
+  out.End();
 }
 
 }  // namespace
@@ -110,7 +206,8 @@ namespace {
 // eventfd, fd 6 the log directory, fd 7 the log file; nothing else of
 // mcpcell's stays open (the client's stdin and stdout least of all: a copy
 // of them here would keep the client's pipes open after mcpcell exits).
-[[noreturn]] void CopyProcess(int pipe_r, int saved, int stop, int dir, int file, const std::string& name) {
+[[noreturn]] void CopyProcess(int pipe_r, int saved, int stop, int dir, int file, const std::string& name,
+                              CopyScan* scan) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // prctl(2): mcpcell's main thread forked us and lives to the end
   // Ctrl-C, a hang-up or a client's SIGTERM to the process group is for
   // mcpcell, which stops the server and then this copy; dying first would
@@ -124,13 +221,13 @@ namespace {
   ::dup2(null, STDOUT_FILENO);
   ::dup2(null, STDERR_FILENO);
   ::close_range(8, ~0U, 0);
-  Copy(UniqueFd(3), 4, 5, CappedFile(6, name, UniqueFd(7)));
+  Copy(UniqueFd(3), 5, CopyOut(4, CappedFile(6, name, UniqueFd(7))), scan);
   ::_exit(0);
 }
 
 }  // namespace
 
-Status StderrLog::Start(UniqueFd dir, const std::string& id) {
+Status StderrLog::Start(UniqueFd dir, const std::string& id, std::optional<SecretPolicy> scan) {
   name_ = id + ".log";
   UniqueFd file(::openat(dir.get(), name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!file) return ErrnoError("create the stderr log", name_);
@@ -147,9 +244,24 @@ Status StderrLog::Start(UniqueFd dir, const std::string& id) {
   // here waits in the clone's copy of that list for ever (seen: the cell hung
   // in __nptl_setxid). A thread would also take signals meant for the
   // supervisor's signalfd.
+  std::unique_ptr<CopyScan> copy_scan;
+  if (scan) {
+    // What the scan needs that loads itself at first use is loaded here:
+    // the copy is forked from a process with other threads, and a dlopen
+    // or an NSS lookup in the child could wait for ever on a lock one of
+    // them held at the fork.
+    std::string broken;
+    for (const LazyLibrary* lib : {&LazyHs(), &LazyNettle()}) {
+      if (auto loaded = lib->Load(); !loaded && broken.empty()) broken = loaded.error().Message();
+    }
+    (void)SecretScanner::DefaultCache();  // getpwuid(3) for the rules' cache
+    copy_scan = std::make_unique<CopyScan>(std::move(*scan), std::move(broken));
+  }
   pid_t pid = ::fork();
   if (pid < 0) return ErrnoError("start the stderr log (fork)");
-  if (pid == 0) CopyProcess(read_end.get(), saved_stderr_.get(), stop_.get(), dir.get(), file.get(), name_);
+  if (pid == 0) {
+    CopyProcess(read_end.get(), saved_stderr_.get(), stop_.get(), dir.get(), file.get(), name_, copy_scan.get());
+  }
   copier_ = pid;
   // dup2 leaves fd 2 without FD_CLOEXEC: the cell's processes inherit it as
   // their stderr, as they inherited the client's before.

@@ -11,6 +11,10 @@
 // kLogsKept logs stay in the directory (oldest first out, at each run and by
 // `mcpcell gc`).
 //
+// Secrets: when the relay masks secrets in the server's results, the copy
+// masks them in every stderr line too (stderr_redact.h), before the client
+// and the file see them.
+//
 // The terminal: the cell never holds the user's terminal
 // (cell/terminal_text.h). When the original stderr is one, the copy to it
 // passes through TerminalFilter, as the native and docker relays do; the
@@ -18,11 +22,13 @@
 // prints to a terminal.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
 
 #include "cell/cell_record.h"
+#include "guard/secret_policy.h"
 #include "util/error.h"
 #include "util/unique_fd.h"
 
@@ -45,8 +51,9 @@ class StderrLog {
   ~StderrLog() { Finish(); }
 
   /// Opens <dir>/<id>.log (0600, O_EXCL, O_NOFOLLOW; `dir` an OpenStateDir
-  /// fd) and starts the copy.
-  Status Start(UniqueFd dir, const std::string& id);
+  /// fd) and starts the copy. `scan`: the secret scan each line passes
+  /// through (stderr_redact.h), the server's result scan's settings.
+  Status Start(UniqueFd dir, const std::string& id, std::optional<SecretPolicy> scan = std::nullopt);
   void Finish();
 
  private:

@@ -54,7 +54,14 @@ std::unique_ptr<TrackedRun> TrackedRun::Start(const LaunchPlan& plan) {
   (void)PruneCellLogs(logs->get(), kLogsKept - 1, live);
   auto run = std::make_unique<TrackedRun>();
   std::string id = NewRunRecordId();
-  if (auto ok = run->log_.Start(std::move(*logs), id); !ok) {
+  // The server's stderr is masked as its results are (redact or block):
+  // what a result may not carry to the client, a log line may not either.
+  std::optional<SecretPolicy> scan;
+  const SecretPolicy& secrets = plan.spec.relay.secrets;
+  if (plan.spec.relay.on && (secrets.to_client == SecretMode::kRedact || secrets.to_client == SecretMode::kBlock)) {
+    scan = secrets;
+  }
+  if (auto ok = run->log_.Start(std::move(*logs), id, std::move(scan)); !ok) {
     WarnUntracked(ok.error());
     return nullptr;
   }

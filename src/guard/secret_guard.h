@@ -68,6 +68,11 @@ class SecretGuard {
   /// Redact() of a line the relay built itself (a filtered tools/list);
   /// the line unchanged when it has no secret.
   std::optional<std::string> RedactLine(std::string_view line, std::vector<SecretFinding>* found);
+  /// Plain text (a line of a server's stderr, guard/secret_text.cc) with
+  /// every secret replaced by "[REDACTED:rule]", the rules' names added to
+  /// `*rules`. The result scans clean: where masks and their neighbours
+  /// still read as a secret, the whole text becomes one mask.
+  std::string RedactText(std::string_view text, std::vector<std::string>* rules);
 
  private:
   SecretGuard() = default;

@@ -9,11 +9,12 @@
 // audit log contains the token; the log names the rule and its SHA-256.
 
 import assert from 'node:assert/strict';
-import { createHash, randomInt } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
+import { newGithubToken } from './lib/github_token.mjs';
 import { skipWithoutCell, startServer } from './lib/mcpcell.mjs';
 import { E2E_DIR, NODE_BIN } from './lib/paths.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
@@ -21,25 +22,7 @@ import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from 
 after(removeTempDirs);
 
 const LEAKY = path.join(E2E_DIR, 'servers', 'leaky_server.mjs');
-const B62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
-// GitHub's checksum (github.blog, 2021-04-05): the CRC-32 of the 30 random
-// characters in 6 base62 digits; the scan does not report a token without it.
-function crc32(text) {
-  let c = 0xffffffff;
-  for (const b of Buffer.from(text)) {
-    c ^= b;
-    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
-  }
-  return (c ^ 0xffffffff) >>> 0;
-}
-function base62(n, width) {
-  let out = '';
-  for (let i = 0; i < width; i++, n = Math.floor(n / 62)) out = B62[n % 62] + out;
-  return out;
-}
-const BODY = Array.from({ length: 30 }, () => B62[randomInt(B62.length)]).join('');
-const TOKEN = `ghp_${BODY}${base62(crc32(BODY), 6)}`;
+const TOKEN = newGithubToken();
 const SHA = createHash('sha256').update(TOKEN).digest('hex');
 const PLACES = ['text', 'split', 'structured', 'resource', 'iserror'];
 

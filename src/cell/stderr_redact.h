@@ -1,0 +1,47 @@
+#pragma once
+// The secret scan of a run's stderr (the server's lines and mcpcell's on
+// their way to the client and the run's log, cell/stderr_log.h): each line
+// is masked as the relay masks a result (SecretGuard::RedactText), so a
+// token a server prints reaches neither the client's log files nor
+// <state>/logs. Line by line, so a secret split across two reads of the pipe
+// is still seen whole: a partial line waits for its end, for at most
+// kStderrLineHold bytes, and the copy flushes it when the pipe falls quiet
+// for half a second (a progress line without a newline). Not seen whole: a
+// secret split across a longer pause, or written encoded — the scan is for
+// what a server logs by mistake, not what it hides on purpose.
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mcpcell {
+
+/// A partial line longer than this is scanned and passed on as it is.
+inline constexpr std::size_t kStderrLineHold = 64 * 1024;
+
+class StderrRedactor {
+ public:
+  /// `redact`: a line (no newline) → the line as it may be shown, the
+  /// rules that matched added to `*rules`.
+  using Redact = std::function<std::string(std::string_view, std::vector<std::string>*)>;
+  explicit StderrRedactor(Redact redact) : redact_(std::move(redact)) {}
+
+  /// What may be written now: every whole line of what was held and `chunk`.
+  std::string Feed(std::string_view chunk);
+  /// The held partial line, scanned (at a quiet pipe, or at the end).
+  std::string Flush();
+  bool holding() const { return !held_.empty(); }
+  /// The rules that masked something since the last call, each once.
+  std::vector<std::string> TakeMasked();
+
+ private:
+  std::string Line(std::string_view line);
+
+  Redact redact_;
+  std::string held_;
+  std::vector<std::string> masked_;
+};
+
+}  // namespace mcpcell
