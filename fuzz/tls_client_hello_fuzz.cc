@@ -22,6 +22,36 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     mcpcell::ClientHelloRead part = mcpcell::ReadClientHello(bytes.substr(0, cut));
     if (part.kind != mcpcell::ClientHelloRead::Kind::kNeedMore && part.kind != whole.kind) std::abort();
   }
+  // Fed in three reads with a decision after each (a tunnel's life): what
+  // the gate passes is always a prefix of what the cell sent, in order.
+  {
+    mcpcell::ServerNameGate fed("registry.example", 80, "advice", "");
+    std::string passed;
+    bool open = false;
+    std::size_t from = 0;
+    for (std::size_t part : {size / 3, size / 3, size - 2 * (size / 3)}) {
+      fed.Add(bytes.substr(from, part));
+      from += part;
+      for (int round = 0; round <= static_cast<int>(size) + 1 && !open; ++round) {
+        auto v = fed.Decide(false);
+        if (v == mcpcell::ServerNameGate::Verdict::kPassSome) {
+          std::string piece = fed.TakePassable();
+          if (piece.empty()) std::abort();
+          passed += piece;
+          continue;
+        }
+        if (v == mcpcell::ServerNameGate::Verdict::kOpen) {
+          passed += fed.TakeHeld();
+          open = true;
+        }
+        if (v == mcpcell::ServerNameGate::Verdict::kRefused) return 0;
+        break;
+      }
+      if (open) break;
+      if (passed.size() > from || bytes.substr(0, passed.size()) != passed) std::abort();
+    }
+    if (open && passed != bytes.substr(0, passed.size())) std::abort();
+  }
   mcpcell::ServerNameGate gate("registry.example", 80, "advice", std::string(bytes.substr(0, size / 2)));
   gate.Add(bytes.substr(size / 2));
   // At EOF it always decides; what it passes, in pieces or whole, is the input in order.
