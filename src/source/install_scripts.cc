@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "source/npm_config.h"
+#include "source/registry_url.h"
 #include "source/script_bins.h"
 #include "util/diag.h"
 #include "util/json_input.h"
@@ -311,11 +312,13 @@ std::string DescribeRun(const PlannedRun& run) {
   return out;
 }
 
-/// Removes the npmrc written for the cells when the runs are over.
+/// Removes the npmrc (and the CA copy) written for the cells when the runs are over.
 struct RemoveOnExit {
   std::string path;
+  std::string also;
   ~RemoveOnExit() {
     if (!path.empty()) ::unlink(path.c_str());
+    if (!also.empty()) ::unlink(also.c_str());
   }
 };
 
@@ -332,6 +335,11 @@ Result<ScriptNpm> PrepareScriptNpm(const std::string& install_dir, const NpmConf
   auto path = WriteScriptNpmrc(install_dir, plan.npmrc_text);
   if (!path.ok()) return path.error();
   npmrc->path = plan.npm.npmrc = *path;
+  if (!plan.npm.cafile.empty()) {
+    auto cafile = WriteScriptCafile(install_dir, plan.npm.cafile);
+    if (!cafile.ok()) return cafile.error();
+    if (*cafile != plan.npm.cafile) npmrc->also = plan.npm.cafile = *cafile;
+  }
   return plan.npm;
 }
 
@@ -343,8 +351,8 @@ std::string ScopeOf(const std::string& name) {
 
 }  // namespace
 
-std::set<std::string> InstalledScopes(const std::string& install_dir) {
-  std::set<std::string> out;
+std::map<std::string, std::vector<std::string>> InstalledScopes(const std::string& install_dir) {
+  std::map<std::string, std::vector<std::string>> out;
   for (const auto& [rel, meta] : LockfilePackages(install_dir)) {
     // A bundled package is the tarball's own directory, named by it: its
     // scope must not open that scope's registry to the scripts.
@@ -354,7 +362,33 @@ std::set<std::string> InstalledScopes(const std::string& install_dir) {
     // when it differs. Both must name the scope.
     std::string path_scope = ScopeOf(rel.substr(rel.rfind("node_modules/") + std::string_view("node_modules/").size()));
     bool renamed = meta.contains("name") && meta["name"].is_string();
-    if (!path_scope.empty() && (!renamed || ScopeOf(meta["name"].get<std::string>()) == path_scope)) out.insert(path_scope);
+    if (path_scope.empty() || (renamed && ScopeOf(meta["name"].get<std::string>()) != path_scope)) continue;
+    out[path_scope].push_back(meta.contains("resolved") && meta["resolved"].is_string() ? meta["resolved"].get<std::string>()
+                                                                                       : std::string());
+  }
+  return out;
+}
+
+std::set<std::string> ScopesFetchedFromTheirRegistry(const std::map<std::string, std::vector<std::string>>& installed,
+                                                     const NpmConfig& config) {
+  std::set<std::string> out;
+  for (const auto& [scope, resolved] : installed) {
+    auto it = config.scopes.find(scope);
+    if (it == config.scopes.end()) continue;  // fetched from the default registry, which is open anyway
+    auto registry = NormalizeRegistryUrl(it->second);
+    if (!registry.ok()) {
+      out.insert(scope);  // the plan names it, and points it nowhere
+      continue;
+    }
+    // Only a package npm fetched from the scope's own registry opens it: an
+    // alias or a tarball URL whose manifest merely claims the scope has
+    // another "resolved", or none (adv5).
+    for (const auto& r : resolved) {
+      if (!r.empty() && r.rfind(*registry, 0) == 0) {
+        out.insert(scope);
+        break;
+      }
+    }
   }
   return out;
 }
@@ -366,7 +400,7 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
   // of the install; the package is removed instead.
   LockfileMarks marks = ReadLockfileMarks(install_dir);
   // The scopes whose registries the scripts may need, read before the lockfile goes.
-  const std::set<std::string> scopes = InstalledScopes(install_dir);
+  const auto installed_scopes = InstalledScopes(install_dir);
   // npm's hidden lockfile knows a package has scripts only when the
   // registry said so (hasInstallScript); without it, `npm rebuild` reads
   // every package.json from disk, as FindScriptPackages does, and runs
@@ -377,7 +411,9 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
   RemoveOnExit npmrc;
   ScriptNpm npm;
   if (!found.empty()) {
-    auto prepared = PrepareScriptNpm(install_dir, npm_config(), scopes, &npmrc);
+    NpmConfig config = npm_config();
+    auto prepared =
+        PrepareScriptNpm(install_dir, config, ScopesFetchedFromTheirRegistry(installed_scopes, config), &npmrc);
     if (!prepared.ok()) return prepared.error();
     npm = std::move(*prepared);
   }

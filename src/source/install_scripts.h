@@ -14,11 +14,13 @@
 // cell/script_cell.h (a higher layer), behind the ScriptCell interface.
 
 #include <chrono>
+#include <map>
 #include <functional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "source/npm_config.h"
 #include "source/script_npm.h"
 #include "util/error.h"
 
@@ -105,13 +107,20 @@ bool InstallScriptsRan(const std::string& cache_dir);
 Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit,
                          const std::function<NpmConfig()>& npm_config);
 
-/// The scopes ("@scope") of the packages npm installed from a registry into
-/// install_dir, as its hidden lockfile (node_modules/.package-lock.json,
-/// written by the host's npm before any script ran) names them: a bundled
-/// package (inBundle) is a directory its tarball named, and opens nothing;
-/// an alias counts only when the name npm fetched (its "name") has the
-/// scope of its path too ("@corp/x": "npm:lodash" opens no @corp registry).
-/// Empty without a lockfile (then only the default registry is reached).
-std::set<std::string> InstalledScopes(const std::string& install_dir);
+/// The scopes ("@scope") of the packages npm installed into install_dir, as
+/// its hidden lockfile (node_modules/.package-lock.json, written by the
+/// host's npm before any script ran) names them, each with the "resolved"
+/// URLs of its packages ("" where npm recorded none): a bundled package
+/// (inBundle) is a directory its tarball named, and counts for nothing; an
+/// alias counts only when the name npm fetched (its "name") has the scope of
+/// its path too ("@corp/x": "npm:lodash" opens no @corp registry).
+std::map<std::string, std::vector<std::string>> InstalledScopes(const std::string& install_dir);
+
+/// Of `installed`, the scopes whose configured registry some package of
+/// theirs was fetched from ("resolved" below it): the registries the
+/// scripts may reach besides the default one. A package whose manifest
+/// only claims a scope (an alias, a tarball URL) opens nothing (adv5).
+std::set<std::string> ScopesFetchedFromTheirRegistry(const std::map<std::string, std::vector<std::string>>& installed,
+                                                     const NpmConfig& config);
 
 }  // namespace mcpcell

@@ -18,7 +18,8 @@ bool IsScopeRegistryKey(std::string_view key) {
   if (key.size() <= kSuffix.size() + 1 || key[0] != '@' || !key.ends_with(kSuffix)) return false;
   std::string_view scope = key.substr(1, key.size() - kSuffix.size() - 1);
   return std::all_of(scope.begin(), scope.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '.' || c == '_' || c == '~' || c == '-';
+    // What npm's scope accepts: encodeURIComponent keeps ! ' ( ) * ~ too (adv5).
+    return std::isalnum(c) || std::string_view("._~-!'()*").find(static_cast<char>(c)) != std::string_view::npos;
   });
 }
 
@@ -66,30 +67,57 @@ std::string UrlHost(const std::string& url) {
 
 /// npm's isNoProxy (@npmcli/agent lib/proxy.js): an entry matches a host
 /// (lower case, as URL parsing leaves it) that ends in all of its
-/// dot-separated labels, compared as written.
+/// dot-separated labels, compared as written. As there, the host keeps its
+/// empty labels ("localhost." ends in "", so noproxy=localhost does not
+/// match it: npm proxies it, adv5) and the entry drops its own.
 bool NoProxyMatches(const std::string& host, const std::string& list) {
-  auto labels = [](std::string_view name) {
+  auto labels = [](std::string_view name, bool keep_empty) {
     std::vector<std::string> out;
     for (std::size_t at = 0; at <= name.size();) {
       std::size_t dot = std::min(name.find('.', at), name.size());
-      if (dot > at) out.emplace_back(name.substr(at, dot - at));
+      if (dot > at || keep_empty) out.emplace_back(name.substr(at, dot - at));
       at = dot + 1;
     }
     std::reverse(out.begin(), out.end());
     return out;
   };
-  const auto host_labels = labels(host);
+  const auto host_labels = labels(host, true);
   for (std::size_t at = 0; at <= list.size();) {
     std::size_t comma = std::min(list.find(',', at), list.size());
     std::string entry = list.substr(at, comma - at);
     at = comma + 1;
     entry.erase(0, entry.find_first_not_of(" \t"));
     entry.erase(entry.find_last_not_of(" \t") + 1);
-    auto want = labels(entry);
+    auto want = labels(entry, false);
     if (want.empty() || want.size() > host_labels.size()) continue;
     if (std::equal(want.begin(), want.end(), host_labels.begin())) return true;
   }
   return false;
+}
+
+/// A host npm's URL parser leaves as written: DNS labels of [a-z0-9-], or
+/// a dotted quad of decimal octets without leading zeros.
+bool PlainHost(const std::string& host) {
+  std::vector<std::string_view> labels;
+  for (std::size_t at = 0; at <= host.size();) {
+    std::size_t dot = std::min(host.find('.', at), host.size());
+    labels.push_back(std::string_view(host).substr(at, dot - at));
+    at = dot + 1;
+  }
+  bool numeric = true;
+  for (std::string_view l : labels) {
+    if (l.empty() || l.size() > 63) return false;
+    for (char c : l) {
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+    }
+    numeric = numeric && l.find_first_not_of("0123456789") == std::string_view::npos;
+  }
+  if (!numeric) return !(labels.back().find_first_not_of("0123456789") == std::string_view::npos);
+  if (labels.size() != 4) return false;
+  for (std::string_view l : labels) {
+    if (l.size() > 3 || (l.size() > 1 && l[0] == '0') || std::stoi(std::string(l)) > 255) return false;
+  }
+  return true;
 }
 
 /// "setting (scheme://host:port)" of a proxy URL, or just the setting when
@@ -159,8 +187,13 @@ std::string NpmProxyFor(const std::string& url, const NpmConfig& config,
   else if (url.rfind("http://", 0) == 0 && !get("http_proxy").empty()) setting = "environment variable HTTP_PROXY", proxy = get("http_proxy");
   else if (url.rfind("http://", 0) == 0 && !get("proxy").empty()) setting = "environment variable PROXY", proxy = get("proxy");
   if (proxy.empty()) return {};
+  const std::string host = UrlHost(url);
+  // npm compares the host its URL parser normalised (2130706433 reads as
+  // 127.0.0.1, IPv6 is compressed): a host written any other way than a
+  // plain name or dotted quad is taken as proxied, never opened (adv5).
+  if (!PlainHost(host)) return NameProxy(setting, proxy);
   const std::string noproxy = config.noproxy.empty() ? get("no_proxy") : config.noproxy;
-  if (NoProxyMatches(UrlHost(url), noproxy)) return {};
+  if (NoProxyMatches(host, noproxy)) return {};
   return NameProxy(setting, proxy);
 }
 

@@ -10,6 +10,7 @@
 
 #include "source/registry_url.h"
 #include "util/terminal_text.h"
+#include "util/json_input.h"
 #include "util/unique_fd.h"
 #include "util/write_all.h"
 
@@ -20,6 +21,9 @@ namespace {
 /// the cell (working directory: the install directory) would read as the
 /// project's config on its own, and no host npm ever reads.
 constexpr const char* kNpmrcName = ".mcpcell-script-npmrc";
+constexpr const char* kCafileName = ".mcpcell-script-cafile.pem";
+// A CA bundle is a few hundred KiB (Debian's: ~220 KiB).
+constexpr off_t kMaxCafileBytes = 16 << 20;
 
 /// A registry URL no request can reach.
 constexpr const char* kNoRegistry = "https://unusable-registry.invalid/";
@@ -88,15 +92,49 @@ ScriptNpmPlan PlanScriptNpm(const NpmConfig& config, const std::set<std::string>
   return plan;
 }
 
-Result<std::string> WriteScriptNpmrc(const std::string& install_dir, const std::string& text) {
-  std::string path = install_dir + "/" + kNpmrcName;
+namespace {
+
+/// A fresh file in the install directory the cells read (0644 whatever the
+/// umask), never a planted link's target.
+Result<std::string> WriteForCells(const std::string& path, const std::string& text, const char* what) {
   ::unlink(path.c_str());  // one left by an interrupted run; O_EXCL then makes a fresh file, never a link's target
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (!fd) return ErrnoError("write the npm config of the install scripts", path);
-  // Whatever the umask: the cell's user reads it.
+  if (!fd) return ErrnoError(what, path);
   if (::fchmod(fd.get(), 0644) != 0) return ErrnoError("chmod", path);
   MCPCELL_TRY(WriteAll(fd.get(), text, "write", path));
   return path;
+}
+
+}  // namespace
+
+Result<std::string> WriteScriptNpmrc(const std::string& install_dir, const std::string& text) {
+  return WriteForCells(install_dir + "/" + kNpmrcName, text, "write the npm config of the install scripts");
+}
+
+std::string CertificatesOf(std::string_view pem) {
+  constexpr std::string_view kBegin = "-----BEGIN CERTIFICATE-----", kEnd = "-----END CERTIFICATE-----";
+  std::string out;
+  for (std::size_t at = 0;;) {
+    std::size_t begin = pem.find(kBegin, at);
+    if (begin == std::string_view::npos) break;
+    std::size_t end = pem.find(kEnd, begin);
+    if (end == std::string_view::npos) break;
+    out.append(pem.substr(begin, end + kEnd.size() - begin));
+    out += '\n';
+    at = end + kEnd.size();
+  }
+  return out;
+}
+
+Result<std::string> WriteScriptCafile(const std::string& install_dir, const std::string& host_cafile) {
+  struct stat st{};
+  if (host_cafile.empty() || host_cafile.front() != '/' || ::stat(host_cafile.c_str(), &st) != 0 ||
+      !S_ISREG(st.st_mode) || st.st_size > kMaxCafileBytes) {
+    return host_cafile;  // as it is: the cell's bind refuses it, or skips it as npm does (missing)
+  }
+  auto text = ReadTextFile(host_cafile, "read npm's cafile");
+  if (!text.ok()) return text.error();
+  return WriteForCells(install_dir + "/" + kCafileName, CertificatesOf(*text), "write the install scripts' CA certificates");
 }
 
 std::string RegistriesReached(const ScriptNpm& npm) {

@@ -64,6 +64,16 @@ ScriptNpmPlan PlanScriptNpm(const NpmConfig& config, const std::set<std::string>
 /// read-only; no package's cell can write there) and returns its path.
 Result<std::string> WriteScriptNpmrc(const std::string& install_dir, const std::string& text);
 
+/// The certificate blocks of a PEM text, nothing else (a combined file may
+/// hold a private key first: adv5); npm reads a cafile the same way.
+std::string CertificatesOf(std::string_view pem);
+
+/// The host's cafile as the cells get it: its certificates alone, copied
+/// into a fresh file in the install directory (also no race between the
+/// check of the host path and its bind). A cafile that is missing, relative
+/// or no regular file comes back as it is, for the cell to skip or refuse.
+Result<std::string> WriteScriptCafile(const std::string& install_dir, const std::string& host_cafile);
+
 /// "the npm registry https://a", "the npm registries https://a and
 /// https://b", or "" (none), for messages (origins only, terminal-safe).
 std::string RegistriesReached(const ScriptNpm& npm);

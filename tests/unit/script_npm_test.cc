@@ -226,7 +226,8 @@ TEST_F(ScriptCellNpmTest, RunPackageScriptsWritesTheNpmrcForTheRunsAndRemovesIt)
   // npm's hidden lockfile names what it installed from a registry; a
   // directory a tarball bundles (inBundle) opens no registry of its scope.
   std::ofstream(root_ + "/node_modules/.package-lock.json")
-      << R"({"packages":{"node_modules/@corp/addon":{"version":"1.0.0"},)"
+      << R"({"packages":{"node_modules/@corp/addon":{"version":"1.0.0",)"
+      << R"("resolved":"https://npm.corp.example/npm/@corp/addon/-/addon-1.0.0.tgz"},)"
       << R"("node_modules/@corp/addon/node_modules/@unused/x":{"inBundle":true},"../@evil/x":{}}})";
   ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(5), [] { return CorpConfig(); }).ok());
   ASSERT_EQ(cell.runs.size(), 1u);
@@ -253,7 +254,24 @@ TEST_F(ScriptCellNpmTest, InstalledScopesAreTheLockfilesButBundledOnes) {
   // An alias counts only when both its path and the package npm fetched
   // name the scope: "@corp/alias": "npm:lodash" opens no @corp registry,
   // nor does a package whose own name claims a scope its path has not.
-  EXPECT_EQ(InstalledScopes(root_), (std::set<std::string>{"@a", "@b", "@f"}));
+  std::set<std::string> names;
+  for (const auto& [scope, resolved] : InstalledScopes(root_)) names.insert(scope);
+  EXPECT_EQ(names, (std::set<std::string>{"@a", "@b", "@f"}));
+}
+
+// adv5: an alias or a tarball URL whose manifest claims a configured scope
+// was counted as that scope's package; only one npm fetched from the
+// scope's own registry opens it.
+TEST_F(ScriptCellNpmTest, OnlyAPackageFetchedFromItsScopesRegistryOpensIt) {
+  std::ofstream(root_ + "/node_modules/.package-lock.json") << R"({"packages":{
+    "node_modules/@corp/real": {"resolved": "https://npm.corp.example/npm/@corp/real/-/real-1.0.0.tgz"},
+    "node_modules/@sc/alias": {},
+    "node_modules/@sc/url": {"resolved": "http://elsewhere.example/t.tgz"},
+    "node_modules/@pub/x": {"resolved": "https://registry.npmjs.org/@pub/x/-/x-1.0.0.tgz"}}})";
+  NpmConfig config;
+  config.registry = "https://registry.npmjs.org/";
+  config.scopes = {{"@corp", "https://npm.corp.example/npm/"}, {"@sc", "https://sc.example/"}};
+  EXPECT_EQ(ScopesFetchedFromTheirRegistry(InstalledScopes(root_), config), (std::set<std::string>{"@corp"}));
 }
 
 }  // namespace
