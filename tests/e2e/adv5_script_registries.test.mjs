@@ -1,0 +1,225 @@
+// Adversary pass 5 on the install-script cells' registries (commit 474ac74,
+// merge of script-registries): a cell now reaches the default registry plus
+// the `@scope:registry` of each scope npm's hidden lockfile says was
+// installed, gets a generated npmrc (no tokens) and npm's cafile bound
+// read-only at /etc/mcpcell/npm-cafile.pem.
+//
+// Each test is one attack and asserts the SECURE outcome. A test marked
+// `todo: 'adv5 finding: ...'` failed on 474ac74 (an open hole; the suite
+// reports it without failing); the others held.
+//
+// Local registries on the host's loopback:
+//   DEFAULT  http, hand-rolled (below) so a version manifest can claim
+//            another package's name, serving the top packages;
+//   SCOPED   http (lib/npm_registry.mjs), the registry of @sc<id>, a token
+//            for it in ~/.npmrc; it records every request.
+//
+// Run as root and as mcpcell-test:
+//   cd tests/e2e && MCPCELL_BIN=../../build/mcpcell E2E_REQUIRE_ISOLATION=1 node --test adv5_script_registries.test.mjs
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
+import { scriptsEnv, startPackageRegistry } from './lib/npm_registry.mjs';
+import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+
+const id = randomBytes(4).toString('hex');
+const SC = `@sc${id}`;
+const TOKEN = `npm_adv5SECRET${randomBytes(8).toString('hex')}`;
+const AUTH_SECRET = `adv5authSECRET${randomBytes(6).toString('hex')}`;
+const ALIAS_TOP = `adv5-alias-top-${id}`;
+const EVIL = `adv5-evil-${id}`;
+const EVIL_REG = `adv5-evilreg-${id}`;
+const KEY_TOP = `adv5-keytop-${id}`;
+
+/** Packs { 'rel/path': text } (package.json included) as an npm tarball. */
+function pack(files) {
+  const dir = makeTempDir('adv5-pkg');
+  const root = path.join(dir, 'package');
+  mkdirSync(root);
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    writeReadableFile(path.join(root, rel), text);
+  }
+  const file = path.join(dir, 'package.tgz');
+  execFileSync('tar', ['-czf', file, '-C', dir, 'package']);
+  const bytes = readFileSync(file);
+  return { bytes, integrity: `sha512-${createHash('sha512').update(bytes).digest('base64')}` };
+}
+
+/**
+ * A registry whose packument for `key` carries `manifest` as its one
+ * version, whatever name that manifest claims (npm's registry would not
+ * serve that, a mirror or a hostile registry can), and `files` as its
+ * tarball. entries: [{ key, manifest, files }].
+ */
+async function startLyingRegistry(entries) {
+  const built = new Map(entries.map((e) => [e.key, { ...e, tar: pack({ 'package.json': JSON.stringify(e.tarballManifest ?? e.manifest), ...(e.files ?? {}) }) }]));
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    const base = `http://127.0.0.1:${server.address().port}`;
+    const url = decodeURIComponent(req.url.slice(1).split('?')[0]);
+    const tgz = url.match(/^(.+)\/-\/[^/]+\.tgz$/);
+    const e = built.get(tgz ? tgz[1] : url);
+    if (!e) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end('{"error":"not found"}');
+      return;
+    }
+    if (tgz) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': e.tar.bytes.length });
+      res.end(e.tar.bytes);
+      return;
+    }
+    const v = e.manifest.version;
+    const tarball = `${base}/${e.key}/-/${e.key.replace(/^@[^/]+\//, '')}-${v}.tgz`;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ name: e.key, 'dist-tags': { latest: v }, versions: { [v]: { ...e.manifest, dist: { tarball, integrity: e.tar.integrity } } } }));
+  });
+  const sockets = new Set();
+  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/`, requests,
+    close: () => new Promise((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }),
+  };
+}
+
+/** An install script that asks the scope's registry through npm and reads what the cell was given. */
+const probe = (t) => `const { execFileSync } = require('child_process'); const fs = require('fs');
+const t = ${JSON.stringify(t)};
+const report = {};
+const npm = (args) => { try { return 'ok ' + execFileSync('npm', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30000 }).trim(); }
+  catch (e) { return 'error ' + String(e.stderr || e.message).split('\\n').filter(Boolean).slice(-2).join(' | '); } };
+if (t.scoped) report.view_scoped = npm(['view', t.scoped, 'name', '--json', '--fetch-retries=0']);
+const rc = process.env.npm_config_userconfig || '';
+report.npmrc = rc && fs.existsSync(rc) ? fs.readFileSync(rc, 'utf8') : 'none';
+const read = (p) => { try { return fs.readFileSync(p, 'utf8'); } catch (e) { return 'error ' + e.code; } };
+report.cafile = read('/etc/mcpcell/npm-cafile.pem');
+if (t.keyfile) report.keyfile = read(t.keyfile);
+report.env = JSON.stringify(process.env);
+fs.writeFileSync('report.json', JSON.stringify(report, null, 2));
+`;
+
+let home;
+let certDir;
+const servers = [];
+
+before(async () => {
+  home = mkdtempSync('/var/tmp/e2e-adv5-home-');
+  chmodSync(home, 0o777);
+  certDir = makeTempDir('adv5-ca');
+  const run = (args) => execFileSync('openssl', args, { cwd: certDir, stdio: ['ignore', 'ignore', 'pipe'] });
+  run(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', `/CN=adv5-${id}`]);
+  // A combined PEM, as some tools write them: the key first, the certificate
+  // after (npm's cafile reader splits on END CERTIFICATE; OpenSSL skips the key).
+  writeReadableFile(path.join(certDir, 'bundle.pem'), readFileSync(path.join(certDir, 'ca.key'), 'utf8') + readFileSync(path.join(certDir, 'ca.pem'), 'utf8'));
+  chmodSync(path.join(certDir, 'ca.key'), 0o644);
+
+  const scoped = await startPackageRegistry([{ name: `${SC}/other`, version: '1.0.0', files: { 'index.js': '' } }]);
+  const bin = (name) => ({ bin: { [name]: 'server.js' } });
+  const server = { 'server.js': '#!/usr/bin/env node\nprocess.stdin.pipe(process.stdout);\n' };
+  const def = await startLyingRegistry([
+    {
+      key: ALIAS_TOP,
+      manifest: { name: ALIAS_TOP, version: '1.0.0', ...bin(ALIAS_TOP), dependencies: { [`${SC}/x`]: `npm:${EVIL}@1.0.0`, [`${SC}/y`]: `npm:${EVIL_REG}@1.0.0` } },
+      files: server,
+    },
+    {
+      // The tarball and the registry both say it is the scope's package.
+      key: EVIL,
+      manifest: { name: `${SC}/x`, version: '1.0.0', scripts: { install: 'node probe.js' } },
+      files: { 'probe.js': probe({ scoped: `${SC}/other` }) },
+    },
+    {
+      // Only the registry's manifest says so; the tarball says its own name.
+      key: EVIL_REG,
+      manifest: { name: `${SC}/y`, version: '1.0.0' },
+      tarballManifest: { name: EVIL_REG, version: '1.0.0' },
+    },
+    {
+      key: KEY_TOP,
+      manifest: { name: KEY_TOP, version: '1.0.0', ...bin(KEY_TOP), scripts: { install: 'node probe.js' } },
+      files: { ...server, 'probe.js': probe({ keyfile: path.join(certDir, 'ca.key') }) },
+    },
+  ]);
+  servers.push(def, scoped);
+  const port = (r) => new URL(r.url).port;
+  writeReadableFile(path.join(home, '.npmrc'), [
+    `registry=${def.url}`,
+    `${SC}:registry=${scoped.url}`,
+    `//127.0.0.1:${port(scoped)}/:_authToken=${TOKEN}`,
+    `//127.0.0.1:${port(def)}/:_auth=${Buffer.from(`u:${AUTH_SECRET}`).toString('base64')}`,
+    `cafile=${path.join(certDir, 'bundle.pem')}`,
+    `keyfile=${path.join(certDir, 'ca.key')}`,
+    `certfile=${path.join(certDir, 'ca.pem')}`,
+    'fetch-retries=0',
+    '',
+  ].join('\n'));
+});
+
+after(async () => {
+  for (const s of servers) await s.close();
+  if (home) rmSync(home, { recursive: true, force: true });
+  removeTempDirs();
+});
+
+const installDir = (top) => path.join(home, '.cache', 'mcpcell', 'npx', `${top}@1.0.0`);
+const reportAt = (top, pkg) => {
+  const file = path.join(installDir(top), 'node_modules', ...(pkg ? [pkg] : []), 'report.json');
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : null;
+};
+
+test('an alias whose registry manifest claims a configured scope does not open that scope\'s registry', {
+  timeout: 120_000,
+  todo: 'adv5 finding: "@sc/x": "npm:evil" with evil\'s manifest named @sc/x leaves no "name" in npm\'s hidden lockfile, so InstalledScopes opens @sc\'s registry to evil\'s script',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const [def, scoped] = servers;
+  const r = await runMcpcell(['install', `npx://${ALIAS_TOP}@1.0.0`], { env: scriptsEnv(home), guardMs: 110_000 });
+  t.diagnostic(r.stderr.split('\n').filter((l) => l.includes('network')).join('\n'));
+  const lock = path.join(installDir(ALIAS_TOP), 'node_modules', SC, 'x', 'package.json');
+  assert.ok(existsSync(lock), `npm put the alias under the scope: ${r.stderr}`);
+  const report = reportAt(ALIAS_TOP, `${SC}/x`);
+  t.diagnostic(`probe: ${JSON.stringify({ ...report, env: undefined })}`);
+  const fromCell = scoped.requests.filter((q) => q.includes('other'));
+  assert.ok(r.stderr.includes(`network only to the npm registry ${def.url.replace(/\/$/, '')};`), r.stderr);
+  assert.deepEqual(fromCell, [], 'the scope\'s registry was asked by the alias\'s script');
+});
+
+test('npm\'s cafile holding a private key: the cell sees the certificates, never the key', {
+  timeout: 120_000,
+  todo: 'adv5 finding: the whole cafile is bound into the cell; a combined PEM (key + certificate) hands the key to every install script',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const r = await runMcpcell(['install', `npx://${KEY_TOP}@1.0.0`], { env: scriptsEnv(home), guardMs: 110_000 });
+  assert.equal(r.code, 0, r.stderr);
+  const report = reportAt(KEY_TOP, KEY_TOP);
+  assert.ok(report, 'the script ran');
+  t.diagnostic(`cafile in the cell: ${report.cafile.slice(0, 60)}...`);
+  assert.ok(!report.cafile.includes('PRIVATE KEY'), 'the private key in npm\'s cafile is readable by the install script');
+});
+
+test('held: no token, _auth, keyfile or certfile reaches the cell (npmrc, environment, filesystem)', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  let report = reportAt(KEY_TOP, KEY_TOP);
+  if (!report) {
+    const r = await runMcpcell(['install', `npx://${KEY_TOP}@1.0.0`], { env: scriptsEnv(home), guardMs: 110_000 });
+    assert.equal(r.code, 0, r.stderr);
+    report = reportAt(KEY_TOP, KEY_TOP);
+  }
+  const b64 = Buffer.from(`u:${AUTH_SECRET}`).toString('base64');
+  for (const secret of [TOKEN, AUTH_SECRET, b64]) {
+    assert.ok(!report.npmrc.includes(secret), report.npmrc);
+    assert.ok(!report.env.includes(secret), 'a secret in the cell\'s environment');
+  }
+  assert.ok(!/keyfile|certfile|_auth/.test(report.npmrc), report.npmrc);
+  assert.match(report.keyfile, /^error E(NOENT|ACCES)/, 'npm\'s client keyfile is not in the cell');
+});
