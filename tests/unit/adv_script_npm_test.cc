@@ -4,8 +4,12 @@
 // finding (it fails on 474ac74); the others are attacks that held.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "cell/script_network.h"
 #include "source/install_scripts.h"
@@ -120,6 +124,43 @@ TEST(Adv5InstalledScopes, DISABLED_AliasWhoseManifestClaimsTheScopeOpensNothing)
   }})";
   EXPECT_EQ(InstalledScopes(dir.path()).count("@corp"), 0u)
       << "its package.json on disk says evil; the lockfile cannot tell the alias apart";
+}
+
+
+// Held: a planted .mcpcell-script-npmrc (a symlink to a host file, a FIFO)
+// is replaced by a fresh regular file; the link's target is untouched.
+TEST(Adv5ScriptNpmrc, PlantedLinkOrFifoIsReplacedNotFollowed) {
+  testing::TempDir dir;
+  const std::string target = dir.path() + "/victim";
+  std::ofstream(target) << "victim";
+  const std::string rc = dir.path() + "/.mcpcell-script-npmrc";
+  ASSERT_EQ(::symlink(target.c_str(), rc.c_str()), 0);
+  auto path = WriteScriptNpmrc(dir.path(), "registry=\"https://r/\"\n");
+  ASSERT_TRUE(path.ok()) << path.error().Message();
+  struct stat st{};
+  ASSERT_EQ(::lstat(rc.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  std::ifstream in(target);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "victim");
+  ::unlink(rc.c_str());
+  ASSERT_EQ(::mkfifo(rc.c_str(), 0600), 0);
+  path = WriteScriptNpmrc(dir.path(), "x\n");
+  ASSERT_TRUE(path.ok()) << path.error().Message();
+  ASSERT_EQ(::lstat(rc.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+}
+
+// Held (documented): two registries on different ports are each reachable
+// on the other's port, but only at addresses pinned for that name.
+TEST(Adv5RegistriesNetwork, CrossPortPinsStayOnTheNamesAddresses) {
+  auto net = RegistriesNetwork({"https://127.0.0.2.nip.invalid/", "http://127.0.0.1:4873/"});
+  // A name that does not resolve gets no pin (the proxy resolves it itself):
+  // noted in the report; a loopback registry stays one host port.
+  if (net.ok()) {
+    for (const auto& hp : net->host_ports) EXPECT_EQ(hp.port, 4873);
+  }
 }
 
 }  // namespace
