@@ -223,3 +223,45 @@ test('held: no token, _auth, keyfile or certfile reaches the cell (npmrc, enviro
   assert.ok(!/keyfile|certfile|_auth/.test(report.npmrc), report.npmrc);
   assert.match(report.keyfile, /^error E(NOENT|ACCES)/, 'npm\'s client keyfile is not in the cell');
 });
+
+/** A forward HTTP proxy for plain http:// requests that counts them; every request goes to 127.0.0.1. */
+async function startForwardProxy() {
+  const counter = { n: 0 };
+  const server = http.createServer((req, res) => {
+    counter.n += 1;
+    const target = new URL(req.url);
+    const headers = { ...req.headers };
+    delete headers['proxy-authorization'];
+    const up = http.request({ host: '127.0.0.1', port: target.port, path: target.pathname + target.search, method: req.method, headers },
+      (r) => { res.writeHead(r.statusCode, r.headers); r.pipe(res); });
+    up.on('error', () => { res.writeHead(502); res.end(); });
+    req.pipe(up);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, counter, port: server.address().port };
+}
+
+test('a registry named with a trailing dot that npm proxies (noproxy does not match "localhost.") is not opened directly', {
+  timeout: 120_000,
+  todo: 'adv5 finding: npm\'s isNoProxy keeps the empty label of "localhost." (no match: proxied); mcpcell drops it, calls the registry direct and opens it',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const name = `adv5-dot-${id}`;
+  const other = `adv5-dot-other-${id}`;
+  const reg = await startPackageRegistry([
+    { name: other, version: '1.0.0', files: { 'index.js': '' } },
+    { name, version: '1.0.0', manifest: { bin: { [name]: 'server.js' }, scripts: { install: `npm view ${other} name --fetch-retries=0 > viewed.txt` } }, files: { 'server.js': '' } },
+  ], { host: 'localhost.' });
+  const px = await startForwardProxy();
+  t.after(async () => { await reg.close(); px.server.close(); });
+  const h = mkdtempSync('/var/tmp/e2e-adv5-dot-');
+  chmodSync(h, 0o777);
+  t.after(() => rmSync(h, { recursive: true, force: true }));
+  const PW = `dotSECRET${randomBytes(4).toString('hex')}`;
+  writeReadableFile(path.join(h, '.npmrc'), `registry=${reg.url}\nproxy=http://u:${PW}@127.0.0.1:${px.port}/\nnoproxy=localhost\nfetch-retries=0\n`);
+  const r = await runMcpcell(['install', `npx://${name}@1.0.0`], { env: scriptsEnv(h), guardMs: 110_000 });
+  t.diagnostic(r.stderr.split('\n').filter((l) => /network|reach|proxy/.test(l)).join('\n'));
+  assert.ok(px.counter.n > 0, `the host's npm went through the proxy (npm's own noproxy rule): ${r.stderr}`);
+  assert.ok(!r.stderr.includes(PW), 'no proxy password');
+  assert.ok(r.stderr.includes(`the install scripts do not reach ${reg.url.replace(/\/$/, '')} (npm's registry), which the host's npm reaches through npm config proxy`), r.stderr);
+});
