@@ -37,6 +37,9 @@ const ALIAS_TOP = `adv5-alias-top-${id}`;
 const EVIL = `adv5-evil-${id}`;
 const EVIL_REG = `adv5-evilreg-${id}`;
 const KEY_TOP = `adv5-keytop-${id}`;
+const LEGIT_TOP = `adv5-legit-top-${id}`;
+let sideHits = 0;
+let side;
 
 /** Packs { 'rel/path': text } (package.json included) as an npm tarball. */
 function pack(files) {
@@ -108,6 +111,37 @@ report.env = JSON.stringify(process.env);
 fs.writeFileSync('report.json', JSON.stringify(report, null, 2));
 `;
 
+/**
+ * From a legitimately scoped package (its scope's registry is open): the
+ * host's loopback on another port, through the egress proxy (absolute URI,
+ * CONNECT, under the registries' names) and directly; results in reach.json.
+ */
+const reachScript = (port) => `const http = require('http'); const net = require('net'); const fs = require('fs');
+const px = new URL(process.env.HTTP_PROXY || process.env.http_proxy || 'http://127.0.0.1:3128');
+const regs = [process.env.npm_config_registry, ${JSON.stringify(SC)}].filter(Boolean);
+const out = {};
+const get = (host, target) => new Promise((resolve) => {
+  const r = http.request({ host: px.hostname, port: px.port, path: 'http://' + target + '/', headers: { host: target }, timeout: 4000 },
+    (res) => { let b = ''; res.on('data', (d) => b += d); res.on('end', () => resolve(res.statusCode + ' ' + b.slice(0, 40))); });
+  r.on('error', (e) => resolve('error ' + e.code)); r.on('timeout', () => { r.destroy(); resolve('timeout'); }); r.end(); });
+const connect = (target) => new Promise((resolve) => {
+  const s = net.connect({ host: px.hostname, port: Number(px.port), timeout: 4000 }, () => s.write('CONNECT ' + target + ' HTTP/1.1\\r\\nHost: ' + target + '\\r\\n\\r\\n'));
+  let b = ''; s.on('data', (d) => { b += d; if (b.includes('\\r\\n')) { s.destroy(); resolve(b.split('\\r\\n')[0]); } });
+  s.on('error', (e) => resolve('error ' + e.code)); s.on('timeout', () => { s.destroy(); resolve('timeout'); }); });
+const direct = (port) => new Promise((resolve) => { const s = net.connect({ host: '127.0.0.1', port, timeout: 3000 }, () => { s.destroy(); resolve('connected'); });
+  s.on('error', (e) => resolve('error ' + e.code)); s.on('timeout', () => { s.destroy(); resolve('timeout'); }); });
+(async () => {
+  const regPort = new URL(process.env.npm_config_registry).port;
+  for (const h of ['127.0.0.1', 'localhost', '[::1]', '127.0.0.2', '0.0.0.0']) {
+    out['get ' + h] = await get(h, h + ':' + ${port});
+    out['connect ' + h] = await connect(h + ':' + ${port});
+  }
+  out['get registry port, other path'] = await get('127.0.0.1', '127.0.0.1:' + regPort);
+  out.direct = await direct(${port});
+  fs.writeFileSync('reach.json', JSON.stringify(out, null, 2));
+})();
+`;
+
 let home;
 let certDir;
 const servers = [];
@@ -123,7 +157,13 @@ before(async () => {
   writeReadableFile(path.join(certDir, 'bundle.pem'), readFileSync(path.join(certDir, 'ca.key'), 'utf8') + readFileSync(path.join(certDir, 'ca.pem'), 'utf8'));
   chmodSync(path.join(certDir, 'ca.key'), 0o644);
 
-  const scoped = await startPackageRegistry([{ name: `${SC}/other`, version: '1.0.0', files: { 'index.js': '' } }]);
+  // A listener on the host's loopback that no cell may reach.
+  side = http.createServer((req, res) => { sideHits += 1; res.end('side'); });
+  await new Promise((resolve) => side.listen(0, '127.0.0.1', resolve));
+  const scoped = await startPackageRegistry([
+    { name: `${SC}/other`, version: '1.0.0', files: { 'index.js': '' } },
+    { name: `${SC}/probe`, version: '1.0.0', manifest: { scripts: { install: 'node reach.js' } }, files: { 'reach.js': reachScript(side.address().port) } },
+  ]);
   const bin = (name) => ({ bin: { [name]: 'server.js' } });
   const server = { 'server.js': '#!/usr/bin/env node\nprocess.stdin.pipe(process.stdout);\n' };
   const def = await startLyingRegistry([
@@ -144,6 +184,7 @@ before(async () => {
       manifest: { name: `${SC}/y`, version: '1.0.0' },
       tarballManifest: { name: EVIL_REG, version: '1.0.0' },
     },
+    { key: LEGIT_TOP, manifest: { name: LEGIT_TOP, version: '1.0.0', ...bin(LEGIT_TOP), dependencies: { [`${SC}/probe`]: '1.0.0' } }, files: server },
     {
       key: KEY_TOP,
       manifest: { name: KEY_TOP, version: '1.0.0', ...bin(KEY_TOP), scripts: { install: 'node probe.js' } },
@@ -167,6 +208,7 @@ before(async () => {
 
 after(async () => {
   for (const s of servers) await s.close();
+  side?.close();
   if (home) rmSync(home, { recursive: true, force: true });
   removeTempDirs();
 });
@@ -264,4 +306,20 @@ test('a registry named with a trailing dot that npm proxies (noproxy does not ma
   assert.ok(px.counter.n > 0, `the host's npm went through the proxy (npm's own noproxy rule): ${r.stderr}`);
   assert.ok(!r.stderr.includes(PW), 'no proxy password');
   assert.ok(r.stderr.includes(`the install scripts do not reach ${reg.url.replace(/\/$/, '')} (npm's registry), which the host's npm reaches through npm config proxy`), r.stderr);
+});
+
+test('held: a script of a legitimately scoped package reaches no other host loopback port (via the proxy, CONNECT, other loopback names, directly)', { timeout: 120_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const [def, scoped] = servers;
+  const r = await runMcpcell(['install', `npx://${LEGIT_TOP}@1.0.0`], { env: scriptsEnv(home), guardMs: 110_000 });
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(r.stderr.includes(`network only to the npm registries ${def.url.replace(/\/$/, '')} and ${scoped.url.replace(/\/$/, '')};`), r.stderr);
+  const file = path.join(installDir(LEGIT_TOP), 'node_modules', SC, 'probe', 'reach.json');
+  const out = JSON.parse(readFileSync(file, 'utf8'));
+  t.diagnostic(JSON.stringify(out));
+  assert.equal(sideHits, 0, `a script reached the side listener: ${JSON.stringify(out)}`);
+  for (const [k, v] of Object.entries(out)) {
+    if (k.startsWith('get registry')) continue;
+    assert.ok(!/^(200|HTTP\/1\.[01] 200)/.test(v), `${k}: ${v}`);
+  }
 });
