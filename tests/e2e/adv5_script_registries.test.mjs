@@ -323,3 +323,31 @@ test('held: a script of a legitimately scoped package reaches no other host loop
     assert.ok(!/^(200|HTTP\/1\.[01] 200)/.test(v), `${k}: ${v}`);
   }
 });
+
+test('a tarball-URL dependency named for a configured scope does not open that scope\'s registry', {
+  timeout: 120_000,
+  todo: 'adv5 finding: "@sc/t": "http://elsewhere/t.tgz" whose package.json says @sc/t: the hidden lockfile has no "name", so @sc\'s registry is opened to its script',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const scoped = servers[1];
+  const evilT = `adv5-evilt-${id}`;
+  const topT = `adv5-tarball-top-${id}`;
+  const tarHost = await startLyingRegistry([
+    { key: evilT, manifest: { name: `${SC}/t`, version: '1.0.0', scripts: { install: 'node probe.js' } }, files: { 'probe.js': probe({ scoped: `${SC}/other` }) } },
+  ]);
+  const tarUrl = `${tarHost.url}${evilT}/-/${evilT}-1.0.0.tgz`;
+  const def2 = await startLyingRegistry([
+    { key: topT, manifest: { name: topT, version: '1.0.0', bin: { [topT]: 'server.js' }, dependencies: { [`${SC}/t`]: tarUrl } }, files: { 'server.js': '' } },
+  ]);
+  t.after(async () => { await tarHost.close(); await def2.close(); });
+  const h = mkdtempSync('/var/tmp/e2e-adv5-tar-');
+  chmodSync(h, 0o777);
+  t.after(() => rmSync(h, { recursive: true, force: true }));
+  writeReadableFile(path.join(h, '.npmrc'), `registry=${def2.url}\n${SC}:registry=${scoped.url}\nfetch-retries=0\n`);
+  const before = scoped.requests.length;
+  const r = await runMcpcell(['install', `npx://${topT}@1.0.0`], { env: scriptsEnv(h), guardMs: 110_000 });
+  t.diagnostic(r.stderr.split('\n').filter((l) => l.includes('network')).join('\n'));
+  assert.ok(existsSync(path.join(h, '.cache', 'mcpcell', 'npx', `${topT}@1.0.0`, 'node_modules', SC, 't', 'package.json')), r.stderr);
+  assert.ok(r.stderr.includes(`network only to the npm registry ${def2.url.replace(/\/$/, '')};`), r.stderr);
+  assert.deepEqual(scoped.requests.slice(before), [], 'the scope\'s registry was asked by the tarball\'s script');
+});
