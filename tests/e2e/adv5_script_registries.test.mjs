@@ -14,6 +14,15 @@
 //   SCOPED   http (lib/npm_registry.mjs), the registry of @sc<id>, a token
 //            for it in ~/.npmrc; it records every request.
 //
+// Open when written (todo): an alias or a tarball-URL dependency whose
+// manifest claims a configured scope opens that scope's registry (npm's
+// hidden lockfile records no "name" then); the whole cafile, a private key
+// in it included, is readable by every script; a registry named with a
+// trailing dot that the host's npm reaches through its proxy is opened
+// directly (mcpcell's noproxy matching drops the empty label, npm's does not).
+// Held: no token/_auth/keyfile in the cell; no other host loopback port.
+// Unit side: tests/unit/adv_script_npm_test.cc.
+//
 // Run as root and as mcpcell-test:
 //   cd tests/e2e && MCPCELL_BIN=../../build/mcpcell E2E_REQUIRE_ISOLATION=1 node --test adv5_script_registries.test.mjs
 
