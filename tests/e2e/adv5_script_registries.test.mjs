@@ -20,6 +20,8 @@
 // in it included, is readable by every script; a registry named with a
 // trailing dot that the host's npm reaches through its proxy is opened
 // directly (mcpcell's noproxy matching drops the empty label, npm's does not).
+// A configured scope with "!" (valid for npm) is left out of the cells' npmrc,
+// so npm in the cell asks the default registry for it (dependency confusion).
 // Held: no token/_auth/keyfile in the cell; no other host loopback port.
 // Unit side: tests/unit/adv_script_npm_test.cc.
 //
