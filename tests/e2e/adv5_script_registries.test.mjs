@@ -232,7 +232,6 @@ const reportAt = (top, pkg) => {
 
 test('an alias whose registry manifest claims a configured scope does not open that scope\'s registry', {
   timeout: 120_000,
-  todo: 'adv5 finding: "@sc/x": "npm:evil" with evil\'s manifest named @sc/x leaves no "name" in npm\'s hidden lockfile, so InstalledScopes opens @sc\'s registry to evil\'s script',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const [def, scoped] = servers;
@@ -249,7 +248,6 @@ test('an alias whose registry manifest claims a configured scope does not open t
 
 test('npm\'s cafile holding a private key: the cell sees the certificates, never the key', {
   timeout: 120_000,
-  todo: 'adv5 finding: the whole cafile is bound into the cell; a combined PEM (key + certificate) hands the key to every install script',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const r = await runMcpcell(['install', `npx://${KEY_TOP}@1.0.0`], { env: scriptsEnv(home), guardMs: 110_000 });
@@ -296,7 +294,6 @@ async function startForwardProxy() {
 
 test('a registry named with a trailing dot that npm proxies (noproxy does not match "localhost.") is not opened directly', {
   timeout: 120_000,
-  todo: 'adv5 finding: npm\'s isNoProxy keeps the empty label of "localhost." (no match: proxied); mcpcell drops it, calls the registry direct and opens it',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const name = `adv5-dot-${id}`;
@@ -337,7 +334,6 @@ test('held: a script of a legitimately scoped package reaches no other host loop
 
 test('a tarball-URL dependency named for a configured scope does not open that scope\'s registry', {
   timeout: 120_000,
-  todo: 'adv5 finding: "@sc/t": "http://elsewhere/t.tgz" whose package.json says @sc/t: the hidden lockfile has no "name", so @sc\'s registry is opened to its script',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const scoped = servers[1];
@@ -365,7 +361,6 @@ test('a tarball-URL dependency named for a configured scope does not open that s
 
 test('a configured scope with a character npm accepts ("@x!y") is pinned in the cells\' npmrc: npm in the cell never asks the default registry for it', {
   timeout: 120_000,
-  todo: 'adv5 finding: IsScopeRegistryKey drops "@x!y:registry" (npm prints and uses it; npa accepts the scope), so the cells\' npmrc has no line for it and npm in the cell falls back to the default registry: dependency confusion',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const BANG = `@bang${id}!x`;

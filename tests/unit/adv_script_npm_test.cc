@@ -1,6 +1,6 @@
 // Adversary pass 5 on the install-script cells' npm config (commit 474ac74,
 // branch script-registries): where mcpcell's reading of npm's config or
-// npm's proxy choice differs from npm's own. Each DISABLED_ test is a
+// npm's proxy choice differs from npm's own. Each  test is a
 // finding (it fails on 474ac74); the others are attacks that held.
 #include <gtest/gtest.h>
 
@@ -15,6 +15,7 @@
 #include "source/install_scripts.h"
 #include "source/npm_config.h"
 #include "source/script_npm.h"
+#include "util/json_input.h"
 #include "temp_dir.h"
 
 namespace mcpcell {
@@ -34,7 +35,7 @@ NpmConfig Proxied(const std::string& registry, const std::string& noproxy) {
 // ["", "corp", "registry"], so noproxy=registry.corp does NOT exempt it and
 // npm goes through the proxy. mcpcell drops the empty label, calls it
 // direct, and opens a direct path the user's network forces through a proxy.
-TEST(Adv5NpmProxy, DISABLED_TrailingDotHostIsProxiedByNpmSoNotOpened) {
+TEST(Adv5NpmProxy, TrailingDotHostIsProxiedByNpmSoNotOpened) {
   auto c = Proxied("http://registry.corp.example./", "registry.corp.example");
   EXPECT_NE(NpmProxyFor("http://registry.corp.example./", c, {}), "")
       << "npm proxies registry.corp.example. (noproxy does not match the empty last label)";
@@ -46,7 +47,7 @@ TEST(Adv5NpmProxy, DISABLED_TrailingDotHostIsProxiedByNpmSoNotOpened) {
 // (2130706433 -> 127.0.0.1, 0x7f.1 -> 127.0.0.1) before npm compares it
 // with noproxy; mcpcell compares the host as written. noproxy=2130706433:
 // npm proxies (hostname is 127.0.0.1), mcpcell says direct.
-TEST(Adv5NpmProxy, DISABLED_NumericIpv4HostComparedAsNpmSeesIt) {
+TEST(Adv5NpmProxy, NumericIpv4HostComparedAsNpmSeesIt) {
   auto c = Proxied("http://2130706433:4873/", "2130706433");
   EXPECT_NE(NpmProxyFor("http://2130706433:4873/", c, {}), "") << "npm's hostname is 127.0.0.1: proxied";
 }
@@ -83,7 +84,7 @@ TEST(Adv5NpmProxy, UnparseableProxyValueIsNotEchoed) {
 // the cells' npmrc then has no line for it, and npm in the cell asks the
 // DEFAULT registry for @corp!x packages (the dependency confusion the
 // npmrc's "every configured scope" promise is there to prevent).
-TEST(Adv5NpmConfig, DISABLED_EveryScopeNpmAcceptsIsPinnedInTheCellsNpmrc) {
+TEST(Adv5NpmConfig, EveryScopeNpmAcceptsIsPinnedInTheCellsNpmrc) {
   auto config = NpmConfigFromList("registry = \"https://registry.npmjs.org/\"\n"
                                   "@corp!x:registry = \"https://npm.corp.example/\"\n");
   ASSERT_TRUE(config.ok());
@@ -112,7 +113,7 @@ TEST(Adv5NpmConfig, ValuesCannotInjectKeys) {
 // (measured: npm records no "name" then, the alias is indistinguishable),
 // and no `resolved` either. The scope's registry is then opened for a
 // package that came from the default registry.
-TEST(Adv5InstalledScopes, DISABLED_AliasWhoseManifestClaimsTheScopeOpensNothing) {
+TEST(Adv5InstalledScopes, AliasWhoseManifestClaimsTheScopeOpensNothing) {
   testing::TempDir dir;
   std::filesystem::create_directories(dir.path() + "/node_modules/@corp/x");
   std::ofstream(dir.path() + "/node_modules/@corp/x/package.json") << R"({"name":"evil","version":"1.0.0"})";
@@ -122,7 +123,11 @@ TEST(Adv5InstalledScopes, DISABLED_AliasWhoseManifestClaimsTheScopeOpensNothing)
     "node_modules/@corp/x": {"version": "1.0.0", "integrity": "sha512-x", "hasInstallScript": true},
     "node_modules/top": {"version": "1.0.0", "dependencies": {"@corp/x": "npm:evil@1.0.0"}}
   }})";
-  EXPECT_EQ(InstalledScopes(dir.path()).count("@corp"), 0u)
+  // Fixed: only a package fetched from the scope's own registry opens it.
+  NpmConfig config;
+  config.registry = "https://registry.npmjs.org/";
+  config.scopes = {{"@corp", "https://npm.corp.example/"}};
+  EXPECT_EQ(ScopesFetchedFromTheirRegistry(InstalledScopes(dir.path()), config).count("@corp"), 0u)
       << "its package.json on disk says evil; the lockfile cannot tell the alias apart";
 }
 
@@ -161,6 +166,36 @@ TEST(Adv5RegistriesNetwork, CrossPortPinsStayOnTheNamesAddresses) {
   if (net.ok()) {
     for (const auto& hp : net->host_ports) EXPECT_EQ(hp.port, 4873);
   }
+}
+
+}  // namespace
+}  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+// adv5 F4: a combined PEM (key first) handed the key to every script; the
+// cells now get the certificate blocks alone, in a fresh copy.
+TEST(Adv5Cafile, TheCellsGetTheCertificatesNeverTheKey) {
+  const std::string pem =
+      "-----BEGIN PRIVATE KEY-----\nMIIkey\n-----END PRIVATE KEY-----\n"
+      "-----BEGIN CERTIFICATE-----\nMIIcert1\n-----END CERTIFICATE-----\njunk\n"
+      "-----BEGIN CERTIFICATE-----\nMIIcert2\n-----END CERTIFICATE-----\n";
+  std::string certs = CertificatesOf(pem);
+  EXPECT_EQ(certs.find("PRIVATE"), std::string::npos) << certs;
+  EXPECT_EQ(certs, "-----BEGIN CERTIFICATE-----\nMIIcert1\n-----END CERTIFICATE-----\n"
+                   "-----BEGIN CERTIFICATE-----\nMIIcert2\n-----END CERTIFICATE-----\n");
+  testing::TempDir dir;
+  std::ofstream(dir.path() + "/combined.pem") << pem;
+  auto copy = WriteScriptCafile(dir.path(), dir.path() + "/combined.pem");
+  ASSERT_TRUE(copy.ok()) << copy.error().Message();
+  EXPECT_NE(*copy, dir.path() + "/combined.pem");
+  auto got = ReadTextFile(*copy, "read the copy");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, certs);
+  // Missing or relative: as it is, for the cell to skip or refuse.
+  EXPECT_EQ(*WriteScriptCafile(dir.path(), dir.path() + "/missing.pem"), dir.path() + "/missing.pem");
+  EXPECT_EQ(*WriteScriptCafile(dir.path(), "relative.pem"), "relative.pem");
 }
 
 }  // namespace
