@@ -1,11 +1,13 @@
 #pragma once
-// Holds a tunnel's first bytes from the cell until they show which TLS
-// server they ask for (tls_client_hello.h), then opens or refuses: a
-// ClientHello may name the host the tunnel was opened for, or no host; a
-// first flight that is no TLS handshake at all passes as it is (plain HTTP,
-// SSH, a server that speaks first), except a PostgreSQL SSLRequest, after
-// which it reads on. Lives only until it decides. Not read: TLS after a
-// text protocol's STARTTLS (SMTP, IMAP, XMPP), docs/THREAT_MODEL.md.
+// The gate on a tunnel's bytes from the cell. Holds its first flight until
+// it shows which TLS server it asks for (tls_client_hello.h), then opens or
+// refuses: a ClientHello may name the host the tunnel was opened for, or no
+// host. A PostgreSQL SSLRequest passes and the handshake after it is judged
+// the same way. A first flight that is no TLS is read line by line
+// (http_host_gate.h's HttpStartReader, its bytes passing as they come):
+// plain HTTP/1.x keeps the gate for the tunnel's whole life, each request's
+// Host judged (HttpHostGate); anything else opens the tunnel. Not read: TLS
+// after a text protocol's STARTTLS (SMTP, IMAP, XMPP), docs/THREAT_MODEL.md.
 
 #include <cstdint>
 #include <memory>
@@ -27,9 +29,9 @@ class ServerNameGate {
   ServerNameGate(std::string host, std::uint16_t port, std::string how_to_allow, std::string early)
       : host_(std::move(host)), how_to_allow_(std::move(how_to_allow)), held_(std::move(early)), port_(port) {}
 
-  /// kPassSome: a preamble after which TLS may start (a PostgreSQL
-  /// SSLRequest) passes now, and what follows is judged as a first flight;
-  /// or plain HTTP requests judged whole, and the gate reads on.
+  /// kPassSome: judged bytes pass now and the gate reads on: a PostgreSQL
+  /// SSLRequest, empty lines, a first line's early part, plain HTTP
+  /// requests judged whole. TakePassable() before the next Decide().
   enum class Verdict { kNeedMore, kOpen, kPassSome, kRefused };
 
   /// Adds what was read from the cell.
@@ -38,7 +40,7 @@ class ServerNameGate {
   Verdict Decide(bool eof);
   /// kOpen: the bytes held, to be passed on in order.
   std::string TakeHeld();
-  /// kPassSome: the preamble, to be passed on; the gate keeps the rest.
+  /// kPassSome: the judged bytes, to be passed on; the gate keeps the rest.
   std::string TakePassable();
   /// kRefused: why (for the denial's rule) and what to do instead.
   const std::string& refusal() const { return refusal_; }
