@@ -149,6 +149,12 @@ Status MaskBeneath(CellSpec* spec, const std::string& real, const std::string& t
     notes->push_back("masked directory " + dir + " inside " + label + " (it cannot be listed, so it was not checked)");
   }
   for (const auto& cred : creds.found) {
+    // A credential directory that also cannot be listed (another user's
+    // ~/.ssh in a granted /var/tmp) is masked once: two masks on one
+    // target refused the whole run ("named twice").
+    bool covered = false;
+    for (const auto& dir : both.unreadable) covered = covered || AtOrBelow(cred, dir);
+    if (covered) continue;
     // An empty read-only tmpfs over a directory; /dev/null over anything else.
     MountSpec mask{MountSpec::Kind::kTmpfs, "", inside(cred), false, false, 4096, "masked"};
     if (!IsDir(cred)) mask = MountSpec{MountSpec::Kind::kBind, "/dev/null", inside(cred), false, false, 0, "masked"};
@@ -168,6 +174,7 @@ Status MaskBeneath(CellSpec* spec, const std::string& real, const std::string& t
     // Already hidden by a credential mask (/run/docker.sock, ~/.ssh/agent.sock).
     bool covered = false;
     for (const auto& cred : creds.found) covered = covered || AtOrBelow(sock, cred);
+    for (const auto& dir : both.unreadable) covered = covered || AtOrBelow(sock, dir);
     if (covered) continue;
     spec->mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", inside(sock), false, false, 0, "masked"},
                                       MountSpec::Origin::kMasked));

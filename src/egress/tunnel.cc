@@ -2,6 +2,8 @@
 
 #include "egress/tunnel.h"
 
+#include <fcntl.h>
+
 #include <sys/socket.h>
 
 #include <exception>
@@ -45,6 +47,9 @@ void ShutdownBoth(tcp::socket& a, tcp::socket& b) {
 UniqueFd Release(tcp::socket& socket) {
   boost::system::error_code ec;
   int fd = socket.release(ec);
+  // Asio opens sockets without SOCK_CLOEXEC: a process mcpcell starts must
+  // not inherit a tunnel's socket (it would also keep it in the loop's epoll set).
+  if (!ec) (void)::fcntl(fd, F_SETFD, FD_CLOEXEC);
   return UniqueFd(ec ? -1 : fd);
 }
 

@@ -193,7 +193,14 @@ void TunnelLoop::Finish(LoopTunnel& t, bool failed, const char* error) {
     for (auto& fd : t.fd) ::setsockopt(fd.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
   }
   Unlink(&t);
-  t.fd[0].reset();  // close(2) also takes them out of the epoll set
+  // Out of the epoll set first: close(2) removes a registration only with
+  // the last descriptor of the socket, and a child forked meanwhile (a
+  // cell, a copy of stderr) may still hold one, so epoll_wait would hand
+  // back this tunnel after it was freed (ASan, adv_http_host_gate_test).
+  for (auto& fd : t.fd) {
+    if (fd) ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd.get(), nullptr);
+  }
+  t.fd[0].reset();
   t.fd[1].reset();
   Record(t, error);
   open_.fetch_sub(1);
