@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "relay/line_framer.h"
+#include "util/huge_pages.h"
 
 // GCC 12 reports -Wnull-dereference inside simdjson's inlined object end()
 // (the library's tape access, not ours) where TopMembersOf is inlined into
@@ -286,6 +287,18 @@ std::optional<Refusal> EnvelopeParser::TooDense(std::string_view line) const {
   return r;
 }
 
+// A large line's DOM is allocated here rather than inside parse(), so its
+// decoded-string buffer and tape can be advised huge pages before they are
+// first written (util/huge_pages.h); parse() then reuses the capacity.
+void EnvelopeParser::Reserve(std::size_t size) {
+  if (size <= kKeptCapacity || parser_.doc.capacity() >= size) return;
+  // The document (strings, tape) first: parser::allocate sizes only the index.
+  if (parser_.doc.allocate(size) != simdjson::SUCCESS) return;  // parse() tries again and reports it
+  std::size_t words = (size + 3 + 63) / 64 * 64;
+  AdviseHugePages(parser_.doc.string_buf.get(), 5 * size / 3);
+  AdviseHugePages(parser_.doc.tape.get(), words * sizeof(std::uint64_t));
+}
+
 void EnvelopeParser::Shrink() {
   if (parser_.capacity() > kKeptCapacity) parser_ = simdjson::dom::parser(max_message_ + 64);
 }
@@ -298,6 +311,7 @@ std::variant<Envelope, Refusal> EnvelopeParser::Parse(std::string_view line) {
     parser_ = simdjson::dom::parser(max_message_ + 64);
   }
   if (auto refused = TooDense(line)) return std::move(*refused);
+  Reserve(line.size());
   auto doc = parser_.parse(line.data(), line.size(), false);
   if (doc.error()) {
     return Refuse(kParseError, fmt::format("mcpcell relay: the message is not valid JSON ({}); refused",

@@ -102,6 +102,7 @@ class EnvelopeParser {
   void Shrink();
 
  private:
+  void Reserve(std::size_t size);
   static constexpr std::size_t kKeptCapacity = 1024 * 1024;
   std::optional<Refusal> TooDense(std::string_view line) const;
 

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <new>
 
+#include "util/huge_pages.h"
+
 namespace mcpcell {
 namespace {
 constexpr std::size_t kMinRead = 64 * 1024;  // a pipe's default capacity
@@ -103,6 +105,7 @@ void GrowableBuffer::Resize(std::size_t size) {
   if (p == MAP_FAILED) throw std::bad_alloc();
   data_ = static_cast<char*>(p);
   size_ = size;
+  AdviseHugePages(data_, size_);  // the VMA keeps the advice through later remaps
 }
 
 void LineFramer::MakeRoom() {
