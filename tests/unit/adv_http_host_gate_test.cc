@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,8 +62,13 @@ class ServerProcess {
   bool Start(const std::vector<std::string>& argv, std::uint16_t fixed_port = 0) {
     int out[2];
     if (pipe2(out, O_CLOEXEC) != 0) return false;
+    pid_t parent = getpid();
     pid_ = fork();
     if (pid_ == 0) {
+      // A crashed test run (an ASan abort) must not leave the server behind:
+      // session 8's first fresh CI run orphaned a node vhost server.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);  // the parent died before prctl
       dup2(out[1], 1);
       int devnull = open("/dev/null", O_WRONLY);
       if (devnull >= 0) dup2(devnull, 2);
