@@ -101,7 +101,7 @@ TEST_F(HugePages, TheFramersBufferIsAdvisedOnceItGrowsLarge) {
   EXPECT_TRUE(AdvisedAt(buf.data()));
 }
 
-TEST_F(HugePages, ALargeMessagesDomIsAdvisedAndGivenBack) {
+TEST_F(HugePages, ALargeMessagesDomIsAdvised) {
   std::string line = R"({"jsonrpc":"2.0","method":"notifications/message","params":{"data":")" +
                      std::string(24u << 20, 'a') + "\"}}" + std::string(LineFramer::kPadding, ' ');
   std::string_view text(line.data(), line.size() - LineFramer::kPadding);
@@ -110,8 +110,8 @@ TEST_F(HugePages, ALargeMessagesDomIsAdvisedAndGivenBack) {
   ASSERT_TRUE(std::holds_alternative<Envelope>(parser.Parse(text)));
   // The decoded strings (5/3 of the line) and the tape (8 bytes per byte).
   EXPECT_GE(AdvisedBytes() - before, std::size_t{40} << 20);
-  parser.Shrink();
-  EXPECT_EQ(AdvisedBytes(), before) << "Shrink gives the advised DOM back";
+  // That Shrink gives the DOM's pages back is envelope_memory_test.cc's (by
+  // RSS: under ASan a freed block stays mapped in its quarantine).
 }
 
 }  // namespace
