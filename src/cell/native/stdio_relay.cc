@@ -18,12 +18,10 @@ namespace mcpcell {
 namespace {
 
 constexpr std::size_t kChunk = 64 * 1024;
-// The relay's pipes to and from the cell (relay on): a 24 MiB line crosses a
-// 64 KiB pipe in 384 hand-offs between the pump and the server, each a
-// wake-up of the other side; 1 MiB makes that 24. Best effort: an
-// unprivileged caller is capped by /proc/sys/fs/pipe-max-size (1 MiB by
-// default) and by pipe-user-pages-soft, and a smaller pipe still works.
-constexpr int kRelayPipeBytes = 1 << 20;
+// The relay's pipes to and from the cell keep the default 64 KiB: 1 MiB
+// pipes (F_SETPIPE_SZ) cut a 24 MiB line's context switches from ~1,200 to
+// ~250 but not its CPU or wall time, and showed no gain for 1 KiB lines
+// (bench/RESULTS.md, "Large lines and page faults").
 
 void Signal(int eventfd) {
   std::uint64_t one = 1;
@@ -88,7 +86,6 @@ Result<StdioRelay> StdioRelay::Prepare(std::optional<RelayConfig> mcp, AuditLog*
     // stdin: the cell reads p[0]; stdout/stderr: the cell writes p[1].
     r.cell_end_[n].reset(n == 0 ? p[0] : p[1]);
     r.our_end_[n].reset(n == 0 ? p[1] : p[0]);
-    if (r.mcp_ && n < 2) (void)::fcntl(p[0], F_SETPIPE_SZ, kRelayPipeBytes);
   }
   if (r.our_end_[0]) {
     r.stop_.reset(::eventfd(0, EFD_CLOEXEC));
