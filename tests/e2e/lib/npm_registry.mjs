@@ -11,7 +11,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
@@ -130,7 +130,8 @@ export function npmEnv(registry, cacheHome) {
  * A registry serving several packages, each built here from its files:
  * `packages` is a list of { name, version, manifest, files } (manifest: the
  * package.json fields beyond name and version; files: { 'relative/path': text },
- * or a function of the registry's { url, port } that returns them).
+ * or a function of the registry's { url, port } that returns them; exec: the
+ * files made executable in the tarball).
  * Options: `tls` ({ key, cert }: serve https), `host` (the name in its URLs,
  * default 127.0.0.1; it listens on 127.0.0.1 whatever the name).
  * Returns { url, port, requests, authorizations, close() } (authorizations:
@@ -187,6 +188,7 @@ export async function startPackageRegistry(packages, { tls, host = '127.0.0.1' }
       mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
       writeReadableFile(path.join(root, rel), text);
     }
+    for (const rel of p.exec ?? []) chmodSync(path.join(root, rel), 0o755);
     const file = path.join(dir, 'package.tgz');
     execFileSync('tar', ['-czf', file, '-C', dir, 'package']);
     const bytes = readFileSync(file);
