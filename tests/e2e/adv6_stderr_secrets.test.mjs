@@ -115,3 +115,24 @@ test('a token in a long stderr line is masked wherever the 64 KiB cut falls', {
   assertNoneLeaked(r, state, { control });
   assertNoneLeaked(r, state, { 'across the cut': token });
 });
+
+// F (INFO): docs/SECRETS.md says mcpcell tells "once per rule"; CopyScan::Tell
+// (stderr_log.cc) tells after every read that masked something
+// (StderrRedactor::TakeMasked empties its list each call). A server that logs
+// a token on each of many lines gets a ~190-byte notice after each, which
+// triples what reaches the client and the capped log (older lines rotate out
+// sooner).
+test('mcpcell tells once per rule that it masked a secret in the server\'s stderr', {
+  timeout: 60_000,
+  todo: 'adv6 finding: the "masked a secret (rule)" notice repeats after every read that masked, not once per rule as docs/SECRETS.md says',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const tokens = Array.from({ length: 8 }, () => newGithubToken());
+  const script = tokens.map((tok) => `printf 'retry with %s\\n' '${tok}' >&2; sleep 0.05`).join('\n');
+  const { state, env } = stateEnv('adv6-stderr-state');
+  const r = await runInCell([], ['/bin/sh', '-c', script], { relay: 'on', env });
+  assert.equal(r.code, 0, r.stderr);
+  assertNoneLeaked(r, state, Object.fromEntries(tokens.map((tok, i) => [`line ${i}`, tok])));
+  const notices = r.stderr.split('\n').filter((l) => l.startsWith('mcpcell: masked a secret (github-pat-classic)'));
+  assert.equal(notices.length, 1, r.stderr);
+});
