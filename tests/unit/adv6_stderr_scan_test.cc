@@ -80,6 +80,25 @@ TEST(Adv6StderrScan, DISABLED_ATokenAcrossThe64KiBCutOfALongLineIsMasked) {
   EXPECT_EQ(out.find(token.substr(10)), std::string::npos) << "the token's tail passed unmasked";
 }
 
+// F1 again, with no long line written on purpose: a status line redrawn
+// with '\r' and never ended by '\n' (a progress display) grows the held
+// "line" by every redraw; each time it passes 64 KiB it is cut wherever the
+// 64 KiB fall, and a token in the status is split at one of the cuts. A
+// 61-byte status redrawn ten times a second reaches the first cut in 107 s.
+TEST(Adv6StderrScan, DISABLED_ATokenInACarriageReturnProgressLineIsMaskedInEveryRedraw) {
+  RealScan scan;
+  ASSERT_TRUE(scan.guard);
+  std::string token = GithubToken(9);
+  StderrRedactor r = scan.Redactor();
+  std::string out;
+  for (int pct = 0; pct < 8000; ++pct) {
+    std::string status = "syncing with " + token + ": " + std::to_string(pct % 100) + "%   \r";
+    out += r.Feed(status);
+  }
+  out += r.Flush();
+  EXPECT_EQ(out.find(token.substr(4, 30)), std::string::npos) << "a redraw passed the token whole across a cut";
+}
+
 // ---- F2 (LOW-MEDIUM): a coloured token of a bounded rule -------------------
 // Bounded rules are whole words only (secret_scanner.cc, the erase_if after
 // the scan): an alphanumeric byte just before the match drops it. An ANSI SGR
