@@ -7,35 +7,18 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 
-import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
-import { scriptsEnv, startPackageRegistry } from './lib/npm_registry.mjs';
+import { skipWithoutCell } from './lib/mcpcell.mjs';
+import { scriptsHome, startPackageRegistry } from './lib/npm_registry.mjs';
 import { removeTempDirs } from './lib/tmp.mjs';
 
 const id = randomBytes(4).toString('hex');
 
-let home;
-let env;
-before(() => {
-  home = mkdtempSync('/var/tmp/e2e-adv6-home-');
-  chmodSync(home, 0o777);
-  env = scriptsEnv(home);
-});
-after(() => {
-  if (home) rmSync(home, { recursive: true, force: true });
-  removeTempDirs();
-});
-
-/** Installs npx://top@1.0.0 from `reg`; returns {r, installDir}. */
-async function install(top, reg) {
-  const r = await runMcpcell(['install', `npx://${top}@1.0.0`], {
-    env: { ...env, npm_config_registry: reg.url }, guardMs: 55_000,
-  });
-  return { r, installDir: path.join(home, '.cache', 'mcpcell', 'npx', `${top}@1.0.0`) };
-}
+after(removeTempDirs);
+const { install } = scriptsHome('e2e-adv6-home');
 
 /** A "node" that marks the directory it runs in, then hands over to the real one. */
 const shim = (tag) => `#!/bin/sh

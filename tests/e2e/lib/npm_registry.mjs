@@ -11,11 +11,13 @@
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
+import { after, before } from 'node:test';
 
+import { runMcpcell } from './mcpcell.mjs';
 import { makeTempDir, writeReadableFile } from './tmp.mjs';
 
 /** The package's program: echoes stdin to stdout (enough to show it ran in a cell). */
@@ -216,5 +218,33 @@ export function scriptsEnv(home) {
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8',
     XDG_CACHE_HOME: path.join(home, '.cache'), npm_config_cache: path.join(home, 'npm-cache'),
     npm_config_update_notifier: 'false',
+  };
+}
+
+/**
+ * A home of its own for a file of install-scripts tests (made before its
+ * tests, removed after them): { home(), install(top, reg) }, where install
+ * runs `mcpcell install npx://<top>@1.0.0` against `reg` and resolves to
+ * { r, installDir }.
+ */
+export function scriptsHome(prefix) {
+  let home;
+  let env;
+  before(() => {
+    home = mkdtempSync(`/var/tmp/${prefix}-`);
+    chmodSync(home, 0o777);
+    env = scriptsEnv(home);
+  });
+  after(() => {
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+  return {
+    home: () => home,
+    install: async (top, reg) => {
+      const r = await runMcpcell(['install', `npx://${top}@1.0.0`], {
+        env: { ...env, npm_config_registry: reg.url }, guardMs: 55_000,
+      });
+      return { r, installDir: path.join(home, '.cache', 'mcpcell', 'npx', `${top}@1.0.0`) };
+    },
   };
 }
