@@ -185,6 +185,23 @@ TEST(Adv6StderrScan, AnEndlessLineDrippedInSmallReadsCostsBoundedTimeAndMemory) 
   EXPECT_LT(std::chrono::duration_cast<std::chrono::seconds>(took).count(), 20);
 }
 
+// Many short lines cost one scan each: 1 MiB of empty lines (a server
+// writing newlines as fast as it can) is copied in bounded time. The copy's
+// slowness only holds back the pipe, and with it the server's own writes —
+// and mcpcell's own lines, which share the pipe.
+TEST(Adv6StderrScan, AMebibyteOfEmptyLinesIsScannedInBoundedTime) {
+  RealScan scan;
+  ASSERT_TRUE(scan.guard);
+  StderrRedactor r = scan.Redactor();
+  std::string chunk(64 * 1024, '\n');
+  std::size_t passed = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 16; ++i) passed += r.Feed(chunk).size();
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  EXPECT_EQ(passed, std::size_t{1} << 20);
+  EXPECT_LT(took.count(), 10'000) << "1 MiB of newlines took " << took.count() << " ms";
+}
+
 // Tokens glued with a separator: each is masked, none is left behind.
 TEST(Adv6StderrScan, ManyTokensGluedBySeparatorsLeaveNoneBehind) {
   RealScan scan;
