@@ -5,12 +5,12 @@
 // masked it. With the profile's secret_scan mode "off" the line is as written.
 
 import assert from 'node:assert/strict';
-import { chmodSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { newGithubToken } from './lib/github_token.mjs';
 import { runInCell, skipWithoutCell } from './lib/mcpcell.mjs';
+import { logsOf, stateEnv } from './lib/run_logs.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
@@ -22,17 +22,6 @@ const newToken = newGithubToken;
 function leakScript(a, b) {
   return `printf 'connecting with ${a.slice(0, 12)}' >&2; sleep 0.1; printf '${a.slice(12)} now\\n' >&2; ` +
     `printf 'plain line\\n' >&2; printf 'last ${b}' >&2`;
-}
-
-function logsOf(state) {
-  const dir = path.join(state, 'mcpcell', 'logs');
-  return readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n');
-}
-
-function stateEnv() {
-  const state = makeTempDir('stderr-secrets-state');
-  chmodSync(state, 0o700);
-  return { state, env: { ...process.env, XDG_STATE_HOME: state } };
 }
 
 test('a token the server prints on stderr is masked before the client and the log see it', { timeout: 60_000 }, async (t) => {

@@ -38,6 +38,7 @@
 #include "egress/egress_service.h"
 #include "egress/http_host_gate.h"
 #include "egress/server_name_gate.h"
+#include "loopback_egress.h"
 #include "temp_dir.h"
 #include "test_sockets.h"
 #include "tls_hello_builder.h"
@@ -248,18 +249,8 @@ class AdvHttpHostGate : public ::testing::Test {
     auto log = AuditLog::Open(audit_path_);
     ASSERT_TRUE(log.ok()) << log.error().Message();
     log_.emplace(std::move(*log));
-    NetworkSpec n;
-    n.mode = NetworkSpec::Mode::kAllowList;
-    n.allow_hosts = {"allowed.test"};
-    n.resolve = {{"allowed.test", 0, "127.0.0.1"}};
-    UniqueFd listener = ListenOn("127.0.0.1", 0, 1024);
-    ASSERT_TRUE(listener.valid());
-    proxy_port_ = PortOf(listener.get());
-    EgressSockets sockets;
-    sockets.proxy_listener = std::move(listener);
-    auto service = EgressService::Start(EgressConfig{n, "adv-http", &*log_}, std::move(sockets));
-    ASSERT_TRUE(service.ok()) << service.error().Message();
-    service_ = std::move(*service);
+    service_ = test::StartAllowedTestEgress(&*log_, "adv-http", &proxy_port_);
+    ASSERT_TRUE(service_);
   }
 
   std::string Write(const std::string& name, const std::string& text) {

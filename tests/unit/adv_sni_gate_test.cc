@@ -33,6 +33,7 @@
 
 #include "audit/audit_log.h"
 #include "egress/egress_service.h"
+#include "loopback_egress.h"
 #include "temp_dir.h"
 #include "test_sockets.h"
 #include "tls_hello_builder.h"
@@ -110,18 +111,8 @@ class AdvSniGate : public ::testing::Test {
     auto log = AuditLog::Open(audit_path_);
     ASSERT_TRUE(log.ok()) << log.error().Message();
     log_.emplace(std::move(*log));
-    NetworkSpec n;
-    n.mode = NetworkSpec::Mode::kAllowList;
-    n.allow_hosts = {"allowed.test"};
-    n.resolve = {{"allowed.test", 0, "127.0.0.1"}};
-    UniqueFd listener = ListenOn("127.0.0.1", 0, 1024);
-    ASSERT_TRUE(listener.valid());
-    proxy_port_ = PortOf(listener.get());
-    EgressSockets sockets;
-    sockets.proxy_listener = std::move(listener);
-    auto service = EgressService::Start(EgressConfig{n, "adv-server", &*log_}, std::move(sockets));
-    ASSERT_TRUE(service.ok()) << service.error().Message();
-    service_ = std::move(*service);
+    service_ = test::StartAllowedTestEgress(&*log_, "adv-server", &proxy_port_);
+    ASSERT_TRUE(service_);
   }
 
   UniqueFd Proxy() { return ConnectTo("127.0.0.1", proxy_port_); }

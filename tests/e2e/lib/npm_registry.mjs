@@ -11,11 +11,13 @@
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
+import { after, before } from 'node:test';
 
+import { runMcpcell } from './mcpcell.mjs';
 import { makeTempDir, writeReadableFile } from './tmp.mjs';
 
 /** The package's program: echoes stdin to stdout (enough to show it ran in a cell). */
@@ -130,7 +132,8 @@ export function npmEnv(registry, cacheHome) {
  * A registry serving several packages, each built here from its files:
  * `packages` is a list of { name, version, manifest, files } (manifest: the
  * package.json fields beyond name and version; files: { 'relative/path': text },
- * or a function of the registry's { url, port } that returns them).
+ * or a function of the registry's { url, port } that returns them; exec: the
+ * files made executable in the tarball).
  * Options: `tls` ({ key, cert }: serve https), `host` (the name in its URLs,
  * default 127.0.0.1; it listens on 127.0.0.1 whatever the name).
  * Returns { url, port, requests, authorizations, close() } (authorizations:
@@ -187,6 +190,7 @@ export async function startPackageRegistry(packages, { tls, host = '127.0.0.1' }
       mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
       writeReadableFile(path.join(root, rel), text);
     }
+    for (const rel of p.exec ?? []) chmodSync(path.join(root, rel), 0o755);
     const file = path.join(dir, 'package.tgz');
     execFileSync('tar', ['-czf', file, '-C', dir, 'package']);
     const bytes = readFileSync(file);
@@ -214,5 +218,33 @@ export function scriptsEnv(home) {
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8',
     XDG_CACHE_HOME: path.join(home, '.cache'), npm_config_cache: path.join(home, 'npm-cache'),
     npm_config_update_notifier: 'false',
+  };
+}
+
+/**
+ * A home of its own for a file of install-scripts tests (made before its
+ * tests, removed after them): { home(), install(top, reg) }, where install
+ * runs `mcpcell install npx://<top>@1.0.0` against `reg` and resolves to
+ * { r, installDir }.
+ */
+export function scriptsHome(prefix) {
+  let home;
+  let env;
+  before(() => {
+    home = mkdtempSync(`/var/tmp/${prefix}-`);
+    chmodSync(home, 0o777);
+    env = scriptsEnv(home);
+  });
+  after(() => {
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+  return {
+    home: () => home,
+    install: async (top, reg) => {
+      const r = await runMcpcell(['install', `npx://${top}@1.0.0`], {
+        env: { ...env, npm_config_registry: reg.url }, guardMs: 55_000,
+      });
+      return { r, installDir: path.join(home, '.cache', 'mcpcell', 'npx', `${top}@1.0.0`) };
+    },
   };
 }
