@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <memory>
+#include <set>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -139,8 +141,11 @@ class CopyScan {
     }
     return false;
   }
+  // Once per rule for the run (docs/SECRETS.md): a server that logs its
+  // token on every request must not bury its own stderr in notices.
   void Tell(CopyOut* out) {
-    for (const auto& rule : redactor_.TakeMasked()) {
+    for (auto& rule : redactor_.TakeMasked()) {
+      if (!told_rules_.insert(rule).second) continue;
       out->Say("masked a secret (" + rule + ") in the server's stderr (secret scan: " + policy_.origin +
                "; mcpcell.secret_scan mode \"off\" in a permission profile shows it)");
     }
@@ -149,6 +154,7 @@ class CopyScan {
   SecretPolicy policy_;
   std::string broken_;
   bool told_ = false;
+  std::set<std::string> told_rules_;
   std::unique_ptr<SecretGuard> guard_;
   StderrRedactor redactor_;
 };

@@ -14,6 +14,49 @@ std::string StderrRedactor::Line(std::string_view line) {
   return out;
 }
 
+namespace {
+
+// How far back from the hold a cut looks for a byte no token contains:
+// longer than any token the rules describe (a private key's one-line PEM is
+// ~3.3 KiB), so a token is never split by the cut.
+constexpr std::size_t kTokenReach = 8 * 1024;
+
+// Bytes no token contains, not even a private key's one-line PEM (whose
+// body the rule reads across spaces, '\\' escapes and tabs): quotes and
+// controls ('\r' of a redrawn progress line included).
+bool EndsEveryToken(char c) {
+  auto u = static_cast<unsigned char>(c);
+  return (u < 0x20 && c != '\t') || u == 0x7f || c == '"' || c == '\'' || c == '`';
+}
+
+// Bytes that end every token but a PEM's: white space, brackets, separators.
+// Not ':', '/', '@' or '%': a connection string's password sits between them.
+bool EndsWordTokens(char c) {
+  switch (c) {
+    case ' ': case '\t': case ',': case ';': case '<': case '>': case '(': case ')':
+    case '[': case ']': case '{': case '}': case '\\': case '|':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Where a held partial line of more than `hold` bytes is cut: just after the
+// last byte that ends every token, at most kTokenReach before the hold, else
+// after the last that ends a word token, so a token across the hold goes on
+// whole with the next piece; at the hold when there is neither (a run that
+// long is no token).
+std::size_t CutAt(std::string_view held, std::size_t hold) {
+  for (bool (*ends)(char) : {EndsEveryToken, EndsWordTokens}) {
+    for (std::size_t at = hold; at > 0 && hold - at < kTokenReach; --at) {
+      if (ends(held[at - 1])) return at;
+    }
+  }
+  return hold;
+}
+
+}  // namespace
+
 std::string StderrRedactor::Feed(std::string_view chunk) {
   std::string out;
   held_.append(chunk);
@@ -25,8 +68,9 @@ std::string StderrRedactor::Feed(std::string_view chunk) {
   held_.erase(0, at);
   // A line without an end is not held for ever.
   while (held_.size() > kStderrLineHold) {
-    out += Line(std::string_view(held_).substr(0, kStderrLineHold));
-    held_.erase(0, kStderrLineHold);
+    std::size_t cut = CutAt(held_, kStderrLineHold);
+    out += Line(std::string_view(held_).substr(0, cut));
+    held_.erase(0, cut);
   }
   return out;
 }

@@ -124,6 +124,7 @@ asio::awaitable<void> AcceptLoop(asio::io_context& io, tcp::acceptor acceptor, P
     tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
     if (!ec) {
       failing = false;
+      CloseOnExec(socket.native_handle());
       Spawn(io, ctx, std::move(socket));
       continue;
     }

@@ -2,6 +2,8 @@
 
 #include "egress/socket_now.h"
 
+#include <fcntl.h>
+
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -83,6 +85,8 @@ asio::awaitable<void> SendAll(tcp::socket& socket, std::span<const char> bytes) 
   }
 }
 
+void CloseOnExec(int fd) { (void)::fcntl(fd, F_SETFD, FD_CLOEXEC); }
+
 asio::awaitable<std::optional<tcp::socket>> ConnectNow(tcp::endpoint endpoint,
                                                        std::chrono::steady_clock::duration timeout,
                                                        boost::system::error_code* ec) {
@@ -92,6 +96,7 @@ asio::awaitable<std::optional<tcp::socket>> ConnectNow(tcp::endpoint endpoint,
   // wait anyway.
   tcp::socket socket(co_await asio::this_coro::executor);
   socket.open(endpoint.protocol(), *ec);
+  if (!*ec) CloseOnExec(socket.native_handle());
   if (!*ec) socket.non_blocking(true, *ec);
   if (*ec) co_return std::nullopt;
   socket.set_option(tcp::no_delay(true), *ec);  // small requests must not wait for Nagle

@@ -19,6 +19,12 @@
 
 namespace mcpcell {
 
+/// Marks a socket Asio made (accept, open: neither asks for SOCK_CLOEXEC)
+/// close-on-exec at once, so no process mcpcell starts inherits a proxy
+/// connection, not even one still in its handshake (adv6), and no child
+/// keeps one in the tunnel loop's epoll set after the proxy closed it.
+void CloseOnExec(int fd);
+
 /// What one non-blocking recv(2) gave.
 enum class ReadNowResult { kData, kWouldBlock, kClosed };
 

@@ -2,7 +2,6 @@
 
 #include "egress/tunnel.h"
 
-#include <fcntl.h>
 
 #include <sys/socket.h>
 
@@ -46,10 +45,7 @@ void ShutdownBoth(tcp::socket& a, tcp::socket& b) {
 /// Takes the descriptor out of Asio (which stops watching it) for the loop.
 UniqueFd Release(tcp::socket& socket) {
   boost::system::error_code ec;
-  int fd = socket.release(ec);
-  // Asio opens sockets without SOCK_CLOEXEC: a process mcpcell starts must
-  // not inherit a tunnel's socket (it would also keep it in the loop's epoll set).
-  if (!ec) (void)::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  int fd = socket.release(ec);  // close-on-exec since its accept or open (socket_now.h CloseOnExec)
   return UniqueFd(ec ? -1 : fd);
 }
 

@@ -35,6 +35,26 @@ bool IsAlnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
+// Whether text[i] is the final letter of a terminal control sequence
+// (ECMA-48 CSI: ESC '[' parameter bytes 0x30-0x3F, intermediates 0x20-0x2F,
+// a final byte): "\x1b[1m" before a token is a colour, not part of a word
+// (chalk and friends wrap a logged value in one). The ESC itself is not
+// required: the scan of a JSON string leaves C0 controls out
+// (invisible_chars.h), so there the token follows "[1m".
+bool EndsControlSequence(std::string_view text, std::size_t i) {
+  constexpr std::size_t kMaxParams = 32;
+  std::size_t j = i;
+  while (j > 0 && i - j < kMaxParams && text[j - 1] >= 0x20 && text[j - 1] <= 0x3F) --j;
+  return j > 0 && text[j - 1] == '[';
+}
+
+// A bounded rule's match is a word of its own: no letter or digit glued to
+// either end, a control sequence's final letter aside.
+bool GluedToAWord(std::string_view text, std::size_t from, std::size_t to) {
+  bool before = from > 0 && IsAlnum(text[from - 1]) && !EndsControlSequence(text, from - 1);
+  return before || (to < text.size() && IsAlnum(text[to]));
+}
+
 // A rule's tail ("A-Za-z0-9/+=", or negated "^;\"' ") as a byte table. NUL
 // is never in it: a match must not run into the next string of a message.
 std::array<bool, 256> TailTable(std::string_view cls) {
@@ -70,7 +90,9 @@ int OnMatch(unsigned id, unsigned long long from, unsigned long long to, unsigne
   std::size_t& li = (*s->last)[id];
   if (li != SIZE_MAX) {
     SecretMatch& m = (*s->out)[li];
-    if (from <= m.to) {
+    // Overlapping ends of one token (an open-ended tail reports every end),
+    // not two tokens that touch: each of those is judged on its own.
+    if (from < m.to) {
       m.from = std::min<std::size_t>(m.from, from);
       m.to = std::max<std::size_t>(m.to, to);
       return 0;
@@ -197,23 +219,23 @@ std::vector<SecretMatch> SecretScanner::Scan(std::string_view text, hs_scratch* 
     for (const SecretMatch& m : piece) found.push_back({m.rule, m.from + at, m.to + at});
     if (at + n >= text.size()) break;
   }
-  for (SecretMatch& m : found) {
-    const auto& tail = tails_[m.rule];
-    while (m.to < text.size() && tail[static_cast<unsigned char>(text[m.to])]) ++m.to;
-  }
   // Whole words only, for the rules that ask (bounded): judged on the merged
   // and extended range, so an open-ended token is judged by its longest match.
   // A format's checksum is judged on that range too: a wrong one drops the
-  // match, a right one keeps it even glued to a longer word.
-  std::erase_if(found, [&](const SecretMatch& m) {
-    const SecretRule& r = rules_[m.rule];
-    switch (CheckToken(static_cast<TokenCheck>(checks_[m.rule]), text.substr(m.from, m.to - m.from))) {
+  // match, a right one keeps it even glued to a longer word. A match whose
+  // checksum is right as found is not extended: two checksummed tokens
+  // written back to back are two findings, not one 80-byte word.
+  std::erase_if(found, [&](SecretMatch& m) {
+    auto check = static_cast<TokenCheck>(checks_[m.rule]);
+    if (CheckToken(check, text.substr(m.from, m.to - m.from)) == ChecksumVerdict::kValid) return false;
+    const auto& tail = tails_[m.rule];
+    while (m.to < text.size() && tail[static_cast<unsigned char>(text[m.to])]) ++m.to;
+    switch (CheckToken(check, text.substr(m.from, m.to - m.from))) {
       case ChecksumVerdict::kInvalid: return true;
       case ChecksumVerdict::kValid: return false;  // stronger than a word boundary: "x" + token + "y" is reported
       case ChecksumVerdict::kNotApplicable: break;
     }
-    if (!r.bounded) return false;
-    return (m.from > 0 && IsAlnum(text[m.from - 1])) || (m.to < text.size() && IsAlnum(text[m.to]));
+    return rules_[m.rule].bounded && GluedToAWord(text, m.from, m.to);
   });
   std::sort(found.begin(), found.end(), [](const SecretMatch& a, const SecretMatch& b) {
     return a.from != b.from ? a.from < b.from : a.to > b.to;

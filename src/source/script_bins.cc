@@ -63,14 +63,25 @@ void AddBins(const fs::path& dep_dir, std::map<std::string, std::string>* links)
   }
 }
 
+// npm puts D/node_modules/.bin on a script's PATH for every directory D from
+// the package's up to the root, so not only each package's: a scope
+// directory's too (<nm>/@s/node_modules/.bin, a package aliased as
+// "@s/node_modules" puts one there: adv6) and a node_modules directory's own
+// (<nm>/node_modules/.bin).
+void AddAncestorBin(const fs::path& dir, std::vector<std::string>* out) {
+  if (IsRealDir(dir / "node_modules" / ".bin")) out->push_back((dir / "node_modules" / ".bin").string());
+}
+
 void CollectBinDirs(const fs::path& node_modules, std::vector<std::string>* out, int depth) {
   if (depth > 64) return;  // deeper trees are no npm's; their .bin stays as it is hidden above
   std::error_code ec;
   if (IsRealDir(node_modules / ".bin")) out->push_back((node_modules / ".bin").string());
+  AddAncestorBin(node_modules, out);
   for (const auto& e : fs::directory_iterator(node_modules, ec)) {
     std::string name = e.path().filename().string();
     if (name.empty() || name[0] == '.' || !IsRealDir(e.path())) continue;
     if (name[0] == '@') {
+      AddAncestorBin(e.path(), out);
       for (const auto& s : fs::directory_iterator(e.path(), ec)) {
         if (IsRealDir(s.path() / "node_modules")) CollectBinDirs(s.path() / "node_modules", out, depth + 1);
       }

@@ -39,7 +39,6 @@ exec /usr/bin/node "$@"
 // common one), where that package's directory is writable.
 test('an alias named "@scope/node_modules" does not put its .bin on the PATH of the scope\'s packages', {
   timeout: 60_000,
-  todo: 'adv6 finding: <install>/node_modules/@s/node_modules/.bin (a package aliased as "@s/node_modules") is on npm\'s PATH for every @s package\'s script and not hidden by script_bins.cc: its "node" runs in their cells',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const scope = `@e2e-adv6-${id}`;

@@ -101,7 +101,6 @@ test('a secret scan that cannot start does not let the stderr through unscanned'
 // line first: the same token 100 bytes earlier is masked.
 test('a token in a long stderr line is masked wherever the 64 KiB cut falls', {
   timeout: 60_000,
-  todo: 'adv6 finding: StderrRedactor cuts a line over 64 KiB at exactly 64 KiB and scans the pieces apart, so a token straddling the cut reaches the client\'s stderr and the run\'s log whole',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const [control, token] = [newGithubToken(), newGithubToken()];
@@ -124,7 +123,6 @@ test('a token in a long stderr line is masked wherever the 64 KiB cut falls', {
 // sooner).
 test('mcpcell tells once per rule that it masked a secret in the server\'s stderr', {
   timeout: 60_000,
-  todo: 'adv6 finding: the "masked a secret (rule)" notice repeats after every read that masked, not once per rule as docs/SECRETS.md says',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const tokens = Array.from({ length: 8 }, () => newGithubToken());

@@ -174,7 +174,7 @@ class Adv6EgressTunnel : public ::testing::Test {
 // no cell was seen holding one; a helper exec'd without that (a hook, a
 // credential helper, docker) would, and a child holding the socket also
 // keeps the cell's connection open after the proxy closed it.
-TEST_F(Adv6EgressTunnel, DISABLED_AConnectionInItsHandshakeIsNotInheritedByAnExecdChild) {
+TEST_F(Adv6EgressTunnel, AConnectionInItsHandshakeIsNotInheritedByAnExecdChild) {
   auto before = OurSockets();
   std::vector<UniqueFd> silent;
   std::set<ino_t> ours;
