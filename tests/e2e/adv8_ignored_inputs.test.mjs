@@ -310,6 +310,32 @@ test('adv8: --cpus 0.001 is enforced as asked (or refused), not rounded up tenfo
   assert.ok(share <= 0.00101, `--cpus 0.001 set a CPU share of ${share}`);
 });
 
+test('adv8: a docker cell refuses --cpus its engine would read as no limit', {
+  todo: 'adv8 finding: --cpus 1e-10 is accepted for a container cell, whose create body sets NanoCpus = llround(cpus * 1e9) = 0, which the engine reads as no CPU limit',
+}, async () => {
+  // --dry-run plans the container cell without an engine.
+  const r = await dryRun(['--isolate=docker', '--cpus', '1e-10', '--', '/bin/true']);
+  refusedOrFail(r, '--isolate=docker --cpus 1e-10');
+  assert.match(r.stderr, /--cpus/);
+});
+
+test('adv8: --resolve for a host no allow rule names is refused or noted', {
+  todo: 'adv8 finding: --resolve HOST:PORT:ADDR for a HOST the allow-list does not name is accepted silently and pins nothing reachable (with no network at all it gets a note)',
+}, async () => {
+  const r = await dryRun(['--isolate', '--allow-host', 'a.example.com', '--resolve', 'b.example.com:443:203.0.113.7', '--', '/bin/true']);
+  if (r.code === EXIT.usage) return;
+  assert.match(r.stderr, /--resolve/, `nothing said about a pin for a host that is not allowed:\n${r.stderr}`);
+});
+
+test('adv8: network.inbound.allow_host is refused or said to have no effect', {
+  todo: 'adv8 finding: network.inbound.allow_host is accepted with no word on stderr though it has no effect (allow_transport, also ignored, gets a warning)',
+}, async () => {
+  const profile = file('inbound.json', { network: { inbound: { allow_host: ['evil.example.com'] } } });
+  const r = await dryRun(['--isolate', '--permission-profile', profile, '--', '/bin/true']);
+  if (r.code === EXIT.usage) return;
+  assert.match(r.stderr, /inbound/, `nothing said about inbound rules that do nothing:\n${r.stderr}`);
+});
+
 test('adv8: --secret-env NAME=A --secret-env NAME=B is refused, not half dropped', {
   todo: 'adv8 finding: a second --secret-env for the same secret silently replaces the first: the server never gets the first variable',
 }, async (t) => {
