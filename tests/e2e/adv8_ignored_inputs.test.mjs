@@ -118,6 +118,34 @@ test('adv8: a profile with "tools" twice is refused, not filtered by the last co
   assert.doesNotMatch(callOutcome(r.stdout, 0), /^called delete_x/, `delete_x reached the server; stderr:\n${r.stderr}`);
 });
 
+test('adv8: the profile\'s call_rate, max_message, max_inflight and call_timeout are enforced like their flags', {
+  todo: 'adv8 finding: mcpcell.call_rate/max_message/max_inflight/call_timeout are parsed and validated, then never applied: the relay gets the flags only (LowerRelay reads the request, not the profile-merged one)',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const profile = file('limits.json', { mcpcell: { call_rate: '1/h', max_message: '4k', max_inflight: 1, call_timeout: '30s' } });
+  // What the plan says, then what the relay does.
+  const dry = await dryRun(['--isolate', '--permission-profile', profile, '--', NODE_BIN, SERVER]);
+  assert.equal(dry.code, 0, dry.stderr);
+  const relay = JSON.parse(dry.stdout).cell.relay;
+  const r = await runServer(['--permission-profile', profile],
+    [{ name: 'read_x' }, { name: 'read_x' }, { name: 'read_x', args: { blob: 'z'.repeat(8192) } }]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(callOutcome(r.stdout, 0), 'called read_x 2', 'sanity: the first call passes');
+  assert.deepEqual(
+    { burst: relay.call_burst, max_message: relay.max_message_bytes, inflight: relay.max_inflight, timeout: relay.call_timeout_ms,
+      second: /^called/.test(callOutcome(r.stdout, 1)), big: /^called/.test(callOutcome(r.stdout, 2)) },
+    { burst: 1, max_message: 4096, inflight: 1, timeout: 30_000, second: false, big: false },
+    'the profile\'s limits in the plan (--dry-run) and on the calls');
+});
+
+test('adv8: the profile\'s relay limits are refused with --relay=off, as PROFILES.md says', {
+  todo: 'adv8 finding: mcpcell.call_rate (and the other relay limits) in a profile are accepted with --relay=off; only the flags are refused',
+}, async () => {
+  const profile = file('limits-off.json', { mcpcell: { call_rate: '10/s' } });
+  const r = await dryRun(['--isolate', '--relay=off', '--permission-profile', profile, '--', '/bin/true']);
+  refusedOrFail(r, 'profile call_rate with --relay=off');
+});
+
 test('adv8: mcpcell.tools.allow: [] lets no tool through (or is refused)', {
   todo: 'adv8 finding: an empty tools.allow list is accepted and means "no allow list": every tool stays listed and callable',
 }, async (t) => {
