@@ -14,7 +14,7 @@
 // `allow` rule; the rest are native cells (skipped where none can be built).
 
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -116,6 +116,35 @@ test('adv8: a profile with "tools" twice is refused, not filtered by the last co
     return;
   }
   assert.doesNotMatch(callOutcome(r.stdout, 0), /^called delete_x/, `delete_x reached the server; stderr:\n${r.stderr}`);
+});
+
+test('adv8: a profile secret inside a --write directory is refused like --secret', {
+  todo: 'adv8 finding: mcpcell.secrets files are not checked against the cell\'s writable grants (only --secret is): the cell re-points the secret\'s directory and its next launch reads any host file mcpcell can read into /run/secrets',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  // A host file the cell is never granted: what the cell must not get.
+  const hidden = makeTempDir('adv8-hidden');
+  writeFileSync(path.join(hidden, 'token.txt'), 'adv8-host-only-canary\n');
+  chmodSync(path.join(hidden, 'token.txt'), 0o600);
+  // The profile's secret lies below a directory the run grants writable.
+  const rw = makeWritableDir('adv8-secret-rw');
+  mkdirSync(path.join(rw, 'd'));
+  chmodSync(path.join(rw, 'd'), 0o777);
+  writeReadableFile(path.join(rw, 'd', 'token.txt'), 'the-real-secret\n');
+  const profile = file('secret-in-grant.json', { mcpcell: { secrets: { S: path.join(rw, 'd', 'token.txt') } } });
+  // The control: the same file as --secret is refused.
+  const flag = await dryRun(['--isolate', '--write', rw, '--secret', `S=${path.join(rw, 'd', 'token.txt')}`, '--', '/bin/true']);
+  refusedOrFail(flag, '--secret inside --write (control)');
+  // Run 1 re-points the secret's directory at the hidden one; run 2 reads the secret.
+  const first = await runMcpcell(runArgv(['--relay=off', '--write', rw, '--permission-profile', profile],
+    ['/bin/sh', '-c', `rm -rf ${rw}/d && ln -s ${hidden} ${rw}/d && echo REPOINTED`]));
+  if (first.code === EXIT.usage) {
+    assert.match(first.stderr, /secret/, 'the refusal names the secret');
+    return;
+  }
+  assert.match(first.stdout, /REPOINTED/, `sanity: run 1 re-pointed the directory; stderr:\n${first.stderr}`);
+  const second = await runMcpcell(runArgv(['--relay=off', '--permission-profile', profile], ['/bin/cat', '/run/secrets/S']));
+  assert.doesNotMatch(second.stdout, /adv8-host-only-canary/, 'a host file the cell was never granted reached /run/secrets');
 });
 
 test('adv8: the profile\'s call_rate, max_message, max_inflight and call_timeout are enforced like their flags', {
