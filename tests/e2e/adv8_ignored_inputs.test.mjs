@@ -384,6 +384,17 @@ test('adv8: --resolve for a host no allow rule names is refused or noted', {
   assert.match(r.stderr, /--resolve/, `nothing said about a pin for a host that is not allowed:\n${r.stderr}`);
 });
 
+test('adv8: an allow_host or --resolve naming a cloud metadata address is refused at launch', {
+  todo: 'adv8 finding: --allow-host 169.254.169.254 (also fd00:ec2::254, and --resolve to it) is accepted and reported as an enforced allow-list, though the proxy refuses every connection to it; loopback literals are refused at launch',
+}, async () => {
+  for (const args of [['--allow-host', '169.254.169.254'], ['--allow-host', 'fd00:ec2::254'],
+    ['--allow-host', 'x.example.com', '--resolve', 'x.example.com:443:169.254.169.254']]) {
+    const r = await dryRun(['--isolate', ...args, '--', '/bin/true']);
+    refusedOrFail(r, args.join(' '));
+    assert.match(r.stderr, /metadata/, args.join(' '));
+  }
+});
+
 test('adv8: network.inbound.allow_host is refused or said to have no effect', {
   todo: 'adv8 finding: network.inbound.allow_host is accepted with no word on stderr though it has no effect (allow_transport, also ignored, gets a warning)',
 }, async () => {
