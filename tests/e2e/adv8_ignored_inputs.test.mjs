@@ -15,6 +15,7 @@
 
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -367,13 +368,81 @@ test('adv8: --cpus 0.001 is enforced as asked (or refused), not rounded up tenfo
   assert.ok(share <= 0.00101, `--cpus 0.001 set a CPU share of ${share}`);
 });
 
+/**
+ * A fake container engine on a unix socket of ours (DOCKER_HOST=unix://...):
+ * enough of the Engine API for mcpcell to reach POST /containers/create, whose
+ * body it keeps; that answer carries `warnings`; anything after it fails
+ * (HTTP 500), so no container ever runs. Returns { socket, requests, creates, close() }.
+ */
+async function fakeEngine(warnings = []) {
+  const socket = path.join(makeTempDir('adv8-engine'), 'engine.sock');
+  const requests = [];
+  const creates = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (d) => (body += d));
+    req.on('end', () => {
+      const u = req.url.replace(/^\/v[0-9.]+/, '');
+      requests.push(`${req.method} ${u}`);
+      const send = (status, obj) => {
+        res.writeHead(status, { 'Content-Type': 'application/json', 'Api-Version': '1.41' });
+        res.end(JSON.stringify(obj));
+      };
+      if (u.startsWith('/_ping')) return send(200, 'OK');
+      if (u.startsWith('/images/')) {
+        return send(200, { Id: `sha256:${'a'.repeat(64)}`, Os: 'linux', Architecture: 'amd64',
+          Config: { User: '', Env: ['PATH=/usr/bin:/bin'], Cmd: ['sh'], Entrypoint: null, WorkingDir: '' } });
+      }
+      if (u.startsWith('/containers/create')) {
+        creates.push(JSON.parse(body));
+        return send(201, { Id: 'c'.repeat(64), Warnings: warnings });
+      }
+      return send(500, { message: `adv8 fake engine: ${req.method} ${u}` });
+    });
+  });
+  await new Promise((resolve) => server.listen(socket, resolve));
+  return { socket, requests, creates, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** `mcpcell run --isolate=docker ARGS -- /bin/true` against a fake engine. */
+async function runOnFakeEngine(engine, args) {
+  return runMcpcell(['run', '--isolate=docker', '--relay=off', ...args, '--', '/bin/true'], {
+    env: { ...process.env, DOCKER_HOST: `unix://${engine.socket}` },
+    guardMs: 30_000,
+  });
+}
+
 test('adv8: a docker cell refuses --cpus its engine would read as no limit', {
   todo: 'adv8 finding: --cpus 1e-10 is accepted for a container cell, whose create body sets NanoCpus = llround(cpus * 1e9) = 0, which the engine reads as no CPU limit',
-}, async () => {
-  // --dry-run plans the container cell without an engine.
+}, async (t) => {
+  // --dry-run plans the container cell without an engine...
   const r = await dryRun(['--isolate=docker', '--cpus', '1e-10', '--', '/bin/true']);
-  refusedOrFail(r, '--isolate=docker --cpus 1e-10');
-  assert.match(r.stderr, /--cpus/);
+  if (r.code === EXIT.usage) {
+    assert.match(r.stderr, /--cpus/);
+    return;
+  }
+  // ...and the create body a (fake) engine receives.
+  const engine = await fakeEngine();
+  t.after(() => engine.close());
+  const run = await runOnFakeEngine(engine, ['--cpus', '1e-10']);
+  assert.equal(engine.creates.length, 1, `no container create reached the engine (exit ${run.code}):\n${run.stderr}`);
+  const nano = engine.creates[0].HostConfig.NanoCpus;
+  assert.ok(nano > 0, `--cpus 1e-10 was sent as HostConfig.NanoCpus ${nano} (0 = no limit)`);
+});
+
+test('adv8: a limit the engine says it discarded stops the run, as a native cell refuses one it cannot set', {
+  todo: 'adv8 finding: a container engine\'s "Limitation discarded" warning for a requested --memory/--pids/--cpus is printed and the run goes on without the limit (a native cell refuses a requested limit it cannot enforce)',
+}, async (t) => {
+  const engine = await fakeEngine([
+    'Your kernel does not support memory limit capabilities or the cgroup is not mounted. Limitation discarded.',
+  ]);
+  t.after(() => engine.close());
+  const r = await runOnFakeEngine(engine, ['--memory', '512m']);
+  assert.equal(engine.creates.length, 1, `no container create reached the engine (exit ${r.code}):\n${r.stderr}`);
+  assert.equal(engine.creates[0].HostConfig.Memory, 512 * 1024 * 1024, 'sanity: the limit was asked for');
+  const after = engine.requests.slice(engine.requests.findIndex((x) => x.startsWith('POST /containers/create')) + 1);
+  const went_on = after.filter((x) => /\/(attach|start)\b/.test(x));
+  assert.deepEqual(went_on, [], `after the engine discarded --memory, mcpcell went on:\n${after.join('\n')}\n${r.stderr}`);
 });
 
 test('adv8: --resolve for a host no allow rule names is refused or noted', {
