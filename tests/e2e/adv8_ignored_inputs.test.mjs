@@ -523,6 +523,16 @@ test('adv8: client wrap --policy refuses a policy that every wrapped server woul
   assert.match(r.stderr, /bogus/);
 });
 
+test('adv8: a registry entry\'s required variable that nobody passes is said on run', {
+  todo: 'adv8 finding: a registry entry\'s env_vars[].required is shown by registry info only: run starts the server without it and says nothing',
+}, async () => {
+  const env = { ...process.env, XDG_CACHE_HOME: makeTempDir('adv8-cache') };
+  delete env.GITHUB_PERSONAL_ACCESS_TOKEN;
+  const r = await runMcpcell(['run', '--dry-run', 'github'], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /GITHUB_PERSONAL_ACCESS_TOKEN/, `nothing said about the required variable:\n${r.stderr}`);
+});
+
 test('adv8: a policy denial says how to allow the server', {
   todo: 'adv8 finding: "denied by FILE rule N: ..." names the rule but not how to allow it (the relay\'s tool denials do)',
 }, async () => {
