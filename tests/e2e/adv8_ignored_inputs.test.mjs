@@ -533,6 +533,17 @@ test('adv8: a registry entry\'s required variable that nobody passes is said on 
   assert.match(r.stderr, /GITHUB_PERSONAL_ACCESS_TOKEN/, `nothing said about the required variable:\n${r.stderr}`);
 });
 
+test('adv8: a policy name rule matches the script an interpreter runs', {
+  todo: 'adv8 finding: for `-- node server.mjs` the policy\'s name and source are "node" / "command://node": a {"name": "server*"} deny never holds, and trusting command://node trusts every script',
+}, async () => {
+  const policy = file('name.json', { rules: [{ name: 'no-adv8', condition: { name: 'adv8_tools_server*' }, action: 'deny' }] });
+  const r = await runMcpcell(['policy', 'explain', '--json', '--policy', policy, '--', NODE_BIN, SERVER]);
+  assert.equal(r.code, 0, r.stderr);
+  const explained = JSON.parse(r.stdout);
+  const action = explained.action ?? explained.decision?.action;
+  assert.equal(action, 'deny', `the deny rule on the script's name did not hold: ${JSON.stringify(explained.trust_facts ?? explained.decision?.trust_facts)}`);
+});
+
 test('adv8: a policy denial says how to allow the server', {
   todo: 'adv8 finding: "denied by FILE rule N: ..." names the rule but not how to allow it (the relay\'s tool denials do)',
 }, async () => {
