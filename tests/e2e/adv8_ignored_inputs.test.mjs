@@ -110,12 +110,13 @@ test('adv8: a profile with "tools" twice is refused, not filtered by the last co
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const profile = file('dup-tools.json',
-    '{ "mcpcell": { "tools": { "deny": ["delete_*"] }, "memory": "256m", "tools": { "allow": ["*"] } } }\n');
+    '{ "mcpcell": { "tools": { "deny": ["delete_*"] }, "timeout": "60s", "tools": { "allow": ["*"] } } }\n');
   const r = await runServer(['--permission-profile', profile], [{ name: 'delete_x' }]);
   if (r.code === EXIT.usage) {
     assert.match(r.stderr, /tools/, 'the refusal names the duplicated key');
     return;
   }
+  assert.equal(r.code, 0, `sanity: the server ran; stderr:\n${r.stderr}`);
   assert.doesNotMatch(callOutcome(r.stdout, 0), /^called delete_x/, `delete_x reached the server; stderr:\n${r.stderr}`);
 });
 
@@ -183,6 +184,7 @@ test('adv8: mcpcell.tools.allow: [] lets no tool through (or is refused)', {
   const profile = file('empty-allow.json', { mcpcell: { tools: { allow: [] } } });
   const r = await runServer(['--permission-profile', profile], [{ name: 'delete_x' }]);
   if (r.code === EXIT.usage) return;
+  assert.equal(r.code, 0, `sanity: the server ran; stderr:\n${r.stderr}`);
   assert.doesNotMatch(callOutcome(r.stdout, 0), /^called delete_x/, `an empty allow list let delete_x through; stderr:\n${r.stderr}`);
 });
 
