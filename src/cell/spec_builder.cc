@@ -418,6 +418,10 @@ Status AddLimits(CellSpec* spec, const RunRequest& req) {
     if (end == req.cpus->c_str() || *end != '\0' || !(v > 0.0) || v > 1024) {
       return MakeError("--cpus", *req.cpus, "expected a positive number of cores, e.g. 0.5 or 2");
     }
+    // The smallest a cgroup enforces as asked (1 ms of a 100 ms period);
+    // less was set as 0.01 natively and as no limit at all (NanoCpus 0) by a
+    // container engine (adv8).
+    if (v < 0.01) return MakeError("--cpus", *req.cpus, "less than 0.01 cores cannot be enforced; use 0.01 or more");
     l.cpus = {v, true};
   }
   if (req.tmp_size) {

@@ -126,10 +126,14 @@ Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const
     MCPCELL_TRY(CheckNotWritableByCell(spec, "the policy's profile", *decision.profile));
   }
   // A secret file the cell can re-point (a symlinked directory on its way)
-  // would make mcpcell read another file for it into /run/secrets.
-  for (const auto& s : req.secrets) {
-    auto eq = s.find('=');
-    if (eq != std::string::npos) MCPCELL_TRY(CheckNotWritableByCell(spec, "--secret " + s.substr(0, eq), s.substr(eq + 1)));
+  // would make mcpcell read another file for it into /run/secrets: every
+  // secret the cell gets, the profile's mcpcell.secrets as well as --secret
+  // (adv8: a profile's secret below a --write directory read /root's files).
+  for (const auto& s : spec.secrets) {
+    bool flag = std::any_of(req.secrets.begin(), req.secrets.end(),
+                            [&](const std::string& f) { return f.rfind(s.name + "=", 0) == 0; });
+    std::string what = flag ? "--secret " + s.name : "the profile's mcpcell.secrets." + s.name;
+    MCPCELL_TRY(CheckNotWritableByCell(spec, what, s.host_file));
   }
   // The npx cache holds the code of every npx:// server: a cell that can
   // write it (--write ~, ~/.cache) runs its own code in a later run of any
@@ -351,10 +355,11 @@ static Status LowerRelayLimits(const RunRequest& req, RelaySpec* out) {
   if (req.audit_content && req.relay == "off") {
     return MakeError("--audit-content", "", "calls are read only by the relay; drop --relay=off");
   }
-  bool limits = req.call_rate || req.max_inflight || req.call_timeout;
+  bool limits = req.call_rate || req.max_inflight || req.call_timeout || req.max_message;
   if (limits && req.relay == "off") {
-    return MakeError("--relay=off", "", "call limits (--call-rate, --max-inflight, --call-timeout or the profile's "
-                                        "mcpcell block) are enforced only by the relay; drop --relay=off or the limits");
+    return MakeError("--relay=off", "", "call limits (--call-rate, --max-inflight, --call-timeout, --max-message or "
+                                        "the profile's mcpcell block) are enforced only by the relay; drop --relay=off "
+                                        "or the limits");
   }
   return {};
 }
@@ -405,6 +410,48 @@ static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile
 
 namespace {
 
+// A policy "allow" rule runs the server with no cell and no relay, so a flag
+// only a cell or the relay enforces would be accepted and ignored (adv8: the
+// server ran past --timeout, with the host's network under --allow-host, and
+// stderr said the allow-list was enforced). Refused, named, with the way out.
+Status RefuseCellFlagsOnAPlainRun(const RunRequest& req, const LaunchPlan& plan) {
+  if (plan.action != LaunchPlan::Action::kAllow) return {};
+  std::vector<std::string> given;
+  auto note = [&](bool on, const char* flag) {
+    if (on) given.push_back(flag);
+  };
+  note(!req.read.empty(), "--read");
+  note(!req.write.empty(), "--write");
+  note(!req.secrets.empty(), "--secret");
+  note(!req.secret_env.empty(), "--secret-env");
+  note(!req.allow_host.empty(), "--allow-host");
+  note(!req.allow_port.empty(), "--allow-port");
+  note(!req.resolve.empty(), "--resolve");
+  note(req.memory.has_value(), "--memory");
+  note(req.pids.has_value(), "--pids");
+  note(req.cpus.has_value(), "--cpus");
+  note(req.tmp_size.has_value(), "--tmp-size");
+  note(req.timeout.has_value(), "--timeout");
+  note(req.grace.has_value(), "--grace");
+  note(req.uid.has_value(), "--uid");
+  note(req.gid.has_value(), "--gid");
+  note(!req.system_mounts.empty(), "--system-mount");
+  note(req.idmap == "on", "--idmap=on");
+  note(req.relay == "on", "--relay=on");
+  note(req.max_message.has_value(), "--max-message");
+  note(req.call_rate.has_value(), "--call-rate");
+  note(req.max_inflight.has_value(), "--max-inflight");
+  note(req.call_timeout.has_value(), "--call-timeout");
+  note(req.audit_content, "--audit-content");
+  if (given.empty()) return {};
+  std::string list;
+  for (const auto& g : given) list += (list.empty() ? "" : ", ") + g;
+  return MakeError("run without a cell", plan.rule,
+                   "the rule runs this server with no cell and no relay, so " + list +
+                       (given.size() == 1 ? " would" : " would all") +
+                       " be ignored; add --isolate to run it in a cell, or drop " + (given.size() == 1 ? "it" : "them"));
+}
+
 // The decision as values: the policy's action and level, made stricter (never
 // looser) by --isolate; a docker:// image at auto runs in a container.
 Result<LaunchPlan> DecidePlan(const RunRequest& req, const Decided& decided) {
@@ -425,10 +472,19 @@ Result<LaunchPlan> DecidePlan(const RunRequest& req, const Decided& decided) {
   if (!decision.message.empty()) plan.reason += " — " + decision.message;
   // --isolate can only make things stricter: it turns allow into isolate, never overrides deny.
   if (req.isolate && plan.action != LaunchPlan::Action::kDeny) {
+    bool rule_isolates = plan.action == LaunchPlan::Action::kIsolate;
     plan.action = LaunchPlan::Action::kIsolate;
     if (!req.isolate->empty() && *req.isolate != "auto") {
       auto asked = ParseIsolationLevel(*req.isolate);
       if (!asked) return MakeError("--isolate", *req.isolate, std::string("unknown level (use ") + kIsolationLevelList + ")");
+      // Levels are not ordered (a container is not "stricter" than a native
+      // cell in every way), so a rule's own level is never swapped (adv8).
+      if (rule_isolates && plan.level != IsolationLevel::kAuto && *asked != plan.level) {
+        return MakeError("--isolate", *req.isolate,
+                         "the policy's " + plan.rule + " isolates at level \"" + decision.level +
+                             "\"; --isolate only makes a run stricter and does not change a rule's level: drop the "
+                             "level from --isolate, or change the rule");
+      }
       plan.level = *asked;
     }
     plan.rule = "--isolate";
@@ -549,6 +605,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   LaunchPlan plan = std::move(*planned);
   plan.explain = DecisionJson(plan, *parsed, *decided);
   if (plan.action == LaunchPlan::Action::kDeny) return plan;  // nothing installed, nothing built
+  MCPCELL_TRY(RefuseCellFlagsOnAPlainRun(req, plan));
 
   std::vector<std::string> notes;
   ServerRef ref = decided->ref;
@@ -590,7 +647,9 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   MCPCELL_TRY(CheckPlannedCell(ref, req, *resolved, spec));
   SayPlanNotes(req, decided->facts, spec, *net, notes);
   MCPCELL_TRY(CheckRecordsOutOfReach(spec, req, decision));
-  MCPCELL_TRY(LowerRelay(req, *profile, plan, &spec.relay));
+  // The merged request: the profile's mcpcell.call_rate, max_message,
+  // max_inflight and call_timeout are in it (adv8: they were dropped).
+  MCPCELL_TRY(LowerRelay(merged, *profile, plan, &spec.relay));
   MCPCELL_TRY(LowerPins(ref, *profile, plan, &spec.relay));
   // A cell that can write its own pins approves its own changes.
   if (spec.relay.pins) MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's pin directory", spec.relay.pins_dir));

@@ -35,13 +35,22 @@ std::string PinServerKey(const ServerRef& ref, const std::string& cwd) {
 
 Status LowerPins(const ServerRef& ref, const PermissionProfile& profile, const LaunchPlan& plan, RelaySpec* out) {
   const auto& mode = profile.ext.pins_mode;
+  if (mode == "off" && profile.ext.pins_poisoning == "block") {
+    return MakeError("the profile " + profile.name, "mcpcell.pins",
+                     "\"poisoning\": \"block\" judges tools when they are pinned, and \"mode\": \"off\" pins none; "
+                     "drop one of them");
+  }
   if (mode == "off") return {};
   bool isolated = plan.action == LaunchPlan::Action::kIsolate;
   // The relay sits on every backend's stdio (cell/backend.cc), so pins hold
   // wherever it is on.
   bool can = out->on && isolated;
-  if (!can && mode == "on") {
-    std::string where = "the profile " + profile.name + " sets mcpcell.pins.mode \"on\", ";
+  // "poisoning": "block" asks for the checks as much as mode "on" does
+  // (adv8: accepted and ignored without a relay).
+  bool asked = mode == "on" || profile.ext.pins_poisoning == "block";
+  if (!can && asked) {
+    std::string where = "the profile " + profile.name + " sets " +
+                        (mode == "on" ? "mcpcell.pins.mode \"on\", " : "mcpcell.pins.poisoning \"block\", ");
     if (!out->on) return MakeError("--relay=off", "", where + "which only the relay enforces; drop --relay=off or set it \"off\"");
     return MakeError("run without a cell", plan.rule, where + "which a server run without a cell is not held to");
   }

@@ -171,6 +171,13 @@ Status ReadGlobRules(const std::string& origin, const std::string& path, const j
   if (j[key].contains("allow")) {
     auto l = JsonStringList(origin, JsonChild(tpath, "allow"), j[key]["allow"]);
     if (!l.ok()) return l.error();
+    // An allow list holding nothing reads as "allow nothing" to one user and
+    // "no allow list" to another (adv8: it allowed all): refused.
+    if (l->empty()) {
+      return MakeError(origin + ": at " + JsonChild(tpath, "allow"), "",
+                       "an empty allow list; list what to allow, or drop \"allow\" to allow all (\"deny\": [\"*\"] "
+                       "allows none)");
+    }
     *allow = std::move(*l);
   }
   if (j[key].contains("deny")) {

@@ -1,6 +1,9 @@
 #include "util/json_input.h"
 
 #include <array>
+#include <set>
+#include <string>
+#include <vector>
 #include <fstream>
 
 namespace mcpcell {
@@ -40,9 +43,75 @@ void LineColumn(std::string_view text, std::size_t byte, std::size_t* line, std:
   *column = end - line_start + 1;
 }
 
+namespace {
+
+// A key written twice in one object: nlohmann keeps the last silently, so a
+// policy's second "rules" would hide its first (adv8). Found while parsing
+// (nlohmann's parser callback) and reported with the object's path.
+struct DuplicateKey {
+  std::string key, where;
+};
+
+class DuplicateFinder {
+ public:
+  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (event) {
+      case E::object_start:
+      case E::array_start:
+        frames_.push_back({event == E::object_start, {}, Element()});
+        break;
+      case E::object_end:
+      case E::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        break;
+      case E::key: {
+        std::string key = parsed.get<std::string>();
+        if (!frames_.back().keys.insert(key).second) throw DuplicateKey{key, Path()};
+        next_ = key;
+        break;
+      }
+      case E::value:
+        (void)Element();
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string name;  ///< how its parent names it: "key" or "[i]"
+    std::size_t items = 0;
+  };
+  // The name of the element starting now in the innermost frame.
+  std::string Element() {
+    if (frames_.empty()) return "";
+    Frame& f = frames_.back();
+    if (f.object) return next_;
+    return "[" + std::to_string(f.items++) + "]";
+  }
+  std::string Path() const {
+    std::string out = "$";
+    for (const Frame& f : frames_) {
+      if (f.name.empty()) continue;
+      out += f.name[0] == '[' ? f.name : "." + f.name;
+    }
+    return out;
+  }
+  std::vector<Frame> frames_;
+  std::string next_;
+};
+
+}  // namespace
+
 Result<nlohmann::json> ParseJsonText(std::string_view text, const std::string& origin) {
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
+    return nlohmann::json::parse(text.begin(), text.end(), DuplicateFinder());
+  } catch (const DuplicateKey& d) {
+    return MakeError(origin + ": at " + d.where, "", "the key \"" + d.key + "\" is given twice in one object; "
+                     "JSON readers disagree on which one counts, so mcpcell refuses it: keep one");
   } catch (const nlohmann::json::parse_error& e) {
     std::size_t line = 0, column = 0;
     LineColumn(text, e.byte, &line, &column);

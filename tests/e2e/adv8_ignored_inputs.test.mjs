@@ -96,7 +96,6 @@ function refusedOrFail(r, why) {
 // ---------------------------------------------------------------------------
 
 test('adv8: a policy with "rules" twice is refused, not decided by the last copy', {
-  todo: 'adv8 finding: duplicate JSON keys are accepted and the last one silently wins, so a policy\'s deny rules vanish behind a second "rules" key',
 }, async () => {
   // Reviewed top to bottom, this policy denies everything.
   const policy = file('dup-rules.json', '{ "rules": [{ "condition": "always", "action": "deny" }],\n  "rules": [] }\n');
@@ -106,7 +105,6 @@ test('adv8: a policy with "rules" twice is refused, not decided by the last copy
 });
 
 test('adv8: a profile with "tools" twice is refused, not filtered by the last copy', {
-  todo: 'adv8 finding: a profile\'s duplicate "tools" key is accepted and the first (the deny list) silently ignored: the denied tool stays callable',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const profile = file('dup-tools.json',
@@ -121,7 +119,6 @@ test('adv8: a profile with "tools" twice is refused, not filtered by the last co
 });
 
 test('adv8: a profile secret inside a --write directory is refused like --secret', {
-  todo: 'adv8 finding: mcpcell.secrets files are not checked against the cell\'s writable grants (only --secret is): the cell re-points the secret\'s directory and its next launch reads any host file mcpcell can read into /run/secrets',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   // A host file the cell is never granted: what the cell must not get.
@@ -150,7 +147,6 @@ test('adv8: a profile secret inside a --write directory is refused like --secret
 });
 
 test('adv8: the profile\'s call_rate, max_message, max_inflight and call_timeout are enforced like their flags', {
-  todo: 'adv8 finding: mcpcell.call_rate/max_message/max_inflight/call_timeout are parsed and validated, then never applied: the relay gets the flags only (LowerRelay reads the request, not the profile-merged one)',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const profile = file('limits.json', { mcpcell: { call_rate: '1/h', max_message: '4k', max_inflight: 1, call_timeout: '30s' } });
@@ -170,7 +166,6 @@ test('adv8: the profile\'s call_rate, max_message, max_inflight and call_timeout
 });
 
 test('adv8: the profile\'s relay limits are refused with --relay=off, as PROFILES.md says', {
-  todo: 'adv8 finding: mcpcell.call_rate (and the other relay limits) in a profile are accepted with --relay=off; only the flags are refused',
 }, async () => {
   const profile = file('limits-off.json', { mcpcell: { call_rate: '10/s' } });
   const r = await dryRun(['--isolate', '--relay=off', '--permission-profile', profile, '--', '/bin/true']);
@@ -178,7 +173,6 @@ test('adv8: the profile\'s relay limits are refused with --relay=off, as PROFILE
 });
 
 test('adv8: mcpcell.tools.allow: [] lets no tool through (or is refused)', {
-  todo: 'adv8 finding: an empty tools.allow list is accepted and means "no allow list": every tool stays listed and callable',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const profile = file('empty-allow.json', { mcpcell: { tools: { allow: [] } } });
@@ -189,17 +183,17 @@ test('adv8: mcpcell.tools.allow: [] lets no tool through (or is refused)', {
 });
 
 test('adv8: --relay=off with --max-message is refused like the other relay limits', {
-  todo: 'adv8 finding: --max-message (and mcpcell.max_message) is accepted with --relay=off and not enforced; --call-rate, --max-inflight and --call-timeout are refused there',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const big = { blob: 'x'.repeat(16 * 1024) };
   const r = await runServer(['--relay=off', '--max-message', '4k'], [{ name: 'read_x', args: big }]);
-  assert.notEqual(callOutcome(r.stdout, 0), 'no answer', 'sanity: the 16 KiB call was answered (it passed a 4k limit)');
+  if (r.code !== EXIT.usage) {
+    assert.notEqual(callOutcome(r.stdout, 0), 'no answer', 'sanity: the 16 KiB call was answered (it passed a 4k limit)');
+  }
   refusedOrFail(r, '--relay=off --max-message 4k');
 });
 
 test('adv8: a policy allow run refuses --timeout instead of ignoring it', {
-  todo: 'adv8 finding: under a policy "allow" rule --timeout is accepted and not applied: the server runs past it and exits 0',
 }, async () => {
   const started = Date.now();
   const r = await runMcpcell(['run', '--policy', ALLOW_ALL_POLICY(), '--timeout', '500ms', '--', NODE_BIN, '-e', 'setTimeout(() => {}, 2500)']);
@@ -209,7 +203,6 @@ test('adv8: a policy allow run refuses --timeout instead of ignoring it', {
 });
 
 test('adv8: a policy allow run refuses the relay\'s call limits instead of ignoring them', {
-  todo: 'adv8 finding: under a policy "allow" rule --call-rate/--max-inflight/--call-timeout/--max-message/--relay=on are accepted and nothing enforces them (tool rules are refused there)',
 }, async () => {
   const r = await runServerByPolicy(['--policy', ALLOW_ALL_POLICY(), '--call-rate', '1/h', '--max-message', '4k'],
     [{ name: 'read_x' }, { name: 'read_x', args: { blob: 'y'.repeat(8192) } }]);
@@ -219,7 +212,6 @@ test('adv8: a policy allow run refuses the relay\'s call limits instead of ignor
 });
 
 test('adv8: a policy allow run does not claim an enforced egress allow-list', {
-  todo: 'adv8 finding: under a policy "allow" rule --allow-host is accepted and stderr says "enforced: the cell\'s only way out is mcpcell\'s egress proxy" while the server runs with the host\'s network',
 }, async () => {
   const r = await runMcpcell(['run', '--policy', ALLOW_ALL_POLICY(), '--allow-host', 'example.com', '--', '/bin/true']);
   if (r.code === EXIT.usage) return;
@@ -228,7 +220,6 @@ test('adv8: a policy allow run does not claim an enforced egress allow-list', {
 });
 
 test('adv8: a policy allow run refuses --secret instead of dropping it', {
-  todo: 'adv8 finding: under a policy "allow" rule --secret/--secret-env are accepted and the server gets neither /run/secrets/NAME nor the variable',
 }, async () => {
   const name = `ADV8_${process.pid}_${Date.now()}`;
   const secret = file('secret.txt', 'adv8-value\n');
@@ -239,7 +230,6 @@ test('adv8: a policy allow run refuses --secret instead of dropping it', {
 });
 
 test('adv8: --isolate=native does not loosen a policy rule\'s level "gvisor" silently', {
-  todo: 'adv8 finding: a policy rule\'s "level": "gvisor" is replaced by --isolate=native without a word, though --isolate "only ever tightens"',
 }, async () => {
   const policy = file('gvisor.json', { rules: [{ condition: 'always', action: 'isolate', level: 'gvisor' }] });
   const r = await dryRun(['--policy', policy, '--isolate=native', '--', '/bin/true']);
@@ -252,7 +242,6 @@ test('adv8: --isolate=native does not loosen a policy rule\'s level "gvisor" sil
 });
 
 test('adv8: mcpcell.pins.poisoning "block" is refused where the relay cannot hold tools back', {
-  todo: 'adv8 finding: pins.poisoning "block" (mode unset) is accepted with --relay=off and under an allow rule, and nothing is blocked ("mode": "on" is refused there)',
 }, async () => {
   const profile = file('block.json', { mcpcell: { pins: { poisoning: 'block' } } });
   const off = await dryRun(['--isolate', '--relay=off', '--permission-profile', profile, '--', '/bin/true']);
@@ -349,7 +338,6 @@ function cpuShare(dirs) {
 }
 
 test('adv8: --cpus 0.001 is enforced as asked (or refused), not rounded up tenfold', {
-  todo: 'adv8 finding: --cpus below 0.01 is accepted and set as 0.01 cores (quota clamped to 1000 us of a 100000 us period); docker:// cells round NanoCpus to 0 = no limit',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   let share = null;
@@ -415,7 +403,6 @@ async function runOnFakeEngine(engine, args) {
 }
 
 test('adv8: a docker cell refuses --cpus its engine would read as no limit', {
-  todo: 'adv8 finding: --cpus 1e-10 is accepted for a container cell, whose create body sets NanoCpus = llround(cpus * 1e9) = 0, which the engine reads as no CPU limit',
 }, async (t) => {
   // --dry-run plans the container cell without an engine...
   const r = await dryRun(['--isolate=docker', '--cpus', '1e-10', '--', '/bin/true']);
