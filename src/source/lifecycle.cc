@@ -39,7 +39,10 @@ std::string StepText(const LifecycleStep& step) {
           ShellQuote("mcpcell: the directory planned for the " + step.event + " script of " + step.id +
                      " is no longer a plain directory (an earlier script replaced it?): refusing to run it there") +
           " >&2; exit 1; }\n";
-  text += "env";
+  // By absolute path: the PATH starts with the bins of the package's
+  // dependencies, one of which may be named "env" (the shell's own cd,
+  // pwd, [ and printf are builtins).
+  text += "/usr/bin/env";
   std::vector<std::pair<std::string, std::string>> vars{{"npm_lifecycle_event", step.event},
                                                         {"npm_lifecycle_script", step.script},
                                                         {"npm_package_json", step.dir + "/package.json"}};
