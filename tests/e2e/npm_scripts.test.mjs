@@ -1,7 +1,7 @@
 // Issue 14 item 2: npm install scripts of an npx:// package run in a native
 // cell of their own, never on the host. The host's npm installs with
-// --ignore-scripts; then each package with scripts gets `npm rebuild` in a
-// cell that can write that package's directory only, with a private HOME and
+// --ignore-scripts; then each package with scripts has them run (as
+// mcpcell planned them: source/script_plan.h) in a cell that can write that package's directory only, with a private HOME and
 // /tmp and network only to the npm registry the install used (through
 // mcpcell's egress proxy). Here a local registry (lib/npm_registry.mjs) on the
 // host's loopback serves:

@@ -415,10 +415,9 @@ TEST(RegistryUrl, TheEffectiveValueOfNpmConfigListIsTheUncommentedLine) {
 namespace mcpcell {
 namespace {
 
-// adv2: `npm rebuild <dir>` selects no bundled package (npm's rebuild
-// command skips inBundle nodes), and its bundler's rebuild runs the bundled
-// scripts. So they run in the bundler's cell, named in its message, where
-// their own directories are writable.
+// adv2: a bundled package's scripts run in its bundler's cell (npm's
+// rebuild ran them there; mcpcell's plan keeps them there: the same
+// tarball), named in its message, where their own directories are writable.
 struct RecordingCell : ScriptCell {
   std::vector<ScriptRun> runs;
   Status Run(const ScriptRun& r) override {
@@ -756,6 +755,33 @@ TEST(Lifecycle, ANulByteIsRefusedNotCut) {
   auto env = PackageEnv(nlohmann::json::parse(R"({"name":"n","config":{"a=b":"x","ok":true,"off":false}})"));
   EXPECT_EQ(env, (std::vector<std::pair<std::string, std::string>>{
                      {"npm_package_name", "n"}, {"npm_package_config_off", ""}, {"npm_package_config_ok", "true"}}));
+}
+
+}  // namespace
+}  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+// What npm's run-script gives every script, as the cell's environment:
+// the command view first on PATH, then npm's node-gyp wrapper (found from
+// the npm on the cell's PATH), never a node_modules/.bin of the chain.
+TEST_F(InstallScriptsTest, TheCellsPathIsTheCommandViewThenNpmsNodeGypThenTheSystems) {
+  std::string v = Pkg("v", R"({"name":"v"})");
+  fs::create_directories(nm_ + "/.bin");
+  auto view = BinView::Make(root_, {});
+  ASSERT_TRUE(view.ok()) << view.error().Message();
+  ScriptRun run{root_, "v", v, {"/bin/sh", "x"}, std::chrono::seconds(5), {}, {}, {nm_ + "/.bin"}, view->dir()};
+  auto spec = ScriptCellSpec(run);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  const std::string path = spec->env.at("PATH");
+  EXPECT_EQ(path.rfind(view->links_dir() + ":", 0), 0u) << path;
+  EXPECT_EQ(path.find("node_modules/.bin"), std::string::npos) << path;
+  EXPECT_EQ(spec->env.at("INIT_CWD"), root_);
+  if (spec->env.count("npm_config_node_gyp") == 0) GTEST_SKIP() << "no npm with its node-gyp on this machine's PATH";
+  EXPECT_NE(path.find("/@npmcli/run-script/lib/node-gyp-bin:"), std::string::npos) << path;
+  EXPECT_TRUE(fs::is_regular_file(spec->env.at("npm_config_node_gyp")));
+  EXPECT_TRUE(fs::is_regular_file(spec->env.at("npm_execpath")));
 }
 
 }  // namespace
