@@ -24,8 +24,10 @@
 #include "cell/spec_builder.h"
 #include "core/exit_codes.h"
 #include "source/host_run.h"
+#include "source/host_tool.h"
 #include "source/registry_url.h"
 #include "util/diag.h"
+#include "util/lstat_kind.h"
 #include "util/terminal_text.h"
 #include "util/unique_fd.h"
 #include "util/write_all.h"
@@ -65,9 +67,56 @@ Status CheckBelow(const ScriptRun& run, const std::string& dir, const std::strin
 
 Status CheckPackageDir(const ScriptRun& run) {
   MCPCELL_TRY(CheckBelow(run, run.package_dir, run.install_dir));
-  // A bundled package lies inside its bundler's own node_modules.
+  // A bundled package lies inside its bundler's own node_modules, and so
+  // does a package npm placed below a bundled one.
   for (const auto& dir : run.bundled) MCPCELL_TRY(CheckBelow(run, dir, run.package_dir));
+  for (const auto& dir : run.read_only) MCPCELL_TRY(CheckBelow(run, dir, run.package_dir));
   return {};
+}
+
+/// The parts of the host's npm the scripts use (npm's run-script puts its
+/// node-gyp wrapper on their PATH, the wrapper runs npm's node-gyp), found
+/// where the cell finds programs (kCellPath: system mounts it sees too).
+/// Empty when npm is not there: a script then finds node-gyp on PATH, if at all.
+struct NpmParts {
+  std::string execpath;      ///< .../npm/bin/npm-cli.js
+  std::string node_gyp_bin;  ///< .../@npmcli/run-script/lib/node-gyp-bin
+  std::string node_gyp;      ///< .../node-gyp/bin/node-gyp.js
+};
+
+NpmParts FindNpmParts() {
+  std::string cli = Real(FindHostTool("npm", kCellPath));
+  fs::path root = fs::path(cli).parent_path().parent_path();
+  NpmParts parts{cli, (root / "node_modules/@npmcli/run-script/lib/node-gyp-bin").string(),
+                 (root / "node_modules/node-gyp/bin/node-gyp.js").string()};
+  if (cli.empty() || !fs::path(cli).filename().string().starts_with("npm-cli") ||
+      !IsRealFile(parts.node_gyp_bin + "/node-gyp") || !IsRealFile(parts.node_gyp)) {
+    return {};
+  }
+  return parts;
+}
+
+/// What npm's run-script gives every lifecycle script besides its own
+/// npm_lifecycle_* and npm_package_* (source/lifecycle.h; set-path.js,
+/// make-spawn-args.js, @npmcli/config's set-envs.js): PATH = the commands
+/// of the package's dependencies (the one view script_bins.h shows in
+/// every node_modules/.bin on npm's chain; the chain itself is left off,
+/// so a .bin an earlier script made after the plan is on no PATH), npm's
+/// node-gyp wrapper, the system's.
+void AddLifecycleEnv(CellSpec* spec, const ScriptRun& run) {
+  std::string path = run.bin_view.empty() ? "" : run.bin_view + "/bin:";
+  const NpmParts npm = FindNpmParts();
+  if (!npm.node_gyp_bin.empty()) {
+    path += npm.node_gyp_bin + ":";
+    spec->env["npm_config_node_gyp"] = npm.node_gyp;
+    spec->env["npm_execpath"] = npm.execpath;
+  }
+  spec->env["PATH"] = path + kCellPath;
+  if (std::string node = FindHostTool("node", kCellPath); !node.empty()) {
+    spec->env["NODE"] = spec->env["npm_node_execpath"] = node;
+  }
+  spec->env["INIT_CWD"] = spec->env["npm_config_local_prefix"] = run.install_dir;
+  spec->env["npm_command"] = "install";
 }
 
 /// npm's settings for the scripts: Node's headers from the host's /usr
@@ -162,11 +211,16 @@ Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
   for (const auto& dir : run.bundled) {
     MCPCELL_TRY(AddUserBind(&*spec, dir, true, false, "a package its tarball bundles", &notes));
   }
+  // ...and what npm placed below those: another tarball's code.
+  for (const auto& dir : run.read_only) {
+    MCPCELL_TRY(AddUserBind(&*spec, dir, false, false, "a package npm placed below a bundled one (read-only)", &notes));
+  }
   MCPCELL_TRY(HideOtherPackagesBins(&*spec, run, &notes));
   spec->workdir = run.install_dir;
   spec->relay.on = false;  // not an MCP server: its stdout is not JSON-RPC
   spec->limits.memory_bytes = {kScriptMemoryBytes, false};
   AddNpmEnv(&*spec);
+  AddLifecycleEnv(&*spec, run);
   MCPCELL_TRY(AddNpmConfig(&*spec, run.npm, &notes));
   // The registries the install used, nothing else (script_network.h); npm
   // in the cell is pointed at them, and reaches them through the egress proxy.
@@ -328,7 +382,7 @@ class NativeScriptCell final : public ScriptCell {
     if (r.error) return NoCell(run, r);
     if (r.exit_code != 0) {
       return MakeError("run the install scripts of", run.package,
-                       "they failed in their cell (npm rebuild exited with status " + std::to_string(r.exit_code) +
+                       "they failed in their cell (a script exited with status " + std::to_string(r.exit_code) +
                            "; the cell could write " + VisibleOnTerminal(run.package_dir) +
                            (run.bundled.empty() ? "" : " and the packages it bundles") + " only, and reached " +
                            Reached(run.npm) +

@@ -7,7 +7,12 @@
 //     python3, make, g++; Node's headers at /usr/include/node), and of the
 //     host's /etc only what a networked server's cell gets (certificates,
 //     nsswitch.conf, gai.conf; the DNS stub's resolv.conf);
-//   - the install directory read-only, the one package's directory writable;
+//   - what runs: the cell's planned steps (/bin/sh and the program
+//     source/lifecycle.h wrote), with what npm's run-script gives every
+//     script (PATH: the package's command view, npm's node-gyp wrapper, the
+//     system's; npm_config_node_gyp, npm_execpath, INIT_CWD) — no npm;
+//   - the install directory read-only, the one package's directory writable
+//     (with what its tarball bundles; what npm placed below those read-only);
 //   - a private tmpfs HOME and /tmp (no ~/.npmrc, ~/.ssh, npm cache);
 //   - network only to the npm registries the install used, through
 //     mcpcell's egress proxy (cell/script_network.h), npm pointed at them by

@@ -28,6 +28,7 @@
 
 #include "guard/pin_store.h"
 #include "util/error.h"
+#include "util/shell_quote.h"
 
 namespace mcpcell {
 
@@ -95,7 +96,5 @@ class PinGuard {
   AuditSink audit_;
   Say say_;
 };
-
-std::string ShellQuote(const std::string& s);
 
 }  // namespace mcpcell

@@ -1,17 +1,20 @@
 #pragma once
 // npm install scripts of an npx:// package, run in cells of their own
 // (issue 14 item 2). The host's `npm install --ignore-scripts` never runs a
-// script; afterwards each package with one (preinstall, install,
-// postinstall, or a binding.gyp: npm's implicit `node-gyp rebuild`) has its
-// scripts run by `npm rebuild` in a native cell that can write that
-// package's directory and nothing else of the host, reaches the network
-// only at the npm registries the install used (through mcpcell's egress
-// proxy; source/script_npm.h), and has a private HOME and /tmp. One cell per package, dependencies first, so a
-// script cannot change another package's code either. docs/THREAT_MODEL.md
-// says what such a cell can reach.
+// script; afterwards mcpcell plans, once and before any cell runs, which
+// lifecycle scripts run for which package directory, in which cell and in
+// which order (source/script_plan.h), and runs each cell's steps itself
+// (`sh -c '<script>'` as npm's run-script does: source/lifecycle.h) — no
+// npm in a cell decides anything. Each cell is native, writes that
+// package's directory (and what its tarball bundles) and nothing else of
+// the host, reaches the network only at the npm registries the install used
+// (through mcpcell's egress proxy; source/script_npm.h), and has a private
+// HOME and /tmp. One cell per package, dependencies first, so a script
+// cannot change another package's code either. docs/THREAT_MODEL.md says
+// what such a cell can reach.
 //
-// This file finds the packages and drives the runs; the cell itself is
-// cell/script_cell.h (a higher layer), behind the ScriptCell interface.
+// This file drives the runs; the cell itself is cell/script_cell.h (a
+// higher layer), behind the ScriptCell interface.
 
 #include <chrono>
 #include <map>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "source/npm_config.h"
+#include "source/script_plan.h"
 #include "source/script_npm.h"
 #include "util/error.h"
 
@@ -36,46 +40,28 @@ enum class InstallScriptsMode {
 Result<InstallScriptsMode> ParseInstallScriptsMode(const std::string& text);
 std::string ToString(InstallScriptsMode mode);
 
-/// One installed package whose install would run code.
-struct ScriptPackage {
-  std::string name;  ///< "@scope/name" or "name"
-  std::string dir;   ///< its directory (under some node_modules), as found
-  /// What would run, in npm's order: "preinstall", "install", "postinstall";
-  /// "install" = "node-gyp rebuild" when only a binding.gyp asks for it.
-  std::vector<std::string> events;
-};
-
-/// The packages below `node_modules` (nested node_modules and @scope/
-/// included; symlinks and dot-directories skipped) with install scripts, in
-/// the order they must run: a package after the packages with scripts it
-/// depends on (dependencies and optionalDependencies, resolved as node
-/// resolves them: the nearest node_modules/<name> upwards), else by path.
-std::vector<ScriptPackage> FindScriptPackages(const std::string& node_modules);
-
-/// The names of FindScriptPackages, sorted and without repeats.
-std::vector<std::string> PackagesWithInstallScripts(const std::string& node_modules);
-
 /// One package's scripts to run in a cell.
 struct ScriptRun {
   std::string install_dir;  ///< npm's prefix: read-only in the cell, the working directory
   std::string package;      ///< its name, for messages
   std::string package_dir;  ///< the only host directory the cell may write
-  std::vector<std::string> argv;  ///< what runs (npm rebuild ... <package_dir>)
+  std::vector<std::string> argv;  ///< what runs: /bin/sh and the cell's LifecycleProgram
   std::chrono::milliseconds limit{0};  ///< --install-timeout
   /// What the cell gets of npm's config: the registries it reaches (through
   /// mcpcell's egress proxy, npm pointed at them), the npmrc, the cafile.
   ScriptNpm npm;
-  /// Packages the package's tarball carries (npm's "inBundle"), below its
-  /// node_modules: npm runs their scripts only as part of their bundler's
-  /// rebuild, so they run in its cell and may write their own directories
-  /// too. The rest of its node_modules (packages npm placed there) stays
-  /// read-only.
+  /// Packages the package's tarball carries, below its node_modules
+  /// (script_plan.h): their scripts run in its cell and may write their own
+  /// directories too. The rest of its node_modules (packages npm placed
+  /// there) stays read-only.
   std::vector<std::string> bundled;
   /// Every node_modules/.bin of the install, hidden in the cell, and the
   /// host directory (script_bins.h's BinView) that shows instead: its bin/
   /// over the nearest one, its empty/ over the rest. No view: nothing hidden.
   std::vector<std::string> bin_dirs = {};
   std::string bin_view = {};
+  /// Packages npm placed below a bundled directory: read-only again.
+  std::vector<std::string> read_only = {};
 };
 
 /// Runs one ScriptRun in a cell; errors name the package, the last lines it
@@ -87,17 +73,12 @@ class ScriptCell {
   virtual Status Run(const ScriptRun& run) = 0;
 };
 
-/// `npm rebuild` of the one package at `package_dir` (a directory spec, so a
-/// nested copy is named exactly), its scripts' output in the foreground, no
-/// bin links (node_modules/.bin is not the cell's to write).
-std::vector<std::string> NpmRebuildArgv(const std::string& package_dir);
-
 /// Whether the install scripts of the install at `cache_dir` ran (the
 /// record RunPackageScripts leaves; a second launch does not rerun them).
 bool InstallScriptsRan(const std::string& cache_dir);
 
 /// Runs the install scripts of every package below install_dir/node_modules
-/// in `cell`, one package per cell, in FindScriptPackages order; stops at
+/// in `cell`, one cell per PlanScriptCells entry, in its order; stops at
 /// the first failure, except of a package npm's hidden lockfile marks
 /// optional: that one is removed (npm's rule) with a warning. Then records
 /// in install_dir that they ran. `npm_config` (npm run for its config) is
@@ -114,6 +95,7 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
 /// (inBundle) is a directory its tarball named, and counts for nothing; an
 /// alias counts only when the name npm fetched (its "name") has the scope of
 /// its path too ("@corp/x": "npm:lodash" opens no @corp registry).
+std::map<std::string, std::vector<std::string>> InstalledScopes(const NpmLockfile& lockfile);
 std::map<std::string, std::vector<std::string>> InstalledScopes(const std::string& install_dir);
 
 /// Of `installed`, the scopes whose configured registry some package of

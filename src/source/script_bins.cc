@@ -93,9 +93,9 @@ void CollectBinDirs(const fs::path& node_modules, std::vector<std::string>* out,
 
 }  // namespace
 
-ScriptBins BinsFor(const std::string& install_dir, const std::string& package_dir,
-                   const std::vector<std::string>& bundled) {
-  ScriptBins out;
+std::map<std::string, std::string> BinLinks(const std::string& install_dir, const std::string& package_dir,
+                                            const std::vector<std::string>& bundled) {
+  std::map<std::string, std::string> out;
   fs::path install(install_dir);
   std::vector<std::string> owners{package_dir};
   owners.insert(owners.end(), bundled.begin(), bundled.end());
@@ -105,11 +105,16 @@ ScriptBins BinsFor(const std::string& install_dir, const std::string& package_di
       if (!m.contains(field) || !m[field].is_object()) continue;
       for (const auto& [dep, range] : m[field].items()) {
         std::string dir = ResolveDep(fs::path(owner), dep, install);
-        if (!dir.empty()) AddBins(fs::path(dir), &out.links);
+        if (!dir.empty()) AddBins(fs::path(dir), &out);
       }
     }
   }
-  CollectBinDirs(install / "node_modules", &out.bin_dirs, 0);
+  return out;
+}
+
+std::vector<std::string> BinDirs(const std::string& install_dir) {
+  std::vector<std::string> out;
+  CollectBinDirs(fs::path(install_dir) / "node_modules", &out, 0);
   return out;
 }
 

@@ -19,19 +19,17 @@
 
 namespace mcpcell {
 
-struct ScriptBins {
-  /// Bin name -> the file it runs (absolute, below the install).
-  std::map<std::string, std::string> links;
-  /// Every node_modules/.bin directory below the install (real directories).
-  std::vector<std::string> bin_dirs;
-};
-
 /// The bins of the declared dependencies (dependencies, optionalDependencies)
 /// of `package_dir` and of each of `bundled`, resolved as node resolves
-/// them up to `install_dir`; a bin whose name or file is no plain one is
-/// left out.
-ScriptBins BinsFor(const std::string& install_dir, const std::string& package_dir,
-                   const std::vector<std::string>& bundled);
+/// them up to `install_dir`: bin name -> the file it runs (absolute, below
+/// the install). A bin whose name or file is no plain one is left out.
+/// Read for every cell before the first one runs (script_plan.h).
+std::map<std::string, std::string> BinLinks(const std::string& install_dir, const std::string& package_dir,
+                                            const std::vector<std::string>& bundled);
+
+/// Every node_modules/.bin directory below the install (real directories),
+/// once per install.
+std::vector<std::string> BinDirs(const std::string& install_dir);
 
 /// A directory holding `links` as symlinks and an empty directory
 /// ("<dir>/empty"), removed with the object. Made below `parent`.

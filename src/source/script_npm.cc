@@ -92,11 +92,7 @@ ScriptNpmPlan PlanScriptNpm(const NpmConfig& config, const std::set<std::string>
   return plan;
 }
 
-namespace {
-
-/// A fresh file in the install directory the cells read (0644 whatever the
-/// umask), never a planted link's target.
-Result<std::string> WriteForCells(const std::string& path, const std::string& text, const char* what) {
+Result<std::string> WriteFileForCells(const std::string& path, const std::string& text, const char* what) {
   ::unlink(path.c_str());  // one left by an interrupted run; O_EXCL then makes a fresh file, never a link's target
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!fd) return ErrnoError(what, path);
@@ -105,10 +101,8 @@ Result<std::string> WriteForCells(const std::string& path, const std::string& te
   return path;
 }
 
-}  // namespace
-
 Result<std::string> WriteScriptNpmrc(const std::string& install_dir, const std::string& text) {
-  return WriteForCells(install_dir + "/" + kNpmrcName, text, "write the npm config of the install scripts");
+  return WriteFileForCells(install_dir + "/" + kNpmrcName, text, "write the npm config of the install scripts");
 }
 
 std::string CertificatesOf(std::string_view pem) {
@@ -134,7 +128,7 @@ Result<std::string> WriteScriptCafile(const std::string& install_dir, const std:
   }
   auto text = ReadTextFile(host_cafile, "read npm's cafile");
   if (!text.ok()) return text.error();
-  return WriteForCells(install_dir + "/" + kCafileName, CertificatesOf(*text), "write the install scripts' CA certificates");
+  return WriteFileForCells(install_dir + "/" + kCafileName, CertificatesOf(*text), "write the install scripts' CA certificates");
 }
 
 std::string RegistriesReached(const ScriptNpm& npm) {

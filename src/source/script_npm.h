@@ -60,6 +60,11 @@ struct ScriptNpmPlan {
 ScriptNpmPlan PlanScriptNpm(const NpmConfig& config, const std::set<std::string>& scopes,
                             const std::map<std::string, std::string>& proxy_env);
 
+/// `text` as a fresh file at `path` (in the install directory, which the
+/// cells read), 0644 whatever the umask, never a planted link's target; an
+/// error names `what`.
+Result<std::string> WriteFileForCells(const std::string& path, const std::string& text, const char* what);
+
 /// Writes `text` as a new file in `install_dir` (which the cells see
 /// read-only; no package's cell can write there) and returns its path.
 Result<std::string> WriteScriptNpmrc(const std::string& install_dir, const std::string& text);

@@ -1,7 +1,7 @@
 // Issue 14 item 2: npm install scripts of an npx:// package run in a native
 // cell of their own, never on the host. The host's npm installs with
-// --ignore-scripts; then each package with scripts gets `npm rebuild` in a
-// cell that can write that package's directory only, with a private HOME and
+// --ignore-scripts; then each package with scripts has them run (as
+// mcpcell planned them: source/script_plan.h) in a cell that can write that package's directory only, with a private HOME and
 // /tmp and network only to the npm registry the install used (through
 // mcpcell's egress proxy). Here a local registry (lib/npm_registry.mjs) on the
 // host's loopback serves:
@@ -282,7 +282,7 @@ test('a failing install script: the install fails naming the package and its las
   const failEnv = { ...env, npm_config_registry: reg.url };
   const r = await runMcpcell(['install', `npx://${name}@1.0.0`], { env: failEnv, guardMs: 120_000 });
   assert.equal(r.code, 1, r.stderr);
-  assert.match(r.stderr, new RegExp(`run the install scripts of ${name}.*they failed in their cell \\(npm rebuild exited with status \\d+`));
+  assert.match(r.stderr, new RegExp(`run the install scripts of ${name}.*they failed in their cell \\(a script exited with status \\d+`));
   assert.match(r.stderr, new RegExp(`\\| .*compiler says: boom-${id}`), 'the script\'s last lines are in the error');
   assert.match(r.stderr, /--install-scripts=skip installs without running them/);
   assert.equal(existsSync(path.join(home, '.cache', 'mcpcell', 'npx', `${name}@1.0.0`)), false, 'nothing published');

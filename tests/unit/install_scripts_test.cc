@@ -5,14 +5,20 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "cell/script_cell.h"
 #include "cell/script_network.h"
+#include "source/lifecycle.h"
 #include "source/npx_install.h"
+#include "source/script_plan.h"
 #include "source/script_bins.h"
 #include "source/npm_config.h"
 #include "source/registry_url.h"
@@ -140,12 +146,14 @@ TEST_F(InstallScriptsTest, RunsEachPackageInOrderAndRecordsIt) {
   ASSERT_EQ(cell.runs.size(), 2u);
   EXPECT_EQ(cell.runs[0].package, "dep");
   EXPECT_EQ(cell.runs[0].package_dir, nm_ + "/dep");
-  EXPECT_EQ(cell.runs[0].argv, NpmRebuildArgv(nm_ + "/dep"));
+  ASSERT_EQ(cell.runs[0].argv.size(), 2u);
+  EXPECT_EQ(cell.runs[0].argv[0], "/bin/sh");  // its planned steps, no npm
+  EXPECT_EQ(cell.runs[0].argv[1].rfind(root_ + "/.mcpcell-bin.", 0), 0u) << cell.runs[0].argv[1];
   EXPECT_EQ(cell.runs[0].limit, std::chrono::seconds(7));
   EXPECT_EQ(cell.runs[0].npm.registries, std::vector<std::string>{"https://registry.example/"});  // the one host its cell reaches
   EXPECT_EQ(cell.runs[1].package, "top");
   EXPECT_TRUE(InstallScriptsRan(root_));
-  EXPECT_FALSE(fs::exists(nm_ + "/.package-lock.json"));  // npm rebuild reads the manifests themselves
+  EXPECT_FALSE(fs::exists(cell.runs[0].argv[1])) << "the program goes with its command view";
 }
 
 TEST_F(InstallScriptsTest, TheRegistryIsAskedOnlyWhenAPackageHasScripts) {
@@ -196,6 +204,7 @@ TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn
   // Not optional: the same failure fails the install.
   Pkg("opt", R"({"name":"opt","scripts":{"install":"node-gyp rebuild"}})");
   fs::remove(root_ + "/.mcpcell-install-scripts.json");
+  std::ofstream(nm_ + "/.package-lock.json") << R"({"packages":{"node_modules/opt":{},"node_modules/req":{}}})";
   EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
   EXPECT_TRUE(fs::exists(nm_ + "/opt"));
 }
@@ -238,7 +247,7 @@ TEST_F(InstallScriptsTest, ANewlineInADirectoryNameForgesNoLine) {
 TEST_F(InstallScriptsTest, CellWritesOnlyThePackageDirAndHasNoNetworkWithoutARegistry) {
   std::string dir = Pkg("addon", R"({"name":"addon"})");
   Pkg("addon/node_modules/dep", R"({"name":"dep"})");
-  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), {}, {}};
+  ScriptRun run{root_, "addon", dir, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5), {}, {}};
   auto spec = ScriptCellSpec(run);
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
   std::vector<std::string> writable_binds;
@@ -261,7 +270,7 @@ TEST_F(InstallScriptsTest, CellWritesOnlyThePackageDirAndHasNoNetworkWithoutAReg
 
 TEST_F(InstallScriptsTest, CellReachesOnlyTheRegistryThroughTheProxyWithNpmPointedAtIt) {
   std::string dir = Pkg("addon", R"({"name":"addon"})");
-  ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), Npm("https://registry.example.org/npm/"), {}};
+  ScriptRun run{root_, "addon", dir, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5), Npm("https://registry.example.org/npm/"), {}};
   auto spec = ScriptCellSpec(run);
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
   EXPECT_EQ(spec->network.mode, NetworkSpec::Mode::kAllowList);
@@ -287,7 +296,7 @@ TEST_F(InstallScriptsTest, CellReachesOnlyTheRegistryThroughTheProxyWithNpmPoint
 TEST_F(InstallScriptsTest, ARegistryOnTheHostsLoopbackIsReachedAsThatOnePort) {
   std::string dir = Pkg("addon", R"({"name":"addon"})");
   for (const char* url : {"http://127.0.0.1:4873/", "http://localhost:4873", "http://[::1]:4873/x"}) {
-    ScriptRun run{root_, "addon", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), Npm(url), {}};
+    ScriptRun run{root_, "addon", dir, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5), Npm(url), {}};
     auto spec = ScriptCellSpec(run);
     ASSERT_TRUE(spec.ok()) << url << ": " << spec.error().Message();
     EXPECT_EQ(spec->network.mode, NetworkSpec::Mode::kAllowList) << url;
@@ -334,7 +343,7 @@ TEST_F(InstallScriptsTest, CellRefusesAPackageDirThatIsASymlinkOutOfTheInstall) 
   Pkg("a", R"({"name":"a"})");
   fs::create_directory_symlink(root_ + "/host-dir", nm_ + "/a/node_modules");
   std::string via_link = nm_ + "/a/node_modules";
-  ScriptRun run{root_, "b", via_link, NpmRebuildArgv(via_link), std::chrono::seconds(5), {}, {}};
+  ScriptRun run{root_, "b", via_link, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5), {}, {}};
   auto spec = ScriptCellSpec(run);
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.error().Message().find("not a plain directory below"), std::string::npos) << spec.error().Message();
@@ -406,10 +415,9 @@ TEST(RegistryUrl, TheEffectiveValueOfNpmConfigListIsTheUncommentedLine) {
 namespace mcpcell {
 namespace {
 
-// adv2: `npm rebuild <dir>` selects no bundled package (npm's rebuild
-// command skips inBundle nodes), and its bundler's rebuild runs the bundled
-// scripts. So they run in the bundler's cell, named in its message, where
-// their own directories are writable.
+// adv2: a bundled package's scripts run in its bundler's cell (npm's
+// rebuild ran them there; mcpcell's plan keeps them there: the same
+// tarball), named in its message, where their own directories are writable.
 struct RecordingCell : ScriptCell {
   std::vector<ScriptRun> runs;
   Status Run(const ScriptRun& r) override {
@@ -436,7 +444,6 @@ TEST_F(InstallScriptsTest, ABundledPackagesScriptsRunInItsBundlersCellWhichMayWr
   for (const auto& r : cell.runs) dirs.push_back(r.package_dir);
   EXPECT_EQ(dirs, (std::vector<std::string>{nm_ + "/dep", parent, placed}));
   const ScriptRun& p = cell.runs[1];
-  EXPECT_EQ(p.argv, NpmRebuildArgv(parent));  // its rebuild runs the bundled scripts
   EXPECT_EQ(p.bundled, (std::vector<std::string>{deeper, nested}));
   EXPECT_TRUE(cell.runs[0].bundled.empty());
   EXPECT_TRUE(cell.runs[2].bundled.empty());
@@ -463,7 +470,7 @@ TEST_F(InstallScriptsTest, TheBundlersCellWritesTheBundledDirectoriesAndNothingE
   std::string dir = Pkg("parent", R"({"name":"parent"})");
   std::string bundled = Pkg("parent/node_modules/nested", R"({"name":"nested"})");
   Pkg("parent/node_modules/placed", R"({"name":"placed"})");
-  ScriptRun run{root_, "parent", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), {}, {bundled}};
+  ScriptRun run{root_, "parent", dir, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5), {}, {bundled}};
   auto spec = ScriptCellSpec(run);
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
   std::vector<std::string> writable;
@@ -477,11 +484,11 @@ TEST_F(InstallScriptsTest, TheBundlersCellWritesTheBundledDirectoriesAndNothingE
   // A "bundled" directory anywhere else, or behind a symlink, is refused.
   for (std::string other : {nm_ + "/placed-elsewhere", dir + "/node_modules/../../other", root_ + "/host"}) {
     fs::create_directories(other);
-    ScriptRun bad{root_, "parent", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), {}, {other}};
+    ScriptRun bad{root_, "parent", dir, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5), {}, {other}};
     EXPECT_FALSE(ScriptCellSpec(bad).ok()) << other;
   }
   fs::create_directory_symlink(root_ + "/host", dir + "/node_modules/link");
-  ScriptRun linked{root_, "parent", dir, NpmRebuildArgv(dir), std::chrono::seconds(5), {}, {dir + "/node_modules/link"}};
+  ScriptRun linked{root_, "parent", dir, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5), {}, {dir + "/node_modules/link"}};
   EXPECT_FALSE(ScriptCellSpec(linked).ok());
 }
 
@@ -505,15 +512,16 @@ TEST_F(InstallScriptsTest, AScriptCellSeesOnlyTheBinsOfWhatThePackageDependsOn) 
   std::ofstream(nm_ + "/evil/shim.js") << "x";
   fs::create_directories(nm_ + "/.bin");
   fs::create_directories(nm_ + "/v/node_modules/.bin");
-  ScriptBins bins = BinsFor(root_, v, {});
-  EXPECT_EQ(bins.links, (std::map<std::string, std::string>{{"tool", nm_ + "/tool/cli.js"},
-                                                            {"t2", nm_ + "/v/node_modules/@s/t2/bin/t2.js"}}));
-  EXPECT_EQ(bins.bin_dirs, (std::vector<std::string>{nm_ + "/.bin", nm_ + "/v/node_modules/.bin"}));
+  auto links = BinLinks(root_, v, {});
+  EXPECT_EQ(links, (std::map<std::string, std::string>{{"tool", nm_ + "/tool/cli.js"},
+                                                       {"t2", nm_ + "/v/node_modules/@s/t2/bin/t2.js"}}));
+  const auto bin_dirs = BinDirs(root_);
+  EXPECT_EQ(bin_dirs, (std::vector<std::string>{nm_ + "/.bin", nm_ + "/v/node_modules/.bin"}));
 
-  auto view = BinView::Make(root_, bins.links);
+  auto view = BinView::Make(root_, links);
   ASSERT_TRUE(view.ok()) << view.error().Message();
   EXPECT_EQ(fs::read_symlink(view->links_dir() + "/tool"), nm_ + "/tool/cli.js");
-  ScriptRun run{root_, "v", v, NpmRebuildArgv(v), std::chrono::seconds(5), {}, {}, bins.bin_dirs, view->dir()};
+  ScriptRun run{root_, "v", v, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5), {}, {}, bin_dirs, view->dir()};
   auto spec = ScriptCellSpec(run);
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
   std::map<std::string, std::string> over;  // target -> source
@@ -529,6 +537,251 @@ TEST_F(InstallScriptsTest, AScriptCellSeesOnlyTheBinsOfWhatThePackageDependsOn) 
   std::string dir = view->dir();
   { BinView gone = std::move(*view); }
   EXPECT_FALSE(fs::exists(dir)) << "the view is removed with its object";
+}
+
+}  // namespace
+}  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+// The planner (source/script_plan.h): which scripts run in which cell, in
+// which order, decided once on the host. adv4 found `npm rebuild` in each
+// cell deciding otherwise than the plan (the e2e cases are
+// tests/e2e/adv4_bundled_scripts.test.mjs).
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class ScriptPlanTest : public InstallScriptsTest {
+ protected:
+  void Lock(const std::string& packages) { std::ofstream(nm_ + "/.package-lock.json") << R"({"packages":)" << packages << "}"; }
+  std::vector<ScriptCellPlan> Plan() { return PlanScriptCells(root_, ReadNpmLockfile(root_)); }
+  /// The exit status of /bin/sh running LifecycleProgram(steps); -1 when it could not.
+  int RunProgram(const std::vector<LifecycleStep>& steps) {
+    auto program = LifecycleProgram(steps);
+    if (!program.ok()) return -1;
+    std::ofstream(root_ + "/prog.sh") << *program;
+    int status = std::system(("/bin/sh " + root_ + "/prog.sh >/dev/null 2>&1").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  static std::vector<std::string> Dirs(const std::vector<ScriptPackage>& ps) {
+    std::vector<std::string> out;
+    for (const auto& p : ps) out.push_back(p.dir);
+    return out;
+  }
+};
+
+TEST_F(ScriptPlanTest, WhatNpmDidNotPlaceIsTheTarballsOfTheNearestPackageItPlacedAbove) {
+  // a's package.json declares no bundle (the registry's said none either:
+  // finding 1); its tarball carried b, a versionless q inside b (3), and a
+  // folder named "b..x" (4). npm placed x below a (another tarball).
+  std::string a = Pkg("a", R"({"name":"a","dependencies":{"x":"2"}})");
+  std::string b = Pkg("a/node_modules/b", R"({"name":"b","version":"1.0.0","scripts":{"install":"b"}})");
+  std::string q = Pkg("a/node_modules/b/node_modules/q", R"({"name":"q","scripts":{"install":"q"}})");
+  std::string dd = Pkg("a/node_modules/b..x", R"({"name":"dd","version":"1.0.0","scripts":{"install":"dd"}})");
+  std::string x = Pkg("a/node_modules/x", R"({"name":"x","version":"2.0.0","scripts":{"install":"x"}})");
+  Lock(R"({"":{},"node_modules/a":{"version":"1.0.0"},"node_modules/a/node_modules/x":{"version":"2.0.0"},
+           "node_modules/a/node_modules/b..x":{"version":"1.0.0","inBundle":true}})");
+  auto cells = Plan();
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].package.dir, x);  // placed by npm: a cell of its own, whatever a's manifest says; a depends on it
+  EXPECT_TRUE(cells[0].bundled.empty());
+  // a has no scripts of its own: the cell is its, for what it carries.
+  EXPECT_EQ(cells[1].package.dir, a);
+  EXPECT_TRUE(cells[1].package.events.empty());
+  EXPECT_EQ(Dirs(cells[1].bundled), (std::vector<std::string>{b, q, dd}));
+  EXPECT_TRUE(cells[1].placed_below.empty());
+  // A manifest claiming x as bundled changes nothing.
+  std::ofstream(a + "/package.json") << R"({"name":"a","bundleDependencies":["x"],"dependencies":{"x":"2"}})";
+  auto again = Plan();
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].package.dir, x);
+}
+
+TEST_F(ScriptPlanTest, ABundlersCellRunsAfterTheCellsOfWhatAnyOfItsPackagesDependsOn) {
+  // Finding 2: w (no scripts) bundles b1 and b2; b2 depends on zr, which
+  // npm placed at the top and which builds. By path w comes first.
+  Pkg("w", R"({"name":"w","bundleDependencies":["b1","b2"],"dependencies":{"b1":"1","b2":"1"}})");
+  std::string b1 = Pkg("w/node_modules/b1", R"({"name":"b1","scripts":{"install":"b1"}})");
+  std::string b2 = Pkg("w/node_modules/b2", R"({"name":"b2","dependencies":{"zr":"1"},"scripts":{"install":"b2"}})");
+  std::string zr = Pkg("zr", R"({"name":"zr","scripts":{"install":"zr"}})");
+  Lock(R"({"node_modules/w":{},"node_modules/w/node_modules/b1":{"inBundle":true},
+           "node_modules/w/node_modules/b2":{"inBundle":true},"node_modules/zr":{}})");
+  auto cells = Plan();
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].package.dir, zr);
+  EXPECT_EQ(cells[1].package.dir, nm_ + "/w");
+  EXPECT_EQ(Dirs(cells[1].bundled), (std::vector<std::string>{b1, b2}));
+}
+
+TEST_F(ScriptPlanTest, ThroughAPackageWithoutScriptsToo) {
+  // app -> mid (no scripts) -> base: base builds first although app is first by path.
+  Pkg("app", R"({"name":"app","dependencies":{"mid":"1"},"scripts":{"install":"a"}})");
+  Pkg("mid", R"({"name":"mid","dependencies":{"zbase":"1"}})");
+  Pkg("zbase", R"({"name":"zbase","scripts":{"install":"b"}})");
+  auto cells = Plan();  // no lockfile: each directory its own
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].package.name, "zbase");
+  EXPECT_EQ(cells[1].package.name, "app");
+}
+
+TEST_F(ScriptPlanTest, StepsAreEachPackagesEventsInNpmsOrderDependenciesFirst) {
+  std::string p = Pkg("p", R"({"name":"p","version":"1.2.3","dependencies":{"n":"1"},"config":{"port":8080,"list":["a",null]},
+      "scripts":{"postinstall":"post","preinstall":"pre","install":"","prepare":"no"}})");
+  std::string n = Pkg("p/node_modules/n", R"({"name":"n","version":"0.1.0"})");
+  std::ofstream(n + "/binding.gyp") << "{}";  // npm's implicit node-gyp rebuild
+  std::string off = Pkg("off", R"({"name":"off","gypfile":false})");
+  std::ofstream(off + "/binding.gyp") << "{}";  // turned off
+  Lock(R"({"node_modules/p":{},"node_modules/p/node_modules/n":{"inBundle":true},"node_modules/off":{}})");
+  auto cells = Plan();
+  ASSERT_EQ(cells.size(), 1u);
+  std::vector<std::string> steps;
+  for (const auto& s : cells[0].steps) steps.push_back(s.dir.substr(nm_.size() + 1) + " " + s.event + ": " + s.script);
+  EXPECT_EQ(steps, (std::vector<std::string>{"p/node_modules/n install: node-gyp rebuild", "p preinstall: pre",
+                                             "p postinstall: post"}));
+  EXPECT_EQ(cells[0].steps[1].id, "p@1.2.3");
+  auto env = cells[0].steps[1].env;
+  auto has = [&env](const std::string& k, const std::string& v) {
+    return std::find(env.begin(), env.end(), std::make_pair(k, v)) != env.end();
+  };
+  EXPECT_TRUE(has("npm_package_name", "p"));
+  EXPECT_TRUE(has("npm_package_version", "1.2.3"));
+  EXPECT_TRUE(has("npm_package_config_port", "8080"));
+  EXPECT_TRUE(has("npm_package_config_list_0", "a"));
+  EXPECT_TRUE(has("npm_package_config_list_1", ""));
+}
+
+TEST_F(ScriptPlanTest, APackageNpmPlacedBelowABundledOneIsReadOnlyInTheBundlersCell) {
+  std::string a = Pkg("a", R"({"name":"a","scripts":{"install":"a"}})");
+  std::string b = Pkg("a/node_modules/b", R"({"name":"b","scripts":{"install":"b"}})");
+  std::string x = Pkg("a/node_modules/b/node_modules/x", R"({"name":"x","scripts":{"install":"x"}})");
+  Lock(R"({"node_modules/a":{},"node_modules/a/node_modules/b":{"inBundle":true},
+           "node_modules/a/node_modules/b/node_modules/x":{}})");
+  auto cells = Plan();
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].package.dir, a);
+  EXPECT_EQ(Dirs(cells[0].bundled), std::vector<std::string>{b});
+  EXPECT_EQ(cells[0].placed_below, std::vector<std::string>{x});
+  EXPECT_EQ(cells[1].package.dir, x);
+  // ...and so the cell is built.
+  ScriptRun run{root_, "a", a, {"/bin/sh", "x"}, std::chrono::seconds(5), {}, {b}, {}, {}, {x}};
+  auto spec = ScriptCellSpec(run);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  std::vector<std::pair<std::string, bool>> binds;
+  for (const auto& m : spec->mounts) {
+    if (m.kind == MountSpec::Kind::kBind && m.source.rfind(nm_, 0) == 0) binds.emplace_back(m.source, m.writable);
+  }
+  EXPECT_EQ(binds, (std::vector<std::pair<std::string, bool>>{
+                       {a, true}, {a + "/node_modules", false}, {b, true}, {x, false}}));
+}
+
+// Finding 5: npm in each cell re-read the package.json files, which an
+// earlier cell could write. The program each cell runs is planned before
+// the first runs: a manifest rewritten meanwhile changes nothing.
+TEST_F(ScriptPlanTest, WhatAnEarlierCellWritesChangesNoLaterCellsSteps) {
+  struct Rewriting : ScriptCell {
+    std::string victim;
+    std::vector<std::string> programs;
+    Status Run(const ScriptRun& r) override {
+      programs.push_back(ReadAll(r.argv.at(1)));
+      std::ofstream(victim) << R"({"name":"z","scripts":{"install":"EVIL","postinstall":"EVIL"}})";
+      return {};
+    }
+  } cell;
+  Pkg("a", R"({"name":"a","scripts":{"install":"build-a"}})");
+  cell.victim = Pkg("z", R"({"name":"z","scripts":{"install":"build-z"}})") + "/package.json";
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  ASSERT_EQ(cell.programs.size(), 2u);
+  EXPECT_NE(cell.programs[1].find("build-z"), std::string::npos) << cell.programs[1];
+  EXPECT_EQ(cell.programs[1].find("EVIL"), std::string::npos) << cell.programs[1];
+}
+
+TEST_F(ScriptPlanTest, ALockfileKeyOutOfTheInstallPlacesNothing) {
+  Pkg("a", R"({"name":"a"})");
+  std::string b = Pkg("a/node_modules/b", R"({"name":"b","scripts":{"install":"b"}})");
+  Lock(R"({"node_modules/a":{},"node_modules/a/node_modules/../node_modules/b":{},"node_modules/a/./node_modules/b":{}})");
+  auto cells = Plan();
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(cells[0].package.dir, nm_ + "/a");
+  EXPECT_EQ(Dirs(cells[0].bundled), std::vector<std::string>{b});
+}
+
+// The program itself, run by the real /bin/sh.
+TEST_F(ScriptPlanTest, TheProgramRunsEachStepInItsDirectoryWithNpmsVariablesAndStopsAtAFailure) {
+  std::string p = Pkg("p", "{}");
+  std::string q = Pkg("q", "{}");
+  const std::string hostile = "it's \"x\" $(touch " + root_ + "/pwned) `touch " + root_ + "/pwned2`\n";
+  std::vector<LifecycleStep> steps{
+      {p, "p@1", "install", "pwd > cwd; env > env.txt", {{"npm_package_name", hostile}}},
+      {q, "q@1", "postinstall", "touch ran; exit 3", {}},
+      {p, "p@1", "postinstall", "touch never", {}},
+  };
+  EXPECT_EQ(RunProgram(steps), 3);
+  std::ifstream cwd(p + "/cwd");
+  std::string line;
+  std::getline(cwd, line);
+  EXPECT_EQ(line, p);
+  std::string env = ReadAll(p + "/env.txt");
+  EXPECT_NE(env.find("npm_lifecycle_event=install\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("npm_lifecycle_script=pwd > cwd; env > env.txt\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("npm_package_json=" + p + "/package.json\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("npm_package_name=" + hostile), std::string::npos) << env;
+  EXPECT_FALSE(fs::exists(root_ + "/pwned"));
+  EXPECT_FALSE(fs::exists(root_ + "/pwned2"));
+  EXPECT_TRUE(fs::exists(q + "/ran"));
+  EXPECT_FALSE(fs::exists(p + "/never"));
+}
+
+TEST_F(ScriptPlanTest, TheProgramRefusesADirectorySwappedForALink) {
+  std::string p = Pkg("p", "{}");
+  std::string q = Pkg("q", "{}");
+  fs::create_directories(root_ + "/elsewhere");
+  std::vector<LifecycleStep> steps{{p, "p@1", "preinstall", "mv ../q ../q-old && ln -s ../elsewhere ../q", {}},
+                                   {q, "q@1", "install", "touch pwned", {}}};
+  EXPECT_EQ(RunProgram(steps), 1);
+  EXPECT_TRUE(fs::is_symlink(q)) << "the swap happened";
+  EXPECT_FALSE(fs::exists(root_ + "/elsewhere/pwned"));
+}
+
+TEST(Lifecycle, ANulByteIsRefusedNotCut) {
+  auto program = LifecycleProgram({{"/x", "p@1", "install", std::string("echo a\0; rm -rf /", 18), {}}});
+  ASSERT_FALSE(program.ok());
+  EXPECT_NE(program.error().Message().find("NUL"), std::string::npos) << program.error().Message();
+  // A key no environment can hold is left out; values are kept.
+  auto env = PackageEnv(nlohmann::json::parse(R"({"name":"n","config":{"a=b":"x","ok":true,"off":false}})"));
+  EXPECT_EQ(env, (std::vector<std::pair<std::string, std::string>>{
+                     {"npm_package_name", "n"}, {"npm_package_config_off", ""}, {"npm_package_config_ok", "true"}}));
+}
+
+}  // namespace
+}  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+// What npm's run-script gives every script, as the cell's environment:
+// the command view first on PATH, then npm's node-gyp wrapper (found from
+// the npm on the cell's PATH), never a node_modules/.bin of the chain.
+TEST_F(InstallScriptsTest, TheCellsPathIsTheCommandViewThenNpmsNodeGypThenTheSystems) {
+  std::string v = Pkg("v", R"({"name":"v"})");
+  fs::create_directories(nm_ + "/.bin");
+  auto view = BinView::Make(root_, {});
+  ASSERT_TRUE(view.ok()) << view.error().Message();
+  ScriptRun run{root_, "v", v, {"/bin/sh", "x"}, std::chrono::seconds(5), {}, {}, {nm_ + "/.bin"}, view->dir()};
+  auto spec = ScriptCellSpec(run);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  const std::string path = spec->env.at("PATH");
+  EXPECT_EQ(path.rfind(view->links_dir() + ":", 0), 0u) << path;
+  EXPECT_EQ(path.find("node_modules/.bin"), std::string::npos) << path;
+  EXPECT_EQ(spec->env.at("INIT_CWD"), root_);
+  if (spec->env.count("npm_config_node_gyp") == 0) GTEST_SKIP() << "no npm with its node-gyp on this machine's PATH";
+  EXPECT_NE(path.find("/@npmcli/run-script/lib/node-gyp-bin:"), std::string::npos) << path;
+  EXPECT_TRUE(fs::is_regular_file(spec->env.at("npm_config_node_gyp")));
+  EXPECT_TRUE(fs::is_regular_file(spec->env.at("npm_execpath")));
 }
 
 }  // namespace

@@ -160,7 +160,7 @@ class ScriptCellNpmTest : public ::testing::Test {
 TEST_F(ScriptCellNpmTest, TheCellGetsTheNpmrcTheCafileReadOnlyAndEveryRegistry) {
   ScriptNpm npm{"https://registry.npmjs.org/", {"https://registry.npmjs.org/", "http://localhost:4873/"},
                 root_ + "/.mcpcell-script-npmrc", root_ + "/ca.pem", ""};
-  ScriptRun run{root_, "@corp/addon", pkg_, NpmRebuildArgv(pkg_), std::chrono::seconds(5), npm, {}};
+  ScriptRun run{root_, "@corp/addon", pkg_, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5), npm, {}};
   auto spec = ScriptCellSpec(run);
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
   EXPECT_EQ(spec->env.at("npm_config_userconfig"), npm.npmrc);
@@ -185,7 +185,7 @@ TEST_F(ScriptCellNpmTest, TheCellGetsTheNpmrcTheCafileReadOnlyAndEveryRegistry) 
 TEST_F(ScriptCellNpmTest, TheHostsProxySettingsNeverReachTheCell) {
   ::setenv("HTTPS_PROXY", "http://u:pxsecret@corp-proxy:3128", 1);
   ::setenv("npm_config_https_proxy", "http://u:pxsecret@corp-proxy:3128", 1);
-  ScriptRun run{root_, "@corp/addon", pkg_, NpmRebuildArgv(pkg_), std::chrono::seconds(5),
+  ScriptRun run{root_, "@corp/addon", pkg_, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5),
                 ScriptNpm{"https://registry.example/", {"https://registry.example/"}, "", "", ""}, {}};
   auto spec = ScriptCellSpec(run);
   ::unsetenv("HTTPS_PROXY");
@@ -196,7 +196,7 @@ TEST_F(ScriptCellNpmTest, TheHostsProxySettingsNeverReachTheCell) {
 }
 
 TEST_F(ScriptCellNpmTest, AMissingCafileIsNotBoundAsNpmIgnoresIt) {
-  ScriptRun run{root_, "@corp/addon", pkg_, NpmRebuildArgv(pkg_), std::chrono::seconds(5),
+  ScriptRun run{root_, "@corp/addon", pkg_, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5),
                 ScriptNpm{"", {}, "", root_ + "/missing.pem", ""}, {}};
   auto spec = ScriptCellSpec(run);
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
@@ -206,7 +206,7 @@ TEST_F(ScriptCellNpmTest, AMissingCafileIsNotBoundAsNpmIgnoresIt) {
 
 TEST_F(ScriptCellNpmTest, ARelativeOrDirectoryCafileIsRefused) {
   for (const std::string& cafile : {std::string("ca.pem"), root_}) {
-    ScriptRun run{root_, "@corp/addon", pkg_, NpmRebuildArgv(pkg_), std::chrono::seconds(5),
+    ScriptRun run{root_, "@corp/addon", pkg_, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5),
                   ScriptNpm{"", {}, "", cafile, ""}, {}};
     auto spec = ScriptCellSpec(run);
     EXPECT_FALSE(spec.ok()) << cafile;
