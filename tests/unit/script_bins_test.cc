@@ -27,9 +27,9 @@ TEST(ScriptBins, EveryBinDirectoryOnNpmsPathWalkIsHidden) {
     fs::create_directories(nm + rel);
   }
   std::ofstream(nm + "/@s/v/package.json") << R"({"name":"@s/v","scripts":{"install":"node build.js"}})";
-  ScriptBins bins = BinsFor(root, nm + "/@s/v", {});
-  std::sort(bins.bin_dirs.begin(), bins.bin_dirs.end());
-  EXPECT_EQ(bins.bin_dirs, (std::vector<std::string>{nm + "/.bin", nm + "/@s/node_modules/.bin",
+  std::vector<std::string> dirs = BinDirs(root);
+  std::sort(dirs.begin(), dirs.end());
+  EXPECT_EQ(dirs, (std::vector<std::string>{nm + "/.bin", nm + "/@s/node_modules/.bin",
                                                      nm + "/a/node_modules/@t/node_modules/.bin",
                                                      nm + "/node_modules/.bin"}));
   fs::remove_all(root);
