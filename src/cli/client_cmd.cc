@@ -23,6 +23,7 @@
 #include "client/known_clients.h"
 #include "client/toml_edit.h"
 #include "client/yaml_edit.h"
+#include "policy/policy.h"
 #include "cli/commands.h"
 #include "core/exit_codes.h"
 #include "util/diag.h"
@@ -220,6 +221,10 @@ Result<std::optional<std::string>> PolicyArg(const std::optional<std::string>& p
   std::error_code ec;
   if (!fs::is_regular_file(ExpandHome(p), ec)) {
     return MakeError("--policy", *policy, "no such file: every wrapped server would fail to start");
+  }
+  // Read as run will read it: a policy run refuses would stop every wrapped server (adv8).
+  if (auto loaded = LoadPolicy(ExpandHome(p)); !loaded.ok()) {
+    return MakeError("--policy", *policy, loaded.error().Message() + "; every wrapped server would fail to start");
   }
   return std::optional<std::string>(p);
 }

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "cell/backend.h"
 #include "cell/cell_network.h"
 #include "cell/credentials.h"
 #include "cell/mount_plan.h"
@@ -197,6 +198,12 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const 
   if (req.install_scripts && ref.kind != ServerRef::Kind::kNpx) {
     return MakeError("--install-scripts", *req.install_scripts,
                      "applies to npx:// sources only (npm install scripts); this server's source is " + ToString(ref.kind));
+  }
+  // Only npx:// and uvx:// sources install anything (adv8: accepted, even as "bogus", and ignored).
+  if (req.install_timeout && ref.kind != ServerRef::Kind::kNpx && ref.kind != ServerRef::Kind::kUvx) {
+    return MakeError("--install-timeout", *req.install_timeout,
+                     "applies to npx:// and uvx:// sources only (they are installed first); this server's source is " +
+                         ToString(ref.kind));
   }
   switch (ref.kind) {
     case ServerRef::Kind::kCommand:
@@ -590,6 +597,9 @@ void SayPlanNotes(const RunRequest& req, const TrustFacts& facts, const CellSpec
 }  // namespace
 
 Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
+  // Checked with every other flag, so --dry-run and policy explain refuse
+  // what run would (adv8: they showed a plan run refused later).
+  if (auto fallback = ParseFallback(req.fallback); !fallback) return fallback.error();
   auto parsed = ParseServerRef(req.server, req.command);
   if (!parsed.ok()) return parsed.error();
   DecideInputs in{req.policy_file, req.profile, !req.allow_host.empty() || !req.allow_port.empty(),

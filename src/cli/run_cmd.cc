@@ -221,7 +221,10 @@ int Run(RunRequest req) {
   record(DecisionEvent(*plan));
   switch (plan->action) {
     case LaunchPlan::Action::kDeny:
-      Say("denied by " + plan->rule + ": " + WithoutRulePrefix(plan->reason, plan->rule));
+      // Every denial says how to allow it (the relay's tool denials do too).
+      Say("denied by " + plan->rule + ": " + WithoutRulePrefix(plan->reason, plan->rule) +
+          "; to allow it, add a rule before that one that isolates this server (\"action\": \"isolate\"), "
+          "or change the rule (`mcpcell policy explain` shows how the policy decides)");
       return kExitDenied;
     case LaunchPlan::Action::kAllow:
       Say("running WITHOUT a cell, allowed by " + plan->rule + ": " + plan->reason);

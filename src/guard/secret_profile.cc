@@ -86,6 +86,13 @@ Status ReadSecretScan(const std::string& origin, const std::string& path, const 
     }
     out->disable = std::move(*l);
   }
+  // Rules for a scan that is off in both directions would be accepted and
+  // scan nothing (adv8).
+  bool rules = j.contains("rules") || j.contains("disable");
+  if (rules && out->to_server == SecretMode::kOff && out->to_client == SecretMode::kOff) {
+    return JsonPathError(origin, path, "\"rules\" and \"disable\" change a scan that is \"off\" both ways; set a mode "
+                                       "(audit, redact or block) or drop them");
+  }
   return {};
 }
 

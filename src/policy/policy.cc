@@ -141,9 +141,14 @@ Result<Policy> ParsePolicy(std::string_view text, const std::string& origin, con
                               {"$schema", "version", "description", "trusted_sources", "trusted_tiers", "rules", "default"}));
   Policy p;
   p.origin = origin;
-  if (j.contains("version") && !(j["version"].is_number_integer() && j["version"].get<int>() == 1) &&
-      !(j["version"].is_string() && j["version"].get<std::string>() == "1")) {
+  // Compared as JSON values, not through get<int>(): 4294967297 is no 1 (adv8).
+  if (j.contains("version") && j["version"] != json(1) && j["version"] != json("1")) {
     return JsonTypeError(origin, "$.version", "1 (the only policy format version)", j["version"]);
+  }
+  for (const char* text_key : {"$schema", "description"}) {
+    if (j.contains(text_key) && !j[text_key].is_string()) {
+      return JsonTypeError(origin, std::string("$.") + text_key, "a string", j[text_key]);
+    }
   }
   if (j.contains("trusted_sources")) {
     auto l = JsonStringList(origin, "$.trusted_sources", j["trusted_sources"]);

@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "egress/address_check.h"
 #include "egress/host_loopback.h"
+#include "egress/host_rules.h"
 #include "egress/resolver.h"
 #include "profile/path_args.h"
 
@@ -125,6 +127,38 @@ Status PairBareLoopback(SplitHosts* split, const std::vector<std::uint16_t>& por
   return {};
 }
 
+std::optional<std::string> MetadataLiteral(const std::string& text) {
+  boost::system::error_code ec;
+  auto address = boost::asio::ip::make_address(NormaliseHost(text), ec);
+  if (ec || !IsMetadataAddress(address)) return std::nullopt;
+  return address.to_string();
+}
+
+// What the proxy would refuse every time is refused at launch instead of
+// being shown as an enforced allow-list (adv8): a cloud metadata address,
+// named or pinned, and a pin for a name no allow rule lets the cell look up.
+Status CheckAllowListNames(const NetworkSpec& spec) {
+  for (const auto& h : spec.allow_hosts) {
+    if (auto m = MetadataLiteral(h)) {
+      return MakeError("allow_host", h, "is a cloud metadata address (" + *m + "), which the egress proxy never "
+                                        "connects to, whatever allows it; remove it");
+    }
+  }
+  EgressRules rules = EgressRules::FromSpec(spec);
+  for (const auto& pin : spec.resolve) {
+    if (auto m = MetadataLiteral(pin.address)) {
+      return MakeError("--resolve", pin.host + " -> " + pin.address,
+                       "pins a cloud metadata address, which the egress proxy never connects to; remove it");
+    }
+    if (!MatchName(rules, pin.host).allowed) {
+      return MakeError("--resolve", pin.host, "no allow_host entry names " + pin.host +
+                                                  ", so the cell can never use this pin; add --allow-host " + pin.host +
+                                                  " or drop the pin");
+    }
+  }
+  return {};
+}
+
 std::string HostPortsSentence(const std::vector<HostLoopbackPort>& host_ports) {
   if (host_ports.empty()) return "";
   return fmt::format("; the host's loopback on {} only (TCP to 127.0.0.1 on those ports inside the cell, through "
@@ -197,6 +231,7 @@ Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,
     plan.enforced = "allow-list (" + what + loopback +
                     "), enforced: the cell's only way out is mcpcell's egress proxy (every TCP connection and "
                     "DNS query the cell makes is redirected to it, whatever the program); " + not_covered;
+    MCPCELL_TRY(CheckAllowListNames(plan.spec));
     return plan;
   }
   plan.spec.mode = NetworkSpec::Mode::kNone;
@@ -242,6 +277,11 @@ Result<std::vector<SecretSpec>> LowerSecrets(const std::vector<std::string>& sec
     auto it = std::find_if(out.begin(), out.end(), [&](const SecretSpec& s) { return s.name == name; });
     if (it == out.end()) {
       return MakeError("--secret-env", flag, "no secret named '" + name + "'; give --secret " + name + "=FILE first");
+    }
+    // One variable per secret: a second would silently replace the first (adv8).
+    if (it->env_name && *it->env_name != var) {
+      return MakeError("--secret-env", flag, "the secret '" + name + "' is already passed as $" + *it->env_name +
+                                                 "; give each secret one --secret-env");
     }
     it->env_name = var;
   }

@@ -104,6 +104,12 @@ Status ReadNetwork(const std::string& origin, const std::string& path, const jso
       auto hosts = ReadHosts(origin, JsonChild(ipath, "allow_host"), j["inbound"]["allow_host"]);
       if (!hosts.ok()) return hosts.error();
       p->inbound_allow_host = std::move(*hosts);
+      // Said, not silently kept (adv8): nothing in the cell listens where a host could reach it.
+      if (!p->inbound_allow_host.empty()) {
+        p->warnings.push_back(origin + ": " + JsonChild(ipath, "allow_host") +
+                              " has no effect: a cell takes no inbound connection from any host (its server speaks "
+                              "over stdio, in a network namespace of its own), which is stricter than any inbound list");
+      }
     }
   }
   return {};

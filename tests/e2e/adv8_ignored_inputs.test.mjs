@@ -249,7 +249,6 @@ test('adv8: mcpcell.pins.poisoning "block" is refused where the relay cannot hol
 });
 
 test('adv8: --install-timeout is checked (or refused) for a source that installs nothing', {
-  todo: 'adv8 finding: --install-timeout is accepted, even as "bogus", for a command or docker:// source, which installs nothing',
 }, async () => {
   const r = await dryRun(['--isolate', '--install-timeout', 'bogus', '--', '/bin/true']);
   refusedOrFail(r, '--install-timeout bogus');
@@ -257,7 +256,6 @@ test('adv8: --install-timeout is checked (or refused) for a source that installs
 });
 
 test('adv8: --dry-run and policy explain refuse a bad --fallback as run does', {
-  todo: 'adv8 finding: --fallback bogus is refused by run only after planning, so --dry-run and policy explain accept it and show a plan run would refuse',
 }, async () => {
   const dry = await dryRun(['--isolate', '--fallback', 'bogus', '--', '/bin/true']);
   refusedOrFail(dry, 'run --dry-run --fallback bogus');
@@ -435,7 +433,6 @@ test('adv8: a limit the engine says it discarded stops the run, as a native cell
 });
 
 test('adv8: --resolve for a host no allow rule names is refused or noted', {
-  todo: 'adv8 finding: --resolve HOST:PORT:ADDR for a HOST the allow-list does not name is accepted silently and pins nothing reachable (with no network at all it gets a note)',
 }, async () => {
   const r = await dryRun(['--isolate', '--allow-host', 'a.example.com', '--resolve', 'b.example.com:443:203.0.113.7', '--', '/bin/true']);
   if (r.code === EXIT.usage) return;
@@ -443,7 +440,6 @@ test('adv8: --resolve for a host no allow rule names is refused or noted', {
 });
 
 test('adv8: an allow_host or --resolve naming a cloud metadata address is refused at launch', {
-  todo: 'adv8 finding: --allow-host 169.254.169.254 (also fd00:ec2::254, and --resolve to it) is accepted and reported as an enforced allow-list, though the proxy refuses every connection to it; loopback literals are refused at launch',
 }, async () => {
   for (const args of [['--allow-host', '169.254.169.254'], ['--allow-host', 'fd00:ec2::254'],
     ['--allow-host', 'x.example.com', '--resolve', 'x.example.com:443:169.254.169.254']]) {
@@ -454,7 +450,6 @@ test('adv8: an allow_host or --resolve naming a cloud metadata address is refuse
 });
 
 test('adv8: network.inbound.allow_host is refused or said to have no effect', {
-  todo: 'adv8 finding: network.inbound.allow_host is accepted with no word on stderr though it has no effect (allow_transport, also ignored, gets a warning)',
 }, async () => {
   const profile = file('inbound.json', { network: { inbound: { allow_host: ['evil.example.com'] } } });
   const r = await dryRun(['--isolate', '--permission-profile', profile, '--', '/bin/true']);
@@ -463,7 +458,6 @@ test('adv8: network.inbound.allow_host is refused or said to have no effect', {
 });
 
 test('adv8: --secret-env NAME=A --secret-env NAME=B is refused, not half dropped', {
-  todo: 'adv8 finding: a second --secret-env for the same secret silently replaces the first: the server never gets the first variable',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const secret = file('secret-env.txt', 'adv8-secret\n');
@@ -474,14 +468,12 @@ test('adv8: --secret-env NAME=A --secret-env NAME=B is refused, not half dropped
 });
 
 test('adv8: a policy "version" other than 1 is refused, also 2^32+1', {
-  todo: 'adv8 finding: "version": 4294967297 is read as int 1 (truncated) and accepted',
 }, async () => {
   const policy = file('version.json', '{ "version": 4294967297, "rules": [] }');
   refusedOrFail(await dryRun(['--policy', policy, '--', '/bin/true']), 'version 4294967297');
 });
 
 test('adv8: a policy "description" that is not a string is refused', {
-  todo: 'adv8 finding: the policy\'s "description" (and "$schema") are accepted with any JSON type, unchecked',
 }, async () => {
   const policy = file('description.json', '{ "description": 42, "rules": [] }');
   const r = await dryRun(['--policy', policy, '--', '/bin/true']);
@@ -490,7 +482,6 @@ test('adv8: a policy "description" that is not a string is refused', {
 });
 
 test('adv8: secret_scan rules with mode "off" are refused or said to do nothing', {
-  todo: 'adv8 finding: mcpcell.secret_scan.rules (and disable) with "mode": "off" are accepted silently and scan nothing, even with --relay=off',
 }, async () => {
   const profile = file('scan-off.json', {
     mcpcell: { secret_scan: { mode: 'off', rules: [{ name: 'acme-key', regex: 'ACME-[0-9]{8}' }] } },
@@ -501,7 +492,6 @@ test('adv8: secret_scan rules with mode "off" are refused or said to do nothing'
 });
 
 test('adv8: client wrap --policy refuses a policy that every wrapped server would refuse', {
-  todo: 'adv8 finding: client wrap --policy checks only that the file exists: an invalid policy is written into the config and every wrapped server then exits 2',
 }, async () => {
   const dir = makeTempDir('adv8-wrap');
   const config = path.join(dir, 'claude_desktop_config.json');
@@ -534,7 +524,6 @@ test('adv8: a policy name rule matches the script an interpreter runs', {
 });
 
 test('adv8: a policy denial says how to allow the server', {
-  todo: 'adv8 finding: "denied by FILE rule N: ..." names the rule but not how to allow it (the relay\'s tool denials do)',
 }, async () => {
   const policy = file('deny.json', { rules: [{ name: 'no-commands', condition: { source: 'command' }, action: 'deny' }] });
   const r = await runMcpcell(['run', '--policy', policy, '--', '/bin/true']);

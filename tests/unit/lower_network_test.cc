@@ -50,7 +50,7 @@ TEST(LowerNetwork, NoOutboundRulesMeansNoNetworkAndPinsAreNotedAsUnused) {
 }
 
 TEST(LowerNetwork, ResolvePinsJoinTheSpec) {
-  auto n = LowerNetwork(Profile("{}"), {"example.test"}, {}, {"Example.Test.:8099:127.0.0.1", "b.test:*:[::1]"});
+  auto n = LowerNetwork(Profile("{}"), {"example.test", "b.test"}, {}, {"Example.Test.:8099:127.0.0.1", "b.test:*:[::1]"});
   ASSERT_TRUE(n.ok()) << n.error().Message();
   ASSERT_EQ(n->spec.resolve.size(), 2u);
   EXPECT_EQ(n->spec.resolve[0].host, "example.test");
@@ -58,6 +58,25 @@ TEST(LowerNetwork, ResolvePinsJoinTheSpec) {
   EXPECT_EQ(n->spec.resolve[0].address, "127.0.0.1");
   EXPECT_EQ(n->spec.resolve[1].port, 0);
   EXPECT_EQ(n->spec.resolve[1].address, "::1");
+}
+
+// What the proxy would refuse every time is refused at launch (adv8).
+TEST(LowerNetwork, APinNoRuleAllowsAndCloudMetadataAreRefused) {
+  auto unallowed = LowerNetwork(Profile("{}"), {"example.test"}, {}, {"other.test:443:203.0.113.7"});
+  ASSERT_FALSE(unallowed.ok());
+  EXPECT_NE(unallowed.error().Message().find("add --allow-host other.test"), std::string::npos)
+      << unallowed.error().Message();
+  EXPECT_TRUE(LowerNetwork(Profile("{}"), {".example.test"}, {}, {"api.example.test:443:203.0.113.7"}).ok())
+      << "a domain rule covers the pinned name";
+  EXPECT_TRUE(LowerNetwork(Profile("{}"), {}, {"443"}, {"any.test:443:203.0.113.7"}).ok()) << "ports only: any name";
+  for (const char* host : {"169.254.169.254", "fd00:ec2::254", "[fd00:ec2::254]"}) {
+    auto r = LowerNetwork(Profile("{}"), {host}, {}, {});
+    ASSERT_FALSE(r.ok()) << host;
+    EXPECT_NE(r.error().Message().find("cloud metadata"), std::string::npos) << r.error().Message();
+  }
+  auto pinned = LowerNetwork(Profile("{}"), {"x.test"}, {}, {"x.test:443:169.254.169.254"});
+  ASSERT_FALSE(pinned.ok());
+  EXPECT_NE(pinned.error().Message().find("cloud metadata"), std::string::npos) << pinned.error().Message();
 }
 
 TEST(ParseResolveFlag, RefusesWhatCurlWouldNotTakeAndSaysWhatWasExpected) {
