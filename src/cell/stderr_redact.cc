@@ -5,11 +5,49 @@
 
 namespace mcpcell {
 
+void StderrRedactor::Masked(std::string rule) {
+  if (std::find(masked_.begin(), masked_.end(), rule) == masked_.end()) masked_.push_back(std::move(rule));
+}
+
 std::string StderrRedactor::Line(std::string_view line) {
   std::vector<std::string> rules;
   std::string out = redact_(line, &rules);
-  for (auto& r : rules) {
-    if (std::find(masked_.begin(), masked_.end(), r) == masked_.end()) masked_.push_back(std::move(r));
+  for (auto& r : rules) Masked(std::move(r));
+  return out;
+}
+
+namespace {
+
+// An RSA 16384-bit key is ~200 lines of 64 bytes; a block that never ends is
+// not allowed to mask the rest of a run's stderr.
+constexpr std::size_t kMaxKeyLines = 256;
+
+// "-----BEGIN ... PRIVATE KEY-----" (PEM, OpenSSH, "PRIVATE KEY BLOCK" of
+// PGP) with no END line after it on the same line: its body follows.
+bool OpensKeyBlock(std::string_view line) {
+  std::size_t begin = line.find("-----BEGIN");
+  if (begin == std::string_view::npos) return false;
+  std::size_t key = line.find("PRIVATE KEY", begin);
+  if (key == std::string_view::npos || key - begin > 40) return false;
+  return line.find("-----END", key) == std::string_view::npos;
+}
+
+}  // namespace
+
+std::string StderrRedactor::WholeLine(std::string_view line) {
+  if (in_key_) {
+    bool end = line.find("-----END") != std::string_view::npos;
+    if (end || ++key_lines_ >= kMaxKeyLines) in_key_ = false;
+    if (!end) {
+      Masked("private-key-block");
+      return "[REDACTED:private-key-block]";
+    }
+    return Line(line);
+  }
+  std::string out = Line(line);
+  if (OpensKeyBlock(line)) {
+    in_key_ = true;
+    key_lines_ = 0;
   }
   return out;
 }
@@ -62,7 +100,7 @@ std::string StderrRedactor::Feed(std::string_view chunk) {
   held_.append(chunk);
   std::size_t at = 0;
   for (std::size_t nl; (nl = held_.find('\n', at)) != std::string::npos; at = nl + 1) {
-    out += Line(std::string_view(held_).substr(at, nl - at));
+    out += WholeLine(std::string_view(held_).substr(at, nl - at));
     out += '\n';
   }
   held_.erase(0, at);

@@ -6,7 +6,9 @@
 // <state>/logs. Line by line, so a secret split across two reads of the pipe
 // is still seen whole: a partial line waits for its end, for at most
 // kStderrLineHold bytes, and the copy flushes it when the pipe falls quiet
-// for half a second (a progress line without a newline). Not seen whole: a
+// for half a second (a progress line without a newline). A private key
+// printed over several lines is masked from its header line to its END line.
+// Not seen whole: a
 // secret split across a longer pause, or written encoded — the scan is for
 // what a server logs by mistake, not what it hides on purpose.
 
@@ -38,10 +40,19 @@ class StderrRedactor {
 
  private:
   std::string Line(std::string_view line);
+  /// A line that ended: Line(), and the lines of a private key block.
+  std::string WholeLine(std::string_view line);
+  void Masked(std::string rule);
 
   Redact redact_;
   std::string held_;
   std::vector<std::string> masked_;
+  /// Inside a PEM/OpenSSH/PGP private key printed over several lines: the
+  /// key's rule needs its header and body in one text, and lines are
+  /// scanned apart, so the body lines after a header line are masked here
+  /// until its END line (at most kMaxKeyLines of them).
+  bool in_key_ = false;
+  std::size_t key_lines_ = 0;
 };
 
 }  // namespace mcpcell

@@ -35,6 +35,8 @@
 #include "util/diag.h"
 #include "util/startup_pages.h"
 
+#include <nlohmann/json.hpp>
+
 namespace mcpcell {
 namespace {
 
@@ -49,11 +51,14 @@ struct EgressProxyOptions {
 
 /// A listening TCP socket on `listen` ("127.0.0.1:3128", "[::1]:0").
 Result<UniqueFd> Listen(const std::string& listen) {
-  auto where = ParseAuthority(listen, 0);
+  // Port 0 (any free port, as --help says) is no authority's port: parsed
+  // with a stand-in, then bound as 0; the chosen port is said when it listens.
+  bool any_port = listen.size() > 2 && listen.ends_with(":0");
+  auto where = ParseAuthority(any_port ? listen.substr(0, listen.size() - 1) + "1" : listen, 0);
   boost::system::error_code ec;
   auto address = where ? boost::asio::ip::make_address(where->host, ec) : boost::asio::ip::address();
   if (!where || ec) return MakeError("--listen", listen, "expected ADDRESS:PORT with a numeric address, e.g. 127.0.0.1:3128");
-  boost::asio::ip::tcp::endpoint endpoint(address, where->port);
+  boost::asio::ip::tcp::endpoint endpoint(address, any_port ? 0 : where->port);
   UniqueFd fd(::socket(address.is_v4() ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) return ErrnoError("egress proxy: socket");
   int one = 1;
@@ -68,6 +73,16 @@ Result<UniqueFd> Listen(const std::string& listen) {
 Result<NetworkSpec> RulesFrom(const EgressProxyOptions& o) {
   auto profile = LoadProfile(o.profile);
   if (!profile) return profile.error();
+  // This proxy enforces only a profile's network part; the rest would be
+  // accepted and ignored (adv8).
+  nlohmann::json shown = ToJson(*profile);
+  for (const char* key : {"read", "write", "mcpcell"}) {
+    if (shown.contains(key) && !shown[key].empty()) {
+      return MakeError("--permission-profile", o.profile,
+                       std::string("its \"") + key + "\" is not the egress proxy's to enforce (it applies only "
+                       "network.outbound); use a profile with only a network block here");
+    }
+  }
   // The same lowering as `mcpcell run`, pins included, so the rules are identical.
   auto plan = LowerNetwork(*profile, o.allow_host, o.allow_port, o.resolve);
   if (!plan) return plan.error();

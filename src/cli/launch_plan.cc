@@ -86,6 +86,28 @@ Status BindPathArgs(const RegistryEntry* entry, ServerRef* ref, RunRequest* req,
   return {};
 }
 
+// A variable the registry entry says the server needs, which nothing of
+// this run passes (--env, the profile's env, --secret-env): said before the
+// server fails asking for it (adv8: only `registry info` showed it).
+void SayMissingRequiredVars(const RegistryEntry& entry, const RunRequest& merged) {
+  auto passed = [&](const std::string& name) {
+    for (const auto& e : merged.env) {
+      if (e == name || e.rfind(name + "=", 0) == 0) return true;
+    }
+    for (const auto& e : merged.secret_env) {
+      std::size_t eq = e.find('=');
+      if ((eq == std::string::npos ? e : e.substr(eq + 1)) == name) return true;
+    }
+    return false;
+  };
+  for (const auto& v : entry.env_vars) {
+    if (!v.required || passed(v.name)) continue;
+    std::string how = v.secret ? "--secret " + v.name + "=FILE --secret-env " + v.name : "--env " + v.name;
+    Say("warning: " + entry.name + " needs " + v.name + (v.description.empty() ? "" : " (" + v.description + ")") +
+        ", which this run does not pass; pass it with " + how);
+  }
+}
+
 /// What a registry entry carries for the server to start in a cell (browser
 /// servers: the browser's path, headless, its own sandbox off): the entry's
 /// arguments go before the user's; its env defaults go first, so the
@@ -104,6 +126,7 @@ void ApplyEntryDefaults(const RegistryEntry* entry, ServerRef* ref, RunRequest* 
     if (v.default_value) defaults.push_back(v.name + "=" + *v.default_value);
   }
   merged->env.insert(merged->env.begin(), defaults.begin(), defaults.end());
+  SayMissingRequiredVars(*entry, *merged);
   if (!entry->notice.empty()) Say(entry->name + ": " + entry->notice);
   for (const auto& p : entry->requires_paths) {
     std::error_code ec;

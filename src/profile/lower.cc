@@ -136,8 +136,9 @@ std::optional<std::string> MetadataLiteral(const std::string& text) {
 
 // What the proxy would refuse every time is refused at launch instead of
 // being shown as an enforced allow-list (adv8): a cloud metadata address,
-// named or pinned, and a pin for a name no allow rule lets the cell look up.
-Status CheckAllowListNames(const NetworkSpec& spec) {
+// named or pinned. A pin for a name no allow rule lets the cell look up
+// does nothing, and is said (as it is when the cell has no network).
+Status CheckAllowListNames(const NetworkSpec& spec, std::vector<std::string>* warnings) {
   for (const auto& h : spec.allow_hosts) {
     if (auto m = MetadataLiteral(h)) {
       return MakeError("allow_host", h, "is a cloud metadata address (" + *m + "), which the egress proxy never "
@@ -151,9 +152,8 @@ Status CheckAllowListNames(const NetworkSpec& spec) {
                        "pins a cloud metadata address, which the egress proxy never connects to; remove it");
     }
     if (!MatchName(rules, pin.host).allowed) {
-      return MakeError("--resolve", pin.host, "no allow_host entry names " + pin.host +
-                                                  ", so the cell can never use this pin; add --allow-host " + pin.host +
-                                                  " or drop the pin");
+      warnings->push_back("note: --resolve " + pin.host + " has no effect: no allow_host entry names " + pin.host +
+                          ", so the cell cannot look it up (add --allow-host " + pin.host + " to use the pin)");
     }
   }
   return {};
@@ -231,7 +231,7 @@ Result<NetworkPlan> LowerNetwork(const PermissionProfile& profile,
     plan.enforced = "allow-list (" + what + loopback +
                     "), enforced: the cell's only way out is mcpcell's egress proxy (every TCP connection and "
                     "DNS query the cell makes is redirected to it, whatever the program); " + not_covered;
-    MCPCELL_TRY(CheckAllowListNames(plan.spec));
+    MCPCELL_TRY(CheckAllowListNames(plan.spec, &plan.warnings));
     return plan;
   }
   plan.spec.mode = NetworkSpec::Mode::kNone;

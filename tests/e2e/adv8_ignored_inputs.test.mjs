@@ -272,14 +272,12 @@ function egressProxyFor(args, ms = 1500) {
 }
 
 test('adv8: egress-proxy --listen ADDRESS:0 listens on any port, as its help says', {
-  todo: 'adv8 finding: egress-proxy --help says "(port 0: any)" but --listen 127.0.0.1:0 is refused as "expected ADDRESS:PORT with a numeric address"',
 }, async () => {
   const r = await egressProxyFor(['--listen', '127.0.0.1:0']);
   assert.match(r.stderr, /listening on 127\.0\.0\.1:\d+/, `exit ${r.code}:\n${r.stderr}`);
 });
 
 test('adv8: egress-proxy refuses (or names) the profile keys it does not enforce', {
-  todo: 'adv8 finding: egress-proxy --permission-profile FILE accepts read, write and the mcpcell block (tools, secrets, memory) and silently enforces only the network part',
 }, async () => {
   const profile = file('mixed.json', {
     read: ['/etc'],
@@ -503,7 +501,6 @@ test('adv8: client wrap --policy refuses a policy that every wrapped server woul
 });
 
 test('adv8: a registry entry\'s required variable that nobody passes is said on run', {
-  todo: 'adv8 finding: a registry entry\'s env_vars[].required is shown by registry info only: run starts the server without it and says nothing',
 }, async () => {
   const env = { ...process.env, XDG_CACHE_HOME: makeTempDir('adv8-cache') };
   delete env.GITHUB_PERSONAL_ACCESS_TOKEN;

@@ -60,12 +60,13 @@ TEST(LowerNetwork, ResolvePinsJoinTheSpec) {
   EXPECT_EQ(n->spec.resolve[1].address, "::1");
 }
 
-// What the proxy would refuse every time is refused at launch (adv8).
-TEST(LowerNetwork, APinNoRuleAllowsAndCloudMetadataAreRefused) {
+// What the proxy would refuse every time is refused at launch, a pin that does nothing said (adv8).
+TEST(LowerNetwork, APinNoRuleAllowsIsSaidCloudMetadataIsRefused) {
   auto unallowed = LowerNetwork(Profile("{}"), {"example.test"}, {}, {"other.test:443:203.0.113.7"});
-  ASSERT_FALSE(unallowed.ok());
-  EXPECT_NE(unallowed.error().Message().find("add --allow-host other.test"), std::string::npos)
-      << unallowed.error().Message();
+  ASSERT_TRUE(unallowed.ok()) << unallowed.error().Message();
+  ASSERT_EQ(unallowed->warnings.size(), 1u);
+  EXPECT_NE(unallowed->warnings[0].find("--resolve other.test has no effect"), std::string::npos)
+      << unallowed->warnings[0];
   EXPECT_TRUE(LowerNetwork(Profile("{}"), {".example.test"}, {}, {"api.example.test:443:203.0.113.7"}).ok())
       << "a domain rule covers the pinned name";
   EXPECT_TRUE(LowerNetwork(Profile("{}"), {}, {"443"}, {"any.test:443:203.0.113.7"}).ok()) << "ports only: any name";

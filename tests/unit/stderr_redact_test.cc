@@ -64,3 +64,35 @@ TEST(SecretGuardText, ABuiltInSecretInPlainTextIsMaskedAndTheRestKept) {
 
 }  // namespace
 }  // namespace mcpcell
+
+namespace mcpcell {
+namespace {
+
+// A private key printed over several lines (a server dumping its key file):
+// the key's rule needs header and body in one text, lines are scanned apart,
+// so the redactor masks the body lines itself, up to the END line.
+TEST(StderrRedactor, APrivateKeyPrintedOverSeveralLinesIsMaskedToItsEndLine) {
+  StderrRedactor r = Fake();
+  std::string body1 = "MIIEowIBAAKCAQEA1x2y3z4w5v6u7t8s9r0q", body2 = "ZmFrZWtleWZha2VrZXlmYWtla2V5ZmFrZQ==";
+  std::string out = r.Feed("loading key\n-----BEGIN RSA PRIVATE KEY-----\n" + body1 + "\n" + body2 +
+                           "\n-----END RSA PRIVATE KEY-----\nready\n");
+  EXPECT_EQ(out.find(body1), std::string::npos) << out;
+  EXPECT_EQ(out.find(body2), std::string::npos) << out;
+  EXPECT_NE(out.find("ready\n"), std::string::npos) << "the lines after END pass: " << out;
+  EXPECT_EQ(r.TakeMasked(), std::vector<std::string>{"private-key-block"});
+  // A header with its END on the same line opens no block.
+  out = r.Feed("-----BEGIN OPENSSH PRIVATE KEY----- x -----END OPENSSH PRIVATE KEY-----\nplain\n");
+  EXPECT_NE(out.find("plain\n"), std::string::npos) << out;
+}
+
+TEST(StderrRedactor, AKeyBlockWithoutEndStopsMaskingAfterItsLineBound) {
+  StderrRedactor r = Fake();
+  std::string in = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n";
+  for (int i = 0; i < 400; ++i) in += "line" + std::to_string(i) + "\n";
+  std::string out = r.Feed(in);
+  EXPECT_EQ(out.find("line0\n"), std::string::npos);
+  EXPECT_NE(out.find("line399\n"), std::string::npos) << "an unended block does not swallow the rest of stderr";
+}
+
+}  // namespace
+}  // namespace mcpcell
