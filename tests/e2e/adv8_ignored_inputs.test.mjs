@@ -415,9 +415,7 @@ test('adv8: a docker cell refuses --cpus its engine would read as no limit', {
   assert.ok(nano > 0, `--cpus 1e-10 was sent as HostConfig.NanoCpus ${nano} (0 = no limit)`);
 });
 
-test('adv8: a limit the engine says it discarded stops the run, as a native cell refuses one it cannot set', {
-  todo: 'adv8 finding: a container engine\'s "Limitation discarded" warning for a requested --memory/--pids/--cpus is printed and the run goes on without the limit (a native cell refuses a requested limit it cannot enforce)',
-}, async (t) => {
+test('adv8: a limit the engine says it discarded stops the run, as a native cell refuses one it cannot set', async (t) => {
   const engine = await fakeEngine([
     'Your kernel does not support memory limit capabilities or the cgroup is not mounted. Limitation discarded.',
   ]);
@@ -428,6 +426,8 @@ test('adv8: a limit the engine says it discarded stops the run, as a native cell
   const after = engine.requests.slice(engine.requests.findIndex((x) => x.startsWith('POST /containers/create')) + 1);
   const went_on = after.filter((x) => /\/(attach|start)\b/.test(x));
   assert.deepEqual(went_on, [], `after the engine discarded --memory, mcpcell went on:\n${after.join('\n')}\n${r.stderr}`);
+  assert.match(r.stderr, /discarded this limit/, r.stderr);
+  assert.ok(after.some((x) => x.startsWith('DELETE /containers/')), `the created container was not removed:\n${after.join('\n')}`);
 });
 
 test('adv8: --resolve for a host no allow rule names is refused or noted', {

@@ -1,5 +1,6 @@
 #include "cell/docker/container_lifecycle.h"
 
+#include <cctype>
 #include <cstdio>
 #include <optional>
 
@@ -92,17 +93,50 @@ bool HasShell(const EngineApi& engine, const std::string& id) {
   return r && r->status == 200;
 }
 
-Result<std::string> Create(const EngineApi& setup, const std::string& name, const nlohmann::json& body) {
+struct CreatedId {
+  std::string id;
+  std::vector<std::string> warnings;
+};
+
+Result<CreatedId> Create(const EngineApi& setup, const std::string& name, const nlohmann::json& body) {
   auto created = setup.Call("POST", "/containers/create?name=" + name, body.dump());
   if (!created) return created.error();
   if (created->status != 201) return MakeError("create container", name, EngineMessage(*created));
   auto cj = nlohmann::json::parse(created->body, nullptr, false);
-  std::string cid = cj.is_object() ? cj.value("Id", "") : "";
-  if (cid.empty()) return MakeError("create container", name, "no Id in reply");
-  for (const auto& w : cj.value("Warnings", nlohmann::json::array())) {
-    if (w.is_string()) Say("engine warning: " + w.get<std::string>());
+  CreatedId out;
+  out.id = cj.is_object() ? cj.value("Id", "") : "";
+  if (out.id.empty()) return MakeError("create container", name, "no Id in reply");
+  const nlohmann::json none = nlohmann::json::array();
+  const nlohmann::json& warnings = cj.is_object() && cj.contains("Warnings") && cj["Warnings"].is_array() ? cj["Warnings"] : none;
+  for (const auto& w : warnings) {
+    if (!w.is_string()) continue;
+    out.warnings.push_back(w.get<std::string>());
+    Say("engine warning: " + out.warnings.back());
   }
-  return cid;
+  return out;
+}
+
+std::string Lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The requested limit an engine warning says it dropped ("... Limitation
+// discarded.", "PIDs limit discarded.", "NanoCPUs can not be set ...",
+// "Resource limits are not supported and ignored ..."), if any.
+std::optional<std::string> DiscardedLimit(const std::string& warning, const std::vector<std::string>& requested) {
+  std::string w = Lower(warning);
+  bool dropped = w.find("discarded") != std::string::npos || w.find("ignored") != std::string::npos ||
+                 w.find("can not be set") != std::string::npos || w.find("cannot be set") != std::string::npos;
+  if (!dropped) return std::nullopt;
+  bool all = w.find("resource limits") != std::string::npos;
+  for (const auto& limit : requested) {
+    bool named = (limit == "memory" && w.find("memory") != std::string::npos && w.find("swap") == std::string::npos) ||
+                 (limit == "pids" && w.find("pids") != std::string::npos) ||
+                 (limit == "cpus" && (w.find("cpu") != std::string::npos || w.find("quota") != std::string::npos));
+    if (all || named) return limit;
+  }
+  return std::nullopt;
 }
 
 KillContainer KillFor(const EngineApi& engine, const std::string& id) {
@@ -138,8 +172,16 @@ Status CreateStep(const EngineApi& engine, const EngineApi& setup, const Contain
     *code = CreateFailureCode(&e);
     return e;
   }
-  c->id = *id;
-  c->guard.emplace(engine, c->id);
+  c->id = id->id;
+  c->guard.emplace(engine, c->id);  // removes the container if the run stops here
+  for (const auto& w : id->warnings) {
+    if (auto limit = DiscardedLimit(w, l.requested_limits)) {
+      *code = kExitIsolationUnavailable;
+      return MakeError("--" + *limit, "", "the container engine discarded this limit (\"" + w +
+                                                    "\"); the cell would run without it: use --isolate=native, or "
+                                                    "drop --" + *limit);
+    }
+  }
   *code = kExitSetupFailed;
   if (!c->fifo || !l.image_may_lack_shell || HasShell(setup, c->id)) return {};
   if (auto ok = l.attach_fallback_allowed(); !ok) {
@@ -156,7 +198,7 @@ Status CreateStep(const EngineApi& engine, const EngineApi& setup, const Contain
   }
   id = Create(setup, l.name, *body);
   if (!id) return id.error();
-  c->id = *id;
+  c->id = id->id;
   c->guard.emplace(engine, c->id);
   return {};
 }

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,10 @@ struct ContainerLaunch {
   bool fifo_stdio = false;
   /// A docker:// image, which may have no /bin/sh for the FIFO wiring.
   bool image_may_lack_shell = false;
+  /// The limits the user asked for ("memory", "pids", "cpus"; not the
+  /// defaults): one the engine says it discarded refuses the run, as a native
+  /// cell refuses a requested limit it cannot set (adv8).
+  std::vector<std::string> requested_limits;
   /// The create body for the FIFO (true) or attach (false) stdio path.
   std::function<Result<nlohmann::json>(bool fifo)> body;
   /// An image without /bin/sh keeps its stdio on the attach stream; an

@@ -296,6 +296,9 @@ class ContainerCellRun {
     l.started = started_;
     l.fifo_stdio = UseFifos();
     l.image_may_lack_shell = opts_.source_image.has_value();
+    if (spec_.limits.memory_bytes.requested) l.requested_limits.push_back("memory");
+    if (spec_.limits.pids.requested) l.requested_limits.push_back("pids");
+    if (spec_.limits.cpus.requested) l.requested_limits.push_back("cpus");
     l.body = [this](bool fifo) -> Result<nlohmann::json> {
       if (fifo == UseFifos() && first_body_) return *std::exchange(first_body_, std::nullopt);
       return CreateBody(fifo);
