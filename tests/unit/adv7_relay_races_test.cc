@@ -302,7 +302,7 @@ TEST(Adv7RelayRaces, IdsLimitsAndTimeoutsHoldInDecisionOrder) {
   Traffic t;
   std::atomic<std::int64_t> client_next{0};  // the id of the client's next call
   std::atomic<std::int64_t> server_next{0};  // the id of the server's next request
-  Handoff<std::int64_t> asked;  // server requests passed to the client, for it to answer
+  Handoff<std::int64_t> asked;               // server requests passed to the client, for it to answer
 
   Race(
       relay, 60,
@@ -865,6 +865,25 @@ std::vector<RelayAction> ExpireAfterDeadline(McpRelay& relay) {
   return relay.Expire();
 }
 
+// A relay (no secret scan, 1 ms --call-timeout) whose call `id` of `tool`
+// was passed and then answered by its timeout, as the pump does it.
+struct TimedOut {
+  Records records;
+  McpRelay relay{TimeoutConfig(SecretMode::kOff), records.Sink()};
+  Wire w{relay};
+  std::vector<RelayAction> expired;
+  TimedOut(int id, const std::string& tool) {
+    passed =
+        w.Client(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", {{"name", tool}}}}.dump());
+    expired = ExpireAfterDeadline(relay);
+  }
+  /// The call passed, and its timeout's error went to the client.
+  bool Expired() const { return passed.forward == Forward::kAsIs && expired.size() == 1 && !expired[0].reply.empty(); }
+
+ private:
+  RelayAction passed;
+};
+
 // FINDING (low-medium): the timeout's notifications/cancelled carries the
 // client's secret to the server unmasked. In redact mode a call whose id is
 // a string holding a token is passed with the id masked, and recorded
@@ -935,12 +954,9 @@ TEST(Adv7RelayRaces, ABlockedCallNeverTimesOutAndAPlainOneCarriesNoSecret) {
 // answer is dropped as forged. Clients that number every request 1 (or
 // reuse ids after an error) meet this with any slow tool.
 TEST(Adv7RelayRaces, DISABLED_ALateAnswerIsNotTakenForTheAnswerToTheIdsNextCall) {
-  Records records;
-  McpRelay relay(TimeoutConfig(SecretMode::kOff), records.Sink());
-  Wire w(relay);
-  ASSERT_EQ(w.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow_a"}})").forward,
-            Forward::kAsIs);
-  ASSERT_EQ(ExpireAfterDeadline(relay).size(), 1u);
+  TimedOut t(1, "slow_a");
+  ASSERT_TRUE(t.Expired());
+  Wire& w = t.w;
   // The client was answered (the timeout's error); it reuses id 1.
   ASSERT_EQ(w.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b"}})").forward,
             Forward::kAsIs);
@@ -959,18 +975,12 @@ TEST(Adv7RelayRaces, DISABLED_ALateAnswerIsNotTakenForTheAnswerToTheIdsNextCall)
 // client's pending calls without looking at `expired` (mcp_relay.cc:294)
 // and sends the client an error for a call it was already answered for.
 TEST(Adv7RelayRaces, DISABLED_ARefusedLateAnswerIsNotASecondAnswer) {
-  Records records;
-  McpRelay relay(TimeoutConfig(SecretMode::kOff), records.Sink());
-  Wire w(relay);
-  ASSERT_EQ(w.Client(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow"}})").forward,
-            Forward::kAsIs);
-  auto expired = ExpireAfterDeadline(relay);
-  ASSERT_EQ(expired.size(), 1u);
-  ASSERT_FALSE(expired[0].reply.empty()) << "the client's first answer: the timeout";
-  RelayAction late = w.Server(R"({"jsonrpc":"2.0","id":5,"result":{"a":1,"a":2}})");
+  TimedOut t(5, "slow");
+  ASSERT_TRUE(t.Expired()) << "the client's first answer: the timeout";
+  RelayAction late = t.w.Server(R"({"jsonrpc":"2.0","id":5,"result":{"a":1,"a":2}})");
   EXPECT_EQ(late.forward, Forward::kDrop) << "a second answer for id 5: " << late.replacement;
-  relay.End();
-  EXPECT_EQ(records.list.back()["late_answers_dropped"], 1);
+  t.relay.End();
+  EXPECT_EQ(t.records.list.back().value("late_answers_dropped", 0), 1);
 }
 
 // FINDING (low-medium, audit): a call that ran on the server is in no record
@@ -1029,18 +1039,14 @@ TEST(Adv7RelayRaces, DISABLED_ARefusedServerLineIsNotQuotedOnStderrWithItsSecret
 // What holds: a well-formed late answer is dropped, and the expired call
 // stays on the record once (timeout), with nothing at session end.
 TEST(Adv7RelayRaces, AWellFormedLateAnswerIsDroppedAndRecordedOnce) {
-  Records records;
-  McpRelay relay(TimeoutConfig(SecretMode::kOff), records.Sink());
-  Wire w(relay);
-  ASSERT_EQ(w.Client(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow"}})").forward,
-            Forward::kAsIs);
-  ASSERT_EQ(ExpireAfterDeadline(relay).size(), 1u);
-  EXPECT_EQ(w.Server(R"({"jsonrpc":"2.0","id":5,"result":{}})").forward, Forward::kDrop);
-  relay.End();
+  TimedOut t(5, "slow");
+  ASSERT_TRUE(t.Expired());
+  EXPECT_EQ(t.w.Server(R"({"jsonrpc":"2.0","id":5,"result":{}})").forward, Forward::kDrop);
+  t.relay.End();
   int calls = 0;
-  for (const auto& r : records.list) calls += r.value("event", "") == "tool_call" ? 1 : 0;
+  for (const auto& r : t.records.list) calls += r.value("event", "") == "tool_call" ? 1 : 0;
   EXPECT_EQ(calls, 1);
-  EXPECT_EQ(records.list.back()["late_answers_dropped"], 1);
+  EXPECT_EQ(t.records.list.back().value("late_answers_dropped", 0), 1);
 }
 
 }  // namespace
