@@ -845,6 +845,77 @@ TEST(Adv7RelayRaces, ACancelRacingTheAnswerLeavesOneRecordPerCall) {
               kCalls / 2, kCalls / 4, answered_first);
 }
 
+
+// ---------------------------------------------------------------------------
+// The audit log fails (disk full) while both directions run. From the first
+// failed write on, every call is refused (-32004), and no answer whose record
+// could not be written reaches the client (it is withheld): replayed in the
+// order the relay tried to write its records, the write that failed decides
+// every line after it, whichever thread that line came from.
+TEST(Adv7RelayRaces, AFailingLogClosesCallsAtOnceUnderBothThreads) {
+  constexpr int kCalls = 4000;
+  constexpr std::size_t kFailFrom = 5000;  // records: about 3 a call (two secret, one tool_call)
+  std::vector<json> tried;                 // every record the relay tried to write, under its lock
+  McpRelay relay(AuditModeConfig(), [&](const json& e) -> Status {
+    tried.push_back(e);
+    if (tried.size() > kFailFrom) return MakeError("write audit log", "adv7.jsonl", "No space left on device");
+    return {};
+  });
+  Traffic t;
+  Handoff<std::int64_t> passed;
+  ::testing::internal::CaptureStderr();  // the relay says once that the log failed
+  Race(
+      relay, 60,
+      [&](Wire& w) {
+        for (std::int64_t id = 0; id < kCalls; ++id) {
+          Sent s{Sent::kCall, id, "ok", 0, w.Client(Call(id, "ok"))};
+          if (s.action.forward == Forward::kAsIs) passed.Push(id);
+          t.side[0].push_back(std::move(s));
+        }
+        passed.Close();
+      },
+      [&](Wire& w) {
+        while (auto id = passed.Pop()) t.side[1].push_back(Sent{Sent::kAnswer, *id, "", 0, w.Server(Answer(*id))});
+      });
+  std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("the audit log cannot be written"), std::string::npos) << said;
+  std::size_t next[2] = {0, 0}, mismatches = 0, refused = 0, withheld = 0, passed_answers = 0;
+  auto mismatch = [&](const std::string& what) {
+    if (++mismatches <= 20) ADD_FAILURE() << what;
+  };
+  for (std::size_t i = 0; i < tried.size(); ++i) {
+    if (tried[i].value("event", "") != "secret") continue;
+    int side = tried[i].value("from", "") == "client" ? 0 : 1;
+    ASSERT_LT(next[side], t.side[side].size());
+    const Sent& s = t.side[side][next[side]++];
+    if (side == 0) {
+      // The secret record comes first: when it failed, the call is refused already.
+      bool closed = i >= kFailFrom;
+      if (closed) ++refused;
+      if (closed != RefusedWith(s.action, kAuditUnavailable)) {
+        mismatch("call " + std::to_string(s.id) + (closed ? " passed after the log failed" : " refused too early"));
+      }
+      continue;
+    }
+    // The answer's call record is the next write, in the same hold.
+    ASSERT_LT(i + 1, tried.size());
+    EXPECT_EQ(tried[i + 1].value("event", ""), "tool_call") << tried[i + 1].dump();
+    bool lost = i + 1 >= kFailFrom;
+    json out = json::parse(s.action.replacement.empty() ? "null" : s.action.replacement, nullptr, false);
+    bool was_withheld = s.action.forward == Forward::kReplaced && out.is_object() && out.contains("error") &&
+                        out["error"].value("code", 0) == kAuditUnavailable;
+    (lost ? withheld : passed_answers) += 1;
+    if (lost && !was_withheld) mismatch("the answer to " + std::to_string(s.id) + " passed without its record");
+    if (!lost && s.action.forward != Forward::kAsIs) mismatch("the answer to " + std::to_string(s.id) + " was withheld");
+  }
+  EXPECT_EQ(next[0], t.side[0].size());
+  EXPECT_EQ(next[1], t.side[1].size());
+  EXPECT_EQ(mismatches, 0u);
+  EXPECT_GT(refused, 100u);
+  EXPECT_GT(passed_answers, 100u);
+  EXPECT_GE(withheld, 1u);
+}
+
 // ---------------------------------------------------------------------------
 // Findings.
 
