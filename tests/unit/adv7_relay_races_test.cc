@@ -14,7 +14,10 @@
 //
 // Findings are DISABLED_ tests with the finding in a comment above them.
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -41,7 +44,9 @@
 #include "guard/pin_guard.h"
 #include "relay/envelope.h"
 #include "relay/mcp_relay.h"
+#include "relay/relay_pump.h"
 #include "temp_dir.h"
+#include "util/unique_fd.h"
 
 namespace mcpcell {
 namespace {
@@ -845,7 +850,6 @@ TEST(Adv7RelayRaces, ACancelRacingTheAnswerLeavesOneRecordPerCall) {
               kCalls / 2, kCalls / 4, answered_first);
 }
 
-
 // ---------------------------------------------------------------------------
 // The audit log fails (disk full) while both directions run. From the first
 // failed write on, every call is refused (-32004), and no answer whose record
@@ -906,7 +910,8 @@ TEST(Adv7RelayRaces, AFailingLogClosesCallsAtOnceUnderBothThreads) {
                         out["error"].value("code", 0) == kAuditUnavailable;
     (lost ? withheld : passed_answers) += 1;
     if (lost && !was_withheld) mismatch("the answer to " + std::to_string(s.id) + " passed without its record");
-    if (!lost && s.action.forward != Forward::kAsIs) mismatch("the answer to " + std::to_string(s.id) + " was withheld");
+    if (!lost && s.action.forward != Forward::kAsIs)
+      mismatch("the answer to " + std::to_string(s.id) + " was withheld");
   }
   EXPECT_EQ(next[0], t.side[0].size());
   EXPECT_EQ(next[1], t.side[1].size());
@@ -914,6 +919,161 @@ TEST(Adv7RelayRaces, AFailingLogClosesCallsAtOnceUnderBothThreads) {
   EXPECT_GT(refused, 100u);
   EXPECT_GT(passed_answers, 100u);
   EXPECT_GE(withheld, 1u);
+}
+
+// ---------------------------------------------------------------------------
+// The production threads on real pipes: PumpClientToServer and
+// PumpServerToClient over one McpRelay, with a hostile server. The client
+// writes its calls in bursts (lines passed as they came go out in runs) and
+// closes stdin; every fifth names a denied tool. The server answers each
+// call it reads and, around each, forges: an answer to the next id (not
+// written to it yet, perhaps not even decided), one to an id never used, and
+// the previous answer again. The 5 ms --call-timeout fires from the client
+// pump's poll. The client must read exactly one answer per call and nothing
+// else, each a whole line; the server must never read a denied call; every
+// call is on the record once and the real audit log verifies.
+
+struct Pipe {
+  UniqueFd read, write;
+  Pipe() {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) == 0) {
+      read.reset(p[0]);
+      write.reset(p[1]);
+    }
+  }
+};
+
+// Lines from a blocking fd until EOF.
+class LineReader {
+ public:
+  explicit LineReader(int fd) : fd_(fd) {}
+  std::optional<std::string> Next() {
+    for (;;) {
+      if (auto nl = buf_.find('\n'); nl != std::string::npos) {
+        std::string line = buf_.substr(0, nl);
+        buf_.erase(0, nl + 1);
+        return line;
+      }
+      char chunk[8192];
+      ssize_t n = ::read(fd_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return std::nullopt;
+      buf_.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_;
+  std::string buf_;
+};
+
+bool WriteAllTo(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+TEST(Adv7RelayRaces, ThePumpsOnRealPipesPassOneAnswerPerCallAndNoForgery) {
+  constexpr int kCalls = 3000;
+  constexpr std::int64_t kNeverAsked = 1000000;
+  RelayConfig cfg = AuditModeConfig();
+  cfg.secrets.to_server = cfg.secrets.to_client = SecretMode::kOff;
+  cfg.call_timeout = std::chrono::milliseconds(5);
+  LoggedRecords records;
+  ASSERT_TRUE(records.log.has_value());
+  McpRelay relay(cfg, records.Sink());
+  Pipe client_in, server_in, server_out, client_out;
+  ASSERT_TRUE(client_in.read && server_in.read && server_out.read && client_out.read);
+  UniqueFd stop(::eventfd(0, EFD_CLOEXEC)), closed(::eventfd(0, EFD_CLOEXEC));
+  LineSink to_server(server_in.write.release(), true, false);
+  LineSink to_client(client_out.write.release(), true, false);
+  std::map<std::int64_t, int> client_got;
+  std::vector<std::string> bad_lines;
+  std::set<std::int64_t> server_read;
+  std::size_t ahead_passed = 0;  // answers to a call the server had not read yet (decided, maybe not written)
+  Bounded(90, [&] {
+    std::thread client_pump(PumpClientToServer, &relay, std::size_t{1} << 20, client_in.read.get(), stop.get(),
+                            closed.get(), &to_server, &to_client);
+    std::thread server_pump(PumpServerToClient, &relay, std::size_t{1} << 20, std::move(server_out.read), &to_client,
+                            &to_server);
+    std::thread server([&] {
+      LineReader in(server_in.read.get());
+      std::mt19937 rng(13);
+      std::int64_t last = -1;
+      while (auto line = in.Next()) {
+        json m = json::parse(*line, nullptr, false);
+        if (!m.is_object() || !m.contains("id")) continue;  // notifications/cancelled at a timeout
+        std::int64_t id = m["id"].get<std::int64_t>();
+        server_read.insert(id);
+        json ahead{{"jsonrpc", "2.0"}, {"id", id + 1}, {"result", {{"content", json::array()}, {"ahead", true}}}};
+        std::string burst = ahead.dump() + "\n" + Answer(kNeverAsked + id) + "\n";
+        if (last >= 0) burst += Answer(last) + "\n";
+        burst += Answer(id) + "\n";
+        if (rng() % 8 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (!WriteAllTo(server_out.write.get(), burst)) break;
+        last = id;
+      }
+      server_out.write.reset();  // the server exits: its stdout closes
+    });
+    std::thread client_reader([&] {
+      LineReader out(client_out.read.get());
+      while (auto line = out.Next()) {
+        json m = json::parse(*line, nullptr, false);
+        if (!m.is_object() || !m.contains("id") || !m["id"].is_number_integer()) {
+          bad_lines.push_back(*line);
+          continue;
+        }
+        client_got[m["id"].get<std::int64_t>()] += 1;
+        if (m.contains("result") && m["result"].value("ahead", false)) ++ahead_passed;
+      }
+    });
+    std::string burst;
+    for (int id = 0; id < kCalls; ++id) {
+      burst += Call(id, id % 5 == 4 ? "hidden_x" : "ok") + "\n";
+      if (id % 7 == 6 || id == kCalls - 1) {
+        if (!WriteAllTo(client_in.write.get(), burst)) break;
+        burst.clear();
+      }
+    }
+    client_in.write.reset();  // the client is done writing
+    client_pump.join();       // after EOF: until the last deadline
+    server.join();
+    server_pump.join();
+    to_client.Close();
+    client_reader.join();
+  });
+  relay.End();
+  for (const auto& l : bad_lines) ADD_FAILURE() << "the client read a line that is no answer: " << l;
+  std::size_t missing = 0;
+  for (int id = 0; id < kCalls; ++id) {
+    int n = client_got.count(id) != 0 ? client_got[id] : 0;
+    if (n == 0) ++missing;
+    EXPECT_LE(n, 1) << "call " << id << " answered " << n << " times";
+    if (id % 5 == 4) {
+      EXPECT_EQ(server_read.count(id), 0u) << "the server read denied call " << id;
+    }
+  }
+  EXPECT_EQ(missing, 0u) << "calls the client never got an answer to";
+  for (const auto& [id, n] : client_got) {
+    EXPECT_TRUE(id >= 0 && id < kCalls) << "a forged answer reached the client: id " << id;
+  }
+  std::map<std::int64_t, int> call_records;
+  for (const auto& r : records.list) {
+    if (r.value("event", "") == "tool_call") call_records[r["id"].get<std::int64_t>()] += 1;
+  }
+  EXPECT_EQ(call_records.size(), static_cast<std::size_t>(kCalls));
+  for (const auto& [id, n] : call_records) EXPECT_EQ(n, 1) << "call " << id << " records";
+  ChainReport chain = records.Verify();
+  EXPECT_TRUE(chain.ok) << "line " << chain.line << ": " << chain.problem;
+  EXPECT_EQ(chain.records, records.list.size());
+  std::printf("adv7: %zu answers written before their call was read passed (the call was pending already)\n",
+              ahead_passed);
 }
 
 // ---------------------------------------------------------------------------
