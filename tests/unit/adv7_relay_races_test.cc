@@ -1267,6 +1267,35 @@ TEST(Adv7RelayRaces, DISABLED_ARefusedServerLineIsNotQuotedOnStderrWithItsSecret
   EXPECT_FALSE(Holds(said)) << said;
 }
 
+// The same (the finding above), through the pins: a tool that is new since
+// the pins is said on stderr with its whole listing ("listed as: ...",
+// PinGuard::Report, pin_guard.cc:199), the server's text as it came, while
+// the listing the client gets is masked.
+TEST(Adv7RelayRaces, DISABLED_ANewToolIsNotQuotedOnStderrWithItsSecret) {
+  testing::TempDir pins_dir("adv7-pins");
+  auto guard = PinGuard::Open({"command://adv7", pins_dir.path(), false});
+  ASSERT_TRUE(guard.ok()) << guard.error().Message();
+  std::string said;
+  (*guard)->SetSay([&](const std::string& line) { said += line + "\n"; });
+  RelayConfig cfg = TimeoutConfig(SecretMode::kRedact);
+  cfg.pins = *guard;
+  Records records;
+  McpRelay relay(cfg, records.Sink());
+  Wire w(relay);
+  auto list = [&](int id, const json& tools) {
+    EXPECT_EQ(w.Client(ListRequest(id)).forward, Forward::kReplaced);  // its params carry the token: masked
+    return w.Server(json{{"jsonrpc", "2.0"}, {"id", id}, {"result", {{"tools", tools}}}}.dump());
+  };
+  json first = json::array({{{"name", "read"}, {"description", "reads"}, {"inputSchema", {{"type", "object"}}}}});
+  list(1, first);
+  json second = first;
+  second.push_back({{"name", "later"}, {"description", "uses " + kToken}, {"inputSchema", {{"type", "object"}}}});
+  RelayAction a = list(2, second);
+  EXPECT_FALSE(Holds(a));
+  EXPECT_NE(said.find("later"), std::string::npos) << "the new tool was said: " << said;
+  EXPECT_FALSE(Holds(said)) << said;
+}
+
 // What holds: a well-formed late answer is dropped, and the expired call
 // stays on the record once (timeout), with nothing at session end.
 TEST(Adv7RelayRaces, AWellFormedLateAnswerIsDroppedAndRecordedOnce) {
