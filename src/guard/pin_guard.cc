@@ -88,7 +88,7 @@ std::set<std::string> PinGuard::JudgePage(const json& tools, bool last_page) {
       std::string why = fmt::format("tool \"{}\" of {} {}; it is hidden and refused", s.name, settings_.server, Why("duplicate"));
       if (reported_.insert(s.name + "#duplicate").second) {
         // The name is the server's text: an ESC in it must not drive the user's terminal.
-        say_(fmt::format("pins: tool \"{}\" of {} {}; it is hidden and refused", VisibleText(s.name),
+        SayMasked(fmt::format("pins: tool \"{}\" of {} {}; it is hidden and refused", VisibleText(s.name),
                          settings_.server, Why("duplicate")));
         if (audit_) audit_({{"event", "tool_pin"}, {"tool", s.name}, {"change", "duplicate"}, {"action", "hidden"}});
       }
@@ -111,7 +111,7 @@ std::set<std::string> PinGuard::JudgePage(const json& tools, bool last_page) {
   if (!st.ok()) {
     // Fail closed: without a pin written or read, nothing this page lists is known to be what was approved.
     std::string why = "the pin store failed: " + st.error().Message();
-    say_("pins: " + why + "; every tool of this list is hidden");
+    SayMasked("pins: " + why + "; every tool of this list is hidden");
     if (audit_) audit_({{"event", "tool_pin"}, {"change", "store_error"}, {"reason", why}, {"action", "hidden"}});
     for (const auto& s : seen) {
       hidden.insert(s.name);
@@ -196,7 +196,7 @@ void PinGuard::Report(const std::string& name, const PendingTool& p, const Pinne
   // Visibly: the name is the server's text (a name with ESC cannot be typed anyway).
   std::string approve = VisibleText(ApproveCommand(settings_.server, name)) + " --expect " + PendingDigest(name, p);
   text += fmt::format("\n    review: mcpcell pins diff {}\n    approve: {}", ShellQuote(settings_.server), approve);
-  say_(text);
+  SayMasked(text);
   if (!audit_) return;
   json e{{"event", "tool_pin"}, {"tool", name}, {"change", p.change}, {"action", "hidden"},
          {"sha256", p.sha256}, {"diff", ChangesJson(changes)}, {"findings", ToJson(p.findings)},
@@ -219,7 +219,7 @@ void PinGuard::ReportFirstUse(const Seen& t) {
   for (const auto& fd : t.findings) {
     if (fd.severity == "high") text += fmt::format("\n    {} ({}): {}: {}", fd.rule, fd.severity, fd.field, fd.excerpt);
   }
-  say_(text);
+  SayMasked(text);
 }
 
 std::optional<std::string> PinGuard::CallDenial(const std::string& name) {

@@ -50,6 +50,9 @@ class PinGuard {
   /// Where its lines for the user go, each without the "mcpcell: " prefix
   /// ("pins: tool ..."); by default util/diag.h's Say, on stderr.
   void SetSay(Say say) { say_ = std::move(say); }
+  /// Applied to each line before it is said: the relay masks secrets in what
+  /// the server listed (a tool's description), which no scan saw (adv7).
+  void SetMask(std::function<std::string(const std::string&)> mask) { mask_ = std::move(mask); }
 
   /// The capabilities of the client whose listing is judged next:
   /// initialize's params.capabilities, or (2026-07-28 era, no initialize)
@@ -94,7 +97,10 @@ class PinGuard {
   std::map<std::string, std::string> listing_;   ///< this listing's names → sha256 (across pages)
   std::set<std::string> reported_;               ///< name + sha256 already said
   AuditSink audit_;
+  void SayMasked(const std::string& text) const { say_(mask_ ? mask_(text) : text); }
+
   Say say_;
+  std::function<std::string(const std::string&)> mask_;
 };
 
 }  // namespace mcpcell

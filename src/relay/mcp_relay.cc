@@ -126,6 +126,10 @@ McpRelay::McpRelay(RelayConfig config, AuditSink audit)
       tokens_(static_cast<double>(config_.call_burst)),
       refilled_(Clock::now()) {
   if (config_.pins) config_.pins->SetAudit([this](nlohmann::json e) { Audit(std::move(e)); });
+  // A new or changed tool is shown on stderr as the server listed it, which
+  // no scan saw: masked like every other text the relay quotes (adv7).
+  // Called under mu_, as MaskedText needs.
+  if (config_.pins) config_.pins->SetMask([this](const std::string& text) { return MaskedText(text); });
 }
 
 McpRelay::~McpRelay() = default;
@@ -306,7 +310,7 @@ RelayAction McpRelay::Refused(Side from, const Refusal& r, std::size_t bytes) {
   // silence; every drop is in the audit log.
   if (!said_server_drop_) {
     said_server_drop_ = true;
-    Say("relay: dropped a line from the server that is not a JSON-RPC message (" + r.message +
+    Say("relay: dropped a line from the server that is not a JSON-RPC message (" + MaskedText(r.message) +
         "); stdout is the client's JSON-RPC channel. Further drops are in the audit log only; to copy a plain "
         "program's output as it is, use --relay=off");
   }
@@ -544,17 +548,21 @@ std::vector<RelayAction> McpRelay::Expire(bool tell_server) {
     p.expired = true;
     if (!p.audited) continue;  // cancelled by the client, which expects no answer
     std::string id = key[0] == 's' ? JsonQuote(key.substr(2)) : key.substr(2);
-    std::string msg = fmt::format("mcpcell relay: {} \"{}\" got no answer within {} ms, the --call-timeout "
-                                  "(mcpcell.call_timeout); {}", p.method, p.subject, config_.call_timeout.count(),
-                                  tell_server ? "the server was told to cancel it"
-                                              : "the client had closed stdin, so the server's stdin is closed too");
+    // What Expire writes never passes GuardSecrets: masked here (adv7). The
+    // client's error keeps its id as it came (its own); the server's cancel
+    // names the id as the server saw it, masked like the request it got.
+    std::string msg = MaskedText(fmt::format(
+        "mcpcell relay: {} \"{}\" got no answer within {} ms, the --call-timeout (mcpcell.call_timeout); {}",
+        p.method, p.subject, config_.call_timeout.count(),
+        tell_server ? "the server was told to cancel it" : "the client had closed stdin, so the server's stdin is closed too"));
+    std::string server_id = key[0] == 's' ? JsonQuote(MaskedText(key.substr(2))) : id;
     ++limited_;
     AuditCall(p, id, "timeout", 0, {{"limit", "call_timeout"}, {"reason", msg}});
     p.audited = false;
     RelayAction a;
     a.forward = tell_server ? RelayAction::Forward::kReplaced : RelayAction::Forward::kDrop;
     if (tell_server) {
-      a.replacement = R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + id +
+      a.replacement = R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" + server_id +
                       R"(,"reason":"mcpcell: call timeout"}})";
     }
     a.reply = ErrorResponse(id, kLimitReached, msg);

@@ -1128,7 +1128,7 @@ struct TimedOut {
 // quotes the tool name unmasked too, which every other refusal masks
 // (GuardSecrets, mcp_relay_secrets.cc:134). Root cause: Expire()'s actions
 // bypass GuardSecrets and MaskedText.
-TEST(Adv7RelayRaces, DISABLED_TheTimeoutNeverCarriesTheClientsSecret) {
+TEST(Adv7RelayRaces, TheTimeoutNeverCarriesTheClientsSecret) {
   Records records;
   McpRelay relay(TimeoutConfig(SecretMode::kRedact), records.Sink());
   Wire w(relay);
@@ -1255,7 +1255,7 @@ TEST(Adv7RelayRaces, DISABLED_ARefusedRetryNamesItsEarlierRound) {
 // is printed whole, in redact and block mode. mcpcell masks the server's own
 // stderr lines for the same reason (guard/secret_text.cc): an MCP client
 // keeps the stderr of the servers it runs in its logs.
-TEST(Adv7RelayRaces, DISABLED_ARefusedServerLineIsNotQuotedOnStderrWithItsSecret) {
+TEST(Adv7RelayRaces, ARefusedServerLineIsNotQuotedOnStderrWithItsSecret) {
   RelayConfig cfg = TimeoutConfig(SecretMode::kRedact);
   Records records;
   McpRelay relay(cfg, records.Sink());
@@ -1272,7 +1272,7 @@ TEST(Adv7RelayRaces, DISABLED_ARefusedServerLineIsNotQuotedOnStderrWithItsSecret
 // the pins is said on stderr with its whole listing ("listed as: ...",
 // PinGuard::Report, pin_guard.cc:199), the server's text as it came, while
 // the listing the client gets is masked.
-TEST(Adv7RelayRaces, DISABLED_ANewToolIsNotQuotedOnStderrWithItsSecret) {
+TEST(Adv7RelayRaces, ANewToolIsNotQuotedOnStderrWithItsSecret) {
   testing::TempDir pins_dir("adv7-pins");
   auto guard = PinGuard::Open({"command://adv7", pins_dir.path(), false});
   ASSERT_TRUE(guard.ok()) << guard.error().Message();
