@@ -296,6 +296,11 @@ RelayAction McpRelay::Refused(Side from, const Refusal& r, std::size_t bytes) {
     return a;
   }
   auto it = r.id_key.empty() ? pending_[kClient].end() : pending_[kClient].find(r.id_key);
+  if (it != pending_[kClient].end() && it->second.expired) {
+    ++late_;  // answered at its timeout: a refused late answer is no second answer (adv7)
+    pending_[kClient].erase(it);
+    return a;
+  }
   if (it != pending_[kClient].end()) {
     // The message may quote the line (a duplicate key), which no scan saw.
     std::string msg = "mcpcell relay: the server's answer was refused: " + MaskedText(r.message);
@@ -377,7 +382,12 @@ std::optional<Refusal> McpRelay::JudgeRequest(const Envelope& env, Pending* p) {
 RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes) {
   const RpcId& id = *env.id;
   auto& pending = pending_[from];
-  if (auto it = pending.find(id.key); it != pending.end() && it->second.expired) pending.erase(it);
+  // An id whose call timed out stays taken until the server's late answer
+  // comes: reused, that answer would pass as the new call's (adv7).
+  if (auto it = pending.find(id.key); it != pending.end() && it->second.expired) {
+    return Refused(from, Refusal{kInvalidRequest, "mcpcell relay: id " + id.json + " belongs to a call that timed out "
+                                 "and whose late answer has not come yet; use another id", id.json, {}}, bytes);
+  }
   if (pending.count(id.key) != 0) {
     return Refused(from, Refusal{kInvalidRequest, "mcpcell relay: id " + id.json + " is already used by an unanswered request",
                                  id.json, {}}, bytes);
@@ -401,9 +411,11 @@ RelayAction McpRelay::Request(Side from, const Envelope& env, std::size_t bytes)
   p.bytes_in = bytes;
   if (from == kClient) {
     auto judged = JudgeRequest(env, &p);
+    // A retry refused as malformed takes no round over: the earlier round
+    // still waits, and is recorded with its own id (adv7).
+    if (judged && judged->code != kRefusedByPolicy) return Refused(from, *judged, bytes);
     if (p.call && !p.request_state.empty()) LinkRound(&p);
     if (auto r = std::move(judged)) {
-      if (r->code != kRefusedByPolicy) return Refused(from, *r, bytes);
       ++denied_;
       return RefuseCall(p, id, *r, "denied", {});
     }
@@ -444,6 +456,8 @@ RelayAction McpRelay::RefuseCall(const Pending& p, const RpcId& id, const Refusa
   nlohmann::json e{{"event", event != nullptr ? event : ContentEventFor(p.method)}, {SubjectKey(p.method), p.subject},
                    {"id", nlohmann::json::parse(id.json)}, {"outcome", outcome}, {"reason", r.message},
                    {"protocol", p.protocol}, {"bytes_in", p.bytes_in}, {"rounds", p.rounds}};
+  // The earlier rounds ran on the server: their ids are on this record (adv7).
+  if (p.rounds > 1) e["round_ids"] = p.round_ids;
   if (!p.arguments.is_null()) e["arguments"] = p.arguments;
   if (!p.client.is_null()) e["client_info"] = p.client;
   if (!p.input_responses.is_null()) e["input_responses"] = p.input_responses;

@@ -767,10 +767,8 @@ TEST(Adv7RelayRaces, RoundsAreJudgedAndRecordedOnceWhileBothSidesRun) {
     EXPECT_EQ(r.value("rounds", 0), 2) << r.dump();
     bool denied = first % 7 == 3;
     EXPECT_EQ(r.value("outcome", ""), denied ? "denied" : "ok") << r.dump();
-    // A denied retry's record has no round_ids (DISABLED_ARefusedRetryNamesItsEarlierRound).
-    if (!denied) {
-      EXPECT_EQ(r.value("round_ids", json()), json::array({first})) << r.dump();
-    }
+    // A denied retry's record names its earlier round too (ARefusedRetryNamesItsEarlierRound).
+    EXPECT_EQ(r.value("round_ids", json()), json::array({first})) << r.dump();
   }
   EXPECT_EQ(per_call.size(), static_cast<std::size_t>(kCalls));
   for (const auto& [id, n] : per_call) EXPECT_EQ(n, 1) << "call " << id;
@@ -1185,17 +1183,22 @@ TEST(Adv7RelayRaces, ABlockedCallNeverTimesOutAndAPlainOneCarriesNoSecret) {
 // of B (outcome ok, result digest) describes A's answer, while B's own
 // answer is dropped as forged. Clients that number every request 1 (or
 // reuse ids after an error) meet this with any slow tool.
-TEST(Adv7RelayRaces, DISABLED_ALateAnswerIsNotTakenForTheAnswerToTheIdsNextCall) {
+// Fixed by refusing the reuse: which of two answers with one id is the late
+// one cannot be told, so the id stays taken until the late answer comes.
+TEST(Adv7RelayRaces, ALateAnswerIsNotTakenForTheAnswerToTheIdsNextCall) {
   TimedOut t(1, "slow_a");
   ASSERT_TRUE(t.Expired());
   Wire& w = t.w;
-  // The client was answered (the timeout's error); it reuses id 1.
+  // The client was answered (the timeout's error); it reuses id 1: refused, with why.
+  RelayAction reuse = w.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b"}})");
+  EXPECT_EQ(reuse.forward, Forward::kDrop) << "b went to the server under the id slow_a's late answer will carry";
+  EXPECT_NE(reuse.reply.find("timed out"), std::string::npos) << reuse.reply;
+  // The server's late answer to the first call (slow_a's result) is dropped.
+  RelayAction late = w.Server(R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"A"}]}})");
+  EXPECT_EQ(late.forward, Forward::kDrop) << "slow_a's late answer was passed on";
+  // Now the id is free again.
   ASSERT_EQ(w.Client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b"}})").forward,
             Forward::kAsIs);
-  // The server's late answer to the first call (slow_a's result).
-  RelayAction late = w.Server(R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"A"}]}})");
-  EXPECT_EQ(late.forward, Forward::kDrop) << "slow_a's late answer was passed as b's";
-  // b's own answer.
   RelayAction own = w.Server(R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"B"}]}})");
   EXPECT_EQ(own.forward, Forward::kAsIs) << "b's own answer was dropped";
 }
@@ -1206,7 +1209,7 @@ TEST(Adv7RelayRaces, DISABLED_ALateAnswerIsNotTakenForTheAnswerToTheIdsNextCall)
 // --max-message) goes through Refused(), which matches the id against the
 // client's pending calls without looking at `expired` (mcp_relay.cc:294)
 // and sends the client an error for a call it was already answered for.
-TEST(Adv7RelayRaces, DISABLED_ARefusedLateAnswerIsNotASecondAnswer) {
+TEST(Adv7RelayRaces, ARefusedLateAnswerIsNotASecondAnswer) {
   TimedOut t(5, "slow");
   ASSERT_TRUE(t.Expired()) << "the client's first answer: the timeout";
   RelayAction late = t.w.Server(R"({"jsonrpc":"2.0","id":5,"result":{"a":1,"a":2}})");
@@ -1224,7 +1227,7 @@ TEST(Adv7RelayRaces, DISABLED_ARefusedLateAnswerIsNotASecondAnswer) {
 // and is recorded by RefuseCall (mcp_relay.cc:440-447), which writes
 // `rounds` but not `round_ids`: id 1 is on no record, and nothing at session
 // end records it either (it left rounds_).
-TEST(Adv7RelayRaces, DISABLED_ARefusedRetryNamesItsEarlierRound) {
+TEST(Adv7RelayRaces, ARefusedRetryNamesItsEarlierRound) {
   Records records;
   McpRelay relay(AuditModeConfig(), records.Sink());
   Wire w(relay);
