@@ -14,11 +14,12 @@
 // `allow` rule; the rest are native cells (skipped where none can be built).
 
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
+import { cgroupDirsNamed } from './lib/host.mjs';
 import { EXIT, runArgv, runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
 import { E2E_DIR, NODE_BIN } from './lib/paths.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
@@ -291,28 +292,6 @@ test('adv8: egress-proxy refuses (or names) the profile keys it does not enforce
   assert.match(said, /read|tools|mcpcell\./, `nothing said about the keys the proxy ignores:\n${r.stderr}`);
 });
 
-/** The cgroup directories of a run of mcpcell with pid `pid` (v1: one per controller; v2: one). */
-function cellCgroups(pid) {
-  const found = [];
-  const walk = (dir, depth) => {
-    if (depth > 4) return;
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (!e.isDirectory()) continue;
-      const p = path.join(dir, e.name);
-      if (e.name.startsWith(`mcpcell-${pid}-`)) found.push(p);
-      else walk(p, depth + 1);
-    }
-  };
-  walk('/sys/fs/cgroup', 0);
-  return found;
-}
-
 /** The CPU share (quota / period) a cell's cgroup directories set, or null. */
 function cpuShare(dirs) {
   for (const d of dirs) {
@@ -341,7 +320,7 @@ test('adv8: --cpus 0.001 is enforced as asked (or refused), not rounded up tenfo
   const r = await runMcpcell(runArgv(['--relay=off', '--cpus', '0.001'], ['/bin/sleep', '3']), {
     onSpawn: (child) => {
       setTimeout(() => {
-        dirs = cellCgroups(child.pid);
+        dirs = cgroupDirsNamed(`mcpcell-${child.pid}-`, 4);
         share = cpuShare(dirs);
       }, 1200);
     },
