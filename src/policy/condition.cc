@@ -94,7 +94,9 @@ Result<std::vector<std::string>> ReadValues(const json& v, const std::string& or
 }
 
 bool IsTrusted(const TrustFacts& f, const TrustSettings& t, std::string* why) {
-  std::string unversioned = ToString(f.kind) + "://" + f.name;
+  // A command's source has no version, and an interpreter's names the
+  // script: "command://node" must not stand for every node script (adv8).
+  std::string unversioned = f.kind == ServerRef::Kind::kCommand ? f.source : ToString(f.kind) + "://" + f.name;
   for (const auto& g : t.trusted_sources) {
     if (GlobMatch(g, f.source) || GlobMatch(g, unversioned)) {
       *why = f.source + " matches trusted_sources glob \"" + g + "\"";
@@ -229,6 +231,11 @@ ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& f, const
       std::vector<std::string> names{f.name};
       if (!f.registry_name.empty()) names.push_back(f.registry_name);
       if (f.kind == ServerRef::Kind::kCommand) names.push_back(std::filesystem::path(f.name).filename().string());
+      // `node server.mjs`: the script too, as given, absolute and its basename.
+      for (const auto* s : {&f.script, &f.script_path, &f.module}) {
+        if (!s->empty()) names.push_back(*s);
+      }
+      if (!f.script.empty()) names.push_back(std::filesystem::path(f.script).filename().string());
       for (const auto& g : c.values) {
         for (const auto& n : names) {
           if (GlobMatch(g, n)) return Flag(true, "name \"" + n + "\" matches \"" + g + "\"");

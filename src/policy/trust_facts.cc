@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "registry/catalog.h"
+#include "source/interpreted_script.h"
 #include "source/uvx_install.h"
 #include "util/path_search.h"
 
@@ -30,6 +31,11 @@ TrustFacts GatherTrustFacts(const ServerRef& ref, const RegistryEntry* entry) {
     case ServerRef::Kind::kCommand:
     case ServerRef::Kind::kRegistry:
       f.local_path = FindOnHostPath(ref.package);  // the file a run without a cell executes
+      if (auto script = InterpretedScriptOf(ref.args, CurrentDirectory())) {
+        f.script = script->script;
+        f.script_path = script->script_path;
+        f.module = script->module;
+      }
       break;
   }
   if (entry != nullptr) {
@@ -55,6 +61,8 @@ nlohmann::json ToJson(const TrustFacts& f) {
                         {"registry_tier", f.registry_tier},
                         {"publisher_scope", f.publisher_scope},
                         {"local_path", f.local_path},
+                        {"script", f.script_path},
+                        {"module", f.module},
                         {"requests_network", f.requests_network},
                         {"requests_write", f.requests_write}};
 }

@@ -25,6 +25,11 @@ struct TrustFacts {
   std::string registry_tier;    ///< official | verified | community | ""
   std::string publisher_scope;  ///< "@scope" for scoped npm packages, image namespace for docker
   std::string local_path;       ///< command: FindOnHostPath (util/path_search.h), "" if not found
+  /// command run by an interpreter (source/interpreted_script.h): the script
+  /// as given and its absolute path, or the module (`python -m pkg`).
+  std::string script;
+  std::string script_path;
+  std::string module;
   bool requests_network = false;  ///< the profile + flags ask for any outbound access
   bool requests_write = false;    ///< the profile + flags ask for any writable host path
   std::string write_asked_by;     ///< what asked for it: "--write", "profile X", a registry entry's arguments

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "source/interpreted_script.h"
+
 namespace mcpcell {
 namespace {
 
@@ -204,7 +206,11 @@ std::string CanonicalSource(const ServerRef& ref) {
       return s;
     }
     case ServerRef::Kind::kRegistry: return "registry://" + ref.package;
-    case ServerRef::Kind::kCommand: return "command://" + ref.package;
+    case ServerRef::Kind::kCommand: {
+      // `node server.mjs` is judged as the script it runs, not as node.
+      auto script = InterpretedScriptOf(ref.args, CurrentDirectory());
+      return script ? script->source : "command://" + ref.package;
+    }
   }
   return "";
 }

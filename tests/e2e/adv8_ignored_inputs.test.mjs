@@ -489,7 +489,6 @@ test('adv8: a registry entry\'s required variable that nobody passes is said on 
 });
 
 test('adv8: a policy name rule matches the script an interpreter runs', {
-  todo: 'adv8 finding: for `-- node server.mjs` the policy\'s name and source are "node" / "command://node": a {"name": "server*"} deny never holds, and trusting command://node trusts every script',
 }, async () => {
   const policy = file('name.json', { rules: [{ name: 'no-adv8', condition: { name: 'adv8_tools_server*' }, action: 'deny' }] });
   const r = await runMcpcell(['policy', 'explain', '--json', '--policy', policy, '--', NODE_BIN, SERVER]);
@@ -497,6 +496,17 @@ test('adv8: a policy name rule matches the script an interpreter runs', {
   const explained = JSON.parse(r.stdout);
   const action = explained.action ?? explained.decision?.action;
   assert.equal(action, 'deny', `the deny rule on the script's name did not hold: ${JSON.stringify(explained.trust_facts ?? explained.decision?.trust_facts)}`);
+  // Trusting the interpreter trusts no script; trusting the script trusts it.
+  const decide = async (trusted) => {
+    const p = file(`trust-${trusted.length}.json`, {
+      trusted_sources: [trusted], rules: [{ name: 'untrusted', condition: 'untrusted_source', action: 'deny' }], default: 'isolate' });
+    const e = await runMcpcell(['policy', 'explain', '--json', '--policy', p, '--', NODE_BIN, SERVER, '/data']);
+    assert.equal(e.code, 0, e.stderr);
+    const j = JSON.parse(e.stdout);
+    return j.action ?? j.decision?.action;
+  };
+  assert.equal(await decide(`command://${NODE_BIN}`), 'deny', 'command://node trusted every script');
+  assert.equal(await decide(`command://${NODE_BIN} ${path.resolve(SERVER)}`), 'isolate', 'the script itself was not trusted');
 });
 
 test('adv8: a policy denial says how to allow the server', {
