@@ -89,7 +89,7 @@ Status BindPathArgs(const RegistryEntry* entry, ServerRef* ref, RunRequest* req,
 // A variable the registry entry says the server needs, which nothing of
 // this run passes (--env, the profile's env, --secret-env): said before the
 // server fails asking for it (adv8: only `registry info` showed it).
-void SayMissingRequiredVars(const RegistryEntry& entry, const RunRequest& merged) {
+void SayMissingRequiredVars(const RegistryEntry& entry, const RunRequest& merged, bool plain) {
   auto passed = [&](const std::string& name) {
     for (const auto& e : merged.env) {
       if (e == name || e.rfind(name + "=", 0) == 0) return true;
@@ -102,7 +102,8 @@ void SayMissingRequiredVars(const RegistryEntry& entry, const RunRequest& merged
   };
   for (const auto& v : entry.env_vars) {
     if (!v.required || passed(v.name)) continue;
-    std::string how = v.secret ? "--secret " + v.name + "=FILE --secret-env " + v.name : "--env " + v.name;
+    // A run without a cell takes no --secret (RefuseCellFlagsOnAPlainRun).
+    std::string how = v.secret && !plain ? "--secret " + v.name + "=FILE --secret-env " + v.name : "--env " + v.name;
     Say("warning: " + entry.name + " needs " + v.name + (v.description.empty() ? "" : " (" + v.description + ")") +
         ", which this run does not pass; pass it with " + how);
   }
@@ -113,7 +114,8 @@ void SayMissingRequiredVars(const RegistryEntry& entry, const RunRequest& merged
 /// arguments go before the user's; its env defaults go first, so the
 /// profile's env and --env of the same name win. Its notice is said on every
 /// launch: a trade-off the user must hear about, not only with -v.
-void ApplyEntryDefaults(const RegistryEntry* entry, ServerRef* ref, RunRequest* merged, std::vector<std::string>* notes) {
+void ApplyEntryDefaults(const RegistryEntry* entry, ServerRef* ref, RunRequest* merged, bool plain,
+                        std::vector<std::string>* notes) {
   if (entry == nullptr) return;
   if (!entry->args.empty()) {
     ref->args.insert(ref->args.begin(), entry->args.begin(), entry->args.end());
@@ -126,7 +128,7 @@ void ApplyEntryDefaults(const RegistryEntry* entry, ServerRef* ref, RunRequest* 
     if (v.default_value) defaults.push_back(v.name + "=" + *v.default_value);
   }
   merged->env.insert(merged->env.begin(), defaults.begin(), defaults.end());
-  SayMissingRequiredVars(*entry, *merged);
+  SayMissingRequiredVars(*entry, *merged, plain);
   if (!entry->notice.empty()) Say(entry->name + ": " + entry->notice);
   for (const auto& p : entry->requires_paths) {
     std::error_code ec;
@@ -438,6 +440,42 @@ static Status LowerRelay(const RunRequest& req, const PermissionProfile& profile
   return {};
 }
 
+const std::vector<CellOnlyFlag>& CellOnlyFlags() {
+  using R = const RunRequest&;
+  static const std::vector<CellOnlyFlag> flags = {
+      {"--read", [](R r) { return !r.read.empty(); }},
+      {"--write", [](R r) { return !r.write.empty(); }},
+      {"--secret", [](R r) { return !r.secrets.empty(); }},
+      {"--secret-env", [](R r) { return !r.secret_env.empty(); }},
+      {"--allow-host", [](R r) { return !r.allow_host.empty(); }},
+      {"--allow-port", [](R r) { return !r.allow_port.empty(); }},
+      {"--resolve", [](R r) { return !r.resolve.empty(); }},
+      {"--memory", [](R r) { return r.memory.has_value(); }},
+      {"--pids", [](R r) { return r.pids.has_value(); }},
+      {"--cpus", [](R r) { return r.cpus.has_value(); }},
+      {"--tmp-size", [](R r) { return r.tmp_size.has_value(); }},
+      {"--timeout", [](R r) { return r.timeout.has_value(); }},
+      {"--grace", [](R r) { return r.grace.has_value(); }},
+      {"--uid", [](R r) { return r.uid.has_value(); }},
+      {"--gid", [](R r) { return r.gid.has_value(); }},
+      {"--system-mount", [](R r) { return !r.system_mounts.empty(); }},
+      {"--idmap", [](R r) { return r.idmap == "on"; }},  // "off" asks for nothing
+      {"--relay", [](R r) { return r.relay == "on"; }},  // "off" is what a plain run has
+      {"--max-message", [](R r) { return r.max_message.has_value(); }},
+      {"--call-rate", [](R r) { return r.call_rate.has_value(); }},
+      {"--max-inflight", [](R r) { return r.max_inflight.has_value(); }},
+      {"--call-timeout", [](R r) { return r.call_timeout.has_value(); }},
+      {"--audit-content", [](R r) { return r.audit_content; }},
+      // Every profile, "none" too, is a restriction a plain run does not
+      // have (its stderr said "enforced" for the profile's allow-list).
+      {"--permission-profile", [](R r) { return r.profile.has_value(); }},
+      {"--no-auto-mount", [](R r) { return r.no_auto_mount; }},
+      {"--force-credentials", [](R r) { return r.force_credentials; }},
+      {"--fallback", [](R r) { return r.fallback != "none"; }},  // no engine to fall back from
+  };
+  return flags;
+}
+
 namespace {
 
 // A policy "allow" rule runs the server with no cell and no relay, so a flag
@@ -447,35 +485,12 @@ namespace {
 Status RefuseCellFlagsOnAPlainRun(const RunRequest& req, const LaunchPlan& plan) {
   if (plan.action != LaunchPlan::Action::kAllow) return {};
   std::vector<std::string> given;
-  auto note = [&](bool on, const char* flag) {
-    if (on) given.push_back(flag);
-  };
-  note(!req.read.empty(), "--read");
-  note(!req.write.empty(), "--write");
-  note(!req.secrets.empty(), "--secret");
-  note(!req.secret_env.empty(), "--secret-env");
-  note(!req.allow_host.empty(), "--allow-host");
-  note(!req.allow_port.empty(), "--allow-port");
-  note(!req.resolve.empty(), "--resolve");
-  note(req.memory.has_value(), "--memory");
-  note(req.pids.has_value(), "--pids");
-  note(req.cpus.has_value(), "--cpus");
-  note(req.tmp_size.has_value(), "--tmp-size");
-  note(req.timeout.has_value(), "--timeout");
-  note(req.grace.has_value(), "--grace");
-  note(req.uid.has_value(), "--uid");
-  note(req.gid.has_value(), "--gid");
-  note(!req.system_mounts.empty(), "--system-mount");
-  note(req.idmap == "on", "--idmap=on");
-  note(req.relay == "on", "--relay=on");
-  note(req.max_message.has_value(), "--max-message");
-  note(req.call_rate.has_value(), "--call-rate");
-  note(req.max_inflight.has_value(), "--max-inflight");
-  note(req.call_timeout.has_value(), "--call-timeout");
-  note(req.audit_content, "--audit-content");
+  for (const auto& f : CellOnlyFlags()) {
+    if (f.given(req)) given.emplace_back(f.flag);
+  }
   if (given.empty()) return {};
   std::string list;
-  for (const auto& g : given) list += (list.empty() ? "" : ", ") + g;
+  for (const auto& g : given) list += (list.empty() ? "" : ", ") + g + (g == "--idmap" || g == "--relay" ? "=on" : "");
   return MakeError("run without a cell", plan.rule,
                    "the rule runs this server with no cell and no relay, so " + list +
                        (given.size() == 1 ? " would" : " would all") +
@@ -609,9 +624,15 @@ json AddNpxCache(const InstalledPackage& npx, const ServerRef& ref, CellSpec* sp
 // What a user must know (a scan that gave up, a mount skipped) is said
 // without -v; the rest only with it.
 void SayPlanNotes(const RunRequest& req, const TrustFacts& facts, const CellSpec& spec, const NetworkPlan& net,
-                  const std::vector<std::string>& notes) {
-  for (const auto& w : net.warnings) Say(w);
-  if (facts.requests_network || spec.network.mode != NetworkSpec::Mode::kNone) Say("network: " + net.enforced);
+                  bool plain, const std::vector<std::string>& notes) {
+  // A run without a cell has the host's network: the registry default's
+  // allow-list is not enforced, and saying it is would be a lie.
+  if (plain) {
+    Say("network: not restricted (the host's): the policy runs this server without a cell");
+  } else {
+    for (const auto& w : net.warnings) Say(w);
+    if (facts.requests_network || spec.network.mode != NetworkSpec::Mode::kNone) Say("network: " + net.enforced);
+  }
   for (const auto& n : notes) {
     if (req.verbose || n.rfind("warning:", 0) == 0) Say(n);
   }
@@ -653,7 +674,8 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   plan.profile = profile->name;
 
   RunRequest merged = MergeProfile(*profile, with_args);
-  ApplyEntryDefaults(decided->entry_ptr(), &ref, &merged, &notes);
+  const bool plain = plan.action == LaunchPlan::Action::kAllow;
+  ApplyEntryDefaults(decided->entry_ptr(), &ref, &merged, plain, &notes);
   auto resolved = ResolveArgv(ref, req, merged);
   if (!resolved.ok()) return resolved.error();
   auto secrets = LowerSecrets(merged.secrets, merged.secret_env);
@@ -678,7 +700,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   }
   if (resolved->installed) plan.explain["install"] = AddNpxCache(*resolved->installed, ref, &spec);
   MCPCELL_TRY(CheckPlannedCell(ref, req, *resolved, spec));
-  SayPlanNotes(req, decided->facts, spec, *net, notes);
+  SayPlanNotes(req, decided->facts, spec, *net, plain, notes);
   MCPCELL_TRY(CheckRecordsOutOfReach(spec, req, decision));
   // The merged request: the profile's mcpcell.call_rate, max_message,
   // max_inflight and call_timeout are in it (adv8: they were dropped).

@@ -3,6 +3,8 @@
 // allow (run plainly, only because a policy rule said so), or deny.
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -56,5 +58,16 @@ int ExitCodeFor(const Error& plan_error);
 Result<LaunchPlan> PlanLaunch(const RunRequest& req);
 
 std::string ToString(LaunchPlan::Action action);
+
+/// A `run` option only a cell or the relay enforces: refused when a policy
+/// `allow` runs the server with neither (adv8), never accepted and ignored.
+/// tests/unit/run_options_test.cc holds every run option to be in this
+/// table or in its list of options that hold without a cell, so a new
+/// option cannot slip past the refusal.
+struct CellOnlyFlag {
+  std::string_view flag;
+  bool (*given)(const RunRequest& req);
+};
+const std::vector<CellOnlyFlag>& CellOnlyFlags();
 
 }  // namespace mcpcell

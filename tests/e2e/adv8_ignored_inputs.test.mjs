@@ -220,6 +220,24 @@ test('adv8: a policy allow run does not claim an enforced egress allow-list', {
   assert.doesNotMatch(r.stderr, /enforced/, `a run without a cell claimed an enforced network:\n${r.stderr}`);
 });
 
+test('adv8 (session 10): a policy allow run refuses a permission profile and grant-refining flags, and claims no enforced network for a registry server', async () => {
+  const profile = file('allow-list.json', { network: { outbound: { allow_host: ['example.com'] } } });
+  for (const args of [['--permission-profile', profile], ['--permission-profile', 'none'], ['--no-auto-mount'],
+    ['--force-credentials'], ['--fallback', 'native']]) {
+    const r = await dryRun(['--policy', ALLOW_ALL_POLICY(), ...args, '--', '/bin/true']);
+    refusedOrFail(r, `allow + ${args.join(' ')}`);
+    assert.match(r.stderr, new RegExp(`${args[0]} would be ignored; add --isolate`), r.stderr);
+  }
+  const env = { ...process.env, XDG_CACHE_HOME: makeTempDir('adv8-allow-cache') };
+  delete env.GITHUB_PERSONAL_ACCESS_TOKEN;
+  const r = await runMcpcell(['run', '--dry-run', '--policy', ALLOW_ALL_POLICY(), 'github'], { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stderr, /enforced/, `a run without a cell claimed an enforced network:\n${r.stderr}`);
+  assert.match(r.stderr, /network: not restricted/);
+  // The way to pass the token must be one this run takes (--secret is refused without a cell).
+  assert.match(r.stderr, /pass it with --env GITHUB_PERSONAL_ACCESS_TOKEN/);
+});
+
 test('adv8: a policy allow run refuses --secret instead of dropping it', {
 }, async () => {
   const name = `ADV8_${process.pid}_${Date.now()}`;
