@@ -152,6 +152,8 @@ Stop Read(const Syntax& s, const std::vector<std::string>& argv) {
     if (w == "--") {
       return i + 1 < argv.size() ? Stop{Stop::What::kScript, i + 1} : Stop{};
     }
+    // `bash +x s.sh`, `sh +o posix`: an option, not the script.
+    if (!w.empty() && w[0] == '+') return Stop{};
     if (w.size() < 2 || w[0] != '-') {
       return w == "-" ? Stop{} : Stop{Stop::What::kScript, i};  // "-": the script is read from stdin
     }

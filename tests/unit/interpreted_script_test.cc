@@ -54,6 +54,7 @@ TEST(InterpretedScript, WhatTheTableCannotReadIsTheWholeCommandLine) {
   EXPECT_EQ(SourceOf({"node", "-pe", "1"}), "command://node -pe 1");
   EXPECT_EQ(SourceOf({"node", "-e"}), "command://node -e");
   EXPECT_EQ(SourceOf({"node"}), "command://node");  // the REPL / stdin: no script
+  EXPECT_EQ(SourceOf({"bash", "+x", "s.sh"}), "command://bash +x s.sh");  // '+' turns an option off
   EXPECT_EQ(SourceOf({"deno", "main.ts"}), "command://deno main.ts");
   // Launchers say nothing of what they start.
   EXPECT_EQ(SourceOf({"npx", "-y", "@x/server", "/data"}), "command://npx -y @x/server /data");
