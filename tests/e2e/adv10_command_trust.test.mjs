@@ -124,6 +124,21 @@ test('adv10: `ruby -C DIR server.rb` is judged as CWD/server.rb, but ruby runs D
   const e = await explain(policy, ['ruby', '-C', EVIL, 'server.rb']);
   assert.notEqual(e.script, path.join(SRV, 'server.rb'),
     `the policy was shown ${e.source}, a file ruby does not run (it runs ${path.join(EVIL, 'server.rb')})`);
+  const b = await explain(policy, ['bun', '--cwd', EVIL, 'run', 'server.ts']);
+  assert.notEqual(b.script, path.join(SRV, 'server.ts'),
+    `the policy was shown ${b.source}, a file bun does not run (it runs ${path.join(EVIL, 'server.ts')})`);
+});
+
+test('adv10: `deno run --env-file F SCRIPT` is judged as SCRIPT, but --env-file\'s value is optional: deno runs F', {
+  todo: 'adv10 finding: deno --env-file and --lock take a value only with "=", the table reads the next word as theirs',
+}, async () => {
+  const policy = trustPolicy([`command://deno run --env-file * ${SRV}/*`]);
+  const evil = path.join(EVIL, 'adv10-evil.ts');
+  for (const option of ['--env-file', '--lock']) {
+    const e = await explain(policy, ['deno', 'run', option, evil, path.join(SRV, 'server.ts')]);
+    assert.notEqual(e.script, path.join(SRV, 'server.ts'), `${option}: the policy judged a script deno does not run (${e.source})`);
+    assert.equal(e.action, 'deny', `${option}: the deny-by-name rule did not see ${evil} (${e.action}, ${e.source})`);
+  }
 });
 
 test('adv10: a deny-by-name rule is dodged by an option the table does not know or by a launcher', {
@@ -244,6 +259,34 @@ test('adv10: an allowed browser server still gets its entry\'s --no-sandbox, and
   assert.ok(!argv.some((a) => a.includes('--no-sandbox')),
     `Chromium would run with its own sandbox off and no cell: ${argv.join(' ')}`);
   assert.doesNotMatch(r.stderr, /the cell is the sandbox/, 'stderr claims a cell on a run without one');
+});
+
+test('adv10: a docker:// source allowed by the policy runs its arguments as a command ON THE HOST', {
+  todo: 'adv10 finding: RunPlainly execs a docker:// plan\'s argv (the image\'s args) on the host: trusted image, host shell',
+}, async () => {
+  // "Trust our own images": the image is on a registry at a closed loopback port (nothing is pulled).
+  const policy = file('trust-images.json', {
+    trusted_sources: ['docker://127.0.0.1:9/adv10/*'],
+    rules: [{ name: 'our-images', condition: { not: 'untrusted_source' }, action: 'allow' }],
+  });
+  const marks = makeWritableDir('adv10-docker-marks');
+  const mark = path.join(marks, 'host-ran');
+  const r = await runMcpcell(['run', '--policy', policy, 'docker://127.0.0.1:9/adv10/none:1', '--',
+    '/bin/sh', '-c', `echo ADV10-HOST-RAN >&2; touch ${mark}`], { input: '', env: env(), ...GUARD });
+  assert.ok(!existsSync(mark), `the image's arguments ran on the host as ${process.getuid?.()}; stderr:\n${r.stderr}`);
+  assert.doesNotMatch(r.stderr, /ADV10-HOST-RAN/);
+});
+
+test('adv10: a docker:// source allowed by the policy with no arguments crashes mcpcell (SIGSEGV)', {
+  todo: 'adv10 finding: RunPlainly reads spec.argv[0] of an empty argv (a docker:// plan has none): exit 139',
+}, async () => {
+  const policy = file('trust-images.json', {
+    trusted_sources: ['docker://127.0.0.1:9/adv10/*'],
+    rules: [{ name: 'our-images', condition: { not: 'untrusted_source' }, action: 'allow' }],
+  });
+  const r = await runMcpcell(['run', '--policy', policy, 'docker://127.0.0.1:9/adv10/none:1'], { input: '', env: env(), ...GUARD });
+  assert.equal(r.signal, null, `mcpcell died of ${r.signal}; stderr:\n${r.stderr}`);
+  assert.ok(r.code !== null && r.code < 128, `mcpcell died (exit ${r.code}); stderr:\n${r.stderr}`);
 });
 
 test('adv10: -v on an allowed registry server says its directory "is bound read-write"', {
