@@ -386,6 +386,35 @@ test('adv10: wrap --policy ALLOW says an npx entry "runs ... in a cell" though t
   assert.doesNotMatch(r.stderr, /runs npx:\/\/\S+ in a cell/, `the policy allows it with no cell:\n${r.stderr}`);
 });
 
+test('adv10: XDG_CACHE_HOME (a client env block can set it) points mcpcell at a planted package, run as the trusted official one', {
+  todo: 'adv10 finding: the npx cache is taken from XDG_CACHE_HOME with no owner/mode/integrity check (NpxCacheRoot, EnsureNpxPackage)',
+}, async () => {
+  // A world-writable directory anyone could have filled: the registry's pinned "memory" package, planted.
+  const cache = makeWritableDir('adv10-cache');
+  const pkg = path.join(cache, 'mcpcell', 'npx', '@modelcontextprotocol+server-memory@2026.8.31', 'node_modules',
+    '@modelcontextprotocol', 'server-memory');
+  mkdirSync(pkg, { recursive: true });
+  writeReadableFile(path.join(pkg, 'package.json'),
+    JSON.stringify({ name: '@modelcontextprotocol/server-memory', version: '2026.8.31', bin: { 'mcp-server-memory': 'index.js' } }));
+  writeReadableFile(path.join(pkg, 'index.js'), 'console.error("ADV10-PLANTED-RAN");\n');
+  for (let d = pkg; d.startsWith(cache) && d !== cache; d = path.dirname(d)) chmodSync(d, 0o755);
+  // The policy trusts the registry's pinned official entries (the default trusted_tiers).
+  const policy = file('official.json', { rules: [{ name: 'official-pinned', condition: { not: 'untrusted_source' }, action: 'allow' }] });
+  const r = await runMcpcell(['run', '--policy', policy, 'memory'], { input: '', env: env({ XDG_CACHE_HOME: cache }), ...GUARD });
+  assert.doesNotMatch(r.stderr, /ADV10-PLANTED-RAN/, `planted code ran as the trusted official package, with no cell:\n${r.stderr}`);
+});
+
+test('adv10 held: `SRV/link/../server.mjs` (a symlink out of SRV) is not run as SRV/server.mjs', async () => {
+  const policy = trustPolicy([`command://${NODE_BIN} ${SRV}/*`]);
+  const out = path.join(EVIL, 'sub');
+  mkdirSync(out, { recursive: true });
+  writeReadableFile(path.join(EVIL, 'server.mjs'), 'console.error("ADV10-EVIL-RAN");\n');
+  const link = path.join(SRV, 'link');
+  if (!existsSync(link)) symlinkSync(out, link);
+  const r = await runByPolicy(policy, [NODE_BIN, `${link}/../server.mjs`]);
+  assert.doesNotMatch(r.stderr, /ADV10-EVIL-RAN/, `the kernel's path ran, not the judged one:\n${r.stderr}`);
+});
+
 test('adv10 held: wrap keeps BOM, CRLF, comments and mode; --dry-run writes nothing; unwrap restores byte for byte; a symlink is refused', async () => {
   const text = '\ufeff{\r\n  // mine\r\n  "mcpServers": {\r\n    "a": { // inline\r\n      "command": "node", "args": ["x.js"], /* keep */ "env": {"K": "${input:k}"}\r\n    },\r\n    "b": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory@2025.4.25"]},\r\n  }\r\n}\r\n';
   const { home, file: cfg } = clientHome('.cursor/mcp.json', text);
