@@ -191,6 +191,20 @@ test('adv10: `python3 -m MOD` trusted runs a MOD.py from the working directory w
   assert.doesNotMatch(r.stderr, /ADV10-SHADOW-RAN/, `the cwd's module ran with no cell; stderr:\n${r.stderr}`);
 });
 
+test('adv10: `command://./server` (the docs\' own example) trusts ./server in whatever directory the run starts', {
+  todo: 'adv10 finding: a plain command\'s source keeps a relative argv[0]; an interpreter\'s script is made absolute',
+}, async () => {
+  for (const dir of [SRV, EVIL]) {
+    writeFileSync(path.join(dir, 'server'), `#!/bin/sh\necho ADV10-${dir === EVIL ? 'EVIL' : 'OK'}-RAN >&2\n`);
+    chmodSync(path.join(dir, 'server'), 0o755);
+  }
+  const policy = trustPolicy(['command://./server']);
+  const control = await explain(policy, ['./server'], { cwd: SRV });
+  assert.equal(control.action, 'allow', `control: ${control.r.stderr}`);
+  const r = await runByPolicy(policy, ['./server'], { cwd: EVIL });
+  assert.doesNotMatch(r.stderr, /ADV10-EVIL-RAN/, `another directory's ./server ran with no cell:\n${r.stderr}`);
+});
+
 test('adv10: NODE_OPTIONS / BASH_ENV passed with --env make a trusted source run other code with no cell', {
   todo: 'adv10 finding: --env is not part of what the policy judges: NODE_OPTIONS, BASH_ENV, LD_PRELOAD... on an allow run',
 }, async () => {
