@@ -303,6 +303,20 @@ test('adv10: a docker:// source allowed by the policy with no arguments crashes 
   assert.ok(r.code !== null && r.code < 128, `mcpcell died (exit ${r.code}); stderr:\n${r.stderr}`);
 });
 
+test('adv10: policy explain --json of an allowed server says its network allow-list is "enforced"', {
+  todo: 'adv10 finding: PermissionsJson describes the cell\'s network for a plan with no cell (stderr says "not restricted")',
+}, async () => {
+  const home = makeWritableDir('adv10-home');
+  const r = await runMcpcell(['policy', 'explain', '--json', '--policy', ALLOW_ALL(), 'github'],
+    { env: env({ HOME: home, XDG_CACHE_HOME: path.join(home, '.cache') }), ...GUARD });
+  assert.equal(r.code, 0, r.stderr);
+  const j = JSON.parse(r.stdout);
+  assert.equal(j.action, 'allow');
+  const net = j.permissions?.network ?? {};
+  assert.doesNotMatch(String(net.enforced ?? ''), /enforced|only way out/,
+    `an allow run has the host's network, but explain says: ${net.enforced}`);
+});
+
 test('adv10: -v on an allowed registry server says its directory "is bound read-write"', {
   todo: 'adv10 finding: BindPathArgs\' note claims a bind that a run with no cell does not make',
 }, async () => {
