@@ -205,6 +205,16 @@ test('adv10: `command://./server` (the docs\' own example) trusts ./server in wh
   assert.doesNotMatch(r.stderr, /ADV10-EVIL-RAN/, `another directory's ./server ran with no cell:\n${r.stderr}`);
 });
 
+test('adv10: `php -f server.php` is read as a module, so its source is the same from every directory', {
+  todo: 'adv10 finding: php -f is in the table\'s "modules", so its FILE is never made absolute (interpreted_script.cc)',
+}, async () => {
+  const policy = trustPolicy([]);
+  const a = await explain(policy, ['php', '-f', 'server.php'], { cwd: SRV });
+  const b = await explain(policy, ['php', '-f', 'server.php'], { cwd: EVIL });
+  assert.ok(a.source && b.source, `explain answered: ${a.r.stderr} ${b.r.stderr}`);
+  assert.notEqual(a.source, b.source, `two files, one source: ${a.source}`);
+});
+
 test('adv10: NODE_OPTIONS / BASH_ENV passed with --env make a trusted source run other code with no cell', {
   todo: 'adv10 finding: --env is not part of what the policy judges: NODE_OPTIONS, BASH_ENV, LD_PRELOAD... on an allow run',
 }, async () => {
