@@ -257,6 +257,15 @@ test('adv10 held: `..`, unknown options and a bare `node` do not widen a trusted
   assert.notEqual(a.action, 'allow', `a quoted path with a space matched the glob: ${a.source}`);
 });
 
+test('adv10 held: npm aliases, file: and git specs, ranges with spaces are refused as sources, not judged as the package', async () => {
+  const policy = file('official2.json', { rules: [{ name: 'official-pinned', condition: { not: 'untrusted_source' }, action: 'allow' }] });
+  for (const spec of ['npx://@modelcontextprotocol/server-memory@npm:adv10-evil@1.0.0', 'npx://@modelcontextprotocol/server-memory@file:/tmp/x',
+    'npx://@modelcontextprotocol/server-memory@2026.8.31 ', 'uvx://mcp-server-fetch@git+https://127.0.0.1:9/x']) {
+    const r = await runMcpcell(['policy', 'explain', '--json', '--policy', policy, spec], { env: env(), ...GUARD });
+    assert.equal(r.code, EXIT.usage, `${spec}: ${r.stdout.slice(0, 200)} ${r.stderr}`);
+  }
+});
+
 test('adv10 held: the caller\'s NODE_OPTIONS does not reach a server run with no cell unless passed', async () => {
   const policy = trustPolicy([`command://${NODE_BIN} ${SRV}/*`]);
   const r = await runByPolicy(policy, [NODE_BIN, path.join(SRV, 'server.mjs')],
