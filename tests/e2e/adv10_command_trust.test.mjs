@@ -422,6 +422,21 @@ test('adv10: wrap keeps an entry whose env block sets LD_PRELOAD, which the clie
     `wrap rewrote the entry and said nothing about LD_PRELOAD, which the client sets on mcpcell itself:\n${r.stderr}`);
 });
 
+test('adv10: wrap turns an npx entry whose env sets npm_config_registry into the registry\'s trusted pinned npx:// source', {
+  todo: 'adv10 finding: WrapEntry leaves uvx entries with UV_*/PIP_* index settings but not npx ones with npm_config_registry',
+}, async () => {
+  // The package the policy trusts as the registry's pinned official entry, fetched from another registry.
+  const { home } = clientHome('.cursor/mcp.json', JSON.stringify({
+    mcpServers: { s: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory@2026.8.31'],
+      env: { npm_config_registry: 'http://127.0.0.1:9/', NPM_CONFIG_REGISTRY: 'http://127.0.0.1:9/' } } },
+  }, null, 2));
+  const r = await client(home, ['wrap', 'cursor', '--dry-run']);
+  assert.equal(r.code, 0, r.stderr);
+  const note = r.stderr.match(/^mcpcell client:\s+s: (.*)$/m)?.[1] ?? '';
+  assert.match(note, /left as it is.*npm_config_registry|npm_config_registry.*left/i,
+    `wrapped as the trusted npx:// source, installed from the entry's registry: ${note}`);
+});
+
 test('adv10: wrap --policy ALLOW says an npx entry "runs ... in a cell" though the policy runs it without one', {
   todo: 'adv10 finding: WrapEntry\'s note assumes a cell for npx/uvx/docker entries; the --policy given may allow them',
 }, async () => {
