@@ -437,6 +437,20 @@ test('adv10: wrap turns an npx entry whose env sets npm_config_registry into the
     `wrapped as the trusted npx:// source, installed from the entry's registry: ${note}`);
 });
 
+test('adv10: wrap drops a VS Code entry\'s envFile variables without a word (the cell gets none of them)', {
+  todo: 'adv10 finding: WrapEntry passes --env only for the "env" block; "envFile" variables reach mcpcell, not the server',
+}, async () => {
+  const envFile = file('server.env', 'ADV10_API_KEY=k\n');
+  const { home } = clientHome('.config/Code/User/mcp.json', JSON.stringify({
+    servers: { s: { type: 'stdio', command: 'node', args: ['server.js'], envFile } },
+  }, null, 2));
+  const r = await client(home, ['wrap', 'vscode', '--dry-run']);
+  assert.equal(r.code, 0, r.stderr);
+  const note = r.stderr.match(/^mcpcell client:\s+s: (.*)$/m)?.[1] ?? '';
+  assert.ok(/envFile/.test(note) || r.stderr.includes('--env=ADV10_API_KEY'),
+    `the server loses ${envFile}'s variables and wrap said: ${note}`);
+});
+
 test('adv10: wrap --policy ALLOW says an npx entry "runs ... in a cell" though the policy runs it without one', {
   todo: 'adv10 finding: WrapEntry\'s note assumes a cell for npx/uvx/docker entries; the --policy given may allow them',
 }, async () => {
