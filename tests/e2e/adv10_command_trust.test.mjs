@@ -9,6 +9,26 @@
 // runner says so) once the finding is fixed. The "adv10 held" tests pin what
 // withstood the attack. Runs use `policy explain`, `--dry-run`, or a policy
 // `allow` rule (no cell); no network beyond loopback.
+//
+// Findings, by severity (details in each test):
+//   high   docker:// allowed by a policy runs the image's ARGS on the host
+//          (RunPlainly), and crashes with none; `bash +x EVIL` is judged as
+//          "+x" (a trusted glob allows EVIL, a deny-by-name misses it);
+//          NODE_OPTIONS in mcpcell's environment (a wrapped entry's env
+//          block) runs code on the host through the npm mcpcell runs; a
+//          planted npx cache (XDG_CACHE_HOME) runs as the trusted official
+//          package; an allowed browser server keeps --no-sandbox.
+//   medium --env NODE_OPTIONS/BASH_ENV unseen by the policy; relative option
+//          values (-r ./hook.js), php -f, `command://./server` and
+//          `python3 -m` depend on the cwd but not their source; "*" crosses
+//          words (command:///usr/bin/* trusts `node -e`); deny-by-name fails
+//          open on unread command lines and subcommands (node inspect, tsx
+//          watch) and deno's optional-value options; wrap leaves stdio
+//          entries with a url key, pre-wrapped entries under another policy,
+//          npm_config_registry entries, LD_PRELOAD env blocks.
+//   low    ruby -C / bun --cwd; `node` found on PATH; explain/-v claim
+//          enforcement on allow runs; wrap's "in a cell" under an allow
+//          policy; envFile dropped silently.
 
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -522,4 +542,25 @@ test('adv10 held: wrap keeps BOM, CRLF, comments and mode; --dry-run writes noth
   assert.notEqual(s.code, 0, 'a symlinked config was written through');
   assert.equal(readFileSync(target, 'utf8'), text, 'the link\'s target is untouched');
   assert.ok(MCPCELL_BIN.length > 0);
+});
+
+test('adv10 held: Codex TOML (CRLF, comments, inline tables) and Goose YAML (flow maps, comments) wrap and unwrap byte for byte', async () => {
+  const cases = [
+    ['codex', '.codex/config.toml',
+      '# codex\r\n[mcp_servers.a]\r\ncommand = "node" # the server\r\n\r\n[mcp_servers.b]\r\ncommand = "npx"\r\nargs = [ # pkg\r\n  "-y", "@modelcontextprotocol/server-memory@2026.8.31",\r\n]\r\nenv = { K = "v" }\r\n'],
+    ['goose', '.config/goose/config.yaml',
+      'extensions:\n  a:\n    type: stdio\n    cmd: node   # srv\n    envs: {K: v}\n    enabled: true\n  b: {type: stdio, cmd: npx, args: [-y, "@modelcontextprotocol/server-memory@2026.8.31"], env_keys: [GH]}\n  c:\n    type: builtin\n    name: developer\nGOOSE_MODEL: x\n'],
+  ];
+  for (const [id, rel, text] of cases) {
+    const { home, file: cfg } = clientHome(rel, text);
+    const w = await client(home, ['wrap', id]);
+    assert.equal(w.code, 0, `${id}: ${w.stderr}`);
+    const wrapped = readFileSync(cfg, 'utf8');
+    assert.notEqual(wrapped, text, `${id}: nothing was wrapped`);
+    assert.ok(!wrapped.includes('"v"') || text.includes('"v"'), `${id}: an env value moved`);
+    assert.match(wrapped, /--env=K/, `${id}: the env name is passed by name`);
+    const u = await client(home, ['unwrap', id]);
+    assert.equal(u.code, 0, `${id}: ${u.stderr}`);
+    assert.equal(readFileSync(cfg, 'utf8'), text, `${id}: unwrap does not restore the file byte for byte`);
+  }
 });
