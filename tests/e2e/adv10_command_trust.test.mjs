@@ -28,7 +28,7 @@
 //          npm_config_registry entries, LD_PRELOAD env blocks.
 //   low    ruby -C / bun --cwd; `node` found on PATH; explain/-v claim
 //          enforcement on allow runs; wrap's "in a cell" under an allow
-//          policy; envFile dropped silently.
+//          policy; envFile dropped silently; explain prints control characters.
 
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -256,6 +256,22 @@ test('adv10: `node` in a trusted source is whatever `node` comes first on PATH',
   const policy = trustPolicy([`command://node ${SRV}/*`]);
   const r = await runByPolicy(policy, ['node', path.join(SRV, 'server.mjs')], { extraEnv: { PATH: `${bin}:${BASE_PATH}` } });
   assert.doesNotMatch(r.stderr, /ADV10-FAKE-NODE-RAN/, `another program named node ran with no cell; stderr:\n${r.stderr}`);
+});
+
+test('adv10: policy explain prints a script path\'s control characters raw, so a file name can rewrite what the terminal shows', {
+  todo: 'adv10 finding: explain\'s text output (and run\'s stderr) do not pass paths through the TerminalFilter client uses',
+}, async () => {
+  // A script whose name returns the cursor, erases the line and prints a friendlier source.
+  const name = 'x\r\x1b[2K  (command:';
+  const dir = path.join(EVIL, name, '');
+  mkdirSync(path.join(dir, 'node '), { recursive: true });
+  const script = path.join(dir, 'node ', 'ok.js)');
+  writeReadableFile(script, '\n');
+  const r = await runMcpcell(['policy', 'explain', '--policy', trustPolicy([]), '--', NODE_BIN, script],
+    { cwd: SRV, env: env(), ...GUARD });
+  const out = r.stdout + r.stderr;
+  assert.ok(out.includes('x'), `sanity: ${out}`);
+  assert.ok(!out.includes('\x1b') && !out.includes('\r'), `raw control characters reach the terminal:\n${JSON.stringify(out.slice(0, 300))}`);
 });
 
 test('adv10 held: `..`, unknown options and a bare `node` do not widen a trusted glob', async () => {
