@@ -26,6 +26,7 @@
 //          watch) and deno's optional-value options; wrap leaves stdio
 //          entries with a url key, pre-wrapped entries under another policy,
 //          npm_config_registry entries, LD_PRELOAD env blocks.
+//          Programs not in the table (poetry run, lua) are judged by name.
 //   low    ruby -C / bun --cwd; `node` found on PATH; explain/-v claim
 //          enforcement on allow runs; wrap's "in a cell" under an allow
 //          policy; envFile dropped silently; explain prints control characters.
@@ -185,6 +186,17 @@ test('adv10: a trusted_sources glob with "*" after a directory trusts every inte
   if (existsSync(bashNext)) {
     const bash = await explain(policy, [bashNext, path.join(EVIL, 'x.sh')]);
     assert.notEqual(bash.action, 'allow', `a script outside the directory was trusted as ${bash.source}`);
+  }
+});
+
+test('adv10: a program not in the table (poetry run, bundle exec, lua, Rscript, nodemon) is judged by its name alone', {
+  todo: 'adv10 finding: "command://poetry" trusts `poetry run python ANY.py` (the adv8 "command://node" hole, for every other runner)',
+}, async () => {
+  const runners = [['poetry', 'run', 'python'], ['bundle', 'exec', 'ruby'], ['lua'], ['Rscript'], ['nodemon']];
+  const policy = trustPolicy(runners.map((r) => `command://${r[0]}`));
+  for (const runner of runners) {
+    const e = await explain(policy, [...runner, path.join(EVIL, 'x.js')]);
+    assert.notEqual(e.action, 'allow', `${runner.join(' ')} EVIL/x.js: trusted with no cell as ${e.source}`);
   }
 });
 
