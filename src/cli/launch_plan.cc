@@ -49,7 +49,9 @@ using nlohmann::json;
 /// --read names it — and handed to the server as the absolute path. One that
 /// cannot be bound is refused: skipping it would leave the server writing
 /// into the cell's temporary home, lost at exit.
-Status BindPathArgs(const RegistryEntry* entry, ServerRef* ref, RunRequest* req, std::vector<std::string>* notes) {
+Status BindPathArgs(const RegistryEntry* entry, bool plain, ServerRef* ref, RunRequest* req,
+                    std::vector<std::string>* notes) {
+  if (plain) return {};  // no cell to bind into: the server sees the host's paths as given
   if (entry == nullptr || entry->path_args.empty()) return {};
   const std::vector<std::string> user_read = req->read;
   for (auto& a : ref->args) {
@@ -274,7 +276,12 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const 
 }
 
 json PermissionsJson(const RunRequest& merged, const CellSpec& spec, const NetworkPlan& net,
-                     const PermissionProfile& profile) {
+                     const PermissionProfile& profile, bool plain) {
+  if (plain) {  // nothing of a profile holds without a cell (adv10: explain called its allow-list enforced)
+    return json{{"profile", profile.name},
+                {"network", {{"mode", "host"}, {"enforced", "not restricted: the policy runs this server without a cell"}}},
+                {"files", "the host's, as the user's own"}};
+  }
   json secrets = json::array();
   for (const auto& s : spec.secrets) {
     json j{{"name", s.name}, {"path", "/run/secrets/" + s.name}};
@@ -497,6 +504,25 @@ Status RefuseCellFlagsOnAPlainRun(const RunRequest& req, const LaunchPlan& plan)
                        " be ignored; add --isolate to run it in a cell, or drop " + (given.size() == 1 ? "it" : "them"));
 }
 
+// What a policy "allow" cannot run without a cell (adv10): an image runs
+// only in a container (RunPlainly would exec the image's arguments on the
+// host), and a registry entry with a notice carries settings the cell makes
+// safe (Chromium's own sandbox off: the cell is the sandbox).
+Status RefuseWhatNeedsACell(const ServerRef& ref, const RegistryEntry* entry, const LaunchPlan& plan) {
+  if (plan.action != LaunchPlan::Action::kAllow) return {};
+  if (ref.kind == ServerRef::Kind::kDocker) {
+    return MakeError("run without a cell", plan.rule,
+                     CanonicalSource(ref) + " is an image, which runs only in a container; an allow rule cannot run it "
+                     "on the host: make the rule isolate it (\"action\": \"isolate\")");
+  }
+  if (entry != nullptr && !entry->notice.empty()) {
+    return MakeError("run without a cell", plan.rule,
+                     "registry entry \"" + entry->name + "\" is made to run in a cell (" + entry->notice +
+                         "); without one it would have neither: make the rule isolate it (\"action\": \"isolate\")");
+  }
+  return {};
+}
+
 // The decision as values: the policy's action and level, made stricter (never
 // looser) by --isolate; a docker:// image at auto runs in a container.
 Result<LaunchPlan> DecidePlan(const RunRequest& req, const Decided& decided) {
@@ -660,11 +686,13 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   plan.explain = DecisionJson(plan, *parsed, *decided);
   if (plan.action == LaunchPlan::Action::kDeny) return plan;  // nothing installed, nothing built
   MCPCELL_TRY(RefuseCellFlagsOnAPlainRun(req, plan));
+  MCPCELL_TRY(RefuseWhatNeedsACell(decided->ref, decided->entry_ptr(), plan));
 
   std::vector<std::string> notes;
   ServerRef ref = decided->ref;
   RunRequest with_args = req;
-  if (auto ok = BindPathArgs(decided->entry_ptr(), &ref, &with_args, &notes); !ok) return ok.error();
+  const bool plain = plan.action == LaunchPlan::Action::kAllow;
+  if (auto ok = BindPathArgs(decided->entry_ptr(), plain, &ref, &with_args, &notes); !ok) return ok.error();
 
   const PermissionProfile* profile = &decided->profile;
   if (decision.profile && req.profile && *decision.profile != *req.profile) {
@@ -674,7 +702,6 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   plan.profile = profile->name;
 
   RunRequest merged = MergeProfile(*profile, with_args);
-  const bool plain = plan.action == LaunchPlan::Action::kAllow;
   ApplyEntryDefaults(decided->entry_ptr(), &ref, &merged, plain, &notes);
   auto resolved = ResolveArgv(ref, req, merged);
   if (!resolved.ok()) return resolved.error();
@@ -708,7 +735,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   MCPCELL_TRY(LowerPins(ref, *profile, plan, &spec.relay));
   // A cell that can write its own pins approves its own changes.
   if (spec.relay.pins) MCPCELL_TRY(CheckDirNotWritableByCell(spec, "mcpcell's pin directory", spec.relay.pins_dir));
-  plan.explain["permissions"] = PermissionsJson(merged, spec, *net, *profile);
+  plan.explain["permissions"] = PermissionsJson(merged, spec, *net, *profile, plain);
   plan.explain["profile"] = ToJson(*profile);
   plan.explain["notes"] = notes;
   plan.spec = std::move(spec);

@@ -22,6 +22,7 @@
 #include "source/server_ref.h"
 #include "util/diag.h"
 #include "util/json_text.h"
+#include "util/terminal_text.h"
 
 namespace mcpcell {
 namespace {
@@ -42,39 +43,53 @@ Result<json> Explain(RunRequest req) {
   return plan->explain;
 }
 
+// Every string here may come from a file name or a package (adv10: a
+// script path's ESC and CR reached the terminal raw): shown, not obeyed.
+std::string V(const json& j) { return VisibleOnTerminal(j.get<std::string>()); }
+
 void PrintText(const json& e) {
   const json& f = e["trust_facts"];
-  std::printf("server:    %s  (%s)\n", e["server"].get<std::string>().c_str(), f["source"].get<std::string>().c_str());
+  std::printf("server:    %s  (%s)\n", V(e["server"]).c_str(), V(f["source"]).c_str());
   std::printf("facts:     kind=%s pinned=%s in_registry=%s%s registry_pinned=%s scope=%s\n",
-              f["kind"].get<std::string>().c_str(), f["pinned"].get<bool>() ? "yes" : "no",
+              V(f["kind"]).c_str(), f["pinned"].get<bool>() ? "yes" : "no",
               f["in_registry"].get<bool>() ? "yes" : "no",
-              f["in_registry"].get<bool>() ? (" (" + f["registry_name"].get<std::string>() + ", tier " +
-                                              f["registry_tier"].get<std::string>() + ")").c_str() : "",
+              f["in_registry"].get<bool>() ? (" (" + V(f["registry_name"]) + ", tier " +
+                                              V(f["registry_tier"]) + ")").c_str() : "",
               f["registry_pinned"].get<bool>() ? "yes" : "no",
-              f["publisher_scope"].get<std::string>().empty() ? "-" : f["publisher_scope"].get<std::string>().c_str());
+              V(f["publisher_scope"]).empty() ? "-" : V(f["publisher_scope"]).c_str());
   std::printf("           requests_network=%s requests_write=%s\n", f["requests_network"].get<bool>() ? "yes" : "no",
               f["requests_write"].get<bool>() ? "yes" : "no");
-  std::printf("policy:    %s\n", e["policy"]["file"].get<std::string>().c_str());
+  std::printf("policy:    %s\n", V(e["policy"]["file"]).c_str());
   const json& d = e["decision"];
   for (const auto& r : d["rules"]) {
     std::string label = "rule " + std::to_string(r["index"].get<int>());
-    if (r.contains("name")) label += " \"" + r["name"].get<std::string>() + "\"";
-    std::printf("  %-28s %s -> %s: %s\n    why: %s\n", label.c_str(), JsonText(r["condition"]).c_str(),
-                r["action"].get<std::string>().c_str(), r["result"].get<std::string>().c_str(),
-                r["why"].get<std::string>().c_str());
+    if (r.contains("name")) label += " \"" + V(r["name"]) + "\"";
+    std::printf("  %-28s %s -> %s: %s\n    why: %s\n", label.c_str(), VisibleOnTerminal(JsonText(r["condition"])).c_str(),
+                V(r["action"]).c_str(), V(r["result"]).c_str(),
+                V(r["why"]).c_str());
   }
-  std::printf("decision:  %s (level %s) by %s\n", d["action"].get<std::string>().c_str(),
-              d["level"].get<std::string>().c_str(), d["rule"].get<std::string>().c_str());
-  std::printf("           %s\n", d["reason"].get<std::string>().c_str());
-  for (const auto& w : d["warnings"]) std::printf("warning:   %s\n", w.get<std::string>().c_str());
+  std::printf("decision:  %s (level %s) by %s\n", V(d["action"]).c_str(),
+              V(d["level"]).c_str(), V(d["rule"]).c_str());
+  std::printf("           %s\n", V(d["reason"]).c_str());
+  for (const auto& w : d["warnings"]) std::printf("warning:   %s\n", V(w).c_str());
   if (d["action"] == "deny") return;
   const json& p = e["permissions"];
-  std::printf("permissions (profile %s):\n", p["profile"].get<std::string>().c_str());
-  std::printf("  read:    %s\n", List(p["read"].get<std::vector<std::string>>()).c_str());
-  std::printf("  write:   %s\n", List(p["write"].get<std::vector<std::string>>()).c_str());
-  std::printf("  network: %s\n", p["network"]["enforced"].get<std::string>().c_str());
+  std::printf("permissions (profile %s):\n", V(p["profile"]).c_str());
+  if (!p.contains("read")) {  // a run without a cell (PermissionsJson)
+    std::printf("  network: %s\n  (allow: the server runs WITHOUT a cell; nothing is enforced)\n",
+                V(p["network"]["enforced"]).c_str());
+    return;
+  }
+  auto visible = [](const json& list) {
+    std::vector<std::string> out;
+    for (const auto& x : list) out.push_back(V(x));
+    return out;
+  };
+  std::printf("  read:    %s\n", List(visible(p["read"])).c_str());
+  std::printf("  write:   %s\n", List(visible(p["write"])).c_str());
+  std::printf("  network: %s\n", V(p["network"]["enforced"]).c_str());
   std::vector<std::string> secrets;
-  for (const auto& sec : p["secrets"]) secrets.push_back(sec["name"].get<std::string>());
+  for (const auto& sec : p["secrets"]) secrets.push_back(V(sec["name"]));
   std::printf("  secrets: %s\n", List(secrets).c_str());
   if (d["action"] == "allow") std::printf("  (allow: the server runs WITHOUT a cell; none of the above is enforced)\n");
 }

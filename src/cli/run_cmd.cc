@@ -81,6 +81,10 @@ bool IsolateValueIsServer(const std::string& value) {
 
 // Runs the server with no cell, because a policy rule said so. Replaces mcpcell.
 int RunPlainly(const CellSpec& spec) {
+  if (spec.argv.empty()) {  // a plan that names no program (PlanLaunch refuses one for images)
+    Say("cannot run without a cell: the plan names no program");
+    return kExitNotFound;
+  }
   std::vector<std::string> envs;
   for (const auto& [k, v] : spec.env) envs.push_back(k + "=" + v);
   std::vector<char*> argv;

@@ -37,6 +37,48 @@ bool GlobMatch(const std::string& glob, const std::string& text) {
   return ::fnmatch(glob.c_str(), text.c_str(), 0) == 0;
 }
 
+/// A command source's words, as sh splits them: blanks separate, single and
+/// double quotes group, a backslash outside quotes takes the next byte.
+std::vector<std::string> ShellWords(const std::string& s) {
+  std::vector<std::string> words;
+  std::string cur;
+  bool in_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      else cur += c;
+    } else if (c == ' ' || c == '\t') {
+      if (in_word) words.push_back(std::move(cur)), cur.clear();
+      in_word = false;
+      continue;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '\\' && i + 1 < s.size()) {
+      cur += s[++i];
+    } else {
+      cur += c;
+    }
+    in_word = true;
+  }
+  if (in_word) words.push_back(std::move(cur));
+  return words;
+}
+
+/// A trusted_sources glob against a command source, word by word (adv10:
+/// "command:///usr/bin/*" matched "/usr/bin/node -e CODE" whole): the same
+/// number of words, each matching its glob word.
+bool CommandGlobMatch(const std::string& glob, const std::string& source) {
+  auto g = ShellWords(glob);
+  auto w = ShellWords(source);
+  if (g.size() != w.size()) return false;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (!GlobMatch(g[i], w[i])) return false;
+  }
+  return true;
+}
+
 bool BracketsBalanced(const std::string& glob) {
   bool open = false;
   for (std::size_t i = 0; i < glob.size(); ++i) {
@@ -96,9 +138,10 @@ Result<std::vector<std::string>> ReadValues(const json& v, const std::string& or
 bool IsTrusted(const TrustFacts& f, const TrustSettings& t, std::string* why) {
   // A command's source has no version, and an interpreter's names the
   // script: "command://node" must not stand for every node script (adv8).
-  std::string unversioned = f.kind == ServerRef::Kind::kCommand ? f.source : ToString(f.kind) + "://" + f.name;
+  bool command = f.kind == ServerRef::Kind::kCommand;
+  std::string unversioned = ToString(f.kind) + "://" + f.name;
   for (const auto& g : t.trusted_sources) {
-    if (GlobMatch(g, f.source) || GlobMatch(g, unversioned)) {
+    if (command ? CommandGlobMatch(g, f.source) : (GlobMatch(g, f.source) || GlobMatch(g, unversioned))) {
       *why = f.source + " matches trusted_sources glob \"" + g + "\"";
       return true;
     }
@@ -125,6 +168,14 @@ ConditionResult Flag(bool held, std::string why) { return {held, std::move(why)}
 Status CheckSourceGlob(const std::string& glob, const std::string& origin, const std::string& path) {
   if (!BracketsBalanced(glob)) {
     return JsonPathError(origin, path, "glob \"" + glob + "\" has an unclosed '[' and can never match");
+  }
+  // A command's program is judged absolute (`./server` is another program in
+  // every directory, adv10), so a relative one in a glob could never match.
+  if (glob.rfind("command://./", 0) == 0 || glob.rfind("command://../", 0) == 0) {
+    return JsonPathError(origin, path,
+                         "glob \"" + glob + "\" can never match: a command's program is judged by its absolute "
+                         "path (a relative one names another program in every directory); write command:///ABS/PATH "
+                         "(`mcpcell policy explain -- CMD` prints the source)");
   }
   static const std::string_view prefixes[] = {"npx://", "uvx://", "docker://", "command://"};
   bool ok = glob[0] == '*' || glob[0] == '?' || glob[0] == '[';
@@ -201,7 +252,7 @@ Result<Condition> ParseCondition(const json& j, const std::string& origin, const
   return JsonPathError(origin, vpath, "unknown condition \"" + key + "\"; expected one of " + std::string(kKnown));
 }
 
-ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& f, const TrustSettings& t) {
+ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& f, const TrustSettings& t, RuleSide side) {
   switch (c.kind) {
     case Kind::kAlways: return Flag(true, "always holds");
     case Kind::kUntrustedSource: {
@@ -236,6 +287,7 @@ ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& f, const
         if (!s->empty()) names.push_back(*s);
       }
       if (!f.script.empty()) names.push_back(std::filesystem::path(f.script).filename().string());
+      if (side == RuleSide::kStricter) names.insert(names.end(), f.maybe_names.begin(), f.maybe_names.end());
       for (const auto& g : c.values) {
         for (const auto& n : names) {
           if (GlobMatch(g, n)) return Flag(true, "name \"" + n + "\" matches \"" + g + "\"");
@@ -249,13 +301,15 @@ ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& f, const
       return Flag(held, "registry tier is " + f.registry_tier + (held ? ", listed" : ", not listed"));
     }
     case Kind::kNot: {
-      ConditionResult r = EvaluateCondition(c.children[0], f, t);
+      RuleSide swapped = side == RuleSide::kStricter ? RuleSide::kLooser
+                         : side == RuleSide::kLooser ? RuleSide::kStricter : side;
+      ConditionResult r = EvaluateCondition(c.children[0], f, t, swapped);
       return Flag(!r.held, "not (" + r.why + ")");
     }
     case Kind::kAll: {
       std::vector<std::string> whys;
       for (const auto& child : c.children) {
-        ConditionResult r = EvaluateCondition(child, f, t);
+        ConditionResult r = EvaluateCondition(child, f, t, side);
         if (!r.held) return Flag(false, "all: this one failed: " + r.why);
         whys.push_back(r.why);
       }
@@ -264,7 +318,7 @@ ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& f, const
     case Kind::kAny: {
       std::vector<std::string> whys;
       for (const auto& child : c.children) {
-        ConditionResult r = EvaluateCondition(child, f, t);
+        ConditionResult r = EvaluateCondition(child, f, t, side);
         if (r.held) return Flag(true, "any: " + r.why);
         whys.push_back(r.why);
       }

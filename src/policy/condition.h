@@ -43,7 +43,16 @@ Result<Condition> ParseCondition(const nlohmann::json& j, const std::string& ori
 /// Checks a trusted_sources glob: it must be able to match a canonical source.
 Status CheckSourceGlob(const std::string& glob, const std::string& origin, const std::string& path);
 
-ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& facts, const TrustSettings& trust);
+/// Which way holding the condition moves a run. A deny rule that holds can
+/// only make a run stricter, so its `name` conditions match every name the
+/// command line may mean (TrustFacts::maybe_names: a line mcpcell could
+/// not read); an allow rule's only the names it surely means; an isolate or
+/// warn rule may be stricter or looser than the rules after it, so it takes
+/// the sure names too. `not` swaps stricter and looser.
+enum class RuleSide { kNeutral, kStricter, kLooser };
+
+ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& facts, const TrustSettings& trust,
+                                  RuleSide side = RuleSide::kNeutral);
 
 /// Back to the policy syntax (for explain).
 nlohmann::json ToJson(const Condition& c);

@@ -28,7 +28,10 @@ Decision EvaluatePolicy(const Policy& policy, const TrustFacts& facts) {
       d.trace.push_back(std::move(t));
       continue;
     }
-    ConditionResult c = EvaluateCondition(r.condition, facts, policy.trust);
+    RuleSide side = r.action.kind == PolicyAction::Kind::kDeny    ? RuleSide::kStricter
+                    : r.action.kind == PolicyAction::Kind::kAllow ? RuleSide::kLooser
+                                                                  : RuleSide::kNeutral;
+    ConditionResult c = EvaluateCondition(r.condition, facts, policy.trust, side);
     t.state = c.held ? RuleTrace::State::kHeld : RuleTrace::State::kNotHeld;
     t.why = c.why;
     d.trace.push_back(std::move(t));

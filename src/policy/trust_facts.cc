@@ -35,6 +35,7 @@ TrustFacts GatherTrustFacts(const ServerRef& ref, const RegistryEntry* entry) {
         f.script = script->script;
         f.script_path = script->script_path;
         f.module = script->module;
+        f.maybe_names = script->maybe_names;
       }
       break;
   }

@@ -4,6 +4,7 @@
 // knows it and at what tier, who publishes it, and what it asks for.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -30,6 +31,9 @@ struct TrustFacts {
   std::string script;
   std::string script_path;
   std::string module;
+  /// A command line mcpcell could not read: every word that may be what
+  /// runs (InterpretedScript::maybe_names), for deny rules by name.
+  std::vector<std::string> maybe_names;
   bool requests_network = false;  ///< the profile + flags ask for any outbound access
   bool requests_write = false;    ///< the profile + flags ask for any writable host path
   std::string write_asked_by;     ///< what asked for it: "--write", "profile X", a registry entry's arguments

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string_view>
 
 #include "util/shell_quote.h"
@@ -20,11 +21,14 @@ struct Syntax {
   Words names;           ///< basenames of argv[0]
   std::string_view run;  ///< a subcommand before the script ("run"), "" = none
   bool run_required = false;
+  Words subcommands;     ///< a first word that is no script (node inspect F): not read
   Words values;          ///< options that take the next word as a value
+  Words paths;           ///< of `values`: the value is a file or module found from the cwd
   Words flags;           ///< options that take none
-  Words flag_prefixes;   ///< option families that take none (deno --allow-*)
+  Words flag_prefixes;   ///< option families that take none, or a value only after '='
   Words code;            ///< the next word is code to run (-e)
   Words modules;         ///< the next word is a module to run (-m)
+  Words script_options;  ///< the next word is the script (php -f)
   std::string_view letters;        ///< combinable single letters without a value
   std::string_view value_letters;  ///< letters whose value is the rest or the next word
   std::string_view code_letters;   ///< letters whose code is the rest or the next word
@@ -32,14 +36,18 @@ struct Syntax {
 };
 
 // Each row names only the fields its interpreter has; GCC 12 warns about
-// every field a designated initializer leaves to its default.
+// every field a designated initializer leaves to its default. The value-less
+// lists hold only what the interpreter's manual documents as value-less: one
+// that took a value would make the value read as the script (broader).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 const std::vector<Syntax>& Syntaxes() {
   static const std::vector<Syntax> all = {
       {.names = {"node", "nodejs"},
+       .subcommands = {"inspect"},
        .values = {"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions",
                   "--input-type", "--env-file", "--title", "--inspect-port", "--experimental-default-type"},
+       .paths = {"-r", "--require", "--import", "--loader", "--experimental-loader", "--env-file"},
        .flags = {"--no-warnings", "--enable-source-maps", "--trace-warnings", "--trace-uncaught", "--expose-gc",
                  "--no-deprecation", "--throw-deprecation", "--trace-deprecation", "--pending-deprecation",
                  "--experimental-vm-modules", "--experimental-strip-types", "--experimental-transform-types",
@@ -47,19 +55,27 @@ const std::vector<Syntax>& Syntaxes() {
                  "--inspect", "--inspect-brk", "--watch", "--harmony", "--no-experimental-fetch"},
        .code = {"-e", "--eval", "-p", "--print"}},
       {.names = {"tsx", "ts-node"},
+       .subcommands = {"watch"},
        .values = {"--tsconfig", "--import", "-r", "--require", "-P", "--project"},
-       .flags = {"--no-cache", "--watch", "-T", "--transpile-only", "--esm"},
+       .paths = {"--tsconfig", "--import", "-r", "--require", "-P", "--project"},
+       .flags = {"--no-cache", "-T", "--transpile-only", "--esm"},
        .code = {"-e", "--eval", "-p", "--print"}},
       {.names = {"deno"},
        .run = "run",
        .run_required = true,
-       .values = {"-c", "--config", "--import-map", "--lock", "--cert", "--location", "--seed", "--env-file"},
+       .values = {"-c", "--config", "--import-map", "--cert", "--location", "--seed"},
+       .paths = {"-c", "--config", "--import-map", "--cert"},
        .flags = {"-A", "--allow-all", "--no-check", "--quiet", "-q", "--no-prompt", "-r", "--reload",
                  "--cached-only", "--no-remote", "--no-npm"},
-       .flag_prefixes = {"--allow-", "--deny-", "--unstable", "--v8-flags="}},
+       // --env-file[=FILE] and --lock[=FILE]: a value only after '=' (deno's help).
+       .flag_prefixes = {"--allow-", "--deny-", "--unstable", "--v8-flags=", "--env-file", "--lock"}},
       {.names = {"bun"},
        .run = "run",
-       .values = {"-r", "--preload", "-c", "--config", "--env-file", "--cwd"},
+       .subcommands = {"x", "test", "build", "install", "i", "add", "a", "remove", "rm", "update", "create", "c",
+                       "pm", "upgrade", "repl", "exec", "link", "unlink", "init", "outdated", "publish", "patch",
+                       "audit", "info", "why"},
+       .values = {"-r", "--preload", "-c", "--config", "--env-file"},
+       .paths = {"-r", "--preload", "-c", "--config", "--env-file"},
        .flags = {"--smol", "--hot", "--watch", "-b", "--bun", "--no-install"},
        .code = {"-e", "--eval", "-p", "--print"}},
       {.names = {"python", "python2", "python3", "pypy", "pypy3"},
@@ -69,23 +85,32 @@ const std::vector<Syntax>& Syntaxes() {
        .module_letters = "m"},
       {.names = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"},
        .values = {"-o", "--rcfile", "--init-file"},
+       .paths = {"--rcfile", "--init-file"},
        .flags = {"--norc", "--noprofile", "--login", "--posix", "--noediting"},
        .letters = "aefhklmnpruvxBCEHPT",
        .code_letters = "c"},
-      {.names = {"ruby"}, .values = {"-r", "-I", "-C"}, .letters = "wWdv", .code_letters = "e"},
-      {.names = {"perl"}, .letters = "wWtTsaln", .value_letters = "IMm", .code_letters = "eE"},
-      {.names = {"php"}, .values = {"-d", "-c"}, .flags = {"-n", "-q"}, .code = {"-r"}, .modules = {"-f"}},
+      // ruby -C DIR changes the directory the script is found in: not read.
+      {.names = {"ruby"}, .values = {"-r", "-I"}, .paths = {"-r", "-I"}, .letters = "wWdv", .code_letters = "e"},
+      {.names = {"perl"}, .letters = "wWtTsaln", .code_letters = "eE"},
+      {.names = {"php"}, .values = {"-d", "-c"}, .paths = {"-c"}, .flags = {"-n", "-q"}, .code = {"-r"},
+       .script_options = {"-f"}},
   };
   return all;
 }
 #pragma GCC diagnostic pop
 
-/// Launchers whose argv[0] says nothing of what they start (npx PKG, env
-/// node x.js, uv run, java -jar): their source is the whole command line.
+/// Programs whose argv[0] says nothing of what they start (npx PKG, env
+/// node x.js, poetry run python x.py): their source is the whole command
+/// line. Being listed only ever makes a source longer.
 constexpr std::string_view kLaunchers[] = {
-    "npx", "pnpx", "pnpm", "yarn", "bunx", "uvx", "uv", "pipx", "env", "java", "docker", "podman",
-    "sudo", "doas", "nice", "ionice", "chrt", "taskset", "timeout", "nohup", "setsid", "stdbuf",
-    "exec", "xargs", "flock", "busybox", "npm", "corepack", "rustup", "cargo", "go", "dotnet"};
+    "npx", "pnpx", "pnpm", "yarn", "bunx", "uvx", "uv", "pipx", "pipenv", "poetry", "pdm", "hatch", "rye",
+    "conda", "mamba", "micromamba", "pixi", "tox", "nox", "env", "java", "docker", "podman", "sudo", "doas",
+    "nice", "ionice", "chrt", "taskset", "timeout", "nohup", "setsid", "stdbuf", "exec", "xargs", "flock",
+    "busybox", "npm", "corepack", "rustup", "cargo", "go", "dotnet", "mvn", "gradle", "sbt", "make", "just",
+    "bundle", "bundler", "rake", "lua", "luajit", "Rscript", "R", "julia", "elixir", "mix", "erl", "escript",
+    "tclsh", "pwsh", "awk", "gawk", "mawk", "nodemon", "ts-node-dev", "pm2", "forever", "strace", "ltrace",
+    "gdb", "valgrind", "xvfb-run", "script", "unbuffer", "watch", "parallel", "firejail", "bwrap", "nsenter",
+    "unshare", "chroot", "ssh", "su", "runuser", "sg", "systemd-run", "time", "perf"};
 
 bool In(const Words& words, std::string_view w) { return std::find(words.begin(), words.end(), w) != words.end(); }
 
@@ -103,69 +128,126 @@ const Syntax* SyntaxOf(std::string_view base) {
   return nullptr;
 }
 
-/// Where the parse of argv stopped.
-struct Stop {
+std::string Absolute(const std::string& word, const std::string& cwd) {
+  if (word.empty() || word.front() == '/' || cwd.empty()) return std::filesystem::path(word).lexically_normal().string();
+  return (std::filesystem::path(cwd) / word).lexically_normal().string();
+}
+
+/// Where the reading of argv stopped, and what of it depends on the cwd.
+struct Reading {
   enum class What { kScript, kCode, kModule, kUnread } what = What::kUnread;
-  std::size_t last = 0;  ///< argv index of the word that says what runs
+  std::size_t last = 0;                       ///< argv index of the word that says what runs
+  std::map<std::size_t, std::string> words;   ///< argv index → the word as the source writes it
+  bool needs_cwd = false;                     ///< something resolves against the cwd
+  const std::vector<std::string>* argv = nullptr;
+  const std::string* cwd = nullptr;
+
+  /// Decided: `w` at argv[at]. True, for ReadOption's "stop reading".
+  bool Stop(What w, std::size_t at) {
+    what = w;
+    last = at;
+    return true;
+  }
+  /// A file or module an option names: absolute when it is a path, else
+  /// found from the cwd (a module name), which the source must then say.
+  void PathValue(std::size_t at, std::string_view prefix) {
+    const std::string& w = (*argv)[at];
+    std::string value = w.substr(prefix.size());
+    if (value.find('/') == std::string::npos) needs_cwd = true;
+    else words[at] = std::string(prefix) + Absolute(value, *cwd);
+  }
 };
 
-/// One option word at argv[i]; returns the stop when it decides what runs,
+/// One option word at *i; returns when it decides what runs (r->last set),
 /// else advances *i past the option (and its value).
-std::optional<Stop> ReadOption(const Syntax& s, const std::vector<std::string>& argv, std::size_t* i) {
+bool ReadOption(const Syntax& s, Reading* r, std::size_t* i) {
+  const auto& argv = *r->argv;
   std::string_view w = argv[*i];
   std::size_t eq = w.rfind("--", 0) == 0 ? w.find('=') : std::string_view::npos;
   std::string_view name = w.substr(0, eq);
   bool attached = eq != std::string_view::npos;
   std::size_t value_at = attached ? *i : *i + 1;
-  if (In(s.code, name)) return Stop{Stop::What::kCode, value_at};
-  if (In(s.modules, name)) return Stop{Stop::What::kModule, value_at};
-  if (In(s.values, name)) { *i = value_at + 1; return std::nullopt; }
+  if (In(s.code, name)) return r->Stop(Reading::What::kCode, value_at);
+  if (In(s.modules, name)) return r->Stop(Reading::What::kModule, value_at);
+  if (In(s.script_options, name)) {
+    return attached ? r->Stop(Reading::What::kUnread, 0) : r->Stop(Reading::What::kScript, value_at);
+  }
+  if (In(s.values, name)) {
+    if (In(s.paths, name) && value_at < argv.size()) {
+      r->PathValue(value_at, attached ? w.substr(0, eq + 1) : std::string_view());
+    }
+    *i = value_at + 1;
+    return false;
+  }
   bool prefixed = std::any_of(s.flag_prefixes.begin(), s.flag_prefixes.end(),
                               [&](std::string_view p) { return name.rfind(p, 0) == 0; });
   if (In(s.flags, name) || prefixed) {
-    if (attached && !prefixed) return Stop{};  // a flag given a value: not what the table knows
+    if (attached && !prefixed) return r->Stop(Reading::What::kUnread, 0);  // a value the table does not know
     ++*i;
-    return std::nullopt;
+    return false;
   }
-  if (w.rfind("--", 0) == 0 || (s.letters.empty() && s.value_letters.empty() && s.code_letters.empty())) return Stop{};
+  if (w.rfind("--", 0) == 0 || (s.letters.empty() && s.value_letters.empty() && s.code_letters.empty())) {
+    return r->Stop(Reading::What::kUnread, 0);
+  }
   for (std::size_t k = 1; k < w.size(); ++k) {
     char c = w[k];
     bool rest = k + 1 < w.size();
     if (s.letters.find(c) != std::string_view::npos) continue;
-    if (s.code_letters.find(c) != std::string_view::npos) return Stop{Stop::What::kCode, rest ? *i : *i + 1};
-    if (s.module_letters.find(c) != std::string_view::npos) return Stop{Stop::What::kModule, rest ? *i : *i + 1};
-    if (s.value_letters.find(c) != std::string_view::npos) { *i = rest ? *i + 1 : *i + 2; return std::nullopt; }
-    return Stop{};
+    if (s.code_letters.find(c) != std::string_view::npos) return r->Stop(Reading::What::kCode, rest ? *i : *i + 1);
+    if (s.module_letters.find(c) != std::string_view::npos) return r->Stop(Reading::What::kModule, rest ? *i : *i + 1);
+    if (s.value_letters.find(c) != std::string_view::npos) {
+      *i = rest ? *i + 1 : *i + 2;
+      return false;
+    }
+    return r->Stop(Reading::What::kUnread, 0);
   }
   ++*i;
-  return std::nullopt;
+  return false;
 }
 
-Stop Read(const Syntax& s, const std::vector<std::string>& argv) {
+void Read(const Syntax& s, Reading* r) {
+  const auto& argv = *r->argv;
   std::size_t i = 1;
   if (!s.run.empty()) {
     if (i < argv.size() && argv[i] == s.run) ++i;
-    else if (s.run_required) return Stop{};
+    else if (s.run_required) return;
   }
   while (i < argv.size()) {
     const std::string& w = argv[i];
     if (w == "--") {
-      return i + 1 < argv.size() ? Stop{Stop::What::kScript, i + 1} : Stop{};
+      if (i + 1 < argv.size()) r->Stop(Reading::What::kScript, i + 1);
+      return;
     }
-    // `bash +x s.sh`, `sh +o posix`: an option, not the script.
-    if (!w.empty() && w[0] == '+') return Stop{};
-    if (w.size() < 2 || w[0] != '-') {
-      return w == "-" ? Stop{} : Stop{Stop::What::kScript, i};  // "-": the script is read from stdin
+    // `bash +x s.sh`, `sh +o posix`: an option, not the script; "-": stdin.
+    if (w.empty() || w[0] == '+' || w == "-") return;
+    if (w[0] != '-') {
+      if (!In(s.subcommands, w)) r->Stop(Reading::What::kScript, i);
+      return;
     }
-    if (auto stop = ReadOption(s, argv, &i)) return *stop;
+    if (ReadOption(s, r, &i)) return;
   }
-  return Stop{};
 }
 
-std::string Joined(const std::vector<std::string>& argv, std::size_t last, const std::string& final_word) {
+std::string Joined(const std::vector<std::string>& argv, std::size_t last, const Reading& r) {
   std::string out = "command://";
+  if (r.needs_cwd && !r.cwd->empty()) out += "cd " + ShellQuote(*r.cwd) + " && ";
   for (std::size_t i = 0; i <= last && i < argv.size(); ++i) {
-    out += (i == 0 ? "" : " ") + ShellQuote(i == last ? final_word : argv[i]);
+    auto it = r.words.find(i);
+    out += (i == 0 ? "" : " ") + ShellQuote(it != r.words.end() ? it->second : argv[i]);
+  }
+  return out;
+}
+
+/// Every word of an unread command line that is no option: any may be what
+/// runs, so a deny rule by name may match it.
+std::vector<std::string> MaybeNames(const std::vector<std::string>& argv, const std::string& cwd) {
+  std::vector<std::string> out;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& w = argv[i];
+    if (w.empty() || w[0] == '-' || w[0] == '+') continue;
+    out.push_back(w);
+    out.push_back(std::filesystem::path(w).filename().string());
+    if (w.find('/') != std::string::npos) out.push_back(Absolute(w, cwd));
   }
   return out;
 }
@@ -178,26 +260,38 @@ std::optional<InterpretedScript> InterpretedScriptOf(const std::vector<std::stri
   const Syntax* syntax = SyntaxOf(base);
   bool launcher = std::find(std::begin(kLaunchers), std::end(kLaunchers), base) != std::end(kLaunchers);
   if (syntax == nullptr && !launcher) return std::nullopt;
+  Reading r;
+  r.argv = &argv;
+  r.cwd = &cwd;
+  if (argv[0].find('/') != std::string::npos) r.words[0] = Absolute(argv[0], cwd);
+  if (syntax != nullptr) Read(*syntax, &r);
   InterpretedScript out;
-  Stop stop = syntax != nullptr ? Read(*syntax, argv) : Stop{};
-  if (stop.what == Stop::What::kUnread || stop.last >= argv.size()) {
-    out.source = Joined(argv, argv.size() - 1, argv.back());
+  if (r.what == Reading::What::kUnread || r.last >= argv.size()) {
+    // Whatever it runs may resolve against the cwd: the source says which.
+    r.needs_cwd = true;
+    out.source = Joined(argv, argv.size() - 1, r);
+    out.maybe_names = MaybeNames(argv, cwd);
     return out;
   }
-  const std::string& word = argv[stop.last];
-  std::string final_word = word;
-  if (stop.what == Stop::What::kScript) {
+  const std::string& word = argv[r.last];
+  if (r.what == Reading::What::kScript) {
     out.script = word;
-    out.script_path = word.front() == '/' || cwd.empty()
-                          ? std::filesystem::path(word).lexically_normal().string()
-                          : (std::filesystem::path(cwd) / word).lexically_normal().string();
-    final_word = out.script_path;
-  } else if (stop.what == Stop::What::kModule) {
-    // "-mpkg" or "-m pkg": the module is what follows the letter.
+    out.script_path = Absolute(word, cwd);
+    r.words[r.last] = out.script_path;
+  } else if (r.what == Reading::What::kCode) {
+    r.needs_cwd = true;  // `node -e "require('./x')"` finds ./x in the cwd
+  } else if (r.what == Reading::What::kModule) {
+    // "-mpkg" or "-m pkg": the module is what follows the letter. Python
+    // puts the cwd first on sys.path, so the cwd is part of what runs.
     out.module = word.rfind("-", 0) == 0 ? word.substr(word.find('m') + 1) : word;
+    r.needs_cwd = true;
   }
-  out.source = Joined(argv, stop.last, final_word);
+  out.source = Joined(argv, r.last, r);
   return out;
+}
+
+std::string PlainCommandSource(const std::string& argv0, const std::string& cwd) {
+  return "command://" + ShellQuote(argv0.find('/') != std::string::npos ? Absolute(argv0, cwd) : argv0);
 }
 
 std::string CurrentDirectory() {

@@ -12,7 +12,16 @@
 // Options are read by a small table per interpreter. An option the table
 // does not know might take the next word as its value, so the script cannot
 // be told apart: then the whole command line is the source (exact, never
-// broader) and no script name is offered to the policy.
+// broader) and no script name is offered to the policy. A launcher (npx,
+// env, poetry, ...) says nothing of what it starts, so its whole command
+// line is the source too.
+//
+// What depends on the working directory is made absolute (the script, an
+// argv[0] or an option value with a '/'); what resolves against it and
+// cannot be made absolute (`python3 -m pkg`, which puts the cwd first on
+// sys.path; `node -r hook`, found from the cwd's node_modules) makes the
+// source start with `cd CWD &&` (adv10: one source, another program in
+// every directory).
 
 #include <optional>
 #include <string>
@@ -21,8 +30,8 @@
 namespace mcpcell {
 
 struct InterpretedScript {
-  /// "command://" plus argv up to and including what runs, space-joined,
-  /// with the script's path made absolute against the working directory.
+  /// "command://" plus argv up to and including what runs, shell-quoted
+  /// words, paths made absolute, "cd CWD && " first when it needs the cwd.
   std::string source;
   /// The script as given and its absolute path ("" for inline code, a
   /// module, or a command line the table could not read).
@@ -30,12 +39,22 @@ struct InterpretedScript {
   std::string script_path;
   /// `python -m pkg`: "pkg".
   std::string module;
+  /// A command line the table could not read (or a launcher's): every word
+  /// after argv[0] that is no option, as given and its basename. A policy
+  /// rule that can only make a run stricter (deny) matches names among
+  /// these too, since any of them may be what runs.
+  std::vector<std::string> maybe_names;
 };
 
 /// nullopt unless argv[0]'s basename is a known interpreter or launcher
-/// (node, python3, bash, npx, env, ...). `cwd` makes a relative script
-/// absolute ("" leaves it as given).
+/// (node, python3, bash, npx, env, ...). `cwd` makes relative paths
+/// absolute ("" leaves them as given).
 std::optional<InterpretedScript> InterpretedScriptOf(const std::vector<std::string>& argv, const std::string& cwd);
+
+/// The source of a command no interpreter runs: "command://" and argv[0],
+/// made absolute against `cwd` when it is a relative path (`./server` is
+/// another program in every directory); a bare name is as given.
+std::string PlainCommandSource(const std::string& argv0, const std::string& cwd);
 
 /// The process's working directory, "" when it cannot be read.
 std::string CurrentDirectory();

@@ -209,7 +209,7 @@ std::string CanonicalSource(const ServerRef& ref) {
     case ServerRef::Kind::kCommand: {
       // `node server.mjs` is judged as the script it runs, not as node.
       auto script = InterpretedScriptOf(ref.args, CurrentDirectory());
-      return script ? script->source : "command://" + ref.package;
+      return script ? script->source : PlainCommandSource(ref.package, CurrentDirectory());
     }
   }
   return "";

@@ -111,7 +111,6 @@ function runByPolicy(policy, command, { cwd = SRV, extraEnv = {}, flags = [] } =
 // ---------------------------------------------------------------------------
 
 test('adv10: `bash +x EVIL` is judged as a script named "+x" in the cwd, so a trusted glob allows EVIL and a deny-by-name misses it', {
-  todo: 'adv10 finding: bash/sh "+o"/"+x" options are read as the script (interpreted_script.cc Read): EVIL runs with no cell',
 }, async () => {
   // "Trust the scripts in SRV", run from SRV, as a client config would.
   const policy = trustPolicy([`command://bash ${SRV}/*`]);
@@ -127,7 +126,6 @@ test('adv10: `bash +x EVIL` is judged as a script named "+x" in the cwd, so a tr
 });
 
 test('adv10: a subcommand word (`node inspect F`, `tsx watch F`) is judged as a script of that name', {
-  todo: 'adv10 finding: interpreter subcommands (node inspect, tsx watch) are read as the script; F is never judged',
 }, async () => {
   const policy = trustPolicy([`command://node ${SRV}/*`, `command://tsx ${SRV}/*`]);
   const evil = path.join(EVIL, 'adv10-evil.js');
@@ -139,7 +137,6 @@ test('adv10: a subcommand word (`node inspect F`, `tsx watch F`) is judged as a 
 });
 
 test('adv10: `ruby -C DIR server.rb` is judged as CWD/server.rb, but ruby runs DIR/server.rb', {
-  todo: 'adv10 finding: a chdir option (ruby -C, bun --cwd) is not applied to the script path: two programs, one source',
 }, async () => {
   const policy = trustPolicy([]);
   const e = await explain(policy, ['ruby', '-C', EVIL, 'server.rb']);
@@ -151,7 +148,6 @@ test('adv10: `ruby -C DIR server.rb` is judged as CWD/server.rb, but ruby runs D
 });
 
 test('adv10: `deno run --env-file F SCRIPT` is judged as SCRIPT, but --env-file\'s value is optional: deno runs F', {
-  todo: 'adv10 finding: deno --env-file and --lock take a value only with "=", the table reads the next word as theirs',
 }, async () => {
   const policy = trustPolicy([`command://deno run --env-file * ${SRV}/*`]);
   const evil = path.join(EVIL, 'adv10-evil.ts');
@@ -163,7 +159,6 @@ test('adv10: `deno run --env-file F SCRIPT` is judged as SCRIPT, but --env-file\
 });
 
 test('adv10: a deny-by-name rule is dodged by an option the table does not know or by a launcher', {
-  todo: 'adv10 finding: an unread command line offers no script name, so {"name": ...} deny rules fail open (condition.cc kName)',
 }, async () => {
   const policy = trustPolicy([]);
   const evil = path.join(EVIL, 'adv10-evil.js');
@@ -176,7 +171,6 @@ test('adv10: a deny-by-name rule is dodged by an option the table does not know 
 });
 
 test('adv10: a trusted_sources glob with "*" after a directory trusts every interpreter there with any code', {
-  todo: 'adv10 finding: "*" crosses the words of a command source: command:///usr/bin/* trusts `/usr/bin/node -e CODE`',
 }, async () => {
   // A plausible glob: "the servers installed in node's directory".
   const policy = trustPolicy([`command://${path.dirname(NODE_BIN)}/*`]);
@@ -190,7 +184,6 @@ test('adv10: a trusted_sources glob with "*" after a directory trusts every inte
 });
 
 test('adv10: a program not in the table (poetry run, bundle exec, lua, Rscript, nodemon) is judged by its name alone', {
-  todo: 'adv10 finding: "command://poetry" trusts `poetry run python ANY.py` (the adv8 "command://node" hole, for every other runner)',
 }, async () => {
   const runners = [['poetry', 'run', 'python'], ['bundle', 'exec', 'ruby'], ['lua'], ['Rscript'], ['nodemon']];
   const policy = trustPolicy(runners.map((r) => `command://${r[0]}`));
@@ -201,18 +194,21 @@ test('adv10: a program not in the table (poetry run, bundle exec, lua, Rscript, 
 });
 
 test('adv10: `node -r ./hook.js SERVER` keeps ./hook.js relative, so the trusted source runs any cwd\'s hook with no cell', {
-  todo: 'adv10 finding: option values that are paths (-r, --import, --env-file) are not made absolute in the source',
 }, async () => {
   const server = path.join(SRV, 'server.mjs');
   // The source as the user saw it when run from SRV, where hook.js is theirs.
-  const policy = trustPolicy([`command://${NODE_BIN} -r ./hook.js ${server}`]);
-  // The same command line from EVIL, where hook.js is the attacker's.
+  const control = await explain(trustPolicy([]), [NODE_BIN, '-r', './hook.js', server], { cwd: SRV });
+  const policy = trustPolicy([control.source]);
+  assert.equal((await explain(policy, [NODE_BIN, '-r', './hook.js', server], { cwd: SRV })).action, 'allow',
+    `control: the source as the user saw it is trusted (${control.source})`);
+  // The same command line from EVIL, where hook.js is the attacker's: another source, never allowed.
+  const e = await explain(policy, [NODE_BIN, '-r', './hook.js', server], { cwd: EVIL });
+  assert.notEqual(e.action, 'allow', `the attacker's hook is trusted as ${e.source}`);
   const r = await runByPolicy(policy, [NODE_BIN, '-r', './hook.js', server], { cwd: EVIL });
-  assert.doesNotMatch(r.stderr, /ADV10-HOOK-RAN/, `the attacker's hook ran with no cell; stderr:\n${r.stderr}`);
+  assert.doesNotMatch(r.stderr, /running WITHOUT a cell/, `the attacker's hook ran with no cell; stderr:\n${r.stderr}`);
 });
 
 test('adv10: `python3 -m MOD` trusted runs a MOD.py from the working directory with no cell', {
-  todo: 'adv10 finding: a -m module source does not depend on the cwd, which python puts first on sys.path',
 }, async (t) => {
   if (!existsSync('/usr/bin/python3')) {
     t.skip('no /usr/bin/python3');
@@ -224,21 +220,23 @@ test('adv10: `python3 -m MOD` trusted runs a MOD.py from the working directory w
 });
 
 test('adv10: `command://./server` (the docs\' own example) trusts ./server in whatever directory the run starts', {
-  todo: 'adv10 finding: a plain command\'s source keeps a relative argv[0]; an interpreter\'s script is made absolute',
 }, async () => {
   for (const dir of [SRV, EVIL]) {
     writeFileSync(path.join(dir, 'server'), `#!/bin/sh\necho ADV10-${dir === EVIL ? 'EVIL' : 'OK'}-RAN >&2\n`);
     chmodSync(path.join(dir, 'server'), 0o755);
   }
-  const policy = trustPolicy(['command://./server']);
+  // A relative glob can never match (sources are absolute): refused when the policy is read.
+  const relative = await explain(trustPolicy(['command://./server']), ['./server'], { cwd: SRV });
+  assert.equal(relative.r.code, EXIT.usage, `a glob that can never match was accepted: ${relative.r.stderr}`);
+  assert.match(relative.r.stderr, /absolute/);
+  const policy = trustPolicy([`command://${SRV}/server`]);
   const control = await explain(policy, ['./server'], { cwd: SRV });
   assert.equal(control.action, 'allow', `control: ${control.r.stderr}`);
   const r = await runByPolicy(policy, ['./server'], { cwd: EVIL });
-  assert.doesNotMatch(r.stderr, /ADV10-EVIL-RAN/, `another directory's ./server ran with no cell:\n${r.stderr}`);
+  assert.doesNotMatch(r.stderr, /running WITHOUT a cell/, `another directory's ./server ran with no cell:\n${r.stderr}`);
 });
 
 test('adv10: `php -f server.php` is read as a module, so its source is the same from every directory', {
-  todo: 'adv10 finding: php -f is in the table\'s "modules", so its FILE is never made absolute (interpreted_script.cc)',
 }, async () => {
   const policy = trustPolicy([]);
   const a = await explain(policy, ['php', '-f', 'server.php'], { cwd: SRV });
@@ -271,7 +269,6 @@ test('adv10: `node` in a trusted source is whatever `node` comes first on PATH',
 });
 
 test('adv10: policy explain prints a script path\'s control characters raw, so a file name can rewrite what the terminal shows', {
-  todo: 'adv10 finding: explain\'s text output (and run\'s stderr) do not pass paths through the TerminalFilter client uses',
 }, async () => {
   // A script whose name returns the cursor, erases the line and prints a friendlier source.
   const name = 'x\r\x1b[2K  (command:';
@@ -302,7 +299,8 @@ test('adv10 held: `..`, unknown options and a bare `node` do not widen a trusted
   const a = await explain(policy, [NODE_BIN, path.join(SRV, 'a b.js')]);
   const b = await explain(policy, [NODE_BIN, path.join(SRV, "a' 'b.js")]);
   assert.notEqual(a.source, b.source);
-  assert.notEqual(a.action, 'allow', `a quoted path with a space matched the glob: ${a.source}`);
+  // Globs match word by word (a quoted word is one word), so both are scripts in SRV.
+  assert.equal(a.action, 'allow', `a script in SRV with a blank in its name: ${a.source}`);
 });
 
 test('adv10 held: npm aliases, file: and git specs, ranges with spaces are refused as sources, not judged as the package', async () => {
@@ -329,7 +327,6 @@ test('adv10 held: the caller\'s NODE_OPTIONS does not reach a server run with no
 const ALLOW_ALL = () => file('allow.json', { rules: [{ name: 'trusted', condition: 'always', action: 'allow' }] });
 
 test('adv10: an allowed browser server still gets its entry\'s --no-sandbox, and stderr says "the cell is the sandbox"', {
-  todo: 'adv10 finding: ApplyEntryDefaults adds a registry entry\'s sandbox-off args/env on a run with no cell',
 }, async () => {
   const home = makeWritableDir('adv10-home');
   const r = await runMcpcell(['run', '--dry-run', '--policy', ALLOW_ALL(), 'chrome-devtools'],
@@ -343,7 +340,6 @@ test('adv10: an allowed browser server still gets its entry\'s --no-sandbox, and
 });
 
 test('adv10: a docker:// source allowed by the policy runs its arguments as a command ON THE HOST', {
-  todo: 'adv10 finding: RunPlainly execs a docker:// plan\'s argv (the image\'s args) on the host: trusted image, host shell',
 }, async () => {
   // "Trust our own images": the image is on a registry at a closed loopback port (nothing is pulled).
   const policy = file('trust-images.json', {
@@ -359,7 +355,6 @@ test('adv10: a docker:// source allowed by the policy runs its arguments as a co
 });
 
 test('adv10: a docker:// source allowed by the policy with no arguments crashes mcpcell (SIGSEGV)', {
-  todo: 'adv10 finding: RunPlainly reads spec.argv[0] of an empty argv (a docker:// plan has none): exit 139',
 }, async () => {
   const policy = file('trust-images.json', {
     trusted_sources: ['docker://127.0.0.1:9/adv10/*'],
@@ -371,7 +366,6 @@ test('adv10: a docker:// source allowed by the policy with no arguments crashes 
 });
 
 test('adv10: policy explain --json of an allowed server says its network allow-list is "enforced"', {
-  todo: 'adv10 finding: PermissionsJson describes the cell\'s network for a plan with no cell (stderr says "not restricted")',
 }, async () => {
   const home = makeWritableDir('adv10-home');
   const r = await runMcpcell(['policy', 'explain', '--json', '--policy', ALLOW_ALL(), 'github'],
@@ -385,7 +379,6 @@ test('adv10: policy explain --json of an allowed server says its network allow-l
 });
 
 test('adv10: -v on an allowed registry server says its directory "is bound read-write"', {
-  todo: 'adv10 finding: BindPathArgs\' note claims a bind that a run with no cell does not make',
 }, async () => {
   const site = makeTempDir('adv10-site');
   const home = makeWritableDir('adv10-home');

@@ -1,5 +1,6 @@
 // What an interpreter command runs, as the policy judges it (adv8: `node
-// server.mjs` was judged as "node", so trusting one script trusted all).
+// server.mjs` was judged as "node", so trusting one script trusted all;
+// adv10: every way the source could name less than what runs).
 #include <gtest/gtest.h>
 
 #include "policy/evaluate.h"
@@ -21,48 +22,69 @@ TEST(InterpretedScript, TheScriptIsTheSourceMadeAbsolute) {
   EXPECT_EQ(s->source, "command://node /srv/server.mjs");
   EXPECT_EQ(s->script, "server.mjs");
   EXPECT_EQ(s->script_path, "/srv/server.mjs");
+  EXPECT_TRUE(s->maybe_names.empty());
   EXPECT_EQ(SourceOf({"/usr/bin/node", "../x/a.js"}), "command:///usr/bin/node /x/a.js");
+  EXPECT_EQ(SourceOf({"./bin/node", "a.js"}), "command:///srv/bin/node /srv/a.js");
   EXPECT_EQ(SourceOf({"python3.11", "-u", "/opt/s.py", "--port", "1"}), "command://python3.11 -u /opt/s.py");
   EXPECT_EQ(SourceOf({"bash", "-eu", "run.sh"}), "command://bash -eu /srv/run.sh");
   EXPECT_EQ(SourceOf({"deno", "run", "--allow-net=x.com", "main.ts"}), "command://deno run --allow-net=x.com /srv/main.ts");
   EXPECT_EQ(SourceOf({"node", "--", "-weird.js"}), "command://node -- /srv/-weird.js");
+  EXPECT_EQ(SourceOf({"php", "-n", "-f", "s.php", "x"}), "command://php -n -f /srv/s.php");
 }
 
-TEST(InterpretedScript, OptionsBeforeTheScriptArePartOfIt) {
+TEST(InterpretedScript, OptionsBeforeTheScriptArePartOfItWithTheirPathsAbsolute) {
   // -r runs hook.js first: not the same program as `node server.mjs`.
-  EXPECT_EQ(SourceOf({"node", "-r", "./hook.js", "server.mjs"}), "command://node -r ./hook.js /srv/server.mjs");
-  EXPECT_EQ(SourceOf({"node", "--import=./hook.mjs", "s.mjs"}), "command://node --import=./hook.mjs /srv/s.mjs");
+  EXPECT_EQ(SourceOf({"node", "-r", "./hook.js", "server.mjs"}), "command://node -r /srv/hook.js /srv/server.mjs");
+  EXPECT_EQ(SourceOf({"node", "--import=./hook.mjs", "s.mjs"}), "command://node --import=/srv/hook.mjs /srv/s.mjs");
   EXPECT_EQ(SourceOf({"python3", "-W", "ignore", "s.py"}), "command://python3 -W ignore /srv/s.py");
   EXPECT_EQ(SourceOf({"bash", "-o", "pipefail", "s.sh"}), "command://bash -o pipefail /srv/s.sh");
+  // A module name is found from the cwd's node_modules: the cwd is part of it.
+  EXPECT_EQ(SourceOf({"node", "-r", "hook", "s.mjs"}), "command://cd /srv && node -r hook /srv/s.mjs");
+  // deno's --env-file and --lock take a value only after '='.
+  EXPECT_EQ(SourceOf({"deno", "run", "--env-file", "main.ts"}), "command://deno run --env-file /srv/main.ts");
 }
 
-TEST(InterpretedScript, InlineCodeAndModulesEndTheSource) {
-  EXPECT_EQ(SourceOf({"node", "-e", "go()", "arg"}), "command://node -e 'go()'");
-  EXPECT_EQ(SourceOf({"bash", "-c", "exec x", "name"}), "command://bash -c 'exec x'");
-  EXPECT_EQ(SourceOf({"python3", "-c", "import x"}), "command://python3 -c 'import x'");
+TEST(InterpretedScript, InlineCodeAndModulesEndTheSourceAndNeedTheCwd) {
+  EXPECT_EQ(SourceOf({"node", "-e", "go()", "arg"}), "command://cd /srv && node -e 'go()'");
+  EXPECT_EQ(SourceOf({"bash", "-c", "exec x", "name"}), "command://cd /srv && bash -c 'exec x'");
   auto m = InterpretedScriptOf({"python3", "-m", "mcp_server_git", "--repo", "."}, "/srv");
   ASSERT_TRUE(m);
-  EXPECT_EQ(m->source, "command://python3 -m mcp_server_git");
+  // Python puts the cwd first on sys.path: ./mcp_server_git.py would win.
+  EXPECT_EQ(m->source, "command://cd /srv && python3 -m mcp_server_git");
   EXPECT_EQ(m->module, "mcp_server_git");
   EXPECT_TRUE(m->script.empty());
   EXPECT_EQ(InterpretedScriptOf({"python3", "-umpkg"}, "/srv")->module, "pkg");
 }
 
-TEST(InterpretedScript, WhatTheTableCannotReadIsTheWholeCommandLine) {
+TEST(InterpretedScript, WhatTheTableCannotReadIsTheWholeCommandLineInItsDirectory) {
   // An unknown option might take the next word: never guess the script.
-  EXPECT_EQ(SourceOf({"node", "--unknown", "a.js", "b.js"}), "command://node --unknown a.js b.js");
-  EXPECT_EQ(SourceOf({"node", "-pe", "1"}), "command://node -pe 1");
-  EXPECT_EQ(SourceOf({"node", "-e"}), "command://node -e");
-  EXPECT_EQ(SourceOf({"node"}), "command://node");  // the REPL / stdin: no script
-  EXPECT_EQ(SourceOf({"bash", "+x", "s.sh"}), "command://bash +x s.sh");  // '+' turns an option off
-  EXPECT_EQ(SourceOf({"deno", "main.ts"}), "command://deno main.ts");
+  EXPECT_EQ(SourceOf({"node", "--unknown", "a.js", "b.js"}), "command://cd /srv && node --unknown a.js b.js");
+  EXPECT_EQ(SourceOf({"node", "-pe", "1"}), "command://cd /srv && node -pe 1");
+  EXPECT_EQ(SourceOf({"node", "-e"}), "command://cd /srv && node -e");
+  EXPECT_EQ(SourceOf({"node"}), "command://cd /srv && node");  // the REPL / stdin: no script
+  EXPECT_EQ(SourceOf({"bash", "+x", "s.sh"}), "command://cd /srv && bash +x s.sh");  // '+' turns an option off
+  EXPECT_EQ(SourceOf({"deno", "main.ts"}), "command://cd /srv && deno main.ts");
+  // Subcommands and chdir options: no script to name.
+  EXPECT_EQ(SourceOf({"node", "inspect", "s.js"}), "command://cd /srv && node inspect s.js");
+  EXPECT_EQ(SourceOf({"tsx", "watch", "s.ts"}), "command://cd /srv && tsx watch s.ts");
+  EXPECT_EQ(SourceOf({"bun", "x", "pkg"}), "command://cd /srv && bun x pkg");
+  EXPECT_EQ(SourceOf({"ruby", "-C", "/x", "s.rb"}), "command://cd /srv && ruby -C /x s.rb");
+  EXPECT_EQ(SourceOf({"bun", "--cwd", "/x", "s.ts"}), "command://cd /srv && bun --cwd /x s.ts");
   // Launchers say nothing of what they start.
-  EXPECT_EQ(SourceOf({"npx", "-y", "@x/server", "/data"}), "command://npx -y @x/server /data");
-  EXPECT_EQ(SourceOf({"env", "A=1", "node", "s.js"}), "command://env A=1 node s.js");
-  auto unread = InterpretedScriptOf({"node", "--unknown", "a.js"}, "/srv");
+  EXPECT_EQ(SourceOf({"npx", "-y", "@x/server", "/data"}), "command://cd /srv && npx -y @x/server /data");
+  EXPECT_EQ(SourceOf({"env", "A=1", "node", "s.js"}), "command://cd /srv && env A=1 node s.js");
+  EXPECT_EQ(SourceOf({"poetry", "run", "python", "x.py"}), "command://cd /srv && poetry run python x.py");
+  auto unread = InterpretedScriptOf({"node", "--unknown", "./lib/a.js"}, "/srv");
   ASSERT_TRUE(unread);
   EXPECT_TRUE(unread->script.empty());
+  EXPECT_EQ(unread->maybe_names, (std::vector<std::string>{"./lib/a.js", "a.js", "/srv/lib/a.js"}));
   EXPECT_FALSE(InterpretedScriptOf({"/usr/local/bin/my-server", "x"}, "/srv"));
+}
+
+TEST(InterpretedScript, APlainCommandIsItsProgramMadeAbsolute) {
+  EXPECT_EQ(PlainCommandSource("./server", "/srv"), "command:///srv/server");
+  EXPECT_EQ(PlainCommandSource("/usr/bin/x", "/srv"), "command:///usr/bin/x");
+  EXPECT_EQ(PlainCommandSource("my-server", "/srv"), "command://my-server");
 }
 
 TEST(InterpretedScript, WordsAreQuotedSoTwoCommandLinesNeverShareASource) {
@@ -84,19 +106,31 @@ TrustFacts Command(const std::vector<std::string>& argv) {
   return GatherTrustFacts(ref, nullptr);
 }
 
+PolicyAction::Kind Decide(const std::string& trusted, const std::vector<std::string>& argv) {
+  Policy p = P(R"({"trusted_sources": [)" + trusted +
+               R"(], "rules": [{"condition": "untrusted_source", "action": "deny"}], "default": "isolate"})");
+  return EvaluatePolicy(p, Command(argv)).action;
+}
+
 TEST(InterpretedScript, TrustingOneNodeScriptTrustsNoOther) {
-  std::string cwd = CurrentDirectory();
-  Policy p = P(R"({"trusted_sources": ["command://node )" + cwd +
-               R"(/good.mjs"], "rules": [{"condition": "untrusted_source", "action": "deny"}],
-                   "default": "isolate"})");
-  EXPECT_EQ(EvaluatePolicy(p, Command({"node", "good.mjs", "/data"})).action, PolicyAction::Kind::kIsolate);
-  EXPECT_EQ(EvaluatePolicy(p, Command({"node", "evil.mjs"})).action, PolicyAction::Kind::kDeny);
-  EXPECT_EQ(EvaluatePolicy(p, Command({"node", "-r", "./evil.js", "good.mjs"})).action, PolicyAction::Kind::kDeny);
-  // The old spelling no longer trusts every script.
-  Policy old = P(R"({"trusted_sources": ["command://node"], "rules": [{"condition": "untrusted_source", "action": "deny"}],
-                     "default": "isolate"})");
-  EXPECT_EQ(EvaluatePolicy(old, Command({"node", "good.mjs"})).action, PolicyAction::Kind::kDeny);
-  EXPECT_EQ(EvaluatePolicy(old, Command({"node"})).action, PolicyAction::Kind::kIsolate);
+  const std::string good = "\"command://node " + CurrentDirectory() + "/good.mjs\"";
+  EXPECT_EQ(Decide(good, {"node", "good.mjs", "/data"}), PolicyAction::Kind::kIsolate);
+  EXPECT_EQ(Decide(good, {"node", "evil.mjs"}), PolicyAction::Kind::kDeny);
+  EXPECT_EQ(Decide(good, {"node", "-r", "./evil.js", "good.mjs"}), PolicyAction::Kind::kDeny);
+  // The old spelling no longer trusts every script, nor the bare interpreter (the cwd is part of it).
+  EXPECT_EQ(Decide("\"command://node\"", {"node", "good.mjs"}), PolicyAction::Kind::kDeny);
+  EXPECT_EQ(Decide("\"command://node\"", {"node"}), PolicyAction::Kind::kDeny);
+}
+
+TEST(InterpretedScript, AGlobStarStaysWithinOneWord) {
+  // "command:///usr/bin/*" trusts one program, not an interpreter with any code.
+  EXPECT_EQ(Decide("\"command:///usr/bin/*\"", {"/usr/bin/true"}), PolicyAction::Kind::kIsolate);
+  EXPECT_EQ(Decide("\"command:///usr/bin/*\"", {"/usr/bin/node", "-e", "x"}), PolicyAction::Kind::kDeny);
+  EXPECT_EQ(Decide("\"command:///usr/bin/node /opt/*\"", {"/usr/bin/node", "/opt/s.js", "arg"}), PolicyAction::Kind::kIsolate);
+  EXPECT_EQ(Decide("\"command:///usr/bin/node /opt/*\"", {"/usr/bin/node", "-r", "/tmp/h.js", "/opt/s.js"}),
+            PolicyAction::Kind::kDeny);
+  // A quoted word with a blank is one word in the glob too.
+  EXPECT_EQ(Decide("\"command://node '/opt/a b.js'\"", {"node", "/opt/a b.js"}), PolicyAction::Kind::kIsolate);
 }
 
 TEST(InterpretedScript, ANameRuleSeesTheScript) {
@@ -108,6 +142,20 @@ TEST(InterpretedScript, ANameRuleSeesTheScript) {
   // The interpreter's own name still holds for every script it runs.
   Policy node = P(R"({"rules": [{"condition": {"name": "node"}, "action": "deny"}], "default": "isolate"})");
   EXPECT_EQ(EvaluatePolicy(node, Command({"/usr/bin/node", "a.js"})).action, PolicyAction::Kind::kDeny);
+}
+
+TEST(InterpretedScript, AnUnreadLineMayBeAnyOfItsWordsForADenyButNotForAnAllow) {
+  Policy deny = P(R"({"rules": [{"condition": {"name": "evil*"}, "action": "deny"}], "default": "isolate"})");
+  EXPECT_EQ(EvaluatePolicy(deny, Command({"node", "--unknown", "evil.js"})).action, PolicyAction::Kind::kDeny);
+  EXPECT_EQ(EvaluatePolicy(deny, Command({"env", "node", "/x/evil.js"})).action, PolicyAction::Kind::kDeny);
+  Policy allow = P(R"({"rules": [{"condition": {"name": "mine*"}, "action": "allow"}], "default": "isolate"})");
+  EXPECT_EQ(EvaluatePolicy(allow, Command({"node", "--unknown", "evil.js", "mine.txt"})).action,
+            PolicyAction::Kind::kIsolate);
+  // `not` swaps the sides: an allow of "not evil*" takes every word, a deny of it the sure names.
+  Policy allow_not = P(R"({"rules": [{"condition": {"not": {"name": "evil*"}}, "action": "allow"}], "default": "isolate"})");
+  EXPECT_EQ(EvaluatePolicy(allow_not, Command({"node", "--unknown", "evil.js"})).action, PolicyAction::Kind::kIsolate);
+  Policy isolate = P(R"({"rules": [{"condition": {"name": "evil*"}, "action": "isolate"}], "default": "isolate"})");
+  EXPECT_EQ(EvaluatePolicy(isolate, Command({"node", "--unknown", "evil.js"})).rule_index, -1);
 }
 
 }  // namespace
