@@ -14,16 +14,22 @@ struct RunWords {
   std::vector<std::string> unknown;   ///< options wrap never writes (--relay=off, -v, ...)
 };
 
+/// Whether args[i] is "--policy" or "--env" with its value in the next word
+/// (not "--", which would end mcpcell's words instead).
+bool TakesNext(const std::vector<std::string>& args, std::size_t i, const char* option) {
+  return args[i] == option && i + 1 < args.size() && args[i + 1] != "--";
+}
+
 RunWords Read(const std::vector<std::string>& args) {
   RunWords r;
   for (std::size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
     const std::string& w = args[i];
     if (w == "--isolate" || w.rfind("--env=", 0) == 0) continue;
-    if (w == "--env" && i + 1 < args.size()) {
+    if (TakesNext(args, i, "--env")) {
       ++i;
     } else if (w.rfind("--policy=", 0) == 0) {
       r.policies.push_back(w.substr(9));
-    } else if (w == "--policy" && i + 1 < args.size()) {
+    } else if (TakesNext(args, i, "--policy")) {
       r.policies.push_back(args[++i]);
     } else if (!w.empty() && w[0] == '-') {
       r.unknown.push_back(w);  // CLI11 reads an option after the SOURCE too
@@ -46,7 +52,7 @@ std::vector<std::string> WithPolicy(const std::vector<std::string>& args, const 
   for (std::size_t i = 0; i < args.size(); ++i) {
     server = server || args[i] == "--";
     if (!server && args[i].rfind("--policy=", 0) == 0) continue;
-    if (!server && args[i] == "--policy" && i + 1 < args.size()) {
+    if (!server && TakesNext(args, i, "--policy")) {
       ++i;
       continue;
     }

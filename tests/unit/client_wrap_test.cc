@@ -419,6 +419,9 @@ TEST(WrapEntry, APreWrappedEntryCarriesTheAskedPolicyOrIsRewrappedOrLeft) {
   EXPECT_EQ(odd.kind, WrapOutcome::Kind::kLeft);
   EXPECT_NE(odd.note.find("--relay=off"), std::string::npos) << odd.note;
   EXPECT_NE(odd.note.find("/mine.json"), std::string::npos) << odd.note;
+  // "--policy" right before "--" has no value: not wrap's shape, left.
+  auto dangling = WrapEntry(ordered_json::parse(R"({"command": "mcpcell", "args": ["run", "--policy", "--", "node"]})"), opts);
+  EXPECT_EQ(dangling.kind, WrapOutcome::Kind::kLeft) << dangling.note;
   auto notrun = WrapEntry(ordered_json::parse(R"({"command": "mcpcell", "args": ["proxy"]})"), opts);
   EXPECT_EQ(notrun.kind, WrapOutcome::Kind::kLeft);
   // No --policy asked: an entry's own is kept, and said.
