@@ -24,11 +24,23 @@ std::string NotPlain(const std::string& name) {
   return "environment variable name '" + name + "' is not a plain NAME ([A-Za-z_][A-Za-z0-9_]*)";
 }
 
+/// Whether `name` looks like it holds a secret (npm_config__authToken): its
+/// value must not go into argv, which every user can read.
+bool LooksSecret(const std::string& name) {
+  std::string upper = name;
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+  for (const char* word : {"TOKEN", "AUTH", "PASS", "SECRET", "KEY", "CRED"}) {
+    if (upper.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
 /// Why a code-injecting `name` of the "env" block cannot be moved into args
 /// ("" when it can): only a JSON entry's own string value can, and one with a
 /// client variable (${...}) would be expanded by rules of args, not env.
 std::string Unmovable(const std::string& name, const ordered_json& value, bool values_known) {
   std::string why = !values_known           ? "mcpcell edits only command and args in this file"
+                    : LooksSecret(name)     ? "its name says it holds a secret, which args would show to every user"
                     : !value.is_string()    ? "its value is not a string"
                     : value.get<std::string>().find("${") != std::string::npos
                         ? "its value holds a client variable (${...}), which clients may expand differently in args"

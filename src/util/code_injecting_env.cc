@@ -28,10 +28,10 @@ constexpr std::array kPrefixes = {
     std::string_view("PYTHON"),
     // Perl: PERL5OPT (-M modules), PERL5LIB/PERLLIB, PERL5DB (the debugger's code).
     std::string_view("PERL"),
-    // Git runs GIT_SSH(_COMMAND), GIT_ASKPASS, GIT_PROXY_COMMAND,
-    // GIT_EXTERNAL_DIFF, its helpers from GIT_EXEC_PATH and the commands of
-    // GIT_CONFIG_* / GIT_CONFIG_GLOBAL files (core.fsmonitor, aliases).
-    std::string_view("GIT_"),
+    // Git runs the commands of any config it is given: GIT_CONFIG,
+    // GIT_CONFIG_GLOBAL/SYSTEM files, GIT_CONFIG_PARAMETERS and
+    // GIT_CONFIG_KEY_n/VALUE_n (core.fsmonitor, core.sshCommand, aliases).
+    std::string_view("GIT_CONFIG"),
     // Bash imports exported functions from BASH_FUNC_NAME%% variables.
     std::string_view("BASH_FUNC_"),
     // .NET loads DOTNET_STARTUP_HOOKS assemblies and CORECLR_PROFILER libraries.
@@ -56,6 +56,14 @@ constexpr std::array kNames = {
     // bundler's Gemfile (Ruby code) from BUNDLE_GEMFILE.
     std::string_view("RUBYOPT"), std::string_view("RUBYLIB"), std::string_view("GEM_HOME"), std::string_view("GEM_PATH"),
     std::string_view("BUNDLE_GEMFILE"),
+    // Git runs GIT_SSH(_COMMAND), GIT_ASKPASS, GIT_PROXY_COMMAND,
+    // GIT_EXTERNAL_DIFF, GIT_PAGER/GIT_EDITOR, its helpers from GIT_EXEC_PATH,
+    // hooks from GIT_TEMPLATE_DIR, and a repository's hooks and config from
+    // GIT_DIR. Not every GIT_*: GIT_TOKEN-like names are a server's secrets.
+    std::string_view("GIT_SSH"), std::string_view("GIT_SSH_COMMAND"), std::string_view("GIT_ASKPASS"),
+    std::string_view("GIT_PROXY_COMMAND"), std::string_view("GIT_EXTERNAL_DIFF"), std::string_view("GIT_PAGER"),
+    std::string_view("GIT_EDITOR"), std::string_view("GIT_SEQUENCE_EDITOR"), std::string_view("GIT_EXEC_PATH"),
+    std::string_view("GIT_TEMPLATE_DIR"), std::string_view("GIT_DIR"),
     // ssh runs SSH_ASKPASS (and git's askpass through it).
     std::string_view("SSH_ASKPASS"),
     // Java agents and classes: -javaagent in these options, CLASSPATH.

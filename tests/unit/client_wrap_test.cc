@@ -464,6 +464,9 @@ TEST(WrapEntry, CodeInjectingEnvMovesIntoArgsOrLeavesTheEntry) {
     EXPECT_EQ(left.kind, WrapOutcome::Kind::kLeft) << text;
     EXPECT_NE(left.note.find("--env="), std::string::npos) << left.note;
   }
+  auto secret = WrapEntry(ordered_json::parse(R"({"command": "node", "env": {"npm_config__authToken": "t"}})"), kOpts);
+  EXPECT_EQ(secret.kind, WrapOutcome::Kind::kLeft);
+  EXPECT_NE(secret.note.find("secret"), std::string::npos) << secret.note;
   WrapOptions names_only = kOpts;
   names_only.env_values = false;
   auto toml = WrapEntry(ordered_json::parse(R"({"command": "node", "env": {"GIT_SSH_COMMAND": ""}})"), names_only);
@@ -528,11 +531,11 @@ TEST(WrapEntry, TheNoteOfASourceNamesThePolicyThatDecidesIt) {
 TEST(ClientCodeInjectingEnv, TheFamiliesAreKnownAndPlainNamesAreNot) {
   for (const char* n : {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "NODE_OPTIONS", "NODE_PATH", "PYTHONSTARTUP",
                         "PYTHONPATH", "PYTHONHOME", "BASH_ENV", "ENV", "PERL5OPT", "PERL5LIB", "RUBYOPT",
-                        "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "npm_config_node_options", "NPM_CONFIG_SCRIPT_SHELL",
+                        "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG_KEY_0", "GIT_DIR", "npm_config_node_options", "NPM_CONFIG_SCRIPT_SHELL",
                         "GCONV_PATH", "JAVA_TOOL_OPTIONS"}) {
     EXPECT_TRUE(InjectsCode(n)) << n;
   }
-  for (const char* n : {"API_KEY", "HOME", "PATH", "GITHUB_TOKEN", "NODE_ENV", "ENVIRONMENT", "LANG"}) {
+  for (const char* n : {"API_KEY", "HOME", "PATH", "GITHUB_TOKEN", "GIT_TOKEN", "NODE_ENV", "ENVIRONMENT", "LANG"}) {
     EXPECT_FALSE(InjectsCode(n)) << n;
   }
 }
