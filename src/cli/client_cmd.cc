@@ -11,6 +11,8 @@
 #include <ctime>
 #include <map>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +22,7 @@
 #include "util/terminal_text.h"
 #include "client/config_edit.h"
 #include "client/config_file.h"
+#include "client/env_file_names.h"
 #include "client/known_clients.h"
 #include "client/toml_edit.h"
 #include "client/yaml_edit.h"
@@ -282,6 +285,16 @@ std::string UvIndexConfig() {
   return {};
 }
 
+/// The variable names of a VS Code "envFile", read now: the client loads its
+/// values into mcpcell, which passes each by name (client/wrap_env.h).
+Result<std::vector<std::string>> ReadEnvFileNames(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return ErrnoError("read", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return EnvFileNames(text.str());
+}
+
 Status EditClient(const ClientRequest& req, bool wrap) {
   auto client = FindClient(req.client);
   if (!client) return MakeError("client", req.client, "unknown client; one of: " + Ids());
@@ -295,7 +308,7 @@ Status EditClient(const ClientRequest& req, bool wrap) {
   if (!file.ok()) return file.error();
   auto originals = ReadOriginals(path);
   if (!originals.ok()) return originals.error();
-  auto edit = Edit(*client, file->text, wrap, WrapOptions{SelfPath(), *policy, UvIndexConfig()}, *originals);
+  auto edit = Edit(*client, file->text, wrap, WrapOptions{SelfPath(), *policy, UvIndexConfig(), true, ReadEnvFileNames}, *originals);
   if (!edit.ok()) return MakeError(edit.error().what, path, edit.error().detail);
   Report(*edit, wrap);
   bool changed = edit->text != file->text;

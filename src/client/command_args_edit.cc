@@ -15,8 +15,11 @@ std::string Array(const CommandArgsSyntax& syntax, const std::vector<std::string
   return out + "]";
 }
 
-/// The format's own verdict, or WrapEntry's.
-WrapOutcome Judge(const CommandArgsServer& s, const WrapOptions& opts) {
+/// The format's own verdict, or WrapEntry's. Only the names of the entry's
+/// env were read (and only command and args are rewritten): no env value
+/// can be moved into args.
+WrapOutcome Judge(const CommandArgsServer& s, WrapOptions opts) {
+  opts.env_values = false;
   return s.verdict ? *s.verdict : WrapEntry(s.entry, opts);
 }
 
@@ -49,9 +52,9 @@ void WrapOne(const CommandArgsSyntax& syntax, const std::string& text, const Com
   c->before = Shown(syntax, Cut(text, s.command), s.args ? std::optional<std::string>(Cut(text, s.args)) : std::nullopt);
   c->after = Shown(syntax, cmd, args);
   c->changed = true;
-  (*originals)[s.name] =
-      ordered_json{{syntax.command_key, Cut(text, s.command)}, {"args", s.args ? ordered_json(Cut(text, s.args)) : ordered_json()}}
-          .dump();
+  // An entry wrapped before keeps the original of its first wrap (config_edit.cc).
+  originals->emplace(s.name, ordered_json{{syntax.command_key, Cut(text, s.command)}, {"args", s.args ? ordered_json(Cut(text, s.args)) : ordered_json()}}
+                                     .dump());
 }
 
 /// Whether `args` is the key wrapping inserted right after the command value.

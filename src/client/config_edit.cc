@@ -149,7 +149,9 @@ Result<ConfigEdit> WrapConfig(const std::string& text, const std::string& key, c
     EntryChange c{l.name, w.kind, w.note, LineOf(text, l.span.begin), {}, {}, false};
     if (w.kind == WrapOutcome::Kind::kWrapped) {
       std::string indent = IndentAt(text, l.span.begin);
-      originals[l.name] = text.substr(l.span.begin, l.span.end - l.span.begin);
+      // An entry wrapped before (now given another --policy) keeps the
+      // original of its first wrap: that is what unwrap must put back.
+      originals.emplace(l.name, text.substr(l.span.begin, l.span.end - l.span.begin));
       splices.emplace_back(l.span, Render(w.entry, indent));
       c.before = Render(Masked(l.value), indent);
       c.after = Render(Masked(w.entry), indent);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "client/rewrap.h"
+#include "client/wrap_env.h"
 #include "source/server_ref.h"
 
 namespace mcpcell {
@@ -14,25 +16,29 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-/// A remote (URL) server: each client's own spelling. Sources: Claude Code
-/// and VS Code "type": "http"/"sse" + "url"; Windsurf "serverUrl"; Gemini CLI
-/// "httpUrl"/"url"; Cline "type": "streamableHttp"; Zed "url".
-bool IsRemote(const ordered_json& e) {
+/// A url key of a remote (URL) server, each client's own spelling: Claude
+/// Code, VS Code, Gemini CLI and Zed "url"; Windsurf "serverUrl"; Gemini CLI
+/// "httpUrl". "" when none.
+std::string UrlKey(const ordered_json& e) {
   for (const char* k : {"url", "serverUrl", "httpUrl"}) {
-    if (e.contains(k)) return true;
+    if (e.contains(k)) return k;
   }
+  return {};
+}
+
+/// A remote server: a url key or a remote "type" (Claude Code and VS Code
+/// "http"/"sse", Cline "streamableHttp"), and no "command". An entry with a
+/// command is local whatever else it has: a client that starts "command"
+/// (VS Code for "type": "stdio", others whenever there is one) would run it
+/// with no cell if a stray "url" left it unwrapped (adv10).
+bool IsRemote(const ordered_json& e) {
+  if (e.contains("command")) return false;
+  if (!UrlKey(e).empty()) return true;
   if (e.contains("type") && e["type"].is_string()) {
     std::string t = e["type"].get<std::string>();
     return t == "http" || t == "sse" || t == "streamable-http" || t == "streamableHttp";
   }
   return false;
-}
-
-bool IsEnvName(const std::string& n) {
-  if (n.empty() || (n[0] >= '0' && n[0] <= '9')) return false;
-  return std::all_of(n.begin(), n.end(), [](char c) {
-    return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-  });
 }
 
 struct Target {
@@ -148,6 +154,33 @@ std::optional<WrapOutcome> UvxIndexLeft(const ordered_json& entry, const WrapOpt
   return std::nullopt;
 }
 
+// An npx entry whose env tells npm where or what to fetch: mcpcell's own npm
+// (run outside any cell, with mcpcell's environment, which the client sets
+// from this env block) would fetch the package from there, and the policy
+// would judge it as the package of that name from the registry (a pinned
+// official entry is trusted by default): dependency confusion, as uvx's.
+std::optional<WrapOutcome> NpxConfigLeft(const ordered_json& entry) {
+  auto keys = NpmConfigSettings(entry);
+  if (keys.empty()) return std::nullopt;
+  std::string names;
+  for (const auto& k : keys) names += (names.empty() ? "" : ", ") + k;
+  return WrapOutcome{WrapOutcome::Kind::kLeft, {},
+                     "its env sets " + names + ", npm settings that change where or what npm fetches: wrapped, "
+                     "mcpcell's npm would fetch the package from there, and the policy would judge it as the npx:// "
+                     "package of that name from the usual registry. Remove " + names +
+                         " from the entry (a registry the whole machine uses belongs in ~/.npmrc) and wrap again"};
+}
+
+/// The wrapped entry's note: what runs, and whether in a cell. A plain
+/// command has --isolate, which no policy rule turns into a run without a
+/// cell; a source runs as the policy decides, and a --policy may allow it.
+std::string WrappedNote(const std::string& command, const std::string& source, const WrapOptions& opts) {
+  if (source.empty()) return "runs in a cell: " + command;
+  if (!opts.policy) return "runs " + source + " in a cell (the built-in policy isolates every server)";
+  return "runs " + source + " under --policy=" + *opts.policy + ": in a cell unless that policy allows it (`mcpcell "
+         "policy explain --policy " + *opts.policy + " " + source + "` says which)";
+}
+
 }  // namespace
 
 bool IsWrapped(const ordered_json& entry) {
@@ -157,7 +190,7 @@ bool IsWrapped(const ordered_json& entry) {
 
 std::string ListedKind(const WrapOutcome& w, const ordered_json& entry) {
   if (w.kind == WrapOutcome::Kind::kRemote) return "remote";
-  if (w.kind == WrapOutcome::Kind::kAlready) return "wrapped";
+  if (w.kind == WrapOutcome::Kind::kAlready || IsWrapped(entry)) return "wrapped";
   if (entry.is_object() && entry.contains("command") && entry["command"].is_string()) {
     return "stdio: " + entry["command"].get<std::string>();
   }
@@ -168,12 +201,7 @@ WrapOutcome WrapEntry(const ordered_json& entry, const WrapOptions& opts) {
   WrapOutcome out;
   if (!entry.is_object()) return {WrapOutcome::Kind::kLeft, {}, "not an object"};
   if (IsRemote(entry)) return {WrapOutcome::Kind::kRemote, {}, "a remote (URL) server: nothing runs on this machine"};
-  if (IsWrapped(entry)) {
-    std::string cmd = entry["command"].get<std::string>();
-    // Said, not changed: the user may run another mcpcell on purpose.
-    std::string other = cmd == opts.mcpcell || cmd == "mcpcell" ? "" : " (" + cmd + ", not this one: " + opts.mcpcell + ")";
-    return {WrapOutcome::Kind::kAlready, {}, "already runs through mcpcell" + other};
-  }
+  if (IsWrapped(entry)) return Rewrap(entry, opts);
   if (!entry.contains("command") || !entry["command"].is_string() || entry["command"].get<std::string>().empty()) {
     return {WrapOutcome::Kind::kLeft, {}, "no \"command\" string (Zed's old {\"path\": ...} form is not rewritten)"};
   }
@@ -189,6 +217,7 @@ WrapOutcome WrapEntry(const ordered_json& entry, const WrapOptions& opts) {
   std::string why;
   std::optional<Target> target;
   if (BaseName(command) == "npx") {
+    if (auto left = NpxConfigLeft(entry)) return *left;
     target = FromNpx(args, &why);
   } else if (BaseName(command) == "docker") {
     target = FromDocker(args, &why);
@@ -207,24 +236,9 @@ WrapOutcome WrapEntry(const ordered_json& entry, const WrapOptions& opts) {
   // One word per option ("--policy=P", "--env=NAME"): a value can never be
   // read as another of mcpcell's options.
   if (opts.policy) run.push_back("--policy=" + *opts.policy);
-  std::vector<std::string> names = target->names;
-  if (entry.contains("env") && entry["env"].is_object()) {
-    for (const auto& [k, v] : entry["env"].items()) {
-      // A key with "=" would become --env=NAME=VALUE: a value in argv.
-      if (!IsEnvName(k)) return {WrapOutcome::Kind::kLeft, {}, "environment variable name '" + k + "' is not a plain NAME ([A-Za-z_][A-Za-z0-9_]*)"};
-      names.push_back(k);
-    }
-  }
-  std::vector<std::string> seen;
-  for (const auto& n : names) {
-    if (!IsEnvName(n.substr(0, n.find('=')))) {
-      return {WrapOutcome::Kind::kLeft, {}, "environment variable name '" + n.substr(0, n.find('=')) +
-                                                "' is not a plain NAME ([A-Za-z_][A-Za-z0-9_]*)"};
-    }
-    if (std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
-    seen.push_back(n);
-    run.push_back("--env=" + n);
-  }
+  WrapEnv env = PlanWrapEnv(entry, target->names, opts);
+  if (!env.left.empty()) return {WrapOutcome::Kind::kLeft, {}, env.left};
+  run.insert(run.end(), env.options.begin(), env.options.end());
   if (!target->source.empty()) run.push_back(target->source);
   if (!target->args.empty()) {
     run.push_back("--");
@@ -234,7 +248,13 @@ WrapOutcome WrapEntry(const ordered_json& entry, const WrapOptions& opts) {
   out.entry = entry;
   out.entry["command"] = opts.mcpcell;
   out.entry["args"] = run;
-  out.note = target->source.empty() ? "runs in a cell: " + command : "runs " + target->source + " in a cell";
+  // A moved variable leaves the env block: the client must not set it on mcpcell.
+  for (const auto& k : env.moved) out.entry["env"].erase(k);
+  if (!env.moved.empty() && out.entry["env"].empty()) out.entry.erase("env");
+  out.note = WrappedNote(command, target->source, opts) + WrapEnvNote(env, entry);
+  if (auto url = UrlKey(entry); !url.empty()) {
+    out.note += "; it also has \"" + url + "\", but a client that starts its \"command\" would run it with no cell";
+  }
   return out;
 }
 

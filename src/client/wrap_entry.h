@@ -7,16 +7,24 @@
 //   docker run [-i|--rm|-e NAME[=V]]... IMAGE ARGS → mcpcell run [...] docker://IMAGE -- ARGS...
 //   any other COMMAND ARGS...                  → mcpcell run --isolate [...] -- COMMAND ARGS...
 // where [...] is `--policy P` when given and `--env NAME` for each name of
-// the entry's "env" block: the values stay in the client's file, the client
-// puts them in mcpcell's environment, and `--env NAME` passes each by name —
-// never in argv, which every user on the machine can read (/proc/PID/cmdline).
+// the entry's "env" block (and VS Code's "envFile"): the values stay in the
+// client's file, the client puts them in mcpcell's environment, and
+// `--env NAME` passes each by name — never in argv, which every user on the
+// machine can read (/proc/PID/cmdline). A variable that would make mcpcell
+// itself run other code (LD_PRELOAD, NODE_OPTIONS, ...) is the exception:
+// client/wrap_env.h. An entry with a "command" is local whatever else it has
+// (a stray "url" does not make it remote); one that already starts mcpcell is
+// judged by client/rewrap.h.
 // Arguments stay an array from end to end: no shell ever reads them.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "util/error.h"
 
 namespace mcpcell {
 
@@ -26,6 +34,12 @@ struct WrapOptions {
   /// A uv config file (uv.toml) that sets an index uvx reads and uvx:// does
   /// not, "" when none: `uvx` entries are then left as they are.
   std::string uv_index_config = {};
+  /// Whether the entry's env values are its own (JSON); false where only the
+  /// names were read (TOML, YAML): a value cannot be moved into args there.
+  bool env_values = true;
+  /// Reads the variable names of a VS Code "envFile" (an absolute path);
+  /// unset: an entry with an envFile is left, saying so.
+  std::function<Result<std::vector<std::string>>(const std::string& path)> env_file_names = {};
 };
 
 struct WrapOutcome {
@@ -43,7 +57,8 @@ bool IsWrapped(const nlohmann::ordered_json& entry);
 std::string ListedKind(const WrapOutcome& w, const nlohmann::ordered_json& entry);
 
 /// The entry rewritten to run through mcpcell, or why it is left as it is.
-/// Every key other than "command" and "args" is kept as it was.
+/// Every key other than "command" and "args" is kept as it was, but for the
+/// code-running variables moved out of "env" into args (client/wrap_env.h).
 WrapOutcome WrapEntry(const nlohmann::ordered_json& entry, const WrapOptions& opts);
 
 }  // namespace mcpcell

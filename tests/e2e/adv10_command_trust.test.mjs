@@ -402,7 +402,6 @@ function clientHome(rel, text) {
 const client = (home, args) => runMcpcell(['client', ...args], { env: env({ HOME: home }), ...GUARD });
 
 test('adv10: a stdio entry that also has a "url" key is left unwrapped as "nothing runs on this machine"', {
-  todo: 'adv10 finding: IsRemote trusts a url key over "type": "stdio"/"command": the server runs with no cell',
 }, async () => {
   const { home, file: cfg } = clientHome('.config/Code/User/mcp.json', JSON.stringify({
     servers: { s: { type: 'stdio', command: 'node', args: [path.join(EVIL, 'adv10-evil.js')], url: 'http://127.0.0.1:9/' } },
@@ -415,7 +414,6 @@ test('adv10: a stdio entry that also has a "url" key is left unwrapped as "nothi
 });
 
 test('adv10: wrap --policy P leaves an entry that already runs mcpcell under another policy, and says only "unchanged"', {
-  todo: 'adv10 finding: IsWrapped judges the command name only; a pre-wrapped entry keeps its own (allow-all) policy',
 }, async () => {
   const mine = file('mine.json', { rules: [{ condition: 'always', action: 'isolate' }] });
   const theirs = ALLOW_ALL();
@@ -452,7 +450,6 @@ test('adv10: a wrapped npx entry\'s env block (NODE_OPTIONS) runs code on the ho
 });
 
 test('adv10: wrap keeps an entry whose env block sets LD_PRELOAD, which the client then sets on mcpcell itself', {
-  todo: 'adv10 finding: WrapEntry passes any env name; loader/interpreter variables subvert mcpcell or its host tools',
 }, async () => {
   const { home } = clientHome('.cursor/mcp.json', JSON.stringify({
     mcpServers: { s: { command: 'node', args: ['server.js'], env: { LD_PRELOAD: path.join(EVIL, 'x.so') } } },
@@ -464,7 +461,6 @@ test('adv10: wrap keeps an entry whose env block sets LD_PRELOAD, which the clie
 });
 
 test('adv10: wrap turns an npx entry whose env sets npm_config_registry into the registry\'s trusted pinned npx:// source', {
-  todo: 'adv10 finding: WrapEntry leaves uvx entries with UV_*/PIP_* index settings but not npx ones with npm_config_registry',
 }, async () => {
   // The package the policy trusts as the registry's pinned official entry, fetched from another registry.
   const { home } = clientHome('.cursor/mcp.json', JSON.stringify({
@@ -479,7 +475,6 @@ test('adv10: wrap turns an npx entry whose env sets npm_config_registry into the
 });
 
 test('adv10: wrap drops a VS Code entry\'s envFile variables without a word (the cell gets none of them)', {
-  todo: 'adv10 finding: WrapEntry passes --env only for the "env" block; "envFile" variables reach mcpcell, not the server',
 }, async () => {
   const envFile = file('server.env', 'ADV10_API_KEY=k\n');
   const { home } = clientHome('.config/Code/User/mcp.json', JSON.stringify({
@@ -493,7 +488,6 @@ test('adv10: wrap drops a VS Code entry\'s envFile variables without a word (the
 });
 
 test('adv10: wrap --policy ALLOW says an npx entry "runs ... in a cell" though the policy runs it without one', {
-  todo: 'adv10 finding: WrapEntry\'s note assumes a cell for npx/uvx/docker entries; the --policy given may allow them',
 }, async () => {
   const { home } = clientHome('.cursor/mcp.json', JSON.stringify({
     mcpServers: { s: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory@2025.4.25'] } },

@@ -6,10 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "client/config_edit.h"
+#include "client/env_file_names.h"
 #include "client/jsonc.h"
 #include "client/toml_edit.h"
 #include "client/yaml_edit.h"
 #include "client/wrap_entry.h"
+#include "util/code_injecting_env.h"
 
 namespace mcpcell {
 namespace {
@@ -107,7 +109,7 @@ TEST(WrapEntry, PlainCommandRunsIsolatedAfterTheSeparator) {
 
 TEST(WrapEntry, RemoteWrappedUvxAndMalformedEntriesAreLeftWithAReason) {
   EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"serverUrl": "https://x"})"), kOpts).kind, WrapOutcome::Kind::kRemote);
-  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"type": "sse", "command": "x"})"), kOpts).kind, WrapOutcome::Kind::kRemote);
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"type": "sse", "url": "https://x"})"), kOpts).kind, WrapOutcome::Kind::kRemote);
   auto again = WrapEntry(ordered_json::parse(R"({"command": "/opt/mcpcell", "args": ["run"]})"), kOpts);
   EXPECT_EQ(again.kind, WrapOutcome::Kind::kAlready);
   EXPECT_NE(again.note.find("not this one"), std::string::npos) << again.note;
@@ -380,6 +382,162 @@ TEST(ConfigEdit, ClaudeCodeProjectScopesAreWrappedUnderTheirOwnNames) {
   auto plain = WrapConfig(text, "mcpServers", opts, {}, false);
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->entries.size(), 1u);
+}
+
+// adv10: an entry with a "command" is local whatever else it has: VS Code
+// starts "command" for "type": "stdio", and a stray "url" must not leave it
+// running with no cell. Wrapped, saying so.
+TEST(WrapEntry, AnEntryWithACommandIsWrappedEvenWithAUrlOrARemoteType) {
+  for (const char* text : {R"({"type": "stdio", "command": "node", "args": ["s.js"], "url": "http://x/"})",
+                           R"({"command": "node", "serverUrl": "http://x/"})", R"({"type": "sse", "command": "x"})"}) {
+    auto w = WrapEntry(ordered_json::parse(text), kOpts);
+    EXPECT_EQ(w.kind, WrapOutcome::Kind::kWrapped) << text;
+  }
+  auto w = WrapEntry(ordered_json::parse(R"({"command": "node", "url": "http://x/"})"), kOpts);
+  EXPECT_NE(w.note.find("\"url\""), std::string::npos) << w.note;
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"type": "stdio", "url": "http://x/"})"), kOpts).kind,
+            WrapOutcome::Kind::kRemote);
+}
+
+// adv10: an entry that already runs mcpcell is "unchanged" only when it
+// carries what was asked; in wrap's own shape its --policy is replaced;
+// with options wrap never writes it is left, naming them.
+TEST(WrapEntry, APreWrappedEntryCarriesTheAskedPolicyOrIsRewrappedOrLeft) {
+  WrapOptions opts{"/m/mcpcell", std::string("/mine.json")};
+  auto same = WrapEntry(ordered_json::parse(R"({"command": "/m/mcpcell", "args": ["run", "--policy=/mine.json", "npx://p"]})"), opts);
+  EXPECT_EQ(same.kind, WrapOutcome::Kind::kAlready) << same.note;
+  auto other = WrapEntry(ordered_json::parse(
+      R"({"command": "mcpcell", "args": ["run", "--isolate", "--policy", "/all.json", "--env=K", "--", "node", "--policy=x"]})"), opts);
+  ASSERT_EQ(other.kind, WrapOutcome::Kind::kWrapped) << other.note;
+  EXPECT_EQ(Args(other), (std::vector<std::string>{"run", "--isolate", "--policy=/mine.json", "--env=K", "--", "node", "--policy=x"}));
+  EXPECT_EQ(other.entry["command"], "mcpcell");
+  EXPECT_NE(other.note.find("/all.json"), std::string::npos) << other.note;
+  auto none = WrapEntry(ordered_json::parse(R"({"command": "mcpcell", "args": ["run", "npx://p"]})"), opts);
+  ASSERT_EQ(none.kind, WrapOutcome::Kind::kWrapped) << none.note;
+  EXPECT_EQ(Args(none), (std::vector<std::string>{"run", "--policy=/mine.json", "npx://p"}));
+  auto odd = WrapEntry(ordered_json::parse(R"({"command": "mcpcell", "args": ["run", "npx://p", "--relay=off"]})"), opts);
+  EXPECT_EQ(odd.kind, WrapOutcome::Kind::kLeft);
+  EXPECT_NE(odd.note.find("--relay=off"), std::string::npos) << odd.note;
+  EXPECT_NE(odd.note.find("/mine.json"), std::string::npos) << odd.note;
+  // "--policy" right before "--" has no value: not wrap's shape, left.
+  auto dangling = WrapEntry(ordered_json::parse(R"({"command": "mcpcell", "args": ["run", "--policy", "--", "node"]})"), opts);
+  EXPECT_EQ(dangling.kind, WrapOutcome::Kind::kLeft) << dangling.note;
+  auto notrun = WrapEntry(ordered_json::parse(R"({"command": "mcpcell", "args": ["proxy"]})"), opts);
+  EXPECT_EQ(notrun.kind, WrapOutcome::Kind::kLeft);
+  // No --policy asked: an entry's own is kept, and said.
+  auto kept = WrapEntry(ordered_json::parse(R"({"command": "mcpcell", "args": ["run", "--policy=/all.json", "npx://p"]})"), kOpts);
+  EXPECT_EQ(kept.kind, WrapOutcome::Kind::kAlready);
+  EXPECT_NE(kept.note.find("/all.json"), std::string::npos) << kept.note;
+}
+
+// Wrapping again with another --policy keeps the original of the first wrap for unwrap.
+TEST(ClientWrapConfig, RewrappingKeepsTheFirstOriginal) {
+  std::string text = "{\"mcpServers\": {\"a\": {\"command\": \"node\", \"args\": [\"s.js\"]}}}";
+  auto first = WrapConfig(text, "mcpServers", kOpts, {});
+  ASSERT_TRUE(first.ok());
+  auto second = WrapConfig(first->text, "mcpServers", WrapOptions{"/usr/local/bin/mcpcell", std::string("/p.json")},
+                           first->originals);
+  ASSERT_TRUE(second.ok());
+  ASSERT_TRUE(second->entries[0].changed) << second->entries[0].note;
+  EXPECT_EQ(second->originals["a"], first->originals["a"]);
+  auto back = UnwrapConfig(second->text, "mcpServers", second->originals);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->text, text);
+}
+
+// adv10: the client sets an entry's env on mcpcell itself. A variable that
+// makes a program run other code moves into args (set in the cell only),
+// leaving the env block; where it cannot move, the entry is left naming it.
+TEST(WrapEntry, CodeInjectingEnvMovesIntoArgsOrLeavesTheEntry) {
+  auto w = WrapEntry(ordered_json::parse(
+      R"({"command": "node", "args": ["s.js"], "env": {"LD_PRELOAD": "/x.so", "API_KEY": "k", "NODE_OPTIONS": "--max-old-space-size=64"}})"), kOpts);
+  ASSERT_EQ(w.kind, WrapOutcome::Kind::kWrapped) << w.note;
+  EXPECT_EQ(Args(w), (std::vector<std::string>{"run", "--isolate", "--env=LD_PRELOAD=/x.so", "--env=API_KEY",
+                                               "--env=NODE_OPTIONS=--max-old-space-size=64", "--", "node", "s.js"}));
+  EXPECT_EQ(w.entry["env"], ordered_json::parse(R"({"API_KEY": "k"})"));
+  EXPECT_NE(w.note.find("LD_PRELOAD, NODE_OPTIONS"), std::string::npos) << w.note;
+  auto only = WrapEntry(ordered_json::parse(R"({"command": "node", "env": {"PYTHONPATH": "/p"}})"), kOpts);
+  ASSERT_EQ(only.kind, WrapOutcome::Kind::kWrapped);
+  EXPECT_FALSE(only.entry.contains("env"));
+  for (const char* text : {R"({"command": "node", "env": {"BASH_ENV": "${input:x}"}})", R"({"command": "node", "env": {"ENV": 1}})"}) {
+    auto left = WrapEntry(ordered_json::parse(text), kOpts);
+    EXPECT_EQ(left.kind, WrapOutcome::Kind::kLeft) << text;
+    EXPECT_NE(left.note.find("--env="), std::string::npos) << left.note;
+  }
+  auto secret = WrapEntry(ordered_json::parse(R"({"command": "node", "env": {"npm_config__authToken": "t"}})"), kOpts);
+  EXPECT_EQ(secret.kind, WrapOutcome::Kind::kLeft);
+  EXPECT_NE(secret.note.find("secret"), std::string::npos) << secret.note;
+  WrapOptions names_only = kOpts;
+  names_only.env_values = false;
+  auto toml = WrapEntry(ordered_json::parse(R"({"command": "node", "env": {"GIT_SSH_COMMAND": ""}})"), names_only);
+  EXPECT_EQ(toml.kind, WrapOutcome::Kind::kLeft);
+  EXPECT_NE(toml.note.find("GIT_SSH_COMMAND"), std::string::npos) << toml.note;
+}
+
+// adv10: npm_config_* in an npx entry's env changes where mcpcell's npm
+// fetches the package the policy judges by name: left, like uvx's UV_*.
+TEST(WrapEntry, NpxWithAnNpmConfigSettingIsLeftSayingWhy) {
+  for (const char* key : {"npm_config_registry", "NPM_CONFIG_REGISTRY", "npm_config_userconfig"}) {
+    ordered_json e = ordered_json::parse(R"({"command": "npx", "args": ["-y", "pkg@1.0.0"]})");
+    e["env"][key] = "http://127.0.0.1:9/";
+    auto w = WrapEntry(e, kOpts);
+    EXPECT_EQ(w.kind, WrapOutcome::Kind::kLeft) << key;
+    EXPECT_NE(w.note.find(key), std::string::npos) << w.note;
+  }
+}
+
+// adv10: VS Code's envFile: its names are passed like the env block's, or
+// the entry is left saying why.
+TEST(WrapEntry, EnvFileNamesArePassedByNameOrTheEntryIsLeft) {
+  WrapOptions opts = kOpts;
+  opts.env_file_names = [](const std::string& path) -> Result<std::vector<std::string>> {
+    if (path == "/e/ok.env") return std::vector<std::string>{"A", "B"};
+    if (path == "/e/bad.env") return std::vector<std::string>{"A", "LD_AUDIT"};
+    return MakeError("read", path, "no such file");
+  };
+  auto w = WrapEntry(ordered_json::parse(R"({"command": "node", "envFile": "/e/ok.env", "env": {"B": "1"}})"), opts);
+  ASSERT_EQ(w.kind, WrapOutcome::Kind::kWrapped) << w.note;
+  EXPECT_EQ(Args(w), (std::vector<std::string>{"run", "--isolate", "--env=B", "--env=A", "--", "node"}));
+  EXPECT_NE(w.note.find("envFile"), std::string::npos) << w.note;
+  for (const char* f : {"/e/bad.env", "/e/none.env", "${workspaceFolder}/.env", "rel.env"}) {
+    ordered_json e = ordered_json::parse(R"({"command": "node"})");
+    e["envFile"] = f;
+    auto left = WrapEntry(e, opts);
+    EXPECT_EQ(left.kind, WrapOutcome::Kind::kLeft) << f;
+    EXPECT_NE(left.note.find("envFile"), std::string::npos) << left.note;
+  }
+  EXPECT_EQ(WrapEntry(ordered_json::parse(R"({"command": "node", "envFile": "/e/ok.env"})"), kOpts).kind,
+            WrapOutcome::Kind::kLeft);
+}
+
+TEST(ClientEnvFile, NamesAreReadAndABadNameIsRefusedByLine) {
+  auto names = EnvFileNames("# c\nA=1\n\nexport B = x=y\nnot a line\nA=2\n");
+  ASSERT_TRUE(names.ok()) << names.error().Message();
+  EXPECT_EQ(*names, (std::vector<std::string>{"A", "B"}));
+  auto bad = EnvFileNames("A=1\n--x=2\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().detail.find("line 2"), std::string::npos) << bad.error().detail;
+}
+
+// adv10: the note says "in a cell" only where that is true for the policy given.
+TEST(WrapEntry, TheNoteOfASourceNamesThePolicyThatDecidesIt) {
+  auto w = WrapEntry(ordered_json::parse(R"({"command": "npx", "args": ["pkg@1.0.0"]})"),
+                     WrapOptions{"/m/mcpcell", std::string("/all.json")});
+  ASSERT_EQ(w.kind, WrapOutcome::Kind::kWrapped);
+  EXPECT_EQ(w.note.find("npx://pkg@1.0.0 in a cell"), std::string::npos) << w.note;
+  EXPECT_NE(w.note.find("unless"), std::string::npos) << w.note;
+}
+
+TEST(ClientCodeInjectingEnv, TheFamiliesAreKnownAndPlainNamesAreNot) {
+  for (const char* n : {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "NODE_OPTIONS", "NODE_PATH", "PYTHONSTARTUP",
+                        "PYTHONPATH", "PYTHONHOME", "BASH_ENV", "ENV", "PERL5OPT", "PERL5LIB", "RUBYOPT",
+                        "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG_KEY_0", "GIT_DIR", "npm_config_node_options", "NPM_CONFIG_SCRIPT_SHELL",
+                        "GCONV_PATH", "JAVA_TOOL_OPTIONS"}) {
+    EXPECT_TRUE(InjectsCode(n)) << n;
+  }
+  for (const char* n : {"API_KEY", "HOME", "PATH", "GITHUB_TOKEN", "GIT_TOKEN", "NODE_ENV", "ENVIRONMENT", "LANG"}) {
+    EXPECT_FALSE(InjectsCode(n)) << n;
+  }
 }
 
 }  // namespace

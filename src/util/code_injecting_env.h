@@ -1,0 +1,19 @@
+#pragma once
+// Environment variables that make a program run code it was not asked to run:
+// a library the dynamic loader maps into it, a module its interpreter loads
+// first, a shell's startup file, a helper command a tool spawns. Whoever sets
+// one of these on a process decides what code that process runs, whatever
+// its command line says. One list for every place mcpcell must not let such a
+// variable through to the wrong process: a client's env block (client wrap),
+// the host tools mcpcell starts outside any cell (npm, pip), and `run --env`
+// on a run the policy lets out of a cell.
+
+#include <string_view>
+
+namespace mcpcell {
+
+/// Whether the variable `name` can make the program that inherits it run
+/// other code (the families are listed, with why, in code_injecting_env.cc).
+bool InjectsCode(std::string_view name);
+
+}  // namespace mcpcell
