@@ -6,6 +6,7 @@
 #include "cli/pins_plan.h"
 #include "util/cache_dir.h"
 #include "util/home_path.h"
+#include "util/code_injecting_env.h"
 
 #include <algorithm>
 #include <chrono>
@@ -494,6 +495,17 @@ Status RefuseCellFlagsOnAPlainRun(const RunRequest& req, const LaunchPlan& plan)
   std::vector<std::string> given;
   for (const auto& f : CellOnlyFlags()) {
     if (f.given(req)) given.emplace_back(f.flag);
+  }
+  // What the policy judged is the command line; a variable that loads other
+  // code (NODE_OPTIONS=--require, BASH_ENV, LD_PRELOAD) would run a program
+  // it never saw, with no cell around it (adv10).
+  for (const auto& e : req.env) {
+    std::string name = e.substr(0, e.find('='));
+    if (InjectsCode(name)) {
+      return MakeError("run without a cell", plan.rule,
+                       "--env " + name + " makes the server load code the policy did not judge, and this rule runs "
+                       "it with no cell; add --isolate to run it in a cell, or drop --env " + name);
+    }
   }
   if (given.empty()) return {};
   std::string list;

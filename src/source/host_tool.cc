@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "util/cache_dir.h"
+#include "util/code_injecting_env.h"
 #include "util/path_search.h"
 
 namespace mcpcell {
@@ -160,7 +161,15 @@ std::string FindHostTool(const std::string& name, const std::string& path) {
 std::vector<std::string> HostToolEnvironment(char** environ_in, const std::string& path) {
   std::vector<std::string> env;
   for (char** e = environ_in; e != nullptr && *e != nullptr; ++e) {
-    if (std::string(*e).rfind("PATH=", 0) != 0) env.emplace_back(*e);
+    std::string entry(*e);
+    std::string name = entry.substr(0, entry.find('='));
+    if (name == "PATH") continue;
+    // A client's env block sets the server's variables on mcpcell (adv10:
+    // NODE_OPTIONS ran code in the host's npm, before any cell). npm's own
+    // npm_config_* stay: the install runs no scripts and no git
+    // (npx_install.cc), so they choose where from, not what runs.
+    if (InjectsCode(name) && !IsNpmConfig(name)) continue;
+    env.push_back(std::move(entry));
   }
   env.push_back("PATH=" + path);
   return env;

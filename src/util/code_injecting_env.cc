@@ -81,6 +81,8 @@ constexpr std::array kNames = {
 
 }  // namespace
 
+bool IsNpmConfig(std::string_view name) { return StartsWithNoCase(name, "npm_config_"); }
+
 bool InjectsCode(std::string_view name) {
   for (auto p : kPrefixes) {
     if (StartsWith(name, p)) return true;
@@ -88,7 +90,7 @@ bool InjectsCode(std::string_view name) {
   // npm reads every npm_config_* (in any case) as its config: node-options
   // and script-shell run code, userconfig/globalconfig name a config file
   // that can set them.
-  if (StartsWithNoCase(name, "npm_config_")) return true;
+  if (IsNpmConfig(name)) return true;
   return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }
 

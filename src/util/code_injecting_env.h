@@ -16,4 +16,9 @@ namespace mcpcell {
 /// other code (the families are listed, with why, in code_injecting_env.cc).
 bool InjectsCode(std::string_view name);
 
+/// npm_config_* in any case: npm's configuration, which InjectsCode counts
+/// (node-options, script-shell). A host `npm install --ignore-scripts` with
+/// no git runs none of it, so the host tools keep these.
+bool IsNpmConfig(std::string_view name);
+
 }  // namespace mcpcell

@@ -246,7 +246,6 @@ test('adv10: `php -f server.php` is read as a module, so its source is the same 
 });
 
 test('adv10: NODE_OPTIONS / BASH_ENV passed with --env make a trusted source run other code with no cell', {
-  todo: 'adv10 finding: --env is not part of what the policy judges: NODE_OPTIONS, BASH_ENV, LD_PRELOAD... on an allow run',
 }, async () => {
   const policy = trustPolicy([`command://${NODE_BIN} ${SRV}/*`, `command://bash ${SRV}/*`]);
   const node = await runByPolicy(policy, [NODE_BIN, path.join(SRV, 'server.mjs')],
@@ -429,7 +428,6 @@ test('adv10: wrap --policy P leaves an entry that already runs mcpcell under ano
 });
 
 test('adv10: a wrapped npx entry\'s env block (NODE_OPTIONS) runs code on the host through mcpcell\'s npm, before any cell', {
-  todo: 'adv10 finding: HostToolEnvironment passes the client-set NODE_OPTIONS to the host npm (and LD_PRELOAD to mcpcell)',
 }, async () => {
   const home = makeWritableDir('adv10-npm-home');
   const marks = makeWritableDir('adv10-marks');
