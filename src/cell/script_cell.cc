@@ -143,8 +143,10 @@ void AddNpmEnv(CellSpec* spec) {
 
 /// npm's config for the cell (source/script_npm.h): the npmrc written for
 /// it (in the install directory, already bound read-only) as its
-/// userconfig, and the host's cafile bound read-only where that npmrc says,
-/// also for Node itself (a script's own https request to the registry).
+/// userconfig, and the CA file written for it (the host cafile's
+/// certificates and every inline `ca`) bound read-only where that npmrc
+/// says, also for Node itself (a script's own https request to the
+/// registry: node-gyp, prebuild-install).
 Status AddNpmConfig(CellSpec* spec, const ScriptNpm& npm, std::vector<std::string>* notes) {
   if (!npm.npmrc.empty()) spec->env["npm_config_userconfig"] = npm.npmrc;
   if (npm.cafile.empty()) return {};

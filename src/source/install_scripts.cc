@@ -94,8 +94,8 @@ Result<ScriptNpm> PrepareScriptNpm(const std::string& install_dir, const NpmConf
   auto path = WriteScriptNpmrc(install_dir, plan.npmrc_text);
   if (!path.ok()) return path.error();
   npmrc->path = plan.npm.npmrc = *path;
-  if (!plan.npm.cafile.empty()) {
-    auto cafile = WriteScriptCafile(install_dir, plan.npm.cafile);
+  if (!plan.npm.cafile.empty() || !plan.npm.ca.empty()) {
+    auto cafile = WriteScriptCafile(install_dir, plan.npm.cafile, plan.npm.ca);
     if (!cafile.ok()) return cafile.error();
     if (*cafile != plan.npm.cafile) npmrc->also = plan.npm.cafile = *cafile;
   }

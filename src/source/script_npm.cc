@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,7 @@ constexpr const char* kNpmrcName = ".mcpcell-script-npmrc";
 constexpr const char* kCafileName = ".mcpcell-script-cafile.pem";
 // A CA bundle is a few hundred KiB (Debian's: ~220 KiB).
 constexpr off_t kMaxCafileBytes = 16 << 20;
+constexpr std::string_view kBeginCert = "-----BEGIN CERTIFICATE-----", kEndCert = "-----END CERTIFICATE-----";
 
 /// A registry URL no request can reach.
 constexpr const char* kNoRegistry = "https://unusable-registry.invalid/";
@@ -85,6 +87,7 @@ ScriptNpmPlan PlanScriptNpm(const NpmConfig& config, const std::set<std::string>
     plan.npm.cafile = config.cafile;
     rc += Line("cafile", kCellNpmCafile);
   }
+  plan.npm.ca = config.ca;
   for (const auto& pem : config.ca) rc += Line("ca[]", pem);
   // It weakens only the TLS of the cell's own npm, to the registries above
   // (pinned, through the egress proxy); the host's npm already runs so.
@@ -106,29 +109,83 @@ Result<std::string> WriteScriptNpmrc(const std::string& install_dir, const std::
 }
 
 std::string CertificatesOf(std::string_view pem) {
-  constexpr std::string_view kBegin = "-----BEGIN CERTIFICATE-----", kEnd = "-----END CERTIFICATE-----";
   std::string out;
   for (std::size_t at = 0;;) {
-    std::size_t begin = pem.find(kBegin, at);
+    std::size_t begin = pem.find(kBeginCert, at);
     if (begin == std::string_view::npos) break;
-    std::size_t end = pem.find(kEnd, begin);
+    std::size_t end = pem.find(kEndCert, begin);
     if (end == std::string_view::npos) break;
-    out.append(pem.substr(begin, end + kEnd.size() - begin));
+    out.append(pem.substr(begin, end + kEndCert.size() - begin));
     out += '\n';
-    at = end + kEnd.size();
+    at = end + kEndCert.size();
   }
   return out;
 }
 
-Result<std::string> WriteScriptCafile(const std::string& install_dir, const std::string& host_cafile) {
-  struct stat st{};
-  if (host_cafile.empty() || host_cafile.front() != '/' || ::stat(host_cafile.c_str(), &st) != 0 ||
-      !S_ISREG(st.st_mode) || st.st_size > kMaxCafileBytes) {
-    return host_cafile;  // as it is: the cell's bind refuses it, or skips it as npm does (missing)
+namespace {
+
+/// Whether `pem` is one or more certificate blocks with a base64 body and
+/// nothing else but whitespace. A shape check, not an X.509 parse (no TLS
+/// library is linked; Node parses it in the cell): what it refuses is what
+/// must not reach a cell at all, a private key or other text.
+bool OnlyCertificateBlocks(std::string_view pem) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  constexpr std::string_view kBase64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/= \t\r\n";
+  std::size_t at = pem.find_first_not_of(kSpace);
+  if (at == std::string_view::npos) return false;
+  while (at != std::string_view::npos) {
+    if (pem.substr(at, kBeginCert.size()) != kBeginCert) return false;
+    std::size_t body = at + kBeginCert.size();
+    std::size_t end = pem.find(kEndCert, body);
+    if (end == std::string_view::npos) return false;
+    std::string_view inside = pem.substr(body, end - body);
+    if (inside.find_first_not_of(kSpace) == std::string_view::npos || inside.find_first_not_of(kBase64) != std::string_view::npos) {
+      return false;
+    }
+    at = pem.find_first_not_of(kSpace, end + kEndCert.size());
   }
-  auto text = ReadTextFile(host_cafile, "read npm's cafile");
-  if (!text.ok()) return text.error();
-  return WriteFileForCells(install_dir + "/" + kCafileName, CertificatesOf(*text), "write the install scripts' CA certificates");
+  return true;
+}
+
+}  // namespace
+
+Result<std::string> InlineCertificates(const std::vector<std::string>& ca) {
+  std::string out;
+  for (std::size_t i = 0; i < ca.size(); ++i) {
+    if (!OnlyCertificateBlocks(ca[i])) {
+      // Never echoed: it may be a private key.
+      return MakeError("pass npm's inline CA certificates to the install scripts", "npm config ca",
+                       "entry " + std::to_string(i + 1) + " of " + std::to_string(ca.size()) +
+                           " is not a PEM certificate (-----BEGIN CERTIFICATE----- ... -----END CERTIFICATE----- and "
+                           "nothing else): fix it in your npmrc, or --install-scripts=skip installs without running them");
+    }
+    out += CertificatesOf(ca[i]);
+  }
+  return out;
+}
+
+Result<std::string> WriteScriptCafile(const std::string& install_dir, const std::string& host_cafile,
+                                      const std::vector<std::string>& inline_ca) {
+  auto inline_certs = InlineCertificates(inline_ca);
+  if (!inline_certs.ok()) return inline_certs.error();
+  struct stat st{};
+  const bool missing = !host_cafile.empty() && host_cafile.front() == '/' && ::lstat(host_cafile.c_str(), &st) != 0 &&
+                       errno == ENOENT;
+  std::string certs;
+  if (!host_cafile.empty() && !missing) {
+    if (host_cafile.front() != '/' || ::stat(host_cafile.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size > kMaxCafileBytes) {
+      return host_cafile;  // as it is: the cell's bind refuses it
+    }
+    auto text = ReadTextFile(host_cafile, "read npm's cafile");
+    if (!text.ok()) return text.error();
+    certs = CertificatesOf(*text);
+  }
+  // npm skips a missing cafile; so does the cell (nothing bound) when
+  // there is no inline certificate to give it either.
+  if (missing && inline_certs->empty()) return host_cafile;
+  return WriteFileForCells(install_dir + "/" + kCafileName, certs + *inline_certs,
+                           "write the install scripts' CA certificates");
 }
 
 std::string RegistriesReached(const ScriptNpm& npm) {

@@ -187,15 +187,15 @@ TEST(Adv5Cafile, TheCellsGetTheCertificatesNeverTheKey) {
                    "-----BEGIN CERTIFICATE-----\nMIIcert2\n-----END CERTIFICATE-----\n");
   testing::TempDir dir;
   std::ofstream(dir.path() + "/combined.pem") << pem;
-  auto copy = WriteScriptCafile(dir.path(), dir.path() + "/combined.pem");
+  auto copy = WriteScriptCafile(dir.path(), dir.path() + "/combined.pem", {});
   ASSERT_TRUE(copy.ok()) << copy.error().Message();
   EXPECT_NE(*copy, dir.path() + "/combined.pem");
   auto got = ReadTextFile(*copy, "read the copy");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(*got, certs);
   // Missing or relative: as it is, for the cell to skip or refuse.
-  EXPECT_EQ(*WriteScriptCafile(dir.path(), dir.path() + "/missing.pem"), dir.path() + "/missing.pem");
-  EXPECT_EQ(*WriteScriptCafile(dir.path(), "relative.pem"), "relative.pem");
+  EXPECT_EQ(*WriteScriptCafile(dir.path(), dir.path() + "/missing.pem", {}), dir.path() + "/missing.pem");
+  EXPECT_EQ(*WriteScriptCafile(dir.path(), "relative.pem", {}), "relative.pem");
 }
 
 }  // namespace

@@ -128,6 +128,53 @@ TEST(ScriptNpmrc, IsAFreshFileTheCellCanReadWhateverTheUmask) {
   EXPECT_EQ(Slurp(*path), "registry=\"x\"\n");
 }
 
+const std::string kCert1 = "-----BEGIN CERTIFICATE-----\nMIIBone+/=\n-----END CERTIFICATE-----";
+const std::string kCert2 = "-----BEGIN CERTIFICATE-----\r\nMIIBtwo\r\n-----END CERTIFICATE-----\n";
+
+// Node in the cell (node-gyp, prebuild-install) reads NODE_EXTRA_CA_CERTS,
+// one file: it holds the cafile's certificates and every inline ca.
+TEST(ScriptCafile, HoldsTheCafilesCertificatesAndEveryInlineCa) {
+  testing::TempDir dir;
+  std::ofstream(dir.File("host-ca.pem")) << "-----BEGIN CERTIFICATE-----\nMIIBfile\n-----END CERTIFICATE-----\n";
+  auto path = WriteScriptCafile(dir.path(), dir.File("host-ca.pem"), {kCert1, kCert2});
+  ASSERT_TRUE(path.ok()) << path.error().Message();
+  EXPECT_NE(*path, dir.File("host-ca.pem"));
+  EXPECT_EQ(Slurp(*path), "-----BEGIN CERTIFICATE-----\nMIIBfile\n-----END CERTIFICATE-----\n" + kCert1 + "\n" +
+                              "-----BEGIN CERTIFICATE-----\r\nMIIBtwo\r\n-----END CERTIFICATE-----\n");
+  // No cafile, or a missing one (npm skips it): the inline ones alone.
+  EXPECT_EQ(Slurp(*WriteScriptCafile(dir.path(), "", {kCert1})), kCert1 + "\n");
+  EXPECT_EQ(Slurp(*WriteScriptCafile(dir.path(), dir.File("missing.pem"), {kCert1})), kCert1 + "\n");
+  // A missing cafile and no inline ca: nothing to bind, as before.
+  EXPECT_EQ(*WriteScriptCafile(dir.path(), dir.File("missing.pem"), {}), dir.File("missing.pem"));
+}
+
+TEST(ScriptCafile, RefusesAnInlineCaThatIsNoCertificateNamingTheSetting) {
+  testing::TempDir dir;
+  const std::string key = "-----BEGIN PRIVATE KEY-----\nMIIkeySECRET\n-----END PRIVATE KEY-----";
+  for (const std::string& bad : {key, key + "\n" + kCert1, kCert1 + "\ntrailing text", std::string("garbage"),
+                                 std::string(""), std::string("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----"),
+                                 std::string("-----BEGIN CERTIFICATE-----\nMII$$\n-----END CERTIFICATE-----"),
+                                 std::string("-----BEGIN CERTIFICATE-----\nMIIno-end")}) {
+    auto path = WriteScriptCafile(dir.path(), "", {kCert1, bad});
+    ASSERT_FALSE(path.ok()) << bad;
+    EXPECT_NE(path.error().Message().find("npm config ca"), std::string::npos) << path.error().Message();
+    EXPECT_NE(path.error().Message().find("entry 2 of 2"), std::string::npos) << path.error().Message();
+    EXPECT_EQ(path.error().Message().find("SECRET"), std::string::npos) << path.error().Message();
+  }
+  EXPECT_FALSE(fs::exists(dir.File(".mcpcell-script-cafile.pem")));
+}
+
+TEST(ScriptNpmPlan, KeepsTheInlineCaForTheCafileWithoutACafileLine) {
+  NpmConfig c = CorpConfig();
+  c.ca = {kCert1};
+  auto plan = PlanScriptNpm(c, {}, {});
+  EXPECT_EQ(plan.npm.ca, std::vector<std::string>{kCert1});
+  EXPECT_EQ(plan.npm.cafile, "");
+  // npm in the cell reads ca[] as the host's npm did; no cafile line, which
+  // would replace it (npm's cafile wins over ca).
+  EXPECT_EQ(plan.npmrc_text.find("cafile"), std::string::npos) << plan.npmrc_text;
+}
+
 TEST(RegistriesNetwork, MergesRegistriesAndPinsEveryNameOnEveryPort) {
   EXPECT_FALSE(RegistriesNetwork({"https://10.1.2.3/", "ftp://x/"}).ok());  // one refused: all refused
   auto net = RegistriesNetwork({"https://10.1.2.3/", "https://10.1.2.4:8443/", "http://localhost:4873/", "https://10.1.2.3/x/"});
