@@ -83,8 +83,9 @@ struct RemoveOnExit {
 
 /// What the cells of this install get of npm's config (script_npm.h).
 Result<ScriptNpm> PrepareScriptNpm(const std::string& install_dir, const NpmConfig& config,
-                                   const std::set<std::string>& scopes, RemoveOnExit* npmrc) {
-  ScriptNpmPlan plan = PlanScriptNpm(config, scopes, NpmProxyEnvironment(environ));
+                                   const std::set<std::string>& scopes, const SecretCheck& holds_secret,
+                                   RemoveOnExit* npmrc) {
+  ScriptNpmPlan plan = PlanScriptNpm(config, scopes, NpmProxyEnvironment(environ), holds_secret);
   for (const auto& w : plan.warnings) Warn(w);
   if (!plan.npm.unreached.empty()) {
     Warn("the install scripts do not reach " + VisibleOnTerminal(plan.npm.unreached) +
@@ -197,7 +198,7 @@ Status WriteRecord(const std::string& install_dir, const nlohmann::json& ran, co
 }  // namespace
 
 Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit,
-                         const std::function<NpmConfig()>& npm_config) {
+                         const std::function<NpmConfig()>& npm_config, const SecretCheck& holds_secret) {
   // Everything is decided now, before any cell runs (script_plan.h): what
   // npm placed and marked optional (as in npm, a failed build of an
   // optional package is no failure of the install; it is removed instead),
@@ -221,7 +222,7 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
   if (!planned.empty()) {
     NpmConfig config = npm_config();
     auto prepared = PrepareScriptNpm(install_dir, config,
-                                     ScopesFetchedFromTheirRegistry(InstalledScopes(lockfile), config), &npmrc);
+                                     ScopesFetchedFromTheirRegistry(InstalledScopes(lockfile), config), holds_secret, &npmrc);
     if (!prepared.ok()) return prepared.error();
     npm = std::move(*prepared);
   }

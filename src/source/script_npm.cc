@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "source/registry_url.h"
+#include "source/url_credential.h"
 #include "util/terminal_text.h"
 #include "util/json_input.h"
 #include "util/unique_fd.h"
@@ -36,19 +37,52 @@ std::string Line(const std::string& key, const std::string& value) {
   return key + "=" + nlohmann::json(value).dump() + "\n";
 }
 
-/// The registry `raw` as the cell reaches it, or "" with a warning. A
-/// registry the host's npm reaches through a proxy is named in *unreached.
-std::string Reachable(const std::string& what, const std::string& raw, const NpmConfig& config,
-                      const std::map<std::string, std::string>& proxy_env, ScriptNpmPlan* plan) {
+/// A registry setting as the cells are given it.
+struct CellRegistry {
+  /// Normalised; kNoRegistry when it is no http(s) URL or carries a token
+  /// (url_credential.h): npm in the cell then fails for it, rather than
+  /// asks another registry or sees the token.
+  std::string url;
+  std::string refused;  ///< why the cells do not reach it at all; "" = they may
+  std::string note;     ///< what is left out of it (a user and password); "" = nothing
+};
+
+/// Why a registry whose URL holds a token is given to no cell: never a
+/// part of the URL, which may be all token.
+std::string TokenRefusal(const std::string& setting) {
+  return setting + " carries what looks like a token in its URL (not shown): the install scripts get neither that "
+                   "URL nor network access to that registry, and a script that needs it fails. To let them reach it, "
+                   "give it a URL without the token and the token as //HOST/:_authToken=... in your npmrc (npm sends "
+                   "it from there; a cell never gets it), if the registry takes it so; --install-scripts=skip "
+                   "installs without running them";
+}
+
+CellRegistry ForCells(const std::string& setting, const std::string& raw, const SecretCheck& holds_secret) {
   auto url = NormalizeRegistryUrl(raw);
-  if (!url.ok()) {
-    plan->warnings.push_back(what + ": " + url.error().Message() + "; the install scripts do not reach it");
+  if (!url.ok()) return {kNoRegistry, setting + ": " + url.error().Message() + "; the install scripts do not reach it", ""};
+  if (RegistryUrlHoldsToken(*url, holds_secret)) return {kNoRegistry, TokenRefusal(setting), ""};
+  if (!HasUserinfo(raw)) return {*url, "", ""};
+  // Cut off, as npm's //host/:_authToken is never passed on: the registry
+  // itself is still where the URL says.
+  return {*url, "",
+          setting + " carries a user or password in its URL: the install scripts reach " +
+              VisibleOnTerminal(RegistryOrigin(*url)) +
+              " without them (a credential never enters a cell), so a script that needs to log in there fails"};
+}
+
+/// The registry of `cell` as the cell reaches it, or "" with a warning. A
+/// registry the host's npm reaches through a proxy is named in *unreached.
+std::string Reachable(const std::string& setting, const CellRegistry& cell, const NpmConfig& config,
+                      const std::map<std::string, std::string>& proxy_env, ScriptNpmPlan* plan) {
+  if (!cell.refused.empty()) {
+    plan->warnings.push_back(cell.refused);
     return {};
   }
-  std::string proxy = NpmProxyFor(*url, config, proxy_env);
-  if (proxy.empty()) return *url;
+  if (!cell.note.empty()) plan->warnings.push_back(cell.note);
+  std::string proxy = NpmProxyFor(cell.url, config, proxy_env);
+  if (proxy.empty()) return cell.url;
   std::string& unreached = plan->npm.unreached;
-  unreached += (unreached.empty() ? "" : "; ") + RegistryOrigin(*url) + " (" + what + "), which the host's npm reaches through " + proxy;
+  unreached += (unreached.empty() ? "" : "; ") + RegistryOrigin(cell.url) + " (" + setting + "), which the host's npm reaches through " + proxy;
   return {};
 }
 
@@ -61,27 +95,25 @@ void AddRegistry(std::vector<std::string>* registries, const std::string& url) {
 }  // namespace
 
 ScriptNpmPlan PlanScriptNpm(const NpmConfig& config, const std::set<std::string>& scopes,
-                            const std::map<std::string, std::string>& proxy_env) {
+                            const std::map<std::string, std::string>& proxy_env, const SecretCheck& holds_secret) {
   ScriptNpmPlan plan;
   std::string& rc = plan.npmrc_text;
   rc = "; npm settings for mcpcell's install-script cells: registries and certificate authorities, never a token\n";
   if (!config.registry.empty()) {
-    std::string url = Reachable("npm's registry", config.registry, config, proxy_env, &plan);
-    AddRegistry(&plan.npm.registries, url);
-    if (auto normal = NormalizeRegistryUrl(config.registry); normal.ok()) {
-      plan.npm.registry = *normal;
-      rc += Line("registry", *normal);
-    }
+    CellRegistry cell = ForCells("npm config registry", config.registry, holds_secret);
+    AddRegistry(&plan.npm.registries, Reachable("npm's registry", cell, config, proxy_env, &plan));
+    plan.npm.registry = cell.url;
+    rc += Line("registry", cell.url);
   }
   for (const auto& [scope, raw] : config.scopes) {
-    auto normal = NormalizeRegistryUrl(raw);
     // Every configured scope, used or not: npm in the cell then never asks
-    // the default registry for a package of that scope. One whose URL is
-    // no http(s) URL (not shown: it may hold a token) gets a name that
+    // the default registry for a package of that scope. One the cells may
+    // not be given (no http(s) URL, a token in it) gets a name that
     // resolves nowhere (.invalid, RFC 2606), for the same reason.
-    rc += Line(scope + ":registry", normal.ok() ? *normal : std::string(kNoRegistry));
+    CellRegistry cell = ForCells("npm config " + scope + ":registry", raw, holds_secret);
+    rc += Line(scope + ":registry", cell.url);
     if (scopes.count(scope) == 0) continue;
-    AddRegistry(&plan.npm.registries, Reachable(scope + ":registry", raw, config, proxy_env, &plan));
+    AddRegistry(&plan.npm.registries, Reachable(scope + ":registry", cell, config, proxy_env, &plan));
   }
   if (!config.cafile.empty()) {
     plan.npm.cafile = config.cafile;

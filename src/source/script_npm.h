@@ -10,7 +10,8 @@
 //     configured `@scope:registry` (so npm in the cell asks a scope's own
 //     registry, denied if not open, and never falls back to the default one
 //     for it: no dependency confusion; a scope whose URL is unusable is
-//     named with one that resolves nowhere), cafile (as the cell sees it), ca,
+//     named with one that resolves nowhere, and so is one whose URL holds
+//     a token: source/url_credential.h), cafile (as the cell sees it), ca,
 //     strict-ssl=false when the host's has it. Never a token, user,
 //     password, client certificate or proxy;
 //   - one CA file, bound read-only into the cell for npm (cafile) and for
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "source/npm_config.h"
+#include "source/url_credential.h"
 #include "util/error.h"
 
 namespace mcpcell {
@@ -66,9 +68,13 @@ struct ScriptNpmPlan {
 
 /// The plan for `config` when the installed packages have `scopes`
 /// ("@scope"), npm's proxy environment being `proxy_env`
-/// (NpmProxyEnvironment).
+/// (NpmProxyEnvironment). A registry whose URL holds a token by
+/// `holds_secret` or its shape (url_credential.h) is given to no cell: its
+/// URL in the npmrc and npm_config_registry is one that resolves nowhere,
+/// it is not opened, and a warning names the setting (once; for a scope,
+/// only when installed packages have it).
 ScriptNpmPlan PlanScriptNpm(const NpmConfig& config, const std::set<std::string>& scopes,
-                            const std::map<std::string, std::string>& proxy_env);
+                            const std::map<std::string, std::string>& proxy_env, const SecretCheck& holds_secret);
 
 /// `text` as a fresh file at `path` (in the install directory, which the
 /// cells read), 0644 whatever the umask, never a planted link's target; an

@@ -3,6 +3,10 @@
 //   - npm's inline `ca` reaches Node too: NODE_EXTRA_CA_CERTS names one file
 //     with the cafile's certificates and every inline one (node-gyp and
 //     prebuild-install download through Node, not npm);
+//   - a registry whose URL holds a token in its path (Gemfury's
+//     https://npm.fury.io/TOKEN/user/) is given to no cell: not its URL (npmrc,
+//     npm_config_registry), not the network to it; stderr says so once,
+//     naming the setting, never the token (source/url_credential.h).
 //
 // Run as root and as mcpcell-test:
 //   cd tests/e2e && MCPCELL_BIN=../../build/mcpcell E2E_REQUIRE_ISOLATION=1 node --test npm_script_credentials.test.mjs
@@ -11,6 +15,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -87,4 +92,73 @@ test('an inline ca that is a private key is refused, naming the setting, and nev
   assert.match(r.stderr, /npm config ca.*entry 1 of 1 is not a PEM certificate/, r.stderr);
   assert.ok(!r.stderr.includes(key.split('\n')[1]), 'the key is not echoed');
   assert.ok(!existsSync(path.join(installDir, 'node_modules', top, 'ca-report.json')), 'no script ran');
+});
+
+/**
+ * A front for the registry on port regPort() that serves it below /<token>/
+ * (as Gemfury does) and records every path asked: { url, port, paths, close() }.
+ */
+async function startTokenFront(regPort, token) {
+  const paths = [];
+  const server = http.createServer((req, res) => {
+    paths.push(req.url);
+    const inner = req.url.startsWith(`/${token}/`) ? req.url.slice(token.length + 1) : req.url;
+    const up = http.request({ host: '127.0.0.1', port: regPort(), path: inner, method: req.method, headers: { ...req.headers, host: `127.0.0.1:${regPort()}` } },
+      (r) => { res.writeHead(r.statusCode, r.headers); r.pipe(res); });
+    up.on('error', () => { res.writeHead(502); res.end(); });
+    req.pipe(up);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/${token}/`, port: server.address().port, paths, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** An install script that records what it was given of the registry, and asks the registry's port through the proxy. */
+const registryProbe = (port) => `const fs = require('fs'); const http = require('http');
+const rc = process.env.npm_config_userconfig || '';
+const report = { env: JSON.stringify(process.env), npmrc: rc && fs.existsSync(rc) ? fs.readFileSync(rc, 'utf8') : 'none' };
+const px = new URL(process.env.HTTP_PROXY || process.env.http_proxy || 'http://127.0.0.1:1');
+const r = http.request({ host: px.hostname, port: px.port, path: 'http://127.0.0.1:${port}/from-the-cell', headers: { host: '127.0.0.1:${port}' }, timeout: 4000 },
+  (res) => { report.answer = String(res.statusCode); res.resume(); res.on('end', done); });
+r.on('error', (e) => { report.answer = 'error ' + e.code; done(); });
+r.on('timeout', () => { r.destroy(); });
+r.end();
+function done() { fs.writeFileSync('reg-report.json', JSON.stringify(report)); }
+`;
+
+test('a registry with a token in its path (Gemfury style) is given to no cell: no URL, no network, said once without the token', {
+  timeout: 90_000,
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const token = `Tk${randomBytes(12).toString('hex')}9`;
+  writeReadableFile(path.join(home(), '.npmrc'), 'fetch-retries=0\n');
+  const top = `e2e-path-token-${id}`;
+  let reg;
+  const front = await startTokenFront(() => reg.port, token);
+  t.after(() => front.close());
+  reg = await startPackageRegistry([{
+    name: top, version: '1.0.0',
+    manifest: { bin: { [top]: 'server.js' }, scripts: { install: 'node probe.js' } },
+    files: { 'server.js': '#!/usr/bin/env node\n', 'probe.js': registryProbe(front.port) },
+  }]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, { url: front.url });
+  t.diagnostic(r.stderr.split('\n').filter((l) => l.startsWith('mcpcell')).join('\n'));
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(front.paths.some((p) => p.startsWith(`/${token}/`)), 'the host\'s npm installed through the token URL');
+  // The host's npm prints its own fetches with the URL ("npm http fetch GET
+  // 200 <url>"): that is npm's line, on the host; mcpcell's never name it.
+  const ours = r.stderr.split('\n').filter((l) => l.startsWith('mcpcell'));
+  assert.ok(!ours.some((l) => l.includes(token)), `mcpcell printed the token:\n${ours.join('\n')}`);
+  const said = r.stderr.split('\n').filter((l) => l.includes('npm config registry carries what looks like a token in its URL (not shown)'));
+  assert.equal(said.length, 1, `said once:\n${r.stderr}`);
+  assert.match(said[0], /\/\/HOST\/:_authToken=/);
+  assert.match(r.stderr, /in a native cell of their own \(1 of 1; .*; no network;/, r.stderr);
+  const reportFile = path.join(installDir, 'node_modules', top, 'reg-report.json');
+  assert.ok(existsSync(reportFile), 'the script ran');
+  const report = JSON.parse(readFileSync(reportFile, 'utf8'));
+  assert.ok(!report.env.includes(token), 'the token is in the cell\'s environment');
+  assert.ok(!report.npmrc.includes(token), `the token is in the cell's npmrc:\n${report.npmrc}`);
+  assert.equal(JSON.parse(report.env).npm_config_registry, 'https://unusable-registry.invalid/');
+  t.diagnostic(`the cell's request to the registry's port: ${report.answer}`);
+  assert.ok(!front.paths.includes('/from-the-cell'), 'the cell reached the registry');
 });

@@ -27,6 +27,9 @@
 namespace mcpcell {
 namespace {
 
+/// No secret by the relay's rules: the shape rule of url_credential.h alone.
+const SecretCheck NoSecret = [](std::string_view) { return false; };
+
 namespace fs = std::filesystem;
 
 /// npm's config naming the registry `url` and nothing else.
@@ -142,7 +145,7 @@ TEST_F(InstallScriptsTest, RunsEachPackageInOrderAndRecordsIt) {
   Pkg("top", R"({"name":"top","dependencies":{"dep":"1"},"scripts":{"postinstall":"t"}})");
   std::ofstream(nm_ + "/.package-lock.json") << "{}";
   EXPECT_FALSE(InstallScriptsRan(root_));
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(7), [] { return OnlyRegistry("https://registry.example/"); }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(7), [] { return OnlyRegistry("https://registry.example/"); }, NoSecret).ok());
   ASSERT_EQ(cell.runs.size(), 2u);
   EXPECT_EQ(cell.runs[0].package, "dep");
   EXPECT_EQ(cell.runs[0].package_dir, nm_ + "/dep");
@@ -162,7 +165,7 @@ TEST_F(InstallScriptsTest, TheRegistryIsAskedOnlyWhenAPackageHasScripts) {
   } cell;
   Pkg("plain", R"({"name":"plain"})");
   int asked = 0;
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [&] { ++asked; return OnlyRegistry("x"); }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [&] { ++asked; return OnlyRegistry("x"); }, NoSecret).ok());
   EXPECT_EQ(asked, 0) << "npm is not run for a registry no cell needs";
   EXPECT_TRUE(InstallScriptsRan(root_));
 }
@@ -177,7 +180,7 @@ TEST_F(InstallScriptsTest, AFailureStopsAndRecordsNothing) {
   } cell;
   Pkg("a", R"({"name":"a","scripts":{"install":"x"}})");
   Pkg("b", R"({"name":"b","scripts":{"install":"x"}})");
-  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   EXPECT_EQ(cell.calls, 1);
   EXPECT_FALSE(InstallScriptsRan(root_));
 }
@@ -196,7 +199,7 @@ TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn
   // npm's own verdict on which packages are optional; a path out of the install is ignored.
   std::ofstream(nm_ + "/.package-lock.json")
       << R"({"packages":{"node_modules/opt":{"optional":true},"node_modules/req":{},"../../etc":{"optional":true}}})";
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   EXPECT_EQ(cell.ran, (std::vector<std::string>{"opt", "req"}));
   EXPECT_FALSE(fs::exists(nm_ + "/opt"));
   EXPECT_TRUE(fs::exists(nm_ + "/req"));
@@ -205,7 +208,7 @@ TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn
   Pkg("opt", R"({"name":"opt","scripts":{"install":"node-gyp rebuild"}})");
   fs::remove(root_ + "/.mcpcell-install-scripts.json");
   std::ofstream(nm_ + "/.package-lock.json") << R"({"packages":{"node_modules/opt":{},"node_modules/req":{}}})";
-  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   EXPECT_TRUE(fs::exists(nm_ + "/opt"));
 }
 
@@ -222,7 +225,7 @@ TEST_F(InstallScriptsTest, AHostileDirectoryNameReachesStderrOnlyVisibly) {
   std::ofstream(nm_ + "/.package-lock.json") << R"({"packages":{"node_modules/)" << "x\\u001b]0;owned\\u0007\\u001b[2J\\u001b[1A\\rmcpcell: forged"
                                               << R"(":{"optional":true}}})";
   testing::internal::CaptureStderr();
-  Status st = RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; });
+  Status st = RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret);
   std::string err = testing::internal::GetCapturedStderr();
   std::string all = err + (st.ok() ? "" : st.error().Message());
   EXPECT_NE(all.find("running the install scripts of"), std::string::npos) << all;
@@ -239,7 +242,7 @@ TEST_F(InstallScriptsTest, ANewlineInADirectoryNameForgesNoLine) {
   } cell;
   Pkg("x\nmcpcell: forged line", R"({"name":"x","scripts":{"install":"x"}})");
   testing::internal::CaptureStderr();
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(err.find("\nmcpcell: forged line"), std::string::npos) << err;
 }
@@ -439,7 +442,7 @@ TEST_F(InstallScriptsTest, ABundledPackagesScriptsRunInItsBundlersCellWhichMayWr
     "node_modules/parent/node_modules/nested":{"inBundle":true},
     "node_modules/parent/node_modules/nested/node_modules/deeper":{"inBundle":true},
     "node_modules/parent/node_modules/placed":{}}})";
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   std::vector<std::string> dirs;
   for (const auto& r : cell.runs) dirs.push_back(r.package_dir);
   EXPECT_EQ(dirs, (std::vector<std::string>{nm_ + "/dep", parent, placed}));
@@ -456,7 +459,7 @@ TEST_F(InstallScriptsTest, ABundlerWithoutScriptsOfItsOwnStillRunsWhatItBundles)
   std::ofstream(nm_ + "/.package-lock.json")
       << R"({"packages":{"node_modules/@s/parent/node_modules/@t/nested":{"inBundle":true}}})";
   testing::internal::CaptureStderr();
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   std::string said = testing::internal::GetCapturedStderr();
   ASSERT_EQ(cell.runs.size(), 1u);
   EXPECT_EQ(cell.runs[0].package, "@s/parent");
@@ -694,7 +697,7 @@ TEST_F(ScriptPlanTest, WhatAnEarlierCellWritesChangesNoLaterCellsSteps) {
   } cell;
   Pkg("a", R"({"name":"a","scripts":{"install":"build-a"}})");
   cell.victim = Pkg("z", R"({"name":"z","scripts":{"install":"build-z"}})") + "/package.json";
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   ASSERT_EQ(cell.programs.size(), 2u);
   EXPECT_NE(cell.programs[1].find("build-z"), std::string::npos) << cell.programs[1];
   EXPECT_EQ(cell.programs[1].find("EVIL"), std::string::npos) << cell.programs[1];
