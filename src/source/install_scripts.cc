@@ -210,12 +210,6 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
   for (const auto& e : lockfile.entries) {
     if (e.optional) optional.insert(install_dir + "/" + e.rel);
   }
-  std::vector<std::map<std::string, std::string>> links;
-  for (const auto& plan : planned) {
-    std::vector<std::string> bundled_dirs;
-    for (const auto& b : plan.bundled) bundled_dirs.push_back(b.dir);
-    links.push_back(BinLinks(install_dir, plan.package.dir, bundled_dirs));
-  }
   const std::vector<std::string> bin_dirs = planned.empty() ? std::vector<std::string>{} : BinDirs(install_dir);
   RemoveOnExit npmrc;
   ScriptNpm npm;
@@ -236,7 +230,7 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
         std::to_string(i + 1) + " of " + std::to_string(planned.size()) + "; it can write " + VisibleOnTerminal(p.dir) +
         (planned[i].bundled.empty() ? " only; " : " and the bundled packages' directories only; ") + network +
         "; --install-scripts=skip turns this off)");
-    auto view = BinView::Make(install_dir, links[i]);
+    auto view = BinView::Make(install_dir, planned[i].bin_links);
     if (!view.ok()) return view.error();
     auto run = MakeRun(install_dir, planned[i], *view, limit, npm, bin_dirs);
     Status st = run.ok() ? cell.Run(*run) : Status(run.error());

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "source/script_bins.h"
 #include "util/json_input.h"
 #include "util/lstat_kind.h"
 
@@ -20,6 +21,7 @@ constexpr const char* kEvents[] = {"preinstall", "install", "postinstall"};
 struct Manifest {
   ScriptPackage package;
   std::vector<std::string> deps;
+  std::map<std::string, std::string> bins;  ///< DeclaredBins (script_bins.h)
 };
 
 /// A JSON object read from a regular file (not a FIFO that would hang the
@@ -62,6 +64,7 @@ Manifest ReadManifest(const fs::path& dir, const std::string& dir_name) {
   std::string name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : dir_name;
   m.package.id = name + "@" + (j.contains("version") && j["version"].is_string() ? j["version"].get<std::string>() : "");
   m.package.env = PackageEnv(j);
+  m.bins = DeclaredBins(j);
   return m;
 }
 
@@ -94,9 +97,14 @@ void CollectPackages(const fs::path& node_modules, std::vector<std::pair<fs::pat
 
 /// Where `dep` resolves from the package at `from`: the nearest
 /// node_modules/<dep> in `from`'s own node_modules or an ancestor's, not
-/// above `top` (the install's node_modules).
+/// above `top` (the install's node_modules), among the packages read.
+/// Both the order of the cells and the commands each sees (script_bins.h)
+/// follow it.
 std::string Resolve(const fs::path& from, const std::string& dep, const fs::path& top,
                     const std::map<std::string, Manifest>& known) {
+  // A name, never a path: "/x" would replace the path it is joined to, and
+  // ".." climb out of node_modules.
+  if (dep.empty() || dep.find("..") != std::string::npos || dep.front() == '/') return {};
   for (fs::path d = from;; d = d.parent_path()) {
     fs::path candidate = (d.filename() == "node_modules" ? d : d / "node_modules") / dep;
     if (known.count(candidate.string()) > 0) return candidate.string();
@@ -202,6 +210,22 @@ void PlacedBelow(const std::string& dir, const std::set<std::string>& placed, st
   for (auto it = placed.lower_bound(prefix); it != placed.end() && it->rfind(prefix, 0) == 0; ++it) out->push_back(*it);
 }
 
+/// The commands of `cell` (script_bins.h): the bins of what its owner and
+/// its bundled packages declare as dependencies, resolved as node does, from
+/// the manifests as the plan read them (no second read of a package.json).
+std::map<std::string, std::string> CellBinLinks(const ScriptCellPlan& cell, const Tree& t, const fs::path& top) {
+  std::vector<std::string> owners{cell.package.dir};
+  for (const auto& b : cell.bundled) owners.push_back(b.dir);
+  std::vector<DependencyBins> deps;
+  for (const auto& owner : owners) {
+    for (const auto& dep : t.manifests.at(owner).deps) {
+      std::string dir = Resolve(fs::path(owner), dep, top, t.manifests);
+      if (!dir.empty()) deps.push_back({dir, &t.manifests.at(dir).bins});
+    }
+  }
+  return BinLinks(deps);
+}
+
 }  // namespace
 
 std::vector<ScriptPackage> FindScriptPackages(const std::string& node_modules) {
@@ -287,6 +311,7 @@ std::vector<ScriptCellPlan> PlanScriptCells(const std::string& install_dir, cons
     }
     std::sort(cell.placed_below.begin(), cell.placed_below.end());
     cell.placed_below.erase(std::unique(cell.placed_below.begin(), cell.placed_below.end()), cell.placed_below.end());
+    cell.bin_links = CellBinLinks(cell, t, fs::path(install_dir) / "node_modules");
     out.push_back(std::move(cell));
   }
   return out;

@@ -25,6 +25,7 @@
 // directory is bundled follows from what npm placed, not from a manifest
 // the tarball (or a script) wrote.
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,6 +90,8 @@ struct ScriptCellPlan {
   /// Every step of the cell, in order: a package's steps after those of
   /// the packages (of this cell) it depends on.
   std::vector<LifecycleStep> steps;
+  /// The commands the cell sees (script_bins.h BinLinks): bin name -> file.
+  std::map<std::string, std::string> bin_links = {};
 };
 
 /// The cells of the install at `install_dir`, in the order they run: a

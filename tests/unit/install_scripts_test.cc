@@ -515,7 +515,10 @@ TEST_F(InstallScriptsTest, AScriptCellSeesOnlyTheBinsOfWhatThePackageDependsOn) 
   std::ofstream(nm_ + "/evil/shim.js") << "x";
   fs::create_directories(nm_ + "/.bin");
   fs::create_directories(nm_ + "/v/node_modules/.bin");
-  auto links = BinLinks(root_, v, {});
+  // The plan's (script_plan.h), from the manifests it read once.
+  const auto planned = PlanScriptCells(root_, ReadNpmLockfile(root_));
+  ASSERT_EQ(planned.size(), 1u);
+  const auto& links = planned[0].bin_links;
   EXPECT_EQ(links, (std::map<std::string, std::string>{{"tool", nm_ + "/tool/cli.js"},
                                                        {"t2", nm_ + "/v/node_modules/@s/t2/bin/t2.js"}}));
   const auto bin_dirs = BinDirs(root_);
@@ -540,6 +543,20 @@ TEST_F(InstallScriptsTest, AScriptCellSeesOnlyTheBinsOfWhatThePackageDependsOn) 
   std::string dir = view->dir();
   { BinView gone = std::move(*view); }
   EXPECT_FALSE(fs::exists(dir)) << "the view is removed with its object";
+}
+
+// The plan reads each package.json once (script_plan.h): the commands a
+// cell sees come from that read, and a dependency is a name, never a path.
+TEST_F(InstallScriptsTest, ACellsCommandsComeFromThePlansReadOfTheManifests) {
+  Pkg("tool", R"({"name":"tool","bin":{"tool":"cli.js"}})");
+  std::ofstream(nm_ + "/tool/cli.js") << "x";
+  Pkg("other", R"({"name":"other","bin":{"other":"cli.js"}})");
+  std::ofstream(nm_ + "/other/cli.js") << "x";
+  const std::string abs = nm_ + "/other";
+  Pkg("v", R"({"name":"v","dependencies":{"tool":"1",")" + abs + R"(":"1","../other":"1"},"scripts":{"install":"x"}})");
+  const auto planned = PlanScriptCells(root_, ReadNpmLockfile(root_));
+  ASSERT_EQ(planned.size(), 1u);
+  EXPECT_EQ(planned[0].bin_links, (std::map<std::string, std::string>{{"tool", nm_ + "/tool/cli.js"}}));
 }
 
 }  // namespace
