@@ -188,6 +188,23 @@ Status HideOtherPackagesBins(CellSpec* spec, const ScriptRun& run, std::vector<s
   return {};
 }
 
+/// npm's lockfiles in the install directory record the URL of every
+/// tarball it fetched (`resolved`): from a registry whose URL holds a token
+/// (source/url_credential.h), with the token when the registry serves its
+/// tarballs below it. Such a registry is given to no cell, and neither are
+/// they: /dev/null over each (no script needs them; the plan read them).
+void HideLockfiles(CellSpec* spec, const ScriptRun& run, std::vector<std::string>* notes) {
+  if (!run.npm.hide_lockfiles) return;
+  for (const char* rel : {"/package-lock.json", "/node_modules/.package-lock.json"}) {
+    std::string path = run.install_dir + rel;
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(path, ec))) continue;
+    spec->mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", path, false, false, 0, "masked"},
+                                      MountSpec::Origin::kMasked));
+    notes->push_back("masked " + path + " (it may record the registry's token in its tarball URLs)");
+  }
+}
+
 }  // namespace
 
 Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
@@ -218,6 +235,7 @@ Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
     MCPCELL_TRY(AddUserBind(&*spec, dir, false, false, "a package npm placed below a bundled one (read-only)", &notes));
   }
   MCPCELL_TRY(HideOtherPackagesBins(&*spec, run, &notes));
+  HideLockfiles(&*spec, run, &notes);
   spec->workdir = run.install_dir;
   spec->relay.on = false;  // not an MCP server: its stdout is not JSON-RPC
   spec->limits.memory_bytes = {kScriptMemoryBytes, false};

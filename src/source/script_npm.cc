@@ -39,6 +39,7 @@ std::string Line(const std::string& key, const std::string& value) {
 
 /// A registry setting as the cells are given it.
 struct CellRegistry {
+  bool token = false;   ///< refused for a token in its URL
   /// Normalised; kNoRegistry when it is no http(s) URL or carries a token
   /// (url_credential.h): npm in the cell then fails for it, rather than
   /// asks another registry or sees the token.
@@ -59,12 +60,12 @@ std::string TokenRefusal(const std::string& setting) {
 
 CellRegistry ForCells(const std::string& setting, const std::string& raw, const SecretCheck& holds_secret) {
   auto url = NormalizeRegistryUrl(raw);
-  if (!url.ok()) return {kNoRegistry, setting + ": " + url.error().Message() + "; the install scripts do not reach it", ""};
-  if (RegistryUrlHoldsToken(*url, holds_secret)) return {kNoRegistry, TokenRefusal(setting), ""};
-  if (!HasUserinfo(raw)) return {*url, "", ""};
+  if (!url.ok()) return {false, kNoRegistry, setting + ": " + url.error().Message() + "; the install scripts do not reach it", ""};
+  if (RegistryUrlHoldsToken(*url, holds_secret)) return {true, kNoRegistry, TokenRefusal(setting), ""};
+  if (!HasUserinfo(raw)) return {false, *url, "", ""};
   // Cut off, as npm's //host/:_authToken is never passed on: the registry
   // itself is still where the URL says.
-  return {*url, "",
+  return {false, *url, "",
           setting + " carries a user or password in its URL: the install scripts reach " +
               VisibleOnTerminal(RegistryOrigin(*url)) +
               " without them (a credential never enters a cell), so a script that needs to log in there fails"};
@@ -101,6 +102,7 @@ ScriptNpmPlan PlanScriptNpm(const NpmConfig& config, const std::set<std::string>
   rc = "; npm settings for mcpcell's install-script cells: registries and certificate authorities, never a token\n";
   if (!config.registry.empty()) {
     CellRegistry cell = ForCells("npm config registry", config.registry, holds_secret);
+    plan.npm.hide_lockfiles = cell.token;
     AddRegistry(&plan.npm.registries, Reachable("npm's registry", cell, config, proxy_env, &plan));
     plan.npm.registry = cell.url;
     rc += Line("registry", cell.url);
@@ -113,6 +115,7 @@ ScriptNpmPlan PlanScriptNpm(const NpmConfig& config, const std::set<std::string>
     CellRegistry cell = ForCells("npm config " + scope + ":registry", raw, holds_secret);
     rc += Line(scope + ":registry", cell.url);
     if (scopes.count(scope) == 0) continue;
+    plan.npm.hide_lockfiles = plan.npm.hide_lockfiles || cell.token;
     AddRegistry(&plan.npm.registries, Reachable(scope + ":registry", cell, config, proxy_env, &plan));
   }
   if (!config.cafile.empty()) {

@@ -57,6 +57,10 @@ struct ScriptNpm {
   /// npm's inline `ca` certificates: written into the CA file too, so that
   /// Node in the cell (node-gyp, prebuild-install) trusts them as npm does.
   std::vector<std::string> ca = {};
+  /// A registry was given to no cell for a token in its URL: the install's
+  /// lockfiles, which record the tarball URLs npm fetched (`resolved`, the
+  /// token in them when the registry serves them so), are hidden too.
+  bool hide_lockfiles = false;
 };
 
 /// PlanScriptNpm's answer: the settings, the npmrc's text, and what to warn about.

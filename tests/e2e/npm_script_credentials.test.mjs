@@ -5,7 +5,8 @@
 //     prebuild-install download through Node, not npm);
 //   - a registry whose URL holds a token in its path (Gemfury's
 //     https://npm.fury.io/TOKEN/user/) is given to no cell: not its URL (npmrc,
-//     npm_config_registry), not the network to it; stderr says so once,
+//     npm_config_registry), not the network to it, not npm's lockfiles that
+//     record its tarball URLs; stderr says so once,
 //     naming the setting, never the token (source/url_credential.h).
 //
 // Run as root and as mcpcell-test:
@@ -103,19 +104,36 @@ async function startTokenFront(regPort, token) {
   const server = http.createServer((req, res) => {
     paths.push(req.url);
     const inner = req.url.startsWith(`/${token}/`) ? req.url.slice(token.length + 1) : req.url;
-    const up = http.request({ host: '127.0.0.1', port: regPort(), path: inner, method: req.method, headers: { ...req.headers, host: `127.0.0.1:${regPort()}` } },
-      (r) => { res.writeHead(r.statusCode, r.headers); r.pipe(res); });
+    const up = http.request({ host: '127.0.0.1', port: regPort(), path: inner, method: req.method, headers: { ...req.headers, host: `127.0.0.1:${regPort()}`, 'accept-encoding': 'identity' } },
+      (r) => {
+        // Its packuments name tarballs below the token too, as such a registry serves them.
+        const chunks = [];
+        r.on('data', (c) => chunks.push(c));
+        r.on('end', () => {
+          let body = Buffer.concat(chunks);
+          if (String(r.headers['content-type']).includes('json')) {
+            body = Buffer.from(body.toString('utf8').replaceAll(`http://127.0.0.1:${regPort()}/`, front.url));
+          }
+          const headers = { ...r.headers, 'content-length': body.length };
+          delete headers['transfer-encoding'];
+          res.writeHead(r.statusCode, headers);
+          res.end(body);
+        });
+      });
     up.on('error', () => { res.writeHead(502); res.end(); });
     req.pipe(up);
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}/${token}/`, port: server.address().port, paths, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  const front = { url: `http://127.0.0.1:${server.address().port}/${token}/`, port: server.address().port, paths, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return front;
 }
 
 /** An install script that records what it was given of the registry, and asks the registry's port through the proxy. */
 const registryProbe = (port) => `const fs = require('fs'); const http = require('http');
 const rc = process.env.npm_config_userconfig || '';
-const report = { env: JSON.stringify(process.env), npmrc: rc && fs.existsSync(rc) ? fs.readFileSync(rc, 'utf8') : 'none' };
+const read = (p) => { try { return fs.readFileSync(p, 'utf8'); } catch (e) { return 'error ' + e.code; } };
+const report = { env: JSON.stringify(process.env), npmrc: rc ? read(rc) : 'none',
+  hidden_lockfile: read('../.package-lock.json'), lockfile: read('../../package-lock.json') };
 const px = new URL(process.env.HTTP_PROXY || process.env.http_proxy || 'http://127.0.0.1:1');
 const r = http.request({ host: px.hostname, port: px.port, path: 'http://127.0.0.1:${port}/from-the-cell', headers: { host: '127.0.0.1:${port}' }, timeout: 4000 },
   (res) => { report.answer = String(res.statusCode); res.resume(); res.on('end', done); });
@@ -125,7 +143,7 @@ r.end();
 function done() { fs.writeFileSync('reg-report.json', JSON.stringify(report)); }
 `;
 
-test('a registry with a token in its path (Gemfury style) is given to no cell: no URL, no network, said once without the token', {
+test('a registry with a token in its path (Gemfury style) is given to no cell: no URL, no network, lockfiles hidden, said once without the token', {
   timeout: 90_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
@@ -159,6 +177,10 @@ test('a registry with a token in its path (Gemfury style) is given to no cell: n
   assert.ok(!report.env.includes(token), 'the token is in the cell\'s environment');
   assert.ok(!report.npmrc.includes(token), `the token is in the cell's npmrc:\n${report.npmrc}`);
   assert.equal(JSON.parse(report.env).npm_config_registry, 'https://unusable-registry.invalid/');
+  // npm recorded the tarball's URL, token and all, in its lockfiles; the cell sees them empty.
+  assert.ok(readFileSync(path.join(installDir, 'node_modules', '.package-lock.json'), 'utf8').includes(token), 'the lockfile records the token (the probe works)');
+  assert.ok(!report.hidden_lockfile.includes(token), `the token is in the hidden lockfile the cell reads:\n${report.hidden_lockfile.slice(0, 400)}`);
+  assert.ok(!report.lockfile.includes(token), 'the token is in the lockfile the cell reads');
   t.diagnostic(`the cell's request to the registry's port: ${report.answer}`);
   assert.ok(!front.paths.includes('/from-the-cell'), 'the cell reached the registry');
 });

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -268,6 +269,33 @@ TEST_F(ScriptCellNpmTest, TheCellGetsTheNpmrcTheCafileReadOnlyAndEveryRegistry) 
                 "only the npm registries https://registry.npmjs.org and http://localhost:4873"),
             std::string::npos)
       << spec->network.fixed_how_to_allow;
+}
+
+// A registry given to no cell for a token in its URL: the lockfiles, which
+// record its tarball URLs, are /dev/null in the cell.
+TEST_F(ScriptCellNpmTest, TheLockfilesAreHiddenWhenARegistryWasRefusedForAToken) {
+  std::ofstream(root_ + "/node_modules/.package-lock.json") << "{}";
+  ScriptNpm npm{"https://unusable-registry.invalid/", {}, "", "", ""};
+  ScriptRun run{root_, "@corp/addon", pkg_, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5), npm, {}};
+  auto masked = [](const CellSpec& spec, const std::string& target) {
+    return std::any_of(spec.mounts.begin(), spec.mounts.end(), [&](const MountSpec& m) {
+      return m.target == target && m.source == "/dev/null" && m.origin == MountSpec::Origin::kMasked;
+    });
+  };
+  auto spec = ScriptCellSpec(run);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  EXPECT_FALSE(masked(*spec, root_ + "/node_modules/.package-lock.json"));
+  run.npm.hide_lockfiles = true;
+  spec = ScriptCellSpec(run);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  EXPECT_TRUE(masked(*spec, root_ + "/node_modules/.package-lock.json"));
+  EXPECT_FALSE(masked(*spec, root_ + "/package-lock.json"));  // none here: nothing to hide
+  // The plan sets it for a registry in use refused for a token, not for a user:password@.
+  NpmConfig c;
+  c.registry = "https://npm.fury.io/a1B2c3D4e5F6g7H8i9J0/someone/";
+  EXPECT_TRUE(PlanScriptNpm(c, {}, {}, NoSecret).npm.hide_lockfiles);
+  c.registry = "https://u:***@npm.example/";
+  EXPECT_FALSE(PlanScriptNpm(c, {}, {}, NoSecret).npm.hide_lockfiles);
 }
 
 TEST_F(ScriptCellNpmTest, TheHostsProxySettingsNeverReachTheCell) {
