@@ -25,6 +25,7 @@
 #include "core/exit_codes.h"
 #include "source/host_run.h"
 #include "source/host_tool.h"
+#include "source/npm_user_agent.h"
 #include "source/registry_url.h"
 #include "util/diag.h"
 #include "util/lstat_kind.h"
@@ -98,7 +99,8 @@ NpmParts FindNpmParts() {
 
 /// What npm's run-script gives every lifecycle script besides its own
 /// npm_lifecycle_* and npm_package_* (source/lifecycle.h; set-path.js,
-/// make-spawn-args.js, @npmcli/config's set-envs.js): PATH = the commands
+/// make-spawn-args.js, @npmcli/config's set-envs.js; npm_config_user_agent,
+/// source/npm_user_agent.h): PATH = the commands
 /// of the package's dependencies (the one view script_bins.h shows in
 /// every node_modules/.bin on npm's chain; the chain itself is left off,
 /// so a .bin an earlier script made after the plan is on no PATH), npm's
@@ -112,8 +114,11 @@ void AddLifecycleEnv(CellSpec* spec, const ScriptRun& run) {
     spec->env["npm_execpath"] = npm.execpath;
   }
   spec->env["PATH"] = path + kCellPath;
-  if (std::string node = FindHostTool("node", kCellPath); !node.empty()) {
-    spec->env["NODE"] = spec->env["npm_node_execpath"] = node;
+  const std::string node = FindHostTool("node", kCellPath);
+  if (!node.empty()) spec->env["NODE"] = spec->env["npm_node_execpath"] = node;
+  if (!npm.execpath.empty()) {
+    std::string agent = NpmUserAgent(fs::path(npm.execpath).parent_path().parent_path().string(), node);
+    if (!agent.empty()) spec->env["npm_config_user_agent"] = agent;
   }
   spec->env["INIT_CWD"] = spec->env["npm_config_local_prefix"] = run.install_dir;
   spec->env["npm_command"] = "install";

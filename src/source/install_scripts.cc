@@ -16,6 +16,7 @@
 #include "source/lifecycle.h"
 #include "source/script_bins.h"
 #include "source/script_plan.h"
+#include "source/url_credential.h"
 #include "util/diag.h"
 #include "util/json_input.h"
 #include "util/lstat_kind.h"
@@ -177,6 +178,19 @@ Result<ScriptRun> MakeRun(const std::string& install_dir, const ScriptCellPlan& 
                    std::move(bundled_dirs), bin_dirs, view.dir(), plan.placed_below};
 }
 
+/// npm_package_resolved is where npm fetched the package: one with a user,
+/// password or token in it (url_credential.h) is left out of the steps,
+/// where npm would set it (a cell never gets a credential; a git URL with
+/// its commit reads as one too: failing closed).
+void DropCredentialUrls(ScriptCellPlan* plan, const SecretCheck& holds_secret) {
+  for (auto& step : plan->steps) {
+    std::erase_if(step.env, [&](const std::pair<std::string, std::string>& var) {
+      return var.first == "npm_package_resolved" &&
+             (HasUserinfo(var.second) || RegistryUrlHoldsToken(var.second, holds_secret));
+    });
+  }
+}
+
 /// What the record says ran in one cell.
 nlohmann::json RecordOf(const std::string& install_dir, const ScriptCellPlan& plan) {
   const ScriptPackage& p = plan.package;
@@ -205,7 +219,8 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
   // the scopes whose registries the scripts may need, the cells and their
   // steps, the commands each cell sees (script_bins.h).
   const NpmLockfile lockfile = ReadNpmLockfile(install_dir);
-  const std::vector<ScriptCellPlan> planned = PlanScriptCells(install_dir, lockfile);
+  std::vector<ScriptCellPlan> planned = PlanScriptCells(install_dir, lockfile);
+  for (auto& plan : planned) DropCredentialUrls(&plan, holds_secret);
   std::set<std::string> optional;
   for (const auto& e : lockfile.entries) {
     if (e.optional) optional.insert(install_dir + "/" + e.rel);

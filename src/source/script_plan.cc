@@ -199,9 +199,21 @@ std::string OwnerOf(const std::string& dir, const std::set<std::string>& placed,
   }
 }
 
-/// The steps of `p`, in npm's order of events.
-void AddSteps(const ScriptPackage& p, std::vector<LifecycleStep>* steps) {
-  for (std::size_t i = 0; i < p.events.size(); ++i) steps->push_back({p.dir, p.id, p.events[i], p.scripts[i], p.env});
+/// The steps of `p`, in npm's order of events, with what its lockfile
+/// entry says of it (`node`; defaults when it has none, as npm's tree then).
+void AddSteps(const ScriptPackage& p, const PackageNode& node, std::vector<LifecycleStep>* steps) {
+  auto env = p.env;
+  for (auto& var : NodeEnv(node)) env.push_back(std::move(var));
+  for (std::size_t i = 0; i < p.events.size(); ++i) steps->push_back({p.dir, p.id, p.events[i], p.scripts[i], env});
+}
+
+/// Package directory -> what the hidden lockfile says of it.
+std::map<std::string, PackageNode> NodesOf(const std::string& install_dir, const NpmLockfile& lockfile) {
+  std::map<std::string, PackageNode> out;
+  for (const auto& e : lockfile.entries) {
+    out[install_dir + "/" + e.rel] = {e.resolved, e.integrity, e.optional, e.dev, e.peer, e.dev_optional};
+  }
+  return out;
 }
 
 /// The directories in `placed` strictly below `dir`.
@@ -257,7 +269,8 @@ NpmLockfile ReadNpmLockfile(const std::string& install_dir) {
     // Relative paths below the install ("node_modules/x"), nothing else.
     if (!IsInstallPath(rel) || !meta.is_object()) continue;
     out.entries.push_back({rel, flag(meta, "inBundle"), flag(meta, "optional"),
-                           meta.contains("name") && meta["name"].is_string(), text(meta, "name"), text(meta, "resolved")});
+                           meta.contains("name") && meta["name"].is_string(), text(meta, "name"), text(meta, "resolved"),
+                           text(meta, "integrity"), flag(meta, "dev"), flag(meta, "peer"), flag(meta, "devOptional")});
   }
   return out;
 }
@@ -295,6 +308,7 @@ std::vector<ScriptCellPlan> PlanScriptCells(const std::string& install_dir, cons
   for (const auto& dir : DependenciesFirst(t.dirs, t.edges)) {
     if (!t.manifests.at(dir).package.events.empty()) members[owner[dir]].push_back(dir);
   }
+  const std::map<std::string, PackageNode> nodes = NodesOf(install_dir, lockfile);
   std::vector<ScriptCellPlan> out;
   for (const auto& o : DependenciesFirst(owners, cell_edges)) {
     auto it = members.find(o);
@@ -307,7 +321,8 @@ std::vector<ScriptCellPlan> PlanScriptCells(const std::string& install_dir, cons
         cell.bundled.push_back(p);
         PlacedBelow(dir, placed, &cell.placed_below);
       }
-      AddSteps(p, &cell.steps);
+      auto node = nodes.find(dir);
+      AddSteps(p, node == nodes.end() ? PackageNode{} : node->second, &cell.steps);
     }
     std::sort(cell.placed_below.begin(), cell.placed_below.end());
     cell.placed_below.erase(std::unique(cell.placed_below.begin(), cell.placed_below.end()), cell.placed_below.end());

@@ -67,6 +67,10 @@ struct NpmLockfile {
     bool named = false;    ///< npm recorded a "name" (an alias's real name)
     std::string name;
     std::string resolved;  ///< where npm fetched it, "" when not recorded
+    std::string integrity;  ///< "" when not recorded
+    bool dev = false;
+    bool peer = false;
+    bool dev_optional = false;  ///< "devOptional"
   };
   std::vector<Entry> entries;
 };

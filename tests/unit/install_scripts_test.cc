@@ -595,6 +595,69 @@ class ScriptPlanTest : public InstallScriptsTest {
   }
 };
 
+// What npm's rebuild sets from the package's node (arborist rebuild.js):
+// resolved and integrity when recorded, the flags as "1" or "".
+TEST(LifecycleNodeEnv, IsWhatNpmsRebuildSets) {
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(NodeEnv(PackageNode{}), (Env{{"npm_package_optional", ""}, {"npm_package_dev", ""},
+                                          {"npm_package_peer", ""}, {"npm_package_dev_optional", ""}}));
+  PackageNode n{"https://r.example/a/-/a-1.0.0.tgz", "sha512-abc", true, false, true, true};
+  EXPECT_EQ(NodeEnv(n), (Env{{"npm_package_resolved", "https://r.example/a/-/a-1.0.0.tgz"},
+                             {"npm_package_integrity", "sha512-abc"}, {"npm_package_optional", "1"},
+                             {"npm_package_dev", ""}, {"npm_package_peer", "1"},
+                             {"npm_package_dev_optional", ""}}));  // devOptional, but optional: npm says ""
+  n.optional = false;
+  EXPECT_EQ(NodeEnv(n).back(), (std::pair<std::string, std::string>{"npm_package_dev_optional", "1"}));
+}
+
+TEST_F(ScriptPlanTest, EachStepGetsWhatTheLockfileEntrySaysOfItsPackage) {
+  Pkg("a", R"({"name":"a","version":"1.0.0","scripts":{"install":"a"}})");
+  Pkg("b", R"({"name":"b","version":"1.0.0","scripts":{"postinstall":"b"}})");
+  Lock(R"({"node_modules/a":{"resolved":"https://r.example/a/-/a-1.0.0.tgz","integrity":"sha512-x","optional":true},
+           "node_modules/b":{"dev":true,"peer":true}})");
+  auto planned = Plan();
+  ASSERT_EQ(planned.size(), 2u);
+  auto value = [](const LifecycleStep& step, const std::string& key) -> std::string {
+    for (const auto& [k, v] : step.env) {
+      if (k == key) return v;
+    }
+    return "<unset>";
+  };
+  const LifecycleStep& a = planned[0].steps.at(0);
+  EXPECT_EQ(value(a, "npm_package_resolved"), "https://r.example/a/-/a-1.0.0.tgz");
+  EXPECT_EQ(value(a, "npm_package_integrity"), "sha512-x");
+  EXPECT_EQ(value(a, "npm_package_optional"), "1");
+  EXPECT_EQ(value(a, "npm_package_dev"), "");
+  EXPECT_EQ(value(a, "npm_package_name"), "a");  // the manifest's, as before
+  const LifecycleStep& b = planned[1].steps.at(0);
+  EXPECT_EQ(value(b, "npm_package_resolved"), "<unset>");
+  EXPECT_EQ(value(b, "npm_package_dev"), "1");
+  EXPECT_EQ(value(b, "npm_package_peer"), "1");
+}
+
+// A cell never gets a credential: a resolved URL with a token or a user is
+// left out, where npm would set it.
+TEST_F(ScriptPlanTest, AResolvedUrlWithACredentialIsLeftOut) {
+  Pkg("a", R"({"name":"a","scripts":{"install":"a"}})");
+  Pkg("b", R"({"name":"b","scripts":{"install":"b"}})");
+  Pkg("c", R"({"name":"c","scripts":{"install":"c"}})");
+  Lock(R"({"node_modules/a":{"resolved":"https://npm.fury.io/a1B2c3D4e5F6g7H8i9J0/me/a/-/a-1.0.0.tgz"},
+           "node_modules/b":{"resolved":"https://u:pw@r.example/b/-/b-1.0.0.tgz"},
+           "node_modules/c":{"resolved":"https://r.example/c/-/c-1.0.0.tgz"}})");
+  struct ProgramCell : ScriptCell {
+    std::string programs;
+    Status Run(const ScriptRun& r) override {
+      programs += ReadAll(r.argv.at(1));  // the program file lives as long as the run
+      return {};
+    }
+  } cell;
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
+  const std::string& programs = cell.programs;
+  EXPECT_EQ(programs.find("a1B2c3D4e5F6g7H8i9J0"), std::string::npos) << programs;
+  EXPECT_EQ(programs.find("u:pw"), std::string::npos) << programs;
+  EXPECT_NE(programs.find("npm_package_resolved=https://r.example/c/-/c-1.0.0.tgz"), std::string::npos) << programs;
+}
+
 TEST_F(ScriptPlanTest, WhatNpmDidNotPlaceIsTheTarballsOfTheNearestPackageItPlacedAbove) {
   // a's package.json declares no bundle (the registry's said none either:
   // finding 1); its tarball carried b, a versionless q inside b (3), and a
