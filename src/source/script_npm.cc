@@ -204,7 +204,8 @@ Result<std::string> WriteScriptCafile(const std::string& install_dir, const std:
   auto inline_certs = InlineCertificates(inline_ca);
   if (!inline_certs.ok()) return inline_certs.error();
   struct stat st{};
-  const bool missing = !host_cafile.empty() && host_cafile.front() == '/' && ::lstat(host_cafile.c_str(), &st) != 0 &&
+  // Missing as npm reads it (readFileSync follows links): ENOENT.
+  const bool missing = !host_cafile.empty() && host_cafile.front() == '/' && ::stat(host_cafile.c_str(), &st) != 0 &&
                        errno == ENOENT;
   std::string certs;
   if (!host_cafile.empty() && !missing) {

@@ -95,6 +95,20 @@ void CollectPackages(const fs::path& node_modules, std::vector<std::pair<fs::pat
   }
 }
 
+/// Whether a lockfile key is a path below the install: "node_modules/..."
+/// with no "." or ".." step ("b..x" is a name, adv4).
+bool IsInstallPath(const std::string& rel) {
+  if (rel.rfind("node_modules/", 0) != 0) return false;
+  for (std::size_t at = 0; at <= rel.size();) {
+    std::size_t slash = rel.find('/', at);
+    std::string_view step = std::string_view(rel).substr(at, (slash == std::string::npos ? rel.size() : slash) - at);
+    if (step.empty() || step == "." || step == "..") return false;
+    if (slash == std::string::npos) break;
+    at = slash + 1;
+  }
+  return true;
+}
+
 /// Where `dep` resolves from the package at `from`: the nearest
 /// node_modules/<dep> in `from`'s own node_modules or an ancestor's, not
 /// above `top` (the install's node_modules), among the packages read.
@@ -103,8 +117,8 @@ void CollectPackages(const fs::path& node_modules, std::vector<std::pair<fs::pat
 std::string Resolve(const fs::path& from, const std::string& dep, const fs::path& top,
                     const std::map<std::string, Manifest>& known) {
   // A name, never a path: "/x" would replace the path it is joined to, and
-  // ".." climb out of node_modules.
-  if (dep.empty() || dep.find("..") != std::string::npos || dep.front() == '/') return {};
+  // a ".." step climb out of node_modules ("b..x" is a name: adv4).
+  if (!IsInstallPath("node_modules/" + dep)) return {};
   for (fs::path d = from;; d = d.parent_path()) {
     fs::path candidate = (d.filename() == "node_modules" ? d : d / "node_modules") / dep;
     if (known.count(candidate.string()) > 0) return candidate.string();
@@ -170,20 +184,6 @@ Tree ReadTree(const std::string& node_modules) {
     }
   }
   return t;
-}
-
-/// Whether a lockfile key is a path below the install: "node_modules/..."
-/// with no "." or ".." step ("b..x" is a name, adv4).
-bool IsInstallPath(const std::string& rel) {
-  if (rel.rfind("node_modules/", 0) != 0) return false;
-  for (std::size_t at = 0; at <= rel.size();) {
-    std::size_t slash = rel.find('/', at);
-    std::string_view step = std::string_view(rel).substr(at, (slash == std::string::npos ? rel.size() : slash) - at);
-    if (step.empty() || step == "." || step == "..") return false;
-    if (slash == std::string::npos) break;
-    at = slash + 1;
-  }
-  return true;
 }
 
 /// The package whose tarball `dir` came out of (script_plan.h): itself

@@ -552,11 +552,15 @@ TEST_F(InstallScriptsTest, ACellsCommandsComeFromThePlansReadOfTheManifests) {
   std::ofstream(nm_ + "/tool/cli.js") << "x";
   Pkg("other", R"({"name":"other","bin":{"other":"cli.js"}})");
   std::ofstream(nm_ + "/other/cli.js") << "x";
+  Pkg("b..x", R"({"name":"b..x","bin":{"bx":"cli.js"}})");  // a name, not a path (adv4)
+  std::ofstream(nm_ + "/b..x/cli.js") << "x";
   const std::string abs = nm_ + "/other";
-  Pkg("v", R"({"name":"v","dependencies":{"tool":"1",")" + abs + R"(":"1","../other":"1"},"scripts":{"install":"x"}})");
+  Pkg("v", R"({"name":"v","dependencies":{"tool":"1","b..x":"1",")" + abs +
+               R"(":"1","../other":"1","./other":"1"},"scripts":{"install":"x"}})");
   const auto planned = PlanScriptCells(root_, ReadNpmLockfile(root_));
   ASSERT_EQ(planned.size(), 1u);
-  EXPECT_EQ(planned[0].bin_links, (std::map<std::string, std::string>{{"tool", nm_ + "/tool/cli.js"}}));
+  EXPECT_EQ(planned[0].bin_links,
+            (std::map<std::string, std::string>{{"tool", nm_ + "/tool/cli.js"}, {"bx", nm_ + "/b..x/cli.js"}}));
 }
 
 }  // namespace
