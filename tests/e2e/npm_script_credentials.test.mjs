@@ -22,6 +22,7 @@ import { after, test } from 'node:test';
 
 import { skipWithoutCell } from './lib/mcpcell.mjs';
 import { scriptsHome, startPackageRegistry } from './lib/npm_registry.mjs';
+import { makeCertificates } from './lib/tls_certs.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 const id = randomBytes(4).toString('hex');
@@ -77,6 +78,32 @@ test('npm\'s inline ca reaches Node in the cell: NODE_EXTRA_CA_CERTS holds the c
   assert.ok(report.text.includes(body(fileCert)), `the cafile's certificate is in NODE_EXTRA_CA_CERTS:\n${report.text}`);
   assert.ok(report.text.includes(body(inlineCert)), `the inline ca is in NODE_EXTRA_CA_CERTS:\n${report.text}`);
   assert.ok(!report.text.includes('PRIVATE KEY'));
+});
+
+test('a registry whose CA is an inline ca alone: Node in the cell verifies it (NODE_EXTRA_CA_CERTS)', {
+  timeout: 90_000,
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const certDir = makeTempDir('script-cred-tls');
+  const certs = makeCertificates(certDir, `inline-tls-ca-${id}`);
+  const top = `e2e-inline-tls-${id}`;
+  // Node itself (a script's own download), by address: the certificate names 127.0.0.1 too.
+  const probe = `const https = require('https'); const fs = require('fs');
+const url = process.env.npm_config_registry.replace('//localhost:', '//127.0.0.1:');
+https.get(url, (res) => { res.resume(); fs.writeFileSync('tls-report.txt', 'ok ' + res.statusCode); })
+  .on('error', (e) => fs.writeFileSync('tls-report.txt', 'error ' + e.code));
+`;
+  const reg = await startPackageRegistry([{
+    name: top, version: '1.0.0',
+    manifest: { bin: { [top]: 'server.js' }, scripts: { install: 'node probe.js' } },
+    files: { 'server.js': '#!/usr/bin/env node\n', 'probe.js': probe },
+  }], { tls: certs, host: 'localhost' });
+  t.after(() => reg.close());
+  writeReadableFile(path.join(home(), '.npmrc'), `ca[]=${JSON.stringify(readFileSync(certs.ca, 'utf8').trim())}\nfetch-retries=0\n`);
+  const { r, installDir } = await install(top, reg);
+  assert.equal(r.code, 0, r.stderr);
+  const report = readFileSync(path.join(installDir, 'node_modules', top, 'tls-report.txt'), 'utf8');
+  assert.match(report, /^ok (200|404)$/, `Node in the cell did not verify the registry with the inline ca: ${report}`);
 });
 
 test('an inline ca that is a private key is refused, naming the setting, and never reaches a cell', {
