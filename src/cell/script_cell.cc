@@ -25,6 +25,7 @@
 #include "core/exit_codes.h"
 #include "source/host_run.h"
 #include "source/host_tool.h"
+#include "source/npm_user_agent.h"
 #include "source/registry_url.h"
 #include "util/diag.h"
 #include "util/lstat_kind.h"
@@ -98,7 +99,8 @@ NpmParts FindNpmParts() {
 
 /// What npm's run-script gives every lifecycle script besides its own
 /// npm_lifecycle_* and npm_package_* (source/lifecycle.h; set-path.js,
-/// make-spawn-args.js, @npmcli/config's set-envs.js): PATH = the commands
+/// make-spawn-args.js, @npmcli/config's set-envs.js; npm_config_user_agent,
+/// source/npm_user_agent.h): PATH = the commands
 /// of the package's dependencies (the one view script_bins.h shows in
 /// every node_modules/.bin on npm's chain; the chain itself is left off,
 /// so a .bin an earlier script made after the plan is on no PATH), npm's
@@ -112,8 +114,11 @@ void AddLifecycleEnv(CellSpec* spec, const ScriptRun& run) {
     spec->env["npm_execpath"] = npm.execpath;
   }
   spec->env["PATH"] = path + kCellPath;
-  if (std::string node = FindHostTool("node", kCellPath); !node.empty()) {
-    spec->env["NODE"] = spec->env["npm_node_execpath"] = node;
+  const std::string node = FindHostTool("node", kCellPath);
+  if (!node.empty()) spec->env["NODE"] = spec->env["npm_node_execpath"] = node;
+  if (!npm.execpath.empty()) {
+    std::string agent = NpmUserAgent(fs::path(npm.execpath).parent_path().parent_path().string(), node);
+    if (!agent.empty()) spec->env["npm_config_user_agent"] = agent;
   }
   spec->env["INIT_CWD"] = spec->env["npm_config_local_prefix"] = run.install_dir;
   spec->env["npm_command"] = "install";
@@ -143,8 +148,10 @@ void AddNpmEnv(CellSpec* spec) {
 
 /// npm's config for the cell (source/script_npm.h): the npmrc written for
 /// it (in the install directory, already bound read-only) as its
-/// userconfig, and the host's cafile bound read-only where that npmrc says,
-/// also for Node itself (a script's own https request to the registry).
+/// userconfig, and the CA file written for it (the host cafile's
+/// certificates and every inline `ca`) bound read-only where that npmrc
+/// says, also for Node itself (a script's own https request to the
+/// registry: node-gyp, prebuild-install).
 Status AddNpmConfig(CellSpec* spec, const ScriptNpm& npm, std::vector<std::string>* notes) {
   if (!npm.npmrc.empty()) spec->env["npm_config_userconfig"] = npm.npmrc;
   if (npm.cafile.empty()) return {};
@@ -186,6 +193,23 @@ Status HideOtherPackagesBins(CellSpec* spec, const ScriptRun& run, std::vector<s
   return {};
 }
 
+/// npm's lockfiles in the install directory record the URL of every
+/// tarball it fetched (`resolved`): from a registry whose URL holds a token
+/// (source/url_credential.h), with the token when the registry serves its
+/// tarballs below it. Such a registry is given to no cell, and neither are
+/// they: /dev/null over each (no script needs them; the plan read them).
+void HideLockfiles(CellSpec* spec, const ScriptRun& run, std::vector<std::string>* notes) {
+  if (!run.npm.hide_lockfiles) return;
+  for (const char* rel : {"/package-lock.json", "/node_modules/.package-lock.json"}) {
+    std::string path = run.install_dir + rel;
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(path, ec))) continue;
+    spec->mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", path, false, false, 0, "masked"},
+                                      MountSpec::Origin::kMasked));
+    notes->push_back("masked " + path + " (it may record the registry's token in its tarball URLs)");
+  }
+}
+
 }  // namespace
 
 Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
@@ -216,6 +240,7 @@ Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
     MCPCELL_TRY(AddUserBind(&*spec, dir, false, false, "a package npm placed below a bundled one (read-only)", &notes));
   }
   MCPCELL_TRY(HideOtherPackagesBins(&*spec, run, &notes));
+  HideLockfiles(&*spec, run, &notes);
   spec->workdir = run.install_dir;
   spec->relay.on = false;  // not an MCP server: its stdout is not JSON-RPC
   spec->limits.memory_bytes = {kScriptMemoryBytes, false};

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "core/exit_codes.h"
 #include "registry/catalog.h"
+#include "guard/secret_check.h"
 #include "source/npx_install.h"
 #include "source/uvx_install.h"
 #include "source/server_ref.h"
@@ -86,7 +87,7 @@ int Install(const InstallRequest& req) {
   }
   auto inst = uvx ? EnsureUvxPackage(*ref, *MakePipTool({}, limit), *root, true)
                   : EnsureNpxPackage(*ref, *MakeNpmTool({}, limit), *root, true,
-                                     NpxScripts{*mode, script_cell.get(), limit});
+                                     NpxScripts{*mode, script_cell.get(), limit, HoldsBuiltinSecret});
   if (!inst.ok()) {
     SayAs("install", inst.error().Message());
     return 1;

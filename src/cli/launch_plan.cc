@@ -32,6 +32,7 @@
 #include "registry/catalog.h"
 #include "source/host_tool.h"
 #include "source/image_ref.h"
+#include "guard/secret_check.h"
 #include "source/npx_install.h"
 #include "source/uvx_install.h"
 #include "source/server_ref.h"
@@ -246,7 +247,7 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const 
       auto mode = ParseInstallScriptsMode(req.install_scripts.value_or("cell"));
       if (!mode.ok()) return mode.error();
       auto script_cell = MakeNativeScriptCell();
-      auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run, NpxScripts{*mode, script_cell.get(), *limit});
+      auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run, NpxScripts{*mode, script_cell.get(), *limit, HoldsBuiltinSecret});
       if (!inst.ok()) return InstallError(inst.error(), ref, "npm's registry setting");
       r.argv = {"node", inst->bin_path};
       r.argv.insert(r.argv.end(), ref.args.begin(), ref.args.end());

@@ -16,6 +16,7 @@
 #include "source/lifecycle.h"
 #include "source/script_bins.h"
 #include "source/script_plan.h"
+#include "source/url_credential.h"
 #include "util/diag.h"
 #include "util/json_input.h"
 #include "util/lstat_kind.h"
@@ -83,8 +84,9 @@ struct RemoveOnExit {
 
 /// What the cells of this install get of npm's config (script_npm.h).
 Result<ScriptNpm> PrepareScriptNpm(const std::string& install_dir, const NpmConfig& config,
-                                   const std::set<std::string>& scopes, RemoveOnExit* npmrc) {
-  ScriptNpmPlan plan = PlanScriptNpm(config, scopes, NpmProxyEnvironment(environ));
+                                   const std::set<std::string>& scopes, const SecretCheck& holds_secret,
+                                   RemoveOnExit* npmrc) {
+  ScriptNpmPlan plan = PlanScriptNpm(config, scopes, NpmProxyEnvironment(environ), holds_secret);
   for (const auto& w : plan.warnings) Warn(w);
   if (!plan.npm.unreached.empty()) {
     Warn("the install scripts do not reach " + VisibleOnTerminal(plan.npm.unreached) +
@@ -94,8 +96,8 @@ Result<ScriptNpm> PrepareScriptNpm(const std::string& install_dir, const NpmConf
   auto path = WriteScriptNpmrc(install_dir, plan.npmrc_text);
   if (!path.ok()) return path.error();
   npmrc->path = plan.npm.npmrc = *path;
-  if (!plan.npm.cafile.empty()) {
-    auto cafile = WriteScriptCafile(install_dir, plan.npm.cafile);
+  if (!plan.npm.cafile.empty() || !plan.npm.ca.empty()) {
+    auto cafile = WriteScriptCafile(install_dir, plan.npm.cafile, plan.npm.ca);
     if (!cafile.ok()) return cafile.error();
     if (*cafile != plan.npm.cafile) npmrc->also = plan.npm.cafile = *cafile;
   }
@@ -176,6 +178,19 @@ Result<ScriptRun> MakeRun(const std::string& install_dir, const ScriptCellPlan& 
                    std::move(bundled_dirs), bin_dirs, view.dir(), plan.placed_below};
 }
 
+/// npm_package_resolved is where npm fetched the package: one with a user,
+/// password or token in it (url_credential.h) is left out of the steps,
+/// where npm would set it (a cell never gets a credential; a git URL with
+/// its commit reads as one too: failing closed).
+void DropCredentialUrls(ScriptCellPlan* plan, const SecretCheck& holds_secret) {
+  for (auto& step : plan->steps) {
+    std::erase_if(step.env, [&](const std::pair<std::string, std::string>& var) {
+      return var.first == "npm_package_resolved" &&
+             (HasUserinfo(var.second) || RegistryUrlHoldsToken(var.second, holds_secret));
+    });
+  }
+}
+
 /// What the record says ran in one cell.
 nlohmann::json RecordOf(const std::string& install_dir, const ScriptCellPlan& plan) {
   const ScriptPackage& p = plan.package;
@@ -197,23 +212,18 @@ Status WriteRecord(const std::string& install_dir, const nlohmann::json& ran, co
 }  // namespace
 
 Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit,
-                         const std::function<NpmConfig()>& npm_config) {
+                         const std::function<NpmConfig()>& npm_config, const SecretCheck& holds_secret) {
   // Everything is decided now, before any cell runs (script_plan.h): what
   // npm placed and marked optional (as in npm, a failed build of an
   // optional package is no failure of the install; it is removed instead),
   // the scopes whose registries the scripts may need, the cells and their
   // steps, the commands each cell sees (script_bins.h).
   const NpmLockfile lockfile = ReadNpmLockfile(install_dir);
-  const std::vector<ScriptCellPlan> planned = PlanScriptCells(install_dir, lockfile);
+  std::vector<ScriptCellPlan> planned = PlanScriptCells(install_dir, lockfile);
+  for (auto& plan : planned) DropCredentialUrls(&plan, holds_secret);
   std::set<std::string> optional;
   for (const auto& e : lockfile.entries) {
     if (e.optional) optional.insert(install_dir + "/" + e.rel);
-  }
-  std::vector<std::map<std::string, std::string>> links;
-  for (const auto& plan : planned) {
-    std::vector<std::string> bundled_dirs;
-    for (const auto& b : plan.bundled) bundled_dirs.push_back(b.dir);
-    links.push_back(BinLinks(install_dir, plan.package.dir, bundled_dirs));
   }
   const std::vector<std::string> bin_dirs = planned.empty() ? std::vector<std::string>{} : BinDirs(install_dir);
   RemoveOnExit npmrc;
@@ -221,7 +231,7 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
   if (!planned.empty()) {
     NpmConfig config = npm_config();
     auto prepared = PrepareScriptNpm(install_dir, config,
-                                     ScopesFetchedFromTheirRegistry(InstalledScopes(lockfile), config), &npmrc);
+                                     ScopesFetchedFromTheirRegistry(InstalledScopes(lockfile), config), holds_secret, &npmrc);
     if (!prepared.ok()) return prepared.error();
     npm = std::move(*prepared);
   }
@@ -235,7 +245,7 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
         std::to_string(i + 1) + " of " + std::to_string(planned.size()) + "; it can write " + VisibleOnTerminal(p.dir) +
         (planned[i].bundled.empty() ? " only; " : " and the bundled packages' directories only; ") + network +
         "; --install-scripts=skip turns this off)");
-    auto view = BinView::Make(install_dir, links[i]);
+    auto view = BinView::Make(install_dir, planned[i].bin_links);
     if (!view.ok()) return view.error();
     auto run = MakeRun(install_dir, planned[i], *view, limit, npm, bin_dirs);
     Status st = run.ok() ? cell.Run(*run) : Status(run.error());

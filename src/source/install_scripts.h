@@ -83,10 +83,11 @@ bool InstallScriptsRan(const std::string& cache_dir);
 /// optional: that one is removed (npm's rule) with a warning. Then records
 /// in install_dir that they ran. `npm_config` (npm run for its config) is
 /// asked only when some package has scripts; what the cells get of it is
-/// PlanScriptNpm's, with the scopes of the installed packages, and the
-/// npmrc it writes in install_dir is removed again.
+/// PlanScriptNpm's, with the scopes of the installed packages and
+/// `holds_secret` for its registry URLs, and the npmrc it writes in
+/// install_dir is removed again.
 Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::chrono::milliseconds limit,
-                         const std::function<NpmConfig()>& npm_config);
+                         const std::function<NpmConfig()>& npm_config, const SecretCheck& holds_secret);
 
 /// The scopes ("@scope") of the packages npm installed into install_dir, as
 /// its hidden lockfile (node_modules/.package-lock.json, written by the

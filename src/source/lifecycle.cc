@@ -62,6 +62,18 @@ std::vector<std::pair<std::string, std::string>> PackageEnv(const nlohmann::json
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> NodeEnv(const PackageNode& node) {
+  auto flag = [](bool b) { return std::string(b ? "1" : ""); };  // rebuild.js's boolEnv
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!node.resolved.empty()) out.emplace_back("npm_package_resolved", node.resolved);
+  if (!node.integrity.empty()) out.emplace_back("npm_package_integrity", node.integrity);
+  out.emplace_back("npm_package_optional", flag(node.optional));
+  out.emplace_back("npm_package_dev", flag(node.dev));
+  out.emplace_back("npm_package_peer", flag(node.peer));
+  out.emplace_back("npm_package_dev_optional", flag(node.dev_optional && !node.dev && !node.optional));
+  return out;
+}
+
 Result<std::string> LifecycleProgram(const std::vector<LifecycleStep>& steps) {
   std::string text = "# The install scripts mcpcell planned for this cell, in order (source/lifecycle.h).\n";
   for (const auto& step : steps) {

@@ -243,6 +243,7 @@ Status HandleScripts(const std::string& dir, const NpxScripts& scripts, PackageT
     return {};
   }
   if (scripts.cell == nullptr) return MakeError("run install scripts of", dir, "no cell to run them in");
+  if (!scripts.holds_secret) return MakeError("run install scripts of", dir, "no secret check for their registry URLs");
   // Not knowing the registry closes the cells' network, not the install:
   // scripts that need none still run.
   auto config = [&tool]() -> NpmConfig {
@@ -251,7 +252,7 @@ Status HandleScripts(const std::string& dir, const NpxScripts& scripts, PackageT
     Warn(read.error().Message() + "; the install scripts get no network");
     return {};
   };
-  return RunPackageScripts(dir, *scripts.cell, scripts.limit, config);
+  return RunPackageScripts(dir, *scripts.cell, scripts.limit, config, scripts.holds_secret);
 }
 
 /// A package published without its scripts run (an older mcpcell, or

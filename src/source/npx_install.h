@@ -89,6 +89,9 @@ struct NpxScripts {
   InstallScriptsMode mode = InstallScriptsMode::kSkip;
   ScriptCell* cell = nullptr;  ///< kCell: where they run (cell/script_cell.h)
   std::chrono::milliseconds limit = kDefaultInstallTimeout;  ///< per package's cell
+  /// kCell: the relay's secret rules, asked of the registry URLs the cells
+  /// would get (guard/secret_check.h's HoldsBuiltinSecret; url_credential.h).
+  SecretCheck holds_secret = {};
 };
 
 /// Resolves the version, and installs into the cache unless already there

@@ -6,9 +6,6 @@
 
 #include <filesystem>
 
-#include <nlohmann/json.hpp>
-
-#include "util/json_input.h"
 #include "util/lstat_kind.h"
 
 namespace mcpcell {
@@ -16,48 +13,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-nlohmann::json Manifest(const fs::path& dir) {
-  if (!IsRealFile(dir / "package.json")) return nlohmann::json::object();
-  auto text = ReadTextFile((dir / "package.json").string(), "read package manifest");
-  nlohmann::json j = text.ok() ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
-  return j.is_object() ? j : nlohmann::json::object();
-}
-
-// Where node finds `dep` from `from`: the nearest <dir>/node_modules/<dep>
-// from `from` up to the install.
-std::string ResolveDep(const fs::path& from, const std::string& dep, const fs::path& install) {
-  if (dep.empty() || dep.find("..") != std::string::npos || dep.front() == '/') return {};
-  for (fs::path d = from;; d = d.parent_path()) {
-    if (d.filename() != "node_modules") {
-      fs::path candidate = d / "node_modules" / dep;
-      if (IsRealDir(candidate)) return candidate.string();
-    }
-    if (d == install || d.string().size() <= install.string().size()) return {};
-  }
-}
-
 bool PlainBinName(const std::string& name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
          name.find('\\') == std::string::npos && name.find('\0') == std::string::npos;
 }
 
-// The bins a dependency's manifest declares, as npm links them ("bin": a
-// path names one bin after the package; an object names each).
-void AddBins(const fs::path& dep_dir, std::map<std::string, std::string>* links) {
-  nlohmann::json m = Manifest(dep_dir);
-  if (!m.contains("bin")) return;
-  std::map<std::string, std::string> declared;
-  if (m["bin"].is_string() && m.contains("name") && m["name"].is_string()) {
-    std::string name = m["name"].get<std::string>();
-    declared[name.substr(name.rfind('/') + 1)] = m["bin"].get<std::string>();
-  } else if (m["bin"].is_object()) {
-    for (const auto& [k, v] : m["bin"].items()) {
-      if (v.is_string()) declared[k] = v.get<std::string>();
-    }
-  }
-  for (const auto& [name, rel] : declared) {
+// The links of one dependency's bins: each a plain name for a regular
+// file inside the package.
+void AddBins(const DependencyBins& dep, std::map<std::string, std::string>* links) {
+  const fs::path dep_dir(dep.dir);
+  const std::string inside = dep_dir.lexically_normal().string() + "/";
+  for (const auto& [name, rel] : *dep.bins) {
     fs::path file = (dep_dir / rel).lexically_normal();
-    std::string inside = dep_dir.lexically_normal().string() + "/";
     if (!PlainBinName(name) || file.string().rfind(inside, 0) != 0 || !IsRealFile(file)) continue;
     links->emplace(name, file.string());
   }
@@ -93,22 +60,23 @@ void CollectBinDirs(const fs::path& node_modules, std::vector<std::string>* out,
 
 }  // namespace
 
-std::map<std::string, std::string> BinLinks(const std::string& install_dir, const std::string& package_dir,
-                                            const std::vector<std::string>& bundled) {
-  std::map<std::string, std::string> out;
-  fs::path install(install_dir);
-  std::vector<std::string> owners{package_dir};
-  owners.insert(owners.end(), bundled.begin(), bundled.end());
-  for (const auto& owner : owners) {
-    nlohmann::json m = Manifest(owner);
-    for (const char* field : {"dependencies", "optionalDependencies"}) {
-      if (!m.contains(field) || !m[field].is_object()) continue;
-      for (const auto& [dep, range] : m[field].items()) {
-        std::string dir = ResolveDep(fs::path(owner), dep, install);
-        if (!dir.empty()) AddBins(fs::path(dir), &out);
-      }
+std::map<std::string, std::string> DeclaredBins(const nlohmann::json& m) {
+  std::map<std::string, std::string> declared;
+  if (!m.is_object() || !m.contains("bin")) return declared;
+  if (m["bin"].is_string() && m.contains("name") && m["name"].is_string()) {
+    std::string name = m["name"].get<std::string>();
+    declared[name.substr(name.rfind('/') + 1)] = m["bin"].get<std::string>();
+  } else if (m["bin"].is_object()) {
+    for (const auto& [k, v] : m["bin"].items()) {
+      if (v.is_string()) declared[k] = v.get<std::string>();
     }
   }
+  return declared;
+}
+
+std::map<std::string, std::string> BinLinks(const std::vector<DependencyBins>& deps) {
+  std::map<std::string, std::string> out;
+  for (const auto& dep : deps) AddBins(dep, &out);
   return out;
 }
 

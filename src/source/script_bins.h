@@ -15,17 +15,30 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "util/error.h"
 
 namespace mcpcell {
 
-/// The bins of the declared dependencies (dependencies, optionalDependencies)
-/// of `package_dir` and of each of `bundled`, resolved as node resolves
-/// them up to `install_dir`: bin name -> the file it runs (absolute, below
-/// the install). A bin whose name or file is no plain one is left out.
-/// Read for every cell before the first one runs (script_plan.h).
-std::map<std::string, std::string> BinLinks(const std::string& install_dir, const std::string& package_dir,
-                                            const std::vector<std::string>& bundled);
+/// The bins a manifest declares, as npm links them ("bin": a path names one
+/// bin after the package's name; an object names each): bin name -> its
+/// file, relative to the package.
+std::map<std::string, std::string> DeclaredBins(const nlohmann::json& manifest);
+
+/// One dependency as the plan read it (script_plan.h): its directory and
+/// DeclaredBins of its manifest.
+struct DependencyBins {
+  std::string dir;
+  const std::map<std::string, std::string>* bins;
+};
+
+/// The bins of `deps` (a package's and its bundled packages' declared
+/// dependencies, resolved by the plan): bin name -> the file it runs
+/// (absolute, below its package), the first of a name kept. A bin whose
+/// name or file is no plain one, or whose file is no regular file (lstat),
+/// is left out. Asked for every cell before the first one runs.
+std::map<std::string, std::string> BinLinks(const std::vector<DependencyBins>& deps);
 
 /// Every node_modules/.bin directory below the install (real directories),
 /// once per install.

@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include <nlohmann/json.hpp>
 
 #include "source/registry_url.h"
+#include "source/url_credential.h"
 #include "util/terminal_text.h"
 #include "util/json_input.h"
 #include "util/unique_fd.h"
@@ -24,6 +26,7 @@ constexpr const char* kNpmrcName = ".mcpcell-script-npmrc";
 constexpr const char* kCafileName = ".mcpcell-script-cafile.pem";
 // A CA bundle is a few hundred KiB (Debian's: ~220 KiB).
 constexpr off_t kMaxCafileBytes = 16 << 20;
+constexpr std::string_view kBeginCert = "-----BEGIN CERTIFICATE-----", kEndCert = "-----END CERTIFICATE-----";
 
 /// A registry URL no request can reach.
 constexpr const char* kNoRegistry = "https://unusable-registry.invalid/";
@@ -34,19 +37,53 @@ std::string Line(const std::string& key, const std::string& value) {
   return key + "=" + nlohmann::json(value).dump() + "\n";
 }
 
-/// The registry `raw` as the cell reaches it, or "" with a warning. A
-/// registry the host's npm reaches through a proxy is named in *unreached.
-std::string Reachable(const std::string& what, const std::string& raw, const NpmConfig& config,
-                      const std::map<std::string, std::string>& proxy_env, ScriptNpmPlan* plan) {
+/// A registry setting as the cells are given it.
+struct CellRegistry {
+  bool token = false;   ///< refused for a token in its URL
+  /// Normalised; kNoRegistry when it is no http(s) URL or carries a token
+  /// (url_credential.h): npm in the cell then fails for it, rather than
+  /// asks another registry or sees the token.
+  std::string url;
+  std::string refused;  ///< why the cells do not reach it at all; "" = they may
+  std::string note;     ///< what is left out of it (a user and password); "" = nothing
+};
+
+/// Why a registry whose URL holds a token is given to no cell: never a
+/// part of the URL, which may be all token.
+std::string TokenRefusal(const std::string& setting) {
+  return setting + " carries what looks like a token in its URL (not shown): the install scripts get neither that "
+                   "URL nor network access to that registry, and a script that needs it fails. To let them reach it, "
+                   "give it a URL without the token and the token as //HOST/:_authToken=... in your npmrc (npm sends "
+                   "it from there; a cell never gets it), if the registry takes it so; --install-scripts=skip "
+                   "installs without running them";
+}
+
+CellRegistry ForCells(const std::string& setting, const std::string& raw, const SecretCheck& holds_secret) {
   auto url = NormalizeRegistryUrl(raw);
-  if (!url.ok()) {
-    plan->warnings.push_back(what + ": " + url.error().Message() + "; the install scripts do not reach it");
+  if (!url.ok()) return {false, kNoRegistry, setting + ": " + url.error().Message() + "; the install scripts do not reach it", ""};
+  if (RegistryUrlHoldsToken(*url, holds_secret)) return {true, kNoRegistry, TokenRefusal(setting), ""};
+  if (!HasUserinfo(raw)) return {false, *url, "", ""};
+  // Cut off, as npm's //host/:_authToken is never passed on: the registry
+  // itself is still where the URL says.
+  return {false, *url, "",
+          setting + " carries a user or password in its URL: the install scripts reach " +
+              VisibleOnTerminal(RegistryOrigin(*url)) +
+              " without them (a credential never enters a cell), so a script that needs to log in there fails"};
+}
+
+/// The registry of `cell` as the cell reaches it, or "" with a warning. A
+/// registry the host's npm reaches through a proxy is named in *unreached.
+std::string Reachable(const std::string& setting, const CellRegistry& cell, const NpmConfig& config,
+                      const std::map<std::string, std::string>& proxy_env, ScriptNpmPlan* plan) {
+  if (!cell.refused.empty()) {
+    plan->warnings.push_back(cell.refused);
     return {};
   }
-  std::string proxy = NpmProxyFor(*url, config, proxy_env);
-  if (proxy.empty()) return *url;
+  if (!cell.note.empty()) plan->warnings.push_back(cell.note);
+  std::string proxy = NpmProxyFor(cell.url, config, proxy_env);
+  if (proxy.empty()) return cell.url;
   std::string& unreached = plan->npm.unreached;
-  unreached += (unreached.empty() ? "" : "; ") + RegistryOrigin(*url) + " (" + what + "), which the host's npm reaches through " + proxy;
+  unreached += (unreached.empty() ? "" : "; ") + RegistryOrigin(cell.url) + " (" + setting + "), which the host's npm reaches through " + proxy;
   return {};
 }
 
@@ -59,32 +96,33 @@ void AddRegistry(std::vector<std::string>* registries, const std::string& url) {
 }  // namespace
 
 ScriptNpmPlan PlanScriptNpm(const NpmConfig& config, const std::set<std::string>& scopes,
-                            const std::map<std::string, std::string>& proxy_env) {
+                            const std::map<std::string, std::string>& proxy_env, const SecretCheck& holds_secret) {
   ScriptNpmPlan plan;
   std::string& rc = plan.npmrc_text;
   rc = "; npm settings for mcpcell's install-script cells: registries and certificate authorities, never a token\n";
   if (!config.registry.empty()) {
-    std::string url = Reachable("npm's registry", config.registry, config, proxy_env, &plan);
-    AddRegistry(&plan.npm.registries, url);
-    if (auto normal = NormalizeRegistryUrl(config.registry); normal.ok()) {
-      plan.npm.registry = *normal;
-      rc += Line("registry", *normal);
-    }
+    CellRegistry cell = ForCells("npm config registry", config.registry, holds_secret);
+    plan.npm.hide_lockfiles = cell.token;
+    AddRegistry(&plan.npm.registries, Reachable("npm's registry", cell, config, proxy_env, &plan));
+    plan.npm.registry = cell.url;
+    rc += Line("registry", cell.url);
   }
   for (const auto& [scope, raw] : config.scopes) {
-    auto normal = NormalizeRegistryUrl(raw);
     // Every configured scope, used or not: npm in the cell then never asks
-    // the default registry for a package of that scope. One whose URL is
-    // no http(s) URL (not shown: it may hold a token) gets a name that
+    // the default registry for a package of that scope. One the cells may
+    // not be given (no http(s) URL, a token in it) gets a name that
     // resolves nowhere (.invalid, RFC 2606), for the same reason.
-    rc += Line(scope + ":registry", normal.ok() ? *normal : std::string(kNoRegistry));
+    CellRegistry cell = ForCells("npm config " + scope + ":registry", raw, holds_secret);
+    rc += Line(scope + ":registry", cell.url);
     if (scopes.count(scope) == 0) continue;
-    AddRegistry(&plan.npm.registries, Reachable(scope + ":registry", raw, config, proxy_env, &plan));
+    plan.npm.hide_lockfiles = plan.npm.hide_lockfiles || cell.token;
+    AddRegistry(&plan.npm.registries, Reachable(scope + ":registry", cell, config, proxy_env, &plan));
   }
   if (!config.cafile.empty()) {
     plan.npm.cafile = config.cafile;
     rc += Line("cafile", kCellNpmCafile);
   }
+  plan.npm.ca = config.ca;
   for (const auto& pem : config.ca) rc += Line("ca[]", pem);
   // It weakens only the TLS of the cell's own npm, to the registries above
   // (pinned, through the egress proxy); the host's npm already runs so.
@@ -106,29 +144,84 @@ Result<std::string> WriteScriptNpmrc(const std::string& install_dir, const std::
 }
 
 std::string CertificatesOf(std::string_view pem) {
-  constexpr std::string_view kBegin = "-----BEGIN CERTIFICATE-----", kEnd = "-----END CERTIFICATE-----";
   std::string out;
   for (std::size_t at = 0;;) {
-    std::size_t begin = pem.find(kBegin, at);
+    std::size_t begin = pem.find(kBeginCert, at);
     if (begin == std::string_view::npos) break;
-    std::size_t end = pem.find(kEnd, begin);
+    std::size_t end = pem.find(kEndCert, begin);
     if (end == std::string_view::npos) break;
-    out.append(pem.substr(begin, end + kEnd.size() - begin));
+    out.append(pem.substr(begin, end + kEndCert.size() - begin));
     out += '\n';
-    at = end + kEnd.size();
+    at = end + kEndCert.size();
   }
   return out;
 }
 
-Result<std::string> WriteScriptCafile(const std::string& install_dir, const std::string& host_cafile) {
-  struct stat st{};
-  if (host_cafile.empty() || host_cafile.front() != '/' || ::stat(host_cafile.c_str(), &st) != 0 ||
-      !S_ISREG(st.st_mode) || st.st_size > kMaxCafileBytes) {
-    return host_cafile;  // as it is: the cell's bind refuses it, or skips it as npm does (missing)
+namespace {
+
+/// Whether `pem` is one or more certificate blocks with a base64 body and
+/// nothing else but whitespace. A shape check, not an X.509 parse (no TLS
+/// library is linked; Node parses it in the cell): what it refuses is what
+/// must not reach a cell at all, a private key or other text.
+bool OnlyCertificateBlocks(std::string_view pem) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  constexpr std::string_view kBase64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/= \t\r\n";
+  std::size_t at = pem.find_first_not_of(kSpace);
+  if (at == std::string_view::npos) return false;
+  while (at != std::string_view::npos) {
+    if (pem.substr(at, kBeginCert.size()) != kBeginCert) return false;
+    std::size_t body = at + kBeginCert.size();
+    std::size_t end = pem.find(kEndCert, body);
+    if (end == std::string_view::npos) return false;
+    std::string_view inside = pem.substr(body, end - body);
+    if (inside.find_first_not_of(kSpace) == std::string_view::npos || inside.find_first_not_of(kBase64) != std::string_view::npos) {
+      return false;
+    }
+    at = pem.find_first_not_of(kSpace, end + kEndCert.size());
   }
-  auto text = ReadTextFile(host_cafile, "read npm's cafile");
-  if (!text.ok()) return text.error();
-  return WriteFileForCells(install_dir + "/" + kCafileName, CertificatesOf(*text), "write the install scripts' CA certificates");
+  return true;
+}
+
+}  // namespace
+
+Result<std::string> InlineCertificates(const std::vector<std::string>& ca) {
+  std::string out;
+  for (std::size_t i = 0; i < ca.size(); ++i) {
+    if (!OnlyCertificateBlocks(ca[i])) {
+      // Never echoed: it may be a private key.
+      return MakeError("pass npm's inline CA certificates to the install scripts", "npm config ca",
+                       "entry " + std::to_string(i + 1) + " of " + std::to_string(ca.size()) +
+                           " is not a PEM certificate (-----BEGIN CERTIFICATE----- ... -----END CERTIFICATE----- and "
+                           "nothing else): fix it in your npmrc, or --install-scripts=skip installs without running them");
+    }
+    out += CertificatesOf(ca[i]);
+  }
+  return out;
+}
+
+Result<std::string> WriteScriptCafile(const std::string& install_dir, const std::string& host_cafile,
+                                      const std::vector<std::string>& inline_ca) {
+  auto inline_certs = InlineCertificates(inline_ca);
+  if (!inline_certs.ok()) return inline_certs.error();
+  struct stat st{};
+  // Missing as npm reads it (readFileSync follows links): ENOENT.
+  const bool missing = !host_cafile.empty() && host_cafile.front() == '/' && ::stat(host_cafile.c_str(), &st) != 0 &&
+                       errno == ENOENT;
+  std::string certs;
+  if (!host_cafile.empty() && !missing) {
+    if (host_cafile.front() != '/' || ::stat(host_cafile.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size > kMaxCafileBytes) {
+      return host_cafile;  // as it is: the cell's bind refuses it
+    }
+    auto text = ReadTextFile(host_cafile, "read npm's cafile");
+    if (!text.ok()) return text.error();
+    certs = CertificatesOf(*text);
+  }
+  // npm skips a missing cafile; so does the cell (nothing bound) when
+  // there is no inline certificate to give it either.
+  if (missing && inline_certs->empty()) return host_cafile;
+  return WriteFileForCells(install_dir + "/" + kCafileName, certs + *inline_certs,
+                           "write the install scripts' CA certificates");
 }
 
 std::string RegistriesReached(const ScriptNpm& npm) {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "source/script_bins.h"
 #include "util/json_input.h"
 #include "util/lstat_kind.h"
 
@@ -20,6 +21,7 @@ constexpr const char* kEvents[] = {"preinstall", "install", "postinstall"};
 struct Manifest {
   ScriptPackage package;
   std::vector<std::string> deps;
+  std::map<std::string, std::string> bins;  ///< DeclaredBins (script_bins.h)
 };
 
 /// A JSON object read from a regular file (not a FIFO that would hang the
@@ -62,6 +64,7 @@ Manifest ReadManifest(const fs::path& dir, const std::string& dir_name) {
   std::string name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : dir_name;
   m.package.id = name + "@" + (j.contains("version") && j["version"].is_string() ? j["version"].get<std::string>() : "");
   m.package.env = PackageEnv(j);
+  m.bins = DeclaredBins(j);
   return m;
 }
 
@@ -92,11 +95,30 @@ void CollectPackages(const fs::path& node_modules, std::vector<std::pair<fs::pat
   }
 }
 
+/// Whether a lockfile key is a path below the install: "node_modules/..."
+/// with no "." or ".." step ("b..x" is a name, adv4).
+bool IsInstallPath(const std::string& rel) {
+  if (rel.rfind("node_modules/", 0) != 0) return false;
+  for (std::size_t at = 0; at <= rel.size();) {
+    std::size_t slash = rel.find('/', at);
+    std::string_view step = std::string_view(rel).substr(at, (slash == std::string::npos ? rel.size() : slash) - at);
+    if (step.empty() || step == "." || step == "..") return false;
+    if (slash == std::string::npos) break;
+    at = slash + 1;
+  }
+  return true;
+}
+
 /// Where `dep` resolves from the package at `from`: the nearest
 /// node_modules/<dep> in `from`'s own node_modules or an ancestor's, not
-/// above `top` (the install's node_modules).
+/// above `top` (the install's node_modules), among the packages read.
+/// Both the order of the cells and the commands each sees (script_bins.h)
+/// follow it.
 std::string Resolve(const fs::path& from, const std::string& dep, const fs::path& top,
                     const std::map<std::string, Manifest>& known) {
+  // A name, never a path: "/x" would replace the path it is joined to, and
+  // a ".." step climb out of node_modules ("b..x" is a name: adv4).
+  if (!IsInstallPath("node_modules/" + dep)) return {};
   for (fs::path d = from;; d = d.parent_path()) {
     fs::path candidate = (d.filename() == "node_modules" ? d : d / "node_modules") / dep;
     if (known.count(candidate.string()) > 0) return candidate.string();
@@ -164,20 +186,6 @@ Tree ReadTree(const std::string& node_modules) {
   return t;
 }
 
-/// Whether a lockfile key is a path below the install: "node_modules/..."
-/// with no "." or ".." step ("b..x" is a name, adv4).
-bool IsInstallPath(const std::string& rel) {
-  if (rel.rfind("node_modules/", 0) != 0) return false;
-  for (std::size_t at = 0; at <= rel.size();) {
-    std::size_t slash = rel.find('/', at);
-    std::string_view step = std::string_view(rel).substr(at, (slash == std::string::npos ? rel.size() : slash) - at);
-    if (step.empty() || step == "." || step == "..") return false;
-    if (slash == std::string::npos) break;
-    at = slash + 1;
-  }
-  return true;
-}
-
 /// The package whose tarball `dir` came out of (script_plan.h): itself
 /// when placed, else the nearest placed package above it (there is one:
 /// every directory right below the install's node_modules is placed).
@@ -191,15 +199,43 @@ std::string OwnerOf(const std::string& dir, const std::set<std::string>& placed,
   }
 }
 
-/// The steps of `p`, in npm's order of events.
-void AddSteps(const ScriptPackage& p, std::vector<LifecycleStep>* steps) {
-  for (std::size_t i = 0; i < p.events.size(); ++i) steps->push_back({p.dir, p.id, p.events[i], p.scripts[i], p.env});
+/// The steps of `p`, in npm's order of events, with what its lockfile
+/// entry says of it (`node`; defaults when it has none, as npm's tree then).
+void AddSteps(const ScriptPackage& p, const PackageNode& node, std::vector<LifecycleStep>* steps) {
+  auto env = p.env;
+  for (auto& var : NodeEnv(node)) env.push_back(std::move(var));
+  for (std::size_t i = 0; i < p.events.size(); ++i) steps->push_back({p.dir, p.id, p.events[i], p.scripts[i], env});
+}
+
+/// Package directory -> what the hidden lockfile says of it.
+std::map<std::string, PackageNode> NodesOf(const std::string& install_dir, const NpmLockfile& lockfile) {
+  std::map<std::string, PackageNode> out;
+  for (const auto& e : lockfile.entries) {
+    out[install_dir + "/" + e.rel] = {e.resolved, e.integrity, e.optional, e.dev, e.peer, e.dev_optional};
+  }
+  return out;
 }
 
 /// The directories in `placed` strictly below `dir`.
 void PlacedBelow(const std::string& dir, const std::set<std::string>& placed, std::vector<std::string>* out) {
   const std::string prefix = dir + "/";
   for (auto it = placed.lower_bound(prefix); it != placed.end() && it->rfind(prefix, 0) == 0; ++it) out->push_back(*it);
+}
+
+/// The commands of `cell` (script_bins.h): the bins of what its owner and
+/// its bundled packages declare as dependencies, resolved as node does, from
+/// the manifests as the plan read them (no second read of a package.json).
+std::map<std::string, std::string> CellBinLinks(const ScriptCellPlan& cell, const Tree& t, const fs::path& top) {
+  std::vector<std::string> owners{cell.package.dir};
+  for (const auto& b : cell.bundled) owners.push_back(b.dir);
+  std::vector<DependencyBins> deps;
+  for (const auto& owner : owners) {
+    for (const auto& dep : t.manifests.at(owner).deps) {
+      std::string dir = Resolve(fs::path(owner), dep, top, t.manifests);
+      if (!dir.empty()) deps.push_back({dir, &t.manifests.at(dir).bins});
+    }
+  }
+  return BinLinks(deps);
 }
 
 }  // namespace
@@ -233,7 +269,8 @@ NpmLockfile ReadNpmLockfile(const std::string& install_dir) {
     // Relative paths below the install ("node_modules/x"), nothing else.
     if (!IsInstallPath(rel) || !meta.is_object()) continue;
     out.entries.push_back({rel, flag(meta, "inBundle"), flag(meta, "optional"),
-                           meta.contains("name") && meta["name"].is_string(), text(meta, "name"), text(meta, "resolved")});
+                           meta.contains("name") && meta["name"].is_string(), text(meta, "name"), text(meta, "resolved"),
+                           text(meta, "integrity"), flag(meta, "dev"), flag(meta, "peer"), flag(meta, "devOptional")});
   }
   return out;
 }
@@ -271,6 +308,7 @@ std::vector<ScriptCellPlan> PlanScriptCells(const std::string& install_dir, cons
   for (const auto& dir : DependenciesFirst(t.dirs, t.edges)) {
     if (!t.manifests.at(dir).package.events.empty()) members[owner[dir]].push_back(dir);
   }
+  const std::map<std::string, PackageNode> nodes = NodesOf(install_dir, lockfile);
   std::vector<ScriptCellPlan> out;
   for (const auto& o : DependenciesFirst(owners, cell_edges)) {
     auto it = members.find(o);
@@ -283,10 +321,12 @@ std::vector<ScriptCellPlan> PlanScriptCells(const std::string& install_dir, cons
         cell.bundled.push_back(p);
         PlacedBelow(dir, placed, &cell.placed_below);
       }
-      AddSteps(p, &cell.steps);
+      auto node = nodes.find(dir);
+      AddSteps(p, node == nodes.end() ? PackageNode{} : node->second, &cell.steps);
     }
     std::sort(cell.placed_below.begin(), cell.placed_below.end());
     cell.placed_below.erase(std::unique(cell.placed_below.begin(), cell.placed_below.end()), cell.placed_below.end());
+    cell.bin_links = CellBinLinks(cell, t, fs::path(install_dir) / "node_modules");
     out.push_back(std::move(cell));
   }
   return out;

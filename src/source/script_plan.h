@@ -25,6 +25,7 @@
 // directory is bundled follows from what npm placed, not from a manifest
 // the tarball (or a script) wrote.
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,10 @@ struct NpmLockfile {
     bool named = false;    ///< npm recorded a "name" (an alias's real name)
     std::string name;
     std::string resolved;  ///< where npm fetched it, "" when not recorded
+    std::string integrity;  ///< "" when not recorded
+    bool dev = false;
+    bool peer = false;
+    bool dev_optional = false;  ///< "devOptional"
   };
   std::vector<Entry> entries;
 };
@@ -89,6 +94,8 @@ struct ScriptCellPlan {
   /// Every step of the cell, in order: a package's steps after those of
   /// the packages (of this cell) it depends on.
   std::vector<LifecycleStep> steps;
+  /// The commands the cell sees (script_bins.h BinLinks): bin name -> file.
+  std::map<std::string, std::string> bin_links = {};
 };
 
 /// The cells of the install at `install_dir`, in the order they run: a

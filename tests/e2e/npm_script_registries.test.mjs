@@ -16,7 +16,6 @@
 // Run as root and as mcpcell-test.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -25,6 +24,7 @@ import { after, before, test } from 'node:test';
 
 import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
 import { scriptsEnv, startPackageRegistry } from './lib/npm_registry.mjs';
+import { makeCertificates } from './lib/tls_certs.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 const id = randomBytes(4).toString('hex');
@@ -84,18 +84,6 @@ const registries = [];
 let proxy;
 let proxied = 0;
 
-/** A CA and a certificate it signed for localhost and 127.0.0.1 (openssl). */
-function makeCertificates(dir) {
-  const run = (args) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  run(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', `/CN=e2e-ca-${id}`]);
-  run(['req', ...ec, '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', '/CN=localhost']);
-  writeReadableFile(path.join(dir, 'san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  run(['x509', '-req', '-in', 'srv.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'srv.pem', '-days', '2', '-extfile', 'san.ext']);
-  chmodSync(path.join(dir, 'ca.pem'), 0o644);
-  return { key: readFileSync(path.join(dir, 'srv.key')), cert: readFileSync(path.join(dir, 'srv.pem')), ca: path.join(dir, 'ca.pem') };
-}
-
 /** A forward HTTP proxy for plain http:// requests (what npm sends a `proxy` for an http registry). */
 async function startForwardProxy() {
   const server = http.createServer((req, res) => {
@@ -117,7 +105,7 @@ before(async () => {
   home = mkdtempSync('/var/tmp/e2e-regs-home-');
   chmodSync(home, 0o777);
   caDir = makeTempDir('regs-ca');
-  const certs = makeCertificates(caDir);
+  const certs = makeCertificates(caDir, `e2e-ca-${id}`);
   const def = await startPackageRegistry([
     topPackage(TOP, [`${SC}/addon`]),
     topPackage(TLS_TOP, [`${TLS}/addon`]),

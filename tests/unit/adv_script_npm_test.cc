@@ -21,6 +21,9 @@
 namespace mcpcell {
 namespace {
 
+/// No secret by the relay's rules: the shape rule of url_credential.h alone.
+const SecretCheck NoSecret = [](std::string_view) { return false; };
+
 NpmConfig Proxied(const std::string& registry, const std::string& noproxy) {
   NpmConfig c;
   c.registry = registry;
@@ -39,7 +42,7 @@ TEST(Adv5NpmProxy, TrailingDotHostIsProxiedByNpmSoNotOpened) {
   auto c = Proxied("http://registry.corp.example./", "registry.corp.example");
   EXPECT_NE(NpmProxyFor("http://registry.corp.example./", c, {}), "")
       << "npm proxies registry.corp.example. (noproxy does not match the empty last label)";
-  auto plan = PlanScriptNpm(c, {}, {});
+  auto plan = PlanScriptNpm(c, {}, {}, NoSecret);
   EXPECT_TRUE(plan.npm.registries.empty()) << plan.npm.registries[0];
 }
 
@@ -71,10 +74,10 @@ TEST(Adv5NpmProxy, UnparseableProxyValueIsNotEchoed) {
   NpmConfig c;
   c.registry = "https://r.example/";
   c.https_proxy = "socks5h://u:SECRETPW@proxy:1080";
-  auto plan = PlanScriptNpm(c, {}, {});
+  auto plan = PlanScriptNpm(c, {}, {}, NoSecret);
   EXPECT_EQ(plan.npm.unreached.find("SECRETPW"), std::string::npos) << plan.npm.unreached;
   c.https_proxy = "u:SECRETPW@proxy:1080";  // no scheme
-  plan = PlanScriptNpm(c, {}, {});
+  plan = PlanScriptNpm(c, {}, {}, NoSecret);
   EXPECT_EQ(plan.npm.unreached.find("SECRETPW"), std::string::npos) << plan.npm.unreached;
 }
 
@@ -88,7 +91,7 @@ TEST(Adv5NpmConfig, EveryScopeNpmAcceptsIsPinnedInTheCellsNpmrc) {
   auto config = NpmConfigFromList("registry = \"https://registry.npmjs.org/\"\n"
                                   "@corp!x:registry = \"https://npm.corp.example/\"\n");
   ASSERT_TRUE(config.ok());
-  auto plan = PlanScriptNpm(*config, {}, {});
+  auto plan = PlanScriptNpm(*config, {}, {}, NoSecret);
   EXPECT_NE(plan.npmrc_text.find("@corp!x:registry"), std::string::npos) << plan.npmrc_text;
 }
 
@@ -98,7 +101,7 @@ TEST(Adv5NpmConfig, ValuesCannotInjectKeys) {
   c.registry = "https://r.example/\n//r.example/:_authToken=INJECT\nscript-shell=/tmp/x";
   c.scopes = {{"@a", "https://a.example/\"\nnode-options=--require=/tmp/x\n; \""}};
   c.ca = {"-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\nprefix=/tmp/evil"};
-  auto plan = PlanScriptNpm(c, {"@a"}, {});
+  auto plan = PlanScriptNpm(c, {"@a"}, {}, NoSecret);
   std::size_t lines = 0;
   for (std::size_t at = 0; (at = plan.npmrc_text.find('\n', at)) != std::string::npos; ++at) ++lines;
   EXPECT_EQ(lines, 4u) << plan.npmrc_text;  // comment, registry, @a:registry, ca[] (each one line)
@@ -187,15 +190,15 @@ TEST(Adv5Cafile, TheCellsGetTheCertificatesNeverTheKey) {
                    "-----BEGIN CERTIFICATE-----\nMIIcert2\n-----END CERTIFICATE-----\n");
   testing::TempDir dir;
   std::ofstream(dir.path() + "/combined.pem") << pem;
-  auto copy = WriteScriptCafile(dir.path(), dir.path() + "/combined.pem");
+  auto copy = WriteScriptCafile(dir.path(), dir.path() + "/combined.pem", {});
   ASSERT_TRUE(copy.ok()) << copy.error().Message();
   EXPECT_NE(*copy, dir.path() + "/combined.pem");
   auto got = ReadTextFile(*copy, "read the copy");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(*got, certs);
   // Missing or relative: as it is, for the cell to skip or refuse.
-  EXPECT_EQ(*WriteScriptCafile(dir.path(), dir.path() + "/missing.pem"), dir.path() + "/missing.pem");
-  EXPECT_EQ(*WriteScriptCafile(dir.path(), "relative.pem"), "relative.pem");
+  EXPECT_EQ(*WriteScriptCafile(dir.path(), dir.path() + "/missing.pem", {}), dir.path() + "/missing.pem");
+  EXPECT_EQ(*WriteScriptCafile(dir.path(), "relative.pem", {}), "relative.pem");
 }
 
 }  // namespace

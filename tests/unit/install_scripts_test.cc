@@ -27,6 +27,9 @@
 namespace mcpcell {
 namespace {
 
+/// No secret by the relay's rules: the shape rule of url_credential.h alone.
+const SecretCheck NoSecret = [](std::string_view) { return false; };
+
 namespace fs = std::filesystem;
 
 /// npm's config naming the registry `url` and nothing else.
@@ -142,7 +145,7 @@ TEST_F(InstallScriptsTest, RunsEachPackageInOrderAndRecordsIt) {
   Pkg("top", R"({"name":"top","dependencies":{"dep":"1"},"scripts":{"postinstall":"t"}})");
   std::ofstream(nm_ + "/.package-lock.json") << "{}";
   EXPECT_FALSE(InstallScriptsRan(root_));
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(7), [] { return OnlyRegistry("https://registry.example/"); }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(7), [] { return OnlyRegistry("https://registry.example/"); }, NoSecret).ok());
   ASSERT_EQ(cell.runs.size(), 2u);
   EXPECT_EQ(cell.runs[0].package, "dep");
   EXPECT_EQ(cell.runs[0].package_dir, nm_ + "/dep");
@@ -162,7 +165,7 @@ TEST_F(InstallScriptsTest, TheRegistryIsAskedOnlyWhenAPackageHasScripts) {
   } cell;
   Pkg("plain", R"({"name":"plain"})");
   int asked = 0;
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [&] { ++asked; return OnlyRegistry("x"); }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [&] { ++asked; return OnlyRegistry("x"); }, NoSecret).ok());
   EXPECT_EQ(asked, 0) << "npm is not run for a registry no cell needs";
   EXPECT_TRUE(InstallScriptsRan(root_));
 }
@@ -177,7 +180,7 @@ TEST_F(InstallScriptsTest, AFailureStopsAndRecordsNothing) {
   } cell;
   Pkg("a", R"({"name":"a","scripts":{"install":"x"}})");
   Pkg("b", R"({"name":"b","scripts":{"install":"x"}})");
-  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   EXPECT_EQ(cell.calls, 1);
   EXPECT_FALSE(InstallScriptsRan(root_));
 }
@@ -196,7 +199,7 @@ TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn
   // npm's own verdict on which packages are optional; a path out of the install is ignored.
   std::ofstream(nm_ + "/.package-lock.json")
       << R"({"packages":{"node_modules/opt":{"optional":true},"node_modules/req":{},"../../etc":{"optional":true}}})";
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   EXPECT_EQ(cell.ran, (std::vector<std::string>{"opt", "req"}));
   EXPECT_FALSE(fs::exists(nm_ + "/opt"));
   EXPECT_TRUE(fs::exists(nm_ + "/req"));
@@ -205,7 +208,7 @@ TEST_F(InstallScriptsTest, AFailedOptionalDependencyIsRemovedAndTheInstallGoesOn
   Pkg("opt", R"({"name":"opt","scripts":{"install":"node-gyp rebuild"}})");
   fs::remove(root_ + "/.mcpcell-install-scripts.json");
   std::ofstream(nm_ + "/.package-lock.json") << R"({"packages":{"node_modules/opt":{},"node_modules/req":{}}})";
-  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  EXPECT_FALSE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   EXPECT_TRUE(fs::exists(nm_ + "/opt"));
 }
 
@@ -222,7 +225,7 @@ TEST_F(InstallScriptsTest, AHostileDirectoryNameReachesStderrOnlyVisibly) {
   std::ofstream(nm_ + "/.package-lock.json") << R"({"packages":{"node_modules/)" << "x\\u001b]0;owned\\u0007\\u001b[2J\\u001b[1A\\rmcpcell: forged"
                                               << R"(":{"optional":true}}})";
   testing::internal::CaptureStderr();
-  Status st = RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; });
+  Status st = RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret);
   std::string err = testing::internal::GetCapturedStderr();
   std::string all = err + (st.ok() ? "" : st.error().Message());
   EXPECT_NE(all.find("running the install scripts of"), std::string::npos) << all;
@@ -239,7 +242,7 @@ TEST_F(InstallScriptsTest, ANewlineInADirectoryNameForgesNoLine) {
   } cell;
   Pkg("x\nmcpcell: forged line", R"({"name":"x","scripts":{"install":"x"}})");
   testing::internal::CaptureStderr();
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(err.find("\nmcpcell: forged line"), std::string::npos) << err;
 }
@@ -439,7 +442,7 @@ TEST_F(InstallScriptsTest, ABundledPackagesScriptsRunInItsBundlersCellWhichMayWr
     "node_modules/parent/node_modules/nested":{"inBundle":true},
     "node_modules/parent/node_modules/nested/node_modules/deeper":{"inBundle":true},
     "node_modules/parent/node_modules/placed":{}}})";
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   std::vector<std::string> dirs;
   for (const auto& r : cell.runs) dirs.push_back(r.package_dir);
   EXPECT_EQ(dirs, (std::vector<std::string>{nm_ + "/dep", parent, placed}));
@@ -456,7 +459,7 @@ TEST_F(InstallScriptsTest, ABundlerWithoutScriptsOfItsOwnStillRunsWhatItBundles)
   std::ofstream(nm_ + "/.package-lock.json")
       << R"({"packages":{"node_modules/@s/parent/node_modules/@t/nested":{"inBundle":true}}})";
   testing::internal::CaptureStderr();
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   std::string said = testing::internal::GetCapturedStderr();
   ASSERT_EQ(cell.runs.size(), 1u);
   EXPECT_EQ(cell.runs[0].package, "@s/parent");
@@ -512,7 +515,10 @@ TEST_F(InstallScriptsTest, AScriptCellSeesOnlyTheBinsOfWhatThePackageDependsOn) 
   std::ofstream(nm_ + "/evil/shim.js") << "x";
   fs::create_directories(nm_ + "/.bin");
   fs::create_directories(nm_ + "/v/node_modules/.bin");
-  auto links = BinLinks(root_, v, {});
+  // The plan's (script_plan.h), from the manifests it read once.
+  const auto planned = PlanScriptCells(root_, ReadNpmLockfile(root_));
+  ASSERT_EQ(planned.size(), 1u);
+  const auto& links = planned[0].bin_links;
   EXPECT_EQ(links, (std::map<std::string, std::string>{{"tool", nm_ + "/tool/cli.js"},
                                                        {"t2", nm_ + "/v/node_modules/@s/t2/bin/t2.js"}}));
   const auto bin_dirs = BinDirs(root_);
@@ -537,6 +543,24 @@ TEST_F(InstallScriptsTest, AScriptCellSeesOnlyTheBinsOfWhatThePackageDependsOn) 
   std::string dir = view->dir();
   { BinView gone = std::move(*view); }
   EXPECT_FALSE(fs::exists(dir)) << "the view is removed with its object";
+}
+
+// The plan reads each package.json once (script_plan.h): the commands a
+// cell sees come from that read, and a dependency is a name, never a path.
+TEST_F(InstallScriptsTest, ACellsCommandsComeFromThePlansReadOfTheManifests) {
+  Pkg("tool", R"({"name":"tool","bin":{"tool":"cli.js"}})");
+  std::ofstream(nm_ + "/tool/cli.js") << "x";
+  Pkg("other", R"({"name":"other","bin":{"other":"cli.js"}})");
+  std::ofstream(nm_ + "/other/cli.js") << "x";
+  Pkg("b..x", R"({"name":"b..x","bin":{"bx":"cli.js"}})");  // a name, not a path (adv4)
+  std::ofstream(nm_ + "/b..x/cli.js") << "x";
+  const std::string abs = nm_ + "/other";
+  Pkg("v", R"({"name":"v","dependencies":{"tool":"1","b..x":"1",")" + abs +
+               R"(":"1","../other":"1","./other":"1"},"scripts":{"install":"x"}})");
+  const auto planned = PlanScriptCells(root_, ReadNpmLockfile(root_));
+  ASSERT_EQ(planned.size(), 1u);
+  EXPECT_EQ(planned[0].bin_links,
+            (std::map<std::string, std::string>{{"tool", nm_ + "/tool/cli.js"}, {"bx", nm_ + "/b..x/cli.js"}}));
 }
 
 }  // namespace
@@ -574,6 +598,69 @@ class ScriptPlanTest : public InstallScriptsTest {
     return out;
   }
 };
+
+// What npm's rebuild sets from the package's node (arborist rebuild.js):
+// resolved and integrity when recorded, the flags as "1" or "".
+TEST(LifecycleNodeEnv, IsWhatNpmsRebuildSets) {
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(NodeEnv(PackageNode{}), (Env{{"npm_package_optional", ""}, {"npm_package_dev", ""},
+                                          {"npm_package_peer", ""}, {"npm_package_dev_optional", ""}}));
+  PackageNode n{"https://r.example/a/-/a-1.0.0.tgz", "sha512-abc", true, false, true, true};
+  EXPECT_EQ(NodeEnv(n), (Env{{"npm_package_resolved", "https://r.example/a/-/a-1.0.0.tgz"},
+                             {"npm_package_integrity", "sha512-abc"}, {"npm_package_optional", "1"},
+                             {"npm_package_dev", ""}, {"npm_package_peer", "1"},
+                             {"npm_package_dev_optional", ""}}));  // devOptional, but optional: npm says ""
+  n.optional = false;
+  EXPECT_EQ(NodeEnv(n).back(), (std::pair<std::string, std::string>{"npm_package_dev_optional", "1"}));
+}
+
+TEST_F(ScriptPlanTest, EachStepGetsWhatTheLockfileEntrySaysOfItsPackage) {
+  Pkg("a", R"({"name":"a","version":"1.0.0","scripts":{"install":"a"}})");
+  Pkg("b", R"({"name":"b","version":"1.0.0","scripts":{"postinstall":"b"}})");
+  Lock(R"({"node_modules/a":{"resolved":"https://r.example/a/-/a-1.0.0.tgz","integrity":"sha512-x","optional":true},
+           "node_modules/b":{"dev":true,"peer":true}})");
+  auto planned = Plan();
+  ASSERT_EQ(planned.size(), 2u);
+  auto value = [](const LifecycleStep& step, const std::string& key) -> std::string {
+    for (const auto& [k, v] : step.env) {
+      if (k == key) return v;
+    }
+    return "<unset>";
+  };
+  const LifecycleStep& a = planned[0].steps.at(0);
+  EXPECT_EQ(value(a, "npm_package_resolved"), "https://r.example/a/-/a-1.0.0.tgz");
+  EXPECT_EQ(value(a, "npm_package_integrity"), "sha512-x");
+  EXPECT_EQ(value(a, "npm_package_optional"), "1");
+  EXPECT_EQ(value(a, "npm_package_dev"), "");
+  EXPECT_EQ(value(a, "npm_package_name"), "a");  // the manifest's, as before
+  const LifecycleStep& b = planned[1].steps.at(0);
+  EXPECT_EQ(value(b, "npm_package_resolved"), "<unset>");
+  EXPECT_EQ(value(b, "npm_package_dev"), "1");
+  EXPECT_EQ(value(b, "npm_package_peer"), "1");
+}
+
+// A cell never gets a credential: a resolved URL with a token or a user is
+// left out, where npm would set it.
+TEST_F(ScriptPlanTest, AResolvedUrlWithACredentialIsLeftOut) {
+  Pkg("a", R"({"name":"a","scripts":{"install":"a"}})");
+  Pkg("b", R"({"name":"b","scripts":{"install":"b"}})");
+  Pkg("c", R"({"name":"c","scripts":{"install":"c"}})");
+  Lock(R"({"node_modules/a":{"resolved":"https://npm.fury.io/a1B2c3D4e5F6g7H8i9J0/me/a/-/a-1.0.0.tgz"},
+           "node_modules/b":{"resolved":"https://u:pw@r.example/b/-/b-1.0.0.tgz"},
+           "node_modules/c":{"resolved":"https://r.example/c/-/c-1.0.0.tgz"}})");
+  struct ProgramCell : ScriptCell {
+    std::string programs;
+    Status Run(const ScriptRun& r) override {
+      programs += ReadAll(r.argv.at(1));  // the program file lives as long as the run
+      return {};
+    }
+  } cell;
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
+  const std::string& programs = cell.programs;
+  EXPECT_EQ(programs.find("a1B2c3D4e5F6g7H8i9J0"), std::string::npos) << programs;
+  EXPECT_EQ(programs.find("u:pw"), std::string::npos) << programs;
+  EXPECT_NE(programs.find("npm_package_resolved=https://r.example/c/-/c-1.0.0.tgz"), std::string::npos) << programs;
+}
 
 TEST_F(ScriptPlanTest, WhatNpmDidNotPlaceIsTheTarballsOfTheNearestPackageItPlacedAbove) {
   // a's package.json declares no bundle (the registry's said none either:
@@ -694,7 +781,7 @@ TEST_F(ScriptPlanTest, WhatAnEarlierCellWritesChangesNoLaterCellsSteps) {
   } cell;
   Pkg("a", R"({"name":"a","scripts":{"install":"build-a"}})");
   cell.victim = Pkg("z", R"({"name":"z","scripts":{"install":"build-z"}})") + "/package.json";
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(1), [] { return NpmConfig{}; }, NoSecret).ok());
   ASSERT_EQ(cell.programs.size(), 2u);
   EXPECT_NE(cell.programs[1].find("build-z"), std::string::npos) << cell.programs[1];
   EXPECT_EQ(cell.programs[1].find("EVIL"), std::string::npos) << cell.programs[1];

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -19,6 +20,9 @@
 
 namespace mcpcell {
 namespace {
+
+/// No secret by the relay's rules: the shape rule of url_credential.h alone.
+const SecretCheck NoSecret = [](std::string_view) { return false; };
 
 namespace fs = std::filesystem;
 
@@ -37,12 +41,17 @@ std::string Slurp(const std::string& path) {
 }
 
 TEST(ScriptNpmPlan, ReachesTheDefaultRegistryAndTheScopesInUse) {
-  auto plan = PlanScriptNpm(CorpConfig(), {"@corp", "@noreg"}, {});
+  auto plan = PlanScriptNpm(CorpConfig(), {"@corp", "@noreg"}, {}, NoSecret);
   EXPECT_EQ(plan.npm.registry, "https://registry.npmjs.org/");
   EXPECT_EQ(plan.npm.registries,
             (std::vector<std::string>{"https://registry.npmjs.org/", "https://npm.corp.example/npm/"}));
   EXPECT_EQ(plan.npm.unreached, "");
-  EXPECT_TRUE(plan.warnings.empty());
+  // @corp's user and password are cut off, and that is said once.
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_EQ(plan.warnings[0],
+            "npm config @corp:registry carries a user or password in its URL: the install scripts reach "
+            "https://npm.corp.example without them (a credential never enters a cell), so a script that needs to log "
+            "in there fails");
   // Every configured scope is named in the npmrc (an unused one too: npm in
   // the cell never asks the default registry for its packages), with no
   // user or password.
@@ -59,7 +68,7 @@ TEST(ScriptNpmPlan, PassesCafileCaAndStrictSslOff) {
   c.cafile = "/home/u/corp-ca.pem";
   c.ca = {"-----BEGIN CERTIFICATE-----\nAAA\n-----END CERTIFICATE-----"};
   c.strict_ssl = false;
-  auto plan = PlanScriptNpm(c, {}, {});
+  auto plan = PlanScriptNpm(c, {}, {}, NoSecret);
   EXPECT_EQ(plan.npm.cafile, "/home/u/corp-ca.pem");
   EXPECT_NE(plan.npmrc_text.find(std::string("\ncafile=\"") + kCellNpmCafile + "\"\n"), std::string::npos);
   EXPECT_NE(plan.npmrc_text.find("\nca[]=\"-----BEGIN CERTIFICATE-----\\nAAA\\n-----END CERTIFICATE-----\"\n"),
@@ -73,7 +82,7 @@ TEST(ScriptNpmPlan, ARegistryBehindAnUpstreamProxyIsNotReachedAndSaysWhy) {
   NpmConfig c = CorpConfig();
   c.https_proxy = "http://user:***@proxy.corp:3128";
   c.noproxy = "corp.example";
-  auto plan = PlanScriptNpm(c, {"@corp"}, {{"https_proxy", "http://u:envsecret@envproxy:1"}});
+  auto plan = PlanScriptNpm(c, {"@corp"}, {{"https_proxy", "http://u:envsecret@envproxy:1"}}, NoSecret);
   // The corp registry is exempt (noproxy): reached. The default one is not.
   EXPECT_EQ(plan.npm.registries, std::vector<std::string>{"https://npm.corp.example/npm/"});
   EXPECT_EQ(plan.npm.registry, "https://registry.npmjs.org/");  // npm is still pointed at it, and fails there
@@ -83,7 +92,7 @@ TEST(ScriptNpmPlan, ARegistryBehindAnUpstreamProxyIsNotReachedAndSaysWhy) {
   EXPECT_EQ(plan.npmrc_text.find("proxy"), std::string::npos) << plan.npmrc_text;
   // Through the environment: named so, without the password.
   c = CorpConfig();
-  plan = PlanScriptNpm(c, {"@corp"}, {{"https_proxy", "http://u:envsecret@envproxy:1"}});
+  plan = PlanScriptNpm(c, {"@corp"}, {{"https_proxy", "http://u:envsecret@envproxy:1"}}, NoSecret);
   EXPECT_TRUE(plan.npm.registries.empty());
   EXPECT_NE(plan.npm.unreached.find("environment variable HTTPS_PROXY (http://envproxy:1)"), std::string::npos);
   EXPECT_EQ(plan.npm.unreached.find("envsecret"), std::string::npos);
@@ -94,7 +103,7 @@ TEST(ScriptNpmPlan, ARegistryBehindAnUpstreamProxyIsNotReachedAndSaysWhy) {
 TEST(ScriptNpmPlan, AScopeWhoseRegistryIsNoHttpUrlIsWarnedAboutAndNotReached) {
   NpmConfig c = CorpConfig();
   c.scopes["@corp"] = "file:///SECRETPATH";
-  auto plan = PlanScriptNpm(c, {"@corp"}, {});
+  auto plan = PlanScriptNpm(c, {"@corp"}, {}, NoSecret);
   EXPECT_EQ(plan.npm.registries, std::vector<std::string>{"https://registry.npmjs.org/"});
   ASSERT_EQ(plan.warnings.size(), 1u);
   EXPECT_NE(plan.warnings[0].find("@corp:registry"), std::string::npos);
@@ -103,6 +112,39 @@ TEST(ScriptNpmPlan, AScopeWhoseRegistryIsNoHttpUrlIsWarnedAboutAndNotReached) {
   // Still named, to nowhere: npm in the cell never asks the default registry for @corp.
   EXPECT_NE(plan.npmrc_text.find("\n@corp:registry=\"https://unusable-registry.invalid/\"\n"), std::string::npos)
       << plan.npmrc_text;
+}
+
+// Gemfury, Artifactory: the token is the registry's path. No cell gets the
+// URL (npmrc, npm_config_registry) or the network to it; said once, naming
+// the setting, never the token.
+TEST(ScriptNpmPlan, ARegistryWithATokenInItsPathIsGivenToNoCell) {
+  const std::string token = "a1B2c3D4e5F6g7H8i9J0kLmN";
+  NpmConfig c;
+  c.registry = "https://npm.fury.io/" + token + "/someone/";
+  c.scopes = {{"@corp", "https://corp.example/artifactory/api/npm/npm/?key=" + token},
+              {"@unused", "https://other.example/" + token + "/"}};
+  auto plan = PlanScriptNpm(c, {"@corp"}, {}, NoSecret);
+  EXPECT_EQ(plan.npm.registry, "https://unusable-registry.invalid/");
+  EXPECT_TRUE(plan.npm.registries.empty());
+  EXPECT_EQ(plan.npmrc_text.find(token), std::string::npos) << plan.npmrc_text;
+  EXPECT_NE(plan.npmrc_text.find("\nregistry=\"https://unusable-registry.invalid/\"\n"), std::string::npos);
+  EXPECT_NE(plan.npmrc_text.find("\n@unused:registry=\"https://unusable-registry.invalid/\"\n"), std::string::npos);
+  // Once for each registry in use (@unused is in no installed package: no word).
+  ASSERT_EQ(plan.warnings.size(), 2u);
+  EXPECT_EQ(plan.warnings[0].rfind("npm config registry carries what looks like a token in its URL (not shown)", 0), 0u)
+      << plan.warnings[0];
+  EXPECT_EQ(plan.warnings[1].rfind("npm config @corp:registry carries what looks like a token", 0), 0u) << plan.warnings[1];
+  for (const auto& w : plan.warnings) {
+    EXPECT_EQ(w.find(token), std::string::npos) << w;
+    EXPECT_EQ(w.find("fury"), std::string::npos) << w;
+    EXPECT_NE(w.find("//HOST/:_authToken="), std::string::npos) << w;
+  }
+  // The relay's rules find a known format the shape rule would not.
+  c = NpmConfig{};
+  c.registry = "https://r.example/npm/short/";
+  plan = PlanScriptNpm(c, {}, {}, [](std::string_view url) { return url.find("short") != std::string_view::npos; });
+  EXPECT_TRUE(plan.npm.registries.empty());
+  EXPECT_EQ(plan.npm.registry, "https://unusable-registry.invalid/");
 }
 
 TEST(ScriptNpmPlan, NamesTheRegistriesReached) {
@@ -126,6 +168,53 @@ TEST(ScriptNpmrc, IsAFreshFileTheCellCanReadWhateverTheUmask) {
   EXPECT_TRUE(S_ISREG(st.st_mode));
   EXPECT_EQ(st.st_mode & 0777, 0644u);
   EXPECT_EQ(Slurp(*path), "registry=\"x\"\n");
+}
+
+const std::string kCert1 = "-----BEGIN CERTIFICATE-----\nMIIBone+/=\n-----END CERTIFICATE-----";
+const std::string kCert2 = "-----BEGIN CERTIFICATE-----\r\nMIIBtwo\r\n-----END CERTIFICATE-----\n";
+
+// Node in the cell (node-gyp, prebuild-install) reads NODE_EXTRA_CA_CERTS,
+// one file: it holds the cafile's certificates and every inline ca.
+TEST(ScriptCafile, HoldsTheCafilesCertificatesAndEveryInlineCa) {
+  testing::TempDir dir;
+  std::ofstream(dir.File("host-ca.pem")) << "-----BEGIN CERTIFICATE-----\nMIIBfile\n-----END CERTIFICATE-----\n";
+  auto path = WriteScriptCafile(dir.path(), dir.File("host-ca.pem"), {kCert1, kCert2});
+  ASSERT_TRUE(path.ok()) << path.error().Message();
+  EXPECT_NE(*path, dir.File("host-ca.pem"));
+  EXPECT_EQ(Slurp(*path), "-----BEGIN CERTIFICATE-----\nMIIBfile\n-----END CERTIFICATE-----\n" + kCert1 + "\n" +
+                              "-----BEGIN CERTIFICATE-----\r\nMIIBtwo\r\n-----END CERTIFICATE-----\n");
+  // No cafile, or a missing one (npm skips it): the inline ones alone.
+  EXPECT_EQ(Slurp(*WriteScriptCafile(dir.path(), "", {kCert1})), kCert1 + "\n");
+  EXPECT_EQ(Slurp(*WriteScriptCafile(dir.path(), dir.File("missing.pem"), {kCert1})), kCert1 + "\n");
+  // A missing cafile and no inline ca: nothing to bind, as before.
+  EXPECT_EQ(*WriteScriptCafile(dir.path(), dir.File("missing.pem"), {}), dir.File("missing.pem"));
+}
+
+TEST(ScriptCafile, RefusesAnInlineCaThatIsNoCertificateNamingTheSetting) {
+  testing::TempDir dir;
+  const std::string key = "-----BEGIN PRIVATE KEY-----\nMIIkeySECRET\n-----END PRIVATE KEY-----";
+  for (const std::string& bad : {key, key + "\n" + kCert1, kCert1 + "\ntrailing text", std::string("garbage"),
+                                 std::string(""), std::string("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----"),
+                                 std::string("-----BEGIN CERTIFICATE-----\nMII$$\n-----END CERTIFICATE-----"),
+                                 std::string("-----BEGIN CERTIFICATE-----\nMIIno-end")}) {
+    auto path = WriteScriptCafile(dir.path(), "", {kCert1, bad});
+    ASSERT_FALSE(path.ok()) << bad;
+    EXPECT_NE(path.error().Message().find("npm config ca"), std::string::npos) << path.error().Message();
+    EXPECT_NE(path.error().Message().find("entry 2 of 2"), std::string::npos) << path.error().Message();
+    EXPECT_EQ(path.error().Message().find("SECRET"), std::string::npos) << path.error().Message();
+  }
+  EXPECT_FALSE(fs::exists(dir.File(".mcpcell-script-cafile.pem")));
+}
+
+TEST(ScriptNpmPlan, KeepsTheInlineCaForTheCafileWithoutACafileLine) {
+  NpmConfig c = CorpConfig();
+  c.ca = {kCert1};
+  auto plan = PlanScriptNpm(c, {}, {}, NoSecret);
+  EXPECT_EQ(plan.npm.ca, std::vector<std::string>{kCert1});
+  EXPECT_EQ(plan.npm.cafile, "");
+  // npm in the cell reads ca[] as the host's npm did; no cafile line, which
+  // would replace it (npm's cafile wins over ca).
+  EXPECT_EQ(plan.npmrc_text.find("cafile"), std::string::npos) << plan.npmrc_text;
 }
 
 TEST(RegistriesNetwork, MergesRegistriesAndPinsEveryNameOnEveryPort) {
@@ -182,6 +271,33 @@ TEST_F(ScriptCellNpmTest, TheCellGetsTheNpmrcTheCafileReadOnlyAndEveryRegistry) 
       << spec->network.fixed_how_to_allow;
 }
 
+// A registry given to no cell for a token in its URL: the lockfiles, which
+// record its tarball URLs, are /dev/null in the cell.
+TEST_F(ScriptCellNpmTest, TheLockfilesAreHiddenWhenARegistryWasRefusedForAToken) {
+  std::ofstream(root_ + "/node_modules/.package-lock.json") << "{}";
+  ScriptNpm npm{"https://unusable-registry.invalid/", {}, "", "", ""};
+  ScriptRun run{root_, "@corp/addon", pkg_, std::vector<std::string>{"/bin/sh", "x"}, std::chrono::seconds(5), npm, {}};
+  auto masked = [](const CellSpec& spec, const std::string& target) {
+    return std::any_of(spec.mounts.begin(), spec.mounts.end(), [&](const MountSpec& m) {
+      return m.target == target && m.source == "/dev/null" && m.origin == MountSpec::Origin::kMasked;
+    });
+  };
+  auto spec = ScriptCellSpec(run);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  EXPECT_FALSE(masked(*spec, root_ + "/node_modules/.package-lock.json"));
+  run.npm.hide_lockfiles = true;
+  spec = ScriptCellSpec(run);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  EXPECT_TRUE(masked(*spec, root_ + "/node_modules/.package-lock.json"));
+  EXPECT_FALSE(masked(*spec, root_ + "/package-lock.json"));  // none here: nothing to hide
+  // The plan sets it for a registry in use refused for a token, not for a user:password@.
+  NpmConfig c;
+  c.registry = "https://npm.fury.io/a1B2c3D4e5F6g7H8i9J0/someone/";
+  EXPECT_TRUE(PlanScriptNpm(c, {}, {}, NoSecret).npm.hide_lockfiles);
+  c.registry = "https://u:***@npm.example/";
+  EXPECT_FALSE(PlanScriptNpm(c, {}, {}, NoSecret).npm.hide_lockfiles);
+}
+
 TEST_F(ScriptCellNpmTest, TheHostsProxySettingsNeverReachTheCell) {
   ::setenv("HTTPS_PROXY", "http://u:pxsecret@corp-proxy:3128", 1);
   ::setenv("npm_config_https_proxy", "http://u:pxsecret@corp-proxy:3128", 1);
@@ -229,7 +345,7 @@ TEST_F(ScriptCellNpmTest, RunPackageScriptsWritesTheNpmrcForTheRunsAndRemovesIt)
       << R"({"packages":{"node_modules/@corp/addon":{"version":"1.0.0",)"
       << R"("resolved":"https://npm.corp.example/npm/@corp/addon/-/addon-1.0.0.tgz"},)"
       << R"("node_modules/@corp/addon/node_modules/@unused/x":{"inBundle":true},"../@evil/x":{}}})";
-  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(5), [] { return CorpConfig(); }).ok());
+  ASSERT_TRUE(RunPackageScripts(root_, cell, std::chrono::seconds(5), [] { return CorpConfig(); }, NoSecret).ok());
   ASSERT_EQ(cell.runs.size(), 1u);
   const ScriptNpm& npm = cell.runs[0].npm;
   EXPECT_EQ(npm.npmrc, root_ + "/.mcpcell-script-npmrc");

@@ -1,0 +1,69 @@
+#include "source/url_credential.h"
+
+#include <algorithm>
+#include <cctype>
+#include <vector>
+
+namespace mcpcell {
+namespace {
+
+bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+/// A generated token's shape (url_credential.h), of one run of letters and digits.
+bool TokenShaped(std::string_view run) {
+  bool digit = std::any_of(run.begin(), run.end(), [](unsigned char c) { return std::isdigit(c); });
+  bool letter = std::any_of(run.begin(), run.end(), [](unsigned char c) { return std::isalpha(c); });
+  return (run.size() >= 20 && digit && letter) || run.size() >= 32;
+}
+
+/// Whether `text` holds a UUID: 8-4-4-4-12 hex digits.
+bool HoldsUuid(std::string_view text) {
+  constexpr std::size_t kGroups[] = {8, 4, 4, 4, 12};
+  for (std::size_t start = 0; start + 36 <= text.size(); ++start) {
+    std::size_t at = start;
+    bool ok = true;
+    for (std::size_t g = 0; g < 5 && ok; ++g) {
+      ok = std::all_of(text.begin() + at, text.begin() + at + kGroups[g], IsHex);
+      at += kGroups[g];
+      if (ok && g < 4) ok = text[at++] == '-';
+    }
+    if (ok) return true;
+  }
+  return false;
+}
+
+/// What follows "scheme://host[:port]".
+std::string_view AfterHost(std::string_view url) {
+  std::size_t start = url.find("://");
+  start = start == std::string_view::npos ? 0 : start + 3;
+  std::size_t end = url.find_first_of("/?#", start);
+  return end == std::string_view::npos ? std::string_view() : url.substr(end);
+}
+
+}  // namespace
+
+bool HasUserinfo(std::string_view url) {
+  std::size_t colon = url.find(':');
+  if (colon == std::string_view::npos) return false;
+  std::size_t start = colon + 1;
+  // As NormalizeRegistryUrl reads it: any run of '/' or '\' after the scheme.
+  while (start < url.size() && (url[start] == '/' || url[start] == '\\')) ++start;
+  std::size_t end = url.find_first_of("/\\?#", start);
+  return url.substr(start, end == std::string_view::npos ? url.npos : end - start).find('@') != std::string_view::npos;
+}
+
+bool RegistryUrlHoldsToken(std::string_view normalized, const SecretCheck& holds_secret) {
+  // No check handed down: every URL counts as holding one (fail closed).
+  if (!holds_secret || holds_secret(normalized)) return true;
+  std::string_view rest = AfterHost(normalized);
+  if (HoldsUuid(rest)) return true;
+  for (std::size_t at = 0; at < rest.size();) {
+    std::size_t end = at;
+    while (end < rest.size() && std::isalnum(static_cast<unsigned char>(rest[end]))) ++end;
+    if (TokenShaped(rest.substr(at, end - at))) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
+}  // namespace mcpcell

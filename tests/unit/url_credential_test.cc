@@ -1,0 +1,55 @@
+// Whether a registry URL carries a credential an install-script cell must
+// not be given (source/url_credential.h).
+#include "source/url_credential.h"
+
+#include <gtest/gtest.h>
+
+namespace mcpcell {
+namespace {
+
+const SecretCheck kNone = [](std::string_view) { return false; };
+
+TEST(UrlCredential, UserinfoAsNpmReadsTheAuthority) {
+  EXPECT_TRUE(HasUserinfo("https://u:p@host/"));
+  EXPECT_TRUE(HasUserinfo("https://TOKEN@host/"));
+  EXPECT_TRUE(HasUserinfo("http:/u:p@host/"));  // npm reads any run of slashes
+  EXPECT_TRUE(HasUserinfo("https:\\\\u:p@host/"));
+  EXPECT_FALSE(HasUserinfo("https://host/a@b/"));  // in the path: no userinfo
+  EXPECT_FALSE(HasUserinfo("https://host/"));
+}
+
+TEST(UrlCredential, TokensInThePathOrQuery) {
+  for (const char* url : {
+           "https://npm.fury.io/a1B2c3D4e5F6g7H8i9J0/someone/",        // Gemfury
+           "https://corp.example/artifactory/api/npm/AKCp8jQxyz0123456789abcdEFGH/",  // an API key
+           "https://r.example/npm/?token=0123456789abcdef0123456789abcdef",   // hex in the query
+           "https://r.example/abcdefghijklmnopqrstuvwxyzabcdef/",      // 32 letters
+           "https://r.example/key/123e4567-e89b-12d3-a456-426614174000/",  // a UUID
+           "https://r.example/npm/#a1b2c3d4e5f6g7h8i9j0",
+       }) {
+    EXPECT_TRUE(RegistryUrlHoldsToken(url, kNone)) << url;
+  }
+}
+
+TEST(UrlCredential, OrdinaryRegistryPathsHoldNone) {
+  for (const char* url : {
+           "https://registry.npmjs.org/",
+           "https://corp.example/artifactory/api/npm/npm-virtual/",
+           "https://nexus.example/repository/npm-group/",
+           "https://gitlab.example/api/v4/projects/12345678/packages/npm/",
+           "https://pkgs.dev.azure.com/org/project/_packaging/feed/npm/registry/",
+           "http://127.0.0.1:4873/",
+           "https://a1b2c3d4e5f6g7h8i9j0.example/",  // the host is not read by the shape rule
+       }) {
+    EXPECT_FALSE(RegistryUrlHoldsToken(url, kNone)) << url;
+  }
+}
+
+TEST(UrlCredential, TheRelaysRulesAndNoCheckAtAll) {
+  EXPECT_TRUE(RegistryUrlHoldsToken("https://r.example/", [](std::string_view) { return true; }));
+  // No check handed down: fail closed.
+  EXPECT_TRUE(RegistryUrlHoldsToken("https://registry.npmjs.org/", SecretCheck()));
+}
+
+}  // namespace
+}  // namespace mcpcell
