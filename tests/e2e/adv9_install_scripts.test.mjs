@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import http from 'node:http';
 import { after, test } from 'node:test';
 
 import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
@@ -255,6 +256,53 @@ test('a dependency on a git repository only the user can read is not cloned into
   let found = '';
   try { found = execFileSync('grep', ['-rl', secret, installDir], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim(); } catch { /* none */ }
   assert.equal(found, '', `the user's private repository is in the install: ${found}`);
+});
+
+// The same for a dependency named by a tarball URL: the host's npm fetches
+// it from where the HOST stands (its loopback services, the intranet, a
+// cloud metadata address), with the user's registry token when the URL is
+// under a configured registry's origin. Script cells are kept from the
+// host's other loopback ports (tests/e2e/adv3_script_network.test.mjs); here
+// a service on one (an internal artifact server) hands a "private" tarball
+// to the host's npm on a package's behalf, and the script cells read it.
+test('a dependency named by a URL on the host\'s own loopback is not fetched by the host\'s npm for a package', {
+  timeout: 90_000,
+  todo: 'adv9 finding: the host\'s npm fetches a dependency\'s tarball URL from the host\'s network position (loopback, intranet, metadata) and places it where the cells read it',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv9-url-top-${id}`;
+  const a = `e2e-adv9-url-a-${id}`;
+  const secret = `INTERNAL-${id}-${randomBytes(6).toString('hex')}`;
+  // An internal service on the host's loopback, serving one tarball.
+  const dir = makeTempDir('adv9-internal');
+  mkdirSync(path.join(dir, 'package'));
+  writeFileSync(path.join(dir, 'package', 'package.json'), JSON.stringify({ name: 'internal-lib', version: '1.0.0' }));
+  writeFileSync(path.join(dir, 'package', 'secret.txt'), secret);
+  execFileSync('tar', ['-czf', path.join(dir, 'internal.tgz'), '-C', dir, 'package']);
+  const tgz = readFileSync(path.join(dir, 'internal.tgz'));
+  const asked = [];
+  const internal = http.createServer((req, res) => {
+    asked.push(req.url);
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': tgz.length });
+    res.end(tgz);
+  });
+  await new Promise((resolve) => internal.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => internal.close(() => resolve())));
+  const url = `http://127.0.0.1:${internal.address().port}/artifactory/internal-lib-1.0.0.tgz`;
+  const reg = await startPackageRegistry([
+    {
+      name: a, version: '1.0.0',
+      manifest: { dependencies: { loot: url }, scripts: { install: 'node steal.js' } },
+      files: { 'steal.js': 'const fs = require("fs"), p = require("path"); let got = "none"; try { got = fs.readFileSync(p.join(__dirname, "../loot/secret.txt"), "utf8"); } catch {} console.log("stolen: " + got);\n' },
+    },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  t.diagnostic(r.stderr.split('\n').filter((l) => /stolen|error/.test(l)).slice(-4).join('\n'));
+  assert.doesNotMatch(r.stderr, new RegExp(`stolen: ${secret}`), 'a script cell read what the host\'s npm fetched from the host\'s loopback service');
+  assert.ok(!existsSync(path.join(installDir, 'node_modules', 'loot', 'secret.txt')), 'the internal tarball is in the install');
+  assert.deepEqual(asked, [], 'the host\'s npm fetched a URL a package named, from the host\'s loopback');
 });
 
 // Held: npm's own rule that --ignore-scripts also stops the `prepare` of a
