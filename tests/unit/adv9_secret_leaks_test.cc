@@ -133,6 +133,19 @@ TEST(Adv9SecretScan, DISABLED_ATokenAfterAnEscapedNewlineInAStderrLogLineIsMaske
   }
 }
 
+// The same in the other direction: a client's tools/call arguments holding
+// JSON text (a config file the model passes on) carry the token to the server.
+TEST(Adv9SecretScan, DISABLED_ATokenStartingALineOfJsonInToolCallArgumentsIsMasked) {
+  Relay relay;
+  std::string token = Token("AKIA{16:32}", 21);
+  std::string config = json{{"env", "REGION=eu-west-1\n" + token}}.dump();
+  std::string line = json{{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"},
+                          {"params", {{"name", "deploy"}, {"arguments", {{"config", config}}}}}}.dump();
+  RelayAction a = relay.Send(true, line);
+  std::string out = a.forward == RelayAction::Forward::kAsIs ? line : a.replacement + a.reply;
+  EXPECT_EQ(out.find(token), std::string::npos) << "passed unmasked to the server: " << out;
+}
+
 // Held: a checksummed token (GitHub) after the same escape is masked.
 TEST(Adv9SecretScan, HeldAChecksummedTokenAfterAnEscapedNewlineIsMasked) {
   Relay relay;
@@ -181,7 +194,8 @@ TEST(Adv9SecretScan, DISABLED_APuttyKeysPrivateLinesAreMaskedInStderr) {
 // The private-key-block rule needs 32 bytes of its body alphabet right after
 // the header ([A-Za-z0-9+/=:,.\\ \t\r\n-]); an armor header such as
 // "Comment: Alice <alice@example.com>" (gpg --comment, many GUIs add one)
-// has '<' and '@' within 16 bytes, so the rule matches nothing and the whole
+// has '<' and '@' within 16 bytes (GnuPG 2.0's "Version: GnuPG v2.0.22
+// (GNU/Linux)" a '(' within 24), so the rule matches nothing and the whole
 // key passes in a tool result (one text: the stderr copy masks its lines
 // itself). Fix: let the block rule skip armor header lines ("Key: value"
 // up to the blank line), or match BEGIN..END whatever lies between.
@@ -198,7 +212,9 @@ TEST(Adv9SecretScan, DISABLED_APgpPrivateKeyWithACommentHeaderIsMaskedInAToolRes
   std::string plain = PgpKey("Version: GnuPG v2");
   std::string body_line = plain.substr(plain.find("\n\n") + 2, 64);
   ASSERT_EQ(relay.ResultText(plain).find(body_line), std::string::npos) << "control";
-  for (const char* comment : {"Comment: Alice <alice@example.com>", "Comment: Bob's signing key", "Comment: (none)"}) {
+  // GnuPG 2.0 wrote "Version: GnuPG v2.0.22 (GNU/Linux)" into every armor.
+  for (const char* comment : {"Comment: Alice <alice@example.com>", "Comment: Bob's signing key", "Comment: (none)",
+                              "Version: GnuPG v2.0.22 (GNU/Linux)"}) {
     std::string out = relay.ResultText(PgpKey(comment));
     EXPECT_EQ(out.find(body_line), std::string::npos) << comment << ": the key body passed: " << out.substr(0, 300);
   }
