@@ -328,3 +328,95 @@ test('adv9 held: a git dependency\'s prepare script does not run on the host', {
   // The clone's pre/postinstall run in a cell (whose /tmp is not the host's), prepare nowhere.
   assert.ok(!existsSync(marker), `a git dependency's script ran on the host: ${existsSync(marker) ? readFileSync(marker, 'utf8') : ''}\n${r.stderr}`);
 });
+
+// Held: a package.json crafted to break out of the program lifecycle.cc
+// writes (each value single-quoted; a NUL refused): quotes, "$(...)",
+// backticks, newlines, "=" and "--" in config keys and values, in the name,
+// version, bin and in the script itself reach the script as data, exactly,
+// and nothing of them runs.
+test('adv9 held: quotes, $( ), backticks and newlines in a manifest reach the script as data, nothing of them runs', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv9-inj-top-${id}`;
+  const a = `e2e-adv9-inj-a-${id}`;
+  const nasty = `x'; touch pwned-sq; echo '$(touch pwned-cmd)\`touch pwned-bt\`\n touch pwned-nl ; "\\" -- ;`;
+  const config = { [nasty]: nasty, "k'$(touch pwned-key)": 'v', 'a=b': 'dropped', '--help': 'opt', deep: { x: [nasty, null, false, true, 1.5] } };
+  const reg = await startPackageRegistry([
+    {
+      name: a, version: '1.0.0', manifest: {},
+      files: {
+        'package.json': JSON.stringify({
+          name: a, version: `1.0.0-${nasty.length}`, config, engines: { node: nasty }, bin: { [`b'$(touch pwned-bin)`]: 'e.js' },
+          scripts: { install: `node e.js '${'$'}(touch pwned-arg)'` },
+        }),
+        'e.js': `const fs = require('fs');
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('npm_package_') || k.startsWith('npm_lifecycle')));
+fs.writeFileSync(__dirname + '/env.json', JSON.stringify({ env, argv: process.argv.slice(2), pwned: fs.readdirSync(__dirname).filter((f) => f.startsWith('pwned')) }));
+`,
+      },
+    },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  assert.equal(r.code, 0, r.stderr);
+  const dir = path.join(installDir, 'node_modules', a);
+  const got = JSON.parse(readFileSync(path.join(dir, 'env.json'), 'utf8'));
+  assert.deepEqual(got.pwned, []);
+  assert.deepEqual(got.argv, ['$(touch pwned-arg)']);
+  // A key no shell variable can be named is dropped by /bin/sh on its way
+  // to the script (as under npm, whose run-script also goes through sh -c).
+  const weird = got.env[`npm_package_config_${nasty}`];
+  assert.ok(weird === undefined || weird === nasty, String(weird));
+  assert.equal(got.env['npm_package_config_deep_x_0'], nasty);
+  assert.equal(got.env['npm_package_config_deep_x_2'], '');
+  assert.equal(got.env['npm_package_config_deep_x_4'], '1.5');
+  assert.equal(got.env['npm_package_engines_node'], nasty);
+  assert.ok([undefined, 'opt'].includes(got.env['npm_package_config_--help']));
+  assert.ok(!('npm_package_config_a' in got.env) && !Object.keys(got.env).some((k) => k.includes('a=b')), JSON.stringify(Object.keys(got.env)));
+  assert.equal(got.env.npm_lifecycle_event, 'install');
+  for (const f of ['pwned-sq', 'pwned-cmd', 'pwned-bt', 'pwned-nl', 'pwned-key', 'pwned-bin', 'pwned-arg']) {
+    assert.ok(!existsSync(path.join(dir, f)) && !existsSync(path.join(installDir, f)), f);
+  }
+});
+
+// Held: the ways a script could write another package's files without a
+// writable path to them — a hard link into its own directory, a rename, a
+// symlink written through, an fd passed through /proc — all fail.
+test('adv9 held: hard links, renames, symlinks and /proc fds do not reach another package\'s files', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv9-xp-top-${id}`;
+  const a = `e2e-adv9-xp-a-${id}`;
+  const v = `e2e-adv9-xp-v-${id}`;
+  const reg = await startPackageRegistry([
+    { name: v, version: '1.0.0', manifest: { main: 'index.js' }, files: { 'index.js': 'module.exports = "victim";\n' } },
+    {
+      name: a, version: '1.0.0', manifest: { scripts: { install: 'node x.js' } },
+      files: {
+        'x.js': `const fs = require('fs'), p = require('path');
+const victim = p.join(__dirname, '..', '${v}', 'index.js');
+const tries = {
+  link: () => { fs.linkSync(victim, p.join(__dirname, 'hl')); fs.writeFileSync(p.join(__dirname, 'hl'), 'module.exports = "pwned";'); },
+  rename: () => fs.renameSync(victim, p.join(__dirname, 'moved.js')),
+  renameDir: () => fs.renameSync(p.join(__dirname, '..', '${v}'), p.join(__dirname, 'vdir')),
+  symlink: () => { fs.symlinkSync(victim, p.join(__dirname, 'sl')); fs.writeFileSync(p.join(__dirname, 'sl'), 'module.exports = "pwned";'); },
+  procfd: () => { const fd = fs.openSync(victim, 'r'); fs.writeFileSync('/proc/self/fd/' + fd, 'module.exports = "pwned";'); },
+  utimes: () => fs.utimesSync(victim, 0, 0),
+  chmod: () => fs.chmodSync(victim, 0o777),
+  top: () => fs.writeFileSync(p.join(__dirname, '..', '..', 'package.json'), '{}'),
+};
+const out = {};
+for (const [k, f] of Object.entries(tries)) { try { f(); out[k] = 'ok'; } catch (e) { out[k] = e.code; } }
+fs.writeFileSync(p.join(__dirname, 'xp.json'), JSON.stringify(out));
+`,
+      },
+    },
+    topPackage(top, [a, v]),
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(readFileSync(path.join(installDir, 'node_modules', a, 'xp.json'), 'utf8'));
+  t.diagnostic(JSON.stringify(out));
+  for (const [k, v2] of Object.entries(out)) assert.notEqual(v2, 'ok', `${k} succeeded`);
+  assert.equal(readFileSync(path.join(installDir, 'node_modules', v, 'index.js'), 'utf8'), 'module.exports = "victim";\n');
+});
