@@ -146,6 +146,28 @@ TEST(Adv9SecretScan, DISABLED_ATokenStartingALineOfJsonInToolCallArgumentsIsMask
   EXPECT_EQ(out.find(token), std::string::npos) << "passed unmasked to the server: " << out;
 }
 
+// Held: every kind of message from the server is scanned, not only results:
+// an error's message and data, a log notification, a progress message, a
+// request the server sends the client (sampling), a resources/read result.
+TEST(Adv9SecretScan, HeldATokenInAnyServerMessageIsMasked) {
+  Relay relay;
+  std::string token = Token("xoxb-{12:d}-{13:d}-{24:an}", 31);
+  relay.Send(true, json{{"jsonrpc", "2.0"}, {"id", 50}, {"method", "tools/call"}, {"params", {{"name", "x"}}}}.dump());
+  relay.Send(true, json{{"jsonrpc", "2.0"}, {"id", 51}, {"method", "resources/read"}, {"params", {{"uri", "file:///a"}}}}.dump());
+  const std::vector<std::string> lines = {
+      json{{"jsonrpc", "2.0"}, {"id", 50}, {"error", {{"code", -32000}, {"message", "auth failed: " + token}, {"data", {{"t", token}}}}}}.dump(),
+      json{{"jsonrpc", "2.0"}, {"method", "notifications/message"}, {"params", {{"level", "info"}, {"data", "using " + token}}}}.dump(),
+      json{{"jsonrpc", "2.0"}, {"method", "notifications/progress"}, {"params", {{"progressToken", 1}, {"progress", 1}, {"message", token}}}}.dump(),
+      json{{"jsonrpc", "2.0"}, {"id", "s1"}, {"method", "sampling/createMessage"}, {"params", {{"messages", {{{"role", "user"}, {"content", {{"type", "text"}, {"text", token}}}}}}}}}.dump(),
+      json{{"jsonrpc", "2.0"}, {"id", 51}, {"result", {{"contents", {{{"uri", "file:///a"}, {"text", "k=" + token}}}}}}}.dump(),
+  };
+  for (const auto& line : lines) {
+    RelayAction a = relay.Send(false, line);
+    std::string out = a.forward == RelayAction::Forward::kAsIs ? line : a.replacement + a.reply;
+    EXPECT_EQ(out.find(token.substr(10)), std::string::npos) << out;
+  }
+}
+
 // Held: a checksummed token (GitHub) after the same escape is masked.
 TEST(Adv9SecretScan, HeldAChecksummedTokenAfterAnEscapedNewlineIsMasked) {
   Relay relay;
