@@ -281,6 +281,44 @@ TEST(Adv9SecretScan, DISABLED_AOneLinePemAcrossThe64KiBCutIsMaskedWhole) {
   EXPECT_EQ(passed, 0u) << passed << " of " << lines.size() << " body lines of the key passed the cut unmasked";
 }
 
+// The same cut, for the rules whose match has a space in it: a keyword,
+// " = " or ": ", then the secret ("aws_secret_access_key = <40>", whose
+// secret has no prefix of its own; "Authorization: Bearer <opaque>";
+// "machine h login u password p"; "; Password=..."). In a quote-free long
+// line the cut falls at the last space before 64 KiB — the one between the
+// keyword and the secret — and the secret's piece, without its keyword,
+// matches no rule. Fix: as above, or look back from the hold for the start
+// of a keyword rule's match before choosing a word boundary.
+TEST(Adv9SecretScan, DISABLED_AKeywordSecretAcrossThe64KiBCutIsMasked) {
+  Guard g;
+  ASSERT_TRUE(g.guard);
+  std::mt19937_64 rng(17);
+  struct Case {
+    std::string keyword, secret;
+  };
+  const std::vector<Case> cases = {
+      {"aws_secret_access_key = ", test::Expand("{40:b64}", rng)},
+      {"Authorization: Bearer ", test::Expand("{48:an}", rng)},
+      {"machine api.example.com login deploy password ", test::Expand("{24:an}", rng)},
+  };
+  for (const Case& c : cases) {
+    // Control: on a short line the secret is masked.
+    {
+      StderrRedactor r = g.Redactor();
+      ASSERT_EQ(ThroughCopy(r, "req " + c.keyword + c.secret + " ok\n").find(c.secret), std::string::npos) << c.keyword;
+    }
+    std::string head = "request dump:";
+    while (head.size() + 4 < kStderrLineHold - 20 - c.keyword.size()) head += " k=v";
+    head.resize(kStderrLineHold - 20 - c.keyword.size(), 'v');
+    std::string line = head + " " + c.keyword + c.secret + " " + std::string(100000, 'z') + "\n";
+    ASSERT_LT(line.find(c.secret), kStderrLineHold);
+    ASSERT_GT(line.find(c.secret) + c.secret.size(), kStderrLineHold);
+    StderrRedactor r = g.Redactor();
+    std::string out = ThroughCopy(r, line);
+    EXPECT_EQ(out.find(c.secret), std::string::npos) << c.keyword << ": the secret passed the 64 KiB cut unmasked";
+  }
+}
+
 // ---- F (LOW): a multi-line key longer than 256 lines -----------------------
 // stderr_redact masks a key's body lines up to kMaxKeyLines (256) after its
 // header, then stops: the rest of a longer block passes. A PEM of a large
