@@ -168,6 +168,25 @@ TEST(Adv9SecretScan, HeldATokenInAnyServerMessageIsMasked) {
   }
 }
 
+// The same root, without any JSON inside JSON: the relay's scan of a
+// string leaves its C0 controls out (invisible_chars.h), so a token after a
+// form feed (a page break, ^L, in source files and man pages), a vertical
+// tab, a backspace or a lone ESC is glued to the word before it and dropped,
+// while the client shows it on a line of its own. (\t, \r, \n are kept as
+// separators; the stderr scan sees the byte and masks.) Fix: a removed
+// control counts as a word boundary for GluedToAWord.
+TEST(Adv9SecretScan, DISABLED_ATokenAfterAFormFeedOrVerticalTabInAToolResultIsMasked) {
+  Relay relay;
+  int seed = 40;
+  for (const char* tmpl : kUncheckedTokens) {
+    std::string token = Token(tmpl, ++seed);
+    for (const std::string sep : {"\f", "\v", "\b", "\x1b"}) {
+      std::string out = relay.ResultText("page 1 of the runbook" + sep + token + "\n");
+      EXPECT_EQ(out.find(token), std::string::npos) << testing::PrintToString(sep) << ": passed unmasked: " << out;
+    }
+  }
+}
+
 // Held: a checksummed token (GitHub) after the same escape is masked.
 TEST(Adv9SecretScan, HeldAChecksummedTokenAfterAnEscapedNewlineIsMasked) {
   Relay relay;
