@@ -22,6 +22,16 @@ after(removeTempDirs);
 const { install, home } = scriptsHome('e2e-adv9-home');
 
 const ESC = '\x1b';
+
+/** Whether git is on the PATH (the git-dependency tests need it to make a repository). */
+function haveGit() {
+  try {
+    execFileSync('git', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
 const BEL = '\x07';
 
 /** A top package (the server) depending on `deps`. */
@@ -225,6 +235,7 @@ test('a dependency on a git repository only the user can read is not cloned into
   todo: 'adv9 finding: npx_install.cc runs the host\'s npm, which clones a dependency\'s git URL with the user\'s access (git+file/ssh/https) into the install, where the script cells and the server read it',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
+  if (!haveGit()) return t.skip('git is not installed');
   const top = `e2e-adv9-git-top-${id}`;
   const a = `e2e-adv9-git-a-${id}`;
   // The user's private repository (only the user may read it).
@@ -309,6 +320,7 @@ test('a dependency named by a URL on the host\'s own loopback is not fetched by 
 // git dependency (which would run on the HOST): nothing of it runs.
 test('adv9 held: a git dependency\'s prepare script does not run on the host', { timeout: 90_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
+  if (!haveGit()) return t.skip('git is not installed');
   const top = `e2e-adv9-gitp-top-${id}`;
   const repo = makeTempDir('adv9-gitp');
   const marker = path.join(makeTempDir('adv9-gitp-mark'), 'ran-on-host');
@@ -419,4 +431,33 @@ fs.writeFileSync(p.join(__dirname, 'xp.json'), JSON.stringify(out));
   t.diagnostic(JSON.stringify(out));
   for (const [k, v2] of Object.entries(out)) assert.notEqual(v2, 'ok', `${k} succeeded`);
   assert.equal(readFileSync(path.join(installDir, 'node_modules', v, 'index.js'), 'utf8'), 'module.exports = "victim";\n');
+});
+
+// Held: nothing one cell leaves in its scratch space (/tmp, HOME, /dev/shm,
+// npm's cache in HOME, a ~/.npmrc, a node-gyp dir) is there for the next
+// cell: each has its own, so a package cannot plant what a later package's
+// script (or npm/node-gyp in its cell) picks up.
+test('adv9 held: /tmp, HOME and /dev/shm of one script cell are not the next cell\'s', { timeout: 60_000 }, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv9-tmp-top-${id}`;
+  const first = `e2e-adv9-tmp-first-${id}`;
+  const later = `e2e-adv9-tmp-later-${id}`;
+  const plant = ['/tmp/planted', '/dev/shm/planted', `${'$'}HOME/planted`, `${'$'}HOME/.npmrc`, `${'$'}HOME/.node-gyp/planted`];
+  const reg = await startPackageRegistry([
+    {
+      name: first, version: '1.0.0',
+      manifest: { scripts: { install: `mkdir -p "$HOME/.node-gyp" && for f in ${plant.map((p) => `"${p}"`).join(' ')}; do echo registry=http://evil.example/ > "$f"; done; echo planted` } },
+    },
+    {
+      name: later, version: '1.0.0',
+      manifest: { dependencies: { [first]: '1.0.0' }, scripts: { install: `for f in ${plant.map((p) => `"${p}"`).join(' ')}; do [ -e "$f" ] && echo "found $f"; done > seen.txt; true` } },
+    },
+    topPackage(top, [later]),
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /^planted$/m, r.stderr);
+  assert.ok(r.stderr.indexOf(`running the install scripts of ${first}`) < r.stderr.indexOf(`running the install scripts of ${later}`), 'order');
+  assert.equal(readFileSync(path.join(installDir, 'node_modules', later, 'seen.txt'), 'utf8'), '');
 });
