@@ -12,7 +12,7 @@ import path from 'node:path';
 import http from 'node:http';
 import { after, test } from 'node:test';
 
-import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
+import { skipWithoutCell } from './lib/mcpcell.mjs';
 import { scriptsHome, startPackageRegistry } from './lib/npm_registry.mjs';
 import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
 
@@ -22,6 +22,7 @@ after(removeTempDirs);
 const { install, home } = scriptsHome('e2e-adv9-home');
 
 const ESC = '\x1b';
+const BEL = '\x07';
 
 /** Whether git is on the PATH (the git-dependency tests need it to make a repository). */
 function haveGit() {
@@ -32,7 +33,6 @@ function haveGit() {
     return false;
   }
 }
-const BEL = '\x07';
 
 /** A top package (the server) depending on `deps`. */
 const topPackage = (top, deps) => ({
@@ -50,7 +50,8 @@ const topPackage = (top, deps) => ({
 // through VisibleOnTerminal. A "version" holding OSC 0 (window title), OSC 52
 // (write the user's clipboard: the next paste runs the attacker's command)
 // or CSI 2J (clear the screen, hiding what ran) is obeyed by the user's
-// terminal when that package's cell is about to run. Fix: VisibleOnTerminal(step.id) in that
+// terminal when that package's cell is about to run (the optional-package
+// warning repeats the same text). Fix: VisibleOnTerminal(step.id) in that
 // error (and keep every Error built from package text visible).
 test('a package.json version with terminal escapes, made to fail planning with a NUL: the escapes are shown, not obeyed', {
   timeout: 60_000,
