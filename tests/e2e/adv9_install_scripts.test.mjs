@@ -317,6 +317,50 @@ test('a dependency named by a URL on the host\'s own loopback is not fetched by 
   assert.deepEqual(asked, [], 'the host\'s npm fetched a URL a package named, from the host\'s loopback');
 });
 
+// The same deputy with the user's registry token: the user's ~/.npmrc maps
+// a private scope to the company registry, with a token (the ordinary
+// setup). Any PUBLIC package may list "@corp/<name>" as a dependency; the
+// host's npm fetches it from the company registry with the user's token and
+// places it in the install, where the public package's script cell reads it
+// (and mcpcell even opens that registry to the cells, as a scope of the
+// install). Fix: as above — a dependency on a configured scope's package
+// from a package of another registry is refused (or needs the user's
+// consent), so the user's token fetches only what the user asked for.
+test('a public package\'s dependency on the user\'s private scope is not fetched with the user\'s token', {
+  timeout: 90_000,
+  todo: 'adv9 finding: the host\'s npm fetches "@corp/x" named by any public package from the private registry with the user\'s ~/.npmrc token, and the cells read it',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const scope = `@e2e-adv9-corp-${id}`;
+  const priv = `${scope}/internal`;
+  const top = `e2e-adv9-scope-top-${id}`;
+  const a = `e2e-adv9-scope-a-${id}`;
+  const token = `npm_${randomBytes(18).toString('hex')}`;
+  const secret = `CORP-${id}-${randomBytes(6).toString('hex')}`;
+  const corp = await startPackageRegistry([
+    { name: priv, version: '1.0.0', manifest: {}, files: { 'secret.txt': secret } },
+  ]);
+  t.after(() => corp.close());
+  const reg = await startPackageRegistry([
+    {
+      name: a, version: '1.0.0',
+      manifest: { dependencies: { [priv]: '1.0.0' }, scripts: { install: 'node steal.js' } },
+      files: { 'steal.js': `const fs = require("fs"), p = require("path"); let got = "none"; try { got = fs.readFileSync(p.join(__dirname, "../${priv}/secret.txt"), "utf8"); } catch {} console.log("stolen: " + got);\n` },
+    },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const rc = path.join(home(), '.npmrc');
+  writeFileSync(rc, `${scope}:registry=${corp.url}\n//127.0.0.1:${corp.port}/:_authToken=${token}\n`);
+  t.after(() => rmSync(rc, { force: true }));
+  const { r } = await install(top, reg);
+  t.diagnostic(r.stderr.split('\n').filter((l) => /stolen|network|error/.test(l)).slice(-4).join('\n'));
+  const withToken = corp.authorizations.filter(([, auth]) => auth === `Bearer ${token}`).map(([u]) => u);
+  t.diagnostic(`the user's token went with: ${withToken.join(', ')}`);
+  assert.doesNotMatch(r.stderr, new RegExp(`stolen: ${secret}`), 'a public package\'s script read the private package fetched with the user\'s token');
+  assert.deepEqual(withToken, [], 'the host\'s npm sent the user\'s token to fetch what a public package asked for');
+});
+
 // Held: npm's own rule that --ignore-scripts also stops the `prepare` of a
 // git dependency (which would run on the HOST): nothing of it runs.
 test('adv9 held: a git dependency\'s prepare script does not run on the host', { timeout: 90_000 }, async (t) => {
