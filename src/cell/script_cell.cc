@@ -265,11 +265,23 @@ Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
 namespace {
 
 /// What the cell printed: copied to our stderr as it comes (made safe for a
-/// terminal), the last lines kept.
+/// terminal) up to kShownBytes, the last lines kept. A client keeps mcpcell's
+/// stderr as its log: a script flooding it for the whole --install-timeout
+/// filled that log without bound (adv9); npm itself shows a script's output
+/// only when it fails, which the tail still does.
 class ScriptOutput {
  public:
+  static constexpr std::size_t kShownBytes = 1 << 20;
+
   void Add(std::string_view bytes) {
-    (void)WriteAll(STDERR_FILENO, filter_.Filter(bytes));
+    if (shown_ < kShownBytes) {
+      std::string_view part = bytes.substr(0, kShownBytes - shown_);
+      (void)WriteAll(STDERR_FILENO, filter_.Filter(part));
+      shown_ += part.size();
+      if (shown_ == kShownBytes) {
+        Say("the install scripts printed more than 1 MiB; the rest is not shown (their last lines are, if they fail)");
+      }
+    }
     for (char c : bytes) {
       if (c != '\n') {
         if (line_.size() < 400) line_ += c;
@@ -280,16 +292,18 @@ class ScriptOutput {
       if (tail_.size() > kTailLines) tail_.pop_front();
     }
   }
-  /// The last lines, terminal-safe, each on its own indented line.
+  /// The last lines, each on its own indented line, with every control
+  /// character shown (a CR would return over the indent and read as
+  /// mcpcell's own words, adv9).
   std::string Tail() {
     if (!line_.empty()) tail_.push_back(line_);
-    TerminalFilter f;
     std::string out;
-    for (const auto& l : tail_) out += "\n    | " + f.Filter(l);
+    for (const auto& l : tail_) out += "\n    | " + VisibleOnTerminal(l);
     return out.empty() ? " (it printed nothing)" : ":" + out;
   }
 
  private:
+  std::size_t shown_ = 0;
   TerminalFilter filter_;
   std::string line_;
   std::deque<std::string> tail_;

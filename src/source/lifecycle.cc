@@ -1,6 +1,7 @@
 #include "source/lifecycle.h"
 
 #include "util/shell_quote.h"
+#include "util/terminal_text.h"
 
 namespace mcpcell {
 namespace {
@@ -80,7 +81,8 @@ Result<std::string> LifecycleProgram(const std::vector<LifecycleStep>& steps) {
     bool nul = HasNul(step.dir) || HasNul(step.script) || HasNul(step.id);
     for (const auto& [k, v] : step.env) nul = nul || HasNul(k) || HasNul(v);
     if (nul) {
-      return MakeError("run the " + step.event + " script of", step.id,
+      // The id is the tarball's own name@version: shown, never obeyed (adv9).
+      return MakeError("run the " + step.event + " script of", VisibleOnTerminal(step.id),
                        "it holds a NUL byte, which no command can carry (npm refuses it too)");
     }
     text += StepText(step);

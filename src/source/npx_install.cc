@@ -75,8 +75,16 @@ class NpmTool : public PackageTool {
     global_ = *global;
     // --loglevel=http: one line per registry request on stderr, so the user
     // (and a client's log) sees the install moving rather than a silent minute.
+    MCPCELL_TRY(CheckNpmRefusesNonRegistrySources());
+    // A dependency at any depth may name a git URL (cloned with the user's
+    // ssh key or credential helper), a tarball URL (fetched from where the
+    // host stands: its loopback, the intranet, a metadata address), a file
+    // or a directory on the host; the fetched code then sits where every
+    // script cell and the server read it (adv9). Only registry packages.
     std::vector<std::string> argv = {"npm", "install", "--prefix", prefix, "--no-audit", "--no-fund",
-                                     "--ignore-scripts", "--omit=dev", "--loglevel=http"};
+                                     "--ignore-scripts", "--omit=dev", "--loglevel=http",
+                                     "--allow-git=none", "--allow-remote=none", "--allow-file=none",
+                                     "--allow-directory=none"};
     if (!global->empty()) argv.push_back("--globalconfig=" + *global);
     argv.push_back(package + "@" + version);
     auto out = Run(argv, false, "installing " + package + "@" + version + " with npm");
@@ -114,6 +122,22 @@ class NpmTool : public PackageTool {
     auto out = Run(argv, true, "asking npm for its registry");
     if (!out.ok()) return out.error();
     return NpmConfigFromList(*out);
+  }
+
+  /// npm ignores a setting it does not know (a warning at most): an npm
+  /// without allow-git/allow-remote (npm 11's) would fetch what the flags
+  /// above refuse. Asked, not guessed from a version number.
+  Status CheckNpmRefusesNonRegistrySources() {
+    auto out = Run({"npm", "config", "get", "allow-remote"}, true, "asking npm whether it can refuse URL dependencies");
+    if (!out.ok()) return out.error();
+    std::string v = *out;
+    while (!v.empty() && (v.back() == '\n' || v.back() == '\r' || v.back() == ' ')) v.pop_back();
+    if (v == "all" || v == "none" || v == "root") return {};
+    return MakeError("check npm", "allow-remote",
+                     "this npm has no allow-git/allow-remote settings (npm config get allow-remote: \"" + v +
+                         "\"), so it would fetch a dependency's git or URL source with your credentials from your "
+                         "network; mcpcell installs npx:// packages only with an npm that refuses them (npm 11 or "
+                         "later: npm install -g npm@11)");
   }
 
   /// The global npmrc npm reads when no --prefix is given (issue 14.1):

@@ -55,7 +55,6 @@ const topPackage = (top, deps) => ({
 // error (and keep every Error built from package text visible).
 test('a package.json version with terminal escapes, made to fail planning with a NUL: the escapes are shown, not obeyed', {
   timeout: 60_000,
-  todo: 'adv9 finding: lifecycle.cc\'s NUL error prints the manifest\'s name@version raw: OSC 52/CSI escapes from a tarball reach the user\'s terminal',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv9-esc-top-${id}`;
@@ -122,7 +121,6 @@ test('adv9 held: escapes a script prints, and its manifest\'s in the banner, are
 // VisibleOnTerminal (or cuts each line at its last '\r').
 test('a failing script\'s last lines cannot return to the start of the line inside mcpcell\'s error', {
   timeout: 60_000,
-  todo: 'adv9 finding: ScriptOutput::Tail filters with TerminalFilter, which passes \\r: a script\'s line overwrites the "    | " indent and reads as mcpcell\'s own',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv9-cr-top-${id}`;
@@ -154,7 +152,6 @@ test('a failing script\'s last lines cannot return to the start of the line insi
 // copied per cell (e.g. 1 MiB, then "... N bytes not shown"), keep the tail.
 test('a script that floods its output: mcpcell\'s stderr stays bounded', {
   timeout: 90_000,
-  todo: 'adv9 finding: script_cell.cc copies all of a script\'s output to stderr (a client\'s log): 32 MiB in, 32 MiB out, unbounded for 5 min',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv9-flood-top-${id}`;
@@ -233,7 +230,6 @@ test('a script cannot put gigabytes on the host\'s disk', {
 // credentials of the user's.
 test('a dependency on a git repository only the user can read is not cloned into the install by the host\'s npm', {
   timeout: 90_000,
-  todo: 'adv9 finding: npx_install.cc runs the host\'s npm, which clones a dependency\'s git URL with the user\'s access (git+file/ssh/https) into the install, where the script cells and the server read it',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   if (!haveGit()) return t.skip('git is not installed');
@@ -279,7 +275,6 @@ test('a dependency on a git repository only the user can read is not cloned into
 // to the host's npm on a package's behalf, and the script cells read it.
 test('a dependency named by a URL on the host\'s own loopback is not fetched by the host\'s npm for a package', {
   timeout: 90_000,
-  todo: 'adv9 finding: the host\'s npm fetches a dependency\'s tarball URL from the host\'s network position (loopback, intranet, metadata) and places it where the cells read it',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv9-url-top-${id}`;
