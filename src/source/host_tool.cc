@@ -178,6 +178,15 @@ std::vector<std::string> HostToolEnvironment(char** environ_in, const std::strin
 Result<std::string> PackageCacheRoot(std::string_view kind) {
   std::string base = UserCacheBase();
   if (base.empty()) return MakeError("find the package cache", "", "neither XDG_CACHE_HOME nor HOME is an absolute path");
+  // What the cache holds is what runs (the registry's pinned packages are
+  // run from it, trusted): a cache someone else made or can write (an
+  // XDG_CACHE_HOME in a shared directory, adv10) is refused, not used.
+  static const OwnedRules kRules{"check the package cache",
+                                 "another user could have put the code there that mcpcell would run as the package",
+                                 "point XDG_CACHE_HOME at a directory of your own",
+                                 "run chmod go-w on it, or point XDG_CACHE_HOME at a directory of your own"};
+  auto dir = OpenCacheDir(base, kind, /*create=*/true, kRules);
+  if (!dir.ok()) return dir.error();
   return CacheDirPath(base, kind);
 }
 

@@ -32,7 +32,7 @@
 //          policy; envFile dropped silently; explain prints control characters.
 
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -496,8 +496,7 @@ test('adv10: wrap --policy ALLOW says an npx entry "runs ... in a cell" though t
 });
 
 test('adv10: XDG_CACHE_HOME (a client env block can set it) points mcpcell at a planted package, run as the trusted official one', {
-  todo: 'adv10 finding: the npx cache is taken from XDG_CACHE_HOME with no owner/mode/integrity check (NpxCacheRoot, EnsureNpxPackage)',
-}, async () => {
+}, async (t) => {
   // A world-writable directory anyone could have filled: the registry's pinned "memory" package, planted.
   const cache = makeWritableDir('adv10-cache');
   const pkg = path.join(cache, 'mcpcell', 'npx', '@modelcontextprotocol+server-memory@2026.8.31', 'node_modules',
@@ -506,11 +505,17 @@ test('adv10: XDG_CACHE_HOME (a client env block can set it) points mcpcell at a 
   writeReadableFile(path.join(pkg, 'package.json'),
     JSON.stringify({ name: '@modelcontextprotocol/server-memory', version: '2026.8.31', bin: { 'mcp-server-memory': 'index.js' } }));
   writeReadableFile(path.join(pkg, 'index.js'), 'console.error("ADV10-PLANTED-RAN");\n');
-  for (let d = pkg; d.startsWith(cache) && d !== cache; d = path.dirname(d)) chmodSync(d, 0o755);
+  // Planted by another user: as root the planted directories are given to nobody (65534).
+  if (process.getuid() !== 0) return t.skip('planting as another user needs root');
+  for (let d = pkg; d.startsWith(cache) && d !== cache; d = path.dirname(d)) {
+    chmodSync(d, 0o755);
+    chownSync(d, 65534, 65534);
+  }
   // The policy trusts the registry's pinned official entries (the default trusted_tiers).
   const policy = file('official.json', { rules: [{ name: 'official-pinned', condition: { not: 'untrusted_source' }, action: 'allow' }] });
   const r = await runMcpcell(['run', '--policy', policy, 'memory'], { input: '', env: env({ XDG_CACHE_HOME: cache }), ...GUARD });
   assert.doesNotMatch(r.stderr, /ADV10-PLANTED-RAN/, `planted code ran as the trusted official package, with no cell:\n${r.stderr}`);
+  assert.match(r.stderr, /package cache.*(not yours|another user)/s, `the refusal names the cache and why:\n${r.stderr}`);
 });
 
 test('adv10 held: `SRV/link/../server.mjs` (a symlink out of SRV) is not run as SRV/server.mjs', async () => {
