@@ -41,6 +41,7 @@ namespace fs = std::filesystem;
 /// Memory for a compile: g++ on an amalgamation (sqlite3.c) needs more than
 /// a server's default; a default, so a machine without the cgroup only warns.
 constexpr std::uint64_t kScriptMemoryBytes = 2ULL << 30;
+constexpr std::uint64_t kScriptFileBytes = 1ULL << 30;  // RLIMIT_FSIZE of a script cell
 /// How many of the last lines a failure shows.
 constexpr std::size_t kTailLines = 15;
 
@@ -244,6 +245,10 @@ Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
   spec->workdir = run.install_dir;
   spec->relay.on = false;  // not an MCP server: its stdout is not JSON-RPC
   spec->limits.memory_bytes = {kScriptMemoryBytes, false};
+  // The package directory is a bind of the host's disk, which no tmpfs size
+  // bounds: no file a script writes may pass kScriptFileBytes (adv9: one
+  // fallocate put 2 GiB into the host's cache). Builds write a few MiB.
+  spec->limits.file_bytes = kScriptFileBytes;
   AddNpmEnv(&*spec);
   AddLifecycleEnv(&*spec, run);
   MCPCELL_TRY(AddNpmConfig(&*spec, run.npm, &notes));

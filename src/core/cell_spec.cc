@@ -51,6 +51,7 @@ nlohmann::json ToJson(const CellSpec& s) {
                         {"tmp_bytes", s.limits.tmp_bytes},
                         {"nofile", s.limits.nofile},
                         {"core_bytes", s.limits.core_bytes}};
+  if (s.limits.file_bytes != 0) limits["file_bytes"] = s.limits.file_bytes;
   limits["timeout_ms"] =
       s.limits.timeout ? nlohmann::json(s.limits.timeout->count()) : nlohmann::json(nullptr);
   auto pins = nlohmann::json::array();

@@ -65,6 +65,7 @@ struct Limits {
   std::uint64_t tmp_bytes = 0;   ///< size of the cell's /tmp tmpfs
   std::uint64_t nofile = 4096;   ///< RLIMIT_NOFILE
   std::uint64_t core_bytes = 0;  ///< RLIMIT_CORE: no core dumps of secrets by default
+  std::uint64_t file_bytes = 0;  ///< RLIMIT_FSIZE, 0 = none (a server's --write is the user's grant)
   std::optional<std::chrono::milliseconds> timeout;  ///< wall clock for the whole run
 };
 

@@ -163,6 +163,10 @@ nlohmann::json Ulimits(const CellSpec& spec, const ContainerOptions& opts) {
   auto core = static_cast<std::int64_t>(spec.limits.core_bytes);
   ulimits.push_back({{"Name", "nofile"}, {"Soft", nofile}, {"Hard", nofile}});
   ulimits.push_back({{"Name", "core"}, {"Soft", core}, {"Hard", core}});
+  if (spec.limits.file_bytes != 0) {
+    auto fsize = static_cast<std::int64_t>(spec.limits.file_bytes);
+    ulimits.push_back({{"Name", "fsize"}, {"Soft", fsize}, {"Hard", fsize}});
+  }
   if (opts.nproc_limit) {
     auto nproc = spec.limits.pids.value ? static_cast<std::int64_t>(*spec.limits.pids.value) : kDefaultNproc;
     ulimits.push_back({{"Name", "nproc"}, {"Soft", nproc}, {"Hard", nproc}});

@@ -75,6 +75,7 @@ Status ApplyRlimits(const Limits& limits) {
   for (const auto& d : kDefaults) MCPCELL_TRY(Set(d.resource, d.name, d.soft, d.hard));
   MCPCELL_TRY(Set(RLIMIT_NOFILE, "RLIMIT_NOFILE", limits.nofile, limits.nofile));
   MCPCELL_TRY(Set(RLIMIT_CORE, "RLIMIT_CORE", limits.core_bytes, limits.core_bytes));
+  if (limits.file_bytes != 0) MCPCELL_TRY(Set(RLIMIT_FSIZE, "RLIMIT_FSIZE", limits.file_bytes, limits.file_bytes));
   // A fallback for when the pids cgroup is unavailable. Since Linux 5.14
   // RLIMIT_NPROC is counted in ucounts per (user namespace, uid), so in the
   // cell's own user namespace it bounds the cell's processes, not every
