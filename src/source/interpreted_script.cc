@@ -7,6 +7,7 @@
 #include <map>
 #include <string_view>
 
+#include "util/path_search.h"
 #include "util/shell_quote.h"
 
 namespace mcpcell {
@@ -131,6 +132,16 @@ const Syntax* SyntaxOf(std::string_view base) {
 std::string Absolute(const std::string& word, const std::string& cwd) {
   if (word.empty() || word.front() == '/' || cwd.empty()) return std::filesystem::path(word).lexically_normal().string();
   return (std::filesystem::path(cwd) / word).lexically_normal().string();
+}
+
+/// The program as the source names it: the file that runs. A path is made
+/// absolute; a bare name is the file the one PATH lookup finds (a trusted
+/// `node` was whatever `node` came first on the caller's PATH, adv10), or
+/// the name when nothing is found (nothing will run).
+std::string ProgramWord(const std::string& argv0, const std::string& cwd) {
+  if (argv0.find('/') != std::string::npos) return Absolute(argv0, cwd);
+  std::string found = FindOnHostPath(argv0);
+  return found.empty() ? argv0 : found;
 }
 
 /// Where the reading of argv stopped, and what of it depends on the cwd.
@@ -263,7 +274,7 @@ std::optional<InterpretedScript> InterpretedScriptOf(const std::vector<std::stri
   Reading r;
   r.argv = &argv;
   r.cwd = &cwd;
-  if (argv[0].find('/') != std::string::npos) r.words[0] = Absolute(argv[0], cwd);
+  r.words[0] = ProgramWord(argv[0], cwd);
   if (syntax != nullptr) Read(*syntax, &r);
   InterpretedScript out;
   if (r.what == Reading::What::kUnread || r.last >= argv.size()) {
@@ -291,7 +302,7 @@ std::optional<InterpretedScript> InterpretedScriptOf(const std::vector<std::stri
 }
 
 std::string PlainCommandSource(const std::string& argv0, const std::string& cwd) {
-  return "command://" + ShellQuote(argv0.find('/') != std::string::npos ? Absolute(argv0, cwd) : argv0);
+  return "command://" + ShellQuote(ProgramWord(argv0, cwd));
 }
 
 std::string CurrentDirectory() {

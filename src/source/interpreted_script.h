@@ -53,7 +53,9 @@ std::optional<InterpretedScript> InterpretedScriptOf(const std::vector<std::stri
 
 /// The source of a command no interpreter runs: "command://" and argv[0],
 /// made absolute against `cwd` when it is a relative path (`./server` is
-/// another program in every directory); a bare name is as given.
+/// another program in every directory); a bare name is the file PATH finds
+/// (util/path_search.h), as given when none. An interpreter's source names
+/// its program the same way.
 std::string PlainCommandSource(const std::string& argv0, const std::string& cwd);
 
 /// The process's working directory, "" when it cannot be read.

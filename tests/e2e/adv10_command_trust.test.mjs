@@ -257,7 +257,6 @@ test('adv10: NODE_OPTIONS / BASH_ENV passed with --env make a trusted source run
 });
 
 test('adv10: `node` in a trusted source is whatever `node` comes first on PATH', {
-  todo: 'adv10 finding: the source names the interpreter by its bare name; local_path is shown but never judged',
 }, async () => {
   const bin = makeTempDir('adv10-bin');
   writeFileSync(path.join(bin, 'node'), '#!/bin/sh\necho ADV10-FAKE-NODE-RAN >&2\n');

@@ -7,9 +7,16 @@
 #include "policy/policy.h"
 #include "policy/trust_facts.h"
 #include "source/interpreted_script.h"
+#include "util/path_search.h"
 
 namespace mcpcell {
 namespace {
+
+/// A bare program as the source names it: the file PATH finds.
+std::string Bin(const char* name) {
+  std::string found = FindOnHostPath(name);
+  return found.empty() ? name : found;
+}
 
 std::string SourceOf(const std::vector<std::string>& argv) {
   auto s = InterpretedScriptOf(argv, "/srv");
@@ -19,38 +26,38 @@ std::string SourceOf(const std::vector<std::string>& argv) {
 TEST(InterpretedScript, TheScriptIsTheSourceMadeAbsolute) {
   auto s = InterpretedScriptOf({"node", "server.mjs", "/data"}, "/srv");
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->source, "command://node /srv/server.mjs");
+  EXPECT_EQ(s->source, "command://" + Bin("node") + " /srv/server.mjs");
   EXPECT_EQ(s->script, "server.mjs");
   EXPECT_EQ(s->script_path, "/srv/server.mjs");
   EXPECT_TRUE(s->maybe_names.empty());
   EXPECT_EQ(SourceOf({"/usr/bin/node", "../x/a.js"}), "command:///usr/bin/node /x/a.js");
   EXPECT_EQ(SourceOf({"./bin/node", "a.js"}), "command:///srv/bin/node /srv/a.js");
-  EXPECT_EQ(SourceOf({"python3.11", "-u", "/opt/s.py", "--port", "1"}), "command://python3.11 -u /opt/s.py");
-  EXPECT_EQ(SourceOf({"bash", "-eu", "run.sh"}), "command://bash -eu /srv/run.sh");
-  EXPECT_EQ(SourceOf({"deno", "run", "--allow-net=x.com", "main.ts"}), "command://deno run --allow-net=x.com /srv/main.ts");
-  EXPECT_EQ(SourceOf({"node", "--", "-weird.js"}), "command://node -- /srv/-weird.js");
-  EXPECT_EQ(SourceOf({"php", "-n", "-f", "s.php", "x"}), "command://php -n -f /srv/s.php");
+  EXPECT_EQ(SourceOf({"python3.11", "-u", "/opt/s.py", "--port", "1"}), "command://" + Bin("python3.11") + " -u /opt/s.py");
+  EXPECT_EQ(SourceOf({"bash", "-eu", "run.sh"}), "command://" + Bin("bash") + " -eu /srv/run.sh");
+  EXPECT_EQ(SourceOf({"deno", "run", "--allow-net=x.com", "main.ts"}), "command://" + Bin("deno") + " run --allow-net=x.com /srv/main.ts");
+  EXPECT_EQ(SourceOf({"node", "--", "-weird.js"}), "command://" + Bin("node") + " -- /srv/-weird.js");
+  EXPECT_EQ(SourceOf({"php", "-n", "-f", "s.php", "x"}), "command://" + Bin("php") + " -n -f /srv/s.php");
 }
 
 TEST(InterpretedScript, OptionsBeforeTheScriptArePartOfItWithTheirPathsAbsolute) {
   // -r runs hook.js first: not the same program as `node server.mjs`.
-  EXPECT_EQ(SourceOf({"node", "-r", "./hook.js", "server.mjs"}), "command://node -r /srv/hook.js /srv/server.mjs");
-  EXPECT_EQ(SourceOf({"node", "--import=./hook.mjs", "s.mjs"}), "command://node --import=/srv/hook.mjs /srv/s.mjs");
-  EXPECT_EQ(SourceOf({"python3", "-W", "ignore", "s.py"}), "command://python3 -W ignore /srv/s.py");
-  EXPECT_EQ(SourceOf({"bash", "-o", "pipefail", "s.sh"}), "command://bash -o pipefail /srv/s.sh");
+  EXPECT_EQ(SourceOf({"node", "-r", "./hook.js", "server.mjs"}), "command://" + Bin("node") + " -r /srv/hook.js /srv/server.mjs");
+  EXPECT_EQ(SourceOf({"node", "--import=./hook.mjs", "s.mjs"}), "command://" + Bin("node") + " --import=/srv/hook.mjs /srv/s.mjs");
+  EXPECT_EQ(SourceOf({"python3", "-W", "ignore", "s.py"}), "command://" + Bin("python3") + " -W ignore /srv/s.py");
+  EXPECT_EQ(SourceOf({"bash", "-o", "pipefail", "s.sh"}), "command://" + Bin("bash") + " -o pipefail /srv/s.sh");
   // A module name is found from the cwd's node_modules: the cwd is part of it.
-  EXPECT_EQ(SourceOf({"node", "-r", "hook", "s.mjs"}), "command://cd /srv && node -r hook /srv/s.mjs");
+  EXPECT_EQ(SourceOf({"node", "-r", "hook", "s.mjs"}), "command://cd /srv && " + Bin("node") + " -r hook /srv/s.mjs");
   // deno's --env-file and --lock take a value only after '='.
-  EXPECT_EQ(SourceOf({"deno", "run", "--env-file", "main.ts"}), "command://deno run --env-file /srv/main.ts");
+  EXPECT_EQ(SourceOf({"deno", "run", "--env-file", "main.ts"}), "command://" + Bin("deno") + " run --env-file /srv/main.ts");
 }
 
 TEST(InterpretedScript, InlineCodeAndModulesEndTheSourceAndNeedTheCwd) {
-  EXPECT_EQ(SourceOf({"node", "-e", "go()", "arg"}), "command://cd /srv && node -e 'go()'");
-  EXPECT_EQ(SourceOf({"bash", "-c", "exec x", "name"}), "command://cd /srv && bash -c 'exec x'");
+  EXPECT_EQ(SourceOf({"node", "-e", "go()", "arg"}), "command://cd /srv && " + Bin("node") + " -e 'go()'");
+  EXPECT_EQ(SourceOf({"bash", "-c", "exec x", "name"}), "command://cd /srv && " + Bin("bash") + " -c 'exec x'");
   auto m = InterpretedScriptOf({"python3", "-m", "mcp_server_git", "--repo", "."}, "/srv");
   ASSERT_TRUE(m);
   // Python puts the cwd first on sys.path: ./mcp_server_git.py would win.
-  EXPECT_EQ(m->source, "command://cd /srv && python3 -m mcp_server_git");
+  EXPECT_EQ(m->source, "command://cd /srv && " + Bin("python3") + " -m mcp_server_git");
   EXPECT_EQ(m->module, "mcp_server_git");
   EXPECT_TRUE(m->script.empty());
   EXPECT_EQ(InterpretedScriptOf({"python3", "-umpkg"}, "/srv")->module, "pkg");
@@ -58,22 +65,22 @@ TEST(InterpretedScript, InlineCodeAndModulesEndTheSourceAndNeedTheCwd) {
 
 TEST(InterpretedScript, WhatTheTableCannotReadIsTheWholeCommandLineInItsDirectory) {
   // An unknown option might take the next word: never guess the script.
-  EXPECT_EQ(SourceOf({"node", "--unknown", "a.js", "b.js"}), "command://cd /srv && node --unknown a.js b.js");
-  EXPECT_EQ(SourceOf({"node", "-pe", "1"}), "command://cd /srv && node -pe 1");
-  EXPECT_EQ(SourceOf({"node", "-e"}), "command://cd /srv && node -e");
-  EXPECT_EQ(SourceOf({"node"}), "command://cd /srv && node");  // the REPL / stdin: no script
-  EXPECT_EQ(SourceOf({"bash", "+x", "s.sh"}), "command://cd /srv && bash +x s.sh");  // '+' turns an option off
-  EXPECT_EQ(SourceOf({"deno", "main.ts"}), "command://cd /srv && deno main.ts");
+  EXPECT_EQ(SourceOf({"node", "--unknown", "a.js", "b.js"}), "command://cd /srv && " + Bin("node") + " --unknown a.js b.js");
+  EXPECT_EQ(SourceOf({"node", "-pe", "1"}), "command://cd /srv && " + Bin("node") + " -pe 1");
+  EXPECT_EQ(SourceOf({"node", "-e"}), "command://cd /srv && " + Bin("node") + " -e");
+  EXPECT_EQ(SourceOf({"node"}), "command://cd /srv && " + Bin("node"));  // the REPL / stdin: no script
+  EXPECT_EQ(SourceOf({"bash", "+x", "s.sh"}), "command://cd /srv && " + Bin("bash") + " +x s.sh");  // '+' turns an option off
+  EXPECT_EQ(SourceOf({"deno", "main.ts"}), "command://cd /srv && " + Bin("deno") + " main.ts");
   // Subcommands and chdir options: no script to name.
-  EXPECT_EQ(SourceOf({"node", "inspect", "s.js"}), "command://cd /srv && node inspect s.js");
-  EXPECT_EQ(SourceOf({"tsx", "watch", "s.ts"}), "command://cd /srv && tsx watch s.ts");
-  EXPECT_EQ(SourceOf({"bun", "x", "pkg"}), "command://cd /srv && bun x pkg");
-  EXPECT_EQ(SourceOf({"ruby", "-C", "/x", "s.rb"}), "command://cd /srv && ruby -C /x s.rb");
-  EXPECT_EQ(SourceOf({"bun", "--cwd", "/x", "s.ts"}), "command://cd /srv && bun --cwd /x s.ts");
+  EXPECT_EQ(SourceOf({"node", "inspect", "s.js"}), "command://cd /srv && " + Bin("node") + " inspect s.js");
+  EXPECT_EQ(SourceOf({"tsx", "watch", "s.ts"}), "command://cd /srv && " + Bin("tsx") + " watch s.ts");
+  EXPECT_EQ(SourceOf({"bun", "x", "pkg"}), "command://cd /srv && " + Bin("bun") + " x pkg");
+  EXPECT_EQ(SourceOf({"ruby", "-C", "/x", "s.rb"}), "command://cd /srv && " + Bin("ruby") + " -C /x s.rb");
+  EXPECT_EQ(SourceOf({"bun", "--cwd", "/x", "s.ts"}), "command://cd /srv && " + Bin("bun") + " --cwd /x s.ts");
   // Launchers say nothing of what they start.
-  EXPECT_EQ(SourceOf({"npx", "-y", "@x/server", "/data"}), "command://cd /srv && npx -y @x/server /data");
-  EXPECT_EQ(SourceOf({"env", "A=1", "node", "s.js"}), "command://cd /srv && env A=1 node s.js");
-  EXPECT_EQ(SourceOf({"poetry", "run", "python", "x.py"}), "command://cd /srv && poetry run python x.py");
+  EXPECT_EQ(SourceOf({"npx", "-y", "@x/server", "/data"}), "command://cd /srv && " + Bin("npx") + " -y @x/server /data");
+  EXPECT_EQ(SourceOf({"env", "A=1", "node", "s.js"}), "command://cd /srv && " + Bin("env") + " A=1 node s.js");
+  EXPECT_EQ(SourceOf({"poetry", "run", "python", "x.py"}), "command://cd /srv && " + Bin("poetry") + " run python x.py");
   auto unread = InterpretedScriptOf({"node", "--unknown", "./lib/a.js"}, "/srv");
   ASSERT_TRUE(unread);
   EXPECT_TRUE(unread->script.empty());
@@ -84,12 +91,14 @@ TEST(InterpretedScript, WhatTheTableCannotReadIsTheWholeCommandLineInItsDirector
 TEST(InterpretedScript, APlainCommandIsItsProgramMadeAbsolute) {
   EXPECT_EQ(PlainCommandSource("./server", "/srv"), "command:///srv/server");
   EXPECT_EQ(PlainCommandSource("/usr/bin/x", "/srv"), "command:///usr/bin/x");
-  EXPECT_EQ(PlainCommandSource("my-server", "/srv"), "command://my-server");
+  EXPECT_EQ(PlainCommandSource("mcpcell-no-such-program", "/srv"), "command://mcpcell-no-such-program");
+  // A bare name is the file PATH finds: which `sh` runs is part of what is trusted.
+  EXPECT_EQ(PlainCommandSource("sh", "/srv"), "command://" + FindOnHostPath("sh"));
 }
 
 TEST(InterpretedScript, WordsAreQuotedSoTwoCommandLinesNeverShareASource) {
   EXPECT_NE(SourceOf({"node", "a b.js"}), SourceOf({"node", "a", "b.js"}));
-  EXPECT_EQ(SourceOf({"node", "a b.js"}), "command://node '/srv/a b.js'");
+  EXPECT_EQ(SourceOf({"node", "a b.js"}), "command://" + Bin("node") + " '/srv/a b.js'");
 }
 
 Policy P(const std::string& text) {
@@ -113,7 +122,7 @@ PolicyAction::Kind Decide(const std::string& trusted, const std::vector<std::str
 }
 
 TEST(InterpretedScript, TrustingOneNodeScriptTrustsNoOther) {
-  const std::string good = "\"command://node " + CurrentDirectory() + "/good.mjs\"";
+  const std::string good = "\"command://" + Bin("node") + " " + CurrentDirectory() + "/good.mjs\"";
   EXPECT_EQ(Decide(good, {"node", "good.mjs", "/data"}), PolicyAction::Kind::kIsolate);
   EXPECT_EQ(Decide(good, {"node", "evil.mjs"}), PolicyAction::Kind::kDeny);
   EXPECT_EQ(Decide(good, {"node", "-r", "./evil.js", "good.mjs"}), PolicyAction::Kind::kDeny);
@@ -130,7 +139,7 @@ TEST(InterpretedScript, AGlobStarStaysWithinOneWord) {
   EXPECT_EQ(Decide("\"command:///usr/bin/node /opt/*\"", {"/usr/bin/node", "-r", "/tmp/h.js", "/opt/s.js"}),
             PolicyAction::Kind::kDeny);
   // A quoted word with a blank is one word in the glob too.
-  EXPECT_EQ(Decide("\"command://node '/opt/a b.js'\"", {"node", "/opt/a b.js"}), PolicyAction::Kind::kIsolate);
+  EXPECT_EQ(Decide("\"command://" + Bin("node") + " '/opt/a b.js'\"", {"node", "/opt/a b.js"}), PolicyAction::Kind::kIsolate);
 }
 
 TEST(InterpretedScript, ANameRuleSeesTheScript) {
