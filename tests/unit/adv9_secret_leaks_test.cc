@@ -3,8 +3,8 @@
 // a real token or private key that reaches the client (a tools/call result,
 // the server's stderr) unmasked — by accident of how a server formats what
 // it prints, not by encoding on purpose. Each test asserts the SECURE
-// outcome; a DISABLED_ test is a finding (it fails on main 909957d), the
-// others are attacks that held.
+// outcome; the findings were DISABLED_ tests (failing on main 909957d),
+// enabled with their fix (branch fix9s); the Held ones are attacks that held.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
