@@ -19,36 +19,95 @@ std::string StderrRedactor::Line(std::string_view line) {
 namespace {
 
 // An RSA 16384-bit key is ~200 lines of 64 bytes; a block that never ends is
-// not allowed to mask the rest of a run's stderr.
+// not allowed to mask the rest of a run's stderr: past this many lines it
+// is masked only while its lines are base64 (PGP keys with many subkeys).
 constexpr std::size_t kMaxKeyLines = 256;
+// The same bound for a key carried over the cuts of one long line, in pieces.
+constexpr std::size_t kMaxKeyPieces = 4;
 
-// "-----BEGIN ... PRIVATE KEY-----" (PEM, OpenSSH, "PRIVATE KEY BLOCK" of
-// PGP) with no END line after it on the same line: its body follows.
-bool OpensKeyBlock(std::string_view line) {
+constexpr std::string_view kPuttyHeader = "PuTTY-User-Key-File-";
+
+// A private key's header with no end after it on the same line, so its body
+// follows: "-----BEGIN ... PRIVATE KEY-----" (PEM, OpenSSH, "PRIVATE KEY
+// BLOCK" of PGP) before an "-----END"; a PuTTY key file's first line before
+// its "Private-MAC:".
+StderrRedactor::Key OpensKeyBlock(std::string_view line) {
+  using Key = StderrRedactor::Key;
+  std::size_t putty = line.find(kPuttyHeader);
+  // "PuTTY-User-Key-File-3: " (or -2): a key file's header, not a mention of one.
+  std::string_view after = putty == std::string_view::npos ? "" : line.substr(putty + kPuttyHeader.size());
+  bool header = after.starts_with("2: ") || after.starts_with("3: ");
+  if (header && line.find("Private-MAC:", putty) == std::string_view::npos) return Key::kPutty;
   std::size_t begin = line.find("-----BEGIN");
-  if (begin == std::string_view::npos) return false;
+  if (begin == std::string_view::npos) return Key::kNone;
   std::size_t key = line.find("PRIVATE KEY", begin);
-  if (key == std::string_view::npos || key - begin > 40) return false;
-  return line.find("-----END", key) == std::string_view::npos;
+  if (key == std::string_view::npos || key - begin > 40) return Key::kNone;
+  return line.find("-----END", key) == std::string_view::npos ? Key::kPem : Key::kNone;
 }
+
+std::string_view EndOf(StderrRedactor::Key key) {
+  return key == StderrRedactor::Key::kPutty ? "Private-MAC:" : "-----END";
+}
+
+// A line of a key's body: base64 (a PGP armor's checksum "=AbCd" too).
+bool IsBase64Line(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.empty()) return false;
+  return std::all_of(line.begin(), line.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' ||
+           c == '=';
+  });
+}
+
+const std::string kKeyMask = "[REDACTED:private-key-block]";
 
 }  // namespace
 
 std::string StderrRedactor::WholeLine(std::string_view line) {
-  if (in_key_) {
-    bool end = line.find("-----END") != std::string_view::npos;
-    if (end || ++key_lines_ >= kMaxKeyLines) in_key_ = false;
-    if (!end) {
+  if (cut_key_ != Key::kNone) {
+    // The last piece of a line cut inside a key: its END may be on a later line.
+    Key carried = cut_key_;
+    std::string out = CarriedKey(line);
+    if (cut_key_ != Key::kNone) {
+      in_key_ = carried;
+      key_lines_ = 0;
+    }
+    cut_key_ = Key::kNone;
+    return out;
+  }
+  if (in_key_ != Key::kNone) {
+    bool end = line.find(EndOf(in_key_)) != std::string_view::npos;
+    bool body = !end && (++key_lines_ < kMaxKeyLines || IsBase64Line(line));
+    if (!body) in_key_ = Key::kNone;
+    if (body) {
       Masked("private-key-block");
-      return "[REDACTED:private-key-block]";
+      return kKeyMask;
     }
     return Line(line);
   }
   std::string out = Line(line);
-  if (OpensKeyBlock(line)) {
-    in_key_ = true;
-    key_lines_ = 0;
+  in_key_ = OpensKeyBlock(line);
+  key_lines_ = 0;
+  return out;
+}
+
+std::string StderrRedactor::CarriedKey(std::string_view piece) {
+  if (piece.empty()) return {};
+  Masked("private-key-block");
+  std::size_t end = piece.find(EndOf(cut_key_));
+  if (end == std::string_view::npos) {
+    if (++cut_pieces_ >= kMaxKeyPieces) cut_key_ = Key::kNone;
+    return kKeyMask;
   }
+  cut_key_ = Key::kNone;
+  return kKeyMask + Line(piece.substr(end));
+}
+
+std::string StderrRedactor::Piece(std::string_view piece) {
+  if (cut_key_ != Key::kNone) return CarriedKey(piece);
+  std::string out = Line(piece);
+  cut_key_ = OpensKeyBlock(piece);
+  cut_pieces_ = 0;
   return out;
 }
 
@@ -58,6 +117,11 @@ namespace {
 // longer than any token the rules describe (a private key's one-line PEM is
 // ~3.3 KiB), so a token is never split by the cut.
 constexpr std::size_t kTokenReach = 8 * 1024;
+// Longer than a keyword rule's match ("machine h login u password p",
+// "Authorization: Bearer <token>"), which has spaces in it; and how many
+// places to cut at are tried before the last.
+constexpr std::size_t kKeywordReach = 512;
+constexpr int kMaxCutTries = 32;
 
 // Bytes no token contains, not even a private key's one-line PEM (whose
 // body the rule reads across spaces, '\\' escapes and tabs): quotes and
@@ -79,21 +143,38 @@ bool EndsWordTokens(char c) {
   }
 }
 
-// Where a held partial line of more than `hold` bytes is cut: just after the
-// last byte that ends every token, at most kTokenReach before the hold, else
-// after the last that ends a word token, so a token across the hold goes on
-// whole with the next piece; at the hold when there is neither (a run that
-// long is no token).
-std::size_t CutAt(std::string_view held, std::size_t hold) {
-  for (bool (*ends)(char) : {EndsEveryToken, EndsWordTokens}) {
-    for (std::size_t at = hold; at > 0 && hold - at < kTokenReach; --at) {
-      if (ends(held[at - 1])) return at;
-    }
-  }
-  return hold;
+}  // namespace
+
+// Whether a cut of `held` at `at` splits what the scan masks: the bytes
+// around it masked whole differ from its two sides masked apart (a keyword
+// rule's match, "aws_secret_access_key = " then the key, has spaces).
+bool StderrRedactor::SplitsAMatch(std::string_view held, std::size_t at) {
+  std::size_t from = at > kKeywordReach ? at - kKeywordReach : 0;
+  std::string_view left = held.substr(from, at - from), right = held.substr(at, kKeywordReach);
+  std::vector<std::string> ignored;
+  return redact_(held.substr(from, left.size() + right.size()), &ignored) !=
+         redact_(left, &ignored) + redact_(right, &ignored);
 }
 
-}  // namespace
+// Where a held partial line of more than `hold` bytes is cut: just after the
+// last byte that ends every token, at most kTokenReach before the hold, else
+// after the last that ends a word token, and not inside what the scan masks
+// (SplitsAMatch), so a token across the hold goes on whole with the next
+// piece; at the first such byte when every one tried splits a match, at the
+// hold when there is none (a run that long is no token). A key block the
+// cut does split is carried over to the next piece (Piece).
+std::size_t StderrRedactor::CutAt(std::string_view held, std::size_t hold) {
+  std::size_t first = 0;
+  int tries = 0;
+  for (bool (*ends)(char) : {EndsEveryToken, EndsWordTokens}) {
+    for (std::size_t at = hold; at > 0 && hold - at < kTokenReach && tries < kMaxCutTries; --at) {
+      if (!ends(held[at - 1])) continue;
+      if (first == 0) first = at;
+      if (++tries, !SplitsAMatch(held, at)) return at;
+    }
+  }
+  return first != 0 ? first : hold;
+}
 
 std::string StderrRedactor::Feed(std::string_view chunk) {
   std::string out;
@@ -107,7 +188,7 @@ std::string StderrRedactor::Feed(std::string_view chunk) {
   // A line without an end is not held for ever.
   while (held_.size() > kStderrLineHold) {
     std::size_t cut = CutAt(held_, kStderrLineHold);
-    out += Line(std::string_view(held_).substr(0, cut));
+    out += Piece(std::string_view(held_).substr(0, cut));
     held_.erase(0, cut);
   }
   return out;
@@ -115,7 +196,7 @@ std::string StderrRedactor::Feed(std::string_view chunk) {
 
 std::string StderrRedactor::Flush() {
   if (held_.empty()) return {};
-  std::string out = Line(held_);
+  std::string out = Piece(held_);
   held_.clear();
   return out;
 }

@@ -38,21 +38,37 @@ class StderrRedactor {
   /// The rules that masked something since the last call, each once.
   std::vector<std::string> TakeMasked();
 
+ /// Which kind of private key block is open, so what closes it.
+  enum class Key { kNone, kPem, kPutty };
+
  private:
+
   std::string Line(std::string_view line);
   /// A line that ended: Line(), and the lines of a private key block.
   std::string WholeLine(std::string_view line);
+  /// A piece of a line cut at the hold: Line(), and a key block carried
+  /// over from the piece before.
+  std::string Piece(std::string_view piece);
+  /// The rest of a key block carried over a cut: masked to its END.
+  std::string CarriedKey(std::string_view piece);
+  std::size_t CutAt(std::string_view held, std::size_t hold);
+  bool SplitsAMatch(std::string_view held, std::size_t at);
   void Masked(std::string rule);
 
   Redact redact_;
   std::string held_;
   std::vector<std::string> masked_;
-  /// Inside a PEM/OpenSSH/PGP private key printed over several lines: the
-  /// key's rule needs its header and body in one text, and lines are
+  /// Inside a PEM/OpenSSH/PGP/PuTTY private key printed over several lines:
+  /// the key's rule needs its header and body in one text, and lines are
   /// scanned apart, so the body lines after a header line are masked here
-  /// until its END line (at most kMaxKeyLines of them).
-  bool in_key_ = false;
+  /// until its END (PuTTY: Private-MAC) line; past kMaxKeyLines of them,
+  /// only while they are base64.
+  Key in_key_ = Key::kNone;
   std::size_t key_lines_ = 0;
+  /// The same across the cuts of one long line (a one-line PEM written with
+  /// "\n" escapes, split at the hold): the next piece is masked to its END.
+  Key cut_key_ = Key::kNone;
+  std::size_t cut_pieces_ = 0;
 };
 
 }  // namespace mcpcell

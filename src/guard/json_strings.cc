@@ -186,6 +186,14 @@ bool HasInvisibleChar(std::string_view s, bool nul_separates) {
   return false;
 }
 
+// A control character (C0 or DEL; C1 is U+0080-U+009F, 0xC2 0x80-0x9F in
+// UTF-8) at the start of `s`: unlike a zero-width joiner or a soft hyphen,
+// a reader sees it split the words around it.
+static bool IsControlAt(std::string_view s) {
+  auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  return b(0) < 0x20 || b(0) == 0x7f || (b(0) == 0xC2 && s.size() > 1 && b(1) < 0xA0);
+}
+
 void JsonStrings::Add(std::string_view s, bool glue) {
   if (!text_.empty() && !(glue && last_glued_)) text_.push_back('\0');
   last_glued_ = glue;
@@ -196,6 +204,7 @@ void JsonStrings::Add(std::string_view s, bool glue) {
     std::size_t n = InvisibleCharAt(s.substr(i));
     if (n != 0) {
       text_.append(s.substr(run, i - run));
+      if (IsControlAt(s.substr(i))) breaks_.push_back(text_.size());
       run = i + n;
       std::size_t kept = text_.size() - seg.at;
       seg.cuts.emplace_back(kept, run - kept);

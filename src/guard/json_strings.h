@@ -68,6 +68,10 @@ class JsonStrings {
   explicit JsonStrings(simdjson::dom::element root);
 
   const std::string& text() const { return text_; }
+  /// The offsets in text() (ascending) where a control character (C0, DEL,
+  /// C1) was left out: a word boundary to the reader (a form feed, a
+  /// vertical tab, a lone ESC), so the scan's whole-word test takes it as one.
+  const std::vector<std::size_t>& breaks() const { return breaks_; }
   /// The segments that overlap [from, to) of text(), in order.
   std::vector<Segment> Overlapping(std::size_t from, std::size_t to) const;
   /// The same as indices into segments(): [first, last).
@@ -87,6 +91,7 @@ class JsonStrings {
 
   std::string text_;
   std::vector<Segment> segments_;
+  std::vector<std::size_t> breaks_;
   bool last_glued_ = false;
 };
 

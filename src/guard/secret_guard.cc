@@ -76,7 +76,7 @@ Result<std::unique_ptr<SecretGuard>> SecretGuard::Fork() const {
 
 std::vector<SecretGuard::Hit> SecretGuard::Hits(const JsonStrings& strings) {
   std::vector<Hit> hits;
-  for (const SecretMatch& m : scanner_->Scan(strings.text(), scratch_.get())) hits.push_back({m.rule, m.from, m.to});
+  for (const SecretMatch& m : scanner_->Scan(strings.text(), scratch_.get(), strings.breaks())) hits.push_back({m.rule, m.from, m.to});
   return hits;
 }
 

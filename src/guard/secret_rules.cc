@@ -146,10 +146,18 @@ constexpr Row kRules[] = {
       R("langsmith-api-key", "lsv2_(?:pt|sk)_" HEX "{32}_" HEX "{10}"),
       // --- Keys, tokens and credentials in structured text -------------------
       // A PEM/OpenSSH/PGP private key block: the header and the body after it
-      // (the body's alphabet covers the END line, so the whole block is masked).
+      // (the body's alphabet covers the END line, so the whole block is
+      // masked); or the header to its END line, whatever lies between (an
+      // armor's header lines: "Comment: Alice <alice@example.com>").
       R("private-key-block",
-       "-----BEGIN[A-Z ]{0,24} PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=:,.\\\\ \\t\\r\\n-]{32,}", false, false),
-      R("putty-private-key", "PuTTY-User-Key-File-[23]: [a-z0-9-]{7,32}", false, false),
+       "-----BEGIN[A-Z ]{0,24} PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=:,.\\\\ \\t\\r\\n-]{32,}|"
+       "[^\\x00]*?-----END[A-Z ]{0,24} PRIVATE KEY(?: BLOCK)?-----)", false, false),
+      // A PuTTY key file: the header to the private lines and their MAC (the
+      // secret is the base64 after "Private-Lines: N", lines below the header).
+      R("putty-private-key",
+       "PuTTY-User-Key-File-[23]: [a-z0-9-]{7,32}(?:[^\\x00]*?Private-Lines: ?[0-9]{1,4}[\\r\\n\\\\nr]{1,4}"
+       "[A-Za-z0-9+/=\\r\\n\\\\]{16,}(?:Private-MAC: ?[0-9a-f]{40,64})?)?",
+       false, false),
       R("age-secret-key", "AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
       // A signed JWT: base64url JSON header and payload, then a signature.
       R("jwt", "eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{16,}"),

@@ -48,11 +48,25 @@ bool EndsControlSequence(std::string_view text, std::size_t i) {
   return j > 0 && text[j - 1] == '[';
 }
 
+// Whether text[i] is the letter of an escape: after an odd run of
+// backslashes. JSON inside JSON (a tool result holding JSON.stringify(obj,
+// null, 2), a server's JSON log line) writes a value's newline as '\\' 'n':
+// a token that starts a line of the value follows the 'n', and is no part
+// of a word "n...".
+bool EndsEscape(std::string_view text, std::size_t i) {
+  std::size_t j = i;
+  while (j > 0 && text[j - 1] == '\\') --j;
+  return (i - j) % 2 == 1 && !(text[i] >= '0' && text[i] <= '9');
+}
+
 // A bounded rule's match is a word of its own: no letter or digit glued to
-// either end, a control sequence's final letter aside.
-bool GluedToAWord(std::string_view text, std::size_t from, std::size_t to) {
-  bool before = from > 0 && IsAlnum(text[from - 1]) && !EndsControlSequence(text, from - 1);
-  return before || (to < text.size() && IsAlnum(text[to]));
+// either end, but for a control sequence's final letter, an escape's letter
+// and a control character the text left out (`breaks`, ascending).
+bool GluedToAWord(std::string_view text, std::size_t from, std::size_t to, std::span<const std::size_t> breaks) {
+  auto broken = [&](std::size_t at) { return std::binary_search(breaks.begin(), breaks.end(), at); };
+  bool before = from > 0 && IsAlnum(text[from - 1]) && !EndsControlSequence(text, from - 1) &&
+                !EndsEscape(text, from - 1) && !broken(from);
+  return before || (to < text.size() && IsAlnum(text[to]) && !broken(to));
 }
 
 // A rule's tail ("A-Za-z0-9/+=", or negated "^;\"' ") as a byte table. NUL
@@ -197,7 +211,8 @@ Result<std::shared_ptr<hs_scratch>> SecretScanner::NewScratch() const {
   return std::shared_ptr<hs_scratch>(scratch, [](hs_scratch_t* p) { hs_free_scratch(p); });
 }
 
-std::vector<SecretMatch> SecretScanner::Scan(std::string_view text, hs_scratch* scratch) const {
+std::vector<SecretMatch> SecretScanner::Scan(std::string_view text, hs_scratch* scratch,
+                                             std::span<const std::size_t> breaks) const {
   std::vector<SecretMatch> found;
   // hs_scan takes an unsigned int length: a larger input goes in pieces that
   // overlap by 64 KiB, longer than any token the rules describe.
@@ -235,7 +250,7 @@ std::vector<SecretMatch> SecretScanner::Scan(std::string_view text, hs_scratch* 
       case ChecksumVerdict::kValid: return false;  // stronger than a word boundary: "x" + token + "y" is reported
       case ChecksumVerdict::kNotApplicable: break;
     }
-    return rules_[m.rule].bounded && GluedToAWord(text, m.from, m.to);
+    return rules_[m.rule].bounded && GluedToAWord(text, m.from, m.to, breaks);
   });
   std::sort(found.begin(), found.end(), [](const SecretMatch& a, const SecretMatch& b) {
     return a.from != b.from ? a.from < b.from : a.to > b.to;

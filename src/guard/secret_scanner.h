@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -47,7 +48,10 @@ class SecretScanner {
 
   /// Every secret in `text`, ordered by start; overlapping matches of one
   /// rule are merged into one range. `scratch` must come from NewScratch().
-  std::vector<SecretMatch> Scan(std::string_view text, hs_scratch* scratch) const;
+  /// `breaks` (ascending offsets): where the text had a control character
+  /// left out (JsonStrings::breaks()), a word boundary for the whole-word test.
+  std::vector<SecretMatch> Scan(std::string_view text, hs_scratch* scratch,
+                                std::span<const std::size_t> breaks = {}) const;
   /// Whether any rule matches anywhere in `text` (before the whole-word,
   /// checksum and tail steps, so it is true whenever Scan() finds something,
   /// and sometimes when it does not). Stops at the first match.

@@ -3,8 +3,8 @@
 // a real token or private key that reaches the client (a tools/call result,
 // the server's stderr) unmasked — by accident of how a server formats what
 // it prints, not by encoding on purpose. Each test asserts the SECURE
-// outcome; a DISABLED_ test is a finding (it fails on main 909957d), the
-// others are attacks that held.
+// outcome; the findings were DISABLED_ tests (failing on main 909957d),
+// enabled with their fix (branch fix9s); the Held ones are attacks that held.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -102,7 +102,7 @@ std::string Token(const char* tmpl, std::uint64_t seed) {
 const char* const kUncheckedTokens[] = {"AKIA{16:32}", "xoxb-{12:d}-{13:d}-{24:an}", "sk-ant-api03-{93:u}AA",
                                         "sk_live_{24:an}", "AIza{35:u}"};
 
-TEST(Adv9SecretScan, DISABLED_ATokenStartingALineOfJsonInsideAToolResultIsMasked) {
+TEST(Adv9SecretScan, ATokenStartingALineOfJsonInsideAToolResultIsMasked) {
   Relay relay;
   int seed = 0;
   for (const char* tmpl : kUncheckedTokens) {
@@ -119,7 +119,7 @@ TEST(Adv9SecretScan, DISABLED_ATokenStartingALineOfJsonInsideAToolResultIsMasked
   }
 }
 
-TEST(Adv9SecretScan, DISABLED_ATokenAfterAnEscapedNewlineInAStderrLogLineIsMasked) {
+TEST(Adv9SecretScan, ATokenAfterAnEscapedNewlineInAStderrLogLineIsMasked) {
   Guard g;
   ASSERT_TRUE(g.guard);
   int seed = 10;
@@ -135,7 +135,7 @@ TEST(Adv9SecretScan, DISABLED_ATokenAfterAnEscapedNewlineInAStderrLogLineIsMaske
 
 // The same in the other direction: a client's tools/call arguments holding
 // JSON text (a config file the model passes on) carry the token to the server.
-TEST(Adv9SecretScan, DISABLED_ATokenStartingALineOfJsonInToolCallArgumentsIsMasked) {
+TEST(Adv9SecretScan, ATokenStartingALineOfJsonInToolCallArgumentsIsMasked) {
   Relay relay;
   std::string token = Token("AKIA{16:32}", 21);
   std::string config = json{{"env", "REGION=eu-west-1\n" + token}}.dump();
@@ -175,7 +175,7 @@ TEST(Adv9SecretScan, HeldATokenInAnyServerMessageIsMasked) {
 // while the client shows it on a line of its own. (\t, \r, \n are kept as
 // separators; the stderr scan sees the byte and masks.) Fix: a removed
 // control counts as a word boundary for GluedToAWord.
-TEST(Adv9SecretScan, DISABLED_ATokenAfterAFormFeedOrVerticalTabInAToolResultIsMasked) {
+TEST(Adv9SecretScan, ATokenAfterAFormFeedOrVerticalTabInAToolResultIsMasked) {
   Relay relay;
   int seed = 40;
   for (const char* tmpl : kUncheckedTokens) {
@@ -216,14 +216,14 @@ std::string PuttyKey() {
 }
 const char* const kPuttySecret = "AAAAIHq2pZk7mR1vN5sX8cL3dF9gH2jK4lM6nO8pQ0rS2tU4vW6xY8z0";
 
-TEST(Adv9SecretScan, DISABLED_APuttyKeysPrivateLinesAreMaskedInAToolResult) {
+TEST(Adv9SecretScan, APuttyKeysPrivateLinesAreMaskedInAToolResult) {
   Relay relay;
   std::string out = relay.ResultText(PuttyKey());
   ASSERT_EQ(out.find("PuTTY-User-Key-File-3: ssh-ed25519"), std::string::npos) << "control: the header is masked";
   EXPECT_EQ(out.find(kPuttySecret), std::string::npos) << "the private key passed: " << out;
 }
 
-TEST(Adv9SecretScan, DISABLED_APuttyKeysPrivateLinesAreMaskedInStderr) {
+TEST(Adv9SecretScan, APuttyKeysPrivateLinesAreMaskedInStderr) {
   Guard g;
   ASSERT_TRUE(g.guard);
   StderrRedactor r = g.Redactor();
@@ -247,7 +247,7 @@ std::string PgpKey(const std::string& comment) {
   return "-----BEGIN PGP PRIVATE KEY BLOCK-----\n" + comment + "\n\n" + body + "=Abc1\n-----END PGP PRIVATE KEY BLOCK-----\n";
 }
 
-TEST(Adv9SecretScan, DISABLED_APgpPrivateKeyWithACommentHeaderIsMaskedInAToolResult) {
+TEST(Adv9SecretScan, APgpPrivateKeyWithACommentHeaderIsMaskedInAToolResult) {
   Relay relay;
   // Control: without the comment the block is masked.
   std::string plain = PgpKey("Version: GnuPG v2");
@@ -272,7 +272,7 @@ TEST(Adv9SecretScan, DISABLED_APgpPrivateKeyWithACommentHeaderIsMaskedInAToolRes
 // block opens without its END continues the block in the next piece (the
 // in_key_ state of whole lines, kept across cuts), or the cut is moved
 // before the header.
-TEST(Adv9SecretScan, DISABLED_AOneLinePemAcrossThe64KiBCutIsMaskedWhole) {
+TEST(Adv9SecretScan, AOneLinePemAcrossThe64KiBCutIsMaskedWhole) {
   Guard g;
   ASSERT_TRUE(g.guard);
   std::mt19937_64 rng(5);
@@ -308,7 +308,7 @@ TEST(Adv9SecretScan, DISABLED_AOneLinePemAcrossThe64KiBCutIsMaskedWhole) {
 // keyword and the secret — and the secret's piece, without its keyword,
 // matches no rule. Fix: as above, or look back from the hold for the start
 // of a keyword rule's match before choosing a word boundary.
-TEST(Adv9SecretScan, DISABLED_AKeywordSecretAcrossThe64KiBCutIsMasked) {
+TEST(Adv9SecretScan, AKeywordSecretAcrossThe64KiBCutIsMasked) {
   Guard g;
   ASSERT_TRUE(g.guard);
   std::mt19937_64 rng(17);
@@ -345,7 +345,7 @@ TEST(Adv9SecretScan, DISABLED_AKeywordSecretAcrossThe64KiBCutIsMasked) {
 // exceeds 256 lines; lines that are the key's own base64 alphabet could
 // keep the block open until its END (fix: past the bound, go on masking
 // while the lines are the armor's base64 alphabet).
-TEST(Adv9SecretScan, DISABLED_AKeyBlockOfMoreThan256LinesIsMaskedToItsEnd) {
+TEST(Adv9SecretScan, AKeyBlockOfMoreThan256LinesIsMaskedToItsEnd) {
   Guard g;
   ASSERT_TRUE(g.guard);
   std::mt19937_64 rng(11);

@@ -80,6 +80,26 @@ TEST_P(EachRule, IsNotReportedInsideALongerWordWhenBounded) {
   EXPECT_EQ(RulesFound("Zq" + token + "Zq").count(s.rule), checked ? 1u : 0u) << token;
 }
 
+// An escape's letter is no word glued to the token after it ("\\n" + token in
+// JSON inside JSON, adv9_secret_leaks_test.cc); a letter after a backslash
+// that is itself escaped ("\\\\n": a backslash, then the word "n...") still is,
+// and so is a digit after one.
+TEST(SecretScanner, OnlyAnEscapesLetterIsNoWordBeforeAToken) {
+  const std::string token = "AKIA" + std::string(16, 'Q');
+  auto scratch = Scanner().NewScratch();
+  auto found = [&](const std::string& text) { return Scanner().Scan(text, scratch->get()).size(); };
+  EXPECT_EQ(found("keys:\\n" + token), 1u);
+  EXPECT_EQ(found("keys:\\\\\\t" + token), 1u);  // "\\\t": an escaped backslash, then \t
+  EXPECT_EQ(found("keys:\\\\n" + token), 0u);      // "\\n": a backslash, then "n" + token
+  EXPECT_EQ(found("keys:\\0" + token), 0u);
+  EXPECT_EQ(found("keysn" + token), 0u);
+  // A control character the scan left out (JsonStrings::breaks) is a boundary.
+  const std::string glued = "page" + token;
+  const std::vector<std::size_t> at_token = {4};
+  EXPECT_EQ(Scanner().Scan(glued, scratch->get(), at_token).size(), 1u);
+  EXPECT_EQ(Scanner().Scan(glued, scratch->get(), std::vector<std::size_t>{2}).size(), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Builtin, EachRule, ::testing::ValuesIn(SecretSamples()),
                          [](const auto& p) {
                            std::string n = p.param.rule;
