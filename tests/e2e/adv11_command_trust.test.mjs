@@ -1,0 +1,241 @@
+// Adversary pass adv11 (session 11): the fixes of adv10 (commit 55c0966):
+// what the policy judges for a command (src/source/interpreted_script.cc),
+// `--env` of a code-injecting variable on a policy `allow` run
+// (src/cli/launch_plan.cc RefuseCellFlagsOnAPlainRun with
+// src/util/code_injecting_env.cc InjectsCode).
+//
+// Each finding is a test marked `todo` that fails on the binary it was found
+// on and asserts what a fixed mcpcell would do, so it starts passing (and the
+// runner says so) once the finding is fixed. The "adv11 held" tests pin what
+// withstood the attack. Runs use `policy explain` or a policy `allow` rule
+// (no cell); no network.
+//
+// Findings, by severity (details in each test):
+//   high   `--env HOME=DIR` on an allow run is accepted: Python runs
+//          DIR/.local/lib/pythonX.Y/site-packages/usercustomize.py (and .pth
+//          files) before the trusted script, with no cell. InjectsCode misses HOME.
+//   medium `--env PATH=DIR:...` on an allow run is accepted: every command a
+//          trusted script runs by name (id, git, cat) is then DIR's.
+//          `python3 -X pycache_prefix=REL SCRIPT` resolves REL against the
+//          cwd and Python loads the bytecode it finds there for every module
+//          the script imports: the source names no cwd, so a planted
+//          .pyc in the cwd runs as the trusted script's module.
+//          Relative path values the table does not know as paths
+//          (php -d auto_prepend_file=x.php, deno run --env-file=.env) and
+//          interpreters that read a config from the cwd (tsx's
+//          tsconfig.json paths, bun's bunfig.toml preload, deno's deno.json
+//          imports) give the same source from any directory.
+
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, statSync, utimesSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import { EXIT, runMcpcell } from './lib/mcpcell.mjs';
+import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+
+after(removeTempDirs);
+
+const GUARD = { guardMs: 60_000 };
+const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
+const PYTHON = '/usr/bin/python3';
+
+// SRV: the directory of servers the policy trusts. EVIL: a directory the
+// attacker controls (a cloned repo, a download, a pasted config's paths).
+const ROOT = makeTempDir('adv11');
+const SRV = path.join(ROOT, 'srv');
+const EVIL = path.join(ROOT, 'evil');
+mkdirSync(SRV);
+mkdirSync(EVIL);
+chmodSync(SRV, 0o755);
+chmodSync(EVIL, 0o755);
+
+writeReadableFile(path.join(SRV, 'server.mjs'), 'console.error("ADV11-SERVER-RAN");\n');
+writeReadableFile(path.join(SRV, 'server.py'), 'import helper\n');
+writeReadableFile(path.join(SRV, 'helper.py'), `import sys; print("ADV11-HELPER-OK", file=sys.stderr)\n${'#'.repeat(80)}\n`);
+writeReadableFile(path.join(SRV, 'uses-id.sh'), 'id -u >&2\n');
+writeReadableFile(path.join(SRV, 'server.ts'), 'console.error("ADV11-TS");\n');
+writeReadableFile(path.join(SRV, 'server.php'), '<?php\n');
+for (const name of ['id', 'node']) {
+  writeReadableFile(path.join(EVIL, name), `#!/bin/sh\necho ADV11-EVIL-${name.toUpperCase()}-RAN >&2\n`);
+  chmodSync(path.join(EVIL, name), 0o755);
+}
+
+let fileCount = 0;
+/** A fresh readable file in ROOT holding `text` (JSON of an object). */
+function file(name, text) {
+  const p = path.join(ROOT, `${fileCount++}-${name}`);
+  writeReadableFile(p, typeof text === 'string' ? text : JSON.stringify(text, null, 2));
+  return p;
+}
+
+/** A policy: allow what `trusted` matches, isolate the rest. */
+function trustPolicy(trusted) {
+  return file('policy.json', {
+    trusted_sources: trusted,
+    rules: [{ name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' }],
+    default: 'isolate',
+  });
+}
+
+const env = (extra = {}) => ({ PATH: BASE_PATH, HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8', ...extra });
+
+/** `mcpcell policy explain --json --policy P -- COMMAND`: {action, source, r}. */
+async function explain(policy, command, { cwd = SRV, extraEnv = {}, flags = [] } = {}) {
+  const r = await runMcpcell(['policy', 'explain', '--json', '--policy', policy, ...flags, '--', ...command],
+    { cwd, env: env(extraEnv), ...GUARD });
+  let j = null;
+  try {
+    j = JSON.parse(r.stdout);
+  } catch {
+    // refused: no JSON
+  }
+  return { action: j?.action ?? null, source: j?.trust_facts?.source ?? null, r, j };
+}
+
+/** `mcpcell run --policy P [flags] -- COMMAND` with no stdin; the run is decided by the policy. */
+function runByPolicy(policy, command, { cwd = SRV, extraEnv = {}, flags = [] } = {}) {
+  return runMcpcell(['run', '--policy', policy, ...flags, '--', ...command], { input: '', cwd, env: env(extraEnv), ...GUARD });
+}
+
+/** Python's X.Y, for the user site path. */
+function pythonVersion() {
+  const r = spawnSync(PYTHON, ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' });
+  return r.stdout.trim();
+}
+
+// ---------------------------------------------------------------------------
+// 1. --env on a policy `allow` run: names InjectsCode misses
+// ---------------------------------------------------------------------------
+
+test('adv11: `--env HOME=DIR` on an allow run makes a trusted Python script run DIR\'s usercustomize.py with no cell', {
+  todo: 'adv11 finding: InjectsCode misses HOME (Python user site: usercustomize.py, .pth) on an allow run',
+}, async () => {
+  const home = path.join(ROOT, 'evil-home');
+  const site = path.join(home, '.local', 'lib', `python${pythonVersion()}`, 'site-packages');
+  mkdirSync(site, { recursive: true });
+  writeReadableFile(path.join(site, 'usercustomize.py'), 'import sys; print("ADV11-USERCUSTOMIZE-RAN", file=sys.stderr)\n');
+  const policy = trustPolicy([`command://${PYTHON} ${SRV}/*`]);
+  // The control: without --env HOME the trusted script runs with no cell, as the policy says.
+  const control = await runByPolicy(policy, [PYTHON, path.join(SRV, 'server.py')]);
+  assert.match(control.stderr, /ADV11-HELPER-OK/, `control: ${control.stderr}`);
+  assert.doesNotMatch(control.stderr, /ADV11-USERCUSTOMIZE-RAN/);
+  const r = await runByPolicy(policy, [PYTHON, path.join(SRV, 'server.py')], { flags: ['--env', `HOME=${home}`] });
+  assert.doesNotMatch(r.stderr, /ADV11-USERCUSTOMIZE-RAN/, `--env HOME ran other code with no cell; stderr:\n${r.stderr}`);
+  assert.equal(r.code, EXIT.usage, `expected the --env refusal of an allow run; stderr:\n${r.stderr}`);
+});
+
+test('adv11: `--env PATH=DIR:...` on an allow run makes every command a trusted script runs by name DIR\'s', {
+  todo: 'adv11 finding: --env PATH on an allow run picks the programs a trusted script runs (InjectsCode misses PATH)',
+}, async () => {
+  const policy = trustPolicy([`command://bash ${SRV}/*`]);
+  const command = ['bash', path.join(SRV, 'uses-id.sh')];
+  const control = await runByPolicy(policy, command);
+  assert.doesNotMatch(control.stderr, /ADV11-EVIL-ID-RAN/, `control: ${control.stderr}`);
+  assert.equal(control.code, 0, `control: ${control.stderr}`);
+  const r = await runByPolicy(policy, command, { flags: ['--env', `PATH=${EVIL}:${BASE_PATH}`] });
+  assert.doesNotMatch(r.stderr, /ADV11-EVIL-ID-RAN/, `--env PATH ran EVIL/id with no cell; stderr:\n${r.stderr}`);
+  assert.equal(r.code, EXIT.usage, `expected the --env refusal of an allow run; stderr:\n${r.stderr}`);
+});
+
+test('adv11 held: `--env PATH=DIR:...` does not change which program argv[0] names (`node` is found on mcpcell\'s PATH)', async () => {
+  const policy = trustPolicy([`command://node ${SRV}/*`]);
+  const r = await runByPolicy(policy, ['node', path.join(SRV, 'server.mjs')], { flags: ['--env', `PATH=${EVIL}:${BASE_PATH}`] });
+  assert.doesNotMatch(r.stderr, /ADV11-EVIL-NODE-RAN/, `EVIL/node ran: ${r.stderr}`);
+  assert.match(r.stderr, /ADV11-SERVER-RAN/, r.stderr);
+});
+
+test('adv11 held: `--env` of NODE_OPTIONS / LD_PRELOAD / PYTHONPATH / BASH_ENV on an allow run is refused', async () => {
+  const policy = trustPolicy([`command://node ${SRV}/*`]);
+  for (const v of ['NODE_OPTIONS=--require=/x.js', 'LD_PRELOAD=/x.so', 'PYTHONPATH=/x', 'BASH_ENV=/x', 'GCONV_PATH=/x']) {
+    const r = await runByPolicy(policy, ['node', path.join(SRV, 'server.mjs')], { flags: ['--env', v] });
+    assert.equal(r.code, EXIT.usage, `${v}: ${r.stderr}`);
+    assert.doesNotMatch(r.stderr, /ADV11-SERVER-RAN/, `${v}: the server ran`);
+  }
+});
+
+// ---------------------------------------------------------------------------
+// 2. The policy's view of a command: things found from the cwd the source does not name
+// ---------------------------------------------------------------------------
+
+/**
+ * Plants in `dir`/pc the bytecode Python would load for SRV/helper.py under
+ * `-X pycache_prefix=pc` run from `dir`: other code, with the header (source
+ * mtime and size) of the real helper.py, so Python takes it as up to date.
+ */
+function plantPycache(dir) {
+  const real = path.join(SRV, 'helper.py');
+  const st = statSync(real);
+  let bad = 'import sys; print("ADV11-PYC-EVIL-RAN", file=sys.stderr)';
+  bad = `${bad}${' '.repeat(st.size - bad.length - 1)}\n`;
+  assert.equal(bad.length, st.size);
+  const tmp = path.join(dir, 'bad.py');
+  writeReadableFile(tmp, bad);
+  utimesSync(tmp, st.atime, st.mtime);
+  const script = [
+    'import sys, os, importlib.util, py_compile',
+    'real, tmp, prefix = sys.argv[1:4]',
+    'sys.pycache_prefix = prefix',
+    'target = importlib.util.cache_from_source(real)',
+    'os.makedirs(os.path.dirname(target), exist_ok=True)',
+    'py_compile.compile(tmp, cfile=target, doraise=True)',
+    'os.unlink(tmp)',
+  ].join('\n');
+  const r = spawnSync(PYTHON, ['-c', script, real, tmp, path.join(dir, 'pc')], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+}
+
+test('adv11: `python3 -X pycache_prefix=pc SCRIPT` loads the bytecode the cwd holds, but its source names no cwd', {
+  todo: 'adv11 finding: -X pycache_prefix=REL resolves against the cwd; the source must say `cd CWD &&` (or refuse)',
+}, async () => {
+  plantPycache(EVIL);
+  const command = [PYTHON, '-X', 'pycache_prefix=pc', path.join(SRV, 'server.py')];
+  // The user's client config runs exactly this, from SRV; they trust exactly it.
+  const fromSrv = await explain(trustPolicy([]), command, { cwd: SRV });
+  assert.ok(fromSrv.source, `explain: ${fromSrv.r.stderr}`);
+  const policy = trustPolicy([fromSrv.source]);
+  const control = await runByPolicy(policy, command, { cwd: SRV });
+  assert.match(control.stderr, /ADV11-HELPER-OK/, `control: ${control.stderr}`);
+  // The same command line from EVIL runs EVIL's bytecode as SRV/helper.py.
+  const r = await runByPolicy(policy, command, { cwd: EVIL });
+  assert.doesNotMatch(r.stderr, /ADV11-PYC-EVIL-RAN/, `EVIL's bytecode ran with no cell; stderr:\n${r.stderr}`);
+  const fromEvil = await explain(policy, command, { cwd: EVIL });
+  assert.notEqual(fromEvil.source, fromSrv.source, 'two directories, two programs, one source');
+});
+
+test('adv11: relative path values the table does not know as paths (php -d auto_prepend_file=, deno --env-file=) give one source from any cwd', {
+  todo: 'adv11 finding: php -d X=REL and deno --env-file=REL / --lock=REL depend on the cwd but their source does not say it',
+}, async () => {
+  const policy = trustPolicy([]);
+  for (const command of [
+    ['php', '-d', 'auto_prepend_file=prepend.php', path.join(SRV, 'server.php')],
+    ['deno', 'run', '--env-file=.env', path.join(SRV, 'server.ts')],
+  ]) {
+    const a = await explain(policy, command, { cwd: SRV });
+    const b = await explain(policy, command, { cwd: EVIL });
+    assert.ok(a.source && b.source, `${command.join(' ')}: ${a.r.stderr}${b.r.stderr}`);
+    assert.notEqual(a.source, b.source, `${command.join(' ')}: the same source ${a.source} from ${SRV} and ${EVIL}`);
+  }
+});
+
+test('adv11: tsx / bun / deno read a config from the cwd (tsconfig.json paths, bunfig.toml preload, deno.json imports) that their source does not name', {
+  todo: 'adv11 finding: interpreters that load a cwd config judged as if the cwd did not matter (tsx, bun, deno run)',
+}, async () => {
+  const policy = trustPolicy([]);
+  for (const command of [
+    ['tsx', path.join(SRV, 'server.ts')],
+    ['bun', 'run', path.join(SRV, 'server.ts')],
+    ['deno', 'run', path.join(SRV, 'server.ts')],
+  ]) {
+    const a = await explain(policy, command, { cwd: SRV });
+    const b = await explain(policy, command, { cwd: EVIL });
+    assert.ok(a.source && b.source, `${command.join(' ')}: ${a.r.stderr}${b.r.stderr}`);
+    assert.notEqual(a.source, b.source, `${command.join(' ')}: the same source ${a.source} from ${SRV} and ${EVIL}`);
+  }
+});
+
+test('adv11 held: `node --env-file=.env SCRIPT` (a bare file name) says the cwd in its source', async () => {
+  const e = await explain(trustPolicy([]), ['node', '--env-file=.env', path.join(SRV, 'server.mjs')], { cwd: EVIL });
+  assert.ok(e.source?.startsWith(`command://cd ${EVIL} && `), `source: ${e.source}`);
+});
