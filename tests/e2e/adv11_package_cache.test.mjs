@@ -1,0 +1,98 @@
+// Adversary pass adv11: the package cache fix of adv10 (commit d83821e,
+// src/source/host_tool.cc PackageCacheRoot with OpenCacheDir): mcpcell now
+// refuses `<cache>/mcpcell/npx` when someone else owns it or others can
+// write it. What it runs from there is still not checked against anything.
+//
+// Findings:
+//   high   XDG_CACHE_HOME (a client's env block sets it on mcpcell) naming a
+//          directory of the user's own (a cloned repo, an unpacked download)
+//          that holds `mcpcell/npx/<pkg>@<version>`: the planted code runs as
+//          the registry's pinned official package, with no cell under a
+//          policy that allows official pinned entries. Ownership is no
+//          evidence of what the cache holds: a cached install is not checked
+//          against the registry's integrity (or a record only mcpcell writes).
+//   medium A package directory inside an owned, go-w npx dir but made by
+//          another user (left from a time the dir was shared, or moved in)
+//          runs too: only the npx dir itself is checked; the entry, its
+//          node_modules and the package files are not.
+
+import assert from 'node:assert/strict';
+import { chmodSync, chownSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import { runMcpcell } from './lib/mcpcell.mjs';
+import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+
+after(removeTempDirs);
+
+const GUARD = { guardMs: 60_000 };
+const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
+const ROOT = makeTempDir('adv11-cache');
+const env = (extra = {}) => ({ PATH: BASE_PATH, HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8', ...extra });
+
+// The registry's pinned "memory" entry (the default trusted_tiers trust it).
+const ENTRY = '@modelcontextprotocol+server-memory@2026.8.31';
+
+/** Plants, under `cache`, the pinned memory package as code that prints `mark`; returns the entry dir. */
+function plant(cache, mark) {
+  const entry = path.join(cache, 'mcpcell', 'npx', ENTRY);
+  const pkg = path.join(entry, 'node_modules', '@modelcontextprotocol', 'server-memory');
+  mkdirSync(pkg, { recursive: true });
+  writeReadableFile(path.join(pkg, 'package.json'),
+    JSON.stringify({ name: '@modelcontextprotocol/server-memory', version: '2026.8.31', bin: { 'mcp-server-memory': 'index.js' } }));
+  writeReadableFile(path.join(pkg, 'index.js'), `console.error(${JSON.stringify(mark)});\n`);
+  for (let d = pkg; d.startsWith(cache); d = path.dirname(d)) chmodSync(d, 0o755);
+  return entry;
+}
+
+let n = 0;
+function policy() {
+  const p = path.join(ROOT, `${n++}-official.json`);
+  writeReadableFile(p, JSON.stringify({ rules: [{ name: 'official-pinned', condition: { not: 'untrusted_source' }, action: 'allow' }] }));
+  return p;
+}
+
+test('adv11: XDG_CACHE_HOME naming a directory of the user\'s own (a cloned repo\'s .cache) runs its planted package as the official pinned one', {
+  todo: 'adv11 finding: a cached npx install is trusted by its directory\'s owner alone; planted content in an owned dir runs as the official package',
+}, async () => {
+  // A repository the user cloned: theirs, 0755, and its content the author's.
+  const repo = path.join(ROOT, 'cloned-repo');
+  const cache = path.join(repo, '.cache');
+  mkdirSync(cache, { recursive: true });
+  chmodSync(repo, 0o755);
+  plant(cache, 'ADV11-PLANTED-OWNED-RAN');
+  const r = await runMcpcell(['run', '--policy', policy(), 'memory'], { input: '', env: env({ XDG_CACHE_HOME: cache }), ...GUARD });
+  assert.doesNotMatch(r.stderr, /ADV11-PLANTED-OWNED-RAN/, `planted code ran as the official package:\n${r.stderr}`);
+});
+
+test('adv11: a package directory another user made inside an owned, go-w npx dir runs as the official pinned package', {
+  todo: 'adv11 finding: only <cache>/mcpcell/npx is checked; an entry (or its files) owned by another user is run',
+}, async (t) => {
+  if (process.getuid() !== 0) return t.skip('planting as another user needs root');
+  const cache = path.join(ROOT, 'own-cache');
+  mkdirSync(cache);
+  chmodSync(cache, 0o755);
+  const entry = plant(cache, 'ADV11-PLANTED-OTHER-RAN');
+  // mcpcell/ and npx/ are the caller's, 0755; the entry below was made by nobody.
+  const chownTree = (d) => {
+    chownSync(d, 65534, 65534);
+  };
+  for (const d of [entry, path.join(entry, 'node_modules'), path.join(entry, 'node_modules', '@modelcontextprotocol'),
+    path.join(entry, 'node_modules', '@modelcontextprotocol', 'server-memory'),
+    path.join(entry, 'node_modules', '@modelcontextprotocol', 'server-memory', 'index.js'),
+    path.join(entry, 'node_modules', '@modelcontextprotocol', 'server-memory', 'package.json')]) chownTree(d);
+  const r = await runMcpcell(['run', '--policy', policy(), 'memory'], { input: '', env: env({ XDG_CACHE_HOME: cache }), ...GUARD });
+  assert.doesNotMatch(r.stderr, /ADV11-PLANTED-OTHER-RAN/, `another user's code ran as the official package:\n${r.stderr}`);
+});
+
+test('adv11 held: a world-writable <cache>/mcpcell/npx is refused, and nothing in it runs', async () => {
+  const cache = path.join(ROOT, 'ww-cache');
+  mkdirSync(cache);
+  chmodSync(cache, 0o755);
+  plant(cache, 'ADV11-PLANTED-WW-RAN');
+  chmodSync(path.join(cache, 'mcpcell', 'npx'), 0o777);
+  const r = await runMcpcell(['run', '--policy', policy(), 'memory'], { input: '', env: env({ XDG_CACHE_HOME: cache }), ...GUARD });
+  assert.doesNotMatch(r.stderr, /ADV11-PLANTED-WW-RAN/, r.stderr);
+  assert.notEqual(r.code, 0, r.stderr);
+});
