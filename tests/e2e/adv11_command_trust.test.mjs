@@ -239,3 +239,31 @@ test('adv11 held: `node --env-file=.env SCRIPT` (a bare file name) says the cwd 
   const e = await explain(trustPolicy([]), ['node', '--env-file=.env', path.join(SRV, 'server.mjs')], { cwd: EVIL });
   assert.ok(e.source?.startsWith(`command://cd ${EVIL} && `), `source: ${e.source}`);
 });
+
+// ---------------------------------------------------------------------------
+// 3. `{"name": G}` deny rules: files that run but are not "the script"
+// ---------------------------------------------------------------------------
+
+test('adv11: a deny-by-name rule misses the file a preload option runs (node -r/--import F) and inline code that is only a path (bash -c F)', {
+  todo: 'adv11 finding: deny {name} sees only the script: -r/--import/--env-file values and -c code words dodge it',
+}, async () => {
+  writeReadableFile(path.join(EVIL, 'adv11-evil.js'), 'console.error("ADV11-EVIL-RAN");\n');
+  writeReadableFile(path.join(EVIL, 'adv11-evil.mjs'), 'console.error("ADV11-EVIL-RAN");\n');
+  writeReadableFile(path.join(EVIL, 'adv11-evil.sh'), 'echo ADV11-EVIL-RAN >&2\n');
+  chmodSync(path.join(EVIL, 'adv11-evil.sh'), 0o755);
+  const policy = file('deny.json', {
+    rules: [{ name: 'no-evil', condition: { name: 'adv11-evil*' }, action: 'deny' }],
+    default: 'isolate',
+  });
+  // The control: run as the script, it is denied by name.
+  const control = await explain(policy, ['node', path.join(EVIL, 'adv11-evil.js')]);
+  assert.equal(control.action, 'deny', `control: ${control.r.stderr}`);
+  for (const command of [
+    ['node', '-r', path.join(EVIL, 'adv11-evil.js'), path.join(SRV, 'server.mjs')],
+    ['node', '--import', path.join(EVIL, 'adv11-evil.mjs'), path.join(SRV, 'server.mjs')],
+    ['bash', '-c', path.join(EVIL, 'adv11-evil.sh')],
+  ]) {
+    const e = await explain(policy, command);
+    assert.equal(e.action, 'deny', `${command.join(' ')} runs adv11-evil*, judged ${e.action} as ${e.source}`);
+  }
+});
