@@ -16,6 +16,10 @@
 //          files) before the trusted script, with no cell. InjectsCode misses HOME.
 //   medium `--env PATH=DIR:...` on an allow run is accepted: every command a
 //          trusted script runs by name (id, git, cat) is then DIR's.
+//          `--env XDG_CONFIG_HOME=DIR`: the git a trusted script runs reads
+//          DIR/git/config and runs its core.fsmonitor, with no cell.
+//          A deny-by-name rule misses a file run by node -r/--import and
+//          `bash -c FILE` (only "the script" is a name).
 //          `python3 -X pycache_prefix=REL SCRIPT` resolves REL against the
 //          cwd and Python loads the bytecode it finds there for every module
 //          the script imports: the source names no cwd, so a planted
@@ -27,7 +31,7 @@
 //          imports) give the same source from any directory.
 
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, statSync, utimesSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync, utimesSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -136,6 +140,28 @@ test('adv11: `--env PATH=DIR:...` on an allow run makes every command a trusted 
   assert.equal(control.code, 0, `control: ${control.stderr}`);
   const r = await runByPolicy(policy, command, { flags: ['--env', `PATH=${EVIL}:${BASE_PATH}`] });
   assert.doesNotMatch(r.stderr, /ADV11-EVIL-ID-RAN/, `--env PATH ran EVIL/id with no cell; stderr:\n${r.stderr}`);
+  assert.equal(r.code, EXIT.usage, `expected the --env refusal of an allow run; stderr:\n${r.stderr}`);
+});
+
+test('adv11: `--env XDG_CONFIG_HOME=DIR` on an allow run makes the git a trusted script runs load DIR/git/config (core.fsmonitor runs)', {
+  todo: 'adv11 finding: InjectsCode misses XDG_CONFIG_HOME (git\'s user config: core.fsmonitor, aliases, hooksPath) on an allow run',
+}, async (t) => {
+  const git = ['/usr/bin/git', '/usr/local/bin/git'].find((g) => existsSync(g));
+  if (!git) return t.skip('no git');
+  const repo = path.join(SRV, 'repo');
+  mkdirSync(repo, { recursive: true });
+  assert.equal(spawnSync(git, ['init', '-q', repo]).status, 0);
+  writeReadableFile(path.join(SRV, 'uses-git.sh'), `${git} -C ${repo} status --short >/dev/null; echo ADV11-GIT-DONE >&2\n`);
+  const xdg = path.join(ROOT, 'evil-xdg');
+  mkdirSync(path.join(xdg, 'git'), { recursive: true });
+  writeReadableFile(path.join(xdg, 'git', 'config'), '[core]\n\tfsmonitor = "echo ADV11-FSMONITOR-RAN >&2; false"\n');
+  const policy = trustPolicy([`command://bash ${SRV}/*`]);
+  const command = ['bash', path.join(SRV, 'uses-git.sh')];
+  const control = await runByPolicy(policy, command);
+  assert.match(control.stderr, /ADV11-GIT-DONE/, `control: ${control.stderr}`);
+  assert.doesNotMatch(control.stderr, /ADV11-FSMONITOR-RAN/, `control: ${control.stderr}`);
+  const r = await runByPolicy(policy, command, { flags: ['--env', `XDG_CONFIG_HOME=${xdg}`] });
+  assert.doesNotMatch(r.stderr, /ADV11-FSMONITOR-RAN/, `--env XDG_CONFIG_HOME ran git config's command with no cell; stderr:\n${r.stderr}`);
   assert.equal(r.code, EXIT.usage, `expected the --env refusal of an allow run; stderr:\n${r.stderr}`);
 });
 
