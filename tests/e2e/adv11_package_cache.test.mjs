@@ -15,6 +15,9 @@
 //          another user (left from a time the dir was shared, or moved in)
 //          runs too: only the npx dir itself is checked; the entry, its
 //          node_modules and the package files are not.
+//   low    `npx://PKG@.` / `@..` / `@x.tgz` pass the tag check; the host
+//          `npm view` (ResolveVersion, without the --allow-file/--allow-directory
+//          settings Install has) reads them as a directory or file under "/".
 
 import assert from 'node:assert/strict';
 import { chmodSync, chownSync, mkdirSync } from 'node:fs';
@@ -95,4 +98,40 @@ test('adv11 held: a world-writable <cache>/mcpcell/npx is refused, and nothing i
   const r = await runMcpcell(['run', '--policy', policy(), 'memory'], { input: '', env: env({ XDG_CACHE_HOME: cache }), ...GUARD });
   assert.doesNotMatch(r.stderr, /ADV11-PLANTED-WW-RAN/, r.stderr);
   assert.notEqual(r.code, 0, r.stderr);
+});
+
+// ---------------------------------------------------------------------------
+// npx:// versions: what the host npm is asked to resolve
+// ---------------------------------------------------------------------------
+
+test('adv11: `npx://PKG@.`, `@..` and `@NAME.tgz` pass as tags, and the host `npm view` (no --allow-file/--allow-directory) reads them as a directory or file on the host', {
+  todo: 'adv11 finding: the tag check admits specs npm reads as local paths; npm view runs without the registry-only settings',
+}, async () => {
+  const home = path.join(ROOT, 'tag-home');
+  mkdirSync(home, { recursive: true });
+  for (const spec of ['.', '..', 'adv11.tgz']) {
+    const r = await runMcpcell(['run', '--dry-run', `npx://adv11-not-a-package@${spec}`], {
+      input: '',
+      env: env({ HOME: home, XDG_CACHE_HOME: path.join(home, '.cache'), npm_config_registry: 'http://127.0.0.1:9/',
+        npm_config_fetch_retries: '0' }),
+      ...GUARD,
+    });
+    assert.doesNotMatch(r.stderr, /npm error (path|enoent)|file:|tarball data/,
+      `@${spec}: the host npm read a local path:\n${r.stderr}`);
+    assert.match(r.stderr, /not a version, range or tag/, `@${spec}: expected the parse refusal:\n${r.stderr}`);
+  }
+});
+
+test('adv11 held: npx:// refuses non-registry specs before npm runs (github:, user/repo, git+https:, http:, file:, npm: alias, workspace:, link:, ~/ ./ /)', async () => {
+  const home = path.join(ROOT, 'spec-home');
+  mkdirSync(home, { recursive: true });
+  for (const source of ['npx://foo@github:x/y', 'npx://github:x/y', 'npx://x/y', 'npx://foo@git+https://127.0.0.1:9/x.git',
+    'npx://foo@http://127.0.0.1:9/x.tgz', 'npx://foo@file:/tmp', 'npx://foo@npm:bar@1.0.0', 'npx://foo@workspace:*',
+    'npx://foo@link:/tmp', 'npx://foo@~/x', 'npx://foo@./x', 'npx://foo@/tmp', 'npx://foo@1.0.0 || github:a/b']) {
+    const r = await runMcpcell(['run', '--dry-run', source], {
+      input: '', env: env({ HOME: home, XDG_CACHE_HOME: path.join(home, '.cache'), npm_config_registry: 'http://127.0.0.1:9/' }), ...GUARD,
+    });
+    assert.equal(r.code, 2, `${source}: ${r.stderr}`);
+    assert.doesNotMatch(r.stderr, /npm error/, `${source}: npm ran:\n${r.stderr}`);
+  }
 });
