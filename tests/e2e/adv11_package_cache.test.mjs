@@ -20,7 +20,10 @@
 //          settings Install has) reads them as a directory or file under "/".
 
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, chownSync, mkdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -134,4 +137,79 @@ test('adv11 held: npx:// refuses non-registry specs before npm runs (github:, us
     assert.equal(r.code, 2, `${source}: ${r.stderr}`);
     assert.doesNotMatch(r.stderr, /npm error/, `${source}: npm ran:\n${r.stderr}`);
   }
+});
+
+// ---------------------------------------------------------------------------
+// A registry dependency whose packument puts its tarball on another host
+// ---------------------------------------------------------------------------
+
+/** A gzipped tarball of `files` under package/ (npm's layout). */
+function tarball(dir, files) {
+  const root = path.join(dir, 'package');
+  mkdirSync(root, { recursive: true });
+  for (const [rel, text] of Object.entries(files)) writeReadableFile(path.join(root, rel), text);
+  execFileSync('tar', ['-czf', path.join(dir, 'p.tgz'), '-C', dir, 'package']);
+  const bytes = readFileSync(path.join(dir, 'p.tgz'));
+  return { bytes, integrity: `sha512-${createHash('sha512').update(bytes).digest('base64')}` };
+}
+
+function listen(handler) {
+  const server = http.createServer(handler);
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+test('adv11 held: a registry dependency whose packument\'s dist.tarball names another host (the host\'s loopback) is not fetched by the host\'s npm', {
+  timeout: 90_000,
+}, async (t) => {
+  const id = `${process.pid}-${Date.now()}`;
+  const top = `adv11-top-${id}`;
+  const loot = `adv11-loot-${id}`;
+  const dir = makeTempDir('adv11-reg');
+  // An internal service on the host's loopback (an artifact server), not the registry.
+  const internalTgz = tarball(path.join(dir, 'internal'), { 'package.json': JSON.stringify({ name: loot, version: '1.0.0' }), 'secret.txt': 'ADV11-INTERNAL' });
+  const asked = [];
+  const internal = await listen((req, res) => {
+    asked.push(req.url);
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': internalTgz.bytes.length });
+    res.end(internalTgz.bytes);
+  });
+  t.after(() => new Promise((resolve) => internal.close(() => resolve())));
+  const topTgz = tarball(path.join(dir, 'top'), {
+    'package.json': JSON.stringify({ name: top, version: '1.0.0', bin: { [top]: 'server.js' }, dependencies: { [loot]: '1.0.0' } }),
+    'server.js': '#!/usr/bin/env node\n',
+  });
+  const registry = await listen((req, res) => {
+    const base = `http://127.0.0.1:${registry.address().port}`;
+    const name = decodeURIComponent(req.url.slice(1).split('?')[0]);
+    let body = null;
+    if (name === top) {
+      body = { name: top, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': {
+        name: top, version: '1.0.0', bin: { [top]: 'server.js' }, dependencies: { [loot]: '1.0.0' },
+        dist: { tarball: `${base}/${top}/-/${top}-1.0.0.tgz`, integrity: topTgz.integrity } } } };
+    } else if (name === loot) {
+      body = { name: loot, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': {
+        name: loot, version: '1.0.0',
+        dist: { tarball: `http://127.0.0.1:${internal.address().port}/artifactory/${loot}-1.0.0.tgz`, integrity: internalTgz.integrity } } } };
+    } else if (name === `${top}/-/${top}-1.0.0.tgz`) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': topTgz.bytes.length });
+      res.end(topTgz.bytes);
+      return;
+    }
+    res.writeHead(body ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body ?? { error: 'not found' }));
+  });
+  t.after(() => new Promise((resolve) => registry.close(() => resolve())));
+  const home = path.join(dir, 'home');
+  mkdirSync(home, { recursive: true });
+  chmodSync(home, 0o755);
+  const r = await runMcpcell(['install', '--install-scripts=skip', `npx://${top}@1.0.0`], {
+    input: '',
+    env: { PATH: BASE_PATH, HOME: home, LANG: 'C.UTF-8', XDG_CACHE_HOME: path.join(home, '.cache'),
+      npm_config_registry: `http://127.0.0.1:${registry.address().port}/`, npm_config_update_notifier: 'false',
+      npm_config_fetch_retries: '0' },
+    guardMs: 60_000,
+  });
+  t.diagnostic(r.stderr.split('\n').slice(-4).join('\n'));
+  assert.notEqual(r.code, 0, r.stderr);
+  assert.deepEqual(asked, [], `the host's npm fetched a URL on the host's loopback that a packument named (exit ${r.code}):\n${r.stderr}`);
 });
