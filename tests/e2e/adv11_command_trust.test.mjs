@@ -20,6 +20,8 @@
 //          DIR/git/config and runs its core.fsmonitor, with no cell.
 //          A deny-by-name rule misses a file run by node -r/--import and
 //          `bash -c FILE` (only "the script" is a name).
+//          A run with no cell gets the CellSpec environment: HOME=/home/mcp
+//          on the host (RunPlainly), i.e. whichever host account owns that path.
 //          `python3 -X pycache_prefix=REL SCRIPT` resolves REL against the
 //          cwd and Python loads the bytecode it finds there for every module
 //          the script imports: the source names no cwd, so a planted
@@ -292,4 +294,22 @@ test('adv11: a deny-by-name rule misses the file a preload option runs (node -r/
     const e = await explain(policy, command);
     assert.equal(e.action, 'deny', `${command.join(' ')} runs adv11-evil*, judged ${e.action} as ${e.source}`);
   }
+});
+
+// ---------------------------------------------------------------------------
+// 4. The environment of a run with no cell
+// ---------------------------------------------------------------------------
+
+test('adv11: a policy `allow` run gives the host process the cell\'s HOME=/home/mcp, whichever host account owns that directory', {
+  todo: 'adv11 finding: RunPlainly (src/cli/run_cmd.cc) execs with the CellSpec env: HOME=/home/mcp on the host (a user "mcp"\'s home: their usercustomize.py, .gitconfig, .npmrc load into the server)',
+}, async () => {
+  const policy = trustPolicy(['command:///usr/bin/env']);
+  const home = path.join(ROOT, 'caller-home');
+  mkdirSync(home, { recursive: true });
+  const r = await runByPolicy(policy, ['/usr/bin/env'], { extraEnv: { HOME: home } });
+  assert.equal(r.code, 0, r.stderr);
+  const got = r.stdout.match(/^HOME=(.*)$/m)?.[1];
+  // With no cell, /home/mcp is a path on the host: if it exists it is some account's home, not the caller's.
+  assert.notEqual(got, '/home/mcp', `the server ran on the host with HOME=/home/mcp:\n${r.stdout}`);
+  assert.ok(got === undefined || got === home, `HOME on a run with no cell: ${got} (the caller's is ${home})`);
 });
