@@ -20,6 +20,9 @@
 //          DIR/git/config and runs its core.fsmonitor, with no cell.
 //          A deny-by-name rule misses a file run by node -r/--import and
 //          `bash -c FILE` (only "the script" is a name).
+//          A bare program name on a PATH with an empty or "." entry (":/usr/bin",
+//          "/usr/bin:", ".:...") runs the cwd's file with no cell: the source
+//          is `command://node ...`, no `cd CWD`.
 //          A run with no cell gets the CellSpec environment: HOME=/home/mcp
 //          on the host (RunPlainly), i.e. whichever host account owns that path.
 //          `python3 -X pycache_prefix=REL SCRIPT` resolves REL against the
@@ -172,6 +175,18 @@ test('adv11 held: `--env PATH=DIR:...` does not change which program argv[0] nam
   const r = await runByPolicy(policy, ['node', path.join(SRV, 'server.mjs')], { flags: ['--env', `PATH=${EVIL}:${BASE_PATH}`] });
   assert.doesNotMatch(r.stderr, /ADV11-EVIL-NODE-RAN/, `EVIL/node ran: ${r.stderr}`);
   assert.match(r.stderr, /ADV11-SERVER-RAN/, r.stderr);
+});
+
+test('adv11: a bare `node` on a PATH with an empty or "." entry runs the cwd\'s ./node with no cell; its source says nothing of the cwd', {
+  todo: 'adv11 finding: FindOnHostPath (RunPlainly, TrustFacts.local_path) searches relative PATH entries: the cwd\'s program runs as `command://node`',
+}, async () => {
+  const policy = trustPolicy([`command://node ${SRV}/*`]);
+  for (const PATH of [`:${BASE_PATH}`, `${BASE_PATH}:`, `.:${BASE_PATH}`, `/nonexistent::${BASE_PATH}`]) {
+    const e = await explain(policy, ['node', path.join(SRV, 'server.mjs')], { cwd: EVIL, extraEnv: { PATH } });
+    const r = await runByPolicy(policy, ['node', path.join(SRV, 'server.mjs')], { cwd: EVIL, extraEnv: { PATH } });
+    assert.doesNotMatch(r.stderr, /ADV11-EVIL-NODE-RAN/,
+      `PATH=${PATH}: EVIL/node ran with no cell, judged as ${e.source}; stderr:\n${r.stderr}`);
+  }
 });
 
 test('adv11 held: `--env` of NODE_OPTIONS / LD_PRELOAD / PYTHONPATH / BASH_ENV on an allow run is refused', async () => {
