@@ -288,7 +288,7 @@ test('adv11 held: `node --env-file=.env SCRIPT` (a bare file name) says the cwd 
 // ---------------------------------------------------------------------------
 
 test('adv11: a deny-by-name rule misses the file a preload option runs (node -r/--import F) and inline code that is only a path (bash -c F)', {
-  todo: 'adv11 finding: deny {name} sees only the script: -r/--import/--env-file values and -c code words dodge it',
+  todo: 'adv11 finding: deny {name} sees only the script: -r/--import values, -c code, and (unread lines) --opt=VALUE words dodge it',
 }, async () => {
   writeReadableFile(path.join(EVIL, 'adv11-evil.js'), 'console.error("ADV11-EVIL-RAN");\n');
   writeReadableFile(path.join(EVIL, 'adv11-evil.mjs'), 'console.error("ADV11-EVIL-RAN");\n');
@@ -305,6 +305,10 @@ test('adv11: a deny-by-name rule misses the file a preload option runs (node -r/
     ['node', '-r', path.join(EVIL, 'adv11-evil.js'), path.join(SRV, 'server.mjs')],
     ['node', '--import', path.join(EVIL, 'adv11-evil.mjs'), path.join(SRV, 'server.mjs')],
     ['bash', '-c', path.join(EVIL, 'adv11-evil.sh')],
+    // Unread lines, whose words a deny rule's name is documented to see: a
+    // word that starts with '-' is skipped whole, value and all.
+    ['node', `--require=${path.join(EVIL, 'adv11-evil.js')}`, '--adv11-unknown', path.join(SRV, 'server.mjs')],
+    ['env', `--split-string=node ${path.join(EVIL, 'adv11-evil.js')}`],
   ]) {
     const e = await explain(policy, command);
     assert.equal(e.action, 'deny', `${command.join(' ')} runs adv11-evil*, judged ${e.action} as ${e.source}`);
