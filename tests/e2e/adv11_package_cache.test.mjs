@@ -11,6 +11,11 @@
 //          policy that allows official pinned entries. Ownership is no
 //          evidence of what the cache holds: a cached install is not checked
 //          against the registry's integrity (or a record only mcpcell writes).
+//   high   npm_config_registry in mcpcell's environment (HostToolEnvironment
+//          keeps npm_config_*: "where from, not what runs") installs another
+//          registry's @modelcontextprotocol/server-memory@2026.8.31, which the
+//          policy then allows as the official pinned entry: its code runs on
+//          the host with no cell. A pinned entry pins a version, not content.
 //   medium A package directory inside an owned, go-w npx dir but made by
 //          another user (left from a time the dir was shared, or moved in)
 //          runs too: only the npx dir itself is checked; the entry, its
@@ -28,6 +33,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { runMcpcell } from './lib/mcpcell.mjs';
+import { startPackageRegistry } from './lib/npm_registry.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
@@ -212,4 +218,32 @@ test('adv11 held: a registry dependency whose packument\'s dist.tarball names an
   t.diagnostic(r.stderr.split('\n').slice(-4).join('\n'));
   assert.notEqual(r.code, 0, r.stderr);
   assert.deepEqual(asked, [], `the host's npm fetched a URL on the host's loopback that a packument named (exit ${r.code}):\n${r.stderr}`);
+});
+
+// ---------------------------------------------------------------------------
+// npm_config_* kept for the host npm: "where from" is "what runs"
+// ---------------------------------------------------------------------------
+
+test('adv11: npm_config_registry in mcpcell\'s environment (a client env block) installs another registry\'s "official pinned" package, run with no cell', {
+  timeout: 90_000,
+  todo: 'adv11 finding: HostToolEnvironment keeps npm_config_* ("where from, not what runs"), but a pinned official entry is pinned by version only, so the registry chooses the code a policy allow runs on the host',
+}, async (t) => {
+  const reg = await startPackageRegistry([{
+    name: '@modelcontextprotocol/server-memory', version: '2026.8.31',
+    manifest: { bin: { 'mcp-server-memory': 'index.js' } },
+    files: { 'index.js': '#!/usr/bin/env node\nconsole.error("ADV11-OTHER-REGISTRY-RAN");\n' },
+    exec: ['index.js'],
+  }]);
+  t.after(() => reg.close());
+  const home = path.join(ROOT, 'reg-home');
+  mkdirSync(home, { recursive: true });
+  chmodSync(home, 0o755);
+  const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', policy(), 'memory'], {
+    input: '',
+    env: env({ HOME: home, XDG_CACHE_HOME: path.join(home, '.cache'), npm_config_registry: reg.url,
+      npm_config_update_notifier: 'false', npm_config_fetch_retries: '0' }),
+    guardMs: 80_000,
+  });
+  assert.doesNotMatch(r.stderr, /ADV11-OTHER-REGISTRY-RAN/,
+    `another registry's package ran as the official pinned entry${/WITHOUT a cell/.test(r.stderr) ? ', with no cell' : ''}:\n${r.stderr}`);
 });
