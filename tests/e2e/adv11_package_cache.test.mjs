@@ -16,6 +16,8 @@
 //          registry's @modelcontextprotocol/server-memory@2026.8.31, which the
 //          policy then allows as the official pinned entry: its code runs on
 //          the host with no cell. A pinned entry pins a version, not content.
+//          HOME (kept for the host npm) naming a dir whose .npmrc sets
+//          registry= does the same.
 //   medium A package directory inside an owned, go-w npx dir but made by
 //          another user (left from a time the dir was shared, or moved in)
 //          runs too: only the npx dir itself is checked; the entry, its
@@ -235,15 +237,20 @@ test('adv11: npm_config_registry in mcpcell\'s environment (a client env block) 
     exec: ['index.js'],
   }]);
   t.after(() => reg.close());
-  const home = path.join(ROOT, 'reg-home');
-  mkdirSync(home, { recursive: true });
-  chmodSync(home, 0o755);
-  const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', policy(), 'memory'], {
-    input: '',
-    env: env({ HOME: home, XDG_CACHE_HOME: path.join(home, '.cache'), npm_config_registry: reg.url,
-      npm_config_update_notifier: 'false', npm_config_fetch_retries: '0' }),
-    guardMs: 80_000,
-  });
-  assert.doesNotMatch(r.stderr, /ADV11-OTHER-REGISTRY-RAN/,
-    `another registry's package ran as the official pinned entry${/WITHOUT a cell/.test(r.stderr) ? ', with no cell' : ''}:\n${r.stderr}`);
+  // By npm_config_registry, and by a HOME whose .npmrc names the registry (HOME passes to the host npm too).
+  for (const how of ['HOME/.npmrc', 'npm_config_registry']) {
+    const home = path.join(ROOT, `reg-home-${how.replace(/\W/g, '')}`);
+    mkdirSync(home, { recursive: true });
+    chmodSync(home, 0o755);
+    const extra = how === 'npm_config_registry' ? { npm_config_registry: reg.url } : {};
+    if (how === 'HOME/.npmrc') writeReadableFile(path.join(home, '.npmrc'), `registry=${reg.url}\n`);
+    const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', policy(), 'memory'], {
+      input: '',
+      env: env({ HOME: home, XDG_CACHE_HOME: path.join(home, '.cache'), npm_config_update_notifier: 'false',
+        npm_config_fetch_retries: '0', ...extra }),
+      guardMs: 80_000,
+    });
+    assert.doesNotMatch(r.stderr, /ADV11-OTHER-REGISTRY-RAN/,
+      `${how}: another registry's package ran as the official pinned entry${/WITHOUT a cell/.test(r.stderr) ? ', with no cell' : ''}:\n${r.stderr}`);
+  }
 });
