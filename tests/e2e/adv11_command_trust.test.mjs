@@ -332,3 +332,19 @@ test('adv11: a policy `allow` run gives the host process the cell\'s HOME=/home/
   assert.notEqual(got, '/home/mcp', `the server ran on the host with HOME=/home/mcp:\n${r.stdout}`);
   assert.ok(got === undefined || got === home, `HOME on a run with no cell: ${got} (the caller's is ${home})`);
 });
+
+test('adv11 held: `bash NAME.sh` with no NAME.sh in the cwd (bash would search PATH for it) is not run as CWD/NAME.sh', async () => {
+  const policy = trustPolicy([`command://bash ${SRV}/*`]);
+  const r = await runByPolicy(policy, ['bash', 'adv11-not-here.sh']);
+  assert.notEqual(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stderr, /running WITHOUT a cell/, r.stderr);
+});
+
+test('adv11 held: launchers and subcommands (`bun x`, `env`, `npx`) are judged as the whole line, with the cwd', async () => {
+  const policy = trustPolicy([`command://bun ${SRV}/*`, `command://env ${SRV}/*`]);
+  for (const command of [['bun', 'x', 'adv11-pkg'], ['env', 'node', path.join(SRV, 'server.mjs')], ['npx', '-y', 'adv11-pkg']]) {
+    const e = await explain(policy, command, { cwd: EVIL });
+    assert.ok(e.source?.startsWith(`command://cd ${EVIL} && `), `${command.join(' ')}: ${e.source}`);
+    assert.notEqual(e.action, 'allow', `${command.join(' ')}: ${e.source}`);
+  }
+});
