@@ -28,12 +28,14 @@
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
 #include "util/state_dir.h"
+#include "util/terminal_text.h"
 #include "util/units.h"
 #include "registry/catalog.h"
 #include "source/host_tool.h"
 #include "source/image_ref.h"
 #include "guard/secret_check.h"
 #include "source/npx_install.h"
+#include "source/registry_url.h"
 #include "source/uvx_install.h"
 #include "source/server_ref.h"
 #include "policy/trust_facts.h"
@@ -487,6 +489,18 @@ const std::vector<CellOnlyFlag>& CellOnlyFlags() {
 
 namespace {
 
+// Variables that pick which files a program reads its code or config from
+// (adv11): HOME (Python's user site, usercustomize.py; git's ~/.gitconfig),
+// the XDG bases (git's $XDG_CONFIG_HOME/git/config: core.fsmonitor runs a
+// command), PATH (every program a trusted script runs by name). Fine in a
+// cell, which sees only its grants; not on a run the policy judged by its
+// command line alone.
+bool ChoosesWhatRuns(const std::string& name) {
+  static const char* const kNames[] = {"HOME", "PATH", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME",
+                                       "XDG_DATA_DIRS", "XDG_CACHE_HOME", "XDG_STATE_HOME", "ZDOTDIR", "INPUTRC"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
 // A policy "allow" rule runs the server with no cell and no relay, so a flag
 // only a cell or the relay enforces would be accepted and ignored (adv8: the
 // server ran past --timeout, with the host's network under --allow-host, and
@@ -502,9 +516,9 @@ Status RefuseCellFlagsOnAPlainRun(const RunRequest& req, const LaunchPlan& plan)
   // it never saw, with no cell around it (adv10).
   for (const auto& e : req.env) {
     std::string name = e.substr(0, e.find('='));
-    if (InjectsCode(name)) {
+    if (InjectsCode(name) || ChoosesWhatRuns(name)) {
       return MakeError("run without a cell", plan.rule,
-                       "--env " + name + " makes the server load code the policy did not judge, and this rule runs "
+                       "--env " + name + " chooses code or configuration the server loads, which the policy did not judge, and this rule runs "
                        "it with no cell; add --isolate to run it in a cell, or drop --env " + name);
     }
   }
@@ -534,6 +548,45 @@ Status RefuseWhatNeedsACell(const ServerRef& ref, const RegistryEntry* entry, co
                          "); without one it would have neither: make the rule isolate it (\"action\": \"isolate\")");
   }
   return {};
+}
+
+// A pinned npx/uvx version names a package, not its code: the registry and
+// the cache decide what runs. An allow rule trusted the public registry's
+// package; a run whose environment picks another registry or cache (a
+// client's env block can: npm_config_registry, HOME's .npmrc,
+// XDG_CACHE_HOME, PIP_INDEX_URL) would run other code with no cell (adv11).
+std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req) {
+  std::string base = UserCacheBase();
+  if (base != AccountCacheBase()) {
+    return "its package cache is under $XDG_CACHE_HOME (" + VisibleOnTerminal(base) + "), not your account's";
+  }
+  if (ref.kind == ServerRef::Kind::kUvx) {
+    for (const char* name : {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CONFIG_FILE",
+                             "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_EXTRA_INDEX_URL"}) {
+      if (std::getenv(name) != nullptr) return std::string(name) + " chooses pip's index";
+    }
+    return "";
+  }
+  auto limit = InstallTimeout(req);
+  if (!limit.ok()) return "the install timeout is not valid (" + limit.error().Message() + ")";
+  auto config = MakeNpmTool({}, *limit)->Config();
+  if (!config.ok()) return "npm's registry could not be read (" + config.error().Message() + ")";
+  auto url = NormalizeRegistryUrl(config->registry);
+  if (!url.ok() || *url != "https://registry.npmjs.org/") {
+    return "npm's registry is " + VisibleOnTerminal(config->registry) + ", not the public npm registry";
+  }
+  return "";
+}
+
+Status RefuseSwappableSourceOnAPlainRun(const ServerRef& ref, const RunRequest& req, const LaunchPlan& plan) {
+  if (plan.action != LaunchPlan::Action::kAllow) return {};
+  if (ref.kind != ServerRef::Kind::kNpx && ref.kind != ServerRef::Kind::kUvx) return {};
+  std::string why = WhySourceIsSwappable(ref, req);
+  if (why.empty()) return {};
+  return MakeError("run without a cell", plan.rule,
+                   CanonicalSource(ref) + " is trusted by its name and version, but " + why +
+                       ", so the code that runs is not what the policy trusted; run it in a cell (make the rule "
+                       "isolate it), or run it without that setting");
 }
 
 // The decision as values: the policy's action and level, made stricter (never
@@ -700,6 +753,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   if (plan.action == LaunchPlan::Action::kDeny) return plan;  // nothing installed, nothing built
   MCPCELL_TRY(RefuseCellFlagsOnAPlainRun(req, plan));
   MCPCELL_TRY(RefuseWhatNeedsACell(decided->ref, decided->entry_ptr(), plan));
+  MCPCELL_TRY(RefuseSwappableSourceOnAPlainRun(decided->ref, req, plan));
 
   std::vector<std::string> notes;
   ServerRef ref = decided->ref;

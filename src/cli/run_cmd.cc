@@ -85,8 +85,15 @@ int RunPlainly(const CellSpec& spec) {
     Say("cannot run without a cell: the plan names no program");
     return kExitNotFound;
   }
+  // The spec's HOME is the cell's (/home/mcp): on the host that is another
+  // account's home, whose usercustomize.py, .gitconfig or .npmrc the server
+  // would load (adv11). Without a cell the server runs as the caller, in the
+  // caller's home (`--env HOME` is refused on such a run).
+  auto env = spec.env;
+  env.erase("HOME");
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') env["HOME"] = home;
   std::vector<std::string> envs;
-  for (const auto& [k, v] : spec.env) envs.push_back(k + "=" + v);
+  for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
   std::vector<char*> argv;
   std::vector<char*> envp;
   std::vector<std::string> args = spec.argv;

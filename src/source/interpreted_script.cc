@@ -129,6 +129,16 @@ const Syntax* SyntaxOf(std::string_view base) {
   return nullptr;
 }
 
+/// Interpreters that read a config of their own from the cwd (tsconfig.json,
+/// bunfig.toml's preload, deno.json, php.ini): the cwd is part of every
+/// source of theirs (adv11).
+bool ReadsCwdConfig(const Syntax& s) {
+  for (std::string_view n : {"tsx", "ts-node", "deno", "bun", "php"}) {
+    if (In(s.names, n)) return true;
+  }
+  return false;
+}
+
 std::string Absolute(const std::string& word, const std::string& cwd) {
   if (word.empty() || word.front() == '/' || cwd.empty()) return std::filesystem::path(word).lexically_normal().string();
   return (std::filesystem::path(cwd) / word).lexically_normal().string();
@@ -166,7 +176,16 @@ struct Reading {
     std::string value = w.substr(prefix.size());
     if (value.find('/') == std::string::npos) needs_cwd = true;
     else words[at] = std::string(prefix) + Absolute(value, *cwd);
+    AddName(value);  // `node -r F S` runs F too: a deny rule by name sees it (adv11)
   }
+  /// A word that may name a file that runs, for deny rules by name.
+  void AddName(const std::string& w) {
+    if (w.empty()) return;
+    names.push_back(w);
+    names.push_back(std::filesystem::path(w).filename().string());
+    if (w.find('/') != std::string::npos) names.push_back(Absolute(w, *cwd));
+  }
+  std::vector<std::string> names;  ///< InterpretedScript::maybe_names
 };
 
 /// One option word at *i; returns when it decides what runs (r->last set),
@@ -207,6 +226,11 @@ bool ReadOption(const Syntax& s, Reading* r, std::size_t* i) {
     if (s.code_letters.find(c) != std::string_view::npos) return r->Stop(Reading::What::kCode, rest ? *i : *i + 1);
     if (s.module_letters.find(c) != std::string_view::npos) return r->Stop(Reading::What::kModule, rest ? *i : *i + 1);
     if (s.value_letters.find(c) != std::string_view::npos) {
+      // `-X pycache_prefix=pc`: a relative path after '=' resolves against
+      // the cwd (python loads bytecode from there, adv11).
+      std::string value = rest ? std::string(w.substr(k + 1)) : (*i + 1 < argv.size() ? argv[*i + 1] : "");
+      std::size_t set = value.find('=');
+      if (set != std::string::npos && set + 1 < value.size() && value[set + 1] != '/') r->needs_cwd = true;
       *i = rest ? *i + 1 : *i + 2;
       return false;
     }
@@ -249,18 +273,31 @@ std::string Joined(const std::vector<std::string>& argv, std::size_t last, const
   return out;
 }
 
-/// Every word of an unread command line that is no option: any may be what
-/// runs, so a deny rule by name may match it.
-std::vector<std::string> MaybeNames(const std::vector<std::string>& argv, const std::string& cwd) {
-  std::vector<std::string> out;
+/// Every word of an unread command line that is no option, and the value
+/// of every `--opt=VALUE`: any may be what runs, so a deny rule by name may
+/// match it.
+void AddUnreadNames(const std::vector<std::string>& argv, Reading* r) {
   for (std::size_t i = 1; i < argv.size(); ++i) {
     const std::string& w = argv[i];
-    if (w.empty() || w[0] == '-' || w[0] == '+') continue;
-    out.push_back(w);
-    out.push_back(std::filesystem::path(w).filename().string());
-    if (w.find('/') != std::string::npos) out.push_back(Absolute(w, cwd));
+    if (w.empty()) continue;
+    if (w[0] == '-' || w[0] == '+') {
+      if (std::size_t eq = w.find('='); eq != std::string::npos) r->AddName(w.substr(eq + 1));
+      continue;
+    }
+    r->AddName(w);
   }
-  return out;
+}
+
+/// The words of inline code (`bash -c F`, `node -e "require('./x')"`): any
+/// may name a file that runs.
+void AddCodeNames(const std::string& code, Reading* r) {
+  std::size_t i = 0;
+  while (i < code.size()) {
+    std::size_t end = code.find_first_of(" \t\n;|&()'\"`", i);
+    if (end == std::string::npos) end = code.size();
+    if (end > i) r->AddName(code.substr(i, end - i));
+    i = end + 1;
+  }
 }
 
 }  // namespace
@@ -275,13 +312,17 @@ std::optional<InterpretedScript> InterpretedScriptOf(const std::vector<std::stri
   r.argv = &argv;
   r.cwd = &cwd;
   r.words[0] = ProgramWord(argv[0], cwd);
-  if (syntax != nullptr) Read(*syntax, &r);
+  if (syntax != nullptr) {
+    Read(*syntax, &r);
+    r.needs_cwd = r.needs_cwd || ReadsCwdConfig(*syntax);
+  }
   InterpretedScript out;
   if (r.what == Reading::What::kUnread || r.last >= argv.size()) {
     // Whatever it runs may resolve against the cwd: the source says which.
     r.needs_cwd = true;
     out.source = Joined(argv, argv.size() - 1, r);
-    out.maybe_names = MaybeNames(argv, cwd);
+    AddUnreadNames(argv, &r);
+    out.maybe_names = std::move(r.names);
     return out;
   }
   const std::string& word = argv[r.last];
@@ -291,6 +332,11 @@ std::optional<InterpretedScript> InterpretedScriptOf(const std::vector<std::stri
     r.words[r.last] = out.script_path;
   } else if (r.what == Reading::What::kCode) {
     r.needs_cwd = true;  // `node -e "require('./x')"` finds ./x in the cwd
+    // "-cCODE" or "-c CODE": the code is what follows the letter.
+    std::string code = word;
+    if (word.rfind("--", 0) == 0) code = word.substr(word.find('=') + 1);
+    else if (word.rfind("-", 0) == 0) code = word.substr(word.find_first_not_of('-') + 1);
+    AddCodeNames(code, &r);
   } else if (r.what == Reading::What::kModule) {
     // "-mpkg" or "-m pkg": the module is what follows the letter. Python
     // puts the cwd first on sys.path, so the cwd is part of what runs.
@@ -298,6 +344,7 @@ std::optional<InterpretedScript> InterpretedScriptOf(const std::vector<std::stri
     r.needs_cwd = true;
   }
   out.source = Joined(argv, r.last, r);
+  out.maybe_names = std::move(r.names);
   return out;
 }
 

@@ -60,7 +60,11 @@ class NpmTool : public PackageTool {
 
   Result<std::string> ResolveVersion(const std::string& package, const std::string& spec) override {
     std::string what = spec.empty() ? package : package + "@" + spec;
-    auto out = Run({"npm", "view", what, "version", "--json"}, true, "resolving " + what + " with npm");
+    // The registry only, as for the install: a spec npm would read as a
+    // file, directory, URL or git repository is refused by npm itself.
+    auto out = Run({"npm", "view", what, "version", "--json", "--allow-git=none", "--allow-remote=none",
+                    "--allow-file=none", "--allow-directory=none"},
+                   true, "resolving " + what + " with npm");
     if (!out.ok()) return out.error();
     nlohmann::json j = nlohmann::json::parse(*out, nullptr, false);
     if (j.is_array() && !j.empty()) j = j.back();  // a range lists every match; the last is highest

@@ -30,9 +30,13 @@ void SplitPackageVersion(std::string_view spec, std::string* pkg, std::string* v
 }
 
 bool IsValidVersionSpec(std::string_view v) {
-  // Versions, ranges and dist-tags; never whitespace or a leading '-' (an npm/uv flag).
-  static const std::regex re(R"(^[A-Za-z0-9^~<>=.*+_|-]+$)");
-  return !v.empty() && v[0] != '-' && std::regex_match(std::string(v), re);
+  // Versions, ranges and dist-tags; never whitespace or a leading '-' (an npm/uv
+  // flag), nor what npm reads as a path: `.`, `..`, a leading '.', a name
+  // ending .tgz/.tar/.tar.gz (adv11: `npx://PKG@.` made npm view read /).
+  static const std::regex re(R"(^[A-Za-z0-9^~<>=*][A-Za-z0-9^~<>=.*+_|-]*$)");
+  static const std::regex archive(R"(\.(tgz|tar|tar\.gz)$)");
+  std::string s(v);
+  return !v.empty() && std::regex_match(s, re) && !std::regex_search(s, archive);
 }
 
 // uvx:// takes what it installs exactly: an exact version or none ("latest"

@@ -365,9 +365,8 @@ test('adv10: a docker:// source allowed by the policy with no arguments crashes 
 
 test('adv10: policy explain --json of an allowed server says its network allow-list is "enforced"', {
 }, async () => {
-  const home = makeWritableDir('adv10-home');
-  const r = await runMcpcell(['policy', 'explain', '--json', '--policy', ALLOW_ALL(), 'github'],
-    { env: env({ HOME: home, XDG_CACHE_HOME: path.join(home, '.cache') }), ...GUARD });
+  // The account's own cache: an allow run refuses a package cache the environment chose (adv11).
+  const r = await runMcpcell(['policy', 'explain', '--json', '--policy', ALLOW_ALL(), 'github'], { env: env(), ...GUARD });
   assert.equal(r.code, 0, r.stderr);
   const j = JSON.parse(r.stdout);
   assert.equal(j.action, 'allow');
@@ -514,7 +513,7 @@ test('adv10: XDG_CACHE_HOME (a client env block can set it) points mcpcell at a 
   const policy = file('official.json', { rules: [{ name: 'official-pinned', condition: { not: 'untrusted_source' }, action: 'allow' }] });
   const r = await runMcpcell(['run', '--policy', policy, 'memory'], { input: '', env: env({ XDG_CACHE_HOME: cache }), ...GUARD });
   assert.doesNotMatch(r.stderr, /ADV10-PLANTED-RAN/, `planted code ran as the trusted official package, with no cell:\n${r.stderr}`);
-  assert.match(r.stderr, /package cache.*(not yours|another user)/s, `the refusal names the cache and why:\n${r.stderr}`);
+  assert.match(r.stderr, /package cache.*(not yours|another user|not your account's)/s, `the refusal names the cache and why:\n${r.stderr}`);
 });
 
 test('adv10 held: `SRV/link/../server.mjs` (a symlink out of SRV) is not run as SRV/server.mjs', async () => {

@@ -49,6 +49,10 @@ after(removeTempDirs);
 const GUARD = { guardMs: 60_000 };
 const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
 const PYTHON = '/usr/bin/python3';
+// A bare program in a source is the file PATH finds (the file that runs).
+const onPath = (name) => BASE_PATH.split(':').map((d) => path.join(d, name)).find((p) => existsSync(p)) ?? name;
+const BASH = onPath('bash');
+const NODE = onPath('node');
 
 // SRV: the directory of servers the policy trusts. EVIL: a directory the
 // attacker controls (a cloned repo, a download, a pasted config's paths).
@@ -119,7 +123,6 @@ function pythonVersion() {
 // ---------------------------------------------------------------------------
 
 test('adv11: `--env HOME=DIR` on an allow run makes a trusted Python script run DIR\'s usercustomize.py with no cell', {
-  todo: 'adv11 finding: InjectsCode misses HOME (Python user site: usercustomize.py, .pth) on an allow run',
 }, async () => {
   const home = path.join(ROOT, 'evil-home');
   const site = path.join(home, '.local', 'lib', `python${pythonVersion()}`, 'site-packages');
@@ -136,9 +139,8 @@ test('adv11: `--env HOME=DIR` on an allow run makes a trusted Python script run 
 });
 
 test('adv11: `--env PATH=DIR:...` on an allow run makes every command a trusted script runs by name DIR\'s', {
-  todo: 'adv11 finding: --env PATH on an allow run picks the programs a trusted script runs (InjectsCode misses PATH)',
 }, async () => {
-  const policy = trustPolicy([`command://bash ${SRV}/*`]);
+  const policy = trustPolicy([`command://${BASH} ${SRV}/*`]);
   const command = ['bash', path.join(SRV, 'uses-id.sh')];
   const control = await runByPolicy(policy, command);
   assert.doesNotMatch(control.stderr, /ADV11-EVIL-ID-RAN/, `control: ${control.stderr}`);
@@ -149,7 +151,6 @@ test('adv11: `--env PATH=DIR:...` on an allow run makes every command a trusted 
 });
 
 test('adv11: `--env XDG_CONFIG_HOME=DIR` on an allow run makes the git a trusted script runs load DIR/git/config (core.fsmonitor runs)', {
-  todo: 'adv11 finding: InjectsCode misses XDG_CONFIG_HOME (git\'s user config: core.fsmonitor, aliases, hooksPath) on an allow run',
 }, async (t) => {
   const git = ['/usr/bin/git', '/usr/local/bin/git'].find((g) => existsSync(g));
   if (!git) return t.skip('no git');
@@ -160,7 +161,7 @@ test('adv11: `--env XDG_CONFIG_HOME=DIR` on an allow run makes the git a trusted
   const xdg = path.join(ROOT, 'evil-xdg');
   mkdirSync(path.join(xdg, 'git'), { recursive: true });
   writeReadableFile(path.join(xdg, 'git', 'config'), '[core]\n\tfsmonitor = "echo ADV11-FSMONITOR-RAN >&2; false"\n');
-  const policy = trustPolicy([`command://bash ${SRV}/*`]);
+  const policy = trustPolicy([`command://${BASH} ${SRV}/*`]);
   const command = ['bash', path.join(SRV, 'uses-git.sh')];
   const control = await runByPolicy(policy, command);
   assert.match(control.stderr, /ADV11-GIT-DONE/, `control: ${control.stderr}`);
@@ -170,17 +171,18 @@ test('adv11: `--env XDG_CONFIG_HOME=DIR` on an allow run makes the git a trusted
   assert.equal(r.code, EXIT.usage, `expected the --env refusal of an allow run; stderr:\n${r.stderr}`);
 });
 
-test('adv11 held: `--env PATH=DIR:...` does not change which program argv[0] names (`node` is found on mcpcell\'s PATH)', async () => {
-  const policy = trustPolicy([`command://node ${SRV}/*`]);
+test('adv11 held: `--env PATH=DIR:...` does not change which program argv[0] names; on an allow run it is refused', async () => {
+  const policy = trustPolicy([`command://${NODE} ${SRV}/*`]);
   const r = await runByPolicy(policy, ['node', path.join(SRV, 'server.mjs')], { flags: ['--env', `PATH=${EVIL}:${BASE_PATH}`] });
   assert.doesNotMatch(r.stderr, /ADV11-EVIL-NODE-RAN/, `EVIL/node ran: ${r.stderr}`);
-  assert.match(r.stderr, /ADV11-SERVER-RAN/, r.stderr);
+  assert.equal(r.code, EXIT.usage, r.stderr);
+  const plain = await runByPolicy(policy, ['node', path.join(SRV, 'server.mjs')]);
+  assert.match(plain.stderr, /ADV11-SERVER-RAN/, `control: ${plain.stderr}`);
 });
 
 test('adv11: a bare `node` on a PATH with an empty or "." entry runs the cwd\'s ./node with no cell; its source says nothing of the cwd', {
-  todo: 'adv11 finding: FindOnHostPath (RunPlainly, TrustFacts.local_path) searches relative PATH entries: the cwd\'s program runs as `command://node`',
 }, async () => {
-  const policy = trustPolicy([`command://node ${SRV}/*`]);
+  const policy = trustPolicy([`command://${NODE} ${SRV}/*`]);
   for (const PATH of [`:${BASE_PATH}`, `${BASE_PATH}:`, `.:${BASE_PATH}`, `/nonexistent::${BASE_PATH}`]) {
     const e = await explain(policy, ['node', path.join(SRV, 'server.mjs')], { cwd: EVIL, extraEnv: { PATH } });
     const r = await runByPolicy(policy, ['node', path.join(SRV, 'server.mjs')], { cwd: EVIL, extraEnv: { PATH } });
@@ -190,7 +192,7 @@ test('adv11: a bare `node` on a PATH with an empty or "." entry runs the cwd\'s 
 });
 
 test('adv11 held: `--env` of NODE_OPTIONS / LD_PRELOAD / PYTHONPATH / BASH_ENV on an allow run is refused', async () => {
-  const policy = trustPolicy([`command://node ${SRV}/*`]);
+  const policy = trustPolicy([`command://${NODE} ${SRV}/*`]);
   for (const v of ['NODE_OPTIONS=--require=/x.js', 'LD_PRELOAD=/x.so', 'PYTHONPATH=/x', 'BASH_ENV=/x', 'GCONV_PATH=/x']) {
     const r = await runByPolicy(policy, ['node', path.join(SRV, 'server.mjs')], { flags: ['--env', v] });
     assert.equal(r.code, EXIT.usage, `${v}: ${r.stderr}`);
@@ -230,7 +232,6 @@ function plantPycache(dir) {
 }
 
 test('adv11: `python3 -X pycache_prefix=pc SCRIPT` loads the bytecode the cwd holds, but its source names no cwd', {
-  todo: 'adv11 finding: -X pycache_prefix=REL resolves against the cwd; the source must say `cd CWD &&` (or refuse)',
 }, async () => {
   plantPycache(EVIL);
   const command = [PYTHON, '-X', 'pycache_prefix=pc', path.join(SRV, 'server.py')];
@@ -248,7 +249,6 @@ test('adv11: `python3 -X pycache_prefix=pc SCRIPT` loads the bytecode the cwd ho
 });
 
 test('adv11: relative path values the table does not know as paths (php -d auto_prepend_file=, deno --env-file=) give one source from any cwd', {
-  todo: 'adv11 finding: php -d X=REL and deno --env-file=REL / --lock=REL depend on the cwd but their source does not say it',
 }, async () => {
   const policy = trustPolicy([]);
   for (const command of [
@@ -263,7 +263,6 @@ test('adv11: relative path values the table does not know as paths (php -d auto_
 });
 
 test('adv11: tsx / bun / deno read a config from the cwd (tsconfig.json paths, bunfig.toml preload, deno.json imports) that their source does not name', {
-  todo: 'adv11 finding: interpreters that load a cwd config judged as if the cwd did not matter (tsx, bun, deno run)',
 }, async () => {
   const policy = trustPolicy([]);
   for (const command of [
@@ -288,7 +287,6 @@ test('adv11 held: `node --env-file=.env SCRIPT` (a bare file name) says the cwd 
 // ---------------------------------------------------------------------------
 
 test('adv11: a deny-by-name rule misses the file a preload option runs (node -r/--import F) and inline code that is only a path (bash -c F)', {
-  todo: 'adv11 finding: deny {name} sees only the script: -r/--import values, -c code, and (unread lines) --opt=VALUE words dodge it',
 }, async () => {
   writeReadableFile(path.join(EVIL, 'adv11-evil.js'), 'console.error("ADV11-EVIL-RAN");\n');
   writeReadableFile(path.join(EVIL, 'adv11-evil.mjs'), 'console.error("ADV11-EVIL-RAN");\n');
@@ -320,12 +318,12 @@ test('adv11: a deny-by-name rule misses the file a preload option runs (node -r/
 // ---------------------------------------------------------------------------
 
 test('adv11: a policy `allow` run gives the host process the cell\'s HOME=/home/mcp, whichever host account owns that directory', {
-  todo: 'adv11 finding: RunPlainly (src/cli/run_cmd.cc) execs with the CellSpec env: HOME=/home/mcp on the host (a user "mcp"\'s home: their usercustomize.py, .gitconfig, .npmrc load into the server)',
 }, async () => {
-  const policy = trustPolicy(['command:///usr/bin/env']);
+  // printenv, not env: env is a launcher, judged as its whole line in its directory.
+  const policy = trustPolicy(['command:///usr/bin/printenv']);
   const home = path.join(ROOT, 'caller-home');
   mkdirSync(home, { recursive: true });
-  const r = await runByPolicy(policy, ['/usr/bin/env'], { extraEnv: { HOME: home } });
+  const r = await runByPolicy(policy, ['/usr/bin/printenv'], { extraEnv: { HOME: home } });
   assert.equal(r.code, 0, r.stderr);
   const got = r.stdout.match(/^HOME=(.*)$/m)?.[1];
   // With no cell, /home/mcp is a path on the host: if it exists it is some account's home, not the caller's.
@@ -334,7 +332,7 @@ test('adv11: a policy `allow` run gives the host process the cell\'s HOME=/home/
 });
 
 test('adv11 held: `bash NAME.sh` with no NAME.sh in the cwd (bash would search PATH for it) is not run as CWD/NAME.sh', async () => {
-  const policy = trustPolicy([`command://bash ${SRV}/*`]);
+  const policy = trustPolicy([`command://${BASH} ${SRV}/*`]);
   const r = await runByPolicy(policy, ['bash', 'adv11-not-here.sh']);
   assert.notEqual(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stderr, /running WITHOUT a cell/, r.stderr);

@@ -68,7 +68,6 @@ function policy() {
 }
 
 test('adv11: XDG_CACHE_HOME naming a directory of the user\'s own (a cloned repo\'s .cache) runs its planted package as the official pinned one', {
-  todo: 'adv11 finding: a cached npx install is trusted by its directory\'s owner alone; planted content in an owned dir runs as the official package',
 }, async () => {
   // A repository the user cloned: theirs, 0755, and its content the author's.
   const repo = path.join(ROOT, 'cloned-repo');
@@ -116,7 +115,6 @@ test('adv11 held: a world-writable <cache>/mcpcell/npx is refused, and nothing i
 // ---------------------------------------------------------------------------
 
 test('adv11: `npx://PKG@.`, `@..` and `@NAME.tgz` pass as tags, and the host `npm view` (no --allow-file/--allow-directory) reads them as a directory or file on the host', {
-  todo: 'adv11 finding: the tag check admits specs npm reads as local paths; npm view runs without the registry-only settings',
 }, async () => {
   const home = path.join(ROOT, 'tag-home');
   mkdirSync(home, { recursive: true });
@@ -228,7 +226,6 @@ test('adv11 held: a registry dependency whose packument\'s dist.tarball names an
 
 test('adv11: npm_config_registry in mcpcell\'s environment (a client env block) installs another registry\'s "official pinned" package, run with no cell', {
   timeout: 90_000,
-  todo: 'adv11 finding: HostToolEnvironment keeps npm_config_* ("where from, not what runs"), but a pinned official entry is pinned by version only, so the registry chooses the code a policy allow runs on the host',
 }, async (t) => {
   const reg = await startPackageRegistry([{
     name: '@modelcontextprotocol/server-memory', version: '2026.8.31',

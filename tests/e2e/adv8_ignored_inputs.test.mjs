@@ -228,7 +228,9 @@ test('adv8 (session 10): a policy allow run refuses a permission profile and gra
     refusedOrFail(r, `allow + ${args.join(' ')}`);
     assert.match(r.stderr, new RegExp(`${args[0]} would be ignored; add --isolate`), r.stderr);
   }
-  const env = { ...process.env, XDG_CACHE_HOME: makeTempDir('adv8-allow-cache') };
+  // The account's own cache: an allow run refuses a package cache the environment chose (adv11).
+  const env = { ...process.env };
+  delete env.XDG_CACHE_HOME;
   delete env.GITHUB_PERSONAL_ACCESS_TOKEN;
   const r = await runMcpcell(['run', '--dry-run', '--policy', ALLOW_ALL_POLICY(), 'github'], { env });
   assert.equal(r.code, 0, r.stderr);

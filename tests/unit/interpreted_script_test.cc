@@ -34,9 +34,9 @@ TEST(InterpretedScript, TheScriptIsTheSourceMadeAbsolute) {
   EXPECT_EQ(SourceOf({"./bin/node", "a.js"}), "command:///srv/bin/node /srv/a.js");
   EXPECT_EQ(SourceOf({"python3.11", "-u", "/opt/s.py", "--port", "1"}), "command://" + Bin("python3.11") + " -u /opt/s.py");
   EXPECT_EQ(SourceOf({"bash", "-eu", "run.sh"}), "command://" + Bin("bash") + " -eu /srv/run.sh");
-  EXPECT_EQ(SourceOf({"deno", "run", "--allow-net=x.com", "main.ts"}), "command://" + Bin("deno") + " run --allow-net=x.com /srv/main.ts");
+  EXPECT_EQ(SourceOf({"deno", "run", "--allow-net=x.com", "main.ts"}), "command://cd /srv && " + Bin("deno") + " run --allow-net=x.com /srv/main.ts");
   EXPECT_EQ(SourceOf({"node", "--", "-weird.js"}), "command://" + Bin("node") + " -- /srv/-weird.js");
-  EXPECT_EQ(SourceOf({"php", "-n", "-f", "s.php", "x"}), "command://" + Bin("php") + " -n -f /srv/s.php");
+  EXPECT_EQ(SourceOf({"php", "-n", "-f", "s.php", "x"}), "command://cd /srv && " + Bin("php") + " -n -f /srv/s.php");
 }
 
 TEST(InterpretedScript, OptionsBeforeTheScriptArePartOfItWithTheirPathsAbsolute) {
@@ -48,7 +48,28 @@ TEST(InterpretedScript, OptionsBeforeTheScriptArePartOfItWithTheirPathsAbsolute)
   // A module name is found from the cwd's node_modules: the cwd is part of it.
   EXPECT_EQ(SourceOf({"node", "-r", "hook", "s.mjs"}), "command://cd /srv && " + Bin("node") + " -r hook /srv/s.mjs");
   // deno's --env-file and --lock take a value only after '='.
-  EXPECT_EQ(SourceOf({"deno", "run", "--env-file", "main.ts"}), "command://" + Bin("deno") + " run --env-file /srv/main.ts");
+  EXPECT_EQ(SourceOf({"deno", "run", "--env-file", "main.ts"}), "command://cd /srv && " + Bin("deno") + " run --env-file /srv/main.ts");
+}
+
+TEST(InterpretedScript, WhatResolvesAgainstTheCwdPutsItInTheSource) {
+  // python loads bytecode from a relative pycache_prefix (adv11).
+  EXPECT_EQ(SourceOf({"python3", "-X", "pycache_prefix=pc", "s.py"}),
+            "command://cd /srv && " + Bin("python3") + " -X pycache_prefix=pc /srv/s.py");
+  EXPECT_EQ(SourceOf({"python3", "-X", "importtime", "s.py"}), "command://" + Bin("python3") + " -X importtime /srv/s.py");
+  // tsx, bun, deno and php read a config of their own from the cwd.
+  EXPECT_EQ(SourceOf({"tsx", "/opt/s.ts"}), "command://cd /srv && " + Bin("tsx") + " /opt/s.ts");
+}
+
+TEST(InterpretedScript, ADenyByNameSeesWhatOptionsAndInlineCodeRun) {
+  auto hook = InterpretedScriptOf({"node", "-r", "./evil-hook.js", "s.mjs"}, "/srv");
+  ASSERT_TRUE(hook);
+  EXPECT_NE(std::find(hook->maybe_names.begin(), hook->maybe_names.end(), "evil-hook.js"), hook->maybe_names.end());
+  auto code = InterpretedScriptOf({"bash", "-c", "./evil.sh --x"}, "/srv");
+  ASSERT_TRUE(code);
+  EXPECT_NE(std::find(code->maybe_names.begin(), code->maybe_names.end(), "evil.sh"), code->maybe_names.end());
+  auto unread = InterpretedScriptOf({"node", "--require=./evil.js", "--x", "s.js"}, "/srv");
+  ASSERT_TRUE(unread);
+  EXPECT_NE(std::find(unread->maybe_names.begin(), unread->maybe_names.end(), "evil.js"), unread->maybe_names.end());
 }
 
 TEST(InterpretedScript, InlineCodeAndModulesEndTheSourceAndNeedTheCwd) {
