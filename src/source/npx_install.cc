@@ -84,7 +84,9 @@ class NpmTool : public PackageTool {
     // ssh key or credential helper), a tarball URL (fetched from where the
     // host stands: its loopback, the intranet, a metadata address), a file
     // or a directory on the host; the fetched code then sits where every
-    // script cell and the server read it (adv9). Only registry packages.
+    // script cell and the server read it (adv9). Only registry packages; and
+    // npm fetches a registry package's tarball only from the registry's own
+    // origin (a packument naming another host is refused as "remote", adv11).
     std::vector<std::string> argv = {"npm", "install", "--prefix", prefix, "--no-audit", "--no-fund",
                                      "--ignore-scripts", "--omit=dev", "--loglevel=http",
                                      "--allow-git=none", "--allow-remote=none", "--allow-file=none",

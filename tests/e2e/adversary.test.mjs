@@ -72,7 +72,10 @@ test('a cell with --write above the npx cache cannot rewrite a cached package an
     const cacheHome = makeWritableDir('npx-poison');
     const pkg = path.join(cacheHome, 'mcpcell', 'npx', 'victim-srv@1.0.0', 'node_modules', 'victim-srv');
     mkdirSync(pkg, { recursive: true });
-    for (let d = pkg; d !== cacheHome; d = path.dirname(d)) chmodSync(d, 0o777);
+    // Below mcpcell/npx only: mcpcell refuses a package cache others can write.
+    for (let d = pkg; d !== path.join(cacheHome, 'mcpcell', 'npx'); d = path.dirname(d)) chmodSync(d, 0o777);
+    chmodSync(path.join(cacheHome, 'mcpcell', 'npx'), 0o700);
+    chmodSync(path.join(cacheHome, 'mcpcell'), 0o700);
     writeFileSync(path.join(pkg, 'package.json'), '{"name":"victim-srv","version":"1.0.0","bin":{"victim-srv":"cli.js"}}');
     const cli = path.join(pkg, 'cli.js');
     writeFileSync(cli, '#!/usr/bin/env node\nconsole.log("genuine");\n');

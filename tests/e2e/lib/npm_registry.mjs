@@ -148,7 +148,9 @@ export async function startPackageRegistry(packages, { tls, host = '127.0.0.1' }
   const handler = (req, res) => {
     requests.push(`${req.method} ${req.url}`);
     authorizations.push([req.url, req.headers.authorization ?? null]);
-    const base = `${scheme}://${host}:${server.address().port}`;
+    // The tarball on the origin the client asked (a front, a name): npm fetches
+    // a registry tarball only from the registry's own origin (allow-remote=none).
+    const base = `${scheme}://${req.headers.host ?? `${host}:${server.address().port}`}`;
     const url = decodeURIComponent(req.url.slice(1).split('?')[0]);
     const tgz = url.match(/^(.+)\/-\/[^/]+\.tgz$/);
     const pkg = built.get(tgz ? tgz[1] : url);
