@@ -68,7 +68,26 @@ build_asan() {
 
 # The pinned SDK and servers from package-lock.json; prefers the npm cache so a
 # re-run works offline once the cache is warm.
+# npx:// installs need npm's allow-git/allow-remote settings (npm 11 or
+# later; src/source/npx_install.cc refuses an npm without them). Debian 12's
+# npm is 9; a machine that upgrades npm at start may not have (seen: npm 10).
+# Asking npm for the setting is the test: an npm that lacks it prints
+# "undefined". The upgrade comes from the npm registry, like the test peers.
+ensure_npm_refuses_url_sources() {
+  local v
+  v=$(npm config get allow-remote 2>/dev/null || true)
+  case "$v" in all | none | root) return 0 ;; esac
+  log "npm $(npm --version 2>/dev/null || echo missing) has no allow-remote setting; installing npm@11"
+  npm install -g npm@11 --no-audit --no-fund --loglevel=error >&2
+  hash -r
+  v=$(npm config get allow-remote 2>/dev/null || true)
+  case "$v" in all | none | root) return 0 ;; esac
+  echo "npm $(npm --version) still has no allow-remote setting after npm install -g npm@11" >&2
+  return 1
+}
+
 install_npm_servers() {
+  ensure_npm_refuses_url_sources
   log "npm ci in $E2E_SRC"
   (cd "$E2E_SRC" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error >&2)
 }
