@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -93,6 +94,10 @@ Result<pid_t> SpawnTool(const std::vector<std::string>& argv, int out_fd, HostCo
     int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(out_fd, 1) < 0) ::_exit(127);
     if (::chdir(kHostToolCwd) != 0) ::_exit(127);
+    // What the tools make in mcpcell's caches is run later as the package:
+    // nothing there writable by the group or others, whatever the caller's
+    // umask (cache_entry_owner.h refuses such an entry on the way to the program).
+    ::umask(022);
     ::execve(cmd.exe.c_str(), args.data(), envp.data());
     std::fprintf(stderr, "mcpcell: cannot run %s: %s\n", cmd.exe.c_str(), std::strerror(errno));
     ::_exit(127);

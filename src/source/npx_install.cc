@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "source/cache_entry_owner.h"
 #include "source/host_run.h"
 #include "source/host_tool.h"
 #include "source/npm_config.h"
@@ -367,8 +368,14 @@ Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& too
   } else if (may_install && scripts.mode == InstallScriptsMode::kCell && !InstallScriptsRan(out.cache_dir)) {
     MCPCELL_TRY(RunScriptsInPlace(out.cache_dir, scripts, tool));
   }
+  // What runs must be what this user's mcpcell installed (adv11): checked
+  // on every use, not only after an install.
+  std::string remedy = "remove " + VisibleOnTerminal(out.cache_dir) + " (rm -rf, or mcpcell cache prune " +
+                       ref.package + "@" + out.version + ") to have it installed afresh";
+  MCPCELL_TRY(CheckOwnedBelow(cache_root, out.package_dir + "/package.json", remedy));
   auto bin = PackageBin(out.package_dir, ref.package);
   if (!bin.ok()) return bin.error();
+  MCPCELL_TRY(CheckOwnedBelow(cache_root, *bin, remedy));
   out.bin_path = *bin;
   out.present = true;
   return out;

@@ -12,10 +12,12 @@
 #include <regex>
 #include <sstream>
 
+#include "source/cache_entry_owner.h"
 #include "source/host_run.h"
 #include "source/host_tool.h"
 #include "util/diag.h"
 #include "util/json_input.h"
+#include "util/terminal_text.h"
 
 namespace mcpcell {
 namespace {
@@ -248,8 +250,13 @@ Result<InstalledPackage> EnsureUvxPackage(const ServerRef& ref, PythonTool& tool
     }));
     out.installed_now = true;
   }
+  // What runs must be what this user's mcpcell installed (adv11), as for npx://.
+  std::string remedy = "remove " + VisibleOnTerminal(out.cache_dir) + " (rm -rf, or mcpcell cache prune " +
+                       NormalizePypiName(ref.package) + "@" + out.version + ") to have it installed afresh";
+  MCPCELL_TRY(CheckOwnedBelow(cache_root, out.cache_dir + "/pyvenv.cfg", remedy));
   auto script = ConsoleScript(out.cache_dir, ref.package);
   if (!script.ok()) return script.error();
+  MCPCELL_TRY(CheckOwnedBelow(cache_root, *script, remedy));
   out.bin_path = *script;
   out.interpreter = VenvInterpreter(out.cache_dir);
   if (out.interpreter.empty()) {

@@ -21,7 +21,9 @@
 //   medium A package directory inside an owned, go-w npx dir but made by
 //          another user (left from a time the dir was shared, or moved in)
 //          runs too: only the npx dir itself is checked; the entry, its
-//          node_modules and the package files are not.
+//          node_modules and the package files are not. Fixed: every use of
+//          an entry checks the path to package.json and to the program
+//          (source/cache_entry_owner.h).
 //   low    `npx://PKG@.` / `@..` / `@x.tgz` pass the tag check; the host
 //          `npm view` (ResolveVersion, without the --allow-file/--allow-directory
 //          settings Install has) reads them as a directory or file under "/".
@@ -80,7 +82,6 @@ test('adv11: XDG_CACHE_HOME naming a directory of the user\'s own (a cloned repo
 });
 
 test('adv11: a package directory another user made inside an owned, go-w npx dir runs as the official pinned package', {
-  todo: 'adv11 finding: only <cache>/mcpcell/npx is checked; an entry (or its files) owned by another user is run',
 }, async (t) => {
   if (process.getuid() !== 0) return t.skip('planting as another user needs root');
   const cache = path.join(ROOT, 'own-cache');
@@ -97,6 +98,13 @@ test('adv11: a package directory another user made inside an owned, go-w npx dir
     path.join(entry, 'node_modules', '@modelcontextprotocol', 'server-memory', 'package.json')]) chownTree(d);
   const r = await runMcpcell(['run', '--policy', policy(), 'memory'], { input: '', env: env({ XDG_CACHE_HOME: cache }), ...GUARD });
   assert.doesNotMatch(r.stderr, /ADV11-PLANTED-OTHER-RAN/, `another user's code ran as the official package:\n${r.stderr}`);
+  // The allow run is refused for its XDG_CACHE_HOME alone (adv11's first
+  // finding); in a cell the entry itself must be refused, not run there as
+  // the package either.
+  const c = await runMcpcell(['run', '--isolate', 'memory'], { input: '', env: env({ XDG_CACHE_HOME: cache }), ...GUARD });
+  assert.doesNotMatch(c.stderr, /ADV11-PLANTED-OTHER-RAN/, `another user's code ran in the cell:\n${c.stderr}`);
+  assert.match(c.stderr, /owned by uid 65534, not you/, `expected the entry's owner named:\n${c.stderr}`);
+  assert.notEqual(c.code, 0, c.stderr);
 });
 
 test('adv11 held: a world-writable <cache>/mcpcell/npx is refused, and nothing in it runs', async () => {
