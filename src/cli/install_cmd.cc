@@ -32,6 +32,7 @@ struct InstallRequest {
   std::string server;
   std::optional<std::string> install_timeout;
   std::optional<std::string> install_scripts;
+  std::vector<std::string> npm_scopes;
 };
 
 /// The npx:// or uvx:// source SERVER names: itself, or its registry entry's source.
@@ -69,6 +70,11 @@ int Install(const InstallRequest& req) {
     limit = *v;
   }
   const bool uvx = ref->kind == ServerRef::Kind::kUvx;
+  if (uvx && !req.npm_scopes.empty()) {
+    SayAs("install", "--npm-scope applies to npx:// sources only (npm's scoped registries); " + req.server +
+                         " is a uvx:// source");
+    return kExitUsage;
+  }
   if (uvx && req.install_scripts) {
     SayAs("install", "--install-scripts applies to npx:// sources only (npm install scripts); " + req.server +
                          " is a uvx:// source (pip installs wheels, which run nothing)");
@@ -86,7 +92,7 @@ int Install(const InstallRequest& req) {
     return 1;
   }
   auto inst = uvx ? EnsureUvxPackage(*ref, *MakePipTool({}, limit), *root, true)
-                  : EnsureNpxPackage(*ref, *MakeNpmTool({}, limit), *root, true,
+                  : EnsureNpxPackage(*ref, *MakeNpmTool({}, limit, req.npm_scopes), *root, true,
                                      NpxScripts{*mode, script_cell.get(), limit, HoldsBuiltinSecret});
   if (!inst.ok()) {
     SayAs("install", inst.error().Message());
@@ -110,6 +116,11 @@ void AddInstallCommand(CLI::App& app, int* exit_code) {
                   "their own that can write only that package's directory and reach only the npm registries they came "
                   "from; skip does not run them")
       ->check(CLI::IsMember({"cell", "skip"}));
+  cmd->add_option("--npm-scope", req->npm_scopes,
+                  "let packages of SCOPE (@name) come from the registry your npm config names for it, with your "
+                  "credentials there, when a package of another registry depends on them (npx:// only; by default "
+                  "they are looked up on the installed package's own registry)")
+      ->type_name("SCOPE");
   cmd->callback([req, exit_code] { *exit_code = Install(*req); });
 }
 

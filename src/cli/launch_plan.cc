@@ -230,6 +230,11 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const 
     return MakeError("--install-scripts", *req.install_scripts,
                      "applies to npx:// sources only (npm install scripts); this server's source is " + ToString(ref.kind));
   }
+  if (!req.npm_scopes.empty() && ref.kind != ServerRef::Kind::kNpx) {
+    return MakeError("--npm-scope", req.npm_scopes.front(),
+                     "applies to npx:// sources only (npm's scoped registries); this server's source is " +
+                         ToString(ref.kind));
+  }
   // Only npx:// and uvx:// sources install anything (adv8: accepted, even as "bogus", and ignored).
   if (req.install_timeout && ref.kind != ServerRef::Kind::kNpx && ref.kind != ServerRef::Kind::kUvx) {
     return MakeError("--install-timeout", *req.install_timeout,
@@ -245,7 +250,7 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const 
       if (!root.ok()) return root.error();
       auto limit = InstallTimeout(req);
       if (!limit.ok()) return limit.error();
-      auto tool = MakeNpmTool(CellWritableHostDirs(merged), *limit);
+      auto tool = MakeNpmTool(CellWritableHostDirs(merged), *limit, req.npm_scopes);
       auto mode = ParseInstallScriptsMode(req.install_scripts.value_or("cell"));
       if (!mode.ok()) return mode.error();
       auto script_cell = MakeNativeScriptCell();
@@ -567,6 +572,7 @@ std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req) {
     }
     return "";
   }
+  if (!req.npm_scopes.empty()) return "--npm-scope lets another registry serve its dependencies";
   auto limit = InstallTimeout(req);
   if (!limit.ok()) return "the install timeout is not valid (" + limit.error().Message() + ")";
   auto config = MakeNpmTool({}, *limit)->Config();

@@ -304,6 +304,11 @@ void AddRunOptions(CLI::App* cmd, RunRequest* req, RunOptionSet set, const Comma
                   "their own that can write only that package's directory and reach only the npm registries they came "
                   "from; skip does not run them")
       ->check(CLI::IsMember({"cell", "skip"}));
+  cmd->add_option("--npm-scope", req->npm_scopes,
+                  "let packages of SCOPE (@name) come from the registry your npm config names for it, with your "
+                  "credentials there, when a package of another registry depends on them (npx:// only; by default "
+                  "they are looked up on the installed package's own registry)")
+      ->type_name("SCOPE");
   cmd->add_option("--uid", req->uid, "uid inside the cell (default 1000)");
   cmd->add_option("--gid", req->gid, "gid inside the cell (default: the uid)");
   cmd->add_option("--system-mount", req->system_mounts, "extra read-only host directory at the same path");

@@ -34,6 +34,7 @@ struct RunRequest {
   std::optional<std::string> grace;         ///< --grace 2s (SIGTERM → SIGKILL)
   std::optional<std::string> install_timeout;  ///< --install-timeout 5m (each npm command of an npx:// install)
   std::optional<std::string> install_scripts;  ///< --install-scripts cell|skip (npx:// only; default cell)
+  std::vector<std::string> npm_scopes;         ///< --npm-scope @corp: its registry serves other registries' packages too
   std::optional<unsigned> uid;              ///< --uid inside the cell
   std::optional<unsigned> gid;              ///< --gid inside the cell
   std::vector<std::string> system_mounts;   ///< --system-mount PATH (extra read-only system dirs)

@@ -24,6 +24,7 @@
 
 #include "source/cache_entry_owner.h"
 #include "source/host_run.h"
+#include "source/install_scopes.h"
 #include "source/host_tool.h"
 #include "source/npm_config.h"
 #include "util/diag.h"
@@ -56,8 +57,8 @@ constexpr const char* kNpmMissingHint = "npx:// sources need npm on the host PAT
 
 class NpmTool : public PackageTool {
  public:
-  explicit NpmTool(std::vector<std::string> cell_writable, std::chrono::milliseconds limit)
-      : cell_writable_(std::move(cell_writable)), limit_(limit) {}
+  NpmTool(std::vector<std::string> cell_writable, std::chrono::milliseconds limit, std::vector<std::string> npm_scopes)
+      : cell_writable_(std::move(cell_writable)), limit_(limit), npm_scopes_(std::move(npm_scopes)) {}
 
   Result<std::string> ResolveVersion(const std::string& package, const std::string& spec) override {
     std::string what = spec.empty() ? package : package + "@" + spec;
@@ -93,9 +94,20 @@ class NpmTool : public PackageTool {
                                      "--allow-git=none", "--allow-remote=none", "--allow-file=none",
                                      "--allow-directory=none"};
     if (!global->empty()) argv.push_back("--globalconfig=" + *global);
+    // The user's token fetches only the scope the user asked for (adv9,
+    // install_scopes.h): every other scoped registry points at this package's.
+    auto config = Config();
+    if (!config.ok()) return config.error();
+    auto scopes = ScopesForInstall(*config, package, npm_scopes_);
+    if (!scopes.ok()) return scopes.error();
+    for (auto& flag : scopes->Flags()) argv.push_back(std::move(flag));
     argv.push_back(package + "@" + version);
     auto out = Run(argv, false, "installing " + package + "@" + version + " with npm");
-    if (!out.ok()) return out.error();
+    if (!out.ok()) {
+      Error e = out.error();
+      if (std::string hint = scopes->Hint(package); !hint.empty()) e.detail += (e.detail.empty() ? "" : "; ") + hint;
+      return e;
+    }
     return {};
   }
 
@@ -119,6 +131,7 @@ class NpmTool : public PackageTool {
   /// cells reach the registries the packages came from (npm_config.h: why
   /// `config list`, and the tokens that are never kept).
   Result<NpmConfig> Config() override {
+    if (config_) return *config_;  // Install asked already; the scripts' cells ask again
     if (!global_) {
       auto global = GlobalConfig();
       if (!global.ok()) return global.error();
@@ -128,7 +141,9 @@ class NpmTool : public PackageTool {
     if (!global_->empty()) argv.push_back("--globalconfig=" + *global_);
     auto out = Run(argv, true, "asking npm for its registry");
     if (!out.ok()) return out.error();
-    return NpmConfigFromList(*out);
+    auto config = NpmConfigFromList(*out);
+    if (config.ok()) config_ = *config;
+    return config;
   }
 
   /// npm ignores a setting it does not know (a warning at most): an npm
@@ -169,7 +184,9 @@ class NpmTool : public PackageTool {
 
   std::vector<std::string> cell_writable_;
   std::chrono::milliseconds limit_;
+  std::vector<std::string> npm_scopes_;
   std::optional<std::string> global_;  ///< GlobalConfig() as Install read it
+  std::optional<NpmConfig> config_;    ///< Config() once read
 };
 
 std::string CacheName(const std::string& package, const std::string& version) {
@@ -201,8 +218,9 @@ int RemoveAbandonedInstalls(const std::string& cache_root, int* checked) {
   return removed;
 }
 
-std::unique_ptr<PackageTool> MakeNpmTool(std::vector<std::string> cell_writable, std::chrono::milliseconds limit) {
-  return std::make_unique<NpmTool>(std::move(cell_writable), limit);
+std::unique_ptr<PackageTool> MakeNpmTool(std::vector<std::string> cell_writable, std::chrono::milliseconds limit,
+                                         std::vector<std::string> npm_scopes) {
+  return std::make_unique<NpmTool>(std::move(cell_writable), limit, std::move(npm_scopes));
 }
 
 Result<std::string> NpxCacheRoot() { return PackageCacheRoot("npx"); }

@@ -51,8 +51,12 @@ inline constexpr std::chrono::milliseconds kDefaultInstallTimeout = std::chrono:
 /// Each command is killed (its whole process group) after `limit`, with an
 /// error naming the limit and the flag; every 30 s a "still installing" line
 /// goes to stderr.
+/// `npm_scopes` (--npm-scope): scopes whose registry, as the user's npm
+/// config names it, may serve a dependency of a package from another
+/// registry (source/install_scopes.h; by default none may).
 std::unique_ptr<PackageTool> MakeNpmTool(std::vector<std::string> cell_writable,
-                                         std::chrono::milliseconds limit = kDefaultInstallTimeout);
+                                         std::chrono::milliseconds limit = kDefaultInstallTimeout,
+                                         std::vector<std::string> npm_scopes = {});
 
 /// $XDG_CACHE_HOME/mcpcell/npx, else $HOME/.cache/mcpcell/npx.
 Result<std::string> NpxCacheRoot();

@@ -235,7 +235,7 @@ test('an alias whose registry manifest claims a configured scope is refused, and
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const [def, scoped] = servers;
-  const r = await runMcpcell(['install', `npx://${ALIAS_TOP}@1.0.0`], { env: scriptsEnv(home), guardMs: 110_000 });
+  const r = await runMcpcell(['install', '--npm-scope', SC, `npx://${ALIAS_TOP}@1.0.0`], { env: scriptsEnv(home), guardMs: 110_000 });
   // npm fetches a registry tarball only from the registry of the name it is
   // installed under (allow-remote=none): an alias named for the scope whose
   // tarball is on the default registry is refused before any script runs.
@@ -320,7 +320,7 @@ test('a registry named with a trailing dot that npm proxies (noproxy does not ma
 test('held: a script of a legitimately scoped package reaches no other host loopback port (via the proxy, CONNECT, other loopback names, directly)', { timeout: 120_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const [def, scoped] = servers;
-  const r = await runMcpcell(['install', `npx://${LEGIT_TOP}@1.0.0`], { env: scriptsEnv(home), guardMs: 110_000 });
+  const r = await runMcpcell(['install', '--npm-scope', SC, `npx://${LEGIT_TOP}@1.0.0`], { env: scriptsEnv(home), guardMs: 110_000 });
   assert.equal(r.code, 0, r.stderr);
   assert.ok(r.stderr.includes(`network only to the npm registries ${def.url.replace(/\/$/, '')} and ${scoped.url.replace(/\/$/, '')};`), r.stderr);
   const file = path.join(installDir(LEGIT_TOP), 'node_modules', SC, 'probe', 'reach.json');
@@ -380,7 +380,7 @@ test('a configured scope with a character npm accepts ("@x!y") is pinned in the 
   chmodSync(h, 0o777);
   t.after(() => rmSync(h, { recursive: true, force: true }));
   writeReadableFile(path.join(h, '.npmrc'), `registry=${def3.url}\n${BANG}:registry=${bangReg.url}\nfetch-retries=0\n`);
-  const r = await runMcpcell(['install', `npx://${topB}@1.0.0`], { env: scriptsEnv(h), guardMs: 110_000 });
+  const r = await runMcpcell(['install', '--npm-scope', BANG, `npx://${topB}@1.0.0`], { env: scriptsEnv(h), guardMs: 110_000 });
   assert.equal(r.code, 0, r.stderr);
   const viewed = path.join(h, '.cache', 'mcpcell', 'npx', `${topB}@1.0.0`, 'node_modules', BANG, 'p', 'viewed.txt');
   t.diagnostic(`the script's npm view: ${existsSync(viewed) ? readFileSync(viewed, 'utf8').trim() : 'none'}`);

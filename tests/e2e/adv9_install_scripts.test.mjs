@@ -12,8 +12,8 @@ import path from 'node:path';
 import http from 'node:http';
 import { after, test } from 'node:test';
 
-import { skipWithoutCell } from './lib/mcpcell.mjs';
-import { scriptsHome, startPackageRegistry } from './lib/npm_registry.mjs';
+import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
+import { scriptsEnv, scriptsHome, startPackageRegistry } from './lib/npm_registry.mjs';
 import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
 
 const id = randomBytes(4).toString('hex');
@@ -324,7 +324,6 @@ test('a dependency named by a URL on the host\'s own loopback is not fetched by 
 // consent), so the user's token fetches only what the user asked for.
 test('a public package\'s dependency on the user\'s private scope is not fetched with the user\'s token', {
   timeout: 90_000,
-  todo: 'adv9 finding: the host\'s npm fetches "@corp/x" named by any public package from the private registry with the user\'s ~/.npmrc token, and the cells read it',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const scope = `@e2e-adv9-corp-${id}`;
@@ -355,6 +354,73 @@ test('a public package\'s dependency on the user\'s private scope is not fetched
   t.diagnostic(`the user's token went with: ${withToken.join(', ')}`);
   assert.doesNotMatch(r.stderr, new RegExp(`stolen: ${secret}`), 'a public package\'s script read the private package fetched with the user\'s token');
   assert.deepEqual(withToken, [], 'the host\'s npm sent the user\'s token to fetch what a public package asked for');
+  // Not found where the public package came from: the install fails, and
+  // says why the user's mapping of the scope was not used.
+  assert.notEqual(r.code, 0, r.stderr);
+  assert.match(r.stderr, new RegExp(`${scope} \\(http://127\\.0\\.0\\.1:${corp.port}\\) — are looked up on its own registry`), r.stderr);
+  assert.doesNotMatch(r.stderr, new RegExp(token), 'the token was shown');
+});
+
+// The scope the user asked for keeps the user's registry and token: a
+// server of the company's scope installs from the company registry, with
+// its dependencies of the same scope, and of another scope the user maps to
+// the same registry.
+test('adv9 fix held: npx://@corp/server installs from the scope\'s registry with the token, and its @corp and same-registry dependencies too', {
+  timeout: 90_000,
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const scope = `@e2e-adv9-own-${id}`;
+  const other = `@e2e-adv9-own2-${id}`;
+  const token = `npm_${randomBytes(18).toString('hex')}`;
+  const corp = await startPackageRegistry([
+    { name: `${other}/lib2`, version: '1.0.0', manifest: {}, files: { 'x.js': '' } },
+    { name: `${scope}/lib`, version: '1.0.0', manifest: { dependencies: { [`${other}/lib2`]: '1.0.0' } }, files: { 'x.js': '' } },
+    topPackage(`${scope}/server`, [`${scope}/lib`]),
+  ]);
+  t.after(() => corp.close());
+  const reg = await startPackageRegistry([]);
+  t.after(() => reg.close());
+  const rc = path.join(home(), '.npmrc');
+  writeFileSync(rc, `${scope}:registry=${corp.url}\n${other}:registry=${corp.url}\n//127.0.0.1:${corp.port}/:_authToken=${token}\n`);
+  t.after(() => rmSync(rc, { force: true }));
+  const { r, installDir } = await install(`${scope}/server`, reg);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(existsSync(path.join(installDir.replace(`${scope}/server@`, `${scope}+server@`), 'node_modules', other, 'lib2', 'package.json')), r.stderr);
+  assert.ok(corp.authorizations.some(([, auth]) => auth === `Bearer ${token}`), 'the token was not used for the scope asked for');
+});
+
+// The consent: --npm-scope lets a package of another registry have the
+// scope's packages from the user's registry (npm_script_registries.test.mjs
+// relies on it); a scope the config does not map, or a source that is not
+// npx://, is refused, not ignored.
+test('adv9 fix held: --npm-scope SCOPE is the consent; an unmapped scope or a non-npx source is refused', {
+  timeout: 90_000,
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const scope = `@e2e-adv9-ok-${id}`;
+  const priv = `${scope}/internal`;
+  const top = `e2e-adv9-consent-top-${id}`;
+  const token = `npm_${randomBytes(18).toString('hex')}`;
+  const corp = await startPackageRegistry([{ name: priv, version: '1.0.0', manifest: {}, files: { 'x.js': '' } }]);
+  t.after(() => corp.close());
+  const reg = await startPackageRegistry([topPackage(top, [priv])]);
+  t.after(() => reg.close());
+  const rc = path.join(home(), '.npmrc');
+  writeFileSync(rc, `${scope}:registry=${corp.url}\n//127.0.0.1:${corp.port}/:_authToken=${token}\n`);
+  t.after(() => rmSync(rc, { force: true }));
+  const unmapped = await runMcpcell(['install', '--npm-scope', `@nope-${id}`, `npx://${top}@1.0.0`], {
+    env: { ...scriptsEnv(home()), npm_config_registry: reg.url }, guardMs: 55_000,
+  });
+  assert.notEqual(unmapped.code, 0, unmapped.stderr);
+  assert.match(unmapped.stderr, /--npm-scope @nope-[0-9a-f]+: .*maps no registry for this scope/, unmapped.stderr);
+  const ok = await runMcpcell(['install', '--npm-scope', scope, `npx://${top}@1.0.0`], {
+    env: { ...scriptsEnv(home()), npm_config_registry: reg.url }, guardMs: 55_000,
+  });
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.ok(corp.authorizations.some(([, auth]) => auth === `Bearer ${token}`), 'the consented scope was fetched with the token');
+  const cmd = await runMcpcell(['run', '--isolate', '--npm-scope', scope, '--', '/bin/true'], { input: '', guardMs: 30_000 });
+  assert.equal(cmd.code, 2, cmd.stderr);
+  assert.match(cmd.stderr, /--npm-scope .*applies to npx:\/\/ sources only/, cmd.stderr);
 });
 
 // Held: npm's own rule that --ignore-scripts also stops the `prepare` of a

@@ -163,7 +163,7 @@ test('a scoped package\'s install script reaches its scope\'s registry, the defa
   const [def, scoped] = registries;
   const audit = path.join(home, 'audit.jsonl');
   // `run` installs too, with an audit log: the token must be in neither it nor stderr.
-  const r = await runMcpcell(['run', '--audit-log', audit, `npx://${TOP}@1.0.0`], { env: scriptsEnv(home), input: '', guardMs: 220_000 });
+  const r = await runMcpcell(['run', '--audit-log', audit, '--npm-scope', SC, `npx://${TOP}@1.0.0`], { env: scriptsEnv(home), input: '', guardMs: 220_000 });
   assert.equal(r.code, 0, r.stderr);
   assert.ok(r.stderr.includes(`network only to the npm registries ${def.url.replace(/\/$/, '')} and ${scoped.url.replace(/\/$/, '')};`), r.stderr);
   const report = reportOf(TOP, `${SC}/addon`);
@@ -204,7 +204,7 @@ test('a scope\'s registry is not opened by a bundled directory named for the sco
 test('a registry behind a private CA: npm\'s cafile is bound into the cell, for npm and for Node', { timeout: 240_000 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const tlsAddons = registries[2];
-  const r = await runMcpcell(['install', `npx://${TLS_TOP}@1.0.0`], { env: scriptsEnv(home), guardMs: 220_000 });
+  const r = await runMcpcell(['install', '--npm-scope', TLS, `npx://${TLS_TOP}@1.0.0`], { env: scriptsEnv(home), guardMs: 220_000 });
   assert.equal(r.code, 0, r.stderr);
   assert.ok(r.stderr.includes(`and https://localhost:${new URL(tlsAddons.url).port};`), r.stderr);
   const report = reportOf(TLS_TOP, `${TLS}/addon`);

@@ -25,6 +25,7 @@ const std::set<std::string> kHoldWithoutACell = {
     "--env",          // RunPlainly passes the spec's environment
     "--drop-env",     // silences the note about a dropped variable
     "--install-timeout", "--install-scripts",  // the install runs before either kind of run
+    "--npm-scope",    // the same (an allow run refuses it: launch_plan.cc WhySourceIsSwappable)
     "--dry-run", "--verbose",
 };
 

@@ -1,0 +1,60 @@
+// ScopesForInstall (source/install_scopes.h): which of the user's scoped
+// registries an npx:// install may use (adv9).
+#include "source/install_scopes.h"
+
+#include <gtest/gtest.h>
+
+namespace mcpcell {
+namespace {
+
+NpmConfig Config() {
+  NpmConfig c;
+  c.registry = "https://registry.npmjs.org/";
+  c.scopes = {{"@corp", "https://npm.corp.example/api/npm/"},
+              {"@corp2", "https://npm.corp.example/api/npm"},
+              {"@mirror", "HTTPS://registry.npmjs.org/"}};
+  return c;
+}
+
+TEST(InstallScopesTest, APublicPackageGetsEveryForeignScopePointedAtThePublicRegistry) {
+  auto s = ScopesForInstall(Config(), "server-x");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->own, "https://registry.npmjs.org/");
+  EXPECT_EQ(s->Flags(), (std::vector<std::string>{"--@corp:registry=https://registry.npmjs.org/",
+                                                  "--@corp2:registry=https://registry.npmjs.org/"}));
+  std::string hint = s->Hint("server-x");
+  EXPECT_NE(hint.find("@corp (https://npm.corp.example)"), std::string::npos) << hint;
+  EXPECT_EQ(hint.find("/api/npm"), std::string::npos) << "a path may hold a token: " << hint;
+}
+
+TEST(InstallScopesTest, TheScopeAskedForKeepsItsRegistryAndSoDoScopesOfTheSameRegistry) {
+  auto s = ScopesForInstall(Config(), "@corp/server");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->own, "https://npm.corp.example/api/npm/");
+  // @corp2 names the same registry (no trailing slash): kept; @mirror is another: pointed here.
+  EXPECT_EQ(s->Flags(), (std::vector<std::string>{"--@mirror:registry=https://npm.corp.example/api/npm/"}));
+}
+
+TEST(InstallScopesTest, NothingToRedirectGivesNoFlagAndNoHint) {
+  NpmConfig c;
+  c.registry = "https://registry.npmjs.org/";
+  auto s = ScopesForInstall(c, "@anything/server");  // an unmapped scope uses the default registry
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->own, "https://registry.npmjs.org/");
+  EXPECT_TRUE(s->Flags().empty());
+  EXPECT_EQ(s->Hint("@anything/server"), "");
+}
+
+TEST(InstallScopesTest, AnUnreadableScopeUrlIsRedirectedAndAnUnreadableOwnRegistryRefused) {
+  NpmConfig c = Config();
+  c.scopes["@odd"] = "ftp://x/";
+  auto s = ScopesForInstall(c, "x");
+  ASSERT_TRUE(s.ok());
+  EXPECT_NE(s->Hint("x").find("@odd (a URL mcpcell cannot read)"), std::string::npos);
+  EXPECT_FALSE(ScopesForInstall(c, "@odd/server").ok());
+  c.registry = "file:///etc/";
+  EXPECT_FALSE(ScopesForInstall(c, "x").ok());
+}
+
+}  // namespace
+}  // namespace mcpcell
