@@ -489,18 +489,6 @@ const std::vector<CellOnlyFlag>& CellOnlyFlags() {
 
 namespace {
 
-// Variables that pick which files a program reads its code or config from
-// (adv11): HOME (Python's user site, usercustomize.py; git's ~/.gitconfig),
-// the XDG bases (git's $XDG_CONFIG_HOME/git/config: core.fsmonitor runs a
-// command), PATH (every program a trusted script runs by name). Fine in a
-// cell, which sees only its grants; not on a run the policy judged by its
-// command line alone.
-bool ChoosesWhatRuns(const std::string& name) {
-  static const char* const kNames[] = {"HOME", "PATH", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME",
-                                       "XDG_DATA_DIRS", "XDG_CACHE_HOME", "XDG_STATE_HOME", "ZDOTDIR", "INPUTRC"};
-  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
-}
-
 // A policy "allow" rule runs the server with no cell and no relay, so a flag
 // only a cell or the relay enforces would be accepted and ignored (adv8: the
 // server ran past --timeout, with the host's network under --allow-host, and

@@ -16,6 +16,14 @@ namespace mcpcell {
 /// other code (the families are listed, with why, in code_injecting_env.cc).
 bool InjectsCode(std::string_view name);
 
+/// Whether the variable `name` picks the files a program reads its code or
+/// config from, or the programs it runs by name (adv11): HOME (Python's user
+/// site and usercustomize.py, git's ~/.gitconfig, npm's ~/.npmrc), the XDG
+/// bases (git's $XDG_CONFIG_HOME/git/config: core.fsmonitor runs a command),
+/// PATH, ZDOTDIR, INPUTRC. Fine in a cell, which sees only its grants; not on
+/// a process that runs outside one.
+bool ChoosesWhatRuns(std::string_view name);
+
 /// npm_config_* in any case: npm's configuration, which InjectsCode counts
 /// (node-options, script-shell). A host `npm install --ignore-scripts` with
 /// no git runs none of it, so the host tools keep these.

@@ -540,5 +540,15 @@ TEST(ClientCodeInjectingEnv, TheFamiliesAreKnownAndPlainNamesAreNot) {
   }
 }
 
+TEST(ClientCodeInjectingEnv, ChoosesWhatRunsNamesTheHomeThePathAndTheXdgBases) {
+  for (const char* n : {"HOME", "PATH", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME", "XDG_DATA_DIRS",
+                        "XDG_CACHE_HOME", "XDG_STATE_HOME", "ZDOTDIR", "INPUTRC"}) {
+    EXPECT_TRUE(ChoosesWhatRuns(n)) << n;
+  }
+  for (const char* n : {"API_KEY", "HOMEPAGE", "path", "XDG_RUNTIME_DIR", "LD_PRELOAD", "LANG"}) {
+    EXPECT_FALSE(ChoosesWhatRuns(n)) << n;
+  }
+}
+
 }  // namespace
 }  // namespace mcpcell
