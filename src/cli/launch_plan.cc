@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -542,16 +543,20 @@ Status RefuseWhatNeedsACell(const ServerRef& ref, const RegistryEntry* entry, co
 // the cache decide what runs. An allow rule trusted the public registry's
 // package; a run whose environment picks another registry or cache (a
 // client's env block can: npm_config_registry, HOME's .npmrc,
-// XDG_CACHE_HOME, PIP_INDEX_URL) would run other code with no cell (adv11).
+// XDG_CACHE_HOME, any PIP_*/UV_*: PIP_INDEX_URL, PIP_TRUSTED_HOST,
+// PIP_NO_INDEX with PIP_FIND_LINKS) would run other code with no cell (adv11).
 std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req) {
   std::string base = UserCacheBase();
   if (base != AccountCacheBase()) {
     return "its package cache is under $XDG_CACHE_HOME (" + VisibleOnTerminal(base) + "), not your account's";
   }
   if (ref.kind == ServerRef::Kind::kUvx) {
-    for (const char* name : {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CONFIG_FILE",
-                             "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_EXTRA_INDEX_URL"}) {
-      if (std::getenv(name) != nullptr) return std::string(name) + " chooses pip's index";
+    for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) {
+      std::string_view entry(*e);
+      std::string_view name = entry.substr(0, entry.find('='));
+      if (PicksPackageIndex(name)) {
+        return std::string(name) + " is set, and pip's and uv's settings choose where packages come from";
+      }
     }
     return "";
   }

@@ -92,6 +92,8 @@ bool ChoosesWhatRuns(std::string_view name) {
   return std::find(kChoosers.begin(), kChoosers.end(), name) != kChoosers.end();
 }
 
+bool PicksPackageIndex(std::string_view name) { return StartsWith(name, "PIP_") || StartsWith(name, "UV_"); }
+
 bool IsNpmConfig(std::string_view name) { return StartsWithNoCase(name, "npm_config_"); }
 
 bool InjectsCode(std::string_view name) {

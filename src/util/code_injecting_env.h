@@ -29,4 +29,11 @@ bool ChoosesWhatRuns(std::string_view name);
 /// no git runs none of it, so the host tools keep these.
 bool IsNpmConfig(std::string_view name);
 
+/// PIP_* and UV_* (upper case, as pip and uv read them): pip's and uv's
+/// settings, which choose where packages come from (PIP_INDEX_URL,
+/// PIP_TRUSTED_HOST, PIP_NO_INDEX, PIP_FIND_LINKS, UV_INDEX, UV_DEFAULT_INDEX,
+/// ...) or what is taken as already fetched (UV_CACHE_DIR); new ones come
+/// with new versions, so the whole family counts.
+bool PicksPackageIndex(std::string_view name);
+
 }  // namespace mcpcell

@@ -573,5 +573,15 @@ TEST(ClientCodeInjectingEnv, ChoosesWhatRunsNamesTheHomeThePathAndTheXdgBases) {
   }
 }
 
+TEST(ClientCodeInjectingEnv, PicksPackageIndexIsEveryPipAndUvSetting) {
+  for (const char* n : {"PIP_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_NO_INDEX", "PIP_FIND_LINKS", "UV_INDEX",
+                        "UV_DEFAULT_INDEX", "UV_CACHE_DIR"}) {
+    EXPECT_TRUE(PicksPackageIndex(n)) << n;
+  }
+  for (const char* n : {"pip_index_url", "PIPX_HOME", "UVICORN_PORT", "PIP", "API_KEY"}) {
+    EXPECT_FALSE(PicksPackageIndex(n)) << n;
+  }
+}
+
 }  // namespace
 }  // namespace mcpcell
