@@ -225,7 +225,8 @@ Error InstallError(Error e, const ServerRef& ref, const std::string& setting) {
   return e;
 }
 
-Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const RunRequest& merged) {
+/// `npm`: the launch's npm for an npx:// source (LaunchNpm), else null.
+Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const RunRequest& merged, PackageTool* npm) {
   Resolved r;
   if (req.install_scripts && ref.kind != ServerRef::Kind::kNpx) {
     return MakeError("--install-scripts", *req.install_scripts,
@@ -246,11 +247,10 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const 
       if (!root.ok()) return root.error();
       auto limit = InstallTimeout(req);
       if (!limit.ok()) return limit.error();
-      auto tool = MakeNpmTool(CellWritableHostDirs(merged), *limit);
       auto mode = ParseInstallScriptsMode(req.install_scripts.value_or("cell"));
       if (!mode.ok()) return mode.error();
       auto script_cell = MakeNativeScriptCell();
-      auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run, NpxScripts{*mode, script_cell.get(), *limit, HoldsBuiltinSecret});
+      auto inst = EnsureNpxPackage(ref, *npm, *root, !req.dry_run, NpxScripts{*mode, script_cell.get(), *limit, HoldsBuiltinSecret});
       if (!inst.ok()) return InstallError(inst.error(), ref, "npm's registry setting");
       r.argv = {"node", inst->bin_path};
       r.argv.insert(r.argv.end(), ref.args.begin(), ref.args.end());
@@ -545,7 +545,7 @@ Status RefuseWhatNeedsACell(const ServerRef& ref, const RegistryEntry* entry, co
 // client's env block can: npm_config_registry, HOME's .npmrc,
 // XDG_CACHE_HOME, any PIP_*/UV_*: PIP_INDEX_URL, PIP_TRUSTED_HOST,
 // PIP_NO_INDEX with PIP_FIND_LINKS) would run other code with no cell (adv11).
-std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req) {
+std::string WhySourceIsSwappable(const ServerRef& ref, PackageTool* npm) {
   std::string base = UserCacheBase();
   if (base != AccountCacheBase()) {
     return "its package cache is under $XDG_CACHE_HOME (" + VisibleOnTerminal(base) + "), not your account's";
@@ -560,9 +560,7 @@ std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req) {
     }
     return "";
   }
-  auto limit = InstallTimeout(req);
-  if (!limit.ok()) return "the install timeout is not valid (" + limit.error().Message() + ")";
-  auto config = MakeNpmTool({}, *limit)->Config();
+  auto config = npm->Config();
   if (!config.ok()) return "npm's registry could not be read (" + config.error().Message() + ")";
   auto url = NormalizeRegistryUrl(config->registry);
   if (!url.ok() || *url != "https://registry.npmjs.org/") {
@@ -571,15 +569,27 @@ std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req) {
   return "";
 }
 
-Status RefuseSwappableSourceOnAPlainRun(const ServerRef& ref, const RunRequest& req, const LaunchPlan& plan) {
+/// `npm`: the launch's npm for an npx:// source (LaunchNpm), else null.
+Status RefuseSwappableSourceOnAPlainRun(const ServerRef& ref, const LaunchPlan& plan, PackageTool* npm) {
   if (plan.action != LaunchPlan::Action::kAllow) return {};
   if (ref.kind != ServerRef::Kind::kNpx && ref.kind != ServerRef::Kind::kUvx) return {};
-  std::string why = WhySourceIsSwappable(ref, req);
+  std::string why = WhySourceIsSwappable(ref, npm);
   if (why.empty()) return {};
   return MakeError("run without a cell", plan.rule,
                    CanonicalSource(ref) + " is trusted by its name and version, but " + why +
                        ", so the code that runs is not what the policy trusted; run it in a cell (make the rule "
                        "isolate it), or run it without that setting");
+}
+
+// The one npm of an npx:// launch (null for other sources): the allow check
+// and the install ask the same tool, which reads npm's config once (npm
+// config get + list, ~0.3 s), and the check judges the npm that installs
+// (never one from a directory the cell may write).
+Result<std::unique_ptr<PackageTool>> LaunchNpm(const ServerRef& ref, const RunRequest& req, const RunRequest& merged) {
+  if (ref.kind != ServerRef::Kind::kNpx) return std::unique_ptr<PackageTool>();
+  auto limit = InstallTimeout(req);
+  if (!limit.ok()) return limit.error();
+  return MakeNpmTool(CellWritableHostDirs(merged), *limit);
 }
 
 // The decision as values: the policy's action and level, made stricter (never
@@ -746,7 +756,6 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   if (plan.action == LaunchPlan::Action::kDeny) return plan;  // nothing installed, nothing built
   MCPCELL_TRY(RefuseCellFlagsOnAPlainRun(req, plan));
   MCPCELL_TRY(RefuseWhatNeedsACell(decided->ref, decided->entry_ptr(), plan));
-  MCPCELL_TRY(RefuseSwappableSourceOnAPlainRun(decided->ref, req, plan));
 
   std::vector<std::string> notes;
   ServerRef ref = decided->ref;
@@ -763,7 +772,10 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
 
   RunRequest merged = MergeProfile(*profile, with_args);
   ApplyEntryDefaults(decided->entry_ptr(), &ref, &merged, plain, &notes);
-  auto resolved = ResolveArgv(ref, req, merged);
+  auto npm = LaunchNpm(ref, req, merged);
+  if (!npm.ok()) return npm.error();
+  MCPCELL_TRY(RefuseSwappableSourceOnAPlainRun(decided->ref, plan, npm->get()));
+  auto resolved = ResolveArgv(ref, req, merged, npm->get());
   if (!resolved.ok()) return resolved.error();
   auto secrets = LowerSecrets(merged.secrets, merged.secret_env);
   if (!secrets.ok()) return secrets.error();

@@ -74,9 +74,8 @@ class NpmTool : public PackageTool {
     return j.get<std::string>();
   }
   Status Install(const std::string& package, const std::string& version, const std::string& prefix) override {
-    auto global = GlobalConfig();
+    auto global = KnownGlobalConfig();
     if (!global.ok()) return global.error();
-    global_ = *global;
     // --loglevel=http: one line per registry request on stderr, so the user
     // (and a client's log) sees the install moving rather than a silent minute.
     MCPCELL_TRY(CheckNpmRefusesNonRegistrySources());
@@ -117,17 +116,29 @@ class NpmTool : public PackageTool {
   /// Asked the way Install asked (the same global npmrc), so the scripts'
   /// cells reach the registries the packages came from (npm_config.h: why
   /// `config list`, and the tokens that are never kept).
+  /// Read once: a launch asks it for the allow check and again for the
+  /// install scripts' cells (cli/launch_plan.cc), of the same npm.
   Result<NpmConfig> Config() override {
+    if (config_) return *config_;
+    auto global = KnownGlobalConfig();
+    if (!global.ok()) return global.error();
+    std::vector<std::string> argv = {"npm", "config", "list", "-l"};
+    if (!global->empty()) argv.push_back("--globalconfig=" + *global);
+    auto out = Run(argv, true, "asking npm for its registry");
+    if (!out.ok()) return out.error();
+    auto config = NpmConfigFromList(*out);
+    if (config.ok()) config_ = *config;
+    return config;
+  }
+
+  /// GlobalConfig(), asked once.
+  Result<std::string> KnownGlobalConfig() {
     if (!global_) {
       auto global = GlobalConfig();
       if (!global.ok()) return global.error();
       global_ = *global;
     }
-    std::vector<std::string> argv = {"npm", "config", "list", "-l"};
-    if (!global_->empty()) argv.push_back("--globalconfig=" + *global_);
-    auto out = Run(argv, true, "asking npm for its registry");
-    if (!out.ok()) return out.error();
-    return NpmConfigFromList(*out);
+    return *global_;
   }
 
   /// npm ignores a setting it does not know (a warning at most): an npm
@@ -168,7 +179,8 @@ class NpmTool : public PackageTool {
 
   std::vector<std::string> cell_writable_;
   std::chrono::milliseconds limit_;
-  std::optional<std::string> global_;  ///< GlobalConfig() as Install read it
+  std::optional<std::string> global_;  ///< GlobalConfig() as first read
+  std::optional<NpmConfig> config_;    ///< Config() as first read
 };
 
 std::string CacheName(const std::string& package, const std::string& version) {
