@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -35,6 +36,7 @@
 #include "source/image_ref.h"
 #include "guard/secret_check.h"
 #include "source/npx_install.h"
+#include "source/public_npm.h"
 #include "source/registry_url.h"
 #include "source/uvx_install.h"
 #include "source/server_ref.h"
@@ -224,7 +226,8 @@ Error InstallError(Error e, const ServerRef& ref, const std::string& setting) {
   return e;
 }
 
-Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const RunRequest& merged) {
+/// `npm`: the launch's npm for an npx:// source (LaunchNpm), else null.
+Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const RunRequest& merged, PackageTool* npm) {
   Resolved r;
   if (req.install_scripts && ref.kind != ServerRef::Kind::kNpx) {
     return MakeError("--install-scripts", *req.install_scripts,
@@ -250,11 +253,10 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const 
       if (!root.ok()) return root.error();
       auto limit = InstallTimeout(req);
       if (!limit.ok()) return limit.error();
-      auto tool = MakeNpmTool(CellWritableHostDirs(merged), *limit, req.npm_scopes);
       auto mode = ParseInstallScriptsMode(req.install_scripts.value_or("cell"));
       if (!mode.ok()) return mode.error();
       auto script_cell = MakeNativeScriptCell();
-      auto inst = EnsureNpxPackage(ref, *tool, *root, !req.dry_run, NpxScripts{*mode, script_cell.get(), *limit, HoldsBuiltinSecret});
+      auto inst = EnsureNpxPackage(ref, *npm, *root, !req.dry_run, NpxScripts{*mode, script_cell.get(), *limit, HoldsBuiltinSecret});
       if (!inst.ok()) return InstallError(inst.error(), ref, "npm's registry setting");
       r.argv = {"node", inst->bin_path};
       r.argv.insert(r.argv.end(), ref.args.begin(), ref.args.end());
@@ -494,18 +496,6 @@ const std::vector<CellOnlyFlag>& CellOnlyFlags() {
 
 namespace {
 
-// Variables that pick which files a program reads its code or config from
-// (adv11): HOME (Python's user site, usercustomize.py; git's ~/.gitconfig),
-// the XDG bases (git's $XDG_CONFIG_HOME/git/config: core.fsmonitor runs a
-// command), PATH (every program a trusted script runs by name). Fine in a
-// cell, which sees only its grants; not on a run the policy judged by its
-// command line alone.
-bool ChoosesWhatRuns(const std::string& name) {
-  static const char* const kNames[] = {"HOME", "PATH", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME",
-                                       "XDG_DATA_DIRS", "XDG_CACHE_HOME", "XDG_STATE_HOME", "ZDOTDIR", "INPUTRC"};
-  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
-}
-
 // A policy "allow" rule runs the server with no cell and no relay, so a flag
 // only a cell or the relay enforces would be accepted and ignored (adv8: the
 // server ran past --timeout, with the host's network under --allow-host, and
@@ -559,40 +549,64 @@ Status RefuseWhatNeedsACell(const ServerRef& ref, const RegistryEntry* entry, co
 // the cache decide what runs. An allow rule trusted the public registry's
 // package; a run whose environment picks another registry or cache (a
 // client's env block can: npm_config_registry, HOME's .npmrc,
-// XDG_CACHE_HOME, PIP_INDEX_URL) would run other code with no cell (adv11).
-std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req) {
+// XDG_CACHE_HOME, any PIP_*/UV_*: PIP_INDEX_URL, PIP_TRUSTED_HOST,
+// PIP_NO_INDEX with PIP_FIND_LINKS) would run other code with no cell (adv11).
+std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req, PackageTool* npm) {
   std::string base = UserCacheBase();
   if (base != AccountCacheBase()) {
     return "its package cache is under $XDG_CACHE_HOME (" + VisibleOnTerminal(base) + "), not your account's";
   }
   if (ref.kind == ServerRef::Kind::kUvx) {
-    for (const char* name : {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CONFIG_FILE",
-                             "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_EXTRA_INDEX_URL"}) {
-      if (std::getenv(name) != nullptr) return std::string(name) + " chooses pip's index";
+    for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) {
+      std::string_view entry(*e);
+      std::string_view name = entry.substr(0, entry.find('='));
+      if (PicksPackageIndex(name)) {
+        return std::string(name) + " is set, and pip's and uv's settings choose where packages come from";
+      }
     }
     return "";
   }
   if (!req.npm_scopes.empty()) return "--npm-scope lets another registry serve its dependencies";
-  auto limit = InstallTimeout(req);
-  if (!limit.ok()) return "the install timeout is not valid (" + limit.error().Message() + ")";
-  auto config = MakeNpmTool({}, *limit)->Config();
+  auto config = npm->Config();
   if (!config.ok()) return "npm's registry could not be read (" + config.error().Message() + ")";
-  auto url = NormalizeRegistryUrl(config->registry);
-  if (!url.ok() || *url != "https://registry.npmjs.org/") {
-    return "npm's registry is " + VisibleOnTerminal(config->registry) + ", not the public npm registry";
-  }
-  return "";
+  return WhyNpmConfigIsNotPublic(*config, ref.package);
 }
 
-Status RefuseSwappableSourceOnAPlainRun(const ServerRef& ref, const RunRequest& req, const LaunchPlan& plan) {
-  if (plan.action != LaunchPlan::Action::kAllow) return {};
-  if (ref.kind != ServerRef::Kind::kNpx && ref.kind != ServerRef::Kind::kUvx) return {};
-  std::string why = WhySourceIsSwappable(ref, req);
+/// A plain run of `ref` refused for `why` (nothing when it is "").
+Status RefusePlainRun(const ServerRef& ref, const LaunchPlan& plan, const std::string& why) {
   if (why.empty()) return {};
   return MakeError("run without a cell", plan.rule,
                    CanonicalSource(ref) + " is trusted by its name and version, but " + why +
                        ", so the code that runs is not what the policy trusted; run it in a cell (make the rule "
                        "isolate it), or run it without that setting");
+}
+
+/// `npm`: the launch's npm for an npx:// source (LaunchNpm), else null.
+Status RefuseSwappableSourceOnAPlainRun(const ServerRef& ref, const RunRequest& req, const LaunchPlan& plan,
+                                        PackageTool* npm) {
+  if (plan.action != LaunchPlan::Action::kAllow) return {};
+  if (ref.kind != ServerRef::Kind::kNpx && ref.kind != ServerRef::Kind::kUvx) return {};
+  return RefusePlainRun(ref, plan, WhySourceIsSwappable(ref, req, npm));
+}
+
+/// After the install: what the cache holds, which an earlier run under
+/// other settings may have put there (adv13), is the public registry's.
+Status RefuseForeignInstallOnAPlainRun(const ServerRef& ref, const LaunchPlan& plan, const Resolved& resolved) {
+  if (plan.action != LaunchPlan::Action::kAllow || ref.kind != ServerRef::Kind::kNpx) return {};
+  if (!resolved.installed || !resolved.installed->present) return {};
+  return RefusePlainRun(ref, plan, WhyInstallIsNotPublic(resolved.installed->cache_dir));
+}
+
+
+// The one npm of an npx:// launch (null for other sources): the allow check
+// and the install ask the same tool, which reads npm's config once (npm
+// config get + list, ~0.3 s), and the check judges the npm that installs
+// (never one from a directory the cell may write).
+Result<std::unique_ptr<PackageTool>> LaunchNpm(const ServerRef& ref, const RunRequest& req, const RunRequest& merged) {
+  if (ref.kind != ServerRef::Kind::kNpx) return std::unique_ptr<PackageTool>();
+  auto limit = InstallTimeout(req);
+  if (!limit.ok()) return limit.error();
+  return MakeNpmTool(CellWritableHostDirs(merged), *limit, req.npm_scopes);
 }
 
 // The decision as values: the policy's action and level, made stricter (never
@@ -759,7 +773,6 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   if (plan.action == LaunchPlan::Action::kDeny) return plan;  // nothing installed, nothing built
   MCPCELL_TRY(RefuseCellFlagsOnAPlainRun(req, plan));
   MCPCELL_TRY(RefuseWhatNeedsACell(decided->ref, decided->entry_ptr(), plan));
-  MCPCELL_TRY(RefuseSwappableSourceOnAPlainRun(decided->ref, req, plan));
 
   std::vector<std::string> notes;
   ServerRef ref = decided->ref;
@@ -776,8 +789,12 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
 
   RunRequest merged = MergeProfile(*profile, with_args);
   ApplyEntryDefaults(decided->entry_ptr(), &ref, &merged, plain, &notes);
-  auto resolved = ResolveArgv(ref, req, merged);
+  auto npm = LaunchNpm(ref, req, merged);
+  if (!npm.ok()) return npm.error();
+  MCPCELL_TRY(RefuseSwappableSourceOnAPlainRun(decided->ref, req, plan, npm->get()));
+  auto resolved = ResolveArgv(ref, req, merged, npm->get());
   if (!resolved.ok()) return resolved.error();
+  MCPCELL_TRY(RefuseForeignInstallOnAPlainRun(decided->ref, plan, *resolved));
   auto secrets = LowerSecrets(merged.secrets, merged.secret_env);
   if (!secrets.ok()) return secrets.error();
   auto net = LowerNetwork(*profile, req.allow_host, req.allow_port, req.resolve);

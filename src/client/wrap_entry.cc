@@ -5,6 +5,7 @@
 #include "client/rewrap.h"
 #include "client/wrap_env.h"
 #include "source/server_ref.h"
+#include "util/code_injecting_env.h"
 
 namespace mcpcell {
 namespace {
@@ -94,7 +95,7 @@ std::optional<Target> FromUvx(const std::vector<std::string>& args, std::string*
 std::string UvIndexSetting(const ordered_json& entry) {
   if (!entry.contains("env") || !entry["env"].is_object()) return {};
   for (const auto& [k, v] : entry["env"].items()) {
-    if (k.rfind("UV_", 0) == 0 || k.rfind("PIP_", 0) == 0) return k;
+    if (PicksPackageIndex(k)) return k;
   }
   return {};
 }

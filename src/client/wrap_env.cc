@@ -24,6 +24,12 @@ std::string NotPlain(const std::string& name) {
   return "environment variable name '" + name + "' is not a plain NAME ([A-Za-z_][A-Za-z0-9_]*)";
 }
 
+/// Whether `name` must be set in the cell only, never on mcpcell: a variable
+/// that runs other code, or that picks where code and config are read from
+/// (a HOME with another ~/.npmrc, a PATH with another npm: mcpcell's host
+/// tools run outside any cell).
+bool InCellOnly(const std::string& name) { return InjectsCode(name) || ChoosesWhatRuns(name); }
+
 /// Whether `name` looks like it holds a secret (npm_config__authToken): its
 /// value must not go into argv, which every user can read.
 bool LooksSecret(const std::string& name) {
@@ -35,7 +41,7 @@ bool LooksSecret(const std::string& name) {
   return false;
 }
 
-/// Why a code-injecting `name` of the "env" block cannot be moved into args
+/// Why an in-cell-only `name` of the "env" block cannot be moved into args
 /// ("" when it can): only a JSON entry's own string value can, and one with a
 /// client variable (${...}) would be expanded by rules of args, not env.
 std::string Unmovable(const std::string& name, const ordered_json& value, bool values_known) {
@@ -67,7 +73,7 @@ std::string AddEnvFile(const ordered_json& entry, const WrapOptions& opts, WrapE
   auto names = opts.env_file_names(path);
   if (!names.ok()) return "its envFile " + path + ": " + names.error().Message() + "; " + lost;
   for (const auto& n : *names) {
-    if (InjectsCode(n)) {
+    if (InCellOnly(n)) {
       return "its envFile " + path + " sets " + n + ", which the client would set on mcpcell itself (and on the "
              "tools mcpcell runs outside the cell), not only on the server. Move " + n +
              " out of the file, wrap, then add --env=" + n + "=VALUE to the wrapped args to set it in the cell only";
@@ -94,14 +100,14 @@ WrapEnv PlanWrapEnv(const ordered_json& entry, const std::vector<std::string>& d
     std::string name = n.substr(0, n.find('='));
     if (!IsEnvName(name)) return {{}, {}, {}, NotPlain(name)};
     // A bare `-e NAME` of a variable the env block moves: the moved one carries it.
-    if (n == name && InjectsCode(name) && has_env && entry["env"].contains(name)) continue;
+    if (n == name && InCellOnly(name) && has_env && entry["env"].contains(name)) continue;
     AddOnce(&out.options, "--env=" + n);
   }
   if (has_env) {
     for (const auto& [k, v] : entry["env"].items()) {
       // A key with "=" would become --env=NAME=VALUE: a value in argv.
       if (!IsEnvName(k)) return {{}, {}, {}, NotPlain(k)};
-      if (!InjectsCode(k)) {
+      if (!InCellOnly(k)) {
         AddOnce(&out.options, "--env=" + k);
         continue;
       }

@@ -5,7 +5,8 @@
 // A client sets an entry's "env" block (and VS Code its "envFile") on the
 // process it starts, which once wrapped is mcpcell itself: a plain variable
 // is then passed on by name (--env=NAME), its value never in argv. A
-// variable that makes a program run other code (util/code_injecting_env.h)
+// variable that makes a program run other code, or picks where it reads code
+// and config from (HOME, PATH, the XDG bases: util/code_injecting_env.h),
 // must not be set on mcpcell: its value is moved into args as
 // --env=NAME=VALUE (set in the cell only), or the entry is left as it is
 // when that cannot be done.
@@ -25,7 +26,7 @@ bool IsEnvName(const std::string& n);
 
 struct WrapEnv {
   std::vector<std::string> options;  ///< "--env=NAME[=VALUE]" for mcpcell's args, each once
-  std::vector<std::string> moved;    ///< code-injecting names moved from "env" into options
+  std::vector<std::string> moved;    ///< in-cell-only names (code-injecting, HOME, PATH, ...) moved from "env" into options
   std::vector<std::string> from_file;  ///< the names read from "envFile"
   std::string left;                  ///< non-empty: why the entry is left as it is
 };

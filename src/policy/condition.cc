@@ -1,7 +1,5 @@
 #include "policy/condition.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <filesystem>
 
@@ -9,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "policy/command_glob.h"
 #include "util/json_input.h"
 
 namespace mcpcell {
@@ -31,53 +30,6 @@ constexpr std::string_view kKnown =
     "always, untrusted_source, unpinned_version, not_in_registry, requests_network, requests_write, "
     "{\"source\": ...}, {\"name\": ...}, {\"registry_tier\": ...}, {\"all\": [...]}, {\"any\": [...]}, "
     "{\"not\": ...}";
-
-/// fnmatch(3) without FNM_PATHNAME: '*' also matches '/', so "npx://@scope/*" works.
-bool GlobMatch(const std::string& glob, const std::string& text) {
-  return ::fnmatch(glob.c_str(), text.c_str(), 0) == 0;
-}
-
-/// A command source's words, as sh splits them: blanks separate, single and
-/// double quotes group, a backslash outside quotes takes the next byte.
-std::vector<std::string> ShellWords(const std::string& s) {
-  std::vector<std::string> words;
-  std::string cur;
-  bool in_word = false;
-  char quote = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (quote != 0) {
-      if (c == quote) quote = 0;
-      else cur += c;
-    } else if (c == ' ' || c == '\t') {
-      if (in_word) words.push_back(std::move(cur)), cur.clear();
-      in_word = false;
-      continue;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '\\' && i + 1 < s.size()) {
-      cur += s[++i];
-    } else {
-      cur += c;
-    }
-    in_word = true;
-  }
-  if (in_word) words.push_back(std::move(cur));
-  return words;
-}
-
-/// A trusted_sources glob against a command source, word by word (adv10:
-/// "command:///usr/bin/*" matched "/usr/bin/node -e CODE" whole): the same
-/// number of words, each matching its glob word.
-bool CommandGlobMatch(const std::string& glob, const std::string& source) {
-  auto g = ShellWords(glob);
-  auto w = ShellWords(source);
-  if (g.size() != w.size()) return false;
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    if (!GlobMatch(g[i], w[i])) return false;
-  }
-  return true;
-}
 
 bool BracketsBalanced(const std::string& glob) {
   bool open = false;

@@ -7,16 +7,6 @@
 
 namespace mcpcell {
 
-namespace {
-
-/// npm ends a registry's path with '/' before it adds a package to it.
-std::string WithSlash(std::string url) {
-  if (url.empty() || url.back() != '/') url += '/';
-  return url;
-}
-
-}  // namespace
-
 std::vector<std::string> InstallScopes::Flags() const {
   std::vector<std::string> out;
   for (const auto& r : redirect) out.push_back("--" + r.scope + ":registry=" + own);
@@ -52,11 +42,11 @@ Result<InstallScopes> ScopesForInstall(const NpmConfig& config, const std::strin
   auto own = NormalizeRegistryUrl(raw.empty() ? "https://registry.npmjs.org/" : raw);
   if (!own.ok()) return MakeError("find the registry of", package, own.error().detail);
   InstallScopes out;
-  out.own = WithSlash(*own);
+  out.own = WithTrailingSlash(*own);
   for (const auto& [name, url] : config.scopes) {
     if (name == scope || std::find(trusted.begin(), trusted.end(), name) != trusted.end()) continue;
     auto normal = NormalizeRegistryUrl(url);
-    if (normal.ok() && WithSlash(*normal) == out.own) continue;
+    if (normal.ok() && WithTrailingSlash(*normal) == out.own) continue;
     out.redirect.push_back({name, normal.ok() ? RegistryOrigin(*normal) : "a URL mcpcell cannot read"});
   }
   return out;

@@ -76,9 +76,8 @@ class NpmTool : public PackageTool {
     return j.get<std::string>();
   }
   Status Install(const std::string& package, const std::string& version, const std::string& prefix) override {
-    auto global = GlobalConfig();
+    auto global = KnownGlobalConfig();
     if (!global.ok()) return global.error();
-    global_ = *global;
     // --loglevel=http: one line per registry request on stderr, so the user
     // (and a client's log) sees the install moving rather than a silent minute.
     MCPCELL_TRY(CheckNpmRefusesNonRegistrySources());
@@ -92,7 +91,9 @@ class NpmTool : public PackageTool {
     std::vector<std::string> argv = {"npm", "install", "--prefix", prefix, "--no-audit", "--no-fund",
                                      "--ignore-scripts", "--omit=dev", "--loglevel=http",
                                      "--allow-git=none", "--allow-remote=none", "--allow-file=none",
-                                     "--allow-directory=none"};
+                                     "--allow-directory=none",
+                                     // where each package came from, in the install's lockfile (public_npm.h)
+                                     "--omit-lockfile-registry-resolved=false"};
     if (!global->empty()) argv.push_back("--globalconfig=" + *global);
     // The user's token fetches only the scope the user asked for (adv9,
     // install_scopes.h): every other scoped registry points at this package's.
@@ -130,20 +131,29 @@ class NpmTool : public PackageTool {
   /// Asked the way Install asked (the same global npmrc), so the scripts'
   /// cells reach the registries the packages came from (npm_config.h: why
   /// `config list`, and the tokens that are never kept).
+  /// Read once: a launch asks it for the allow check and again for the
+  /// install scripts' cells (cli/launch_plan.cc), of the same npm.
   Result<NpmConfig> Config() override {
-    if (config_) return *config_;  // Install asked already; the scripts' cells ask again
-    if (!global_) {
-      auto global = GlobalConfig();
-      if (!global.ok()) return global.error();
-      global_ = *global;
-    }
+    if (config_) return *config_;
+    auto global = KnownGlobalConfig();
+    if (!global.ok()) return global.error();
     std::vector<std::string> argv = {"npm", "config", "list", "-l"};
-    if (!global_->empty()) argv.push_back("--globalconfig=" + *global_);
+    if (!global->empty()) argv.push_back("--globalconfig=" + *global);
     auto out = Run(argv, true, "asking npm for its registry");
     if (!out.ok()) return out.error();
     auto config = NpmConfigFromList(*out);
     if (config.ok()) config_ = *config;
     return config;
+  }
+
+  /// GlobalConfig(), asked once.
+  Result<std::string> KnownGlobalConfig() {
+    if (!global_) {
+      auto global = GlobalConfig();
+      if (!global.ok()) return global.error();
+      global_ = *global;
+    }
+    return *global_;
   }
 
   /// npm ignores a setting it does not know (a warning at most): an npm
@@ -185,8 +195,8 @@ class NpmTool : public PackageTool {
   std::vector<std::string> cell_writable_;
   std::chrono::milliseconds limit_;
   std::vector<std::string> npm_scopes_;
-  std::optional<std::string> global_;  ///< GlobalConfig() as Install read it
-  std::optional<NpmConfig> config_;    ///< Config() once read
+  std::optional<std::string> global_;  ///< GlobalConfig() as first read
+  std::optional<NpmConfig> config_;    ///< Config() as first read
 };
 
 std::string CacheName(const std::string& package, const std::string& version) {

@@ -29,4 +29,9 @@ std::string RegistryOrigin(std::string_view normalized) {
   return std::string(normalized.substr(0, end));
 }
 
+std::string WithTrailingSlash(std::string url) {
+  if (url.empty() || url.back() != '/') url += '/';
+  return url;
+}
+
 }  // namespace mcpcell

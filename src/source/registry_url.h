@@ -18,6 +18,9 @@ namespace mcpcell {
 /// (it may hold a token), for any other scheme.
 Result<std::string> NormalizeRegistryUrl(std::string_view url);
 
+/// `url` ending in '/', as npm ends a registry's path before it adds a package name.
+std::string WithTrailingSlash(std::string url);
+
 /// "scheme://host[:port]" of a NormalizeRegistryUrl result: what messages show.
 std::string RegistryOrigin(std::string_view normalized);
 

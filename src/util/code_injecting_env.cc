@@ -79,7 +79,20 @@ constexpr std::array kNames = {
     std::string_view("GOFLAGS"),
 };
 
+// Names that choose where code and config are read from (ChoosesWhatRuns).
+constexpr std::array kChoosers = {
+    std::string_view("HOME"), std::string_view("PATH"), std::string_view("ZDOTDIR"), std::string_view("INPUTRC"),
+    std::string_view("XDG_CONFIG_HOME"), std::string_view("XDG_CONFIG_DIRS"), std::string_view("XDG_DATA_HOME"),
+    std::string_view("XDG_DATA_DIRS"), std::string_view("XDG_CACHE_HOME"), std::string_view("XDG_STATE_HOME"),
+};
+
 }  // namespace
+
+bool ChoosesWhatRuns(std::string_view name) {
+  return std::find(kChoosers.begin(), kChoosers.end(), name) != kChoosers.end();
+}
+
+bool PicksPackageIndex(std::string_view name) { return StartsWith(name, "PIP_") || StartsWith(name, "UV_"); }
 
 bool IsNpmConfig(std::string_view name) { return StartsWithNoCase(name, "npm_config_"); }
 

@@ -16,9 +16,24 @@ namespace mcpcell {
 /// other code (the families are listed, with why, in code_injecting_env.cc).
 bool InjectsCode(std::string_view name);
 
+/// Whether the variable `name` picks the files a program reads its code or
+/// config from, or the programs it runs by name (adv11): HOME (Python's user
+/// site and usercustomize.py, git's ~/.gitconfig, npm's ~/.npmrc), the XDG
+/// bases (git's $XDG_CONFIG_HOME/git/config: core.fsmonitor runs a command),
+/// PATH, ZDOTDIR, INPUTRC. Fine in a cell, which sees only its grants; not on
+/// a process that runs outside one.
+bool ChoosesWhatRuns(std::string_view name);
+
 /// npm_config_* in any case: npm's configuration, which InjectsCode counts
 /// (node-options, script-shell). A host `npm install --ignore-scripts` with
 /// no git runs none of it, so the host tools keep these.
 bool IsNpmConfig(std::string_view name);
+
+/// PIP_* and UV_* (upper case, as pip and uv read them): pip's and uv's
+/// settings, which choose where packages come from (PIP_INDEX_URL,
+/// PIP_TRUSTED_HOST, PIP_NO_INDEX, PIP_FIND_LINKS, UV_INDEX, UV_DEFAULT_INDEX,
+/// ...) or what is taken as already fetched (UV_CACHE_DIR); new ones come
+/// with new versions, so the whole family counts.
+bool PicksPackageIndex(std::string_view name);
 
 }  // namespace mcpcell

@@ -38,12 +38,12 @@ import { after, test } from 'node:test';
 
 import { EXIT, runMcpcell } from './lib/mcpcell.mjs';
 import { MCPCELL_BIN, NODE_BIN } from './lib/paths.mjs';
+import { BASE_PATH, env, policyRunner } from './lib/policy_run.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
 
 const GUARD = { guardMs: 60_000 };
-const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
 
 // SRV: the directory of servers the policy trusts. EVIL: a directory the
 // attacker controls (a cloned repo, a download).
@@ -66,45 +66,9 @@ writeReadableFile(path.join(SRV, 'a b.js'), '\n');
 writeReadableFile(path.join(SRV, "a' 'b.js"), '\n');
 writeReadableFile(path.join(EVIL, 'adv10_mod.py'), 'import sys; print("ADV10-SHADOW-RAN", file=sys.stderr)\n');
 
-let fileCount = 0;
-/** A fresh readable file in ROOT holding `text` (JSON of an object). */
-function file(name, text) {
-  const p = path.join(ROOT, `${fileCount++}-${name}`);
-  writeReadableFile(p, typeof text === 'string' ? text : JSON.stringify(text, null, 2));
-  return p;
-}
+// The policy: deny anything named adv10-evil*, allow what a test trusts, isolate the rest.
+const { file, trustPolicy, explain, runByPolicy } = policyRunner({ root: ROOT, srv: SRV, denyName: 'adv10-evil*' });
 
-/** A policy: deny anything named adv10-evil*, allow what `trusted` matches, isolate the rest. */
-function trustPolicy(trusted) {
-  return file('policy.json', {
-    trusted_sources: trusted,
-    rules: [
-      { name: 'no-evil', condition: { name: 'adv10-evil*' }, action: 'deny' },
-      { name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' },
-    ],
-    default: 'isolate',
-  });
-}
-
-const env = (extra = {}) => ({ PATH: BASE_PATH, HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8', ...extra });
-
-/** `mcpcell policy explain --json --policy P -- COMMAND`: {action, source, script, r}. */
-async function explain(policy, command, { cwd = SRV, extraEnv = {}, flags = [] } = {}) {
-  const r = await runMcpcell(['policy', 'explain', '--json', '--policy', policy, ...flags, '--', ...command],
-    { cwd, env: env(extraEnv), ...GUARD });
-  let j = null;
-  try {
-    j = JSON.parse(r.stdout);
-  } catch {
-    // refused: no JSON
-  }
-  return { action: j?.action ?? null, source: j?.trust_facts?.source ?? null, script: j?.trust_facts?.script ?? null, r, j };
-}
-
-/** `mcpcell run --policy P [flags] -- COMMAND` with no stdin; the run is decided by the policy. */
-function runByPolicy(policy, command, { cwd = SRV, extraEnv = {}, flags = [] } = {}) {
-  return runMcpcell(['run', '--policy', policy, ...flags, '--', ...command], { input: '', cwd, env: env(extraEnv), ...GUARD });
-}
 
 // ---------------------------------------------------------------------------
 // 1. The policy's view of a command
@@ -550,8 +514,7 @@ test('adv10 held: wrap keeps BOM, CRLF, comments and mode; --dry-run writes noth
   assert.equal(u.code, 0, u.stderr);
   assert.equal(readFileSync(cfg, 'utf8'), text, 'unwrap restores the file byte for byte');
   // A symlinked config is refused, not written through.
-  const target = path.join(ROOT, `${fileCount++}-target.json`);
-  writeReadableFile(target, text);
+  const target = file('target.json', text);
   const { home: h2, file: link } = clientHome('.cursor/placeholder', '');
   symlinkSync(target, path.join(path.dirname(link), 'mcp.json'));
   const s = await client(h2, ['wrap', 'cursor']);

@@ -41,13 +41,12 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
-import { EXIT, runMcpcell } from './lib/mcpcell.mjs';
+import { EXIT } from './lib/mcpcell.mjs';
+import { BASE_PATH, policyRunner } from './lib/policy_run.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
 
-const GUARD = { guardMs: 60_000 };
-const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
 const PYTHON = '/usr/bin/python3';
 // A bare program in a source is the file PATH finds (the file that runs).
 const onPath = (name) => BASE_PATH.split(':').map((d) => path.join(d, name)).find((p) => existsSync(p)) ?? name;
@@ -75,42 +74,8 @@ for (const name of ['id', 'node']) {
   chmodSync(path.join(EVIL, name), 0o755);
 }
 
-let fileCount = 0;
-/** A fresh readable file in ROOT holding `text` (JSON of an object). */
-function file(name, text) {
-  const p = path.join(ROOT, `${fileCount++}-${name}`);
-  writeReadableFile(p, typeof text === 'string' ? text : JSON.stringify(text, null, 2));
-  return p;
-}
-
-/** A policy: allow what `trusted` matches, isolate the rest. */
-function trustPolicy(trusted) {
-  return file('policy.json', {
-    trusted_sources: trusted,
-    rules: [{ name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' }],
-    default: 'isolate',
-  });
-}
-
-const env = (extra = {}) => ({ PATH: BASE_PATH, HOME: process.env.HOME ?? '/tmp', LANG: 'C.UTF-8', ...extra });
-
-/** `mcpcell policy explain --json --policy P -- COMMAND`: {action, source, r}. */
-async function explain(policy, command, { cwd = SRV, extraEnv = {}, flags = [] } = {}) {
-  const r = await runMcpcell(['policy', 'explain', '--json', '--policy', policy, ...flags, '--', ...command],
-    { cwd, env: env(extraEnv), ...GUARD });
-  let j = null;
-  try {
-    j = JSON.parse(r.stdout);
-  } catch {
-    // refused: no JSON
-  }
-  return { action: j?.action ?? null, source: j?.trust_facts?.source ?? null, r, j };
-}
-
-/** `mcpcell run --policy P [flags] -- COMMAND` with no stdin; the run is decided by the policy. */
-function runByPolicy(policy, command, { cwd = SRV, extraEnv = {}, flags = [] } = {}) {
-  return runMcpcell(['run', '--policy', policy, ...flags, '--', ...command], { input: '', cwd, env: env(extraEnv), ...GUARD });
-}
+// The policy: allow what a test trusts, isolate the rest.
+const { file, trustPolicy, explain, runByPolicy } = policyRunner({ root: ROOT, srv: SRV });
 
 /** Python's X.Y, for the user site path. */
 function pythonVersion() {

@@ -16,40 +16,15 @@
 
 #include "guard/secret_guard.h"
 #include "secret_samples.h"
+#include "stderr_scan.h"
 
 namespace mcpcell {
 namespace {
 
-/// The copy's scan as stderr_log.cc's CopyScan makes it: the default policy.
-struct RealScan {
-  RealScan() {
-    auto g = SecretGuard::Create(SecretPolicy{});
-    if (!g.ok()) {
-      ADD_FAILURE() << g.error().Message();
-      return;
-    }
-    guard = std::move(*g);
-  }
-  StderrRedactor Redactor() {
-    return StderrRedactor([this](std::string_view line, std::vector<std::string>* rules) {
-      return guard->RedactText(line, rules);
-    });
-  }
-  std::unique_ptr<SecretGuard> guard;
-};
+using test::DefaultScan;
+using test::ThroughCopy;
 
-std::string GithubToken(std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  return test::Expand("ghp_{30:an}{6:crc}", rng);
-}
-
-/// What the copy passes on for `bytes` read from the pipe in reads of at most
-/// 64 KiB (stderr_log.cc's kChunk, a pipe's default capacity), then the end.
-std::string ThroughCopy(StderrRedactor& r, const std::string& bytes) {
-  std::string out;
-  for (std::size_t at = 0; at < bytes.size(); at += 64 * 1024) out += r.Feed(std::string_view(bytes).substr(at, 64 * 1024));
-  return out + r.Flush();
-}
+std::string GithubToken(std::uint64_t seed) { return test::Token("ghp_{30:an}{6:crc}", seed); }
 
 // ---- F1 (MEDIUM): a token in a long line, across the 64 KiB hold ----------
 // A line longer than kStderrLineHold is cut at exactly 64 KiB and each piece
@@ -60,7 +35,7 @@ std::string ThroughCopy(StderrRedactor& r, const std::string& bytes) {
 // JSON on one line) with a token where the cut falls leaks it to the client's
 // stderr and <state>/logs. Control: the same token 100 bytes earlier is masked.
 TEST(Adv6StderrScan, ATokenAcrossThe64KiBCutOfALongLineIsMasked) {
-  RealScan scan;
+  DefaultScan scan;
   ASSERT_TRUE(scan.guard);
   std::string token = GithubToken(1);
   auto line = [&](std::size_t before) {
@@ -86,7 +61,7 @@ TEST(Adv6StderrScan, ATokenAcrossThe64KiBCutOfALongLineIsMasked) {
 // 64 KiB fall, and a token in the status is split at one of the cuts. A
 // 61-byte status redrawn ten times a second reaches the first cut in 107 s.
 TEST(Adv6StderrScan, ATokenInACarriageReturnProgressLineIsMaskedInEveryRedraw) {
-  RealScan scan;
+  DefaultScan scan;
   ASSERT_TRUE(scan.guard);
   std::string token = GithubToken(9);
   StderrRedactor r = scan.Redactor();
@@ -109,7 +84,7 @@ TEST(Adv6StderrScan, ATokenInACarriageReturnProgressLineIsMaskedInEveryRedraw) {
 // log that strips escapes, shows the token plainly. The same holds in results
 // (a tool's coloured text output).
 TEST(Adv6StderrScan, ATokenAColouringLoggerWrapsInAnsiSgrIsMasked) {
-  RealScan scan;
+  DefaultScan scan;
   ASSERT_TRUE(scan.guard);
   std::mt19937_64 rng(6);
   std::vector<std::string> missed;
@@ -135,7 +110,7 @@ TEST(Adv6StderrScan, ATokenAColouringLoggerWrapsInAnsiSgrIsMasked) {
 // colours, NUL bytes, carriage returns and a progress bar around it do not
 // hide it.
 TEST(Adv6StderrScan, AChecksummedTokenAmidAnsiNulAndCarriageReturnsIsMasked) {
-  RealScan scan;
+  DefaultScan scan;
   ASSERT_TRUE(scan.guard);
   std::string token = GithubToken(2);
   const std::vector<std::string> lines = {
@@ -156,7 +131,7 @@ TEST(Adv6StderrScan, AChecksummedTokenAmidAnsiNulAndCarriageReturnsIsMasked) {
 // A token written a byte at a time (a server that writes unbuffered, or a
 // copy that reads as fast as it is written) is still one line.
 TEST(Adv6StderrScan, ATokenWrittenAByteAtATimeIsMasked) {
-  RealScan scan;
+  DefaultScan scan;
   ASSERT_TRUE(scan.guard);
   std::string token = GithubToken(3);
   StderrRedactor r = scan.Redactor();
@@ -172,7 +147,7 @@ TEST(Adv6StderrScan, ATokenWrittenAByteAtATimeIsMasked) {
 // the held start on every read) stays well under the bound, and what is held
 // never exceeds kStderrLineHold.
 TEST(Adv6StderrScan, AnEndlessLineDrippedInSmallReadsCostsBoundedTimeAndMemory) {
-  RealScan scan;
+  DefaultScan scan;
   ASSERT_TRUE(scan.guard);
   StderrRedactor r = scan.Redactor();
   std::string piece(64, 'q');
@@ -190,7 +165,7 @@ TEST(Adv6StderrScan, AnEndlessLineDrippedInSmallReadsCostsBoundedTimeAndMemory) 
 // slowness only holds back the pipe, and with it the server's own writes —
 // and mcpcell's own lines, which share the pipe.
 TEST(Adv6StderrScan, AMebibyteOfEmptyLinesIsScannedInBoundedTime) {
-  RealScan scan;
+  DefaultScan scan;
   ASSERT_TRUE(scan.guard);
   StderrRedactor r = scan.Redactor();
   std::string chunk(64 * 1024, '\n');
@@ -204,7 +179,7 @@ TEST(Adv6StderrScan, AMebibyteOfEmptyLinesIsScannedInBoundedTime) {
 
 // Tokens glued with a separator: each is masked, none is left behind.
 TEST(Adv6StderrScan, ManyTokensGluedBySeparatorsLeaveNoneBehind) {
-  RealScan scan;
+  DefaultScan scan;
   ASSERT_TRUE(scan.guard);
   std::string line;
   std::vector<std::string> tokens;
@@ -226,7 +201,7 @@ TEST(Adv6StderrScan, ManyTokensGluedBySeparatorsLeaveNoneBehind) {
 // valid checksum that the scan reports "even glued to a longer word".
 // Control: the same pair after a space is masked. Results use the same scan.
 TEST(Adv6StderrScan, TwoGluedChecksummedTokensAfterALetterAreMasked) {
-  RealScan scan;
+  DefaultScan scan;
   ASSERT_TRUE(scan.guard);
   std::string a = GithubToken(7), b = GithubToken(8);
   std::vector<std::string> rules;

@@ -19,28 +19,15 @@
 #include "relay/envelope.h"
 #include "relay/mcp_relay.h"
 #include "secret_samples.h"
+#include "stderr_scan.h"
 
 namespace mcpcell {
 namespace {
 
 using nlohmann::json;
-
-struct Guard {
-  Guard() {
-    auto g = SecretGuard::Create(SecretPolicy{});
-    if (!g.ok()) {
-      ADD_FAILURE() << g.error().Message();
-      return;
-    }
-    guard = std::move(*g);
-  }
-  StderrRedactor Redactor() {
-    return StderrRedactor([this](std::string_view line, std::vector<std::string>* rules) {
-      return guard->RedactText(line, rules);
-    });
-  }
-  std::unique_ptr<SecretGuard> guard;
-};
+using test::ThroughCopy;
+using test::Token;
+using test::DefaultScan;
 
 /// The relay with the default scan (redact both ways), as relay_secrets_test.cc drives it.
 struct Relay {
@@ -76,17 +63,6 @@ struct Relay {
   int id_ = 0;
 };
 
-std::string ThroughCopy(StderrRedactor& r, const std::string& bytes) {
-  std::string out;
-  for (std::size_t at = 0; at < bytes.size(); at += 64 * 1024) out += r.Feed(std::string_view(bytes).substr(at, 64 * 1024));
-  return out + r.Flush();
-}
-
-std::string Token(const char* tmpl, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  return test::Expand(tmpl, rng);
-}
-
 // ---- F (MEDIUM): a token right after a JSON escape ("\n", "\t", "\r") ------
 // A bounded rule without a checksum drops a match that has a letter or digit
 // just before it (GluedToAWord). Text that is JSON inside JSON is the most
@@ -120,7 +96,7 @@ TEST(Adv9SecretScan, ATokenStartingALineOfJsonInsideAToolResultIsMasked) {
 }
 
 TEST(Adv9SecretScan, ATokenAfterAnEscapedNewlineInAStderrLogLineIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   int seed = 10;
   for (const char* tmpl : kUncheckedTokens) {
@@ -224,7 +200,7 @@ TEST(Adv9SecretScan, APuttyKeysPrivateLinesAreMaskedInAToolResult) {
 }
 
 TEST(Adv9SecretScan, APuttyKeysPrivateLinesAreMaskedInStderr) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   StderrRedactor r = g.Redactor();
   std::string out = ThroughCopy(r, "loaded key:\n" + PuttyKey());
@@ -273,7 +249,7 @@ TEST(Adv9SecretScan, APgpPrivateKeyWithACommentHeaderIsMaskedInAToolResult) {
 // in_key_ state of whole lines, kept across cuts), or the cut is moved
 // before the header.
 TEST(Adv9SecretScan, AOneLinePemAcrossThe64KiBCutIsMaskedWhole) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::mt19937_64 rng(5);
   std::string pem = "-----BEGIN PRIVATE KEY-----";
@@ -309,7 +285,7 @@ TEST(Adv9SecretScan, AOneLinePemAcrossThe64KiBCutIsMaskedWhole) {
 // matches no rule. Fix: as above, or look back from the hold for the start
 // of a keyword rule's match before choosing a word boundary.
 TEST(Adv9SecretScan, AKeywordSecretAcrossThe64KiBCutIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::mt19937_64 rng(17);
   struct Case {
@@ -346,7 +322,7 @@ TEST(Adv9SecretScan, AKeywordSecretAcrossThe64KiBCutIsMasked) {
 // keep the block open until its END (fix: past the bound, go on masking
 // while the lines are the armor's base64 alphabet).
 TEST(Adv9SecretScan, AKeyBlockOfMoreThan256LinesIsMaskedToItsEnd) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::mt19937_64 rng(11);
   std::string in = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n";

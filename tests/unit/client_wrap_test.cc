@@ -474,6 +474,29 @@ TEST(WrapEntry, CodeInjectingEnvMovesIntoArgsOrLeavesTheEntry) {
   EXPECT_NE(toml.note.find("GIT_SSH_COMMAND"), std::string::npos) << toml.note;
 }
 
+// HOME, PATH and the XDG bases in the env block would pick mcpcell's own
+// ~/.npmrc and host npm, outside any cell: moved into args like the
+// code-injecting names, and an envFile naming one is left.
+TEST(WrapEntry, EnvThatChoosesWhatRunsMovesIntoArgsOrLeavesTheEntry) {
+  auto w = WrapEntry(ordered_json::parse(
+      R"({"command": "node", "args": ["s.js"], "env": {"HOME": "/h", "API_KEY": "k", "PATH": "/p/bin"}})"), kOpts);
+  ASSERT_EQ(w.kind, WrapOutcome::Kind::kWrapped) << w.note;
+  EXPECT_EQ(Args(w), (std::vector<std::string>{"run", "--isolate", "--env=HOME=/h", "--env=API_KEY",
+                                               "--env=PATH=/p/bin", "--", "node", "s.js"}));
+  EXPECT_EQ(w.entry["env"], ordered_json::parse(R"({"API_KEY": "k"})"));
+  EXPECT_NE(w.note.find("HOME, PATH"), std::string::npos) << w.note;
+  auto left = WrapEntry(ordered_json::parse(R"({"command": "node", "env": {"XDG_CONFIG_HOME": "${env:X}"}})"), kOpts);
+  EXPECT_EQ(left.kind, WrapOutcome::Kind::kLeft);
+  EXPECT_NE(left.note.find("--env=XDG_CONFIG_HOME=VALUE"), std::string::npos) << left.note;
+  WrapOptions opts = kOpts;
+  opts.env_file_names = [](const std::string&) -> Result<std::vector<std::string>> {
+    return std::vector<std::string>{"A", "HOME"};
+  };
+  auto file = WrapEntry(ordered_json::parse(R"({"command": "node", "envFile": "/e/home.env"})"), opts);
+  EXPECT_EQ(file.kind, WrapOutcome::Kind::kLeft);
+  EXPECT_NE(file.note.find("sets HOME"), std::string::npos) << file.note;
+}
+
 // adv10: npm_config_* in an npx entry's env changes where mcpcell's npm
 // fetches the package the policy judges by name: left, like uvx's UV_*.
 TEST(WrapEntry, NpxWithAnNpmConfigSettingIsLeftSayingWhy) {
@@ -537,6 +560,26 @@ TEST(ClientCodeInjectingEnv, TheFamiliesAreKnownAndPlainNamesAreNot) {
   }
   for (const char* n : {"API_KEY", "HOME", "PATH", "GITHUB_TOKEN", "GIT_TOKEN", "NODE_ENV", "ENVIRONMENT", "LANG"}) {
     EXPECT_FALSE(InjectsCode(n)) << n;
+  }
+}
+
+TEST(ClientCodeInjectingEnv, ChoosesWhatRunsNamesTheHomeThePathAndTheXdgBases) {
+  for (const char* n : {"HOME", "PATH", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME", "XDG_DATA_DIRS",
+                        "XDG_CACHE_HOME", "XDG_STATE_HOME", "ZDOTDIR", "INPUTRC"}) {
+    EXPECT_TRUE(ChoosesWhatRuns(n)) << n;
+  }
+  for (const char* n : {"API_KEY", "HOMEPAGE", "path", "XDG_RUNTIME_DIR", "LD_PRELOAD", "LANG"}) {
+    EXPECT_FALSE(ChoosesWhatRuns(n)) << n;
+  }
+}
+
+TEST(ClientCodeInjectingEnv, PicksPackageIndexIsEveryPipAndUvSetting) {
+  for (const char* n : {"PIP_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_NO_INDEX", "PIP_FIND_LINKS", "UV_INDEX",
+                        "UV_DEFAULT_INDEX", "UV_CACHE_DIR"}) {
+    EXPECT_TRUE(PicksPackageIndex(n)) << n;
+  }
+  for (const char* n : {"pip_index_url", "PIPX_HOME", "UVICORN_PORT", "PIP", "API_KEY"}) {
+    EXPECT_FALSE(PicksPackageIndex(n)) << n;
   }
 }
 

@@ -3,11 +3,18 @@
 // secrets reach the CellSpec.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/launch_plan.h"
 #include "temp_dir.h"
+#include "util/cache_dir.h"
 
 namespace mcpcell {
 namespace {
@@ -30,6 +37,53 @@ RunRequest Cmd(std::optional<std::string> policy) {
   r.policy_file = std::move(policy);
   r.dry_run = true;
   return r;
+}
+
+// The environment of one test: every PIP_*/UV_* taken out (a machine may set
+// PIP_FIND_LINKS or PIP_CERT for its own pip), the package cache the
+// account's; all put back at the end.
+class PackageSettingsCleared {
+ public:
+  PackageSettingsCleared() {
+    for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) {
+      std::string entry(*e);
+      std::string name = entry.substr(0, entry.find('='));
+      if (name.rfind("PIP_", 0) == 0 || name.rfind("UV_", 0) == 0 || name == "XDG_CACHE_HOME") {
+        saved_.emplace_back(name, entry.substr(name.size() + 1));
+      }
+    }
+    for (const auto& [name, value] : saved_) ::unsetenv(name.c_str());
+    ::setenv("XDG_CACHE_HOME", AccountCacheBase().c_str(), 1);
+  }
+  ~PackageSettingsCleared() {
+    ::unsetenv("XDG_CACHE_HOME");
+    for (const auto& [name, value] : saved_) ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  PackageSettingsCleared(const PackageSettingsCleared&) = delete;
+  PackageSettingsCleared& operator=(const PackageSettingsCleared&) = delete;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> saved_;
+};
+
+// adv11: an allow rule trusted the uvx package of the public index; any pip
+// or uv setting in mcpcell's environment (a client's env block sets it) can
+// fetch another package of that name, or trust another host, with no cell.
+TEST(PlanLaunch, AnAllowedUvxSourceIsRefusedWhilePipOrUvSettingsAreSet) {
+  auto policy = WriteFile("allow-uvx.json", R"({"rules": [{"condition": {"source": "uvx"}, "action": "allow"}]})");
+  PackageSettingsCleared clean;
+  for (const char* name : {"PIP_TRUSTED_HOST", "PIP_NO_INDEX", "PIP_INDEX_URL", "UV_INDEX"}) {
+    ::setenv(name, "1", 1);
+    RunRequest r;
+    r.server = "uvx://mcp-server-fetch@2025.4.7";
+    r.policy_file = policy;
+    r.dry_run = true;
+    auto plan = PlanLaunch(r);
+    ::unsetenv(name);
+    ASSERT_FALSE(plan.ok()) << name;
+    EXPECT_EQ(plan.error().what, "run without a cell") << plan.error().Message();
+    EXPECT_NE(plan.error().Message().find(name), std::string::npos) << plan.error().Message();
+  }
 }
 
 TEST(PlanLaunch, DenyNamesTheRuleAndBuildsNothing) {
