@@ -1,0 +1,117 @@
+// Adversary pass adv13 (session 13): npm install-script cells
+// (src/cell/script_cell.cc ScriptCellSpec, src/source/install_scripts.cc)
+// after the adv9/adv11 fixes: RLIMIT_FSIZE of 1 GiB, output shown up to
+// 1 MiB, the host's npm config kept out of the cell.
+//
+// Findings (each a `todo` test that fails on the binary it was found on):
+//   medium RLIMIT_FSIZE bounds each file, not the cell: a script that
+//          fallocates three files of 1000 MiB puts ~3 GiB on the host's disk
+//          (the npx cache), and the install publishes them. adv9's
+//          "a script cannot put gigabytes on the host's disk" holds only for
+//          one file.
+//   medium npm's global npmrc (`npm config get globalconfig`: /usr/etc/npmrc
+//          or /usr/local/etc/npmrc for an npm installed under /usr or
+//          /usr/local) is readable in every cell, the install-script cells
+//          included, through the /usr system mount. ScriptCellSpec points
+//          npm_config_globalconfig elsewhere because "the global npmrc may hold
+//          a registry token", but the file itself is not masked; credentials.cc
+//          masks ~/.npmrc and never the global one.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
+import { scriptsHome, startPackageRegistry } from './lib/npm_registry.mjs';
+import { removeTempDirs } from './lib/tmp.mjs';
+
+const id = randomBytes(4).toString('hex');
+
+after(removeTempDirs);
+const { install } = scriptsHome('e2e-adv13-home');
+
+const topPackage = (top, deps) => ({
+  name: top, version: '1.0.0',
+  manifest: { bin: { [top]: 'server.js' }, dependencies: Object.fromEntries(deps.map((d) => [d, '1.0.0'])) },
+  files: { 'server.js': '#!/usr/bin/env node\n' },
+});
+
+/** Bytes of disk the regular files below `dir` take. */
+function diskBytes(dir) {
+  let total = 0;
+  if (!existsSync(dir)) return 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) total += statSync(path.join(e.parentPath ?? e.path, e.name)).blocks * 512;
+  }
+  return total;
+}
+
+test('adv13: a script cell puts several GiB on the host\'s disk in files of less than 1 GiB each (RLIMIT_FSIZE bounds a file, not the cell)', {
+  todo: 'adv13: ScriptCellSpec sets limits.file_bytes (RLIMIT_FSIZE) only; nothing bounds the total a script cell writes to the package directory',
+  timeout: 90_000,
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv13-disk-top-${id}`;
+  const a = `e2e-adv13-disk-a-${id}`;
+  const reg = await startPackageRegistry([
+    {
+      name: a, version: '1.0.0',
+      // fallocate(1): instant, and the blocks are really taken; each below RLIMIT_FSIZE.
+      manifest: { scripts: { install: 'for i in 1 2 3; do fallocate -l 1000M big$i.bin || exit 0; done; echo allocated-all' } },
+      files: { 'index.js': '' },
+    },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  const pkgDir = path.join(installDir, 'node_modules', a);
+  const tmp = r.stderr.match(/(\/\S+\/\.install-[^/\s]+)\//)?.[1];
+  const taken = diskBytes(pkgDir);
+  t.after(() => {
+    rmSync(pkgDir, { recursive: true, force: true });
+    if (tmp) rmSync(path.join(tmp, 'node_modules', a), { recursive: true, force: true });
+  });
+  t.diagnostic(`exit ${r.code}; ${taken} bytes in ${pkgDir}`);
+  assert.ok(taken < (1 << 30), `the install published ${taken} bytes a script wrote into the host's cache (exit ${r.code})`);
+  assert.doesNotMatch(r.stderr, /^allocated-all$/m, 'the script took 3000 MiB of the host\'s disk');
+});
+
+/** npm's global config file, when it is under /usr (which every cell mounts). */
+function globalNpmrcUnderUsr() {
+  try {
+    const file = execFileSync('npm', ['config', 'get', 'globalconfig'], { encoding: 'utf8', cwd: '/' }).trim();
+    return file.startsWith('/usr/') && existsSync(file) ? file : null;
+  } catch {
+    return null;
+  }
+}
+
+test('adv13: npm\'s global npmrc under /usr (where a machine\'s registry token is set with `npm config set --global`) is readable in a server cell and in an install-script cell', {
+  todo: 'adv13: the /usr system mount shows npm\'s globalconfig; credentials.cc masks ~/.npmrc only, and ScriptCellSpec only re-points npm_config_globalconfig',
+  timeout: 90_000,
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const npmrc = globalNpmrcUnderUsr();
+  if (!npmrc) return t.skip('npm\'s global config is not under /usr on this host');
+  const content = readFileSync(npmrc, 'utf8').trim();
+  if (!content) return t.skip(`${npmrc} is empty`);
+  const seen = [];
+  // A server cell (the default profile).
+  const r = await runMcpcell(['run', '--isolate', '--', '/bin/cat', npmrc], { input: '', guardMs: 30_000 });
+  if (r.stdout.includes(content)) seen.push(`server cell: cat ${npmrc} -> ${JSON.stringify(r.stdout.trim())}`);
+  // An install script of a dependency.
+  const top = `e2e-adv13-npmrc-top-${id}`;
+  const a = `e2e-adv13-npmrc-a-${id}`;
+  const reg = await startPackageRegistry([
+    { name: a, version: '1.0.0', manifest: { scripts: { install: `echo "GLOBAL-NPMRC[$(cat ${npmrc} | tr '\\n' ' ')]"` } }, files: { 'index.js': '' } },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r: inst } = await install(top, reg);
+  const line = inst.stderr.split('\n').find((l) => l.startsWith('GLOBAL-NPMRC['));
+  if (line && line.includes(content)) seen.push(`install script: ${line}`);
+  assert.deepEqual(seen, [], `the host npm's global config ${npmrc} is readable in cells`);
+});
