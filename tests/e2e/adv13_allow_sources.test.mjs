@@ -28,6 +28,12 @@
 //          mcpcell's PATH finds, relative entries included
 //          (PATH=node_modules/.bin:... finds the cwd repo's own `node`): the
 //          package is trusted, the interpreter is whatever PATH says.
+//   high   the check looks at this run's environment, but the cache entry
+//          (keyed by name@version only) was filled by whatever ran before:
+//          `mcpcell install` or an isolated run with npm_config_registry set
+//          installs another registry's package into the account's cache, and
+//          a later allow run with a clean environment runs it with no cell.
+//          (The same holds for uvx:// and pip's index.)
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -220,6 +226,33 @@ test('adv13: an allow run of a trusted npx:// package runs the `node` a relative
     const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`],
       { input: '', cwd: repo, env: env({ PATH }), guardMs: 30_000 });
     if (/ADV13-REPO-NODE-RAN/.test(r.stderr)) ran.push(`PATH=${PATH}: the repo's node ran the trusted package with no cell:\n${r.stderr}`);
+  }
+  assert.deepEqual(ran, []);
+});
+
+test('adv13: the check is made at run time, the cache filled earlier: `mcpcell install` (or an isolated run) with another registry puts its package in the account\'s cache, and a later allow run with a clean environment runs it with no cell', {
+  todo: 'adv13: the npx cache is keyed by name@version only; WhySourceIsSwappable checks the current environment, not where the cached entry came from (its lockfile\'s "resolved" URLs say)',
+  timeout: 120_000,
+}, async (t) => {
+  const ran = [];
+  for (const how of ['install', 'run --isolate']) {
+    const name = `adv13-poison-${how.replace(/\W/g, '')}-${ID}`;
+    cleanup.push(npxEntry(name));
+    const reg = await startPackageRegistry([pkg(name, `ADV13-POISONED-CACHE-RAN-${how}`)]);
+    t.after(() => reg.close());
+    // Step 1: any install under another registry (an env block of another entry, a setup script).
+    const first = how === 'install'
+      ? ['install', '--install-scripts=skip', `npx://${name}@1.0.0`]
+      : ['run', '--isolate', '--install-scripts=skip', `npx://${name}@1.0.0`];
+    const a = await runMcpcell(first, { input: '', env: env({ npm_config_registry: reg.url }), guardMs: 55_000 });
+    t.diagnostic(`${how}: exit ${a.code}, registry asked: ${reg.requests.join(', ')}`);
+    // Step 2: the allow run, nothing in its environment but the account's own settings.
+    const r = await runMcpcell(['run', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`],
+      { input: '', env: env(), guardMs: 30_000 });
+    rmSync(npxEntry(name), { recursive: true, force: true });
+    if (/WITHOUT a cell/.test(r.stderr) && new RegExp(`ADV13-POISONED-CACHE-RAN-${how}`).test(r.stderr)) {
+      ran.push(`${how}: the other registry's package ran with no cell:\n${r.stderr}`);
+    }
   }
   assert.deepEqual(ran, []);
 });
