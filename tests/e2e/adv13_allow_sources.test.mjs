@@ -34,6 +34,9 @@
 //          installs another registry's package into the account's cache, and
 //          a later allow run with a clean environment runs it with no cell.
 //          (The same holds for uvx:// and pip's index.)
+//   medium a version glob in trusted_sources (npx://PKG@1.0.*) is matched
+//          against the spec as written: `1.0.0||9.0.0` matches it, and npm
+//          resolves it to 9.0.0 after the policy allowed it.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -255,4 +258,24 @@ test('adv13: the check is made at run time, the cache filled earlier: `mcpcell i
     }
   }
   assert.deepEqual(ran, []);
+});
+
+test('adv13: a trusted_sources version glob (npx://PKG@1.0.*) matches the range `1.0.0||9.0.0`, which npm resolves to 9.0.0: the policy allows a version it never named', {
+  todo: 'adv13: IsTrusted globs the version spec as written; npm resolves a range ("||", ">=") to another version after the decision',
+  timeout: 60_000,
+}, async (t) => {
+  const name = `adv13-range-${ID}`;
+  const reg = await startPackageRegistry([{ name, version: '9.0.0', manifest: { bin: { srv: 'index.js' } }, files: { 'index.js': '' } }]);
+  t.after(() => reg.close());
+  // Explained with --isolate and a cache of its own (nothing runs, nothing of the account's is touched):
+  // the record shows both the policy's own decision and the version npm resolves.
+  const home = makeTempDir('adv13-range-home');
+  const r = await runMcpcell(['policy', 'explain', '--json', '--isolate', '--policy', trusting(`npx://${name}@1.0.*`), `npx://${name}@1.0.0||9.0.0`], {
+    input: '', env: env({ HOME: home, XDG_CACHE_HOME: path.join(home, '.cache'), npm_config_registry: reg.url }), guardMs: 30_000,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const j = JSON.parse(r.stdout);
+  t.diagnostic(`policy: ${j.decision?.action}; npm resolves ${j.install?.version}`);
+  assert.equal(j.install?.version, '9.0.0', r.stdout);
+  assert.notEqual(j.decision?.action, 'allow', `the glob npx://${name}@1.0.* allowed ${name}@9.0.0: ${j.decision?.reason}`);
 });
