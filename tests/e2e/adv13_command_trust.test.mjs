@@ -17,6 +17,10 @@
 //          `command:///usr/bin/rbash`; POLICY.md's own example glob
 //          `command:///usr/bin/*` (which "does not trust /usr/bin/node -e
 //          CODE") allows them, and the code runs with no cell.
+//   medium The same glob allows any code through a program that runs another
+//          (setarch, x86_64, prlimit, setpriv, fakeroot, run-parts: not
+//          in kLaunchers) or runs commands from its arguments (sed's `e`,
+//          find -exec): a plain program is judged without its arguments.
 //   medium `--env GIT_COMMON_DIR=DIR` on an allow run is accepted: the git a
 //          trusted script runs reads DIR/config and runs its core.fsmonitor.
 //          `--env BROWSER=PROG`: Python's webbrowser (an OAuth login) runs PROG.
@@ -84,6 +88,29 @@ test('adv13: an interpreter under another name (perl5.36.0, rbash) is judged as 
     if (/ADV13-ALIAS-RAN/.test(r.stderr)) ran.push(`${argv.join(' ')}:\n${r.stderr}`);
   }
   assert.deepEqual(ran, [], 'inline code of an interpreter under another name ran with no cell');
+});
+
+test('adv13: a program that runs another (setarch, x86_64, prlimit, setpriv, fakeroot) or runs commands from its arguments (sed e, find -exec) is judged as the program alone: `command:///usr/bin/*` allows any code through it', {
+  todo: 'adv13: kLaunchers is a list of names; any program not on it (and not an interpreter) is judged without its arguments, which may name the code that runs',
+}, async (t) => {
+  const code = 'echo ADV13-VIA-RAN >&2';
+  const cases = [
+    ['/usr/bin/setarch', 'x86_64', '/usr/bin/sh', '-c', code],
+    ['/usr/bin/x86_64', '/usr/bin/sh', '-c', code],
+    ['/usr/bin/prlimit', '/usr/bin/sh', '-c', code],
+    ['/usr/bin/setpriv', '/usr/bin/sh', '-c', code],
+    ['/usr/bin/fakeroot', '/usr/bin/sh', '-c', code],
+    ['/usr/bin/sed', '-n', `1e ${code}`, '/etc/hostname'],
+    ['/usr/bin/find', '/etc/hostname', '-exec', '/usr/bin/sh', '-c', code, ';'],
+  ].filter((c) => existsSync(c[0]));
+  if (cases.length === 0) return t.skip('none of the programs is on this host');
+  const p = policy('command:///usr/bin/*');
+  const ran = [];
+  for (const argv of cases) {
+    const r = await runMcpcell(['run', '--policy', p, '--', ...argv], { input: '', cwd: ROOT, env: env(), ...GUARD });
+    if (/ADV13-VIA-RAN/.test(r.stderr)) ran.push(`${argv[0]}: ${/command:\/\/\S+/.exec(r.stderr)?.[0]}`);
+  }
+  assert.deepEqual(ran, [], 'code named in the arguments of a program judged alone ran with no cell');
 });
 
 test('adv13: `--env GIT_COMMON_DIR` (git reads DIR/config: core.fsmonitor) and `--env BROWSER` (Python\'s webbrowser runs it) are accepted on an allow run', {
