@@ -16,6 +16,9 @@
 //          npm_config_globalconfig elsewhere because "the global npmrc may hold
 //          a registry token", but the file itself is not masked; credentials.cc
 //          masks ~/.npmrc and never the global one.
+//   low    the 1 MiB cap on what scripts print (adv9) is per cell, and an
+//          install has a cell per package with scripts: six dependencies
+//          that each print 2 MiB put 6 MiB into mcpcell's stderr (a client's log).
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -114,4 +117,26 @@ test('adv13: npm\'s global npmrc under /usr (where a machine\'s registry token i
   const line = inst.stderr.split('\n').find((l) => l.startsWith('GLOBAL-NPMRC['));
   if (line && line.includes(content)) seen.push(`install script: ${line}`);
   assert.deepEqual(seen, [], `the host npm's global config ${npmrc} is readable in cells`);
+});
+
+test('adv13: the 1 MiB cap on what install scripts print is per cell: a package with six dependencies that each print 2 MiB puts 6 MiB into mcpcell\'s stderr', {
+  todo: 'adv13: ScriptOutput (cell/script_cell.cc) caps each cell; RunPackageScripts runs one cell per package with scripts, so the bound grows with the number of dependencies',
+  timeout: 120_000,
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv13-flood-top-${id}`;
+  const deps = Array.from({ length: 6 }, (_, i) => `e2e-adv13-flood-${i}-${id}`);
+  const reg = await startPackageRegistry([
+    ...deps.map((name) => ({
+      name, version: '1.0.0',
+      manifest: { scripts: { install: 'node flood.js' } },
+      files: { 'flood.js': 'const b = Buffer.alloc(1 << 20, 0x41); b[b.length - 1] = 10; for (let i = 0; i < 2; i++) require("fs").writeSync(1, b);\n' },
+    })),
+    topPackage(top, deps),
+  ]);
+  t.after(() => reg.close());
+  const { r } = await install(top, reg);
+  assert.equal(r.code, 0, r.stderr.slice(-2000));
+  t.diagnostic(`stderr: ${r.stderr.length} bytes`);
+  assert.ok(r.stderr.length < (4 << 20), `12 MiB of script output became ${r.stderr.length} bytes of mcpcell's stderr`);
 });
