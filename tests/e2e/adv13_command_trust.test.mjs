@@ -24,10 +24,13 @@
 //   medium `--env GIT_COMMON_DIR=DIR` on an allow run is accepted: the git a
 //          trusted script runs reads DIR/config and runs its core.fsmonitor.
 //          `--env BROWSER=PROG`: Python's webbrowser (an OAuth login) runs PROG.
+//   low    `--audit-log` on an allow run is accepted and records the decision
+//          only (no launch, exit or calls), silently: a flag accepted and
+//          (mostly) ignored, where --audit-content is refused.
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -136,6 +139,22 @@ test('adv13: `--env GIT_COMMON_DIR` (git reads DIR/config: core.fsmonitor) and `
     if (mark.test(r.stderr)) ran.push(`--env ${flag}:\n${r.stderr}`);
   }
   assert.deepEqual(ran, [], 'a variable that chooses a command the trusted server runs was accepted on an allow run');
+});
+
+test('adv13: `--audit-log` on an allow run is accepted and records only the decision: no launch, no exit, none of the calls, and nothing says so', {
+  todo: 'adv13: CellOnlyFlags refuses --audit-content but not --audit-log, which on a run with no relay records the decision alone',
+}, async () => {
+  const log = path.join(makeTempDir('adv13-audit'), 'audit.jsonl');
+  const script = path.join(SRV, 'echo.py');
+  writeReadableFile(script, 'import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n');
+  const call = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}\n';
+  const r = await runMcpcell(['run', '--policy', policy(`command://${PYTHON} ${script}`), '--audit-log', log, '--', PYTHON, script],
+    { input: call, cwd: ROOT, env: env(), ...GUARD });
+  assert.match(r.stderr, /WITHOUT a cell/, r.stderr);
+  const events = (existsSync(log) ? readFileSync(log, 'utf8') : '').split('\n').filter(Boolean).map((l) => JSON.parse(l).event);
+  const said = /audit/i.test(r.stderr.replace(/--audit-log/g, ''));
+  assert.ok(r.code !== 0 || said || events.includes('tool_call'),
+    `--audit-log was accepted; the log holds ${JSON.stringify(events)} and stderr says nothing of it:\n${r.stderr}`);
 });
 
 // ---------------------------------------------------------------------------
