@@ -24,6 +24,11 @@
 //   medium `--env GIT_COMMON_DIR=DIR` on an allow run is accepted: the git a
 //          trusted script runs reads DIR/config and runs its core.fsmonitor.
 //          `--env BROWSER=PROG`: Python's webbrowser (an OAuth login) runs PROG.
+//   medium node --import/--loader VALUE with a "/" is made absolute against
+//          the cwd in the source, but node reads a URL: `--import
+//          file:///tmp/evil.mjs` is judged `--import /CWD/file:/tmp/evil.mjs`,
+//          `--import data:text/javascript,CODE` a file under the cwd; a glob
+//          trusting the server directory's hooks (`--import /app/*`) allows both.
 //   low    `--audit-log` on an allow run is accepted and records the decision
 //          only (no launch, exit or calls), silently: a flag accepted and
 //          (mostly) ignored, where --audit-content is refused.
@@ -42,6 +47,7 @@ after(removeTempDirs);
 const GUARD = { guardMs: 30_000 };
 const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
 const PYTHON = '/usr/bin/python3';
+const NODE = ['/usr/local/bin/node', '/usr/bin/node', '/bin/node'].find((p) => existsSync(p)) ?? 'node';
 const env = (extra = {}) => ({ PATH: BASE_PATH, HOME: process.env.HOME ?? '/root', LANG: 'C.UTF-8', ...extra });
 
 // SRV: the servers the policy trusts; EVIL: what the attacker controls.
@@ -139,6 +145,26 @@ test('adv13: `--env GIT_COMMON_DIR` (git reads DIR/config: core.fsmonitor) and `
     if (mark.test(r.stderr)) ran.push(`--env ${flag}:\n${r.stderr}`);
   }
   assert.deepEqual(ran, [], 'a variable that chooses a command the trusted server runs was accepted on an allow run');
+});
+
+test('adv13: node --import/--loader takes a URL (file:///elsewhere, data:CODE), which the source rewrites into a path under the cwd: a glob trusting hooks from the server\'s directory allows any file or inline code', {
+  todo: 'adv13: Reading::PathValue makes every value with a "/" absolute against the cwd; a URL specifier is not a path (file:///tmp/x reads /tmp/x, data: is code)',
+}, async () => {
+  const app = path.join(ROOT, 'app');
+  mkdirSync(app, { recursive: true });
+  const server = path.join(app, 'server.mjs');
+  writeReadableFile(server, 'process.stderr.write("ADV13-TRUSTED-NODE\\n");\n');
+  writeReadableFile(path.join(app, 'instrument.mjs'), '');
+  const evil = path.join(makeTempDir('adv13-hook'), 'evil.mjs');
+  writeReadableFile(evil, 'process.stderr.write("ADV13-URL-HOOK-RAN file\\n");\n');
+  // The user trusts the app's own hooks (explain showed `--import /app/instrument.mjs` for ./instrument.mjs).
+  const p = policy(`command://${NODE} --import ${app}/* ${server}`);
+  const ran = [];
+  for (const hook of [`file://${evil}`, 'data:text/javascript,process.stderr.write("ADV13-URL-HOOK-RAN data\\n")']) {
+    const r = await runMcpcell(['run', '--policy', p, '--', NODE, '--import', hook, server], { input: '', cwd: app, env: env(), ...GUARD });
+    if (/ADV13-URL-HOOK-RAN/.test(r.stderr)) ran.push(`--import ${hook}: judged as ${/command:\/\/.*? matches/.exec(r.stderr)?.[0]}`);
+  }
+  assert.deepEqual(ran, [], 'a URL hook outside the trusted directory ran with no cell');
 });
 
 test('adv13: `--audit-log` on an allow run is accepted and records only the decision: no launch, no exit, none of the calls, and nothing says so', {
