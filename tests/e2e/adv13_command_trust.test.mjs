@@ -24,6 +24,8 @@
 //   medium `--env GIT_COMMON_DIR=DIR` on an allow run is accepted: the git a
 //          trusted script runs reads DIR/config and runs its core.fsmonitor.
 //          `--env BROWSER=PROG`: Python's webbrowser (an OAuth login) runs PROG.
+//          `--env COREPACK_HOME=DIR`: a trusted `corepack pnpm@9.0.0 ...` runs
+//          the "pnpm" planted in DIR (no check of a cached entry).
 //   medium node --import/--loader VALUE with a "/" is made absolute against
 //          the cwd in the source, but node reads a URL: `--import
 //          file:///tmp/evil.mjs` is judged `--import /CWD/file:/tmp/evil.mjs`,
@@ -122,8 +124,8 @@ test('adv13: a program that runs another (setarch, x86_64, prlimit, setpriv, fak
   assert.deepEqual(ran, [], 'code named in the arguments of a program judged alone ran with no cell');
 });
 
-test('adv13: `--env GIT_COMMON_DIR` (git reads DIR/config: core.fsmonitor) and `--env BROWSER` (Python\'s webbrowser runs it) are accepted on an allow run', {
-  todo: 'adv13: InjectsCode/ChoosesWhatRuns miss GIT_COMMON_DIR and BROWSER, which choose a command a trusted server runs',
+test('adv13: `--env GIT_COMMON_DIR` (git reads DIR/config: core.fsmonitor), `--env BROWSER` (Python\'s webbrowser runs it) and `--env COREPACK_HOME` (corepack runs the package manager it finds there) are accepted on an allow run', {
+  todo: 'adv13: InjectsCode/ChoosesWhatRuns miss GIT_COMMON_DIR, BROWSER and the package managers\' caches and registries (COREPACK_HOME, COREPACK_NPM_REGISTRY, UV_*, PIP_*, YARN_*), which choose the code a trusted command runs',
 }, async () => {
   // A trusted server that looks at the repository it is started in, and one that opens a login page.
   const gitScript = path.join(SRV, 'git_status.py');
@@ -143,6 +145,18 @@ test('adv13: `--env GIT_COMMON_DIR` (git reads DIR/config: core.fsmonitor) and `
     const r = await runMcpcell(['run', '--policy', policy(`command://${PYTHON} ${script}`), '--env', flag, '--', PYTHON, script],
       { input: '', cwd: repo, env: env(), ...GUARD });
     if (mark.test(r.stderr)) ran.push(`--env ${flag}:\n${r.stderr}`);
+  }
+  // A launcher the policy trusts in its directory: corepack's pnpm, from COREPACK_HOME's cache.
+  if (existsSync('/usr/bin/corepack')) {
+    const corepackHome = makeTempDir('adv13-corepack');
+    const dir = path.join(corepackHome, 'v1', 'pnpm', '9.0.0');
+    mkdirSync(dir, { recursive: true });
+    writeReadableFile(path.join(dir, '.corepack'), JSON.stringify({ locator: { name: 'pnpm', reference: '9.0.0' }, bin: { pnpm: 'evil.cjs' }, hash: 'sha512.00' }));
+    writeReadableFile(path.join(dir, 'evil.cjs'), 'process.stderr.write("ADV13-COREPACK-HOME-RAN\\n");\n');
+    const proj = makeTempDir('adv13-proj');
+    const r = await runMcpcell(['run', '--policy', policy(`command://cd ${proj} && /usr/bin/corepack pnpm@9.0.0 --version`),
+      '--env', `COREPACK_HOME=${corepackHome}`, '--', 'corepack', 'pnpm@9.0.0', '--version'], { input: '', cwd: proj, env: env(), ...GUARD });
+    if (/ADV13-COREPACK-HOME-RAN/.test(r.stderr)) ran.push(`--env COREPACK_HOME=${corepackHome}:\n${r.stderr}`);
   }
   assert.deepEqual(ran, [], 'a variable that chooses a command the trusted server runs was accepted on an allow run');
 });
