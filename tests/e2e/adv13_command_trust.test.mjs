@@ -31,6 +31,10 @@
 //          file:///tmp/evil.mjs` is judged `--import /CWD/file:/tmp/evil.mjs`,
 //          `--import data:text/javascript,CODE` a file under the cwd; a glob
 //          trusting the server directory's hooks (`--import /app/*`) allows both.
+//   medium An allow rule by {"name": "/srv/*"} holds for `node -r /tmp/evil.js
+//          /srv/server.js` (and --import data:CODE): the script's name matches
+//          and the preload runs first with no cell; adv11 made those files
+//          names for deny rules only.
 //   low    `--audit-log` on an allow run is accepted and records the decision
 //          only (no launch, exit or calls), silently: a flag accepted and
 //          (mostly) ignored, where --audit-content is refused.
@@ -179,6 +183,23 @@ test('adv13: node --import/--loader takes a URL (file:///elsewhere, data:CODE), 
     if (/ADV13-URL-HOOK-RAN/.test(r.stderr)) ran.push(`--import ${hook}: judged as ${/command:\/\/.*? matches/.exec(r.stderr)?.[0]}`);
   }
   assert.deepEqual(ran, [], 'a URL hook outside the trusted directory ran with no cell');
+});
+
+test('adv13: an allow rule by {"name": GLOB} matches the script while a preload (node -r FILE, --import data:CODE) from elsewhere runs first, with no cell', {
+  todo: 'adv13: EvaluateCondition kName matches the script\'s names on the allow side too; the -r/--import files that run before it are names only for deny rules (maybe_names)',
+}, async () => {
+  const server = path.join(SRV, 'named.js');
+  writeReadableFile(server, 'process.stderr.write("ADV13-TRUSTED-NAMED\\n");\n');
+  const evil = path.join(makeTempDir('adv13-preload'), 'evil.js');
+  writeReadableFile(evil, 'process.stderr.write("ADV13-NAME-PRELOAD-RAN\\n");\n');
+  const p = path.join(ROOT, `${n++}-name-policy.json`);
+  writeReadableFile(p, JSON.stringify({ rules: [{ name: 'our-servers', condition: { all: [{ source: 'command' }, { name: `${SRV}/*` }] }, action: 'allow' }] }));
+  const ran = [];
+  for (const pre of [['-r', evil], ['--import', 'data:text/javascript,process.stderr.write("ADV13-NAME-PRELOAD-RAN\\n")']]) {
+    const r = await runMcpcell(['run', '--policy', p, '--', NODE, ...pre, server], { input: '', cwd: ROOT, env: env(), ...GUARD });
+    if (/WITHOUT a cell/.test(r.stderr) && /ADV13-NAME-PRELOAD-RAN/.test(r.stderr)) ran.push(`${pre.join(' ')}:\n${r.stderr}`);
+  }
+  assert.deepEqual(ran, [], 'code loaded before the named script ran with no cell');
 });
 
 test('adv13: `--audit-log` on an allow run is accepted and records only the decision: no launch, no exit, none of the calls, and nothing says so', {
