@@ -16,6 +16,13 @@
 //          npm_config_globalconfig elsewhere because "the global npmrc may hold
 //          a registry token", but the file itself is not masked; credentials.cc
 //          masks ~/.npmrc and never the global one.
+//   high   the host npm that installs an npx:// package (outside every cell,
+//          for isolated runs too) is the first `npm` on any absolute PATH
+//          entry of mcpcell's environment that no cell can write: a client env
+//          block's PATH=${workspaceFolder}/node_modules/.bin:... runs the
+//          repository's own npm (and node, by its #!/usr/bin/env) as the user.
+//          adv10 dropped NODE_OPTIONS from the host npm's environment for the
+//          same reason; PATH chooses the program itself.
 //   low    the 1 MiB cap on what scripts print (adv9) is per cell, and an
 //          install has a cell per package with scripts: six dependencies
 //          that each print 2 MiB put 6 MiB into mcpcell's stderr (a client's log).
@@ -23,13 +30,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
 import { scriptsHome, startPackageRegistry } from './lib/npm_registry.mjs';
-import { removeTempDirs } from './lib/tmp.mjs';
+import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
 
 const id = randomBytes(4).toString('hex');
 
@@ -139,4 +146,22 @@ test('adv13: the 1 MiB cap on what install scripts print is per cell: a package 
   assert.equal(r.code, 0, r.stderr.slice(-2000));
   t.diagnostic(`stderr: ${r.stderr.length} bytes`);
   assert.ok(r.stderr.length < (4 << 20), `12 MiB of script output became ${r.stderr.length} bytes of mcpcell's stderr`);
+});
+
+test('adv13: the host\'s npm (outside every cell, even for an isolated run) is whatever an absolute PATH entry of mcpcell\'s environment names first: a repository\'s node_modules/.bin/npm runs as the user', {
+  todo: 'adv13: HostToolPath keeps every absolute PATH entry a cell cannot write; the PATH a client env block gives mcpcell ("${workspaceFolder}/node_modules/.bin:...") chooses the npm and node that run on the host',
+  timeout: 60_000,
+}, async () => {
+  const repo = makeTempDir('adv13-repo');
+  const bin = path.join(repo, 'node_modules', '.bin');
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(path.join(bin, 'npm'), '#!/bin/sh\necho "ADV13-HOST-NPM-RAN uid=$(id -u) $*" >&2\nexit 1\n');
+  chmodSync(path.join(bin, 'npm'), 0o755);
+  const home = makeTempDir('adv13-npm-home');
+  const r = await runMcpcell(['run', '--isolate', `npx://e2e-adv13-hostnpm-${id}@1.0.0`], {
+    input: '', cwd: repo,
+    env: { PATH: `${bin}:/usr/local/bin:/usr/bin:/bin`, HOME: home, LANG: 'C.UTF-8', XDG_CACHE_HOME: path.join(home, '.cache') },
+    guardMs: 30_000,
+  });
+  assert.doesNotMatch(r.stderr, /ADV13-HOST-NPM-RAN/, `the repository's npm ran on the host, outside any cell:\n${r.stderr}`);
 });
