@@ -22,7 +22,8 @@
 //          puts a man in the middle: the proxy's package runs with no cell.
 //   high   uvx: pip's index from a pip.conf under $XDG_CONFIG_HOME (or HOME,
 //          with XDG_CACHE_HOME naming the account's cache) is not looked at;
-//          only PIP_*/UV_* index variables are. Another index's wheel is
+//          only PIP_*/UV_* index variables are (PIP_REQUIREMENT's file,
+//          whose `--index-url` line pip obeys, is not either). Another index's wheel is
 //          installed and run with no cell as the trusted uvx:// package.
 //   high   the `node` that runs an npx:// package on an allow run is the one
 //          mcpcell's PATH finds, relative entries included
@@ -178,13 +179,13 @@ test('adv13: HTTPS_PROXY with strict-ssl off, or with a CA of the proxy\'s own, 
   assert.deepEqual(ran, []);
 });
 
-test('adv13: a pip.conf under $XDG_CONFIG_HOME, or under a HOME that is not the account\'s (XDG_CACHE_HOME naming the account\'s cache), picks the index of a trusted uvx:// package run with no cell', {
-  todo: 'adv13: WhySourceIsSwappable checks PIP_*/UV_* index variables only, not the pip config files the host pip reads',
+test('adv13: a pip.conf under $XDG_CONFIG_HOME, or under a HOME that is not the account\'s (XDG_CACHE_HOME naming the account\'s cache), or PIP_REQUIREMENT\'s file, picks the index of a trusted uvx:// package run with no cell', {
+  todo: 'adv13: WhySourceIsSwappable checks eight PIP_*/UV_* index variables only, not the pip config files the host pip reads nor PIP_REQUIREMENT/PIP_CONSTRAINT (whose files may set --index-url)',
   timeout: 120_000,
 }, async (t) => {
   const ran = [];
-  for (const how of ['XDG_CONFIG_HOME', 'HOME']) {
-    const version = `13.${ID}.${how === 'HOME' ? 1 : 0}`;
+  for (const how of ['XDG_CONFIG_HOME', 'HOME', 'PIP_REQUIREMENT']) {
+    const version = `13.${ID}.${['XDG_CONFIG_HOME', 'HOME', 'PIP_REQUIREMENT'].indexOf(how)}`;
     const idx = await startIndex([version]);
     t.after(() => idx.close());
     const entry = path.join(ACCOUNT_CACHE, 'uvx', `${PY_PROJECT}@${version}`);
@@ -193,7 +194,11 @@ test('adv13: a pip.conf under $XDG_CONFIG_HOME, or under a HOME that is not the 
     const conf = how === 'XDG_CONFIG_HOME' ? path.join(dir, 'pip', 'pip.conf') : path.join(dir, '.config', 'pip', 'pip.conf');
     mkdirSync(path.dirname(conf), { recursive: true });
     writeReadableFile(conf, `[global]\nindex-url = ${idx.url}\nretries = 0\n`);
-    const extra = how === 'XDG_CONFIG_HOME' ? { XDG_CONFIG_HOME: dir } : { HOME: dir, XDG_CACHE_HOME: path.join(ACCOUNT_HOME, '.cache') };
+    // A requirements file pip reads from PIP_REQUIREMENT may name its own index.
+    const req = path.join(dir, 'req.txt');
+    writeReadableFile(req, `--index-url ${idx.url}\n`);
+    const extra = how === 'XDG_CONFIG_HOME' ? { XDG_CONFIG_HOME: dir }
+      : how === 'HOME' ? { HOME: dir, XDG_CACHE_HOME: path.join(ACCOUNT_HOME, '.cache') } : { PIP_REQUIREMENT: req };
     const r = await runMcpcell(['run', '--policy', trusting(`uvx://${PY_PROJECT}@${version}`), `uvx://${PY_PROJECT}@${version}`],
       { input: '', env: env(extra), guardMs: 55_000 });
     rmSync(entry, { recursive: true, force: true });
