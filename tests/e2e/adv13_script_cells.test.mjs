@@ -23,12 +23,19 @@
 //          repository's own npm (and node, by its #!/usr/bin/env) as the user.
 //          adv10 dropped NODE_OPTIONS from the host npm's environment for the
 //          same reason; PATH chooses the program itself.
+//   high   PIP_REQUIREMENT (mcpcell's environment: a client env block) names
+//          a requirements file; its `--no-binary :all:` line overrides the
+//          install's --only-binary=:all:, and the host pip builds a source
+//          distribution, running the package's build backend on the host as
+//          the user, for an isolated uvx:// run (mcpcell's own error then says
+//          "only wheels are installed").
 //   low    the 1 MiB cap on what scripts print (adv9) is per cell, and an
 //          install has a cell per package with scripts: six dependencies
 //          that each print 2 MiB put 6 MiB into mcpcell's stderr (a client's log).
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -164,4 +171,46 @@ test('adv13: the host\'s npm (outside every cell, even for an isolated run) is w
     guardMs: 30_000,
   });
   assert.doesNotMatch(r.stderr, /ADV13-HOST-NPM-RAN/, `the repository's npm ran on the host, outside any cell:\n${r.stderr}`);
+});
+
+test('adv13: PIP_REQUIREMENT in mcpcell\'s environment names a requirements file whose `--no-binary :all:` beats --only-binary=:all:: the host pip builds a source distribution, running its code on the host, for an isolated uvx:// run', {
+  todo: 'adv13: the uvx install keeps PIP_* for the host pip (uvx_install.cc drops PYTHON* and _PIP_* only); a requirements file\'s options are applied after the command line\'s',
+  timeout: 60_000,
+}, async (t) => {
+  const dir = makeTempDir('adv13-sdist');
+  const marker = path.join(dir, 'ADV13-HOST-BUILD-RAN');
+  // An sdist whose in-tree build backend (no build requirements, nothing to download) is its own code.
+  const src = path.join(dir, 'pkg', 'e2e_adv13_sd-1.0');
+  mkdirSync(src, { recursive: true });
+  writeFileSync(path.join(src, 'pyproject.toml'), '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n\n[project]\nname = "e2e-adv13-sd"\nversion = "1.0"\n');
+  writeFileSync(path.join(src, 'PKG-INFO'), 'Metadata-Version: 2.1\nName: e2e-adv13-sd\nVersion: 1.0\n');
+  writeFileSync(path.join(src, 'backend.py'), `import os\nopen(${JSON.stringify(marker)}, "w").write(str(os.getuid()))\n` +
+    'def get_requires_for_build_wheel(config_settings=None):\n    return []\n' +
+    'def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):\n    raise RuntimeError("adv13")\n');
+  const tgz = path.join(dir, 'e2e_adv13_sd-1.0.tar.gz');
+  execFileSync('tar', ['-czf', tgz, '-C', path.join(dir, 'pkg'), 'e2e_adv13_sd-1.0']);
+  const bytes = readFileSync(tgz);
+  const server = http.createServer((req, res) => {
+    if (req.url === '/simple/e2e-adv13-sd/') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<a href="/files/e2e_adv13_sd-1.0.tar.gz">e2e_adv13_sd-1.0.tar.gz</a>\n');
+    } else if (req.url === '/files/e2e_adv13_sd-1.0.tar.gz') {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(bytes);
+    } else {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  const req = path.join(dir, 'req.txt');
+  writeFileSync(req, `--no-binary :all:\n--index-url http://127.0.0.1:${server.address().port}/simple/\n`);
+  const home = makeTempDir('adv13-sdist-home');
+  const r = await runMcpcell(['run', '--isolate', 'uvx://e2e-adv13-sd@1.0'], {
+    input: '', env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', XDG_CACHE_HOME: path.join(home, '.cache'), PIP_REQUIREMENT: req },
+    guardMs: 45_000,
+  });
+  t.diagnostic(r.stderr.split('\n').slice(-2).join('\n'));
+  assert.ok(!existsSync(marker), `the sdist's build backend ran on the host (uid ${existsSync(marker) ? readFileSync(marker, 'utf8') : ''}), before any cell`);
 });
