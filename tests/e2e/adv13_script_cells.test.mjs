@@ -28,7 +28,9 @@
 //          install's --only-binary=:all:, and the host pip builds a source
 //          distribution, running the package's build backend on the host as
 //          the user, for an isolated uvx:// run (mcpcell's own error then says
-//          "only wheels are installed").
+//          "only wheels are installed"). PIP_PREFIX/PIP_TARGET/PIP_ROOT make
+//          it write the package's files into any host directory (~/.local:
+//          a .pth there runs in every Python of the user).
 //   low    the 1 MiB cap on what scripts print (adv9) is per cell, and an
 //          install has a cell per package with scripts: six dependencies
 //          that each print 2 MiB put 6 MiB into mcpcell's stderr (a client's log).
@@ -43,6 +45,7 @@ import { after, test } from 'node:test';
 
 import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
 import { scriptsHome, startPackageRegistry } from './lib/npm_registry.mjs';
+import { PY_PROJECT, pipConfigHome, startIndex } from './lib/pypi_index.mjs';
 import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
 
 const id = randomBytes(4).toString('hex');
@@ -213,4 +216,20 @@ test('adv13: PIP_REQUIREMENT in mcpcell\'s environment names a requirements file
   });
   t.diagnostic(r.stderr.split('\n').slice(-2).join('\n'));
   assert.ok(!existsSync(marker), `the sdist's build backend ran on the host (uid ${existsSync(marker) ? readFileSync(marker, 'utf8') : ''}), before any cell`);
+});
+
+test('adv13: PIP_PREFIX / PIP_TARGET in mcpcell\'s environment make the host pip install a uvx:// package\'s files into any host directory (e.g. ~/.local: a .pth there runs in every Python of the user, outside any cell)', {
+  todo: 'adv13: the uvx install keeps PIP_* for the host pip; PIP_PREFIX, PIP_TARGET, PIP_ROOT, PIP_USER choose where it writes',
+  timeout: 60_000,
+}, async (t) => {
+  const idx = await startIndex(['1.0.0']);
+  t.after(() => idx.close());
+  const written = [];
+  for (const name of ['PIP_PREFIX', 'PIP_TARGET']) {
+    const { env } = pipConfigHome(idx.url, `adv13-${name.toLowerCase()}`);
+    const where = path.join(makeTempDir(`adv13-${name.toLowerCase()}`), 'out');
+    await runMcpcell(['install', `uvx://${PY_PROJECT}@1.0.0`], { input: '', env: { ...env, [name]: where }, guardMs: 45_000 });
+    if (existsSync(where)) written.push(`${name}=${where}: ${readdirSync(where, { recursive: true }).filter((f) => f.endsWith('.py')).join(', ')}`);
+  }
+  assert.deepEqual(written, [], 'the host pip wrote the package outside mcpcell\'s cache');
 });
