@@ -137,15 +137,17 @@ test('adv13: `--env GIT_COMMON_DIR` (git reads DIR/config: core.fsmonitor), `--e
   const loginScript = path.join(SRV, 'login.py');
   writeReadableFile(loginScript, 'import webbrowser\nwebbrowser.open("https://login.example/")\n');
   const repo = makeTempDir('adv13-repo');
-  execFileSync('git', ['init', '-q', repo]);
+  const git = spawnSync('git', ['init', '-q', repo]).status === 0;
   const common = makeTempDir('adv13-common');
-  execFileSync('cp', ['-r', `${repo}/.git/.`, common]);
+  if (git) execFileSync('cp', ['-r', `${repo}/.git/.`, common]);
   writeReadableFile(path.join(common, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "echo ADV13-FSMONITOR-RAN >&2; false"\n');
   const evil = path.join(makeTempDir('adv13-browser'), 'browser');
   writeReadableFile(evil, '#!/bin/sh\necho ADV13-BROWSER-RAN >&2\n');
   chmodSync(evil, 0o755);
   const ran = [];
-  for (const [script, flag, mark] of [[gitScript, `GIT_COMMON_DIR=${common}`, /ADV13-FSMONITOR-RAN/], [loginScript, `BROWSER=${evil}`, /ADV13-BROWSER-RAN/]]) {
+  const cases = [[loginScript, `BROWSER=${evil}`, /ADV13-BROWSER-RAN/]];
+  if (git) cases.unshift([gitScript, `GIT_COMMON_DIR=${common}`, /ADV13-FSMONITOR-RAN/]);
+  for (const [script, flag, mark] of cases) {
     const r = await runMcpcell(['run', '--policy', policy(`command://${PYTHON} ${script}`), '--env', flag, '--', PYTHON, script],
       { input: '', cwd: repo, env: env(), ...GUARD });
     if (mark.test(r.stderr)) ran.push(`--env ${flag}:\n${r.stderr}`);
