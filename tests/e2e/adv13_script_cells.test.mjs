@@ -31,6 +31,9 @@
 //          "only wheels are installed"). PIP_PREFIX/PIP_TARGET/PIP_ROOT make
 //          it write the package's files into any host directory (~/.local:
 //          a .pth there runs in every Python of the user).
+//   low    `npx://PKG@x.TGZ` passes the version check (its archive test is
+//          lower-case only; npm's is not): npm reads a file spec, and only
+//          npm's own --allow-file=none refuses it.
 //   low    the 1 MiB cap on what scripts print (adv9) is per cell, and an
 //          install has a cell per package with scripts: six dependencies
 //          that each print 2 MiB put 6 MiB into mcpcell's stderr (a client's log).
@@ -232,4 +235,22 @@ test('adv13: PIP_PREFIX / PIP_TARGET in mcpcell\'s environment make the host pip
     if (existsSync(where)) written.push(`${name}=${where}: ${readdirSync(where, { recursive: true }).filter((f) => f.endsWith('.py')).join(', ')}`);
   }
   assert.deepEqual(written, [], 'the host pip wrote the package outside mcpcell\'s cache');
+});
+
+test('adv13: `npx://PKG@x.TGZ` (and .Tar, .TAR.GZ) passes mcpcell\'s version check, which refuses only lower-case archive names; npm reads it as a file spec (npm-package-arg\'s test is case-insensitive) and only --allow-file=none stops it', {
+  todo: 'adv13 (low): IsValidVersionSpec\'s archive regex is case-sensitive; npm\'s isFileType is /[.](?:tgz|tar.gz|tar)$/i',
+  timeout: 60_000,
+}, async () => {
+  const home = makeTempDir('adv13-tgz-home');
+  const passed = [];
+  for (const spec of ['x.TGZ', 'x.Tar', 'x.TAR.GZ']) {
+    const r = await runMcpcell(['run', '--dry-run', `npx://adv13-not-a-package@${spec}`], {
+      input: '',
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', XDG_CACHE_HOME: path.join(home, '.cache'),
+        npm_config_registry: 'http://127.0.0.1:9/', npm_config_fetch_retries: '0' },
+      guardMs: 30_000,
+    });
+    if (!/not a version, range or tag/.test(r.stderr)) passed.push(`@${spec}: ${r.stderr.split('\n').filter((l) => /npm error code|mcpcell:/.test(l)).join(' | ')}`);
+  }
+  assert.deepEqual(passed, [], 'an archive name reached npm');
 });
