@@ -567,6 +567,45 @@ TEST(Adv12SecretScan, DISABLED_AKeywordSecretInJsonInsideAJsonLogLineIsMasked) {
   EXPECT_EQ(out.find(kAwsSecret), std::string::npos) << out;
 }
 
+// ---- F (MEDIUM): an .npmrc's credentials that are not npm_ tokens --------------
+// Only npm's own token format (npm_ + CRC-32) is a rule. The keys npm reads
+// credentials from — "//host/:_authToken=", "_auth=" (base64 user:pass),
+// "_password=" — are no keyword rule: an .npmrc for Artifactory, Nexus,
+// Verdaccio or GitHub Packages' older tokens (a tool that reads ~/.npmrc, a
+// server that logs its config) passes whole; mcpcell itself keeps exactly
+// these values out of the install-script cells.
+TEST(Adv12SecretScan, DISABLED_NpmrcCredentialsOfOtherRegistriesAreMasked) {
+  Relay relay;
+  std::string token = Token("{8:h}-{4:h}-{4:h}-{4:h}-{12:h}", 100);     // Verdaccio/legacy npm: a UUID
+  std::string auth = Token("{32:b64}", 101);                              // base64 of user:password
+  std::string ref = "cmVmdGtuOjAxOjE3" + Token("{48:an}", 102);           // an Artifactory reference token
+  std::string npmrc = "registry=https://npm.corp.example/\n"
+                      "//npm.corp.example/:_authToken=" + token + "\n"
+                      "//nexus.corp.example/repository/npm/:_auth=" + auth + "\n"
+                      "//corp.jfrog.io/artifactory/api/npm/npm/:_authToken=" + ref + "\n";
+  std::string out = relay.ResultText(npmrc);
+  EXPECT_EQ(out.find(token), std::string::npos) << out;
+  EXPECT_EQ(out.find(auth), std::string::npos) << out;
+  EXPECT_EQ(out.find(ref), std::string::npos) << out;
+}
+
+// ---- F (MEDIUM): an http(s) URL with a password --------------------------------
+// database-url-with-password names database schemes only; the same userinfo
+// in an http(s) or ftp URL — pip's index-url, a git remote, a proxy setting
+// (HTTPS_PROXY=http://user:pass@proxy:3128), a private registry — is no rule:
+// the password passes in results and in stderr.
+TEST(Adv12SecretScan, DISABLED_AnHttpUrlWithAPasswordIsMasked) {
+  Guard g;
+  ASSERT_TRUE(g.guard);
+  std::string pw = Token("{20:an}", 103);
+  std::vector<std::string> rules;
+  for (std::string line : {"index-url = https://deploy:" + pw + "@pypi.corp.example/simple/",
+                           "remote: origin https://ci-bot:" + pw + "@git.corp.example/team/app.git (fetch)",
+                           "HTTPS_PROXY=http://jdoe:" + pw + "@proxy.corp.example:3128"}) {
+    EXPECT_EQ(g.guard->RedactText(line, &rules).find(pw), std::string::npos) << line;
+  }
+}
+
 // ---- F (MEDIUM): a Redis URL with a password and no user ------------------------
 // database-url-with-password needs 1-128 characters of user before ':'; the
 // usual Redis URL has none ("redis://:PASSWORD@host:6379/0", as redis-cli
