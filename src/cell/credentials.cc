@@ -81,6 +81,12 @@ constexpr Location kLocations[] = {
     {"/run/docker.sock", "Docker engine socket (root on the host)"},
     {"/run/podman", "Podman engine socket"},
     {"/run/containerd", "containerd socket"},
+    // npm's global npmrc (`npm config set --global` writes a registry token
+    // there): Debian's npm reads /usr/etc/npmrc, a prefix install
+    // /usr/local/etc/npmrc, some distributions /etc/npmrc (adv13).
+    {"/usr/etc/npmrc", "npm's global config (registry tokens)"},
+    {"/usr/local/etc/npmrc", "npm's global config (registry tokens)"},
+    {"/etc/npmrc", "npm's global config (registry tokens)"},
     {"/etc/shadow", "password hashes"},
     {"/etc/gshadow", "group password hashes"},
     {"/etc/sudoers", "sudo rules"},

@@ -454,6 +454,16 @@ std::vector<MountSpec> SystemMounts(bool networked) {
                         "/etc/nsswitch.conf"}) {
     ro(p);
   }
+  // npm's global npmrc lies under /usr (Debian's npm: /usr/etc/npmrc; a
+  // prefix install: /usr/local/etc/npmrc), where `npm config set --global`
+  // keeps a registry token: no cell reads it (adv13). npm in an install
+  // script's cell is given its own (script_cell.cc).
+  for (const char* f : {"/usr/etc/npmrc", "/usr/local/etc/npmrc"}) {
+    struct stat st{};
+    if (::lstat(f, &st) != 0) continue;
+    out.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", f, false, false, 0, "masked"},
+                             MountSpec::Origin::kMasked));
+  }
   if (networked) {
     for (const char* p : {"/etc/resolv.conf", "/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/gai.conf"}) ro(p);
   }

@@ -28,6 +28,7 @@
 #include "policy/decide.h"
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
+#include "util/path_search.h"
 #include "util/state_dir.h"
 #include "util/terminal_text.h"
 #include "util/units.h"
@@ -572,6 +573,19 @@ std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req, Pa
   return WhyNpmConfigIsNotPublic(*config, ref.package);
 }
 
+/// The `node` a plain run of an npx:// package runs, named absolutely in its
+/// argv (and so in explain and --dry-run): found on PATH's absolute entries
+/// only, so a client's cwd (a repository's node_modules/.bin, an empty
+/// entry) does not choose it (adv13). A cell finds node in its own PATH.
+Status NameThePlainNode(const ServerRef& ref, const LaunchPlan& plan, Resolved* resolved) {
+  if (plan.action != LaunchPlan::Action::kAllow || ref.kind != ServerRef::Kind::kNpx) return {};
+  if (resolved->argv.empty() || resolved->argv[0] != "node") return {};
+  std::string node = FindOnAbsoluteHostPath("node");
+  if (node.empty()) return MakeError("run without a cell", "node", "not found in PATH's absolute directories");
+  resolved->argv[0] = node;
+  return {};
+}
+
 /// A plain run of `ref` refused for `why` (nothing when it is "").
 Status RefusePlainRun(const ServerRef& ref, const LaunchPlan& plan, const std::string& why) {
   if (why.empty()) return {};
@@ -795,6 +809,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   auto resolved = ResolveArgv(ref, req, merged, npm->get());
   if (!resolved.ok()) return resolved.error();
   MCPCELL_TRY(RefuseForeignInstallOnAPlainRun(decided->ref, plan, *resolved));
+  MCPCELL_TRY(NameThePlainNode(ref, plan, &*resolved));
   auto secrets = LowerSecrets(merged.secrets, merged.secret_env);
   if (!secrets.ok()) return secrets.error();
   auto net = LowerNetwork(*profile, req.allow_host, req.allow_port, req.resolve);

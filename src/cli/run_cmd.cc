@@ -27,6 +27,7 @@
 #include "util/diag.h"
 #include "util/json_text.h"
 #include "util/path_search.h"
+#include "util/home_path.h"
 #include "util/phase_trace.h"
 
 namespace mcpcell {
@@ -88,10 +89,12 @@ int RunPlainly(const CellSpec& spec) {
   // The spec's HOME is the cell's (/home/mcp): on the host that is another
   // account's home, whose usercustomize.py, .gitconfig or .npmrc the server
   // would load (adv11). Without a cell the server runs as the caller, in the
-  // caller's home (`--env HOME` is refused on such a run).
+  // caller's home — the account's, not mcpcell's $HOME, which a client's env
+  // block sets (adv13: that HOME's user-site .pth ran before the trusted
+  // script); `--env HOME` is refused on such a run.
   auto env = spec.env;
   env.erase("HOME");
-  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') env["HOME"] = home;
+  if (std::string home = AccountHome(); !home.empty()) env["HOME"] = home;
   std::vector<std::string> envs;
   for (const auto& [k, v] : env) envs.push_back(k + "=" + v);
   std::vector<char*> argv;

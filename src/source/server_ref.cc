@@ -34,7 +34,8 @@ bool IsValidVersionSpec(std::string_view v) {
   // flag), nor what npm reads as a path: `.`, `..`, a leading '.', a name
   // ending .tgz/.tar/.tar.gz (adv11: `npx://PKG@.` made npm view read /).
   static const std::regex re(R"(^[A-Za-z0-9^~<>=*][A-Za-z0-9^~<>=.*+_|-]*$)");
-  static const std::regex archive(R"(\.(tgz|tar|tar\.gz)$)");
+  // Any case: npm-package-arg's isFileType is /[.](?:tgz|tar.gz|tar)$/i (adv13).
+  static const std::regex archive(R"(\.(tgz|tar|tar\.gz)$)", std::regex::icase);
   std::string s(v);
   return !v.empty() && std::regex_match(s, re) && !std::regex_search(s, archive);
 }

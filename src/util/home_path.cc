@@ -13,6 +13,15 @@ std::string CallerHome() {
   return {};
 }
 
+std::string AccountHome() {
+  struct passwd pw{};
+  struct passwd* found = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(::geteuid(), &pw, buf, sizeof buf, &found) != 0 || found == nullptr) return {};
+  if (pw.pw_dir == nullptr || pw.pw_dir[0] != '/') return {};
+  return pw.pw_dir;
+}
+
 std::string ExpandHome(const std::string& path) {
   if (path != "~" && path.rfind("~/", 0) != 0) return path;
   std::string home = CallerHome();

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -34,6 +35,21 @@ std::string FindOnHostPath(const std::string& name) {
   std::error_code ec;
   auto abs = std::filesystem::absolute(found, ec);
   return ec ? found : abs.lexically_normal().string();
+}
+
+std::string FindOnAbsoluteHostPath(const std::string& name) {
+  const char* env = std::getenv("PATH");
+  std::string_view value = env != nullptr ? env : kDefaultHostPath;
+  std::string absolute;
+  for (std::size_t at = 0; at <= value.size();) {
+    std::size_t colon = std::min(value.find(':', at), value.size());
+    std::string_view dir = value.substr(at, colon - at);
+    if (!dir.empty() && dir[0] == '/') absolute += (absolute.empty() ? "" : ":") + std::string(dir);
+    at = colon + 1;
+  }
+  if (absolute.empty()) return {};
+  std::string found = SearchPath(name, absolute);
+  return found.empty() ? found : std::filesystem::path(found).lexically_normal().string();
 }
 
 }  // namespace mcpcell

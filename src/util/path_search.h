@@ -31,4 +31,9 @@ std::string SearchPath(const std::string& name, std::string_view path_value);
 /// execvp(name) from here would run. "" when none.
 std::string FindOnHostPath(const std::string& name);
 
+/// FindOnHostPath over the absolute entries of PATH only: what runs does
+/// not depend on the current directory (an empty, "." or "node_modules/.bin"
+/// entry is skipped). "" when none.
+std::string FindOnAbsoluteHostPath(const std::string& name);
+
 }  // namespace mcpcell

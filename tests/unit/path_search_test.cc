@@ -121,6 +121,21 @@ TEST_F(PathSearch, NothingFound) {
   EXPECT_EQ(SearchPath("", root_ + "/abs"), "");
 }
 
+// A plain run's node (cli/launch_plan.cc NameThePlainNode, adv13): only the
+// absolute entries count, so the cwd never chooses it.
+TEST_F(PathSearch, TheAbsoluteSearchSkipsEmptyDotAndRelativeEntries) {
+  Program(root_ + "/cwd/tool");
+  Program(root_ + "/cwd/bin/tool");
+  Program(root_ + "/abs/tool");
+  for (std::string value : {":" + root_ + "/abs", ".:" + root_ + "/abs", "bin:" + root_ + "/abs",
+                            root_ + "/decoys::" + root_ + "/abs:"}) {
+    ::setenv("PATH", value.c_str(), 1);
+    EXPECT_EQ(FindOnAbsoluteHostPath("tool"), root_ + "/abs/tool") << value;
+  }
+  ::setenv("PATH", "bin:.", 1);
+  EXPECT_EQ(FindOnAbsoluteHostPath("tool"), "");
+}
+
 TEST_F(PathSearch, NameWithSlashIsNotSearched) {
   Program(root_ + "/cwd/bin/tool");
   EXPECT_EQ(SearchPath("bin/tool", root_ + "/abs"), "bin/tool");

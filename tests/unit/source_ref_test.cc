@@ -64,7 +64,9 @@ TEST(ServerRef, RegistryNameAndCommand) {
 
 TEST(ServerRef, RefusesNamesThatNpmWouldReadAsFlags) {
   for (std::string bad : {"npx://--registry=http://evil", "npx://-g", "npx://Upper", "npx://a b",
-                          "npx://@scope", "npx://pkg@", "npx://pkg@--tag", "ftp://x", "npx://"}) {
+                          "npx://@scope", "npx://pkg@", "npx://pkg@--tag", "ftp://x", "npx://",
+                          // what npm reads as a file, in any case (adv13)
+                          "npx://pkg@x.tgz", "npx://pkg@x.TGZ", "npx://pkg@x.Tar", "npx://pkg@x.TAR.GZ"}) {
     auto r = ParseServerRef(bad, {});
     EXPECT_FALSE(r.ok()) << bad;
   }
