@@ -442,6 +442,19 @@ Status AddLimits(CellSpec* spec, const RunRequest& req) {
   return {};
 }
 
+// npm's global npmrc lies under /usr (Debian's npm: /usr/etc/npmrc; a
+// prefix install: /usr/local/etc/npmrc), where `npm config set --global`
+// keeps a registry token: no cell reads it (adv13). npm in an install
+// script's cell is given its own (script_cell.cc).
+void MaskSystemCredentials(CellSpec* spec) {
+  for (const char* f : {"/usr/etc/npmrc", "/usr/local/etc/npmrc"}) {
+    struct stat st{};
+    if (::lstat(f, &st) != 0) continue;
+    spec->mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", f, false, false, 0, "masked"},
+                                      MountSpec::Origin::kMasked));
+  }
+}
+
 }  // namespace
 
 std::vector<MountSpec> SystemMounts(bool networked) {
@@ -453,16 +466,6 @@ std::vector<MountSpec> SystemMounts(bool networked) {
                         "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime",
                         "/etc/nsswitch.conf"}) {
     ro(p);
-  }
-  // npm's global npmrc lies under /usr (Debian's npm: /usr/etc/npmrc; a
-  // prefix install: /usr/local/etc/npmrc), where `npm config set --global`
-  // keeps a registry token: no cell reads it (adv13). npm in an install
-  // script's cell is given its own (script_cell.cc).
-  for (const char* f : {"/usr/etc/npmrc", "/usr/local/etc/npmrc"}) {
-    struct stat st{};
-    if (::lstat(f, &st) != 0) continue;
-    out.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", f, false, false, 0, "masked"},
-                             MountSpec::Origin::kMasked));
   }
   if (networked) {
     for (const char* p : {"/etc/resolv.conf", "/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/gai.conf"}) ro(p);
@@ -599,6 +602,7 @@ Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::str
   else if (req.idmap != "auto") return MakeError("--idmap", req.idmap, "expected auto, on or off");
   MCPCELL_TRY(AddLimits(&spec, req));
   spec.mounts = SystemMounts(spec.network.mode != NetworkSpec::Mode::kNone);
+  MaskSystemCredentials(&spec);
   for (const auto& p : req.system_mounts) {
     auto real = RealPath(ExpandHome(p));
     if (!real) return MakeError("--system-mount", p, real.error().Message());

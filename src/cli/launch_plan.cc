@@ -512,7 +512,8 @@ Status RefuseCellFlagsOnAPlainRun(const RunRequest& req, const LaunchPlan& plan)
   // it never saw, with no cell around it (adv10).
   for (const auto& e : req.env) {
     std::string name = e.substr(0, e.find('='));
-    if (InjectsCode(name) || ChoosesWhatRuns(name)) {
+    // PIP_*/UV_*: where a trusted command's pip or uv installs from (adv13).
+    if (InjectsCode(name) || ChoosesWhatRuns(name) || PicksPackageIndex(name)) {
       return MakeError("run without a cell", plan.rule,
                        "--env " + name + " chooses code or configuration the server loads, which the policy did not judge, and this rule runs "
                        "it with no cell; add --isolate to run it in a cell, or drop --env " + name);
@@ -621,6 +622,21 @@ Result<std::unique_ptr<PackageTool>> LaunchNpm(const ServerRef& ref, const RunRe
   auto limit = InstallTimeout(req);
   if (!limit.ok()) return limit.error();
   return MakeNpmTool(CellWritableHostDirs(merged), *limit, req.npm_scopes);
+}
+
+// The program and its install, with an allow run's checks around the
+// install: what this run's settings would fetch (before), what the cache
+// holds (after), and the absolute node a plain npx:// run starts.
+Result<Resolved> ResolveForPlan(const ServerRef& source, const ServerRef& ref, const RunRequest& req,
+                                const RunRequest& merged, const LaunchPlan& plan) {
+  auto npm = LaunchNpm(ref, req, merged);
+  if (!npm.ok()) return npm.error();
+  MCPCELL_TRY(RefuseSwappableSourceOnAPlainRun(source, req, plan, npm->get()));
+  auto resolved = ResolveArgv(ref, req, merged, npm->get());
+  if (!resolved.ok()) return resolved.error();
+  MCPCELL_TRY(RefuseForeignInstallOnAPlainRun(source, plan, *resolved));
+  MCPCELL_TRY(NameThePlainNode(ref, plan, &*resolved));
+  return resolved;
 }
 
 // The decision as values: the policy's action and level, made stricter (never
@@ -803,13 +819,8 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
 
   RunRequest merged = MergeProfile(*profile, with_args);
   ApplyEntryDefaults(decided->entry_ptr(), &ref, &merged, plain, &notes);
-  auto npm = LaunchNpm(ref, req, merged);
-  if (!npm.ok()) return npm.error();
-  MCPCELL_TRY(RefuseSwappableSourceOnAPlainRun(decided->ref, req, plan, npm->get()));
-  auto resolved = ResolveArgv(ref, req, merged, npm->get());
+  auto resolved = ResolveForPlan(decided->ref, ref, req, merged, plan);
   if (!resolved.ok()) return resolved.error();
-  MCPCELL_TRY(RefuseForeignInstallOnAPlainRun(decided->ref, plan, *resolved));
-  MCPCELL_TRY(NameThePlainNode(ref, plan, &*resolved));
   auto secrets = LowerSecrets(merged.secrets, merged.secret_env);
   if (!secrets.ok()) return secrets.error();
   auto net = LowerNetwork(*profile, req.allow_host, req.allow_port, req.resolve);

@@ -242,6 +242,12 @@ int Run(RunRequest req) {
       return kExitDenied;
     case LaunchPlan::Action::kAllow:
       Say("running WITHOUT a cell, allowed by " + plan->rule + ": " + plan->reason);
+      // The server replaces this process: nothing is left to record its
+      // launch, exit or calls (adv13: accepted without a word).
+      if (audit) {
+        Say("note: --audit-log records only this decision: a run without a cell has no relay to audit its calls, and "
+            "the server replaces mcpcell (no launch or exit record)");
+      }
       return RunPlainly(plan->spec);
     case LaunchPlan::Action::kIsolate:
       break;

@@ -39,6 +39,11 @@ Result<HostCommand> PrepareHostCommand(const HostToolRun& run) {
     return std::any_of(run.drop_env_prefixes.begin(), run.drop_env_prefixes.end(),
                        [&](const std::string& p) { return e.rfind(p, 0) == 0; });
   });
+  for (const auto& extra : run.extra_env) {
+    std::string key = extra.substr(0, extra.find('=') + 1);
+    std::erase_if(c.env, [&](const std::string& e) { return e.rfind(key, 0) == 0; });
+    c.env.push_back(extra);
+  }
   if (name[0] == '/') {
     // An absolute program (Debian's /usr/bin/python3, a venv's python) is
     // held to the same rule as a PATH entry: not from where a cell writes.

@@ -25,6 +25,10 @@ struct HostToolRun {
   /// Variables of the caller's environment the tool must not see, by
   /// prefix ("PYTHON": PYTHONPATH/PYTHONHOME could lead it to code a cell wrote).
   std::vector<std::string> drop_env_prefixes = {};
+  /// "NAME=value" set for the tool on top of the environment (replacing the
+  /// caller's NAME): settings that must not show in its command line, which
+  /// every local user can read in /proc and which failures print.
+  std::vector<std::string> extra_env = {};
 };
 
 /// Runs it; every 30 s a "still <what>" line goes to stderr. Errors: not

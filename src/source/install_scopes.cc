@@ -7,9 +7,19 @@
 
 namespace mcpcell {
 
+std::vector<std::string> InstallScopes::Env() const {
+  std::vector<std::string> out;
+  for (const auto& r : redirect) {
+    if (r.scope.find('_') == std::string::npos) out.push_back("npm_config_" + r.scope + ":registry=" + own);
+  }
+  return out;
+}
+
 std::vector<std::string> InstallScopes::Flags() const {
   std::vector<std::string> out;
-  for (const auto& r : redirect) out.push_back("--" + r.scope + ":registry=" + own);
+  for (const auto& r : redirect) {
+    if (r.scope.find('_') != std::string::npos) out.push_back("--" + r.scope + ":registry=" + own);
+  }
   return out;
 }
 

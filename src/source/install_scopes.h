@@ -27,7 +27,11 @@ struct ScopeRedirect {
 struct InstallScopes {
   std::string own;                      ///< PACKAGE's registry, normalised (registry_url.h)
   std::vector<ScopeRedirect> redirect;  ///< scopes pointed at `own` for this install
-  /// npm's flags for them: "--@corp:registry=<own>" each.
+  /// npm's settings for them, as environment entries
+  /// ("npm_config_@corp:registry=<own>"): not on npm's command line, where
+  /// every local user reads a registry path's token. npm turns '_' in such
+  /// a name into '-', so a scope with '_' gets a flag (Flags()) instead.
+  std::vector<std::string> Env() const;
   std::vector<std::string> Flags() const;
   /// What to add to a failed install's error when something was redirected ("" if nothing).
   std::string Hint(const std::string& package) const;

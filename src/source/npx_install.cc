@@ -25,6 +25,8 @@
 #include "source/cache_entry_owner.h"
 #include "source/host_run.h"
 #include "source/install_scopes.h"
+#include "source/registry_url.h"
+#include "source/url_credential.h"
 #include "source/host_tool.h"
 #include "source/npm_config.h"
 #include "util/diag.h"
@@ -54,6 +56,17 @@ pid_t InstallOwner(const std::string& name) {
 
 constexpr const char* kNpmTimeoutHint = "is the npm registry reachable (npm config get registry)?";
 constexpr const char* kNpmMissingHint = "npx:// sources need npm on the host PATH (Debian: apt-get install npm)";
+
+/// Whether the default registry or a scope's names a token in its URL
+/// (by shape; the relay's rules are not linked here).
+bool AnyRegistryHoldsToken(const NpmConfig& config) {
+  auto holds = [](const std::string& url) {
+    auto normal = NormalizeRegistryUrl(url);
+    return normal.ok() && RegistryUrlHoldsToken(*normal, [](std::string_view) { return false; });
+  };
+  if (holds(config.registry)) return true;
+  return std::any_of(config.scopes.begin(), config.scopes.end(), [&](const auto& s) { return holds(s.second); });
+}
 
 class NpmTool : public PackageTool {
  public:
@@ -89,7 +102,7 @@ class NpmTool : public PackageTool {
     // npm fetches a registry package's tarball only from the registry's own
     // origin (a packument naming another host is refused as "remote", adv11).
     std::vector<std::string> argv = {"npm", "install", "--prefix", prefix, "--no-audit", "--no-fund",
-                                     "--ignore-scripts", "--omit=dev", "--loglevel=http",
+                                     "--ignore-scripts", "--omit=dev",
                                      "--allow-git=none", "--allow-remote=none", "--allow-file=none",
                                      "--allow-directory=none",
                                      // where each package came from, in the install's lockfile (public_npm.h)
@@ -102,8 +115,14 @@ class NpmTool : public PackageTool {
     auto scopes = ScopesForInstall(*config, package, npm_scopes_);
     if (!scopes.ok()) return scopes.error();
     for (auto& flag : scopes->Flags()) argv.push_back(std::move(flag));
+    // npm's request log names every URL, path and all: a registry that takes
+    // its token in the path (url_credential.h) would have it printed to the
+    // client's stderr on every install (adv12), so then npm says less.
+    bool token_in_a_url = AnyRegistryHoldsToken(*config);
+    argv.push_back(token_in_a_url ? "--loglevel=notice" : "--loglevel=http");
+    if (token_in_a_url) Say("npm's request log is off: a registry URL holds a token in its path");
     argv.push_back(package + "@" + version);
-    auto out = Run(argv, false, "installing " + package + "@" + version + " with npm");
+    auto out = Run(argv, false, "installing " + package + "@" + version + " with npm", scopes->Env());
     if (!out.ok()) {
       Error e = out.error();
       if (std::string hint = scopes->Hint(package); !hint.empty()) e.detail += (e.detail.empty() ? "" : "; ") + hint;
@@ -113,7 +132,8 @@ class NpmTool : public PackageTool {
   }
 
  private:
-  Result<std::string> Run(std::vector<std::string> argv, bool capture, std::string what) {
+  Result<std::string> Run(std::vector<std::string> argv, bool capture, std::string what,
+                          std::vector<std::string> extra_env = {}) {
     // npm's own package cache (~/.npm, or $npm_config_cache) answers a
     // packument and a tarball without asking the registry while the stored
     // max-age holds, and a cell may have been granted it (`--write ~/.npm`
@@ -125,7 +145,7 @@ class NpmTool : public PackageTool {
     if (!root.ok()) return root.error();
     argv.push_back("--cache=" + *root + "/.npm-cache");
     return RunHostTool({std::move(argv), capture, limit_, std::move(what), cell_writable_, kNpmTimeoutHint,
-                        kNpmMissingHint});
+                        kNpmMissingHint, {}, std::move(extra_env)});
   }
 
   /// Asked the way Install asked (the same global npmrc), so the scripts'

@@ -92,10 +92,19 @@ class PipTool : public PythonTool {
   // --python re-runs pip under the venv's Python without -I, so the PYTHON*
   // variables are dropped from the environment as well (a venv has no user
   // site), and _PIP_* (_PIP_RUNNING_IN_SUBPROCESS would make pip skip
-  // --python and install into /usr/bin/python3's own site).
+  // --python and install into /usr/bin/python3's own site). pip's settings
+  // that decide what is built or where it is written are dropped too (adv13):
+  // PIP_REQUIREMENT/PIP_CONSTRAINT name files whose `--no-binary :all:`
+  // beats --only-binary (a source distribution's build code ran on the
+  // host); PIP_PREFIX/TARGET/ROOT/USER/SRC put files anywhere (~/.local: a
+  // .pth runs in every Python of the user); PIP_CONFIG_FILE names a config
+  // that can set them all. Index settings (PIP_INDEX_URL, PIP_CERT) stay.
   Result<std::string> Run(std::vector<std::string> argv, bool capture, std::string what) {
     return RunHostTool({std::move(argv), capture, limit_, std::move(what), cell_writable_, kPipTimeoutHint,
-                        kPipMissingHint, {"PYTHON", "_PIP_"}});
+                        kPipMissingHint,
+                        {"PYTHON", "_PIP_", "PIP_REQUIREMENT", "PIP_CONSTRAINT", "PIP_PREFIX", "PIP_TARGET", "PIP_ROOT",
+                         "PIP_USER", "PIP_SRC", "PIP_EDITABLE", "PIP_NO_BINARY", "PIP_ONLY_BINARY", "PIP_CONFIG_FILE",
+                         "PIP_NO_BUILD_ISOLATION", "PIP_BREAK_SYSTEM_PACKAGES"}});
   }
 
   std::vector<std::string> cell_writable_;

@@ -37,6 +37,11 @@ constexpr std::array kPrefixes = {
     // .NET loads DOTNET_STARTUP_HOOKS assemblies and CORECLR_PROFILER libraries.
     std::string_view("DOTNET_STARTUP_HOOKS"),
     std::string_view("CORECLR_"),
+    // Package managers run what their settings name: corepack runs the
+    // package manager it finds in COREPACK_HOME (or fetches from
+    // COREPACK_NPM_REGISTRY), yarn runs its yarnPath (YARN_YARN_PATH) and
+    // plugins, deno and bun load cached modules from DENO_DIR / BUN_INSTALL (adv13).
+    std::string_view("COREPACK_"), std::string_view("YARN_"), std::string_view("DENO_"), std::string_view("BUN_"),
 };
 
 // Single names.
@@ -64,6 +69,13 @@ constexpr std::array kNames = {
     std::string_view("GIT_PROXY_COMMAND"), std::string_view("GIT_EXTERNAL_DIFF"), std::string_view("GIT_PAGER"),
     std::string_view("GIT_EDITOR"), std::string_view("GIT_SEQUENCE_EDITOR"), std::string_view("GIT_EXEC_PATH"),
     std::string_view("GIT_TEMPLATE_DIR"), std::string_view("GIT_DIR"),
+    // GIT_COMMON_DIR is a repository's shared part: its config, hooks (adv13).
+    std::string_view("GIT_COMMON_DIR"),
+    // Programs that many tools start by name: Python's webbrowser runs
+    // $BROWSER, git and man run $EDITOR/$VISUAL/$PAGER/$MANPAGER, less runs
+    // $LESSOPEN and $LESSCLOSE as preprocessors (adv13).
+    std::string_view("BROWSER"), std::string_view("EDITOR"), std::string_view("VISUAL"), std::string_view("PAGER"),
+    std::string_view("MANPAGER"), std::string_view("LESSOPEN"), std::string_view("LESSCLOSE"),
     // ssh runs SSH_ASKPASS (and git's askpass through it).
     std::string_view("SSH_ASKPASS"),
     // Java agents and classes: -javaagent in these options, CLASSPATH.

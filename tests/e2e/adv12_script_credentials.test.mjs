@@ -149,7 +149,6 @@ test('a registry URL whose path token is percent-encoded base64 is not given to 
 // every install (npm masks a URL's password, never its path).
 test('installing from a registry whose URL holds a token in its path does not print the token', {
   timeout: 90_000,
-  todo: 'adv12: npm install --loglevel=http prints each request URL, a path token included, to the client\'s stderr',
 }, async (t) => {
   const top = `adv12-pathtok-${id}`;
   const reg = await startPackageRegistry([{ name: top, version: '1.0.0', manifest: { bin: { [top]: 'server.js' } },

@@ -94,7 +94,6 @@ test('held: an AWS secret key a server logs as its environment is masked', { tim
 // refusal goes to the client's stderr (its log file), outside any scan.
 test('a refused allow run does not print the npm registry URL\'s credentials', {
   timeout: 60_000,
-  todo: 'adv12: WhySourceIsSwappable prints config->registry whole: a token in its path reaches the client\'s stderr',
 }, async () => {
   const root = makeTempDir('adv12-registry');
   const policy = path.join(root, 'official.json');

@@ -90,7 +90,6 @@ function pkg(name, mark) {
 const npxEntry = (name) => path.join(ACCOUNT_CACHE, 'npx', `${name.replace('/', '+')}@1.0.0`);
 
 test('adv13: npm_config_@scope:registry (or an npmrc\'s @scope:registry) installs a trusted scoped npx:// package from another registry, run with no cell', {
-  todo: 'adv13: WhySourceIsSwappable compares only npm\'s default registry; a scope\'s registry picks the code of npx://@scope/pkg',
   timeout: 120_000,
 }, async (t) => {
   const ran = [];
@@ -154,7 +153,6 @@ function npmjsCertificate(dir) {
 }
 
 test('adv13: HTTPS_PROXY with strict-ssl off, or with a CA of the proxy\'s own, man-in-the-middles the public registry; the trusted npx:// package is the proxy\'s, run with no cell', {
-  todo: 'adv13: WhySourceIsSwappable reads the registry URL only; proxy, strict-ssl and cafile/ca also choose what npm installs',
   timeout: 120_000,
 }, async (t) => {
   const ran = [];
@@ -211,7 +209,6 @@ test('adv13: a pip.conf under $XDG_CONFIG_HOME, or under a HOME that is not the 
 });
 
 test('adv13: an allow run of a trusted npx:// package runs the `node` a relative PATH entry finds in the cwd (a repo\'s node_modules/.bin/node)', {
-  todo: 'adv13: ResolveArgv names a bare "node" and RunPlainly looks it up on mcpcell\'s PATH, relative entries included',
 }, async () => {
   const ran = [];
   const name = `adv13-pathnode-${ID}`;
@@ -239,7 +236,6 @@ test('adv13: an allow run of a trusted npx:// package runs the `node` a relative
 });
 
 test('adv13: the check is made at run time, the cache filled earlier: `mcpcell install` (or an isolated run) with another registry puts its package in the account\'s cache, and a later allow run with a clean environment runs it with no cell', {
-  todo: 'adv13: the npx cache is keyed by name@version only; WhySourceIsSwappable checks the current environment, not where the cached entry came from (its lockfile\'s "resolved" URLs say)',
   timeout: 120_000,
 }, async (t) => {
   const ran = [];

@@ -70,7 +70,6 @@ function policy(trusted) {
 }
 
 test('adv13: an allow run gives the server mcpcell\'s own HOME (a client env block sets it): Python runs that HOME\'s user-site .pth before the trusted script, with no cell', {
-  todo: 'adv13: RunPlainly copies getenv("HOME") into the server\'s environment; `--env HOME` is refused but HOME on mcpcell is not',
 }, async () => {
   const script = path.join(SRV, 'server.py');
   writeReadableFile(script, 'import sys\nprint("ADV13-TRUSTED-PY", file=sys.stderr)\n');
@@ -129,7 +128,6 @@ test('adv13: a program that runs another (setarch, x86_64, prlimit, setpriv, fak
 });
 
 test('adv13: `--env GIT_COMMON_DIR` (git reads DIR/config: core.fsmonitor), `--env BROWSER` (Python\'s webbrowser runs it) and `--env COREPACK_HOME` (corepack runs the package manager it finds there) are accepted on an allow run', {
-  todo: 'adv13: InjectsCode/ChoosesWhatRuns miss GIT_COMMON_DIR, BROWSER and the package managers\' caches and registries (COREPACK_HOME, COREPACK_NPM_REGISTRY, UV_*, PIP_*, YARN_*), which choose the code a trusted command runs',
 }, async () => {
   // A trusted server that looks at the repository it is started in, and one that opens a login page.
   const gitScript = path.join(SRV, 'git_status.py');
@@ -205,7 +203,6 @@ test('adv13: an allow rule by {"name": GLOB} matches the script while a preload 
 });
 
 test('adv13: `--audit-log` on an allow run is accepted and records only the decision: no launch, no exit, none of the calls, and nothing says so', {
-  todo: 'adv13: CellOnlyFlags refuses --audit-content but not --audit-log, which on a run with no relay records the decision alone',
 }, async () => {
   const log = path.join(makeTempDir('adv13-audit'), 'audit.jsonl');
   const script = path.join(SRV, 'echo.py');

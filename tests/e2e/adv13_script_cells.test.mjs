@@ -113,7 +113,6 @@ function globalNpmrcUnderUsr() {
 }
 
 test('adv13: npm\'s global npmrc under /usr (where a machine\'s registry token is set with `npm config set --global`) is readable in a server cell and in an install-script cell', {
-  todo: 'adv13: the /usr system mount shows npm\'s globalconfig; credentials.cc masks ~/.npmrc only, and ScriptCellSpec only re-points npm_config_globalconfig',
   timeout: 90_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
@@ -180,7 +179,6 @@ test('adv13: the host\'s npm (outside every cell, even for an isolated run) is w
 });
 
 test('adv13: PIP_REQUIREMENT in mcpcell\'s environment names a requirements file whose `--no-binary :all:` beats --only-binary=:all:: the host pip builds a source distribution, running its code on the host, for an isolated uvx:// run', {
-  todo: 'adv13: the uvx install keeps PIP_* for the host pip (uvx_install.cc drops PYTHON* and _PIP_* only); a requirements file\'s options are applied after the command line\'s',
   timeout: 60_000,
 }, async (t) => {
   const dir = makeTempDir('adv13-sdist');
@@ -222,7 +220,6 @@ test('adv13: PIP_REQUIREMENT in mcpcell\'s environment names a requirements file
 });
 
 test('adv13: PIP_PREFIX / PIP_TARGET in mcpcell\'s environment make the host pip install a uvx:// package\'s files into any host directory (e.g. ~/.local: a .pth there runs in every Python of the user, outside any cell)', {
-  todo: 'adv13: the uvx install keeps PIP_* for the host pip; PIP_PREFIX, PIP_TARGET, PIP_ROOT, PIP_USER choose where it writes',
   timeout: 60_000,
 }, async (t) => {
   const idx = await startIndex(['1.0.0']);
@@ -238,7 +235,6 @@ test('adv13: PIP_PREFIX / PIP_TARGET in mcpcell\'s environment make the host pip
 });
 
 test('adv13: `npx://PKG@x.TGZ` (and .Tar, .TAR.GZ) passes mcpcell\'s version check, which refuses only lower-case archive names; npm reads it as a file spec (npm-package-arg\'s test is case-insensitive) and only --allow-file=none stops it', {
-  todo: 'adv13 (low): IsValidVersionSpec\'s archive regex is case-sensitive; npm\'s isFileType is /[.](?:tgz|tar.gz|tar)$/i',
   timeout: 60_000,
 }, async () => {
   const home = makeTempDir('adv13-tgz-home');

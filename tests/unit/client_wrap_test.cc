@@ -555,7 +555,10 @@ TEST(ClientCodeInjectingEnv, TheFamiliesAreKnownAndPlainNamesAreNot) {
   for (const char* n : {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "NODE_OPTIONS", "NODE_PATH", "PYTHONSTARTUP",
                         "PYTHONPATH", "PYTHONHOME", "BASH_ENV", "ENV", "PERL5OPT", "PERL5LIB", "RUBYOPT",
                         "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG_KEY_0", "GIT_DIR", "npm_config_node_options", "NPM_CONFIG_SCRIPT_SHELL",
-                        "GCONV_PATH", "JAVA_TOOL_OPTIONS"}) {
+                        "GCONV_PATH", "JAVA_TOOL_OPTIONS",
+                        // adv13: a repository's shared config, programs run by name, package managers
+                        "GIT_COMMON_DIR", "BROWSER", "EDITOR", "PAGER", "LESSOPEN", "COREPACK_HOME",
+                        "COREPACK_NPM_REGISTRY", "YARN_YARN_PATH", "DENO_DIR", "BUN_INSTALL"}) {
     EXPECT_TRUE(InjectsCode(n)) << n;
   }
   for (const char* n : {"API_KEY", "HOME", "PATH", "GITHUB_TOKEN", "GIT_TOKEN", "NODE_ENV", "ENVIRONMENT", "LANG"}) {

@@ -20,8 +20,9 @@ TEST(InstallScopesTest, APublicPackageGetsEveryForeignScopePointedAtThePublicReg
   auto s = ScopesForInstall(Config(), "server-x");
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->own, "https://registry.npmjs.org/");
-  EXPECT_EQ(s->Flags(), (std::vector<std::string>{"--@corp:registry=https://registry.npmjs.org/",
-                                                  "--@corp2:registry=https://registry.npmjs.org/"}));
+  EXPECT_EQ(s->Env(), (std::vector<std::string>{"npm_config_@corp:registry=https://registry.npmjs.org/",
+                                                "npm_config_@corp2:registry=https://registry.npmjs.org/"}));
+  EXPECT_TRUE(s->Flags().empty());
   std::string hint = s->Hint("server-x");
   EXPECT_NE(hint.find("@corp (https://npm.corp.example)"), std::string::npos) << hint;
   EXPECT_EQ(hint.find("/api/npm"), std::string::npos) << "a path may hold a token: " << hint;
@@ -32,7 +33,7 @@ TEST(InstallScopesTest, TheScopeAskedForKeepsItsRegistryAndSoDoScopesOfTheSameRe
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->own, "https://npm.corp.example/api/npm/");
   // @corp2 names the same registry (no trailing slash): kept; @mirror is another: pointed here.
-  EXPECT_EQ(s->Flags(), (std::vector<std::string>{"--@mirror:registry=https://npm.corp.example/api/npm/"}));
+  EXPECT_EQ(s->Env(), (std::vector<std::string>{"npm_config_@mirror:registry=https://npm.corp.example/api/npm/"}));
 }
 
 TEST(InstallScopesTest, NothingToRedirectGivesNoFlagAndNoHint) {
@@ -42,6 +43,7 @@ TEST(InstallScopesTest, NothingToRedirectGivesNoFlagAndNoHint) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->own, "https://registry.npmjs.org/");
   EXPECT_TRUE(s->Flags().empty());
+  EXPECT_TRUE(s->Env().empty());
   EXPECT_EQ(s->Hint("@anything/server"), "");
 }
 
@@ -54,6 +56,17 @@ TEST(InstallScopesTest, AnUnreadableScopeUrlIsRedirectedAndAnUnreadableOwnRegist
   EXPECT_FALSE(ScopesForInstall(c, "@odd/server").ok());
   c.registry = "file:///etc/";
   EXPECT_FALSE(ScopesForInstall(c, "x").ok());
+}
+
+// npm reads npm_config_@my_org:registry as "@my-org:registry": such a
+// scope is pointed away on the command line instead.
+TEST(InstallScopesTest, AScopeWithAnUnderscoreGetsAFlagNotAVariable) {
+  NpmConfig c = Config();
+  c.scopes["@my_org"] = "https://npm.corp.example/x/";
+  auto s = ScopesForInstall(c, "server-x");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->Flags(), (std::vector<std::string>{"--@my_org:registry=https://registry.npmjs.org/"}));
+  EXPECT_EQ(s->Env().size(), 2u);
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ TEST(FindSockets, FindsNestedSocketsAndStopsAtTheBudget) {
   ASSERT_TRUE(spec.ok()) << spec.error().Message();
   int masks = 0;
   for (const auto& m : spec->mounts) {
-    if (m.why == "masked" && m.source == "/dev/null") ++masks;
+    if (m.why == "masked" && m.source == "/dev/null" && m.target.rfind(d.string(), 0) == 0) ++masks;
   }
   EXPECT_EQ(masks, 2) << "each socket in a granted dir is covered";
   fs::remove_all(d);

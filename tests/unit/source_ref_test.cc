@@ -119,6 +119,8 @@ class FakeNpm : public PackageTool {
     ++installs;
     std::filesystem::create_directories(prefix + "/node_modules/" + package);
     std::ofstream(prefix + "/node_modules/" + package + "/package.json") << "{\"bin\": " << bin << "}";
+    std::filesystem::create_directories(prefix + "/node_modules/" + package + "/dist");
+    std::ofstream(prefix + "/node_modules/" + package + "/dist/index.js") << "";
     return {};
   }
 };
