@@ -144,14 +144,21 @@ Result<std::string> WriteScriptNpmrc(const std::string& install_dir, const std::
 }
 
 std::string CertificatesOf(std::string_view pem) {
+  constexpr std::string_view kBase64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/= \t\r\n";
   std::string out;
   for (std::size_t at = 0;;) {
     std::size_t begin = pem.find(kBeginCert, at);
     if (begin == std::string_view::npos) break;
     std::size_t end = pem.find(kEndCert, begin);
     if (end == std::string_view::npos) break;
-    out.append(pem.substr(begin, end + kEndCert.size() - begin));
-    out += '\n';
+    // A block whose body is not base64 is left out: a certificate that lost
+    // its END line would otherwise carry what follows it (a private key's
+    // BEGIN and body) up to the next END CERTIFICATE into the cells (adv12).
+    std::string_view body = pem.substr(begin + kBeginCert.size(), end - begin - kBeginCert.size());
+    if (body.find_first_not_of(kBase64) == std::string_view::npos) {
+      out.append(pem.substr(begin, end + kEndCert.size() - begin));
+      out += '\n';
+    }
     at = end + kEndCert.size();
   }
   return out;
@@ -209,9 +216,15 @@ Result<std::string> WriteScriptCafile(const std::string& install_dir, const std:
                        errno == ENOENT;
   std::string certs;
   if (!host_cafile.empty() && !missing) {
-    if (host_cafile.front() != '/' || ::stat(host_cafile.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_size > kMaxCafileBytes) {
-      return host_cafile;  // as it is: the cell's bind refuses it
+    if (host_cafile.front() != '/' || ::stat(host_cafile.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return host_cafile;  // as it is: the cell's bind refuses it (script_cell.cc AddNpmConfig)
+    }
+    // Too large to read for its certificates: refused, never bound whole (a
+    // private key in it would reach the cell, adv12).
+    if (st.st_size > kMaxCafileBytes) {
+      return MakeError("read npm's cafile", VisibleOnTerminal(host_cafile),
+                       "is over 16 MiB; the install scripts' cells get only the certificates read from it. Point npm's "
+                       "cafile at a bundle of certificates, or add --install-scripts=skip");
     }
     auto text = ReadTextFile(host_cafile, "read npm's cafile");
     if (!text.ok()) return text.error();

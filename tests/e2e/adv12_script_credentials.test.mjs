@@ -95,7 +95,6 @@ async function startTokenFront(t, reg, secret) {
 // or whatever file the cafile setting names, e.g. from a client's env block).
 test('a cafile over 16 MiB does not reach the install scripts whole', {
   timeout: 90_000,
-  todo: 'adv12: a cafile over 16 MiB comes back from WriteScriptCafile as the host path and AddNpmConfig binds it whole',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const certDir = makeTempDir('adv12-bigca');

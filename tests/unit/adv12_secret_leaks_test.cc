@@ -692,7 +692,7 @@ TEST(Adv12UrlCredential, DISABLED_UserinfoAfterATabInTheSchemeSeparatorIsCutOff)
 // the key and another certificate puts the key in the CA file every install
 // script reads. The inline `ca` entries are checked for base64 bodies
 // (OnlyCertificateBlocks); the host cafile's blocks are not.
-TEST(Adv12ScriptNpm, DISABLED_APrivateKeyBetweenCertificateMarkersOfTheCafileIsLeftOut) {
+TEST(Adv12ScriptNpm, APrivateKeyBetweenCertificateMarkersOfTheCafileIsLeftOut) {
   std::string body = Token("{64:b64}", 95);
   std::string pem = "-----BEGIN CERTIFICATE-----\n" + Token("{64:b64}", 96) + "\n" +
                     "-----BEGIN PRIVATE KEY-----\n" + body + "\n-----END PRIVATE KEY-----\n"

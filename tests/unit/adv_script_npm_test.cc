@@ -199,6 +199,16 @@ TEST(Adv5Cafile, TheCellsGetTheCertificatesNeverTheKey) {
   // Missing or relative: as it is, for the cell to skip or refuse.
   EXPECT_EQ(*WriteScriptCafile(dir.path(), dir.path() + "/missing.pem", {}), dir.path() + "/missing.pem");
   EXPECT_EQ(*WriteScriptCafile(dir.path(), "relative.pem", {}), "relative.pem");
+  // Too large to read: refused, not handed over whole (adv12: a 17 MB
+  // cafile with a key in it was bound into the cell as it was).
+  {
+    std::ofstream big(dir.path() + "/big.pem");
+    big << pem;
+  }
+  std::filesystem::resize_file(dir.path() + "/big.pem", (16u << 20) + 1);
+  auto big = WriteScriptCafile(dir.path(), dir.path() + "/big.pem", {});
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.error().Message().find("over 16 MiB"), std::string::npos) << big.error().Message();
 }
 
 }  // namespace
