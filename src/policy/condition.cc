@@ -87,13 +87,29 @@ Result<std::vector<std::string>> ReadValues(const json& v, const std::string& or
   return values;
 }
 
+/// Whether a source glob's version part ("npx://p@1.0.*": after the '@'
+/// that follows the package name) holds a wildcard.
+bool GlobVersionIsWild(const std::string& glob) {
+  std::size_t scheme = glob.find("://");
+  std::size_t name = scheme == std::string::npos ? 0 : scheme + 3;
+  std::size_t at = glob.rfind('@');
+  if (at == std::string::npos || at <= name) return false;  // none, or a scope's '@'
+  return glob.find_first_of("*?[", at) != std::string::npos;
+}
+
 bool IsTrusted(const TrustFacts& f, const TrustSettings& t, std::string* why) {
   // A command's source has no version, and an interpreter's names the
   // script: "command://node" must not stand for every node script (adv8).
   bool command = f.kind == ServerRef::Kind::kCommand;
   std::string unversioned = ToString(f.kind) + "://" + f.name;
+  // A version wildcard stands for exact versions only: npm resolves a range
+  // ("1.0.0||9.0.0", ">=1.0.0") after the decision, to a version the glob
+  // never named (adv13). An npx:// source with a range or tag is matched by
+  // a glob without a version, or one that spells it as written.
+  bool range = f.kind == ServerRef::Kind::kNpx && !f.pinned && !f.version.empty();
   for (const auto& g : t.trusted_sources) {
-    if (command ? CommandGlobMatch(g, f.source) : (GlobMatch(g, f.source) || GlobMatch(g, unversioned))) {
+    bool versioned = GlobMatch(g, f.source) && !(range && GlobVersionIsWild(g));
+    if (command ? CommandGlobMatch(g, f.source) : (versioned || GlobMatch(g, unversioned))) {
       *why = f.source + " matches trusted_sources glob \"" + g + "\"";
       return true;
     }
@@ -240,6 +256,13 @@ ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& f, const
       }
       if (!f.script.empty()) names.push_back(std::filesystem::path(f.script).filename().string());
       if (side == RuleSide::kStricter) names.insert(names.end(), f.maybe_names.begin(), f.maybe_names.end());
+      // On the looser side the name must stand for all that runs: a file
+      // preloaded or code given before the script (`node -r F S`, `--import
+      // data:...`) runs first, and the script's name does not vouch for it (adv13).
+      if (side == RuleSide::kLooser && !f.maybe_names.empty()) {
+        return Flag(false, "the command also runs " + f.maybe_names.front() +
+                               " (an option's file or code), which a name condition cannot stand for");
+      }
       for (const auto& g : c.values) {
         for (const auto& n : names) {
           if (GlobMatch(g, n)) return Flag(true, "name \"" + n + "\" matches \"" + g + "\"");

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include "util/path_search.h"
@@ -144,6 +146,46 @@ std::string Absolute(const std::string& word, const std::string& cwd) {
   return (std::filesystem::path(cwd) / word).lexically_normal().string();
 }
 
+/// The path a `file:` URL names (file:///x, file://localhost/x, file:/x;
+/// %XX decoded), or nullopt when `v` is no such URL.
+std::optional<std::string> FileUrlPath(std::string_view v) {
+  if (v.substr(0, 5) != "file:") return std::nullopt;
+  std::string_view rest = v.substr(5);
+  if (rest.substr(0, 2) == "//") {
+    rest.remove_prefix(2);
+    std::size_t slash = rest.find('/');
+    std::string_view host = rest.substr(0, slash);
+    if (slash == std::string_view::npos || (!host.empty() && host != "localhost")) return std::nullopt;
+    rest.remove_prefix(slash);
+  }
+  if (rest.empty() || rest.front() != '/') return std::nullopt;
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+  };
+  std::string path;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i] == '%' && i + 2 < rest.size() && digit(rest[i + 1]) >= 0 && digit(rest[i + 2]) >= 0) {
+      path += static_cast<char>(digit(rest[i + 1]) * 16 + digit(rest[i + 2]));
+      i += 2;
+    } else {
+      path += rest[i];
+    }
+  }
+  return path;
+}
+
+/// Whether `v` starts with a URL scheme ("data:", "https:", "node:"): a
+/// module specifier, not a path under the cwd.
+bool HasUrlScheme(std::string_view v) {
+  std::size_t colon = v.find(':');
+  if (colon == std::string_view::npos || colon < 2 || !std::isalpha(static_cast<unsigned char>(v[0]))) return false;
+  return std::all_of(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(colon), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+  });
+}
+
 /// The program as the source names it: the file that runs. A path is made
 /// absolute; a bare name is the file the one PATH lookup finds (a trusted
 /// `node` was whatever `node` came first on the caller's PATH, adv10), or
@@ -174,8 +216,19 @@ struct Reading {
   void PathValue(std::size_t at, std::string_view prefix) {
     const std::string& w = (*argv)[at];
     std::string value = w.substr(prefix.size());
-    if (value.find('/') == std::string::npos) needs_cwd = true;
-    else words[at] = std::string(prefix) + Absolute(value, *cwd);
+    // A URL is not a path under the cwd (adv13: `--import file:///tmp/x`
+    // was judged as CWD/file:/tmp/x): a file: URL is the path it names, any
+    // other (data: is inline code) stays as written.
+    if (auto file = FileUrlPath(value)) {
+      value = *file;
+      words[at] = std::string(prefix) + Absolute(value, *cwd);
+    } else if (HasUrlScheme(value)) {
+      // as written
+    } else if (value.find('/') == std::string::npos) {
+      needs_cwd = true;
+    } else {
+      words[at] = std::string(prefix) + Absolute(value, *cwd);
+    }
     AddName(value);  // `node -r F S` runs F too: a deny rule by name sees it (adv11)
   }
   /// A word that may name a file that runs, for deny rules by name.

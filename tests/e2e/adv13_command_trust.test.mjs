@@ -166,7 +166,6 @@ test('adv13: `--env GIT_COMMON_DIR` (git reads DIR/config: core.fsmonitor), `--e
 });
 
 test('adv13: node --import/--loader takes a URL (file:///elsewhere, data:CODE), which the source rewrites into a path under the cwd: a glob trusting hooks from the server\'s directory allows any file or inline code', {
-  todo: 'adv13: Reading::PathValue makes every value with a "/" absolute against the cwd; a URL specifier is not a path (file:///tmp/x reads /tmp/x, data: is code)',
 }, async () => {
   const app = path.join(ROOT, 'app');
   mkdirSync(app, { recursive: true });
@@ -180,13 +179,13 @@ test('adv13: node --import/--loader takes a URL (file:///elsewhere, data:CODE), 
   const ran = [];
   for (const hook of [`file://${evil}`, 'data:text/javascript,process.stderr.write("ADV13-URL-HOOK-RAN data\\n")']) {
     const r = await runMcpcell(['run', '--policy', p, '--', NODE, '--import', hook, server], { input: '', cwd: app, env: env(), ...GUARD });
-    if (/ADV13-URL-HOOK-RAN/.test(r.stderr)) ran.push(`--import ${hook}: judged as ${/command:\/\/.*? matches/.exec(r.stderr)?.[0]}`);
+    // In a cell it may run (the policy isolates what it does not trust); with no cell it must not.
+    if (/WITHOUT a cell/.test(r.stderr) && /ADV13-URL-HOOK-RAN/.test(r.stderr)) ran.push(`--import ${hook}: judged as ${/command:\/\/.*? matches/.exec(r.stderr)?.[0]}`);
   }
   assert.deepEqual(ran, [], 'a URL hook outside the trusted directory ran with no cell');
 });
 
 test('adv13: an allow rule by {"name": GLOB} matches the script while a preload (node -r FILE, --import data:CODE) from elsewhere runs first, with no cell', {
-  todo: 'adv13: EvaluateCondition kName matches the script\'s names on the allow side too; the -r/--import files that run before it are names only for deny rules (maybe_names)',
 }, async () => {
   const server = path.join(SRV, 'named.js');
   writeReadableFile(server, 'process.stderr.write("ADV13-TRUSTED-NAMED\\n");\n');

@@ -51,6 +51,20 @@ TEST(InterpretedScript, OptionsBeforeTheScriptArePartOfItWithTheirPathsAbsolute)
   EXPECT_EQ(SourceOf({"deno", "run", "--env-file", "main.ts"}), "command://cd /srv && " + Bin("deno") + " run --env-file /srv/main.ts");
 }
 
+// adv13: a URL specifier is not a path under the cwd. A file: URL is the
+// path it names (percent-decoded, normalised); data: (inline code), node:
+// and remote ones stay as written, so no path glob stands for them.
+TEST(InterpretedScript, AUrlValueIsThePathItNamesOrStaysAsWritten) {
+  const std::string node = "command://" + Bin("node");
+  EXPECT_EQ(SourceOf({"node", "--import", "file:///app/../tmp/evil.mjs", "s.mjs"}), node + " --import /tmp/evil.mjs /srv/s.mjs");
+  EXPECT_EQ(SourceOf({"node", "--import=file://localhost/tmp/%65vil.mjs", "s.mjs"}), node + " --import=/tmp/evil.mjs /srv/s.mjs");
+  EXPECT_EQ(SourceOf({"node", "--loader", "file:/opt/l.mjs", "s.mjs"}), node + " --loader /opt/l.mjs /srv/s.mjs");
+  EXPECT_EQ(SourceOf({"node", "--import", "data:text/javascript,1", "s.mjs"}), node + " --import data:text/javascript,1 /srv/s.mjs");
+  EXPECT_EQ(SourceOf({"node", "--import", "https://x.example/a.mjs", "s.mjs"}), node + " --import https://x.example/a.mjs /srv/s.mjs");
+  // A file: URL with another host is no local path: as written.
+  EXPECT_EQ(SourceOf({"node", "--import", "file://host/a.mjs", "s.mjs"}), node + " --import file://host/a.mjs /srv/s.mjs");
+}
+
 TEST(InterpretedScript, WhatResolvesAgainstTheCwdPutsItInTheSource) {
   // python loads bytecode from a relative pycache_prefix (adv11).
   EXPECT_EQ(SourceOf({"python3", "-X", "pycache_prefix=pc", "s.py"}),
@@ -172,6 +186,16 @@ TEST(InterpretedScript, ANameRuleSeesTheScript) {
   // The interpreter's own name still holds for every script it runs.
   Policy node = P(R"({"rules": [{"condition": {"name": "node"}, "action": "deny"}], "default": "isolate"})");
   EXPECT_EQ(EvaluatePolicy(node, Command({"/usr/bin/node", "a.js"})).action, PolicyAction::Kind::kDeny);
+}
+
+// adv13: an allow by the script's name does not hold while an option's file
+// or code runs before it; the same script alone is still allowed.
+TEST(InterpretedScript, AnAllowByNameDoesNotHoldWhilePreloadedCodeRuns) {
+  Policy allow = P(R"({"rules": [{"condition": {"name": "/srv/*"}, "action": "allow"}], "default": "isolate"})");
+  EXPECT_EQ(EvaluatePolicy(allow, Command({"node", "/srv/s.js"})).action, PolicyAction::Kind::kAllow);
+  EXPECT_EQ(EvaluatePolicy(allow, Command({"node", "-r", "/tmp/evil.js", "/srv/s.js"})).action, PolicyAction::Kind::kIsolate);
+  EXPECT_EQ(EvaluatePolicy(allow, Command({"node", "--import", "data:text/javascript,1", "/srv/s.js"})).action,
+            PolicyAction::Kind::kIsolate);
 }
 
 TEST(InterpretedScript, AnUnreadLineMayBeAnyOfItsWordsForADenyButNotForAnAllow) {

@@ -37,6 +37,25 @@ bool Holds(const std::string& condition, const TrustFacts& f, const std::string&
   return EvaluatePolicy(p, f).action == PolicyAction::Kind::kDeny;
 }
 
+// adv13: a version wildcard stands for exact versions only; npm resolves a
+// range after the decision, to a version the glob never named.
+TEST(PolicyEval, AVersionWildcardDoesNotTrustARange) {
+  const std::string globs = R"("trusted_sources": ["npx://p@1.0.*", "npx://@s/q@2.*", "npx://r"],)";
+  EXPECT_FALSE(Holds(R"("untrusted_source")", Npx("p", "1.0.7"), globs));
+  TrustFacts range = Npx("p", "1.0.0||9.0.0");
+  range.pinned = false;
+  EXPECT_TRUE(Holds(R"("untrusted_source")", range, globs));
+  TrustFacts scoped = Npx("@s/q", ">=2.0.0");
+  scoped.pinned = false;
+  EXPECT_TRUE(Holds(R"("untrusted_source")", scoped, globs));
+  TrustFacts any = Npx("r", "^1.0.0");  // a glob without a version trusts every version of it
+  any.pinned = false;
+  EXPECT_FALSE(Holds(R"("untrusted_source")", any, globs));
+  TrustFacts spelled = Npx("p", "1.0.x");  // the glob spells no range: the wildcard is not stretched
+  spelled.pinned = false;
+  EXPECT_FALSE(Holds(R"("untrusted_source")", spelled, R"("trusted_sources": ["npx://p@1.0.x"],)"));
+}
+
 TEST(PolicyEval, SeedPolicyIsolatesAnUntrustedSourceByRule0) {
   Policy p = P(R"({ "rules": [{ "condition": "untrusted_source", "action": "isolate" }] })");
   Decision d = EvaluatePolicy(p, Npx("@modelcontextprotocol/server-filesystem"));
