@@ -131,6 +131,34 @@ bool IsTrusted(const TrustFacts& f, const TrustSettings& t, std::string* why) {
 
 ConditionResult Flag(bool held, std::string why) { return {held, std::move(why)}; }
 
+/// A `name` condition: the server's names (the script's too) against the
+/// globs; which names count depends on the rule's side (condition.h).
+ConditionResult NameHolds(const Condition& c, const TrustFacts& f, RuleSide side) {
+  std::vector<std::string> names{f.name};
+  if (!f.registry_name.empty()) names.push_back(f.registry_name);
+  if (f.kind == ServerRef::Kind::kCommand) names.push_back(std::filesystem::path(f.name).filename().string());
+  // `node server.mjs`: the script too, as given, absolute and its basename.
+  for (const auto* s : {&f.script, &f.script_path, &f.module}) {
+    if (!s->empty()) names.push_back(*s);
+  }
+  if (!f.script.empty()) names.push_back(std::filesystem::path(f.script).filename().string());
+  if (side == RuleSide::kStricter) names.insert(names.end(), f.maybe_names.begin(), f.maybe_names.end());
+  // On the looser side the name must stand for all that runs: a file
+  // preloaded or code given before the script (`node -r F S`, `--import
+  // data:...`) runs first, and the script's name does not vouch for it (adv13).
+  if (side == RuleSide::kLooser && !f.maybe_names.empty()) {
+    return Flag(false, "the command also runs " + f.maybe_names.front() +
+                           " (an option's file or code), which a name condition cannot stand for");
+  }
+  for (const auto& g : c.values) {
+    for (const auto& n : names) {
+      if (GlobMatch(g, n)) return Flag(true, "name \"" + n + "\" matches \"" + g + "\"");
+    }
+  }
+  return Flag(false, "name \"" + f.name + "\" matches none of [" + fmt::format("{}", fmt::join(c.values, ", ")) + "]");
+}
+
+
 }  // namespace
 
 Status CheckSourceGlob(const std::string& glob, const std::string& origin, const std::string& path) {
@@ -246,30 +274,8 @@ ConditionResult EvaluateCondition(const Condition& c, const TrustFacts& f, const
       bool held = std::find(c.values.begin(), c.values.end(), ToString(f.kind)) != c.values.end();
       return Flag(held, "source kind is " + ToString(f.kind) + (held ? ", listed" : ", not in [" + fmt::format("{}", fmt::join(c.values, ", ")) + "]"));
     }
-    case Kind::kName: {
-      std::vector<std::string> names{f.name};
-      if (!f.registry_name.empty()) names.push_back(f.registry_name);
-      if (f.kind == ServerRef::Kind::kCommand) names.push_back(std::filesystem::path(f.name).filename().string());
-      // `node server.mjs`: the script too, as given, absolute and its basename.
-      for (const auto* s : {&f.script, &f.script_path, &f.module}) {
-        if (!s->empty()) names.push_back(*s);
-      }
-      if (!f.script.empty()) names.push_back(std::filesystem::path(f.script).filename().string());
-      if (side == RuleSide::kStricter) names.insert(names.end(), f.maybe_names.begin(), f.maybe_names.end());
-      // On the looser side the name must stand for all that runs: a file
-      // preloaded or code given before the script (`node -r F S`, `--import
-      // data:...`) runs first, and the script's name does not vouch for it (adv13).
-      if (side == RuleSide::kLooser && !f.maybe_names.empty()) {
-        return Flag(false, "the command also runs " + f.maybe_names.front() +
-                               " (an option's file or code), which a name condition cannot stand for");
-      }
-      for (const auto& g : c.values) {
-        for (const auto& n : names) {
-          if (GlobMatch(g, n)) return Flag(true, "name \"" + n + "\" matches \"" + g + "\"");
-        }
-      }
-      return Flag(false, "name \"" + f.name + "\" matches none of [" + fmt::format("{}", fmt::join(c.values, ", ")) + "]");
-    }
+    case Kind::kName:
+      return NameHolds(c, f, side);
     case Kind::kRegistryTier: {
       if (!f.in_registry) return Flag(false, "not in the registry, so it has no tier");
       bool held = std::find(c.values.begin(), c.values.end(), f.registry_tier) != c.values.end();
