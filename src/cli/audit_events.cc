@@ -1,6 +1,7 @@
 #include "cli/audit_events.h"
 
 #include "audit/audit_log.h"
+#include "guard/secret_check.h"
 
 namespace mcpcell {
 namespace {
@@ -32,7 +33,11 @@ nlohmann::json LaunchEvent(const LaunchPlan& plan, const std::string& cell_id, p
   e["backend"] = plan.action == LaunchPlan::Action::kAllow ? std::string("none") : s.backend;
   e["cell_id"] = cell_id;
   e["pid"] = pid;
-  e["argv"] = s.argv;
+  // A token passed on the server's command line (`--github-token ghp_...`)
+  // is not written into the log (adv12): such a word is replaced whole.
+  nlohmann::json argv = nlohmann::json::array();
+  for (const auto& word : s.argv) argv.push_back(HoldsBuiltinSecret(word) ? "[masked: a secret by the built-in rules]" : word);
+  e["argv"] = argv;
   nlohmann::json env_names = nlohmann::json::array();
   for (const auto& [k, v] : s.env) env_names.push_back(k);
   e["env_names"] = env_names;

@@ -158,7 +158,6 @@ test('an AWS secret key as a member of tool call arguments does not reach the se
 // relay otherwise keeps clean (its own records are masked: MaskSecretsIn).
 test('a token in the server\'s argv does not reach the audit log', {
   timeout: 30_000,
-  todo: 'adv12: the launch record writes argv unmasked: a token on the server\'s command line reaches the audit log',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const token = newGithubToken();
