@@ -273,10 +273,14 @@ namespace {
 /// terminal) up to kShownBytes, the last lines kept. A client keeps mcpcell's
 /// stderr as its log: a script flooding it for the whole --install-timeout
 /// filled that log without bound (adv9); npm itself shows a script's output
-/// only when it fails, which the tail still does.
+/// only when it fails, which the tail still does. The budget is the
+/// install's, shared by its cells (adv13: six packages printing 2 MiB each
+/// put 6 MiB on stderr with a budget per cell).
 class ScriptOutput {
  public:
   static constexpr std::size_t kShownBytes = 1 << 20;
+
+  explicit ScriptOutput(std::size_t* shown) : shown_(*shown) {}
 
   void Add(std::string_view bytes) {
     if (shown_ < kShownBytes) {
@@ -308,7 +312,7 @@ class ScriptOutput {
   }
 
  private:
-  std::size_t shown_ = 0;
+  std::size_t& shown_;  ///< bytes shown so far by every cell of this install
   TerminalFilter filter_;
   std::string line_;
   std::deque<std::string> tail_;
@@ -410,7 +414,7 @@ class NativeScriptCell final : public ScriptCell {
     // The supervisor's loop runs in Wait(); the output is followed (and the
     // limit kept, through Cell::Stop, which is safe from another thread)
     // beside it, until the last process of the cell is gone (EOF).
-    ScriptOutput out;
+    ScriptOutput out(&shown_);
     bool timed_out = false;
     std::thread follower([&] { timed_out = Follow(rd.get(), *started.cell, run, &out); });
     CellResult r = started.cell->Wait();
@@ -434,6 +438,9 @@ class NativeScriptCell final : public ScriptCell {
     }
     return {};
   }
+
+ private:
+  std::size_t shown_ = 0;  ///< what every cell of this install printed to stderr (ScriptOutput)
 };
 
 }  // namespace

@@ -139,7 +139,6 @@ test('adv13: npm\'s global npmrc under /usr (where a machine\'s registry token i
 });
 
 test('adv13: the 1 MiB cap on what install scripts print is per cell: a package with six dependencies that each print 2 MiB puts 6 MiB into mcpcell\'s stderr', {
-  todo: 'adv13: ScriptOutput (cell/script_cell.cc) caps each cell; RunPackageScripts runs one cell per package with scripts, so the bound grows with the number of dependencies',
   timeout: 120_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
