@@ -97,6 +97,13 @@ bool GlobVersionIsWild(const std::string& glob) {
   return glob.find_first_of("*?[", at) != std::string::npos;
 }
 
+/// Whether a command glob's program word (its first) holds a wildcard.
+bool GlobProgramIsWild(const std::string& glob) {
+  constexpr std::string_view kScheme = "command://";
+  std::string_view rest = std::string_view(glob).substr(glob.rfind(kScheme, 0) == 0 ? kScheme.size() : 0);
+  return rest.substr(0, rest.find(' ')).find_first_of("*?[") != std::string_view::npos;
+}
+
 bool IsTrusted(const TrustFacts& f, const TrustSettings& t, std::string* why) {
   // A command's source has no version, and an interpreter's names the
   // script: "command://node" must not stand for every node script (adv8).
@@ -109,6 +116,10 @@ bool IsTrusted(const TrustFacts& f, const TrustSettings& t, std::string* why) {
   bool range = f.kind == ServerRef::Kind::kNpx && !f.pinned && !f.version.empty();
   for (const auto& g : t.trusted_sources) {
     bool versioned = GlobMatch(g, f.source) && !(range && GlobVersionIsWild(g));
+    // A wildcard program (`command:///usr/bin/*`) trusts a program run bare:
+    // with arguments any of them could be what runs (adv13: `find -exec`,
+    // `sed e`, `setarch x sh -c`); name the program to trust its arguments.
+    if (command && f.program_with_arguments && GlobProgramIsWild(g)) continue;
     if (command ? CommandGlobMatch(g, f.source) : (versioned || GlobMatch(g, unversioned))) {
       *why = f.source + " matches trusted_sources glob \"" + g + "\"";
       return true;

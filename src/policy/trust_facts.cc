@@ -36,6 +36,8 @@ TrustFacts GatherTrustFacts(const ServerRef& ref, const RegistryEntry* entry) {
         f.script_path = script->script_path;
         f.module = script->module;
         f.maybe_names = script->maybe_names;
+      } else {
+        f.program_with_arguments = ref.args.size() > 1;
       }
       break;
   }

@@ -34,6 +34,10 @@ struct TrustFacts {
   /// A command line mcpcell could not read: every word that may be what
   /// runs (InterpretedScript::maybe_names), for deny rules by name.
   std::vector<std::string> maybe_names;
+  /// A command that is no interpreter the source reads, run with
+  /// arguments: its source names the program only, and the arguments may
+  /// name the code it runs (`find -exec`, `sed e`, `setarch sh -c`, adv13).
+  bool program_with_arguments = false;
   bool requests_network = false;  ///< the profile + flags ask for any outbound access
   bool requests_write = false;    ///< the profile + flags ask for any writable host path
   std::string write_asked_by;     ///< what asked for it: "--write", "profile X", a registry entry's arguments

@@ -86,7 +86,7 @@ const std::vector<Syntax>& Syntaxes() {
        .value_letters = "WX",
        .code_letters = "c",
        .module_letters = "m"},
-      {.names = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"},
+      {.names = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "ksh93", "lksh", "posh", "yash"},
        .values = {"-o", "--rcfile", "--init-file"},
        .paths = {"--rcfile", "--init-file"},
        .flags = {"--norc", "--noprofile", "--login", "--posix", "--noediting"},
@@ -121,8 +121,9 @@ const Syntax* SyntaxOf(std::string_view base) {
   for (const auto& s : Syntaxes()) {
     if (In(s.names, base)) return &s;
   }
-  // python3.12, pypy3.10: the family's syntax.
-  for (std::string_view family : {"python", "pypy"}) {
+  // python3.12, pypy3.10, perl5.36.0, ruby3.1, php8.2, node20: the family's
+  // syntax (adv13: perl5.36.0 -e CODE was judged as a plain program).
+  for (std::string_view family : {"python", "pypy", "perl", "ruby", "php", "node"}) {
     if (base.rfind(family, 0) == 0 && base.size() > family.size() &&
         base.find_first_not_of("0123456789.", family.size()) == std::string_view::npos) {
       return SyntaxOf(family);
@@ -360,6 +361,17 @@ std::optional<InterpretedScript> InterpretedScriptOf(const std::vector<std::stri
   std::string base = std::filesystem::path(argv[0]).filename().string();
   const Syntax* syntax = SyntaxOf(base);
   bool launcher = std::find(std::begin(kLaunchers), std::end(kLaunchers), base) != std::end(kLaunchers);
+  if (syntax == nullptr && !launcher) {
+    // A link under another name runs what it points to (adv13: a symlink
+    // to perl as /usr/bin/x). A hard link is not told by its name.
+    std::error_code ec;
+    auto real = std::filesystem::canonical(ProgramWord(argv[0], cwd), ec);
+    if (!ec) {
+      base = real.filename().string();
+      syntax = SyntaxOf(base);
+      launcher = std::find(std::begin(kLaunchers), std::end(kLaunchers), base) != std::end(kLaunchers);
+    }
+  }
   if (syntax == nullptr && !launcher) return std::nullopt;
   Reading r;
   r.argv = &argv;

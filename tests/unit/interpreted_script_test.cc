@@ -1,6 +1,10 @@
 // What an interpreter command runs, as the policy judges it (adv8: `node
 // server.mjs` was judged as "node", so trusting one script trusted all;
 // adv10: every way the source could name less than what runs).
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "policy/evaluate.h"
@@ -173,6 +177,10 @@ TEST(InterpretedScript, AGlobStarStaysWithinOneWord) {
   EXPECT_EQ(Decide("\"command:///usr/bin/node /opt/*\"", {"/usr/bin/node", "/opt/s.js", "arg"}), PolicyAction::Kind::kIsolate);
   EXPECT_EQ(Decide("\"command:///usr/bin/node /opt/*\"", {"/usr/bin/node", "-r", "/tmp/h.js", "/opt/s.js"}),
             PolicyAction::Kind::kDeny);
+  // adv13: a wildcard program trusts it bare; with arguments any may name
+  // what runs (find -exec, sed e, setarch x sh -c): name the program.
+  EXPECT_EQ(Decide("\"command:///usr/bin/*\"", {"/usr/bin/find", ".", "-exec", "sh", "{}", ";"}), PolicyAction::Kind::kDeny);
+  EXPECT_EQ(Decide("\"command:///usr/bin/find\"", {"/usr/bin/find", ".", "-name", "x"}), PolicyAction::Kind::kIsolate);
   // A quoted word with a blank is one word in the glob too.
   EXPECT_EQ(Decide("\"command://" + Bin("node") + " '/opt/a b.js'\"", {"node", "/opt/a b.js"}), PolicyAction::Kind::kIsolate);
 }
@@ -186,6 +194,23 @@ TEST(InterpretedScript, ANameRuleSeesTheScript) {
   // The interpreter's own name still holds for every script it runs.
   Policy node = P(R"({"rules": [{"condition": {"name": "node"}, "action": "deny"}], "default": "isolate"})");
   EXPECT_EQ(EvaluatePolicy(node, Command({"/usr/bin/node", "a.js"})).action, PolicyAction::Kind::kDeny);
+}
+
+// adv13: an interpreter under a versioned or restricted name, or behind a
+// symlink of another name, is read as the interpreter it is.
+TEST(InterpretedScript, AnInterpreterUnderAnotherNameIsStillOne) {
+  for (const char* name : {"perl5.36.0", "ruby3.1", "php8.2", "node20", "rbash"}) {
+    auto s = InterpretedScriptOf({name, name[0] == 'r' && name[1] == 'b' ? "-c" : "-e", "code"}, "/srv");
+    ASSERT_TRUE(s) << name;
+    EXPECT_NE(s->source.find("cd /srv && "), std::string::npos) << name << ": " << s->source;
+  }
+  std::string dir = ::testing::TempDir() + "interp-link-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::filesystem::create_symlink("/bin/sh", dir + "/innocent");
+  auto linked = InterpretedScriptOf({dir + "/innocent", "-c", "code"}, "/srv");
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(linked);
+  EXPECT_NE(linked->source.find("-c code"), std::string::npos) << linked->source;
 }
 
 // adv13: an allow by the script's name does not hold while an option's file
