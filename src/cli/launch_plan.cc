@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -547,6 +548,29 @@ Status RefuseWhatNeedsACell(const ServerRef& ref, const RegistryEntry* entry, co
   return {};
 }
 
+/// What of pip's own config files could name another index for a uvx://
+/// install (adv13): pip reads $XDG_CONFIG_HOME/pip/pip.conf, ~/.config/pip
+/// and ~/.pip from the environment's HOME, which a client's env block sets;
+/// a config of the account's own may name another index too. The system's
+/// (/etc, root's) is the machine's. "" when none could.
+std::string WhyPipConfigIsNotPublic() {
+  std::string home = AccountHome();
+  const char* env_home = std::getenv("HOME");
+  if (env_home != nullptr && std::filesystem::path(env_home).lexically_normal() != std::filesystem::path(home).lexically_normal()) {
+    return "HOME is not your account's home, and pip reads its config from there";
+  }
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  if (xdg != nullptr && *xdg != '\0' &&
+      std::filesystem::path(xdg).lexically_normal() != std::filesystem::path(home + "/.config").lexically_normal()) {
+    return "XDG_CONFIG_HOME is set, and pip reads pip/pip.conf there";
+  }
+  for (const std::string& conf : {home + "/.config/pip/pip.conf", home + "/.pip/pip.conf"}) {
+    struct stat st{};
+    if (::lstat(conf.c_str(), &st) == 0) return "your pip config " + VisibleOnTerminal(conf) + " may name another index";
+  }
+  return "";
+}
+
 // A pinned npx/uvx version names a package, not its code: the registry and
 // the cache decide what runs. An allow rule trusted the public registry's
 // package; a run whose environment picks another registry or cache (a
@@ -566,7 +590,7 @@ std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req, Pa
         return std::string(name) + " is set, and pip's and uv's settings choose where packages come from";
       }
     }
-    return "";
+    return WhyPipConfigIsNotPublic();
   }
   if (!req.npm_scopes.empty()) return "--npm-scope lets another registry serve its dependencies";
   auto config = npm->Config();

@@ -178,7 +178,6 @@ test('adv13: HTTPS_PROXY with strict-ssl off, or with a CA of the proxy\'s own, 
 });
 
 test('adv13: a pip.conf under $XDG_CONFIG_HOME, or under a HOME that is not the account\'s (XDG_CACHE_HOME naming the account\'s cache), or PIP_REQUIREMENT\'s file, picks the index of a trusted uvx:// package run with no cell', {
-  todo: 'adv13: WhySourceIsSwappable checks eight PIP_*/UV_* index variables only, not the pip config files the host pip reads nor PIP_REQUIREMENT/PIP_CONSTRAINT (whose files may set --index-url)',
   timeout: 120_000,
 }, async (t) => {
   const ran = [];
