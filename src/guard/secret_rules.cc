@@ -13,7 +13,10 @@ namespace {
 // Any byte but white space and the NUL that separates a message's strings
 // (json_strings.h): a match never joins two unrelated strings.
 #define NONSPACE "[^\\s\\x00]"
-#define ASSIGN "[\"']?\\s{0,3}(?:=|:|=>|:=)\\s{0,3}[\"']?"
+// A quote may be escaped once: JSON kept in a JSON string (a log line's field
+// holding a request body) writes the member as \"key\":\"value\".
+#define QUOTE "(?:\\\\?[\"'])?"
+#define ASSIGN QUOTE "\\s{0,3}(?:=|:|=>|:=)\\s{0,3}" QUOTE
 
 // One row of the table below: constant data, made before any code runs.
 struct Row {
@@ -36,7 +39,11 @@ constexpr Row kRules[] = {
       // AWS access key ids: a 4-letter type prefix, then 16 base32 characters.
       R("aws-access-key-id", "(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA|AGPA|ANPA|ANVA|APKA)[A-Z2-7]{16}"),
       // The 40-character secret has no prefix: only next to its keyword.
-      R("aws-secret-access-key", "aws_?secret_?(?:access_?)?key" ASSIGN "[A-Za-z0-9/+]{40}", true),
+      // The credentials file and the environment (aws_secret_access_key), and
+      // the CLI's JSON and the SDKs' objects (SecretAccessKey, secretAccessKey).
+      // A '/' may be written "\\/" (PHP's json_encode, JSON inside JSON).
+      R("aws-secret-access-key", "(?:aws_?secret_?(?:access_?)?|secret_?access_?)key" ASSIGN "(?:[A-Za-z0-9/+]|\\\\/){40}",
+       true),
       R("aws-session-token", "aws_?session_?token" ASSIGN "[A-Za-z0-9/+=]{40}", true, true, "A-Za-z0-9/+="),
       // A service account key file: its private_key_id next to the type.
       R("gcp-service-account-key-id", "\"private_key_id\"\\s{0,3}:\\s{0,3}\"" HEX "{40}\"", false, false),
@@ -100,7 +107,8 @@ constexpr Row kRules[] = {
       R("slack-app-token", "xapp-[0-9]-[A-Z0-9]{9,11}-[0-9]{10,13}-" HEX "{64}"),
       R("slack-config-token", "xoxe\\.xox[bp]-[0-9]-[A-Za-z0-9]{140,}"),
       R("slack-legacy-token", "xox[aors]-[0-9]{8,13}-[0-9A-Za-z-]{20,}"),
-      R("slack-webhook-url", "hooks\\.slack\\.com/(?:services|workflows|triggers)/T[A-Z0-9]{8,10}/[AB][A-Z0-9]{8,11}/" B62 "{24}",
+      R("slack-webhook-url",
+       "hooks\\.slack\\.com\\\\?/(?:services|workflows|triggers)\\\\?/T[A-Z0-9]{8,10}\\\\?/[AB][A-Z0-9]{8,11}\\\\?/" B62 "{24}",
        false, false),
       // A bot token: the base64 of the bot's numeric id, a timestamp, an HMAC.
       R("discord-bot-token", "[MNO][A-Za-z0-9_-]{23,25}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,38}"),
@@ -158,14 +166,28 @@ constexpr Row kRules[] = {
        "PuTTY-User-Key-File-[23]: [a-z0-9-]{7,32}(?:[^\\x00]*?Private-Lines: ?[0-9]{1,4}[\\r\\n\\\\nr]{1,4}"
        "[A-Za-z0-9+/=\\r\\n\\\\]{16,}(?:Private-MAC: ?[0-9a-f]{40,64})?)?",
        false, false),
+      // An SSH2 (RFC 4716, PuTTYgen's "Export ssh.com key") private key: the
+      // header over its header lines ('Comment: "..."') and body, or to its END.
+      R("ssh2-private-key",
+       "---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----(?:[^\\x00]*?---- END SSH2 (?:ENCRYPTED )?PRIVATE KEY ----|"
+       "[A-Za-z0-9+/=:,.\\\\ \\t\\r\\n\"-]{32,})", false, false),
       R("age-secret-key", "AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
       // A signed JWT: base64url JSON header and payload, then a signature.
       R("jwt", "eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{16,}"),
       // A database URL with a password in its userinfo.
       R("database-url-with-password",
-       "(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|clickhouse|cockroachdb)://"
-       "[^\\s:@/\"'<>\\x00]{1,128}:[^\\s@/\"'<>\\x00]{3,256}@[A-Za-z0-9.-]{1,253}",
+       "(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|clickhouse|cockroachdb):\\\\?/\\\\?/"
+       "[^\\s:@/\"'<>\\x00]{0,128}:[^\\s@/\"'<>\\x00]{3,256}@(?:[A-Za-z0-9.-]{1,253}|\\[[0-9A-Fa-f:.]{2,45}\\])",
        true, false),
+      // A URL of any scheme (web, FTP, git, a proxy) with a password of 8 or more characters in its
+      // userinfo (pip's index-url, a git remote, HTTPS_PROXY); the manuals'
+      // placeholders (user:password@, "changeme", "xxxxxxxx") are no finding
+      // (token_checksum.h, kPlaceholderPassword).
+      R("url-with-password",
+       // From the "://" (a scheme alternation is too large for Vectorscan
+       // with the repeats after it); the host is taken by the tail.
+       ":\\\\?/\\\\?/[^\\s:@/\"'<>\\x00]{0,64}:[^\\s@/\"'<>{}$*\\x00]{8,128}@[A-Za-z0-9\\[]",
+       true, false, "A-Za-z0-9.:[]-"),
       // ADO.NET / ODBC connection strings: a server and a password.
       R("connection-string-password", ";\\s?(?:password|pwd)=[^;\"'\\s\\x00]{4}", true, false, "^;\"' \t\r\n"),
       R("kubeconfig-client-key", "client-key-data:\\s{0,3}[A-Za-z0-9+/=]{100,}", false, false),
@@ -173,13 +195,21 @@ constexpr Row kRules[] = {
       // examples ("login apt password debian" in apt_auth.conf(5)).
       R("netrc-password", "machine\\s{1,4}" NONSPACE "{1,100}\\s{1,4}login\\s{1,4}" NONSPACE "{1,64}\\s{1,4}password\\s{1,4}" NONSPACE "{8}", false, false,
        "^ \t\r\n"),
-      R("http-basic-auth", "authorization:\\s{0,3}basic\\s{1,3}[A-Za-z0-9+/]{16,}={0,2}", true, false),
-      R("http-bearer-token", "authorization:\\s{0,3}bearer\\s{1,3}[A-Za-z0-9._~+/-]{24,}=*", true, false),  };
+      // An .npmrc's credentials for any registry ("//host/:_authToken=",
+      // "_auth=" base64 user:password, "_password="): npm_ tokens have a rule
+      // of their own; a "${NPM_TOKEN}" placeholder is none.
+      R("npmrc-auth", "_(?:authToken|auth|password)\\s{0,3}=\\s{0,3}[\"']?[A-Za-z0-9._~+/=-]{12,}", false, true,
+       "A-Za-z0-9._~+/=-"),
+      // "Authorization: Basic ...", and as clients log headers: util.inspect's
+      // Authorization: 'Bearer ...', a JSON dump's "Authorization":"Bearer ...".
+      R("http-basic-auth", "authorization" ASSIGN "basic\\s{1,3}[A-Za-z0-9+/]{16,}={0,2}", true, false),
+      R("http-bearer-token", "authorization" ASSIGN "bearer\\s{1,3}[A-Za-z0-9._~+/-]{24,}=*", true, false),  };
 
 #undef B62
 #undef URLB64
 #undef HEX
 #undef ASSIGN
+#undef QUOTE
 #undef NONSPACE
 
 }  // namespace

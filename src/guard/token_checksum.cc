@@ -64,6 +64,24 @@ ChecksumVerdict Bech32(std::string_view token) {
   return chk == 1 ? ChecksumVerdict::kValid : ChecksumVerdict::kInvalid;
 }
 
+// The password of "scheme://user:password@host": what documentation puts
+// there is a word that says so, or a run of one character.
+ChecksumVerdict PlaceholderPassword(std::string_view url) {
+  // The match starts at the scheme's "://" (or ":\/\/"); the user has no ':'.
+  std::size_t user = url.find_first_not_of(":\\/"), at = url.rfind('@');
+  if (user == std::string_view::npos || at == std::string_view::npos) return ChecksumVerdict::kNotApplicable;
+  std::size_t colon = url.find(':', user);
+  if (colon == std::string_view::npos || colon > at) return ChecksumVerdict::kNotApplicable;
+  std::string pw(url.substr(colon + 1, at - colon - 1));
+  for (char& c : pw) c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  if (!pw.empty() && pw.find_first_not_of(pw[0]) == std::string::npos) return ChecksumVerdict::kInvalid;
+  for (std::string_view word : {"password", "passwd", "passw0rd", "changeme", "example", "secret", "placeholder",
+                                "yourpass", "mypass", "xxxx", "pass123", "12345678"}) {
+    if (pw.find(word) != std::string::npos) return ChecksumVerdict::kInvalid;
+  }
+  return ChecksumVerdict::kNotApplicable;
+}
+
 }  // namespace
 
 std::uint32_t Crc32(std::string_view data) {
@@ -78,6 +96,7 @@ TokenCheck BuiltinTokenCheck(std::string_view rule) {
                                "github-server-to-server-token", "github-refresh-token", "npm-access-token"}) {
     if (rule == crc) return TokenCheck::kBase62Crc32;
   }
+  if (rule == "url-with-password") return TokenCheck::kPlaceholderPassword;
   return rule == "age-secret-key" ? TokenCheck::kBech32 : TokenCheck::kNone;
 }
 
@@ -86,6 +105,7 @@ ChecksumVerdict CheckToken(TokenCheck check, std::string_view token) {
     case TokenCheck::kNone: return ChecksumVerdict::kNotApplicable;
     case TokenCheck::kBase62Crc32: return Base62Crc32(token);
     case TokenCheck::kBech32: return Bech32(token);
+    case TokenCheck::kPlaceholderPassword: return PlaceholderPassword(token);
   }
   return ChecksumVerdict::kNotApplicable;
 }

@@ -21,6 +21,10 @@ enum class TokenCheck {
   /// age (age-encryption.org/v1): "AGE-SECRET-KEY-1" + Bech32 data whose
   /// last 6 characters are the BIP-173 checksum over the HRP "age-secret-key-".
   kBech32,
+  /// Not a checksum: a URL's password ("scheme://user:PASSWORD@host") that
+  /// is a manual's placeholder ("password", "changeme", "xxxxxxxx", one
+  /// character repeated) is kInvalid, any other kNotApplicable.
+  kPlaceholderPassword,
 };
 
 enum class ChecksumVerdict {

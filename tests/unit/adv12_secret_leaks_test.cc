@@ -117,7 +117,7 @@ std::vector<std::string> KeyBody(std::size_t lines, std::uint64_t seed) {
 // half — what signs requests — passes to the client whole.
 const char* const kAwsSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
 
-TEST(Adv12SecretScan, DISABLED_TheSecretHalfOfAnAwsKeyPairInCliJsonIsMasked) {
+TEST(Adv12SecretScan, TheSecretHalfOfAnAwsKeyPairInCliJsonIsMasked) {
   Relay relay;
   std::string id = Token("ASIA{16:32}", 1);
   // `aws sts assume-role` output, as a tool returns it.
@@ -129,7 +129,7 @@ TEST(Adv12SecretScan, DISABLED_TheSecretHalfOfAnAwsKeyPairInCliJsonIsMasked) {
   EXPECT_EQ(out.find(kAwsSecret), std::string::npos) << "the secret access key passed: " << out;
 }
 
-TEST(Adv12SecretScan, DISABLED_TheSecretHalfOfAnAwsKeyPairInAJsCredentialsObjectIsMaskedInStderr) {
+TEST(Adv12SecretScan, TheSecretHalfOfAnAwsKeyPairInAJsCredentialsObjectIsMaskedInStderr) {
   Guard g;
   ASSERT_TRUE(g.guard);
   std::string id = Token("AKIA{16:32}", 2);
@@ -488,7 +488,7 @@ TEST(Adv12StderrScan, HeldPuttyAndPgpKeysWithCrlfAreMasked) {
 // "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----" (PuTTYgen's "Export ssh.com
 // key", Tectia) is no PEM header: neither the rule nor the stderr key block
 // knows it, and its body passes in a result and in stderr.
-TEST(Adv12SecretScan, DISABLED_AnSsh2PrivateKeyIsMasked) {
+TEST(Adv12SecretScan, AnSsh2PrivateKeyIsMasked) {
   Relay relay;
   std::vector<std::string> body = KeyBody(6, 9);
   std::string key = "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: \"rsa-key-20240101\"\n";
@@ -505,7 +505,7 @@ TEST(Adv12SecretScan, DISABLED_AnSsh2PrivateKeyIsMasked) {
 // (util.inspect: `Authorization: 'Bearer ...'`), or a JSON dump of the
 // request (`"Authorization":"Bearer ..."`, `"authorization": "Basic ..."`)
 // — puts a quote there, and an opaque token (no vendor prefix) passes.
-TEST(Adv12SecretScan, DISABLED_AnAuthorizationHeaderInAnAxiosErrorDumpIsMaskedInStderr) {
+TEST(Adv12SecretScan, AnAuthorizationHeaderInAnAxiosErrorDumpIsMaskedInStderr) {
   Guard g;
   ASSERT_TRUE(g.guard);
   std::string bearer = Token("{40:an}", 70), basic = Token("{32:b64}", 71);
@@ -522,7 +522,7 @@ TEST(Adv12SecretScan, DISABLED_AnAuthorizationHeaderInAnAxiosErrorDumpIsMaskedIn
   EXPECT_EQ(out.find(basic), std::string::npos) << "the basic credentials passed: " << out;
 }
 
-TEST(Adv12SecretScan, DISABLED_AnAuthorizationHeaderInAJsonRequestDumpIsMaskedInAToolResult) {
+TEST(Adv12SecretScan, AnAuthorizationHeaderInAJsonRequestDumpIsMaskedInAToolResult) {
   Relay relay;
   std::string bearer = Token("{40:an}", 72);
   std::string text = json{{"request", {{"url", "https://api.example.com/v1/me"},
@@ -536,7 +536,7 @@ TEST(Adv12SecretScan, DISABLED_AnAuthorizationHeaderInAJsonRequestDumpIsMaskedIn
 // a '/' in it, a Slack webhook or a database URL in such a log line (or a tool
 // result holding such JSON) is broken by the backslash for every rule whose
 // alphabet has '/'.
-TEST(Adv12SecretScan, DISABLED_SecretsWithEscapedSlashesInAJsonLogLineAreMasked) {
+TEST(Adv12SecretScan, SecretsWithEscapedSlashesInAJsonLogLineAreMasked) {
   Guard g;
   ASSERT_TRUE(g.guard);
   std::string hook = "https:\\/\\/hooks.slack.com\\/services\\/T0123ABCD\\/B0123ABCDE\\/" + Token("{24:an}", 73);
@@ -555,7 +555,7 @@ TEST(Adv12SecretScan, DISABLED_SecretsWithEscapedSlashesInAJsonLogLineAreMasked)
 // log line whose field holds a request body, pino/winston's msg of
 // JSON.stringify(config)), the member reads \"aws_secret_access_key\":\"...\"
 // and the rule matches nothing. The same text one level up is masked.
-TEST(Adv12SecretScan, DISABLED_AKeywordSecretInJsonInsideAJsonLogLineIsMasked) {
+TEST(Adv12SecretScan, AKeywordSecretInJsonInsideAJsonLogLineIsMasked) {
   Guard g;
   ASSERT_TRUE(g.guard);
   std::string inner = json{{"aws_secret_access_key", kAwsSecret}, {"region", "eu-west-1"}}.dump();
@@ -574,7 +574,7 @@ TEST(Adv12SecretScan, DISABLED_AKeywordSecretInJsonInsideAJsonLogLineIsMasked) {
 // Verdaccio or GitHub Packages' older tokens (a tool that reads ~/.npmrc, a
 // server that logs its config) passes whole; mcpcell itself keeps exactly
 // these values out of the install-script cells.
-TEST(Adv12SecretScan, DISABLED_NpmrcCredentialsOfOtherRegistriesAreMasked) {
+TEST(Adv12SecretScan, NpmrcCredentialsOfOtherRegistriesAreMasked) {
   Relay relay;
   std::string token = Token("{8:h}-{4:h}-{4:h}-{4:h}-{12:h}", 100);     // Verdaccio/legacy npm: a UUID
   std::string auth = Token("{32:b64}", 101);                              // base64 of user:password
@@ -594,7 +594,7 @@ TEST(Adv12SecretScan, DISABLED_NpmrcCredentialsOfOtherRegistriesAreMasked) {
 // in an http(s) or ftp URL — pip's index-url, a git remote, a proxy setting
 // (HTTPS_PROXY=http://user:pass@proxy:3128), a private registry — is no rule:
 // the password passes in results and in stderr.
-TEST(Adv12SecretScan, DISABLED_AnHttpUrlWithAPasswordIsMasked) {
+TEST(Adv12SecretScan, AnHttpUrlWithAPasswordIsMasked) {
   Guard g;
   ASSERT_TRUE(g.guard);
   std::string pw = Token("{20:an}", 103);
@@ -611,7 +611,7 @@ TEST(Adv12SecretScan, DISABLED_AnHttpUrlWithAPasswordIsMasked) {
 // usual Redis URL has none ("redis://:PASSWORD@host:6379/0", as redis-cli
 // -u, ioredis, node-redis, Heroku/Upstash REDIS_URL write it). Also a host
 // that is an IPv6 literal ('[' is not in the host class).
-TEST(Adv12SecretScan, DISABLED_ARedisUrlWithAPasswordAndNoUserIsMasked) {
+TEST(Adv12SecretScan, ARedisUrlWithAPasswordAndNoUserIsMasked) {
   Guard g;
   ASSERT_TRUE(g.guard);
   std::string pw = Token("{24:an}", 90);

@@ -201,6 +201,30 @@ TEST(SecretGuard, TwoUnrelatedStringsAreNotJoined) {
   EXPECT_TRUE(g.Scan(msg.dump()).empty()) << "only the texts of one content list are read as one";
 }
 
+// URL passwords: 8 characters or more, not a manual's placeholder (adv12).
+TEST(SecretScanner, UrlPasswordsButNotPlaceholders) {
+  for (const char* text : {"https://deploy:Zq8vN2rT5wLp@pypi.corp.example/simple/",
+                           "git remote: https://ci-bot:hG7d2KsP0qLm3@git.corp.example/a.git",
+                           "HTTPS_PROXY=http://jdoe:Xy7!pQ2#zW9@proxy:3128", "ftp://u:Qw3rTy8uIo@[fd00::5]/"}) {
+    EXPECT_EQ(RulesFound(text).count("url-with-password"), 1u) << text;
+  }
+  for (const char* text : {"https://user:password@example.com/", "ftp://anonymous:xxxxxxxx@ftp.example.org/",
+                           "http://admin:changeme@localhost:8080/", "https://user:${PASSWORD}@host/",
+                           "https://user:<password>@host/", "https://user:pass@host/", "https://user:YourPassword1@h/",
+                           "http://[::1]:8080/path", "see https://example.com:443/a@b"}) {
+    EXPECT_EQ(RulesFound(text).count("url-with-password"), 0u) << text;
+  }
+}
+
+TEST(SecretScanner, NpmrcCredentialsButNotPlaceholders) {
+  EXPECT_EQ(RulesFound("//npm.pkg.example/:_authToken=0f4e7b2a-1c3d-4e5f-8a9b-0c1d2e3f4a5b").count("npmrc-auth"), 1u);
+  EXPECT_EQ(RulesFound("_auth = dXNlcjpodW50ZXIyMnB3").count("npmrc-auth"), 1u);
+  for (const char* text : {"//registry.npmjs.org/:_authToken=${NPM_TOKEN}", "_authToken=", "email_auth=abcdefghijklmnop",
+                           "npm config set _auth"}) {
+    EXPECT_EQ(RulesFound(text).count("npmrc-auth"), 0u) << text;
+  }
+}
+
 TEST(SecretGuard, EveryPlaceOfAResultIsScanned) {
   Guarded g;
   using nlohmann::json;
