@@ -195,9 +195,10 @@ static bool IsControlAt(std::string_view s) {
 }
 
 void JsonStrings::Add(std::string_view s, bool glue) {
-  if (!text_.empty() && !(glue && last_glued_)) text_.push_back('\0');
+  if (!text_.empty() && !(glue && last_glued_) && !join_next_) text_.push_back('\0');
+  join_next_ = false;
   last_glued_ = glue;
-  Segment seg{text_.size(), s.data(), s.size(), s.size(), {}};
+  Segment seg{text_.size(), s.data(), s.size(), s.size(), false, {}};
   // Text between candidates (NextCandidate) is copied as is.
   std::size_t run = 0;
   for (std::size_t i = NextCandidate(s, 0); i < s.size();) {
@@ -221,11 +222,11 @@ void JsonStrings::Walk(element e) {
     case element_type::OBJECT: {
       simdjson::dom::object members = e.get_object().value_unsafe();
       for (auto f : members) {
-        Add(f.key, false);
         if (IsBlockList(f.key) && f.value.type() == element_type::ARRAY) {
+          Add(f.key, false);
           WalkBlocks(f.value.get_array().value_unsafe());
         } else {
-          Walk(f.value);
+          Member(f.key, f.value);
         }
       }
       return;
@@ -240,6 +241,17 @@ void JsonStrings::Walk(element e) {
     default:
       return;
   }
+}
+
+// A member: its key, then its value; a string value joined to the key as the
+// line writes it (kMemberJoin), anything else after a NUL.
+void JsonStrings::Member(std::string_view key, element value) {
+  Add(key, false);
+  if (value.type() != element_type::STRING) return Walk(value);
+  segments_.back().joined = true;
+  text_.append(kMemberJoin);
+  join_next_ = true;
+  Add(value.get_string().value_unsafe(), false);
 }
 
 // The blocks' texts first, glued; then everything else of each block (its
@@ -259,9 +271,11 @@ void JsonStrings::WalkBlocks(simdjson::dom::array blocks) {
     }
     simdjson::dom::object members = b.get_object().value_unsafe();
     for (auto f : members) {
-      Add(f.key, false);
-      if (f.key == "text" && f.value.type() == element_type::STRING) continue;
-      Walk(f.value);
+      if (f.key == "text" && f.value.type() == element_type::STRING) {
+        Add(f.key, false);
+        continue;
+      }
+      Member(f.key, f.value);
     }
   }
 }

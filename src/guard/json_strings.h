@@ -2,7 +2,11 @@
 // Every decoded string of a JSON document (keys and values) laid end to end
 // in one text, so one scan covers a whole message: "\u0067hp_..." is scanned
 // as "ghp_...". Strings are separated by a NUL byte, which no rule's token
-// alphabet contains, except the texts of one content list (the "text" of the
+// alphabet contains, except a member's key and its string value, which are
+// joined as the line writes them (kMemberJoin: "key\":\"value"), so a keyword
+// rule reads {"AWS_SECRET_ACCESS_KEY": "<key>"} as it reads
+// AWS_SECRET_ACCESS_KEY="<key>" (a mask then covers the value only), and
+// except the texts of one content list (the "text" of the
 // items of a "content" or "contents" array), which are joined with nothing
 // between them: a token split across two text blocks of one result is seen
 // whole, as the client that shows them one after the other would.
@@ -33,6 +37,9 @@ std::size_t InvisibleCharAt(std::string_view s);
 /// `nul_separates`, a NUL is a separator between strings, not a character.
 bool HasInvisibleChar(std::string_view s, bool nul_separates);
 
+/// What lies in JsonStrings' text between a member's key and its string value.
+inline constexpr std::string_view kMemberJoin = "\":\"";
+
 class JsonStrings {
  public:
   /// One string of the document: where it sits in text() and which string it
@@ -42,6 +49,11 @@ class JsonStrings {
     const char* id = nullptr;
     std::size_t size = 0;            ///< bytes in text()
     std::size_t own = 0;             ///< bytes of the string itself (invisible characters included)
+    /// A member's key whose string value follows it, after kMemberJoin.
+    bool joined = false;
+    /// Whether a match [from, to) of text() that overlaps this segment reaches
+    /// into the value joined to it: then the value is masked, the key kept.
+    bool KeyOfMatchedValue(std::size_t to) const { return joined && to > at + size + kMemberJoin.size(); }
     /// Where invisible characters were left out: from text byte `first` of
     /// this segment on, the string's own offset is `second` more than that.
     std::vector<std::pair<std::size_t, std::size_t>> cuts;
@@ -88,11 +100,13 @@ class JsonStrings {
   void Walk(simdjson::dom::element e);
   void WalkBlocks(simdjson::dom::array blocks);
   void Add(std::string_view s, bool glue);
+  void Member(std::string_view key, simdjson::dom::element value);
 
   std::string text_;
   std::vector<Segment> segments_;
   std::vector<std::size_t> breaks_;
   bool last_glued_ = false;
+  bool join_next_ = false;  ///< the next Add follows kMemberJoin, not a NUL
 };
 
 }  // namespace mcpcell

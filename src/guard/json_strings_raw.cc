@@ -30,6 +30,23 @@ int RawTextKeys(std::string_view line) {
   return n;
 }
 
+// White space between a key and its colon or its colon and a string value:
+// the text joins them with kMemberJoin, which the line then does not hold.
+// Inside a string a '"' is escaped, so this never misses a member (it may
+// see one in "\\\"  :", which only sends the line to the full path).
+bool SpacedMember(std::string_view line) {
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  for (std::size_t at = Find(line, ':', 0); at != npos; at = Find(line, ':', at + 1)) {
+    std::size_t k = at;
+    while (k > 0 && space(line[k - 1])) --k;
+    std::size_t v = at + 1;
+    while (v < line.size() && space(line[v])) ++v;
+    bool before = k < at && k > 0 && line[k - 1] == '"', after = v > at + 1 && v < line.size() && line[v] == '"';
+    if (before || after) return true;
+  }
+  return false;
+}
+
 int Hex(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -87,9 +104,35 @@ bool DecodeEscape(std::string_view s, std::size_t* at, std::string* out) {
 // ends), so a long string with a few escapes costs a copy, not a byte loop.
 enum class Decoded { kOk, kUnknownEscape, kTooMuch };
 
+// JsonStrings joins a member's key to its string value ("key\":\"value"):
+// a decoded string that is such a value gets its key before it (decoded
+// already, or as written), and such a key gets its value after it when the
+// value has no escape (one that has comes next and joins itself).
+// `last_close`: the closing quote of the string decoded before.
+void JoinKeyBefore(std::string_view line, std::size_t open, std::size_t last_close, std::string* out) {
+  if (open < 2 || line[open - 1] != ':' || line[open - 2] != '"') return;
+  if (last_close == open - 2) {
+    out->pop_back();  // the key's NUL
+  } else {
+    const void* q = memrchr(line.data(), '"', open - 2);
+    if (q == nullptr) return;
+    std::size_t kopen = static_cast<std::size_t>(static_cast<const char*>(q) - line.data());
+    out->append(line.substr(kopen + 1, open - 2 - kopen - 1));
+  }
+  out->append(kMemberJoin);
+}
+
+void JoinValueAfter(std::string_view line, std::size_t close, std::size_t next_bs, std::string* out) {
+  if (close + 2 >= line.size() || line[close + 1] != ':' || line[close + 2] != '"') return;
+  std::size_t vclose = Find(line, '"', close + 3);
+  if (vclose == npos || (next_bs != npos && next_bs < vclose)) return;
+  out->append(kMemberJoin);
+  out->append(line.substr(close + 3, vclose - close - 3));
+}
+
 Decoded DecodeEscapedStrings(std::string_view line, std::size_t budget, std::string* out, int* text_keys) {
   std::size_t next_bs = Find(line, '\\', 0);
-  std::size_t i = 0;
+  std::size_t i = 0, last_close = npos;
   while (next_bs != npos) {
     std::size_t open = Find(line, '"', i);
     if (open == npos || open > next_bs) return Decoded::kUnknownEscape;  // a backslash outside a string: not JSON
@@ -114,6 +157,7 @@ Decoded DecodeEscapedStrings(std::string_view line, std::size_t budget, std::str
       end = Find(within, '"', end + 1);
     }
     if (out->size() + (end - open - 1) > budget) return Decoded::kTooMuch;
+    JoinKeyBefore(line, open, last_close, out);
     std::size_t start = out->size(), j = open + 1;
     for (;;) {
       std::size_t stop = std::min(next_bs, close);
@@ -127,9 +171,11 @@ Decoded DecodeEscapedStrings(std::string_view line, std::size_t budget, std::str
       if (out->size() > budget) return Decoded::kTooMuch;
     }
     if (std::string_view(*out).substr(start) == "text") ++*text_keys;
-    out->push_back('\0');
     i = close + 1;
     if (next_bs != npos && next_bs < i) next_bs = Find(line, '\\', i);
+    JoinValueAfter(line, close, next_bs, out);
+    out->push_back('\0');
+    last_close = close;
   }
   return Decoded::kOk;
 }
@@ -160,6 +206,10 @@ RawScanPlan PlanRawScan(std::string_view line) {
   }
   if (HasInvisibleChar(plan.escaped, true)) {
     plan.why = "an invisible format character written as an escape";
+    return plan;
+  }
+  if (SpacedMember(line)) {
+    plan.why = "white space around a member's colon (the text joins key and value as \"key\":\"value\")";
     return plan;
   }
   text_keys += RawTextKeys(line);

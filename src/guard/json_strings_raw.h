@@ -10,10 +10,15 @@
 // every match in that text lies inside one string. A string written without
 // escapes has the same bytes in the line as decoded, so a rule that matches
 // it there matches the line too: no match in the line and none in the
-// decoded escaped strings means none in the text. Three things the text does
-// and the line does not, each checked here, send a message to the full path:
+// decoded escaped strings means none in the text. A member's key and its
+// string value are joined in the text as the line writes them compactly
+// ("key\":\"value"), so the same holds for a match across the two. Four
+// things the text does and the line does not, each checked here, send a
+// message to the full path or are scanned apart:
 //  - escapes: the strings written with a backslash are decoded (and only
-//    they are copied), to be scanned as well;
+//    they are copied), to be scanned as well, each joined to the other half
+//    of its member as the text joins them;
+//  - white space around a member's colon (the text has none there);
 //  - invisible format characters, which the text leaves out: any in the line
 //    or in a decoded string;
 //  - content blocks, whose texts the text glues together: two or more keys
@@ -22,7 +27,7 @@
 // with "\n") also goes to the full path, which reads those bytes once where
 // this one would scan them twice; it is told by the first such string.
 // The raw scan reads the whole line (keys, punctuation, numbers too): it may
-// match where the text would not (a key and its value read as "key":"value"),
+// match where the text would not (two strings of an array read together),
 // and then the full path decides. It never skips a byte.
 
 #include <string>

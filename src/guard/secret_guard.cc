@@ -170,6 +170,7 @@ JsonStrings::Edits SecretGuard::FirstEdits(const JsonStrings& strings, const std
     const SecretRule& rule = scanner_->rule(h.rule);
     found->push_back(FindingOf(rule, strings.text(), h.from, h.to));
     for (const auto& seg : strings.Overlapping(h.from, h.to)) {
+      if (seg.KeyOfMatchedValue(h.to)) continue;
       auto [from, to] = seg.Original(std::max(h.from, seg.at) - seg.at, std::min(h.to, seg.at + seg.size) - seg.at);
       auto& list = edits[seg.id];
       if (!list.empty() && from <= list.back().to) {
@@ -208,7 +209,7 @@ bool SecretGuard::Widen(const JsonStrings& before, const JsonStrings& after, con
     auto [first, last] = after.OverlappingIndices(h.from, h.to);
     for (std::size_t i = first; i < last; ++i) {
       const JsonStrings::Segment& seg = after.segments()[i];
-      if (seg.size == 0) continue;
+      if (seg.size == 0 || seg.KeyOfMatchedValue(h.to)) continue;
       auto [f, t] = seg.Original(std::max(h.from, seg.at) - seg.at, std::min(h.to, seg.at + seg.size) - seg.at);
       const char* id = before.segments()[i].id;
       auto [of, ot] = BeforeEdits(applied_to(id), f, t);

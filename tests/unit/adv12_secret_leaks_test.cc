@@ -152,7 +152,7 @@ TEST(Adv12SecretScan, TheSecretHalfOfAnAwsKeyPairInAJsCredentialsObjectIsMaskedI
 // path does match the line ("key":"value") and sends it to the full scan,
 // which then clears it. The id beside it (AKIA...) is masked; the secret
 // reaches the server (or the client).
-TEST(Adv12SecretScan, DISABLED_AnAwsSecretAsAnObjectMemberOfToolCallArgumentsIsMasked) {
+TEST(Adv12SecretScan, AnAwsSecretAsAnObjectMemberOfToolCallArgumentsIsMasked) {
   Relay relay;
   std::string id = Token("AKIA{16:32}", 80);
   std::string line = json{{"jsonrpc", "2.0"}, {"id", 5}, {"method", "tools/call"},
@@ -165,7 +165,7 @@ TEST(Adv12SecretScan, DISABLED_AnAwsSecretAsAnObjectMemberOfToolCallArgumentsIsM
   EXPECT_EQ(out.find(kAwsSecret), std::string::npos) << "the secret access key reached the server: " << out;
 }
 
-TEST(Adv12SecretScan, DISABLED_AnAwsSecretAsAMemberOfStructuredContentIsMasked) {
+TEST(Adv12SecretScan, AnAwsSecretAsAMemberOfStructuredContentIsMasked) {
   Relay relay;
   std::string out = relay.Result(json{{"content", {{{"type", "text"}, {"text", "profile loaded"}}}},
                                       {"structuredContent", {{"aws_access_key_id", Token("AKIA{16:32}", 81)},

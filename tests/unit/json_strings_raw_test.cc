@@ -87,19 +87,20 @@ TEST(RawScanPlan, ALineWithoutEscapesIsUsedAsItIs) {
 TEST(RawScanPlan, OnlyStringsWithEscapesAreDecodedKeysAndValuesAlike) {
   auto p = PlanRawScan(R"({"k\u0065y":"v","plain":"x\ny\t\/","other":1})" + Pad());
   ASSERT_TRUE(p.usable) << p.why;
-  EXPECT_EQ(p.escaped, "key\0x\ny\t/\0"s);
+  // Each joined to the other half of its member, as JsonStrings' text has it.
+  EXPECT_EQ(p.escaped, "key\":\"v\0plain\":\"x\ny\t/\0"s);
 }
 
 TEST(RawScanPlan, EscapedQuotesAndBackslashesEndStringsWhereJsonDoes) {
   auto p = PlanRawScan(R"({"a":"x\\","b":"q\"r","c":"\"","d":"\\\""})" + Pad());
   ASSERT_TRUE(p.usable) << p.why;
-  EXPECT_EQ(p.escaped, "x\\\0q\"r\0\"\0\\\"\0"s);
+  EXPECT_EQ(p.escaped, "a\":\"x\\\0b\":\"q\"r\0c\":\"\"\0d\":\"\\\"\0"s);
 }
 
 TEST(RawScanPlan, UEscapesAndSurrogatePairsDecodeToUtf8) {
   auto p = PlanRawScan(R"({"a":"\u00e9\u65e5\ud83d\ude00z"})" + Pad());
   ASSERT_TRUE(p.usable) << p.why;
-  EXPECT_EQ(p.escaped, "\xC3\xA9\xE6\x97\xA5\xF0\x9F\x98\x80z\0"s);
+  EXPECT_EQ(p.escaped, "a\":\"\xC3\xA9\xE6\x97\xA5\xF0\x9F\x98\x80z\0"s);
 }
 
 TEST(RawScanPlan, LoneSurrogatesGoToTheFullPath) {
@@ -272,11 +273,28 @@ TEST(RawScanGuard, DefaultIgnorableCharactersInsideATokenRawOrEscaped) {
 
 TEST(RawScanGuard, TheRawScanMayMatchMoreThanTheTextAndThenTheFullScanDecides) {
   Paths g;
-  // Keyword and value in two strings: the line reads "key":"value" (a raw
-  // match), the decoded strings do not (a NUL between them).
-  std::string line = R"({"aws_secret_access_key":"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"})";
+  // A key's header and END in two strings of an array: the line reads them
+  // in one run (a raw match), the decoded strings do not (a NUL between them).
+  std::string line = R"({"lines":["-----BEGIN RSA PRIVATE KEY-----","-----END RSA PRIVATE KEY-----"]})";
   EXPECT_FALSE(g.Cleared(line));
   EXPECT_TRUE(g.Scan(line).empty());
+}
+
+// A member's key and its string value are one text ("key":"value", adv12):
+// found by both paths, however the line writes the member (spaces around
+// the colon, escapes in the key or the value or both).
+TEST(RawScanGuard, AKeywordMemberIsFoundHoweverTheLineWritesIt) {
+  Paths g;
+  const std::string key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+  const std::string escaped = "wJalrXUtnFEMI\\/K7MDENG\\/bPxRfiCYEXAMPLEKEY";
+  for (const std::string& line :
+       {R"({"aws_secret_access_key":")" + key + R"("})", R"({"aws_secret_access_key" :    ")" + key + R"("})",
+        std::string(R"({"aws_secret_access_key":)") + "\n  \"" + key + R"("})", R"({"aws_secret_access_k\u0065y":")" + key + R"("})",
+        R"({"aws_secret_access_key":")" + escaped + R"("})", R"({"aws_secret_access_k\u0065y":")" + escaped + R"("})",
+        R"({"a":"\n","secretAccessKey":")" + key + R"(","b":"\t"})"}) {
+    EXPECT_FALSE(g.Cleared(line)) << line;
+    EXPECT_EQ(g.Scan(line).size(), 1u) << line;
+  }
 }
 
 TEST(RawScanGuard, AProfileRuleThatMayCrossStringsTurnsTheFastPathOff) {

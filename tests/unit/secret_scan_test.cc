@@ -201,6 +201,29 @@ TEST(SecretGuard, TwoUnrelatedStringsAreNotJoined) {
   EXPECT_TRUE(g.Scan(msg.dump()).empty()) << "only the texts of one content list are read as one";
 }
 
+// A member's key and its string value are read as "key":"value" (adv12): a
+// keyword rule matches, and the mask covers the value only, the key is kept.
+TEST(SecretGuard, AKeywordMemberIsMaskedInItsValueOnly) {
+  Guarded g;
+  const std::string secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+  for (const char* key : {"AWS_SECRET_ACCESS_KEY", "aws_secret_access_key", "SecretAccessKey", "secretAccessKey"}) {
+    nlohmann::json msg = {{"params", {{"env", {{key, secret}, {"REGION", "eu-west-1"}}}}}};
+    ASSERT_EQ(g.Scan(msg.dump()).size(), 1u) << key;
+    std::vector<SecretFinding> found;
+    auto back = nlohmann::json::parse(g.Redact(msg.dump(), &found));
+    EXPECT_EQ(back["params"]["env"][key], "[REDACTED:aws-secret-access-key]") << key;
+    EXPECT_EQ(back["params"]["env"]["REGION"], "eu-west-1");
+  }
+  // A bearer header as a member: the value masked, the key kept.
+  std::vector<SecretFinding> found;
+  nlohmann::json headers = {{"headers", {{"Authorization", "Bearer " + std::string(40, 'x') + "Ab9"}}}};
+  auto back = nlohmann::json::parse(g.Redact(headers.dump(), &found));
+  EXPECT_EQ(back["headers"]["Authorization"], "[REDACTED:http-bearer-token]") << back.dump();
+  // Not joined across members, nor to a value that is no string.
+  EXPECT_TRUE(g.Scan(nlohmann::json{{"aws_secret_access_key", 1}, {"x", secret}}.dump()).empty());
+  EXPECT_TRUE(g.Scan(nlohmann::json{{"note", "aws_secret_access_key"}, {"x", secret}}.dump()).empty());
+}
+
 // URL passwords: 8 characters or more, not a manual's placeholder (adv12).
 TEST(SecretScanner, UrlPasswordsButNotPlaceholders) {
   for (const char* text : {"https://deploy:Zq8vN2rT5wLp@pypi.corp.example/simple/",
@@ -458,7 +481,8 @@ TEST(SecretGuard, ARuleNoMaskCanSatisfyGivesNothing) {
   ASSERT_TRUE(g.ok());
   simdjson::dom::parser parser;
   std::vector<SecretFinding> found;
-  auto out = (*g)->Redact(parser.parse(std::string(R"({"a":"b"})")).value_unsafe(), &found);
+  // (Two members: a key and its string value are joined without a NUL.)
+  auto out = (*g)->Redact(parser.parse(std::string(R"({"a":"b","c":"d"})")).value_unsafe(), &found);
   EXPECT_FALSE(found.empty());
   EXPECT_FALSE(out.has_value()) << *out;
 }
