@@ -53,10 +53,28 @@ bool EndsControlSequence(std::string_view text, std::size_t i) {
 // null, 2), a server's JSON log line) writes a value's newline as '\\' 'n':
 // a token that starts a line of the value follows the 'n', and is no part
 // of a word "n...".
-bool EndsEscape(std::string_view text, std::size_t i) {
+//
+// Also the last hex digit of "\\uXXXX" (Python's json.dumps writes every
+// non-ASCII character so: a token in typographic quotes follows "\\u201c")
+// and of a URL's "%XX" ("%22" before a token in an encoded query).
+bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+bool OddBackslashesBefore(std::string_view text, std::size_t i) {
   std::size_t j = i;
   while (j > 0 && text[j - 1] == '\\') --j;
-  return (i - j) % 2 == 1 && !(text[i] >= '0' && text[i] <= '9');
+  return (i - j) % 2 == 1;
+}
+
+bool EndsEscape(std::string_view text, std::size_t i) {
+  if (OddBackslashesBefore(text, i) && !(text[i] >= '0' && text[i] <= '9')) return true;
+  auto hex_run = [&](std::size_t from, std::size_t n) {
+    for (std::size_t k = from; k < from + n; ++k) {
+      if (!IsHex(text[k])) return false;
+    }
+    return true;
+  };
+  if (i >= 5 && text[i - 4] == 'u' && OddBackslashesBefore(text, i - 4) && hex_run(i - 3, 4)) return true;
+  return i >= 2 && text[i - 2] == '%' && hex_run(i - 1, 2);
 }
 
 // A bounded rule's match is a word of its own: no letter or digit glued to

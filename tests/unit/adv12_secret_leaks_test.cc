@@ -200,7 +200,7 @@ std::string PythonJsonDumps(const std::string& utf8) {
   return json(utf8).dump(-1, ' ', /*ensure_ascii=*/true);
 }
 
-TEST(Adv12SecretScan, DISABLED_ATokenAfterAUnicodeEscapeInJsonInsideAToolResultIsMasked) {
+TEST(Adv12SecretScan, ATokenAfterAUnicodeEscapeInJsonInsideAToolResultIsMasked) {
   Relay relay;
   int seed = 10;
   for (const char* tmpl : kUncheckedTokens) {
@@ -214,7 +214,7 @@ TEST(Adv12SecretScan, DISABLED_ATokenAfterAUnicodeEscapeInJsonInsideAToolResultI
   }
 }
 
-TEST(Adv12SecretScan, DISABLED_ATokenAfterAUnicodeEscapeInAJsonStderrLineIsMasked) {
+TEST(Adv12SecretScan, ATokenAfterAUnicodeEscapeInAJsonStderrLineIsMasked) {
   Guard g;
   ASSERT_TRUE(g.guard);
   int seed = 20;
@@ -232,7 +232,7 @@ TEST(Adv12SecretScan, DISABLED_ATokenAfterAUnicodeEscapeInAJsonStderrLineIsMaske
 // The same glue with URL encoding: a URL's query holding JSON
 // (?filter=%7B%22key%22%3A%22AKIA...%22%7D) or "key%3DAKIA..." puts a hex
 // digit of %22/%3D right before the token.
-TEST(Adv12SecretScan, DISABLED_ATokenAfterAPercentEncodedQuoteInALoggedUrlIsMasked) {
+TEST(Adv12SecretScan, ATokenAfterAPercentEncodedQuoteInALoggedUrlIsMasked) {
   Guard g;
   ASSERT_TRUE(g.guard);
   int seed = 30;

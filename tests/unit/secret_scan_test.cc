@@ -109,6 +109,19 @@ INSTANTIATE_TEST_SUITE_P(Builtin, EachRule, ::testing::ValuesIn(SecretSamples())
                            return n;
                          });
 
+// The last hex digit of "\\uXXXX" and of "%XX" ends an escape, not a word
+// (adv12): a token after "\\u201c" (Python's json.dumps) or "%22" is found;
+// after a plain hex word it is not.
+TEST(SecretScanner, AUnicodeOrPercentEscapeIsNoWordBeforeAToken) {
+  const std::string akia = "AKIAQWERTYUIOPASDFGH";
+  for (const char* before : {"\\u201c", "\\u00A0", "%22", "%3d", "x\\\\\\u201c"}) {
+    EXPECT_EQ(RulesFound(std::string("key: ") + before + akia).count("aws-access-key-id"), 1u) << before;
+  }
+  for (const char* before : {"\\\\u201c", "u201c", "%2", "beef"}) {
+    EXPECT_EQ(RulesFound(std::string("key: ") + before + akia).count("aws-access-key-id"), 0u) << before;
+  }
+}
+
 TEST(SecretScanner, MatchCoversTheWholeToken) {
   std::string token = "ghp_" + std::string(30, 'a') + test::Base62Crc32Of(std::string(30, 'a'));
   std::string text = "x " + token + " y";
