@@ -18,93 +18,56 @@ std::string StderrRedactor::Line(std::string_view line) {
 
 namespace {
 
-// An RSA 16384-bit key is ~200 lines of 64 bytes; a block that never ends is
-// not allowed to mask the rest of a run's stderr: past this many lines it
-// is masked only while its lines are base64 (PGP keys with many subkeys).
-constexpr std::size_t kMaxKeyLines = 256;
 // The same bound for a key carried over the cuts of one long line, in pieces.
 constexpr std::size_t kMaxKeyPieces = 4;
-
-constexpr std::string_view kPuttyHeader = "PuTTY-User-Key-File-";
-
-// A private key's header with no end after it on the same line, so its body
-// follows: "-----BEGIN ... PRIVATE KEY-----" (PEM, OpenSSH, "PRIVATE KEY
-// BLOCK" of PGP) before an "-----END"; a PuTTY key file's first line before
-// its "Private-MAC:".
-StderrRedactor::Key OpensKeyBlock(std::string_view line) {
-  using Key = StderrRedactor::Key;
-  std::size_t putty = line.find(kPuttyHeader);
-  // "PuTTY-User-Key-File-3: " (or -2): a key file's header, not a mention of one.
-  std::string_view after = putty == std::string_view::npos ? "" : line.substr(putty + kPuttyHeader.size());
-  bool header = after.starts_with("2: ") || after.starts_with("3: ");
-  if (header && line.find("Private-MAC:", putty) == std::string_view::npos) return Key::kPutty;
-  std::size_t begin = line.find("-----BEGIN");
-  if (begin == std::string_view::npos) return Key::kNone;
-  std::size_t key = line.find("PRIVATE KEY", begin);
-  if (key == std::string_view::npos || key - begin > 40) return Key::kNone;
-  return line.find("-----END", key) == std::string_view::npos ? Key::kPem : Key::kNone;
-}
-
-std::string_view EndOf(StderrRedactor::Key key) {
-  return key == StderrRedactor::Key::kPutty ? "Private-MAC:" : "-----END";
-}
-
-// A line of a key's body: base64 (a PGP armor's checksum "=AbCd" too).
-bool IsBase64Line(std::string_view line) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (line.empty()) return false;
-  return std::all_of(line.begin(), line.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' ||
-           c == '=';
-  });
-}
 
 const std::string kKeyMask = "[REDACTED:private-key-block]";
 
 }  // namespace
 
 std::string StderrRedactor::WholeLine(std::string_view line) {
-  if (cut_key_ != Key::kNone) {
+  if (cut_key_ != KeyBlock::kNone) {
     // The last piece of a line cut inside a key: its END may be on a later line.
-    Key carried = cut_key_;
+    KeyBlock carried = cut_key_;
     std::string out = CarriedKey(line);
-    if (cut_key_ != Key::kNone) {
-      in_key_ = carried;
-      key_lines_ = 0;
-    }
-    cut_key_ = Key::kNone;
+    if (cut_key_ != KeyBlock::kNone) keys_.Open(carried);
+    cut_key_ = KeyBlock::kNone;
     return out;
   }
-  if (in_key_ != Key::kNone) {
-    bool end = line.find(EndOf(in_key_)) != std::string_view::npos;
-    bool body = !end && (++key_lines_ < kMaxKeyLines || IsBase64Line(line));
-    if (!body) in_key_ = Key::kNone;
-    if (body) {
-      Masked("private-key-block");
-      return kKeyMask;
-    }
-    return Line(line);
+  if (keys_.Body(line)) {
+    Masked("private-key-block");
+    return kKeyMask;
   }
-  std::string out = Line(line);
-  in_key_ = OpensKeyBlock(line);
-  key_lines_ = 0;
-  return out;
+  return Line(line);
 }
 
 std::string StderrRedactor::CarriedKey(std::string_view piece) {
   if (piece.empty()) return {};
   Masked("private-key-block");
-  std::size_t end = piece.find(EndOf(cut_key_));
+  std::size_t end = piece.find(KeyBlockEnd(cut_key_));
   if (end == std::string_view::npos) {
-    if (++cut_pieces_ >= kMaxKeyPieces) cut_key_ = Key::kNone;
+    if (++cut_pieces_ >= kMaxKeyPieces) cut_key_ = KeyBlock::kNone;
     return kKeyMask;
   }
-  cut_key_ = Key::kNone;
+  cut_key_ = KeyBlock::kNone;
   return kKeyMask + Line(piece.substr(end));
 }
 
 std::string StderrRedactor::Piece(std::string_view piece) {
-  if (cut_key_ != Key::kNone) return CarriedKey(piece);
+  if (cut_key_ != KeyBlock::kNone) return CarriedKey(piece);
+  if (!piece.empty()) {
+    // Part of a line inside a key block (flushed at a quiet pipe, at the end
+    // or at the hold): masked as its whole line would be, to the END.
+    std::size_t body = keys_.BodyPart(piece);
+    if (body == piece.size()) {
+      Masked("private-key-block");
+      return kKeyMask;
+    }
+    if (body != std::string_view::npos && body != 0) {
+      Masked("private-key-block");
+      return kKeyMask + Line(piece.substr(body));
+    }
+  }
   std::string out = Line(piece);
   cut_key_ = OpensKeyBlock(piece);
   cut_pieces_ = 0;

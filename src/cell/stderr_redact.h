@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "guard/key_block.h"
+
 namespace mcpcell {
 
 /// A partial line longer than this is scanned and passed on as it is.
@@ -38,9 +40,6 @@ class StderrRedactor {
   /// The rules that masked something since the last call, each once.
   std::vector<std::string> TakeMasked();
 
- /// Which kind of private key block is open, so what closes it.
-  enum class Key { kNone, kPem, kPutty };
-
  private:
 
   std::string Line(std::string_view line);
@@ -58,16 +57,12 @@ class StderrRedactor {
   Redact redact_;
   std::string held_;
   std::vector<std::string> masked_;
-  /// Inside a PEM/OpenSSH/PGP/PuTTY private key printed over several lines:
-  /// the key's rule needs its header and body in one text, and lines are
-  /// scanned apart, so the body lines after a header line are masked here
-  /// until its END (PuTTY: Private-MAC) line; past kMaxKeyLines of them,
-  /// only while they are base64.
-  Key in_key_ = Key::kNone;
-  std::size_t key_lines_ = 0;
+  /// Inside a PEM/OpenSSH/PGP/PuTTY private key printed over several lines
+  /// (guard/key_block.h): its body lines are masked whole.
+  KeyBlockLines keys_;
   /// The same across the cuts of one long line (a one-line PEM written with
   /// "\n" escapes, split at the hold): the next piece is masked to its END.
-  Key cut_key_ = Key::kNone;
+  KeyBlock cut_key_ = KeyBlock::kNone;
   std::size_t cut_pieces_ = 0;
 };
 

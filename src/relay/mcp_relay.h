@@ -31,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "guard/key_block.h"
 #include "guard/secret_policy.h"
 #include "util/error.h"
 #include "relay/line_framer.h"
@@ -239,6 +240,9 @@ class McpRelay {
   std::unique_ptr<SecretGuard> secrets_;
   /// Each direction's scan of its lines, under side_mu_[i], outside mu_ (forks of secrets_).
   std::unique_ptr<SecretGuard> side_secrets_[2];
+  /// Each direction's private key printed over plain (non-JSON) lines, as the
+  /// stderr copy follows one (guard/key_block.h), under side_mu_[i].
+  KeyBlockLines plain_keys_[2];
   std::string secrets_error_;                  ///< the rules did not compile: every message is refused
   std::once_flag secrets_made_;                ///< InitSecrets ran (at the first message, not at launch)
   std::atomic<std::int64_t> busy_until_ns_{0};  ///< BusyUntilNs

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "audit/sha256.h"
 #include "guard/secret_guard.h"
 #include "relay/envelope.h"
 #include "relay/mcp_relay.h"
@@ -156,9 +157,17 @@ RelayAction McpRelay::GuardSecrets(Side from, const Envelope& env, const LineFra
 RelayAction McpRelay::GuardPlainText(Side from, const LineFramer::Line& line) {
   SecretMode mode = from == kClient ? config_.secrets.to_server : config_.secrets.to_client;
   if (mode == SecretMode::kOff || !side_secrets_[from]) return {};
-  std::string quoted = JsonText(nlohmann::json(std::string(line.text)));
   std::vector<SecretFinding> found;
-  auto masked = side_secrets_[from]->RedactLine(quoted, &found);  // side_mu_ held, mu_ not
+  std::optional<std::string> masked;
+  if (plain_keys_[from].Body(line.text)) {
+    // A body line of a private key printed over several lines: no line of
+    // it holds the header the rule needs, so the block is followed here.
+    found.push_back({"private-key-block", Sha256Hex(line.text), line.text.size()});
+    masked = JsonText(nlohmann::json("[REDACTED:private-key-block]"));
+  } else {
+    std::string quoted = JsonText(nlohmann::json(std::string(line.text)));
+    masked = side_secrets_[from]->RedactLine(quoted, &found);  // side_mu_ held, mu_ not
+  }
   if (found.empty()) return {};
   nlohmann::json e{{"event", "secret"}, {"from", kFrom[from]}, {"mode", SecretModeName(mode)}, {"count", found.size()},
                    {"plain_text", true}};

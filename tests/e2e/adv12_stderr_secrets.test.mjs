@@ -43,7 +43,6 @@ function keyBody(n) {
 // (in_key_): the partial line is scanned alone, matches nothing, and passes.
 test('part of a private key body line written before a pause is masked', {
   timeout: 30_000,
-  todo: 'adv12: StderrRedactor::Piece ignores in_key_: a key body line flushed at a quiet pipe (or at the end) passes unmasked',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const body = keyBody(6);
@@ -174,7 +173,6 @@ test('a token in the server\'s argv does not reach the audit log', {
 // have masked the same lines (its key-block state, stderr_redact.cc).
 test('a private key a server prints to stdout does not reach the client', {
   timeout: 30_000,
-  todo: 'adv12: plain stdout lines are scanned one by one (GuardPlainText) with no key-block state: a PEM printed to stdout passes',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const body = keyBody(8);

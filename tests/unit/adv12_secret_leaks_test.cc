@@ -292,7 +292,7 @@ TEST(Adv12SecretScan, DISABLED_APrivateKeyLoggedOneLinePerNotificationIsMasked) 
 // lines. The stderr copy masks a key printed over several lines from its
 // header to its END (stderr_redact.cc); the stdout path scans each line
 // alone, and no line of a PEM holds header and body, so the key passes.
-TEST(Adv12SecretScan, DISABLED_APrivateKeyPrintedToStdoutAsPlainLinesIsMasked) {
+TEST(Adv12SecretScan, APrivateKeyPrintedToStdoutAsPlainLinesIsMasked) {
   Relay relay;
   std::vector<std::string> body = KeyBody(8, 11);
   std::vector<std::string> lines{"-----BEGIN OPENSSH PRIVATE KEY-----"};
@@ -365,7 +365,7 @@ TEST(Adv12SecretScan, HeldEscapedTokensInToolCallArgumentsAreMasked) {
 // multi-line key block, the partial line is scanned alone (Line()), and a
 // line of base64 matches no rule, so the part of a body line written before
 // a pause (a buffered writer that flushes at 4 KiB, a slow pipe) passes.
-TEST(Adv12StderrScan, DISABLED_PartOfAKeyBodyLineFlushedAtAQuietPipeIsMasked) {
+TEST(Adv12StderrScan, PartOfAKeyBodyLineFlushedAtAQuietPipeIsMasked) {
   Guard g;
   ASSERT_TRUE(g.guard);
   std::vector<std::string> body = KeyBody(6, 4);
@@ -378,7 +378,7 @@ TEST(Adv12StderrScan, DISABLED_PartOfAKeyBodyLineFlushedAtAQuietPipeIsMasked) {
 }
 
 // The same at the end of the run: the last body line without its newline.
-TEST(Adv12StderrScan, DISABLED_AKeyBodyLineWithoutItsNewlineAtTheEndIsMasked) {
+TEST(Adv12StderrScan, AKeyBodyLineWithoutItsNewlineAtTheEndIsMasked) {
   Guard g;
   ASSERT_TRUE(g.guard);
   std::vector<std::string> body = KeyBody(6, 5);
@@ -427,7 +427,7 @@ TEST(Adv12StderrScan, HeldATokenAcrossTheCutWithASpaceBeforeItIsMasked) {
 // Past 256 lines a key block stays masked only while its lines are base64; a
 // key dumped inside YAML or pretty JSON is indented, so from line 257 on its
 // body passes (a PGP key with subkeys, an RSA 16384 key with 32-byte lines).
-TEST(Adv12StderrScan, DISABLED_AnIndentedKeyBlockOfMoreThan256LinesIsMaskedToItsEnd) {
+TEST(Adv12StderrScan, AnIndentedKeyBlockOfMoreThan256LinesIsMaskedToItsEnd) {
   Guard g;
   ASSERT_TRUE(g.guard);
   std::vector<std::string> body = KeyBody(300, 6);
