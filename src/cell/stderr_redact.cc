@@ -106,6 +106,14 @@ bool EndsWordTokens(char c) {
   }
 }
 
+// Any byte but a letter or digit: a run of URL-encoded text ("%7B%22k%22",
+// '&', '=', '+') has none of the above for kilobytes, and a token in it
+// ("&access_token=ghp_...") ends at one. Tried last, each checked by
+// SplitsAMatch like the rest.
+bool EndsSomeTokens(char c) {
+  return !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'));
+}
+
 }  // namespace
 
 // Whether a cut of `held` at `at` splits what the scan masks: the bytes
@@ -123,13 +131,14 @@ bool StderrRedactor::SplitsAMatch(std::string_view held, std::size_t at) {
 // last byte that ends every token, at most kTokenReach before the hold, else
 // after the last that ends a word token, and not inside what the scan masks
 // (SplitsAMatch), so a token across the hold goes on whole with the next
-// piece; at the first such byte when every one tried splits a match, at the
+// piece; failing both, after any byte but a letter or digit that splits no
+// match (URL-encoded text); at the first such byte when every one tried splits a match, at the
 // hold when there is none (a run that long is no token). A key block the
 // cut does split is carried over to the next piece (Piece).
 std::size_t StderrRedactor::CutAt(std::string_view held, std::size_t hold) {
   std::size_t first = 0;
   int tries = 0;
-  for (bool (*ends)(char) : {EndsEveryToken, EndsWordTokens}) {
+  for (bool (*ends)(char) : {EndsEveryToken, EndsWordTokens, EndsSomeTokens}) {
     for (std::size_t at = hold; at > 0 && hold - at < kTokenReach && tries < kMaxCutTries; --at) {
       if (!ends(held[at - 1])) continue;
       if (first == 0) first = at;
