@@ -179,14 +179,15 @@ constexpr Row kRules[] = {
        "(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|clickhouse|cockroachdb):\\\\?/\\\\?/"
        "[^\\s:@/\"'<>\\x00]{0,128}:[^\\s@/\"'<>\\x00]{3,256}@(?:[A-Za-z0-9.-]{1,253}|\\[[0-9A-Fa-f:.]{2,45}\\])",
        true, false),
-      // A URL of any scheme (web, FTP, git, a proxy) with a password of 8 or more characters in its
-      // userinfo (pip's index-url, a git remote, HTTPS_PROXY); the manuals'
-      // placeholders (user:password@, "changeme", "xxxxxxxx") are no finding
-      // (token_checksum.h, kPlaceholderPassword).
+      // A URL of any scheme (web, FTP, git, a proxy) with a password of 8 or
+      // more characters in its userinfo (pip's index-url, a git remote,
+      // HTTPS_PROXY); no ':' in it (cvs's ":pserver:anoncvs@"); the manuals'
+      // placeholders (user:password@, p4ssw0rd, Passwort, "changeme",
+      // "xxxxxxxx") are no finding (token_checksum.h, kPlaceholderPassword).
       R("url-with-password",
        // From the "://" (a scheme alternation is too large for Vectorscan
        // with the repeats after it); the host is taken by the tail.
-       ":\\\\?/\\\\?/[^\\s:@/\"'<>\\x00]{0,64}:[^\\s@/\"'<>{}$*\\x00]{8,128}@[A-Za-z0-9\\[]",
+       ":\\\\?/\\\\?/[^\\s:@/\"'<>\\x00]{0,64}:[^\\s:@/\"'<>{}$*\\x00]{8,128}@[A-Za-z0-9\\[]",
        true, false, "A-Za-z0-9.:[]-"),
       // ADO.NET / ODBC connection strings: a server and a password.
       R("connection-string-password", ";\\s?(?:password|pwd)=[^;\"'\\s\\x00]{4}", true, false, "^;\"' \t\r\n"),

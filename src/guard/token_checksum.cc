@@ -73,10 +73,17 @@ ChecksumVerdict PlaceholderPassword(std::string_view url) {
   std::size_t colon = url.find(':', user);
   if (colon == std::string_view::npos || colon > at) return ChecksumVerdict::kNotApplicable;
   std::string pw(url.substr(colon + 1, at - colon - 1));
-  for (char& c : pw) c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
   if (!pw.empty() && pw.find_first_not_of(pw[0]) == std::string::npos) return ChecksumVerdict::kInvalid;
-  for (std::string_view word : {"password", "passwd", "passw0rd", "changeme", "example", "secret", "placeholder",
-                                "yourpass", "mypass", "xxxx", "pass123", "12345678"}) {
+  // Lower case, and the digits of "p4ssw0rd" read as letters.
+  for (char& c : pw) {
+    static constexpr std::string_view kFrom = "01345@$", kTo = "oieasas";
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (std::size_t k = kFrom.find(c); k != std::string_view::npos) c = kTo[k];
+  }
+  // "password" in the manuals' languages too (Passwort, wachtwoord, ...).
+  for (std::string_view word : {"passw", "changeme", "example", "secret", "placeholder", "yourpass", "mypass", "xxxx",
+                                "kennwort", "wachtwoord", "contrase", "senha", "haslo", "heslo", "salasana", "jelszo",
+                                "lozinka", "passord", "losenord", "parool", "motdepasse"}) {
     if (pw.find(word) != std::string::npos) return ChecksumVerdict::kInvalid;
   }
   return ChecksumVerdict::kNotApplicable;

@@ -22,8 +22,9 @@ enum class TokenCheck {
   /// last 6 characters are the BIP-173 checksum over the HRP "age-secret-key-".
   kBech32,
   /// Not a checksum: a URL's password ("scheme://user:PASSWORD@host") that
-  /// is a manual's placeholder ("password", "changeme", "xxxxxxxx", one
-  /// character repeated) is kInvalid, any other kNotApplicable.
+  /// is a manual's placeholder ("password", "p4ssw0rd", "Passwort",
+  /// "changeme", "xxxxxxxx", one character repeated) is kInvalid, any other
+  /// kNotApplicable.
   kPlaceholderPassword,
 };
 

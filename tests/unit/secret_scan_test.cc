@@ -247,7 +247,9 @@ TEST(SecretScanner, UrlPasswordsButNotPlaceholders) {
   for (const char* text : {"https://user:password@example.com/", "ftp://anonymous:xxxxxxxx@ftp.example.org/",
                            "http://admin:changeme@localhost:8080/", "https://user:${PASSWORD}@host/",
                            "https://user:<password>@host/", "https://user:pass@host/", "https://user:YourPassword1@h/",
-                           "http://[::1]:8080/path", "see https://example.com:443/a@b"}) {
+                           "http://[::1]:8080/path", "see https://example.com:443/a@b",
+                           "http://someusername:p4ssw0rd@example.com/cache/", "http://Benutzer:Passwort@Server:Port/",
+                           "http://gebruiker:wachtwoord@server:poort/", "cvs://:pserver:anoncvs@sources.redhat.com:/cvs/src"}) {
     EXPECT_EQ(RulesFound(text).count("url-with-password"), 0u) << text;
   }
 }
