@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -347,6 +348,71 @@ TEST(RawScanGuard, RandomMessagesAgreeWithTheFullScan) {
   }
   EXPECT_GT(with_secret, 300) << "the generator should make many messages that carry the token";
   EXPECT_GT(cleared, 30) << "and some that the fast path clears (an emoji inside the token breaks it)";
+}
+
+// Members whose key is a keyword and whose value its secret (adv12: read as
+// key":"value), written every way: escapes in the key, the value or both,
+// white space around the colon, neighbours with escapes, nested objects and
+// arrays. The fast path never clears one the full scan finds a secret in.
+TEST(RawScanGuard, RandomKeywordMembersAgreeWithTheFullScan) {
+  Paths g;
+  std::mt19937_64 rng(4242);
+  auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  auto write = [&](const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+      switch (pick(20)) {
+        case 0: out += U(c); break;
+        case 1: out += c == '/' ? "\\/"s : std::string(1, c); break;
+        default: out += c == '"' || c == '\\' ? "\\"s + c : std::string(1, c);
+      }
+    }
+    return out + "\"";
+  };
+  const std::vector<std::string> keys = {"aws_secret_access_key", "AWS_SECRET_ACCESS_KEY", "SecretAccessKey", "Authorization",
+                                         "note", "text"};
+  const std::vector<std::string> values = {"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "Bearer " + std::string(30, 'Q') + "x9",
+                                           "plain words", "aws_secret_access_key"};
+  const std::vector<std::string> spaces = {"", "", "", " ", "  ", "\n", "\t "};
+  int with_secret = 0, cleared = 0;
+  for (int i = 0; i < 1500; ++i) {
+    std::string members;
+    for (std::size_t m = 0, n = 1 + pick(4); m < n; ++m) {
+      if (m > 0) members += ",";
+      std::string value = pick(6) == 0 ? "[" + write(values[pick(values.size())]) + "]"
+                          : pick(6) == 0 ? "{\"k\":" + write(values[pick(values.size())]) + "}"
+                                         : write(values[pick(values.size())]);
+      members += write(keys[pick(keys.size())]) + spaces[pick(spaces.size())] + ":" + spaces[pick(spaces.size())] + value;
+    }
+    std::string line = R"({"jsonrpc":"2.0","id":1,"params":{"arguments":{)" + members + "}}}";
+    bool found = !g.Scan(line).empty();
+    with_secret += found;
+    cleared += g.Cleared(line + std::string(400, ' '));
+    if (!found) continue;
+    // Masked in the values only: the result scans clean and keeps its keys.
+    simdjson::dom::parser p1, p2;
+    std::vector<SecretFinding> got;
+    auto out = g.guard->Redact(p1.parse(line).value_unsafe(), &got);
+    ASSERT_TRUE(out.has_value()) << line;
+    EXPECT_TRUE(g.guard->Scan(p2.parse(*out).value_unsafe()).empty()) << *out;
+    std::function<void(const nlohmann::json&, std::vector<std::string>*)> keys_of = [&](const nlohmann::json& j,
+                                                                                        std::vector<std::string>* ks) {
+      if (j.is_object()) {
+        for (const auto& [k, v] : j.items()) {
+          ks->push_back(k);
+          keys_of(v, ks);
+        }
+      } else if (j.is_array()) {
+        for (const auto& v : j) keys_of(v, ks);
+      }
+    };
+    std::vector<std::string> before, after;
+    keys_of(nlohmann::json::parse(line), &before);
+    keys_of(nlohmann::json::parse(*out), &after);
+    EXPECT_EQ(before, after) << line << "\n" << *out;
+  }
+  EXPECT_GT(with_secret, 300);
+  EXPECT_GT(cleared, 30);
 }
 
 }  // namespace
