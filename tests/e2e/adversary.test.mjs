@@ -82,8 +82,18 @@ test('a cell with --write above the npx cache cannot rewrite a cached package an
     chmodSync(cli, 0o777);
     chmodSync(path.join(pkg, 'package.json'), 0o666);
     const env = { ...process.env, XDG_CACHE_HOME: cacheHome };
+    // What runs must be writable by no one else (cache_entry_owner.h): the
+    // package is the caller's own for the runs of it, and writable by any
+    // uid only while the hostile cell tries.
+    const entryModes = (dirMode, fileMode) => {
+      for (let d = pkg; d !== path.join(cacheHome, 'mcpcell', 'npx'); d = path.dirname(d)) chmodSync(d, dirMode);
+      chmodSync(cli, fileMode);
+      chmodSync(path.join(pkg, 'package.json'), fileMode);
+    };
+    entryModes(0o755, 0o644);
     const control = await runMcpcell(['run', 'npx://victim-srv@1.0.0'], { env, input: '' });
     assert.equal(control.stdout, 'genuine\n', `control: the cached package runs; stderr: ${control.stderr}`);
+    entryModes(0o777, 0o666);
     const poison = 'console.log("POISONED by another cell");';
     const hostile = await runMcpcell(['run', '--write', cacheHome, '--', '/bin/sh', '-c',
       `printf '#!/usr/bin/env node\\n%s\\n' '${poison}' > "$1" && echo wrote`, 'sh', cli], { env, input: '' });
@@ -91,6 +101,7 @@ test('a cell with --write above the npx cache cannot rewrite a cached package an
       `the cell rewrote the cached package (exit ${hostile.code}, stdout ${JSON.stringify(hostile.stdout)})`);
     assert.equal(hostile.code, EXIT.usage, `a --write dir holding the npx cache was accepted:\n${hostile.stderr}`);
     assert.match(hostile.stderr, /npx cache/, hostile.stderr);
+    entryModes(0o755, 0o644);
     const victim = await runMcpcell(['run', 'npx://victim-srv@1.0.0'], { env, input: '' });
     assert.equal(victim.stdout, 'genuine\n', `the next run executed another cell's code; stderr: ${victim.stderr}`);
   });
