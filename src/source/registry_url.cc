@@ -5,7 +5,20 @@
 
 namespace mcpcell {
 
-Result<std::string> NormalizeRegistryUrl(std::string_view url) {
+std::string WhatwgCleaned(std::string_view url) {
+  auto edge = [](char c) { return static_cast<unsigned char>(c) <= 0x20; };
+  while (!url.empty() && edge(url.front())) url.remove_prefix(1);
+  while (!url.empty() && edge(url.back())) url.remove_suffix(1);
+  std::string out;
+  for (char c : url) {
+    if (c != '\t' && c != '\n' && c != '\r') out += c;
+  }
+  return out;
+}
+
+Result<std::string> NormalizeRegistryUrl(std::string_view raw) {
+  std::string cleaned = WhatwgCleaned(raw);
+  std::string_view url = cleaned;
   std::size_t colon = url.find(':');
   std::string scheme(url.substr(0, colon == std::string_view::npos ? 0 : colon));
   std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](unsigned char c) { return std::tolower(c); });

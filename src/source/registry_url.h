@@ -18,6 +18,11 @@ namespace mcpcell {
 /// (it may hold a token), for any other scheme.
 Result<std::string> NormalizeRegistryUrl(std::string_view url);
 
+/// `url` as a WHATWG URL parser first sees it: leading and trailing C0
+/// controls and spaces gone, and every tab, CR and LF removed wherever it
+/// is ("https:/\t/user:pw@host/" is https://user:pw@host/ to npm, adv12).
+std::string WhatwgCleaned(std::string_view url);
+
 /// `url` ending in '/', as npm ends a registry's path before it adds a package name.
 std::string WithTrailingSlash(std::string url);
 

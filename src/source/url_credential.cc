@@ -4,6 +4,8 @@
 #include <cctype>
 #include <vector>
 
+#include "source/registry_url.h"
+
 namespace mcpcell {
 namespace {
 
@@ -13,7 +15,26 @@ bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 bool TokenShaped(std::string_view run) {
   bool digit = std::any_of(run.begin(), run.end(), [](unsigned char c) { return std::isdigit(c); });
   bool letter = std::any_of(run.begin(), run.end(), [](unsigned char c) { return std::isalpha(c); });
-  return (run.size() >= 20 && digit && letter) || run.size() >= 32;
+  // Upper and lower case letters with digits in one run is what generated
+  // keys look like (Cloudsmith's 16: adv12) and repository names do not.
+  bool upper = std::any_of(run.begin(), run.end(), [](unsigned char c) { return std::isupper(c); });
+  bool lower = std::any_of(run.begin(), run.end(), [](unsigned char c) { return std::islower(c); });
+  return (run.size() >= 20 && digit && letter) || (run.size() >= 16 && digit && upper && lower) || run.size() >= 32;
+}
+
+/// `text` with %XX decoded: a token percent-encoded in a path is one run of
+/// letters and digits again (base64's + / = encoded, adv12).
+std::string PercentDecoded(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && IsHex(text[i + 1]) && IsHex(text[i + 2])) {
+      out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
 }
 
 /// Whether `text` holds a UUID: 8-4-4-4-12 hex digits.
@@ -42,7 +63,9 @@ std::string_view AfterHost(std::string_view url) {
 
 }  // namespace
 
-bool HasUserinfo(std::string_view url) {
+bool HasUserinfo(std::string_view raw) {
+  std::string cleaned = WhatwgCleaned(raw);
+  std::string_view url = cleaned;
   std::size_t colon = url.find(':');
   if (colon == std::string_view::npos) return false;
   std::size_t start = colon + 1;
@@ -55,11 +78,14 @@ bool HasUserinfo(std::string_view url) {
 bool RegistryUrlHoldsToken(std::string_view normalized, const SecretCheck& holds_secret) {
   // No check handed down: every URL counts as holding one (fail closed).
   if (!holds_secret || holds_secret(normalized)) return true;
-  std::string_view rest = AfterHost(normalized);
+  std::string decoded = PercentDecoded(AfterHost(normalized));
+  std::string_view rest = decoded;
   if (HoldsUuid(rest)) return true;
+  // base64's '+' and '=' belong to a run: a token with them is one word.
+  auto in_run = [](unsigned char c) { return std::isalnum(c) || c == '+' || c == '='; };
   for (std::size_t at = 0; at < rest.size();) {
     std::size_t end = at;
-    while (end < rest.size() && std::isalnum(static_cast<unsigned char>(rest[end]))) ++end;
+    while (end < rest.size() && in_run(static_cast<unsigned char>(rest[end]))) ++end;
     if (TokenShaped(rest.substr(at, end - at))) return true;
     at = end + 1;
   }

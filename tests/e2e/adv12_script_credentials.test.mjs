@@ -119,7 +119,6 @@ test('a cafile over 16 MiB does not reach the install scripts whole', {
 // npmrc — the finding (unit side: adv12_secret_leaks_test.cc).
 test('a registry URL whose path token is percent-encoded base64 is not given to the install scripts', {
   timeout: 90_000,
-  todo: 'adv12: RegistryUrlHoldsToken reads runs of letters and digits: a base64 token with %2B/%2F/%3D (runs < 20) passes to the cell',
 }, async (t) => {
   const top = `adv12-regtok-${id}`;
   if (await skipWithoutCell(t)) return;

@@ -658,15 +658,19 @@ bool CellGetsNoToken(const std::string& raw) {
 // a base64 token whose '+', '/', '=' are percent-encoded, or a short one
 // (Cloudsmith's entitlement tokens, https://dl.cloudsmith.io/TOKEN/org/repo/npm/,
 // are 16 characters).
-TEST(Adv12UrlCredential, DISABLED_TokensOfOtherShapesInARegistryPathAreRefused) {
+TEST(Adv12UrlCredential, TokensOfOtherShapesInARegistryPathAreRefused) {
   for (const char* raw : {
-           "https://npm.example.com/t/tok_4f9a-8c2e-b71d-0e5a-93f6/npm/",
            "https://npm.example.com/auth/Zm9vYmFy%2BYmF6cXV4%2FcXV1eA%3D%3D/",  // base64, percent-encoded
            "https://dl.cloudsmith.io/k3Y9pQ2xV7mN4rT8/acme/private/npm/",          // 16 characters
            "https://npm.example.com/npm/?access_token=aB3dE5gH7jK9mN1pQ",            // 17 characters
        }) {
     EXPECT_TRUE(CellGetsNoToken(raw)) << raw;
   }
+}
+
+// Still open: a token of short dashed groups (no group a token by shape).
+TEST(Adv12UrlCredential, DISABLED_ADashedTokenInARegistryPathIsRefused) {
+  EXPECT_TRUE(CellGetsNoToken("https://npm.example.com/t/tok_4f9a-8c2e-b71d-0e5a-93f6/npm/"));
 }
 
 // ---- F (LOW): userinfo behind a tab or newline after the scheme -------------------
@@ -676,7 +680,7 @@ TEST(Adv12UrlCredential, DISABLED_TokensOfOtherShapesInARegistryPathAreRefused) 
 // "/ci:PASSWORD@host/", cut nothing and say nothing — and npm in the cell
 // reads user ci, password PASSWORD. (npm config list prints such a URL's
 // password as it is: its own masking does not parse it either.)
-TEST(Adv12UrlCredential, DISABLED_UserinfoAfterATabInTheSchemeSeparatorIsCutOff) {
+TEST(Adv12UrlCredential, UserinfoAfterATabInTheSchemeSeparatorIsCutOff) {
   for (std::string raw : {"https:/\t/ci:hunter22pw@127.0.0.1:9/", "https:\n//ci:hunter22pw@127.0.0.1:9/",
                           "https://ci:hunter22pw@127.0.0.1:9/"}) {
     auto url = NormalizeRegistryUrl(raw);
