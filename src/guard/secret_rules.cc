@@ -187,7 +187,7 @@ constexpr Row kRules[] = {
       R("url-with-password",
        // From the "://" (a scheme alternation is too large for Vectorscan
        // with the repeats after it); the host is taken by the tail.
-       ":\\\\?/\\\\?/[^\\s:@/\"'<>\\x00]{0,64}:[^\\s:@/\"'<>{}$*\\x00]{8,128}@[A-Za-z0-9\\[]",
+       ":\\\\?/\\\\?/[^\\s:@/\"'<>\\x00]{0,32}:[^\\s:@/\"'<>{}$*\\x00]{8,64}@[A-Za-z0-9\\[]",
        true, false, "A-Za-z0-9.:[]-"),
       // ADO.NET / ODBC connection strings: a server and a password.
       R("connection-string-password", ";\\s?(?:password|pwd)=[^;\"'\\s\\x00]{4}", true, false, "^;\"' \t\r\n"),
@@ -199,7 +199,7 @@ constexpr Row kRules[] = {
       // An .npmrc's credentials for any registry ("//host/:_authToken=",
       // "_auth=" base64 user:password, "_password="): npm_ tokens have a rule
       // of their own; a "${NPM_TOKEN}" placeholder is none.
-      R("npmrc-auth", "_(?:authToken|auth|password)\\s{0,3}=\\s{0,3}[\"']?[A-Za-z0-9._~+/=-]{12,}", false, true,
+      R("npmrc-auth", "_(?:authToken|auth|password)\\s{0,3}=\\s{0,3}[\"']?[A-Za-z0-9._~+/=-]{12}", false, true,
        "A-Za-z0-9._~+/=-"),
       // "Authorization: Basic ...", and as clients log headers: util.inspect's
       // Authorization: 'Bearer ...', a JSON dump's "Authorization":"Bearer ...".
