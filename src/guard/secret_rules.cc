@@ -186,8 +186,12 @@ constexpr Row kRules[] = {
       // "xxxxxxxx") are no finding (token_checksum.h, kPlaceholderPassword).
       R("url-with-password",
        // From the "://" (a scheme alternation is too large for Vectorscan
-       // with the repeats after it); the host is taken by the tail.
-       ":\\\\?/\\\\?/[^\\s:@/\"'<>\\x00]{0,32}:[^\\s:@/\"'<>{}$*\\x00]{8,64}@[A-Za-z0-9\\[]",
+       // with the repeats after it), written as two literals ("://" and
+       // JSON's ":\/\/"), the repeats short: a literal Vectorscan can find
+       // and little state after it keep the scan at the library's rate
+       // (0.61 GB/s with ":\\?/\\?/" and {0,64}/{8,128}, 1.4 with these);
+       // the host is taken by the tail.
+       "(?:://|:\\\\/\\\\/)[^\\s:@/\"'<>\\x00]{0,32}:[^\\s:@/\"'<>{}$*\\x00]{8,64}@[A-Za-z0-9\\[]",
        true, false, "A-Za-z0-9.:[]-"),
       // ADO.NET / ODBC connection strings: a server and a password.
       R("connection-string-password", ";\\s?(?:password|pwd)=[^;\"'\\s\\x00]{4}", true, false, "^;\"' \t\r\n"),
