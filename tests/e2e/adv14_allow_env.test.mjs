@@ -64,9 +64,9 @@ test('adv14: `--env GOENV=FILE` on an allow run of a trusted `go run`: FILE\'s G
   const evil = evilProgram('ADV14-GOENV-TOOLEXEC-RAN');
   const goenv = path.join(makeTempDir('adv14-goenv'), 'env');
   writeReadableFile(goenv, `GOFLAGS=-toolexec=${evil}\n`);
-  const r = await runMcpcell(['run', '--policy', policy(`command:///usr/bin/go run ${main}`), '--env', `GOENV=${goenv}`, '--', '/usr/bin/go', 'run', main],
+  const r = await runMcpcell(['run', '--policy', policy(`command://cd ${SRV} && /usr/bin/go run ${main}`), '--env', `GOENV=${goenv}`, '--', '/usr/bin/go', 'run', main],
     { input: '', cwd: SRV, env: env(), ...GUARD });
-  assert.doesNotMatch(r.stderr, /ADV14-GOENV-TOOLEXEC-RAN/, `GOENV's -toolexec ran with no cell:\n${r.stderr}`);
+  assert.ok(!(/ADV14-GOENV-TOOLEXEC-RAN/.test(r.stderr) && /WITHOUT a cell/.test(r.stderr)), `GOENV's -toolexec ran with no cell:\n${r.stderr}`);
 });
 
 test('adv14: `--env KUBECONFIG=FILE` on an allow run of a trusted kubectl: the exec credential plugin FILE names runs with no cell', {
@@ -79,9 +79,9 @@ test('adv14: `--env KUBECONFIG=FILE` on an allow run of a trusted kubectl: the e
     '    exec:', '      apiVersion: client.authentication.k8s.io/v1', '      command: /bin/sh',
     '      args: ["-c", "echo ADV14-KUBE-EXEC-RAN >&2; exit 1"]', '      interactiveMode: Never',
     'contexts:', '- name: x', '  context: {cluster: c, user: u}', 'current-context: x', ''].join('\n'));
-  const r = await runMcpcell(['run', '--policy', policy('command:///usr/bin/kubectl version --request-timeout=3s'), '--env', `KUBECONFIG=${kc}`, '--',
+  const r = await runMcpcell(['run', '--policy', policy('command:///usr/bin/kubectl'), '--env', `KUBECONFIG=${kc}`, '--',
     '/usr/bin/kubectl', 'version', '--request-timeout=3s'], { input: '', cwd: SRV, env: env(), ...GUARD });
-  assert.doesNotMatch(r.stderr, /ADV14-KUBE-EXEC-RAN/, `KUBECONFIG's exec plugin ran with no cell:\n${r.stderr}`);
+  assert.ok(!(/ADV14-KUBE-EXEC-RAN/.test(r.stderr) && /WITHOUT a cell/.test(r.stderr)), `KUBECONFIG's exec plugin ran with no cell:\n${r.stderr}`);
 });
 
 const CODE_CHOOSING = [
