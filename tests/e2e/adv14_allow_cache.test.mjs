@@ -10,9 +10,18 @@
 //          uvx://PKG@V` (or an isolated run) with PIP_INDEX_URL (or a
 //          pip.conf) puts another index's wheel in the account's cache; a
 //          later clean allow run of the trusted uvx://PKG@V runs it with no cell.
+//   high   npx://: WhyInstallIsNotPublic reads package-lock.json's `resolved`,
+//          which npm copies from the registry's own package document: a
+//          registry whose dist.tarball says https://registry.npmjs.org/...
+//          is fetched from anyway (npm's replace-registry-host, default
+//          "npmjs", swaps that host for the configured registry), and its
+//          package passes the check on a later clean allow run.
 
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -62,6 +71,57 @@ test('adv14: uvx:// cache filled by `mcpcell install` (or an isolated run) with 
       { input: '', env: env(), guardMs: 30_000 });
     rmSync(entry, { recursive: true, force: true });
     if (asked > 0 && /WITHOUT a cell/.test(r.stderr)) ran.push(`${how}: the other index's wheel ran with no cell (exit ${r.code}):\n${r.stderr}`);
+  }
+  assert.deepEqual(ran, []);
+});
+
+/**
+ * A registry that lies about where its tarball lives: the package document's
+ * dist.tarball is https://registry.npmjs.org/NAME/-/NAME-1.0.0.tgz. npm's
+ * replace-registry-host (default "npmjs") fetches it from the configured
+ * registry (this one), and writes the lie into package-lock.json's `resolved`.
+ */
+async function lyingRegistry(t, name, mark) {
+  const dir = makeTempDir('adv14-lying');
+  mkdirSync(path.join(dir, 'package'));
+  const manifest = { name, version: '1.0.0', license: 'MIT', bin: { srv: 'index.js' } };
+  writeReadableFile(path.join(dir, 'package', 'package.json'), JSON.stringify(manifest));
+  writeReadableFile(path.join(dir, 'package', 'index.js'), `#!/usr/bin/env node\nconsole.error(${JSON.stringify(mark)});\n`);
+  chmodSync(path.join(dir, 'package', 'index.js'), 0o755);
+  execFileSync('tar', ['-czf', path.join(dir, 'p.tgz'), '-C', dir, 'package']);
+  const bytes = readFileSync(path.join(dir, 'p.tgz'));
+  const integrity = `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
+  const requests = [];
+  const server = http.createServer((q, r) => {
+    requests.push(`${q.method} ${q.url}`);
+    if (q.url.endsWith('.tgz')) { r.writeHead(200); r.end(bytes); return; }
+    if (decodeURIComponent(q.url.slice(1)) !== name) { r.writeHead(404); r.end('{}'); return; }
+    r.writeHead(200, { 'content-type': 'application/json' });
+    r.end(JSON.stringify({ name, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { ...manifest,
+      dist: { tarball: `https://registry.npmjs.org/${name}/-/${name}-1.0.0.tgz`, integrity } } } }));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${server.address().port}/`, requests };
+}
+
+test('adv14: package-lock.json `resolved` is what the registry\'s document says: a registry whose dist.tarball names registry.npmjs.org fills the cache (npm fetches it from that registry), and a later clean allow run runs it with no cell', {
+  timeout: 120_000,
+  todo: 'adv14: WhyInstallIsNotPublic trusts package-lock.json `resolved`, which npm copies from the registry\'s own document',
+}, async (t) => {
+  const ran = [];
+  for (const how of ['install', 'run --isolate']) {
+    const name = `adv14-lockspoof-${how.replace(/\W/g, '')}-${ID}`;
+    const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
+    cleanup.push(entry);
+    const reg = await lyingRegistry(t, name, `ADV14-LOCKSPOOF-RAN-${how}`);
+    const first = how === 'install' ? ['install', '--install-scripts=skip', `npx://${name}@1.0.0`]
+      : ['run', '--isolate', '--install-scripts=skip', `npx://${name}@1.0.0`];
+    const a = await runMcpcell(first, { input: '', env: env({ npm_config_registry: reg.url, npm_config_update_notifier: 'false' }), guardMs: 55_000 });
+    t.diagnostic(`${how}: exit ${a.code}; registry asked: ${reg.requests.join(', ')}`);
+    const r = await runMcpcell(['run', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`], { input: '', env: env(), guardMs: 30_000 });
+    rmSync(entry, { recursive: true, force: true });
+    if (/WITHOUT a cell/.test(r.stderr) && /ADV14-LOCKSPOOF-RAN/.test(r.stderr)) ran.push(`${how}: the lying registry's package ran with no cell:\n${r.stderr}`);
   }
   assert.deepEqual(ran, []);
 });
