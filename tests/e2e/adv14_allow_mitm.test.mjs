@@ -1,0 +1,88 @@
+// Adversary pass adv14 (session 14): the allow-run check of npm's TLS
+// settings (src/source/public_npm.cc WhyNpmConfigIsNotPublic) looks at
+// strict-ssl, ca and cafile; Node's own NODE_EXTRA_CA_CERTS is not looked at
+// and is passed to the host npm (src/source/host_tool.cc HostToolEnvironment).
+// On this machine the global npmrc names a cafile (npm's explicit CA list
+// makes Node ignore NODE_EXTRA_CA_CERTS), but a user npmrc's `cafile=`
+// (empty) unsets it, and the check reads an empty cafile as "none".
+//
+// (A userconfig `cafile=` to unset it makes npm 11 exit 235: held.)
+//
+// Finding:
+//   medium HTTPS_PROXY + NODE_EXTRA_CA_CERTS is accepted on an allow run. On
+//          a machine whose npm names no cafile (Node's official builds: no
+//          global npmrc) Node adds the CA to its store, and a proxy answers
+//          for registry.npmjs.org: the trusted npx:// package is the proxy's,
+//          run with no cell. Here the global cafile masks it; the test shows
+//          the setting accepted.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import { runMcpcell } from './lib/mcpcell.mjs';
+import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+
+after(removeTempDirs);
+
+const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
+const ACCOUNT_HOME = os.userInfo().homedir;
+const ACCOUNT_CACHE = path.join(ACCOUNT_HOME, '.cache', 'mcpcell');
+const ROOT = makeTempDir('adv14-mitm');
+const ID = `${process.pid}${Date.now() % 100000}`;
+const env = (extra = {}) => ({
+  PATH: BASE_PATH, HOME: ACCOUNT_HOME, LANG: 'C.UTF-8', npm_config_update_notifier: 'false', npm_config_fetch_retries: '0', ...extra,
+});
+const cleanup = [];
+after(() => {
+  for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
+});
+
+let n = 0;
+function trusting(source) {
+  const p = path.join(ROOT, `${n++}-policy.json`);
+  writeReadableFile(p, JSON.stringify({ trusted_sources: [source], rules: [{ name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' }] }));
+  return p;
+}
+
+function npmjsCertificate(dir) {
+  const run = (args) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  run(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=adv14 mitm ca']);
+  run(['req', ...ec, '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', '/CN=registry.npmjs.org']);
+  writeReadableFile(path.join(dir, 'san.ext'), 'subjectAltName=DNS:registry.npmjs.org\n');
+  run(['x509', '-req', '-in', 'srv.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'srv.pem', '-days', '2', '-extfile', 'san.ext']);
+  chmodSync(path.join(dir, 'ca.pem'), 0o644);
+  return {
+    tls: { key: execFileSync('cat', [path.join(dir, 'srv.key')]), cert: execFileSync('cat', [path.join(dir, 'srv.pem')]) },
+    ca: path.join(dir, 'ca.pem'),
+  };
+}
+
+test('adv14: HTTPS_PROXY + NODE_EXTRA_CA_CERTS (a CA of the proxy\'s) are accepted on an allow run of npx://: where npm names no cafile, the proxy answers for registry.npmjs.org', {
+  timeout: 60_000,
+  todo: 'adv14: WhyNpmConfigIsNotPublic does not look at NODE_EXTRA_CA_CERTS (HostToolEnvironment passes it to npm)',
+}, async () => {
+  const dir = makeTempDir('adv14-mitm-ca');
+  const cert = npmjsCertificate(dir);
+  const name = `adv14-extraca-${ID}`;
+  // A package installed earlier from the public registry (what `mcpcell install` leaves); its install record names npmjs.
+  const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
+  cleanup.push(entry);
+  const pkgDir = path.join(entry, 'node_modules', name);
+  mkdirSync(pkgDir, { recursive: true });
+  writeReadableFile(path.join(pkgDir, 'package.json'), JSON.stringify({ name, version: '1.0.0', bin: { srv: 'index.js' } }));
+  writeReadableFile(path.join(pkgDir, 'index.js'), 'console.error("ADV14-EXTRA-CA-ACCEPTED");\n');
+  writeReadableFile(path.join(entry, 'package-lock.json'), JSON.stringify({ name: 'x', lockfileVersion: 3, requires: true, packages: {
+    '': { dependencies: { [name]: '1.0.0' } },
+    [`node_modules/${name}`]: { version: '1.0.0', resolved: `https://registry.npmjs.org/${name}/-/${name}-1.0.0.tgz`, integrity: 'sha512-AA==' } } }));
+  const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`],
+    { input: '', env: env({ HTTPS_PROXY: 'http://127.0.0.1:9', NODE_EXTRA_CA_CERTS: cert.ca }), guardMs: 30_000 });
+  const control = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`],
+    { input: '', env: env({ HTTPS_PROXY: 'http://127.0.0.1:9', npm_config_strict_ssl: 'false' }), guardMs: 30_000 });
+  assert.match(control.stderr, /strict-ssl/, `control: strict-ssl=false is refused:\n${control.stderr}`);
+  assert.doesNotMatch(r.stderr, /WITHOUT a cell/, `NODE_EXTRA_CA_CERTS=${cert.ca} with HTTPS_PROXY was accepted:\n${r.stderr}`);
+});
