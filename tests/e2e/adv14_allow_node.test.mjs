@@ -56,11 +56,17 @@ test('adv14: an absolute PATH entry (a repo\'s /abs/node_modules/.bin) chooses t
   const policy = path.join(ROOT, 'policy.json');
   writeReadableFile(policy, JSON.stringify({ trusted_sources: [`npx://${name}@1.0.0`], rules: [{ name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' }] }));
   const ran = [];
-  for (const flags of [[], ['--isolate']]) {
-    const r = await runMcpcell(['run', '--install-scripts=skip', ...flags, '--policy', policy, `npx://${name}@1.0.0`],
-      { input: '', cwd: repo, env: env({ PATH: `${bin}:${BASE_PATH}` }), guardMs: 30_000 });
+  const cache = makeTempDir('adv14-node-cache');
+  const cases = [
+    ['allow', ['--policy', policy, `npx://${name}@1.0.0`], {}],
+    // An isolated run of a package not yet cached: the host npm installs it (the registry here answers nothing).
+    ['isolate', ['--isolate', `npx://adv14-uncached-${ID}@1.0.0`], { XDG_CACHE_HOME: cache, npm_config_registry: 'http://127.0.0.1:9/', npm_config_fetch_retries: '0' }],
+  ];
+  for (const [how, args, extra] of cases) {
+    const r = await runMcpcell(['run', '--install-scripts=skip', ...args],
+      { input: '', cwd: repo, env: env({ PATH: `${bin}:${BASE_PATH}`, ...extra }), guardMs: 30_000 });
     // Outside any cell either way: as the server (allow) or as the host npm's `#!/usr/bin/env node`.
-    if (/ADV14-ABS-PATH-NODE-RAN/.test(r.stderr)) ran.push(`${flags.join(' ') || 'allow'}:\n${r.stderr}`);
+    if (/ADV14-ABS-PATH-NODE-RAN/.test(r.stderr)) ran.push(`${how}:\n${r.stderr}`);
   }
   assert.deepEqual(ran, [], 'PATH\'s node ran on the host');
 });
