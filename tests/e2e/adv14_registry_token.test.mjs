@@ -50,7 +50,7 @@ test('adv14: a registry token in the URL path reaches the client\'s stderr: npm\
       guardMs: 50_000,
     });
     t.diagnostic(`scoped=${scoped}: exit ${r.code}`);
-    const lines = r.stderr.split('\n').filter((l) => l.includes(token)).map((l) => l.slice(0, 240));
+    const lines = r.stderr.split('\n').filter((l) => l.includes(token)).map((l) => l.slice(Math.max(0, l.indexOf(token) - 100), l.indexOf(token) + 40));
     if (lines.length) seen.push(`${scoped ? 'with a @my_corp scope' : 'no scope'}:\n  ${lines.join('\n  ')}`);
   }
   assert.deepEqual(seen, [], 'the registry token was printed');
