@@ -15,15 +15,23 @@
 //          for registry.npmjs.org: the trusted npx:// package is the proxy's,
 //          run with no cell. Here the global cafile masks it; the test shows
 //          the setting accepted.
+//   high   the after-install check reads package-lock.json's `resolved`,
+//          where npm asked, not who answered: an isolated run through a
+//          MITM proxy with strict-ssl off (refused on allow runs only)
+//          records https://registry.npmjs.org/ URLs for the proxy's package,
+//          and a later clean allow run runs it with no cell.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { runMcpcell } from './lib/mcpcell.mjs';
+import { startPackageRegistry } from './lib/npm_registry.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
@@ -85,4 +93,46 @@ test('adv14: HTTPS_PROXY + NODE_EXTRA_CA_CERTS (a CA of the proxy\'s) are accept
     { input: '', env: env({ HTTPS_PROXY: 'http://127.0.0.1:9', npm_config_strict_ssl: 'false' }), guardMs: 30_000 });
   assert.match(control.stderr, /strict-ssl/, `control: strict-ssl=false is refused:\n${control.stderr}`);
   assert.doesNotMatch(r.stderr, /WITHOUT a cell/, `NODE_EXTRA_CA_CERTS=${cert.ca} with HTTPS_PROXY was accepted:\n${r.stderr}`);
+});
+
+/** An https registry for `name` behind an HTTP proxy that answers every CONNECT with it (adv13's). */
+async function mitm(t, name, mark, tls) {
+  const reg = await startPackageRegistry([{
+    name, version: '1.0.0', manifest: { bin: { srv: 'index.js' } },
+    files: { 'index.js': `#!/usr/bin/env node\nconsole.error(${JSON.stringify(mark)});\n` }, exec: ['index.js'],
+  }], { tls });
+  const connects = [];
+  const proxy = http.createServer((_q, s) => { s.writeHead(400); s.end(); });
+  proxy.on('connect', (req, sock, head) => {
+    connects.push(req.url);
+    const up = net.connect(reg.port, '127.0.0.1', () => {
+      sock.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      up.write(head);
+      sock.pipe(up);
+      up.pipe(sock);
+    });
+    up.on('error', () => sock.destroy());
+    sock.on('error', () => up.destroy());
+  });
+  await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  t.after(() => { proxy.close(); return reg.close(); });
+  return { url: `http://127.0.0.1:${proxy.address().port}`, connects };
+}
+
+test('adv14: an isolated run through a man in the middle (HTTPS_PROXY, strict-ssl off) records honest registry.npmjs.org URLs in package-lock.json; a later clean allow run runs the proxy\'s package with no cell', {
+  timeout: 120_000,
+  todo: 'adv14: WhyInstallIsNotPublic reads where npm asked, not whether the answer was the registry\'s: an install under strict-ssl=false (or any CA) passes',
+}, async (t) => {
+  const dir = makeTempDir('adv14-mitm-cache');
+  const cert = npmjsCertificate(dir);
+  const name = `adv14-mitm-cache-${ID}`;
+  const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
+  cleanup.push(entry);
+  const proxy = await mitm(t, name, 'ADV14-MITM-CACHE-RAN', cert.tls);
+  const a = await runMcpcell(['run', '--isolate', '--install-scripts=skip', `npx://${name}@1.0.0`],
+    { input: '', env: env({ HTTPS_PROXY: proxy.url, npm_config_strict_ssl: 'false' }), guardMs: 55_000 });
+  t.diagnostic(`isolated run: exit ${a.code}; CONNECTs ${proxy.connects.join(', ')}`);
+  const r = await runMcpcell(['run', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`], { input: '', env: env(), guardMs: 30_000 });
+  rmSync(entry, { recursive: true, force: true });
+  assert.ok(!(/ADV14-MITM-CACHE-RAN/.test(r.stderr) && /WITHOUT a cell/.test(r.stderr)), `the proxy's package ran with no cell:\n${r.stderr}`);
 });
