@@ -21,7 +21,10 @@
 //          PSQLRC (\! commands), VIMINIT/EXINIT, SYSTEMD_PAGER, GH_BROWSER,
 //          CARGO_HOME/RUSTC_WRAPPER/RUSTUP_TOOLCHAIN, TCLLIBPATH,
 //          R_PROFILE_USER, NODE_EXTRA_CA_CERTS / SSL_CERT_FILE (who may answer
-//          for a registry).
+//          for a registry), RUBYGEMS_GEMDEPS (a Gemfile, Ruby code),
+//          BUNDLE_APP_CONFIG, MAVEN_OPTS/GRADLE_OPTS (-javaagent),
+//          GRADLE_USER_HOME (init scripts), REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE
+//          (with HTTPS_PROXY: the server's API calls, token and all).
 
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, chmodSync } from 'node:fs';
@@ -88,6 +91,8 @@ const CODE_CHOOSING = [
   'GOENV', 'GOPROXY', 'GOSUMDB', 'GONOSUMDB', 'GOTOOLCHAIN', 'KUBECONFIG', 'AWS_CONFIG_FILE', 'DOCKER_CONFIG',
   'PUPPETEER_EXECUTABLE_PATH', 'CHROME_PATH', 'JAVA_HOME', 'PSQLRC', 'VIMINIT', 'EXINIT', 'SYSTEMD_PAGER', 'GH_BROWSER',
   'CARGO_HOME', 'RUSTC_WRAPPER', 'RUSTUP_TOOLCHAIN', 'TCLLIBPATH', 'R_PROFILE_USER', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE',
+  'RUBYGEMS_GEMDEPS', 'BUNDLE_APP_CONFIG', 'GEMRC', 'MAVEN_OPTS', 'GRADLE_OPTS', 'GRADLE_USER_HOME', 'JULIA_LOAD_PATH',
+  'R_LIBS_USER', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'SUDO_ASKPASS', 'GH_EDITOR',
 ];
 
 test('adv14: names that pick a program, a config that runs commands, or a CA are accepted by --env on an allow run', {
