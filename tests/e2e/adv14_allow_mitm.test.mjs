@@ -20,10 +20,16 @@
 //          MITM proxy with strict-ssl off (refused on allow runs only)
 //          records https://registry.npmjs.org/ URLs for the proxy's package,
 //          and a later clean allow run runs it with no cell.
+//   high   IsSystemFile accepts any root-owned file under /usr as npm's
+//          cafile, and packages ship test CAs with their private keys there
+//          (google-cloud-sdk's urllib3 dummyserver: cacert.pem + cacert.key,
+//          CA:TRUE, valid to 2038). npm_config_cafile=that CA + HTTPS_PROXY:
+//          the proxy signs registry.npmjs.org with the public key and its
+//          package runs with no cell.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import http from 'node:http';
 import net from 'node:net';
@@ -135,4 +141,32 @@ test('adv14: an isolated run through a man in the middle (HTTPS_PROXY, strict-ss
   const r = await runMcpcell(['run', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`], { input: '', env: env(), guardMs: 30_000 });
   rmSync(entry, { recursive: true, force: true });
   assert.ok(!(/ADV14-MITM-CACHE-RAN/.test(r.stderr) && /WITHOUT a cell/.test(r.stderr)), `the proxy's package ran with no cell:\n${r.stderr}`);
+});
+
+/** A CA shipped under /usr with its private key beside it (public test fixtures). */
+const PUBLIC_TEST_CAS = [
+  ['/usr/lib/google-cloud-sdk/platform/gsutil/third_party/urllib3/dummyserver/certs/cacert.pem',
+    '/usr/lib/google-cloud-sdk/platform/gsutil/third_party/urllib3/dummyserver/certs/cacert.key'],
+].filter(([c, k]) => existsSync(c) && existsSync(k));
+
+test('adv14: npm_config_cafile naming a test CA a package ships under /usr (its key beside it) passes as "the system\'s"; a proxy signs registry.npmjs.org with it and its package runs with no cell', {
+  timeout: 90_000,
+  skip: PUBLIC_TEST_CAS.length === 0 && 'no public test CA under /usr on this machine',
+  todo: 'adv14: public_npm.cc IsSystemFile trusts any root-owned file under /usr (or /etc) as a CA bundle',
+}, async (t) => {
+  const [caPem, caKey] = PUBLIC_TEST_CAS[0];
+  const dir = makeTempDir('adv14-testca');
+  const run = (args) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  run(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', '/CN=registry.npmjs.org']);
+  writeReadableFile(path.join(dir, 'san.ext'), 'subjectAltName=DNS:registry.npmjs.org\n');
+  run(['x509', '-req', '-in', 'srv.csr', '-CA', caPem, '-CAkey', caKey, '-CAcreateserial', '-CAserial', path.join(dir, 'ca.srl'), '-out', 'srv.pem', '-days', '2', '-extfile', 'san.ext']);
+  const name = `adv14-testca-${ID}`;
+  const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
+  cleanup.push(entry);
+  const proxy = await mitm(t, name, 'ADV14-TEST-CA-RAN', { key: readFileSync(path.join(dir, 'srv.key')), cert: readFileSync(path.join(dir, 'srv.pem')) });
+  const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`],
+    { input: '', env: env({ HTTPS_PROXY: proxy.url, npm_config_cafile: caPem }), guardMs: 55_000 });
+  rmSync(entry, { recursive: true, force: true });
+  t.diagnostic(`cafile ${caPem}: exit ${r.code}; CONNECTs ${proxy.connects.join(', ')}`);
+  assert.ok(!(/ADV14-TEST-CA-RAN/.test(r.stderr) && /WITHOUT a cell/.test(r.stderr)), `the proxy's package ran with no cell:\n${r.stderr}`);
 });
