@@ -26,12 +26,19 @@
 //          CA:TRUE, valid to 2038). npm_config_cafile=that CA + HTTPS_PROXY:
 //          the proxy signs registry.npmjs.org with the public key and its
 //          package runs with no cell.
+//   high   the proxy's answers (packument and tarball, `cache-control:
+//          max-age` a year) stay in mcpcell's npm cache (npx/.npm-cache)
+//          under registry.npmjs.org's key: with the entry removed, as the
+//          refusal advises, a clean allow run's own install is a cache hit
+//          and runs the proxy's package with no cell.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { createHash } from 'node:crypto';
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -169,4 +176,58 @@ test('adv14: npm_config_cafile naming a test CA a package ships under /usr (its 
   rmSync(entry, { recursive: true, force: true });
   t.diagnostic(`cafile ${caPem}: exit ${r.code}; CONNECTs ${proxy.connects.join(', ')}`);
   assert.ok(!(/ADV14-TEST-CA-RAN/.test(r.stderr) && /WITHOUT a cell/.test(r.stderr)), `the proxy's package ran with no cell:\n${r.stderr}`);
+});
+
+/** An https registry (the test CA's registry.npmjs.org) whose answers say they keep for a year, behind a CONNECT proxy. */
+async function cachingMitm(t, name, mark, tls) {
+  const dir = makeTempDir('adv14-caching');
+  mkdirSync(path.join(dir, 'package'));
+  const manifest = { name, version: '1.0.0', license: 'MIT', bin: { srv: 'index.js' } };
+  writeReadableFile(path.join(dir, 'package', 'package.json'), JSON.stringify(manifest));
+  writeReadableFile(path.join(dir, 'package', 'index.js'), `#!/usr/bin/env node\nconsole.error(${JSON.stringify(mark)});\n`);
+  execFileSync('tar', ['-czf', path.join(dir, 'p.tgz'), '-C', dir, 'package']);
+  const bytes = readFileSync(path.join(dir, 'p.tgz'));
+  const integrity = `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
+  const year = { 'cache-control': 'public, max-age=31536000' };
+  const front = https.createServer(tls, (q, r) => {
+    if (q.url.endsWith('.tgz')) { r.writeHead(200, year); r.end(bytes); return; }
+    r.writeHead(200, { 'content-type': 'application/json', ...year });
+    r.end(JSON.stringify({ name, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { ...manifest,
+      dist: { tarball: `https://registry.npmjs.org/${name}/-/${name}-1.0.0.tgz`, integrity } } } }));
+  });
+  await new Promise((resolve) => front.listen(0, '127.0.0.1', resolve));
+  const proxy = http.createServer((_q, s) => { s.writeHead(400); s.end(); });
+  proxy.on('connect', (req, sock, head) => {
+    const up = net.connect(front.address().port, '127.0.0.1', () => {
+      sock.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      up.write(head);
+      sock.pipe(up);
+      up.pipe(sock);
+    });
+    up.on('error', () => sock.destroy());
+    sock.on('error', () => up.destroy());
+  });
+  await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  t.after(() => { proxy.close(); front.close(); });
+  return { url: `http://127.0.0.1:${proxy.address().port}` };
+}
+
+test('adv14: the MITM\'d answers stay in mcpcell\'s npm cache (.npm-cache, max-age a year): with the cache entry removed, as the refusal advises, a clean allow run installs the proxy\'s package again and runs it with no cell', {
+  timeout: 120_000,
+  todo: 'adv14: npx cache .npm-cache keeps a man-in-the-middle\'s packument and tarball under registry.npmjs.org\'s key; a clean install reuses them',
+}, async (t) => {
+  const cert = npmjsCertificate(makeTempDir('adv14-npmcache-ca'));
+  const name = `adv14-npmcache-${ID}`;
+  const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
+  cleanup.push(entry);
+  const proxy = await cachingMitm(t, name, 'ADV14-NPM-CACHE-RAN', cert.tls);
+  const a = await runMcpcell(['run', '--isolate', '--install-scripts=skip', `npx://${name}@1.0.0`],
+    { input: '', env: env({ HTTPS_PROXY: proxy.url, npm_config_strict_ssl: 'false' }), guardMs: 55_000 });
+  t.diagnostic(`isolated run through the proxy: exit ${a.code}`);
+  rmSync(entry, { recursive: true, force: true });
+  // No proxy now, strict-ssl on: the allow run's own install.
+  const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`], { input: '', env: env(), guardMs: 55_000 });
+  rmSync(entry, { recursive: true, force: true });
+  t.diagnostic(r.stderr.slice(0, 600));
+  assert.ok(!(/ADV14-NPM-CACHE-RAN/.test(r.stderr) && /WITHOUT a cell/.test(r.stderr)), `the proxy's package, from npm's cache, ran with no cell:\n${r.stderr}`);
 });
