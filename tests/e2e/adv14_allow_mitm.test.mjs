@@ -231,3 +231,18 @@ test('adv14: the MITM\'d answers stay in mcpcell\'s npm cache (.npm-cache, max-a
   t.diagnostic(r.stderr.slice(0, 600));
   assert.ok(!(/ADV14-NPM-CACHE-RAN/.test(r.stderr) && /WITHOUT a cell/.test(r.stderr)), `the proxy's package, from npm's cache, ran with no cell:\n${r.stderr}`);
 });
+
+test('adv14 held: HTTPS_PROXY + NODE_TLS_REJECT_UNAUTHORIZED=0 (Node\'s own switch) does not let a proxy with an unknown CA answer for registry.npmjs.org (npm sets rejectUnauthorized itself)', {
+  timeout: 90_000,
+}, async (t) => {
+  const cert = npmjsCertificate(makeTempDir('adv14-tlsreject-ca'));
+  const name = `adv14-tlsreject-${ID}`;
+  const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
+  cleanup.push(entry);
+  const proxy = await mitm(t, name, 'ADV14-TLS-REJECT-RAN', cert.tls);
+  const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`],
+    { input: '', env: env({ HTTPS_PROXY: proxy.url, NODE_TLS_REJECT_UNAUTHORIZED: '0' }), guardMs: 55_000 });
+  rmSync(entry, { recursive: true, force: true });
+  t.diagnostic(`CONNECTs ${proxy.connects.join(', ')}`);
+  assert.doesNotMatch(r.stderr, /ADV14-TLS-REJECT-RAN/, r.stderr);
+});
