@@ -114,3 +114,12 @@ test('adv14 held: GOFLAGS, NODE_OPTIONS, PYTHONWARNINGS, GIT_CONFIG_COUNT and np
     assert.notEqual(r.code, 0, `${name} accepted:\n${r.stderr}`);
   }
 });
+
+test('adv14 held: --secret with --secret-env NODE_OPTIONS (a file\'s contents as the variable) is refused on an allow run', async () => {
+  const file = path.join(makeTempDir('adv14-secret-env'), 'opts');
+  writeReadableFile(file, '--require /tmp/adv14-nothing.cjs');
+  const r = await runMcpcell(['run', '--policy', policy('command:///bin/true'), '--secret', `opts=${file}`, '--secret-env', 'opts=NODE_OPTIONS', '--', '/bin/true'],
+    { input: '', cwd: SRV, env: env(), ...GUARD });
+  assert.notEqual(r.code, 0, r.stderr);
+  assert.match(r.stderr, /--secret/, r.stderr);
+});
