@@ -1,0 +1,127 @@
+// Adversary pass adv14 (session 14): what an allow run of npx:// / uvx://
+// accepts from the account's package cache, filled by an earlier run under
+// other settings (src/cli/launch_plan.cc RefuseForeignInstallOnAPlainRun,
+// src/source/public_npm.cc WhyInstallIsNotPublic). The attacker sets the
+// environment of one earlier mcpcell run (`mcpcell install`, an isolated
+// run: another entry's env block); the allow run itself is clean.
+//
+// Findings:
+//   high   uvx://: the after-install check is npx:// only. `mcpcell install
+//          uvx://PKG@V` (or an isolated run) with PIP_INDEX_URL (or a
+//          pip.conf) puts another index's wheel in the account's cache; a
+//          later clean allow run of the trusted uvx://PKG@V runs it with no cell.
+//   high   npx://: WhyInstallIsNotPublic reads package-lock.json's `resolved`,
+//          which npm copies from the registry's own package document: a
+//          registry whose dist.tarball says https://registry.npmjs.org/...
+//          is fetched from anyway (npm's replace-registry-host, default
+//          "npmjs", swaps that host for the configured registry), and its
+//          package passes the check on a later clean allow run.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import { runMcpcell } from './lib/mcpcell.mjs';
+import { PY_PROJECT, startIndex } from './lib/pypi_index.mjs';
+import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+
+after(removeTempDirs);
+
+const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
+const ACCOUNT_HOME = os.userInfo().homedir;
+const ACCOUNT_CACHE = path.join(ACCOUNT_HOME, '.cache', 'mcpcell');
+const ROOT = makeTempDir('adv14-cache');
+const ID = `${process.pid}${Date.now() % 100000}`;
+const env = (extra = {}) => ({ PATH: BASE_PATH, HOME: ACCOUNT_HOME, LANG: 'C.UTF-8', ...extra });
+
+const cleanup = [];
+after(() => {
+  for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
+});
+
+let n = 0;
+function trusting(source) {
+  const p = path.join(ROOT, `${n++}-policy.json`);
+  writeReadableFile(p, JSON.stringify({ trusted_sources: [source], rules: [{ name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' }] }));
+  return p;
+}
+
+test('adv14: uvx:// cache filled by `mcpcell install` (or an isolated run) with PIP_INDEX_URL runs on a later clean allow run with no cell (the after-install check is npx:// only)', {
+  timeout: 120_000,
+  todo: 'adv14: RefuseForeignInstallOnAPlainRun checks npx:// only; a uvx:// entry from another index runs on an allow run',
+}, async (t) => {
+  const ran = [];
+  for (const [i, how] of ['install', 'run --isolate'].entries()) {
+    const version = `14.${ID}.${i}`;
+    const idx = await startIndex([version]);
+    t.after(() => idx.close());
+    const entry = path.join(ACCOUNT_CACHE, 'uvx', `${PY_PROJECT}@${version}`);
+    cleanup.push(entry);
+    const first = how === 'install' ? ['install', `uvx://${PY_PROJECT}@${version}`] : ['run', '--isolate', `uvx://${PY_PROJECT}@${version}`];
+    const a = await runMcpcell(first, { input: '', env: env({ PIP_INDEX_URL: idx.url, PIP_RETRIES: '0' }), guardMs: 55_000 });
+    const asked = idx.requests.length;
+    t.diagnostic(`${how}: exit ${a.code}; index asked: ${idx.requests.join(', ')}`);
+    // The allow run: nothing but the account's settings. This version exists on no public index.
+    const r = await runMcpcell(['run', '--policy', trusting(`uvx://${PY_PROJECT}@${version}`), `uvx://${PY_PROJECT}@${version}`],
+      { input: '', env: env(), guardMs: 30_000 });
+    rmSync(entry, { recursive: true, force: true });
+    if (asked > 0 && /WITHOUT a cell/.test(r.stderr)) ran.push(`${how}: the other index's wheel ran with no cell (exit ${r.code}):\n${r.stderr}`);
+  }
+  assert.deepEqual(ran, []);
+});
+
+/**
+ * A registry that lies about where its tarball lives: the package document's
+ * dist.tarball is https://registry.npmjs.org/NAME/-/NAME-1.0.0.tgz. npm's
+ * replace-registry-host (default "npmjs") fetches it from the configured
+ * registry (this one), and writes the lie into package-lock.json's `resolved`.
+ */
+async function lyingRegistry(t, name, mark) {
+  const dir = makeTempDir('adv14-lying');
+  mkdirSync(path.join(dir, 'package'));
+  const manifest = { name, version: '1.0.0', license: 'MIT', bin: { srv: 'index.js' } };
+  writeReadableFile(path.join(dir, 'package', 'package.json'), JSON.stringify(manifest));
+  writeReadableFile(path.join(dir, 'package', 'index.js'), `#!/usr/bin/env node\nconsole.error(${JSON.stringify(mark)});\n`);
+  chmodSync(path.join(dir, 'package', 'index.js'), 0o755);
+  execFileSync('tar', ['-czf', path.join(dir, 'p.tgz'), '-C', dir, 'package']);
+  const bytes = readFileSync(path.join(dir, 'p.tgz'));
+  const integrity = `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
+  const requests = [];
+  const server = http.createServer((q, r) => {
+    requests.push(`${q.method} ${q.url}`);
+    if (q.url.endsWith('.tgz')) { r.writeHead(200); r.end(bytes); return; }
+    if (decodeURIComponent(q.url.slice(1)) !== name) { r.writeHead(404); r.end('{}'); return; }
+    r.writeHead(200, { 'content-type': 'application/json' });
+    r.end(JSON.stringify({ name, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { ...manifest,
+      dist: { tarball: `https://registry.npmjs.org/${name}/-/${name}-1.0.0.tgz`, integrity } } } }));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${server.address().port}/`, requests };
+}
+
+test('adv14: package-lock.json `resolved` is what the registry\'s document says: a registry whose dist.tarball names registry.npmjs.org fills the cache (npm fetches it from that registry), and a later clean allow run runs it with no cell', {
+  timeout: 120_000,
+  todo: 'adv14: WhyInstallIsNotPublic trusts package-lock.json `resolved`, which npm copies from the registry\'s own document',
+}, async (t) => {
+  const ran = [];
+  for (const how of ['install', 'run --isolate']) {
+    const name = `adv14-lockspoof-${how.replace(/\W/g, '')}-${ID}`;
+    const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
+    cleanup.push(entry);
+    const reg = await lyingRegistry(t, name, `ADV14-LOCKSPOOF-RAN-${how}`);
+    const first = how === 'install' ? ['install', '--install-scripts=skip', `npx://${name}@1.0.0`]
+      : ['run', '--isolate', '--install-scripts=skip', `npx://${name}@1.0.0`];
+    const a = await runMcpcell(first, { input: '', env: env({ npm_config_registry: reg.url, npm_config_update_notifier: 'false' }), guardMs: 55_000 });
+    t.diagnostic(`${how}: exit ${a.code}; registry asked: ${reg.requests.join(', ')}`);
+    const r = await runMcpcell(['run', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`], { input: '', env: env(), guardMs: 30_000 });
+    rmSync(entry, { recursive: true, force: true });
+    if (/WITHOUT a cell/.test(r.stderr) && /ADV14-LOCKSPOOF-RAN/.test(r.stderr)) ran.push(`${how}: the lying registry's package ran with no cell:\n${r.stderr}`);
+  }
+  assert.deepEqual(ran, []);
+});
