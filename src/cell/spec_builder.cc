@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
@@ -450,6 +451,9 @@ void MaskSystemCredentials(CellSpec* spec) {
   for (const char* f : {"/usr/etc/npmrc", "/usr/local/etc/npmrc"}) {
     struct stat st{};
     if (::lstat(f, &st) != 0) continue;
+    // A grant's own scan masked it already, or the user granted it by name
+    // (--force-credentials): a second mount on one target is refused (adv14).
+    if (std::any_of(spec->mounts.begin(), spec->mounts.end(), [&](const MountSpec& m) { return m.target == f; })) continue;
     spec->mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", f, false, false, 0, "masked"},
                                       MountSpec::Origin::kMasked));
   }
@@ -602,7 +606,6 @@ Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::str
   else if (req.idmap != "auto") return MakeError("--idmap", req.idmap, "expected auto, on or off");
   MCPCELL_TRY(AddLimits(&spec, req));
   spec.mounts = SystemMounts(spec.network.mode != NetworkSpec::Mode::kNone);
-  MaskSystemCredentials(&spec);
   for (const auto& p : req.system_mounts) {
     auto real = RealPath(ExpandHome(p));
     if (!real) return MakeError("--system-mount", p, real.error().Message());
@@ -620,6 +623,7 @@ Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::str
   for (const auto& w : req.write) MCPCELL_TRY(AddUserBind(&spec, w, true, req.force_credentials, "--write", notes));
   if (!req.no_auto_mount) MCPCELL_TRY(AddServerMounts(&spec, notes));
   MCPCELL_TRY(AddEnv(&spec, req));
+  MaskSystemCredentials(&spec);  // last: over a grant that shows them again, unless the grant masked them itself
   // Keep the caller's cwd when the cell has it, so relative paths mean the same.
   std::error_code ec;
   std::string cwd = fs::current_path(ec).string();

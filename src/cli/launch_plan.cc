@@ -564,6 +564,10 @@ std::string WhyPipConfigIsNotPublic() {
       std::filesystem::path(xdg).lexically_normal() != std::filesystem::path(home + "/.config").lexically_normal()) {
     return "XDG_CONFIG_HOME is set, and pip reads pip/pip.conf there";
   }
+  // pip reads DIR/pip/pip.conf for each of them too (adv14).
+  if (const char* dirs = std::getenv("XDG_CONFIG_DIRS"); dirs != nullptr && *dirs != '\0' && std::string_view(dirs) != "/etc/xdg") {
+    return "XDG_CONFIG_DIRS is set, and pip reads pip/pip.conf in each of its directories";
+  }
   for (const std::string& conf : {home + "/.config/pip/pip.conf", home + "/.pip/pip.conf"}) {
     struct stat st{};
     if (::lstat(conf.c_str(), &st) == 0) return "your pip config " + VisibleOnTerminal(conf) + " may name another index";
@@ -582,6 +586,7 @@ std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req, Pa
   if (base != AccountCacheBase()) {
     return "its package cache is under $XDG_CACHE_HOME (" + VisibleOnTerminal(base) + "), not your account's";
   }
+  if (std::string why = WhyCaEnvironmentIsNotPublic(); !why.empty()) return why;
   if (ref.kind == ServerRef::Kind::kUvx) {
     for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) {
       std::string_view entry(*e);
@@ -607,6 +612,14 @@ Status NameThePlainNode(const ServerRef& ref, const LaunchPlan& plan, Resolved* 
   if (resolved->argv.empty() || resolved->argv[0] != "node") return {};
   std::string node = FindOnAbsoluteHostPath("node");
   if (node.empty()) return MakeError("run without a cell", "node", "not found in PATH's absolute directories");
+  // Root's node only: an absolute PATH entry may still be a repository's
+  // node_modules/.bin, as direnv writes it (adv14).
+  if (!IsSystemProgram(node)) {
+    return MakeError("run without a cell", VisibleOnTerminal(node),
+                     "is the node PATH finds, but not a system program (root's, under /usr, /bin or /opt, in a directory only root can "
+                     "change), so it is not the node the policy's trust assumed; run the server in a cell (add "
+                     "--isolate) or put the system's node first on PATH");
+  }
   resolved->argv[0] = node;
   return {};
 }

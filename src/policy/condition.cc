@@ -9,6 +9,7 @@
 
 #include "policy/command_glob.h"
 #include "util/json_input.h"
+#include "util/path_search.h"
 
 namespace mcpcell {
 namespace {
@@ -160,6 +161,13 @@ ConditionResult NameHolds(const Condition& c, const TrustFacts& f, RuleSide side
   if (side == RuleSide::kLooser && !f.maybe_names.empty()) {
     return Flag(false, "the command also runs " + f.maybe_names.front() +
                            " (an option's file or code), which a name condition cannot stand for");
+  }
+  // Nor for the interpreter that runs the script: /tmp/x/node is known as
+  // node by its name alone (adv14). Only a system program (root's) is.
+  if (side == RuleSide::kLooser && f.kind == ServerRef::Kind::kCommand && !f.script.empty() &&
+      !IsSystemProgram(f.local_path)) {
+    return Flag(false, "the interpreter " + (f.local_path.empty() ? f.name : f.local_path) +
+                           " is not a system program (root's), and the script's name does not vouch for it");
   }
   for (const auto& g : c.values) {
     for (const auto& n : names) {

@@ -52,6 +52,16 @@ Result<HostCommand> PrepareHostCommand(const HostToolRun& run) {
   } else {
     c.exe = FindHostTool(name, safe);
   }
+  if (!c.exe.empty()) {
+    // The tool's own directory first: npm's `#!/usr/bin/env node` then runs
+    // the node beside it (/usr/bin's, or an nvm install's), not one an
+    // earlier PATH entry of mcpcell's environment offers (adv14: a
+    // repository's node_modules/.bin on PATH ran as the user on every install).
+    std::string dir = c.exe.substr(0, c.exe.rfind('/'));
+    for (auto& e : c.env) {
+      if (e.rfind("PATH=", 0) == 0) e = "PATH=" + (dir.empty() ? std::string("/") : dir) + ":" + e.substr(5);
+    }
+  }
   if (c.exe.empty()) {
     return MakeError("find " + name + " on the host", "",
                      (name[0] == '/' ? std::string("not an executable file outside the directories a cell may write")

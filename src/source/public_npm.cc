@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -14,17 +16,31 @@ namespace mcpcell {
 
 namespace {
 
+constexpr const char* kSystemCaBundles[] = {
+    "/etc/ssl/certs/ca-certificates.crt",                  // Debian, Ubuntu, Alpine
+    "/etc/pki/tls/certs/ca-bundle.crt",                    // Fedora, RHEL
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",   // Fedora, RHEL
+    "/etc/ssl/ca-bundle.pem",                              // openSUSE
+    "/etc/ssl/cert.pem",                                   // Alpine, Arch
+};
+
 bool RootsAlone(const struct stat& st) { return st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0; }
 
-/// A file of the system's (under /etc or /usr) that only root can change, in
-/// a directory only root can change: the system's CA bundle (this machine's
-/// npm names /etc/ssl/certs/ca-certificates.crt), which vouches for every
-/// other program as well. Root's own files elsewhere are not: a client's
-/// env block can name any file of the caller's.
+/// The distribution's CA bundle (Debian's, Fedora's, Alpine's), the one file
+/// that vouches for every other program as well, and only root can change.
+/// Not any root-owned file under /usr: packages ship test CAs with their
+/// keys beside them (adv14: google-cloud-sdk's urllib3 test CA signed
+/// registry.npmjs.org for a proxy).
 bool IsSystemFile(const std::string& path) {
   std::error_code ec;
   std::filesystem::path real = std::filesystem::canonical(path, ec);
-  if (ec || (real.string().rfind("/etc/", 0) != 0 && real.string().rfind("/usr/", 0) != 0)) return false;
+  if (ec) return false;
+  bool bundle = false;
+  for (const char* known : kSystemCaBundles) {
+    std::filesystem::path k = std::filesystem::canonical(known, ec);
+    bundle = bundle || (!ec && k == real);
+  }
+  if (!bundle) return false;
   struct stat file{}, dir{};
   return ::stat(real.c_str(), &file) == 0 && S_ISREG(file.st_mode) && RootsAlone(file) &&
          ::stat(real.parent_path().c_str(), &dir) == 0 && RootsAlone(dir);
@@ -52,6 +68,24 @@ std::string WhyNpmConfigIsNotPublic(const NpmConfig& config, const std::string& 
   if (!config.cafile.empty() && !IsSystemFile(config.cafile)) {
     return "npm trusts the certificate authorities of " + VisibleOnTerminal(config.cafile) +
            ", a file not the system's (root's, writable by no one else), which can answer for the registry";
+  }
+  return "";
+}
+
+std::string WhyCaEnvironmentIsNotPublic() {
+  // Node (NODE_EXTRA_CA_CERTS), OpenSSL (SSL_CERT_FILE/DIR: npm under a
+  // node that uses the system store), pip (REQUESTS_CA_BUNDLE) and curl
+  // (CURL_CA_BUNDLE) take authorities from these (adv14).
+  for (const char* name : {"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != '\0' && !IsSystemFile(v)) {
+      return std::string(name) + " names " + VisibleOnTerminal(v) +
+             ", a certificate authority that is not the system's, which can answer for the registry";
+    }
+  }
+  const char* dir = std::getenv("SSL_CERT_DIR");
+  if (dir != nullptr && *dir != '\0' && std::string_view(dir) != "/etc/ssl/certs" && std::string_view(dir) != "/etc/pki/tls/certs") {
+    return "SSL_CERT_DIR names " + VisibleOnTerminal(dir) + ", certificate authorities that are not the system's";
   }
   return "";
 }

@@ -24,6 +24,12 @@ inline constexpr const char* kPublicNpmRegistry = "https://registry.npmjs.org/";
 /// that could stand in for the registry's certificate. "" when none does.
 std::string WhyNpmConfigIsNotPublic(const NpmConfig& config, const std::string& package);
 
+/// What in this process's environment adds a certificate authority that
+/// could answer for a registry or index (NODE_EXTRA_CA_CERTS, SSL_CERT_FILE,
+/// SSL_CERT_DIR, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE naming anything but the
+/// system's bundle), or "" (npm's and pip's installs, adv14).
+std::string WhyCaEnvironmentIsNotPublic();
+
 /// What in an installed entry (`cache_dir`: <npx cache>/<name>@<version>)
 /// came from elsewhere: the install's package-lock.json names each
 /// package's `resolved` URL;

@@ -76,6 +76,21 @@ constexpr std::array kNames = {
     // $LESSOPEN and $LESSCLOSE as preprocessors (adv13).
     std::string_view("BROWSER"), std::string_view("EDITOR"), std::string_view("VISUAL"), std::string_view("PAGER"),
     std::string_view("MANPAGER"), std::string_view("LESSOPEN"), std::string_view("LESSCLOSE"),
+    std::string_view("SYSTEMD_PAGER"), std::string_view("GH_BROWSER"), std::string_view("GH_EDITOR"),
+    std::string_view("SUDO_ASKPASS"), std::string_view("VIMINIT"), std::string_view("EXINIT"), std::string_view("PSQLRC"),
+    // Configs that run commands or name the code a tool fetches (adv14): Go's
+    // env file (GOFLAGS=-toolexec), module proxy and toolchain; kubectl's exec
+    // credential plugins; the AWS CLI's credential_process; docker's
+    // credential helpers; Rust's compiler wrapper, toolchain and cargo home;
+    // Maven/Gradle options (-javaagent) and home; R, Tcl and Julia library
+    // paths and profiles; RubyGems' Gemfile and bundler/gem configs.
+    std::string_view("GOENV"), std::string_view("GOPROXY"), std::string_view("GOSUMDB"), std::string_view("GONOSUMDB"),
+    std::string_view("GOTOOLCHAIN"), std::string_view("KUBECONFIG"), std::string_view("AWS_CONFIG_FILE"),
+    std::string_view("DOCKER_CONFIG"), std::string_view("RUSTC_WRAPPER"), std::string_view("RUSTUP_TOOLCHAIN"),
+    std::string_view("CARGO_HOME"), std::string_view("MAVEN_OPTS"), std::string_view("GRADLE_OPTS"),
+    std::string_view("GRADLE_USER_HOME"), std::string_view("R_PROFILE_USER"), std::string_view("R_LIBS_USER"),
+    std::string_view("TCLLIBPATH"), std::string_view("JULIA_LOAD_PATH"), std::string_view("RUBYGEMS_GEMDEPS"),
+    std::string_view("BUNDLE_APP_CONFIG"), std::string_view("GEMRC"),
     // ssh runs SSH_ASKPASS (and git's askpass through it).
     std::string_view("SSH_ASKPASS"),
     // Java agents and classes: -javaagent in these options, CLASSPATH.
@@ -96,6 +111,11 @@ constexpr std::array kChoosers = {
     std::string_view("HOME"), std::string_view("PATH"), std::string_view("ZDOTDIR"), std::string_view("INPUTRC"),
     std::string_view("XDG_CONFIG_HOME"), std::string_view("XDG_CONFIG_DIRS"), std::string_view("XDG_DATA_HOME"),
     std::string_view("XDG_DATA_DIRS"), std::string_view("XDG_CACHE_HOME"), std::string_view("XDG_STATE_HOME"),
+    // Programs found by a variable (a browser server's Chrome, Java) and the
+    // authorities TLS trusts (a proxy could answer for any host, adv14).
+    std::string_view("PUPPETEER_EXECUTABLE_PATH"), std::string_view("CHROME_PATH"), std::string_view("JAVA_HOME"),
+    std::string_view("NODE_EXTRA_CA_CERTS"), std::string_view("SSL_CERT_FILE"), std::string_view("SSL_CERT_DIR"),
+    std::string_view("REQUESTS_CA_BUNDLE"), std::string_view("CURL_CA_BUNDLE"),
 };
 
 }  // namespace

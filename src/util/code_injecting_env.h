@@ -20,8 +20,10 @@ bool InjectsCode(std::string_view name);
 /// config from, or the programs it runs by name (adv11): HOME (Python's user
 /// site and usercustomize.py, git's ~/.gitconfig, npm's ~/.npmrc), the XDG
 /// bases (git's $XDG_CONFIG_HOME/git/config: core.fsmonitor runs a command),
-/// PATH, ZDOTDIR, INPUTRC. Fine in a cell, which sees only its grants; not on
-/// a process that runs outside one.
+/// PATH, ZDOTDIR, INPUTRC, a browser's or Java's path, and the certificate
+/// authorities TLS trusts (NODE_EXTRA_CA_CERTS, SSL_CERT_FILE, ...). Fine in
+/// a cell, which sees only its grants; not on a process that runs outside
+/// one. (The host tools keep them: npm and pip behind a proxy need its CA.)
 bool ChoosesWhatRuns(std::string_view name);
 
 /// npm_config_* in any case: npm's configuration, which InjectsCode counts

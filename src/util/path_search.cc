@@ -9,6 +9,10 @@
 
 namespace mcpcell {
 
+namespace {
+constexpr const char* kSystemProgramDirs[] = {"/usr/", "/bin/", "/sbin/", "/opt/", "/nix/store/"};
+}  // namespace
+
 bool IsExecutableFile(const std::string& path) {
   struct stat st{};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
@@ -35,6 +39,21 @@ std::string FindOnHostPath(const std::string& name) {
   std::error_code ec;
   auto abs = std::filesystem::absolute(found, ec);
   return ec ? found : abs.lexically_normal().string();
+}
+
+bool IsSystemProgram(const std::string& path) {
+  std::error_code ec;
+  auto real = std::filesystem::canonical(path, ec);
+  if (ec) return false;
+  const std::string& r = real.native();
+  if (std::none_of(std::begin(kSystemProgramDirs), std::end(kSystemProgramDirs),
+                   [&](const char* d) { return r.rfind(d, 0) == 0; })) {
+    return false;
+  }
+  auto roots = [](const struct stat& st) { return st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0; };
+  struct stat file{}, dir{};
+  return ::stat(real.c_str(), &file) == 0 && S_ISREG(file.st_mode) && roots(file) &&
+         ::stat(real.parent_path().c_str(), &dir) == 0 && roots(dir);
 }
 
 std::string FindOnAbsoluteHostPath(const std::string& name) {

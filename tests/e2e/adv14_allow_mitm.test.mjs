@@ -85,7 +85,6 @@ function npmjsCertificate(dir) {
 
 test('adv14: HTTPS_PROXY + NODE_EXTRA_CA_CERTS (a CA of the proxy\'s) are accepted on an allow run of npx://: where npm names no cafile, the proxy answers for registry.npmjs.org', {
   timeout: 60_000,
-  todo: 'adv14: WhyNpmConfigIsNotPublic does not look at NODE_EXTRA_CA_CERTS (HostToolEnvironment passes it to npm)',
 }, async () => {
   const dir = makeTempDir('adv14-mitm-ca');
   const cert = npmjsCertificate(dir);
@@ -159,7 +158,6 @@ const PUBLIC_TEST_CAS = [
 test('adv14: npm_config_cafile naming a test CA a package ships under /usr (its key beside it) passes as "the system\'s"; a proxy signs registry.npmjs.org with it and its package runs with no cell', {
   timeout: 90_000,
   skip: PUBLIC_TEST_CAS.length === 0 && 'no public test CA under /usr on this machine',
-  todo: 'adv14: public_npm.cc IsSystemFile trusts any root-owned file under /usr (or /etc) as a CA bundle',
 }, async (t) => {
   const [caPem, caKey] = PUBLIC_TEST_CAS[0];
   const dir = makeTempDir('adv14-testca');

@@ -36,7 +36,6 @@ after(() => {
 
 test('adv14: an absolute PATH entry (a repo\'s /abs/node_modules/.bin) chooses the `node` that runs a trusted npx:// package with no cell, and the host npm\'s node on an isolated run', {
   timeout: 60_000,
-  todo: 'adv14: NameThePlainNode and the host npm\'s env node take the first node on any absolute PATH entry (mcpcell\'s PATH is the client\'s)',
 }, async () => {
   const name = `adv14-absnode-${ID}`;
   const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);

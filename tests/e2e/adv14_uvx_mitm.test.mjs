@@ -72,7 +72,6 @@ async function mitmIndex(t, idx, tls) {
 
 test('adv14: HTTPS_PROXY + REQUESTS_CA_BUNDLE: a proxy answers for pypi.org and its wheel of a trusted uvx:// package runs with no cell', {
   timeout: 120_000,
-  todo: 'adv14: REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE (requests\' CA bundle) pass the uvx:// allow check and reach the host pip',
 }, async (t) => {
   const ran = [];
   const cert = pypiCertificate(makeTempDir('adv14-pypi-ca'));

@@ -49,7 +49,6 @@ function trusting(source) {
 
 test('adv14: XDG_CONFIG_DIRS names a pip.conf whose index-url serves a trusted uvx:// package, installed and run with no cell', {
   timeout: 90_000,
-  todo: 'adv14: WhyPipConfigIsNotPublic does not look at XDG_CONFIG_DIRS (pip\'s site config dirs)',
 }, async (t) => {
   const version = `14.${ID}.1`;
   const idx = await startIndex([version]);

@@ -136,6 +136,15 @@ TEST_F(PathSearch, TheAbsoluteSearchSkipsEmptyDotAndRelativeEntries) {
   EXPECT_EQ(FindOnAbsoluteHostPath("tool"), "");
 }
 
+// What a run without a cell may start as an interpreter (adv14): the
+// system's, not a file of root's own elsewhere (this test's, as root).
+TEST_F(PathSearch, ASystemProgramIsRootsUnderTheSystemDirectories) {
+  EXPECT_TRUE(IsSystemProgram("/bin/sh"));
+  Program(root_ + "/abs/tool");
+  EXPECT_FALSE(IsSystemProgram(root_ + "/abs/tool"));
+  EXPECT_FALSE(IsSystemProgram(root_ + "/abs/missing"));
+}
+
 TEST_F(PathSearch, NameWithSlashIsNotSearched) {
   Program(root_ + "/cwd/bin/tool");
   EXPECT_EQ(SearchPath("bin/tool", root_ + "/abs"), "bin/tool");
