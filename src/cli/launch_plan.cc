@@ -548,33 +548,6 @@ Status RefuseWhatNeedsACell(const ServerRef& ref, const RegistryEntry* entry, co
   return {};
 }
 
-/// What of pip's own config files could name another index for a uvx://
-/// install (adv13): pip reads $XDG_CONFIG_HOME/pip/pip.conf, ~/.config/pip
-/// and ~/.pip from the environment's HOME, which a client's env block sets;
-/// a config of the account's own may name another index too. The system's
-/// (/etc, root's) is the machine's. "" when none could.
-std::string WhyPipConfigIsNotPublic() {
-  std::string home = AccountHome();
-  const char* env_home = std::getenv("HOME");
-  if (env_home != nullptr && std::filesystem::path(env_home).lexically_normal() != std::filesystem::path(home).lexically_normal()) {
-    return "HOME is not your account's home, and pip reads its config from there";
-  }
-  const char* xdg = std::getenv("XDG_CONFIG_HOME");
-  if (xdg != nullptr && *xdg != '\0' &&
-      std::filesystem::path(xdg).lexically_normal() != std::filesystem::path(home + "/.config").lexically_normal()) {
-    return "XDG_CONFIG_HOME is set, and pip reads pip/pip.conf there";
-  }
-  // pip reads DIR/pip/pip.conf for each of them too (adv14).
-  if (const char* dirs = std::getenv("XDG_CONFIG_DIRS"); dirs != nullptr && *dirs != '\0' && std::string_view(dirs) != "/etc/xdg") {
-    return "XDG_CONFIG_DIRS is set, and pip reads pip/pip.conf in each of its directories";
-  }
-  for (const std::string& conf : {home + "/.config/pip/pip.conf", home + "/.pip/pip.conf"}) {
-    struct stat st{};
-    if (::lstat(conf.c_str(), &st) == 0) return "your pip config " + VisibleOnTerminal(conf) + " may name another index";
-  }
-  return "";
-}
-
 // A pinned npx/uvx version names a package, not its code: the registry and
 // the cache decide what runs. An allow rule trusted the public registry's
 // package; a run whose environment picks another registry or cache (a
@@ -588,14 +561,7 @@ std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req, Pa
   }
   if (std::string why = WhyCaEnvironmentIsNotPublic(); !why.empty()) return why;
   if (ref.kind == ServerRef::Kind::kUvx) {
-    for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) {
-      std::string_view entry(*e);
-      std::string_view name = entry.substr(0, entry.find('='));
-      if (PicksPackageIndex(name)) {
-        return std::string(name) + " is set, and pip's and uv's settings choose where packages come from";
-      }
-    }
-    return WhyPipConfigIsNotPublic();
+    return WhyPipSettingsAreNotPublic();
   }
   if (!req.npm_scopes.empty()) return "--npm-scope lets another registry serve its dependencies";
   auto config = npm->Config();
@@ -644,9 +610,15 @@ Status RefuseSwappableSourceOnAPlainRun(const ServerRef& ref, const RunRequest& 
 /// After the install: what the cache holds, which an earlier run under
 /// other settings may have put there (adv13), is the public registry's.
 Status RefuseForeignInstallOnAPlainRun(const ServerRef& ref, const LaunchPlan& plan, const Resolved& resolved) {
-  if (plan.action != LaunchPlan::Action::kAllow || ref.kind != ServerRef::Kind::kNpx) return {};
+  if (plan.action != LaunchPlan::Action::kAllow) return {};
+  if (ref.kind != ServerRef::Kind::kNpx && ref.kind != ServerRef::Kind::kUvx) return {};
   if (!resolved.installed || !resolved.installed->present) return {};
-  return RefusePlainRun(ref, plan, WhyInstallIsNotPublic(resolved.installed->cache_dir));
+  const std::string& dir = resolved.installed->cache_dir;
+  // The settings it was installed under (which its lockfile cannot show:
+  // adv14), then, for npm, every package's own record.
+  std::string why = WhyOriginIsNotPublic(dir);
+  if (why.empty() && ref.kind == ServerRef::Kind::kNpx) why = WhyInstallIsNotPublic(dir);
+  return RefusePlainRun(ref, plan, why);
 }
 
 

@@ -25,6 +25,7 @@
 #include "source/cache_entry_owner.h"
 #include "source/host_run.h"
 #include "source/install_scopes.h"
+#include "source/public_npm.h"
 #include "source/registry_url.h"
 #include "source/url_credential.h"
 #include "source/host_tool.h"
@@ -106,7 +107,12 @@ class NpmTool : public PackageTool {
                                      "--allow-git=none", "--allow-remote=none", "--allow-file=none",
                                      "--allow-directory=none",
                                      // where each package came from, in the install's lockfile (public_npm.h)
-                                     "--omit-lockfile-registry-resolved=false"};
+                                     "--omit-lockfile-registry-resolved=false",
+                                     // the registry asked again, not npm's cache: a man in the middle's
+                                     // answers of an earlier install stay there under the registry's key,
+                                     // and a tarball is taken from the cache only by the integrity the
+                                     // registry answers now (adv14)
+                                     "--prefer-online"};
     if (!global->empty()) argv.push_back("--globalconfig=" + *global);
     // The user's token fetches only the scope the user asked for (adv9,
     // install_scopes.h): every other scoped registry points at this package's.
@@ -128,7 +134,11 @@ class NpmTool : public PackageTool {
       if (std::string hint = scopes->Hint(package); !hint.empty()) e.detail += (e.detail.empty() ? "" : "; ") + hint;
       return e;
     }
-    return {};
+    // Under which settings it came (public_npm.h): an allow run trusts only
+    // an install made under the public registry's.
+    std::string why = npm_scopes_.empty() ? WhyNpmConfigIsNotPublic(*config, package) : "--npm-scope";
+    if (why.empty()) why = WhyCaEnvironmentIsNotPublic();
+    return WriteInstallOrigin(prefix, why);
   }
 
  private:

@@ -1,6 +1,8 @@
 #include "source/public_npm.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -9,8 +11,14 @@
 #include <nlohmann/json.hpp>
 
 #include "source/registry_url.h"
+#include "util/code_injecting_env.h"
+#include "util/home_path.h"
 #include "util/json_input.h"
 #include "util/terminal_text.h"
+#include "util/unique_fd.h"
+#include "util/write_all.h"
+
+extern char** environ;
 
 namespace mcpcell {
 
@@ -70,6 +78,79 @@ std::string WhyNpmConfigIsNotPublic(const NpmConfig& config, const std::string& 
            ", a file not the system's (root's, writable by no one else), which can answer for the registry";
   }
   return "";
+}
+
+namespace {
+
+/// What of pip's own config files could name another index for a uvx://
+/// install (adv13): pip reads $XDG_CONFIG_HOME/pip/pip.conf, ~/.config/pip
+/// and ~/.pip from the environment's HOME, which a client's env block sets;
+/// a config of the account's own may name another index too. The system's
+/// (/etc, root's) is the machine's. "" when none could.
+std::string WhyPipConfigIsNotPublic() {
+  std::string home = AccountHome();
+  const char* env_home = std::getenv("HOME");
+  if (env_home != nullptr && std::filesystem::path(env_home).lexically_normal() != std::filesystem::path(home).lexically_normal()) {
+    return "HOME is not your account's home, and pip reads its config from there";
+  }
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  if (xdg != nullptr && *xdg != '\0' &&
+      std::filesystem::path(xdg).lexically_normal() != std::filesystem::path(home + "/.config").lexically_normal()) {
+    return "XDG_CONFIG_HOME is set, and pip reads pip/pip.conf there";
+  }
+  // pip reads DIR/pip/pip.conf for each of them too (adv14).
+  if (const char* dirs = std::getenv("XDG_CONFIG_DIRS"); dirs != nullptr && *dirs != '\0' && std::string_view(dirs) != "/etc/xdg") {
+    return "XDG_CONFIG_DIRS is set, and pip reads pip/pip.conf in each of its directories";
+  }
+  for (const std::string& conf : {home + "/.config/pip/pip.conf", home + "/.pip/pip.conf"}) {
+    struct stat st{};
+    if (::lstat(conf.c_str(), &st) == 0) return "your pip config " + VisibleOnTerminal(conf) + " may name another index";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string WhyPipSettingsAreNotPublic() {
+  for (char** e = ::environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    std::string_view name = entry.substr(0, entry.find('='));
+    if (PicksPackageIndex(name)) return std::string(name) + " is set, and pip's and uv's settings choose where packages come from";
+  }
+  if (std::string why = WhyPipConfigIsNotPublic(); !why.empty()) return why;
+  return WhyCaEnvironmentIsNotPublic();
+}
+
+namespace {
+
+constexpr const char* kOriginFile = ".mcpcell-origin.json";
+
+}  // namespace
+
+Status WriteInstallOrigin(const std::string& dir, const std::string& why) {
+  nlohmann::json j{{"public", why.empty()}, {"settings", why.empty() ? "the public registry's, checked at install" : why}};
+  std::string path = dir + "/" + kOriginFile;
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!fd) return ErrnoError("record where the install came from", path);
+  std::string text = j.dump() + "\n";
+  return WriteAll(fd.get(), text, "record where the install came from", path);
+}
+
+std::string WhyOriginIsNotPublic(const std::string& cache_dir) {
+  std::string path = cache_dir + "/" + kOriginFile;
+  auto text = ReadTextFile(path, "read where the install came from");
+  if (!text.ok()) {
+    return "its install has no record of the settings it was made under (an older mcpcell made it); remove " +
+           VisibleOnTerminal(cache_dir) + " to have it installed afresh";
+  }
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("public") || !j["public"].is_boolean()) {
+    return "its record of where it came from (" + VisibleOnTerminal(path) + ") is not mcpcell's";
+  }
+  if (j["public"].get<bool>()) return "";
+  std::string settings = j.contains("settings") && j["settings"].is_string() ? j["settings"].get<std::string>() : "";
+  return "it was installed under other settings (" + VisibleOnTerminal(settings) + "); remove " + VisibleOnTerminal(cache_dir) +
+         " to have it installed afresh under these";
 }
 
 std::string WhyCaEnvironmentIsNotPublic() {

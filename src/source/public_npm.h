@@ -10,6 +10,7 @@
 #include <string>
 
 #include "source/npm_config.h"
+#include "util/error.h"
 
 namespace mcpcell {
 
@@ -29,6 +30,22 @@ std::string WhyNpmConfigIsNotPublic(const NpmConfig& config, const std::string& 
 /// SSL_CERT_DIR, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE naming anything but the
 /// system's bundle), or "" (npm's and pip's installs, adv14).
 std::string WhyCaEnvironmentIsNotPublic();
+
+/// What of pip's settings could name another index for a uvx:// install:
+/// a PIP_*/UV_* variable, a HOME, XDG_CONFIG_HOME or XDG_CONFIG_DIRS that
+/// is not the account's, a pip config of the account's own, a CA variable.
+std::string WhyPipSettingsAreNotPublic();
+
+/// Records, in an install directory, whether the settings it was made
+/// under were the public registry's (`why` empty) or why not: what an
+/// entry's own lockfile cannot say (adv14: npm writes the registry's
+/// tarball URL as the registry document gives it, and a man in the middle's
+/// answers look like the registry's).
+Status WriteInstallOrigin(const std::string& dir, const std::string& why);
+
+/// Why a cache entry's record does not say it was installed under public
+/// settings (none, or not public), or "".
+std::string WhyOriginIsNotPublic(const std::string& cache_dir);
 
 /// What in an installed entry (`cache_dir`: <npx cache>/<name>@<version>)
 /// came from elsewhere: the install's package-lock.json names each

@@ -15,6 +15,7 @@
 #include "source/cache_entry_owner.h"
 #include "source/host_run.h"
 #include "source/host_tool.h"
+#include "source/public_npm.h"
 #include "util/diag.h"
 #include "util/json_input.h"
 #include "util/terminal_text.h"
@@ -82,7 +83,7 @@ class PipTool : public PythonTool {
       e.detail += "; only wheels are installed (a source distribution would run its setup.py on the host)";
       return e;
     }
-    return {};
+    return WriteInstallOrigin(venv_dir, WhyPipSettingsAreNotPublic());  // public_npm.h
   }
 
  private:

@@ -53,7 +53,6 @@ function trusting(source) {
 
 test('adv14: uvx:// cache filled by `mcpcell install` (or an isolated run) with PIP_INDEX_URL runs on a later clean allow run with no cell (the after-install check is npx:// only)', {
   timeout: 120_000,
-  todo: 'adv14: RefuseForeignInstallOnAPlainRun checks npx:// only; a uvx:// entry from another index runs on an allow run',
 }, async (t) => {
   const ran = [];
   for (const [i, how] of ['install', 'run --isolate'].entries()) {
@@ -107,7 +106,6 @@ async function lyingRegistry(t, name, mark) {
 
 test('adv14: package-lock.json `resolved` is what the registry\'s document says: a registry whose dist.tarball names registry.npmjs.org fills the cache (npm fetches it from that registry), and a later clean allow run runs it with no cell', {
   timeout: 120_000,
-  todo: 'adv14: WhyInstallIsNotPublic trusts package-lock.json `resolved`, which npm copies from the registry\'s own document',
 }, async (t) => {
   const ran = [];
   for (const how of ['install', 'run --isolate']) {

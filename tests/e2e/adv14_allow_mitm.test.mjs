@@ -133,7 +133,6 @@ async function mitm(t, name, mark, tls) {
 
 test('adv14: an isolated run through a man in the middle (HTTPS_PROXY, strict-ssl off) records honest registry.npmjs.org URLs in package-lock.json; a later clean allow run runs the proxy\'s package with no cell', {
   timeout: 120_000,
-  todo: 'adv14: WhyInstallIsNotPublic reads where npm asked, not whether the answer was the registry\'s: an install under strict-ssl=false (or any CA) passes',
 }, async (t) => {
   const dir = makeTempDir('adv14-mitm-cache');
   const cert = npmjsCertificate(dir);
@@ -212,7 +211,6 @@ async function cachingMitm(t, name, mark, tls) {
 
 test('adv14: the MITM\'d answers stay in mcpcell\'s npm cache (.npm-cache, max-age a year): with the cache entry removed, as the refusal advises, a clean allow run installs the proxy\'s package again and runs it with no cell', {
   timeout: 120_000,
-  todo: 'adv14: npx cache .npm-cache keeps a man-in-the-middle\'s packument and tarball under registry.npmjs.org\'s key; a clean install reuses them',
 }, async (t) => {
   const cert = npmjsCertificate(makeTempDir('adv14-npmcache-ca'));
   const name = `adv14-npmcache-${ID}`;

@@ -76,5 +76,18 @@ TEST(PublicNpmTest, AnInstallIsPublicOnlyWhenEveryPackageRecordsThePublicRegistr
   EXPECT_NE(WhyInstallIsNotPublic(dir.File("missing")), "");
 }
 
+// adv14: the settings an install was made under, recorded beside it; an
+// entry with no record, or one made under other settings, is not public.
+TEST(PublicNpmTest, AnInstallsRecordSaysWhetherItsSettingsWereThePublicRegistrys) {
+  testing::TempDir pub("origin-public"), other("origin-other"), none("origin-none");
+  ASSERT_TRUE(WriteInstallOrigin(pub.path(), "").ok());
+  EXPECT_EQ(WhyOriginIsNotPublic(pub.path()), "");
+  ASSERT_TRUE(WriteInstallOrigin(other.path(), "npm's strict-ssl is off").ok());
+  std::string why = WhyOriginIsNotPublic(other.path());
+  EXPECT_NE(why.find("strict-ssl is off"), std::string::npos) << why;
+  EXPECT_NE(WhyOriginIsNotPublic(none.path()).find("no record"), std::string::npos);
+  EXPECT_FALSE(WriteInstallOrigin(pub.path(), "").ok()) << "a record is written once (O_EXCL)";
+}
+
 }  // namespace
 }  // namespace mcpcell
