@@ -325,6 +325,25 @@ void WarnSkippedScripts(const std::string& node_modules) {
 }
 
 /// Runs or skips the scripts of the install at `dir` (not yet published).
+/// What the install scripts' cells left writable by the group or others
+/// (`chmod -R 777 build`) made writable by its owner only: code the program
+/// loads is no one else's to change (adv14; cache_entry_owner.h checks
+/// only the path to the program). One that cannot be changed (not ours)
+/// refuses the install.
+Status WritableByOwnerOnly(const std::string& dir) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat st{};
+    if (::lstat(it->path().c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) == 0) continue;
+    if (::chmod(it->path().c_str(), st.st_mode & 0755) != 0) {
+      return ErrnoError("make the install's files writable by their owner only", VisibleOnTerminal(it->path().string()));
+    }
+  }
+  if (ec) return MakeError("read the install", VisibleOnTerminal(dir), ec.message());
+  return {};
+}
+
 /// npm is asked for its registry only when some package has scripts.
 Status HandleScripts(const std::string& dir, const NpxScripts& scripts, PackageTool& tool) {
   if (scripts.mode == InstallScriptsMode::kSkip) {
@@ -341,7 +360,8 @@ Status HandleScripts(const std::string& dir, const NpxScripts& scripts, PackageT
     Warn(read.error().Message() + "; the install scripts get no network");
     return {};
   };
-  return RunPackageScripts(dir, *scripts.cell, scripts.limit, config, scripts.holds_secret);
+  MCPCELL_TRY(RunPackageScripts(dir, *scripts.cell, scripts.limit, config, scripts.holds_secret));
+  return WritableByOwnerOnly(dir + "/node_modules");
 }
 
 /// A package published without its scripts run (an older mcpcell, or
