@@ -454,7 +454,7 @@ void MaskSystemCredentials(CellSpec* spec) {
     // A grant's own scan masked it already, or the user granted it by name
     // (--force-credentials): a second mount on one target is refused (adv14).
     if (std::any_of(spec->mounts.begin(), spec->mounts.end(), [&](const MountSpec& m) { return m.target == f; })) continue;
-    spec->mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", f, false, false, 0, "masked"},
+    spec->mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", f, false, false, 0, kSystemMaskWhy},
                                       MountSpec::Origin::kMasked));
   }
 }
