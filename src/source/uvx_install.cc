@@ -9,12 +9,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <sstream>
 
 #include "source/cache_entry_owner.h"
 #include "source/host_run.h"
 #include "source/host_tool.h"
+#include "source/pip_settings.h"
 #include "source/public_npm.h"
 #include "util/diag.h"
 #include "util/json_input.h"
@@ -41,7 +43,7 @@ class PipTool : public PythonTool {
     // install will.
     auto out = Run({kVenvPython, "-I", "-m", "pip", "index", "versions", "--no-cache-dir", "--disable-pip-version-check", "--no-input",
                     package},
-                   true, "resolving the latest " + package + " with pip");
+                   true, "resolving the latest " + package + " with pip", "index");
     if (!out.ok()) return out.error();
     std::string first = out->substr(0, out->find('\n'));
     auto open = first.rfind('('), close = first.rfind(')');
@@ -63,7 +65,7 @@ class PipTool : public PythonTool {
       return MakeError("find Python", kVenvPython, std::string("not a program under /usr (which cells mount) — ") +
                                                        kPipMissingHint);
     }
-    auto venv = Run({real, "-I", "-m", "venv", "--without-pip", venv_dir}, false, "creating a venv for " + package);
+    auto venv = Run({real, "-I", "-m", "venv", "--without-pip", venv_dir}, false, "creating a venv for " + package, "");
     if (!venv.ok()) {
       Error e = venv.error();
       e.detail += " — is python3-venv installed (apt-get install python3-venv)?";
@@ -77,7 +79,7 @@ class PipTool : public PythonTool {
     auto pip = Run({kVenvPython, "-I", "-m", "pip", "--python", venv_dir + "/bin/python3", "install", "--only-binary=:all:",
                     "--no-cache-dir", "--no-input", "--disable-pip-version-check", "--no-warn-script-location", "--progress-bar", "off",
                     package + "==" + version},
-                   false, "installing " + package + "==" + version + " with pip");
+                   false, "installing " + package + "==" + version + " with pip", "install");
     if (!pip.ok()) {
       Error e = pip.error();
       e.detail += "; only wheels are installed (a source distribution would run its setup.py on the host)";
@@ -100,16 +102,42 @@ class PipTool : public PythonTool {
   // host); PIP_PREFIX/TARGET/ROOT/USER/SRC put files anywhere (~/.local: a
   // .pth runs in every Python of the user); PIP_CONFIG_FILE names a config
   // that can set them all. Index settings (PIP_INDEX_URL, PIP_CERT) stay.
-  Result<std::string> Run(std::vector<std::string> argv, bool capture, std::string what) {
-    return RunHostTool({std::move(argv), capture, limit_, std::move(what), cell_writable_, kPipTimeoutHint,
-                        kPipMissingHint,
-                        {"PYTHON", "_PIP_", "PIP_REQUIREMENT", "PIP_CONSTRAINT", "PIP_PREFIX", "PIP_TARGET", "PIP_ROOT",
-                         "PIP_USER", "PIP_SRC", "PIP_EDITABLE", "PIP_NO_BINARY", "PIP_ONLY_BINARY", "PIP_CONFIG_FILE",
-                         "PIP_NO_BUILD_ISOLATION", "PIP_BREAK_SYSTEM_PACKAGES"}});
+  // `command` is pip's ("install", "index"; "" for no pip): its section of
+  // pip.conf is read with [global] (source/pip_settings.h: the config files
+  // themselves are not, PIP_CONFIG_FILE=/dev/null).
+  Result<std::string> Run(std::vector<std::string> argv, bool capture, std::string what, std::string_view command) {
+    HostToolRun run{std::move(argv), capture, limit_, std::move(what), cell_writable_, kPipTimeoutHint, kPipMissingHint,
+                    {"PYTHON", "_PIP_", "PIP_REQUIREMENT", "PIP_CONSTRAINT", "PIP_PREFIX", "PIP_TARGET", "PIP_ROOT",
+                     "PIP_USER", "PIP_SRC", "PIP_EDITABLE", "PIP_NO_BINARY", "PIP_ONLY_BINARY", "PIP_CONFIG_FILE",
+                     "PIP_NO_BUILD_ISOLATION", "PIP_BREAK_SYSTEM_PACKAGES"}};
+    if (!command.empty()) {
+      auto settings = Settings();
+      if (!settings.ok()) return settings.error();
+      run.extra_env.push_back("PIP_CONFIG_FILE=/dev/null");
+      for (auto& var : settings->Env(command)) {
+        // The caller's own variable wins over a file, as in pip.
+        if (std::getenv(var.substr(0, var.find('=')).c_str()) == nullptr) run.extra_env.push_back(std::move(var));
+      }
+    }
+    return RunHostTool(run);
+  }
+
+  /// pip.conf's settings, read once by the host pip itself (`pip config
+  /// list`: every file pip would load, in its order).
+  Result<PipSettings> Settings() {
+    if (!settings_) {
+      auto listed = Run({kVenvPython, "-I", "-m", "pip", "config", "list", "--disable-pip-version-check", "--no-input"},
+                        true, "reading pip's config", "");
+      if (!listed.ok()) return listed.error();
+      settings_ = ParsePipConfigList(*listed);
+      if (std::string note = UnusedPipSettingsNote(*settings_); !note.empty()) Say(note);
+    }
+    return *settings_;
   }
 
   std::vector<std::string> cell_writable_;
   std::chrono::milliseconds limit_;
+  std::optional<PipSettings> settings_;
 };
 
 /// The names under [console_scripts] in an entry_points.txt.

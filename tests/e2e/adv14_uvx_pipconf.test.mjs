@@ -68,7 +68,6 @@ test('adv14: XDG_CONFIG_DIRS names a pip.conf whose index-url serves a trusted u
 
 test('adv14: a pip.conf [install] target= (HOME of an isolated run) makes the host pip write the package outside the cache (PIP_TARGET is dropped, the config key is not)', {
   timeout: 90_000,
-  todo: 'adv14: pip.conf [install] target/prefix/root/user/requirement reach the host pip; only the PIP_* spellings are dropped',
 }, async (t) => {
   const version = `14.${ID}.2`;
   const idx = await startIndex([version]);
@@ -82,4 +81,7 @@ test('adv14: a pip.conf [install] target= (HOME of an isolated run) makes the ho
   t.diagnostic(`exit ${r.code}; index asked: ${idx.requests.join(', ')}\n${r.stderr}`);
   const wrote = existsSync(target) ? readdirSync(target) : [];
   assert.deepEqual(wrote, [], `the host pip wrote the package into ${target}: ${wrote.join(', ')}`);
+  // The index-url of the same file is used, and the key that is not is named.
+  assert.ok(idx.requests.some((q) => q.includes('.whl')), `the pip.conf's index-url was not used: ${idx.requests.join(', ')}`);
+  assert.match(r.stderr, /pip\.conf's install\.target not used by mcpcell's installs/);
 });

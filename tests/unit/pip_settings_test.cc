@@ -1,0 +1,65 @@
+#include "source/pip_settings.h"
+
+#include <gtest/gtest.h>
+
+namespace mcpcell {
+namespace {
+
+TEST(PipSettings, KeepsIndexKeysWithTheCommandsSectionOverGlobal) {
+  auto s = ParsePipConfigList(
+      "global.index-url='https://mirror.example/simple'\n"
+      "global.timeout='5'\n"
+      "install.index-url='https://install.example/simple'\n"
+      "index.retries='0'\n");
+  EXPECT_TRUE(s.unused.empty());
+  EXPECT_EQ(s.Env("install"),
+            (std::vector<std::string>{"PIP_INDEX_URL=https://install.example/simple", "PIP_TIMEOUT=5"}));
+  EXPECT_EQ(s.Env("index"),
+            (std::vector<std::string>{"PIP_INDEX_URL=https://mirror.example/simple", "PIP_RETRIES=0", "PIP_TIMEOUT=5"}));
+}
+
+TEST(PipSettings, WhatIsBuiltAndWhereItIsWrittenAreNotPassedOnButNamed) {
+  // adv14: [install] target= wrote the package outside the cache; requirement=
+  // named a file whose --no-binary ran a setup.py on the host.
+  auto s = ParsePipConfigList(
+      "install.target='/home/u/.local/lib/python3.11/site-packages'\n"
+      "global.requirement='/tmp/r.txt'\n"
+      "install.user='true'\n"
+      "global.no-binary=':all:'\n"
+      "global.no-cache-dir='true'\n"
+      "global.log='/tmp/pip.log'\n");
+  EXPECT_TRUE(s.Env("install").empty());
+  EXPECT_EQ(s.unused, (std::vector<std::string>{"install.target", "global.requirement", "install.user", "global.no-binary",
+                                                 "global.log"}));
+  std::string note = UnusedPipSettingsNote(s);
+  EXPECT_NE(note.find("install.target"), std::string::npos);
+  EXPECT_NE(note.find("global.no-binary"), std::string::npos);
+  EXPECT_EQ(note.find("no-cache-dir"), std::string::npos);  // mcpcell sets it anyway
+}
+
+TEST(PipSettings, ReprEscapesAndMultipleValues) {
+  auto s = ParsePipConfigList(
+      "global.extra-index-url='https://a.example/simple\\nhttps://b.example/simple'\n"
+      "global.trusted-host=\"it's.example\"\n"
+      "global.cert='C:\\\\certs'\n");
+  EXPECT_EQ(s.Env("install"), (std::vector<std::string>{"PIP_CERT=C:\\certs",
+                                                         "PIP_EXTRA_INDEX_URL=https://a.example/simple https://b.example/simple",
+                                                         "PIP_TRUSTED_HOST=it's.example"}));
+}
+
+TEST(PipSettings, UnknownEscapesEnvironmentKeysAndNoiseAreNotGuessed) {
+  auto s = ParsePipConfigList(
+      ":env:.index-url='https://env.example'\n"
+      "global.index-url='https://x\\x00y'\n"
+      "global.proxy='unterminated\n"
+      "WARNING: something pip printed\n"
+      "\n"
+      "global.index-url\n");
+  EXPECT_TRUE(s.Env("install").empty());
+  EXPECT_EQ(s.unused, (std::vector<std::string>{"global.index-url", "global.proxy"}));
+}
+
+TEST(PipSettings, NoUnusedKeysNoNote) { EXPECT_EQ(UnusedPipSettingsNote(ParsePipConfigList("")), ""); }
+
+}  // namespace
+}  // namespace mcpcell
