@@ -16,6 +16,7 @@
 
 #include "source/host_tool.h"
 #include "util/diag.h"
+#include "util/masked_echo.h"
 #include "util/path_search.h"
 #include "util/unique_fd.h"
 
@@ -88,9 +89,10 @@ std::string ShortDuration(std::chrono::milliseconds d) {
 
 namespace {
 
-/// Forks argv with stdin from /dev/null and stdout on `out_fd`, in a process
-/// group of its own (so a timeout can stop npm and anything it started).
-Result<pid_t> SpawnTool(const std::vector<std::string>& argv, int out_fd, HostCommand& cmd) {
+/// Forks argv with stdin from /dev/null, stdout on `out_fd` and stderr on
+/// `err_fd`, in a process group of its own (so a timeout can stop npm and
+/// anything it started).
+Result<pid_t> SpawnTool(const std::vector<std::string>& argv, int out_fd, int err_fd, HostCommand& cmd) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: execve's signature
   args.push_back(nullptr);
@@ -108,6 +110,7 @@ Result<pid_t> SpawnTool(const std::vector<std::string>& argv, int out_fd, HostCo
     ::setpgid(0, 0);
     int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(out_fd, 1) < 0) ::_exit(127);
+    if (err_fd != 2 && ::dup2(err_fd, 2) < 0) ::_exit(127);
     if (::chdir(kHostToolCwd) != 0) ::_exit(127);
     // What the tools make in mcpcell's caches is run later as the package:
     // nothing there writable by the group or others, whatever the caller's
@@ -135,15 +138,49 @@ bool ReadSome(int rd, std::string* out) {
   return r > 0 || (r < 0 && errno == EINTR);
 }
 
-/// Waits for `pid` (its pidfd), reading `rd` (if open) into `out` meanwhile,
+/// What the tool prints that passes through us: its captured stdout, and
+/// its output to be echoed with strings masked. fd -1: not piped.
+struct ToolOutput {
+  int rd = -1;
+  std::string* out = nullptr;
+  int echo_rd = -1;
+  MaskedEcho* echo = nullptr;
+};
+
+/// Reads what one of `fds` (POLLIN or POLLHUP) offers; marks it -1 at its end.
+void ReadReady(pollfd* fds, ToolOutput* o) {
+  if (fds[1].fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP)) != 0 && !ReadSome(o->rd, o->out)) fds[1].fd = -1;
+  if (fds[2].fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP)) != 0) {
+    std::string got;
+    if (!ReadSome(o->echo_rd, &got)) fds[2].fd = -1;
+    o->echo->Add(got);
+  }
+}
+
+/// The rest of what it printed, without waiting: something it started may
+/// still hold the pipes open.
+void DrainOutput(pollfd* fds, ToolOutput* o) {
+  for (int i : {1, 2}) {
+    if (fds[i].fd < 0) continue;
+    ::fcntl(fds[i].fd, F_SETFL, ::fcntl(fds[i].fd, F_GETFL) | O_NONBLOCK);
+    std::string got;
+    while (ReadSome(fds[i].fd, i == 1 ? o->out : &got)) {
+    }
+    if (i == 2) o->echo->Add(got);
+  }
+  if (o->echo != nullptr) o->echo->Flush();
+}
+
+/// Waits for `pid` (its pidfd), reading its output (ToolOutput) meanwhile,
 /// for at most `limit`; says every 30 s that it is still waiting, because an
 /// MCP client shows nothing while we install. false = the limit passed.
-bool AwaitTool(pid_t pid, int rd, std::string* out, std::chrono::milliseconds limit, const std::string& what) {
+bool AwaitTool(pid_t pid, ToolOutput o, std::chrono::milliseconds limit, const std::string& what) {
   using Clock = std::chrono::steady_clock;
   UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   const auto start = Clock::now();
   auto next_note = start + std::chrono::seconds(30);
-  bool reading = rd >= 0;
+  // Without a pidfd (kernel < 5.3) poll only the pipes, briefly, and ask waitid.
+  pollfd fds[3] = {{pidfd ? pidfd.get() : -1, POLLIN, 0}, {o.rd, POLLIN, 0}, {o.echo_rd, POLLIN, 0}};
   for (;;) {
     auto now = Clock::now();
     if (now >= start + limit) return false;
@@ -154,16 +191,14 @@ bool AwaitTool(pid_t pid, int rd, std::string* out, std::chrono::milliseconds li
       next_note += std::chrono::seconds(30);
     }
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(start + limit, next_note) - now);
-    // Without a pidfd (kernel < 5.3) poll only the pipe, briefly, and ask waitid.
-    pollfd fds[2] = {{pidfd ? pidfd.get() : -1, POLLIN, 0}, {reading ? rd : -1, POLLIN, 0}};
-    int n = ::poll(fds, 2, pidfd ? static_cast<int>(wait.count()) : 100);
-    if (n < 0 && errno != EINTR) return true;  // cannot wait with a limit: let waitpid decide
-    if (reading && (fds[1].revents & (POLLIN | POLLHUP)) != 0) reading = ReadSome(rd, out);
+    int n = ::poll(fds, 3, pidfd ? static_cast<int>(wait.count()) : 100);
+    if (n < 0 && errno != EINTR) {
+      DrainOutput(fds, &o);
+      return true;  // cannot wait with a limit: let waitpid decide
+    }
+    if (n > 0) ReadReady(fds, &o);
     if (pidfd ? (fds[0].revents & POLLIN) != 0 : Exited(pid)) {
-      // The rest of what it printed, without waiting: something it started
-      // may still hold the pipe open.
-      if (reading) ::fcntl(rd, F_SETFL, ::fcntl(rd, F_GETFL) | O_NONBLOCK);
-      while (reading) reading = ReadSome(rd, out);
+      DrainOutput(fds, &o);
       return true;
     }
   }
@@ -176,14 +211,19 @@ Result<std::string> RunHostTool(const HostToolRun& run) {
   if (argv.empty() || argv[0].empty()) return MakeError("run a host tool", "", "no program named");
   auto cmd = PrepareHostCommand(run);
   if (!cmd) return cmd.error();
-  int pipefd[2] = {-1, -1};
+  int pipefd[2] = {-1, -1}, echofd[2] = {-1, -1};
   if (run.capture && ::pipe2(pipefd, O_CLOEXEC) != 0) return ErrnoError("pipe for", argv[0]);
   UniqueFd rd(pipefd[0]), wr(pipefd[1]);
-  auto pid = SpawnTool(argv, run.capture ? wr.get() : 2, *cmd);
+  if (!run.masked.empty() && ::pipe2(echofd, O_CLOEXEC) != 0) return ErrnoError("pipe for", argv[0]);
+  UniqueFd echo_rd(echofd[0]), echo_wr(echofd[1]);
+  int err_fd = echo_wr ? echo_wr.get() : 2;
+  auto pid = SpawnTool(argv, run.capture ? wr.get() : err_fd, err_fd, *cmd);
   if (!pid.ok()) return pid.error();
   wr.reset();
+  echo_wr.reset();
   std::string out;
-  bool finished = AwaitTool(*pid, run.capture ? rd.get() : -1, &out, run.limit, run.what);
+  MaskedEcho echo(2, run.masked);
+  bool finished = AwaitTool(*pid, {rd.get(), &out, echo_rd.get(), echo_rd ? &echo : nullptr}, run.limit, run.what);
   if (!finished) {
     ::kill(-*pid, SIGKILL);  // the tool and whatever it started (its own process group)...
     ::kill(*pid, SIGKILL);   // ...and the tool itself, should the limit pass before its setpgid
@@ -193,12 +233,12 @@ Result<std::string> RunHostTool(const HostToolRun& run) {
     if (errno != EINTR) return ErrnoError("wait for", argv[0]);
   }
   if (!finished) {
-    return MakeError("run", CommandLine(argv),
+    return MakeError("run", MaskedEcho::Masked(CommandLine(argv), run.masked),
                      "did not finish within " + ShortDuration(run.limit) + " and was stopped: " + run.timeout_hint +
                          " Allow longer with --install-timeout, e.g. " + ShortDuration(run.limit * 2));
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return MakeError("run", CommandLine(argv),
+    return MakeError("run", MaskedEcho::Masked(CommandLine(argv), run.masked),
                      WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status)) + " (its messages are above)"
                                        : "killed by signal " + std::to_string(WTERMSIG(status)));
   }

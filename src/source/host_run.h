@@ -29,6 +29,10 @@ struct HostToolRun {
   /// caller's NAME): settings that must not show in its command line, which
   /// every local user can read in /proc and which failures print.
   std::vector<std::string> extra_env = {};
+  /// Strings what the tool prints must not show (a registry path's token,
+  /// util/masked_echo.h): its stderr, and its stdout when not captured,
+  /// then pass through mcpcell, a line at a time, each replaced by "[masked]".
+  std::vector<std::string> masked = {};
 };
 
 /// Runs it; every 30 s a "still <what>" line goes to stderr. Errors: not

@@ -15,11 +15,25 @@ std::vector<std::string> InstallScopes::Env() const {
   return out;
 }
 
-std::vector<std::string> InstallScopes::Flags() const {
-  std::vector<std::string> out;
+Result<std::string> InstallScopes::ProjectNpmrc() const {
+  std::vector<std::string> scopes;
   for (const auto& r : redirect) {
-    if (r.scope.find('_') != std::string::npos) out.push_back("--" + r.scope + ":registry=" + own);
+    if (r.scope.find('_') != std::string::npos) scopes.push_back(r.scope);
   }
+  if (scopes.empty()) return std::string();
+  std::string value;
+  for (char c : own) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return MakeError("point npm scopes at", RegistryOrigin(own), "the registry URL holds a control character");
+    }
+    if (c == '\\' || c == ';' || c == '#') value += '\\';
+    value += c;
+  }
+  if (own.find("${") != std::string::npos) {
+    return MakeError("point npm scopes at", RegistryOrigin(own), "the registry URL holds '${', which npm would expand");
+  }
+  std::string out;
+  for (const auto& scope : scopes) out += scope + ":registry=" + value + "\n";
   return out;
 }
 

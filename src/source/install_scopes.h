@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "source/npm_config.h"
+#include "util/error.h"
 
 namespace mcpcell {
 
@@ -30,9 +31,15 @@ struct InstallScopes {
   /// npm's settings for them, as environment entries
   /// ("npm_config_@corp:registry=<own>"): not on npm's command line, where
   /// every local user reads a registry path's token. npm turns '_' in such
-  /// a name into '-', so a scope with '_' gets a flag (Flags()) instead.
+  /// a name into '-', so a scope with '_' is set in ProjectNpmrc() instead.
   std::vector<std::string> Env() const;
-  std::vector<std::string> Flags() const;
+  /// The .npmrc the install's prefix gets for the scopes with '_' ("" for
+  /// none): npm reads a prefix's .npmrc as the project's config, over the
+  /// user's. A flag would put `own`, a path token and all, on npm's command
+  /// line and in the failure message (adv14). Values escaped for npm's ini
+  /// reader ('\', ';', '#'); a URL npm would expand (`${`) or with a control
+  /// character is refused.
+  Result<std::string> ProjectNpmrc() const;
   /// What to add to a failed install's error when something was redirected ("" if nothing).
   std::string Hint(const std::string& package) const;
 };

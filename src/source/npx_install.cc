@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +35,7 @@
 #include "util/terminal_text.h"
 #include "util/json_input.h"
 #include "util/unique_fd.h"
+#include "util/write_all.h"
 
 extern char** environ;
 
@@ -69,6 +71,50 @@ bool AnyRegistryHoldsToken(const NpmConfig& config) {
   return std::any_of(config.scopes.begin(), config.scopes.end(), [&](const auto& s) { return holds(s.second); });
 }
 
+/// The token-shaped pieces of the default registry's and the scopes' URLs:
+/// what npm prints names them whole (a FetchError's "request to URL", a
+/// 404's "GET URL"), and npm's output reaches the client (adv14).
+std::vector<std::string> RegistryTokenPieces(const NpmConfig& config) {
+  std::vector<std::string> pieces;
+  auto add = [&](const std::string& url) {
+    auto normal = NormalizeRegistryUrl(url);
+    if (!normal.ok()) return;
+    for (auto& p : TokenPieces(*normal)) pieces.push_back(std::move(p));
+  };
+  add(config.registry);
+  for (const auto& s : config.scopes) add(s.second);
+  return pieces;
+}
+
+/// The install prefix's .npmrc (install_scopes.h ProjectNpmrc): written
+/// owner-only before npm runs, and removed before anything else reads the
+/// prefix (the scripts' cells, the server): it names a registry URL, token and all.
+class ProjectConfigFile {
+ public:
+  static Result<ProjectConfigFile> Write(const std::string& prefix, const std::string& text) {
+    ProjectConfigFile f;
+    if (text.empty()) return f;
+    f.path_ = prefix + "/.npmrc";
+    UniqueFd fd(::open(f.path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd) return ErrnoError("write npm's scope settings for the install", f.path_);
+    MCPCELL_TRY(WriteAll(fd.get(), text, "write npm's scope settings for the install", f.path_));
+    return f;
+  }
+  ProjectConfigFile() = default;
+  ProjectConfigFile(ProjectConfigFile&& o) noexcept : path_(std::exchange(o.path_, {})) {}
+  ProjectConfigFile& operator=(ProjectConfigFile&&) = delete;
+  ~ProjectConfigFile() { (void)Remove(); }
+  Status Remove() {
+    if (path_.empty()) return {};
+    std::string path = std::exchange(path_, {});
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoError("remove npm's scope settings", path);
+    return {};
+  }
+
+ private:
+  std::string path_;
+};
+
 class NpmTool : public PackageTool {
  public:
   NpmTool(std::vector<std::string> cell_writable, std::chrono::milliseconds limit, std::vector<std::string> npm_scopes)
@@ -76,6 +122,9 @@ class NpmTool : public PackageTool {
 
   Result<std::string> ResolveVersion(const std::string& package, const std::string& spec) override {
     std::string what = spec.empty() ? package : package + "@" + spec;
+    // npm's config first: its registries' path tokens are masked in what npm
+    // view prints (a 404 names the URL whole).
+    if (auto config = Config(); !config.ok()) return config.error();
     // The registry only, as for the install: a spec npm would read as a
     // file, directory, URL or git repository is refused by npm itself.
     auto out = Run({"npm", "view", what, "version", "--json", "--allow-git=none", "--allow-remote=none",
@@ -120,7 +169,8 @@ class NpmTool : public PackageTool {
     if (!config.ok()) return config.error();
     auto scopes = ScopesForInstall(*config, package, npm_scopes_);
     if (!scopes.ok()) return scopes.error();
-    for (auto& flag : scopes->Flags()) argv.push_back(std::move(flag));
+    auto project_npmrc = scopes->ProjectNpmrc();
+    if (!project_npmrc.ok()) return project_npmrc.error();
     // npm's request log names every URL, path and all: a registry that takes
     // its token in the path (url_credential.h) would have it printed to the
     // client's stderr on every install (adv12), so then npm says less.
@@ -128,7 +178,10 @@ class NpmTool : public PackageTool {
     argv.push_back(token_in_a_url ? "--loglevel=notice" : "--loglevel=http");
     if (token_in_a_url) Say("npm's request log is off: a registry URL holds a token in its path");
     argv.push_back(package + "@" + version);
+    auto npmrc = ProjectConfigFile::Write(prefix, *project_npmrc);
+    if (!npmrc.ok()) return npmrc.error();
     auto out = Run(argv, false, "installing " + package + "@" + version + " with npm", scopes->Env());
+    MCPCELL_TRY(npmrc->Remove());
     if (!out.ok()) {
       Error e = out.error();
       if (std::string hint = scopes->Hint(package); !hint.empty()) e.detail += (e.detail.empty() ? "" : "; ") + hint;
@@ -155,7 +208,7 @@ class NpmTool : public PackageTool {
     if (!root.ok()) return root.error();
     argv.push_back("--cache=" + *root + "/.npm-cache");
     return RunHostTool({std::move(argv), capture, limit_, std::move(what), cell_writable_, kNpmTimeoutHint,
-                        kNpmMissingHint, {}, std::move(extra_env)});
+                        kNpmMissingHint, {}, std::move(extra_env), masked_});
   }
 
   /// Asked the way Install asked (the same global npmrc), so the scripts'
@@ -172,7 +225,10 @@ class NpmTool : public PackageTool {
     auto out = Run(argv, true, "asking npm for its registry");
     if (!out.ok()) return out.error();
     auto config = NpmConfigFromList(*out);
-    if (config.ok()) config_ = *config;
+    if (config.ok()) {
+      config_ = *config;
+      masked_ = RegistryTokenPieces(*config);
+    }
     return config;
   }
 
@@ -226,6 +282,7 @@ class NpmTool : public PackageTool {
   std::chrono::milliseconds limit_;
   std::vector<std::string> npm_scopes_;
   std::optional<std::string> global_;  ///< GlobalConfig() as first read
+  std::vector<std::string> masked_;    ///< the registries' path tokens: never shown (util/masked_echo.h)
   std::optional<NpmConfig> config_;    ///< Config() as first read
 };
 

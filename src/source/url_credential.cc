@@ -78,18 +78,52 @@ bool HasUserinfo(std::string_view raw) {
 bool RegistryUrlHoldsToken(std::string_view normalized, const SecretCheck& holds_secret) {
   // No check handed down: every URL counts as holding one (fail closed).
   if (!holds_secret || holds_secret(normalized)) return true;
-  std::string decoded = PercentDecoded(AfterHost(normalized));
+  return !TokenPieces(normalized).empty();
+}
+
+namespace {
+
+/// The UUID in `text` ("" when none).
+std::string UuidIn(std::string_view text) {
+  for (std::size_t start = 0; start + 36 <= text.size(); ++start) {
+    if (HoldsUuid(text.substr(start, 36))) return std::string(text.substr(start, 36));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> TokenPieces(std::string_view normalized) {
+  std::string_view raw = AfterHost(normalized);
+  std::string decoded = PercentDecoded(raw);
   std::string_view rest = decoded;
-  if (HoldsUuid(rest)) return true;
+  std::vector<std::string> pieces;
+  if (std::string uuid = UuidIn(rest); !uuid.empty()) pieces.push_back(uuid);
   // base64's '+' and '=' belong to a run: a token with them is one word.
   auto in_run = [](unsigned char c) { return std::isalnum(c) || c == '+' || c == '='; };
   for (std::size_t at = 0; at < rest.size();) {
     std::size_t end = at;
     while (end < rest.size() && in_run(static_cast<unsigned char>(rest[end]))) ++end;
-    if (TokenShaped(rest.substr(at, end - at))) return true;
+    if (TokenShaped(rest.substr(at, end - at))) pieces.emplace_back(rest.substr(at, end - at));
     at = end + 1;
   }
-  return false;
+  // As written: a percent-encoded token is printed encoded.
+  std::size_t found = pieces.size();
+  for (std::size_t at = 0; found > 0 && at < raw.size();) {
+    std::size_t end = std::min(raw.find_first_of("/?#&;", at + 1), raw.size());
+    std::string_view segment = raw.substr(at, end - at);
+    if (segment.find('%') != std::string_view::npos) {
+      std::string seg = PercentDecoded(segment);
+      for (std::size_t i = 0; i < found; ++i) {
+        if (seg.find(pieces[i]) != std::string::npos) {
+          pieces.emplace_back(segment);
+          break;
+        }
+      }
+    }
+    at = end;
+  }
+  return pieces;
 }
 
 }  // namespace mcpcell

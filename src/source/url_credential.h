@@ -16,6 +16,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mcpcell {
 
@@ -36,5 +37,11 @@ bool HasUserinfo(std::string_view url);
 /// a name of 20 characters with a digit in it and no separator is taken
 /// for a token too: failing closed, with a message saying what to do.
 bool RegistryUrlHoldsToken(std::string_view normalized, const SecretCheck& holds_secret);
+
+/// The pieces of `normalized`'s path, query and fragment that have a
+/// token's shape (as above; none when it has none): each token-shaped run
+/// and UUID, percent-decoded, and the segments that hold one as written —
+/// what must not be shown where the URL would be (npm's output, masked).
+std::vector<std::string> TokenPieces(std::string_view normalized);
 
 }  // namespace mcpcell

@@ -34,7 +34,6 @@ function pathToken() {
 
 test('adv14: a registry token in the URL path reaches the client\'s stderr: npm\'s FetchError names the URL, and a \'_\' scope\'s --@scope:registry flag holds it in mcpcell\'s message', {
   timeout: 60_000,
-  todo: 'adv14: npm error output and the scope-redirect flag print a path-token registry URL (the request log alone is silenced)',
 }, async (t) => {
   const home = makeTempDir('adv14-regtok');
   const seen = [];

@@ -322,11 +322,14 @@ test('a dependency named by a URL on the host\'s own loopback is not fetched by 
 // install). Fix: as above — a dependency on a configured scope's package
 // from a package of another registry is refused (or needs the user's
 // consent), so the user's token fetches only what the user asked for.
-test('a public package\'s dependency on the user\'s private scope is not fetched with the user\'s token', {
+// A scope with '_' is pointed away by the install prefix's .npmrc (npm
+// reads npm_config_@my_corp:registry as @my-corp's), not by a flag whose
+// registry URL every local user reads in /proc (adv14).
+for (const [named, scopeName] of [['', `@e2e-adv9-corp-${id}`], [' (a scope with \'_\')', `@e2e_adv9_corp_${id}`]]) test(`a public package\'s dependency on the user\'s private scope is not fetched with the user\'s token${named}`, {
   timeout: 90_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
-  const scope = `@e2e-adv9-corp-${id}`;
+  const scope = scopeName;
   const priv = `${scope}/internal`;
   const top = `e2e-adv9-scope-top-${id}`;
   const a = `e2e-adv9-scope-a-${id}`;
@@ -359,6 +362,22 @@ test('a public package\'s dependency on the user\'s private scope is not fetched
   assert.notEqual(r.code, 0, r.stderr);
   assert.match(r.stderr, new RegExp(`${scope} \\(http://127\\.0\\.0\\.1:${corp.port}\\) — are looked up on its own registry`), r.stderr);
   assert.doesNotMatch(r.stderr, new RegExp(token), 'the token was shown');
+});
+
+test('adv14 fix held: a \'_\' scope\'s redirect leaves no .npmrc in the installed package, and the install works', {
+  timeout: 90_000,
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv9-uscope-top-${id}`;
+  const reg = await startPackageRegistry([topPackage(top, [])]);
+  t.after(() => reg.close());
+  const rc = path.join(home(), '.npmrc');
+  writeFileSync(rc, `@e2e_adv9_other_${id}:registry=http://127.0.0.1:9/\n`);
+  t.after(() => rmSync(rc, { force: true }));
+  const { r, installDir } = await install(top, reg);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(existsSync(path.join(installDir, 'package.json')), `not installed: ${installDir}`);
+  assert.ok(!existsSync(path.join(installDir, '.npmrc')), 'the scope settings (a registry URL, token and all) stayed in the install');
 });
 
 // The scope the user asked for keeps the user's registry and token: a

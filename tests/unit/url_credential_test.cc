@@ -51,5 +51,17 @@ TEST(UrlCredential, TheRelaysRulesAndNoCheckAtAll) {
   EXPECT_TRUE(RegistryUrlHoldsToken("https://registry.npmjs.org/", SecretCheck()));
 }
 
+TEST(UrlCredential, TokenPiecesAreWhatIsMasked) {
+  EXPECT_EQ(TokenPieces("https://npm.fury.io/Fq8abcDEF123ghiJKL456mn/acme/"),
+            (std::vector<std::string>{"Fq8abcDEF123ghiJKL456mn"}));
+  EXPECT_EQ(TokenPieces("https://r.example/api/npm/npm-virtual/"), (std::vector<std::string>{}));
+  // Percent-encoded: masked decoded and as written.
+  EXPECT_EQ(TokenPieces("https://r.example/t/AbCdEf12%2B34GhIjKl56%3D/"),
+            (std::vector<std::string>{"AbCdEf12+34GhIjKl56=", "/AbCdEf12%2B34GhIjKl56%3D"}));
+  auto uuid = TokenPieces("https://r.example/k/0f8fad5b-d9cb-469f-a165-70867728950e/");
+  ASSERT_FALSE(uuid.empty());
+  EXPECT_EQ(uuid[0], "0f8fad5b-d9cb-469f-a165-70867728950e");
+}
+
 }  // namespace
 }  // namespace mcpcell
