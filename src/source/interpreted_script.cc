@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "util/path_search.h"
+#include "util/percent_decode.h"
 #include "util/shell_quote.h"
 
 namespace mcpcell {
@@ -160,21 +161,7 @@ std::optional<std::string> FileUrlPath(std::string_view v) {
     rest.remove_prefix(slash);
   }
   if (rest.empty() || rest.front() != '/') return std::nullopt;
-  auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-  };
-  std::string path;
-  for (std::size_t i = 0; i < rest.size(); ++i) {
-    if (rest[i] == '%' && i + 2 < rest.size() && digit(rest[i + 1]) >= 0 && digit(rest[i + 2]) >= 0) {
-      path += static_cast<char>(digit(rest[i + 1]) * 16 + digit(rest[i + 2]));
-      i += 2;
-    } else {
-      path += rest[i];
-    }
-  }
-  return path;
+  return PercentDecoded(rest);
 }
 
 /// Whether `v` starts with a URL scheme ("data:", "https:", "node:"): a
