@@ -14,6 +14,7 @@
 #include "util/code_injecting_env.h"
 #include "util/home_path.h"
 #include "util/json_input.h"
+#include "util/root_only_file.h"
 #include "util/terminal_text.h"
 #include "util/unique_fd.h"
 #include "util/write_all.h"
@@ -32,26 +33,13 @@ constexpr const char* kSystemCaBundles[] = {
     "/etc/ssl/cert.pem",                                   // Alpine, Arch
 };
 
-bool RootsAlone(const struct stat& st) { return st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0; }
-
 /// The distribution's CA bundle (Debian's, Fedora's, Alpine's), the one file
 /// that vouches for every other program as well, and only root can change.
 /// Not any root-owned file under /usr: packages ship test CAs with their
 /// keys beside them (adv14: google-cloud-sdk's urllib3 test CA signed
 /// registry.npmjs.org for a proxy).
 bool IsSystemFile(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::path real = std::filesystem::canonical(path, ec);
-  if (ec) return false;
-  bool bundle = false;
-  for (const char* known : kSystemCaBundles) {
-    std::filesystem::path k = std::filesystem::canonical(known, ec);
-    bundle = bundle || (!ec && k == real);
-  }
-  if (!bundle) return false;
-  struct stat file{}, dir{};
-  return ::stat(real.c_str(), &file) == 0 && S_ISREG(file.st_mode) && RootsAlone(file) &&
-         ::stat(real.parent_path().c_str(), &dir) == 0 && RootsAlone(dir);
+  return IsRootOnlyFile(path, RootPlaces{.dirs = {}, .files = kSystemCaBundles});
 }
 
 }  // namespace
