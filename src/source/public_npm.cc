@@ -33,6 +33,10 @@ constexpr const char* kSystemCaBundles[] = {
     "/etc/ssl/cert.pem",                                   // Alpine, Arch
 };
 
+/// The distribution's directory of authorities, as SSL_CERT_DIR names it
+/// (as written: OpenSSL reads what it is given).
+bool IsSystemCaDirectory(std::string_view dir) { return dir == "/etc/ssl/certs" || dir == "/etc/pki/tls/certs"; }
+
 /// The distribution's CA bundle (Debian's, Fedora's, Alpine's), the one file
 /// that vouches for every other program as well, and only root can change.
 /// Not any root-owned file under /usr: packages ship test CAs with their
@@ -142,19 +146,17 @@ std::string WhyOriginIsNotPublic(const std::string& cache_dir) {
 }
 
 std::string WhyCaEnvironmentIsNotPublic() {
-  // Node (NODE_EXTRA_CA_CERTS), OpenSSL (SSL_CERT_FILE/DIR: npm under a
-  // node that uses the system store), pip (REQUESTS_CA_BUNDLE) and curl
-  // (CURL_CA_BUNDLE) take authorities from these (adv14).
-  for (const char* name : {"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"}) {
-    const char* v = std::getenv(name);
-    if (v != nullptr && *v != '\0' && !IsSystemFile(v)) {
-      return std::string(name) + " names " + VisibleOnTerminal(v) +
+  for (const CaVariable& ca : CaVariables()) {
+    std::string name(ca.name);
+    const char* v = std::getenv(name.c_str());
+    if (v == nullptr || *v == '\0') continue;
+    if (ca.directory && !IsSystemCaDirectory(v)) {
+      return name + " names " + VisibleOnTerminal(v) + ", certificate authorities that are not the system's";
+    }
+    if (!ca.directory && !IsSystemFile(v)) {
+      return name + " names " + VisibleOnTerminal(v) +
              ", a certificate authority that is not the system's, which can answer for the registry";
     }
-  }
-  const char* dir = std::getenv("SSL_CERT_DIR");
-  if (dir != nullptr && *dir != '\0' && std::string_view(dir) != "/etc/ssl/certs" && std::string_view(dir) != "/etc/pki/tls/certs") {
-    return "SSL_CERT_DIR names " + VisibleOnTerminal(dir) + ", certificate authorities that are not the system's";
   }
   return "";
 }

@@ -4,7 +4,10 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -53,6 +56,37 @@ TEST(PublicNpmTest, AuthoritiesThatCanAnswerForTheRegistryAreRefused) {
   std::ofstream(c.cafile) << "x\n";
   EXPECT_NE(WhyNpmConfigIsNotPublic(c, "x").find("not the system's"), std::string::npos)
       << "a file of the caller's outside /etc and /usr is the caller's choice, even as root";
+}
+
+// Each CA variable, alone: a file must be the system's bundle, a directory
+// the system's directory; the files are named before SSL_CERT_DIR.
+TEST(PublicNpmTest, CaVariablesNamingAuthoritiesNotTheSystemsAreRefused) {
+  testing::TempDir dir("public-ca");
+  std::string mitm = dir.File("mitm.pem");
+  std::ofstream(mitm) << "x\n";
+  const std::vector<std::string> names = {"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
+                                          "CURL_CA_BUNDLE", "SSL_CERT_DIR"};
+  for (const auto& n : names) ::unsetenv(n.c_str());
+  EXPECT_EQ(WhyCaEnvironmentIsNotPublic(), "");
+  for (const auto& n : names) {
+    bool directory = n == "SSL_CERT_DIR";
+    ::setenv(n.c_str(), directory ? dir.path().c_str() : mitm.c_str(), 1);
+    std::string why = WhyCaEnvironmentIsNotPublic();
+    EXPECT_EQ(why.rfind(n + " names ", 0), 0u) << why;
+    ::setenv(n.c_str(), "", 1);
+    EXPECT_EQ(WhyCaEnvironmentIsNotPublic(), "") << n << " set empty";
+    ::unsetenv(n.c_str());
+  }
+  ::setenv("SSL_CERT_DIR", "/etc/ssl/certs", 1);
+  EXPECT_EQ(WhyCaEnvironmentIsNotPublic(), "");
+  ::setenv("SSL_CERT_DIR", dir.path().c_str(), 1);
+  ::setenv("CURL_CA_BUNDLE", mitm.c_str(), 1);
+  EXPECT_EQ(WhyCaEnvironmentIsNotPublic().rfind("CURL_CA_BUNDLE names ", 0), 0u);
+  if (::access("/etc/ssl/certs/ca-certificates.crt", R_OK) == 0) {
+    ::setenv("CURL_CA_BUNDLE", "/etc/ssl/certs/ca-certificates.crt", 1);
+    EXPECT_EQ(WhyCaEnvironmentIsNotPublic().rfind("SSL_CERT_DIR names ", 0), 0u);
+  }
+  for (const auto& n : names) ::unsetenv(n.c_str());
 }
 
 std::string InstallWith(const testing::TempDir& dir, const std::string& lock) {
