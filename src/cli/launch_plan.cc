@@ -722,9 +722,7 @@ Result<CellSpec> ImageCellSpec(const RunRequest& merged, const std::vector<std::
   auto built = BuildCellSpec(image_req, argv, notes);
   if (!built.ok()) return built.error();
   CellSpec spec = std::move(*built);
-  std::erase_if(spec.mounts, [](const MountSpec& m) {
-    return m.origin == MountSpec::Origin::kSystem || std::string_view(m.why) == kSystemMaskWhy;
-  });
+  std::erase_if(spec.mounts, [](const MountSpec& m) { return IsHostSystem(m); });
   bool path_given = std::any_of(merged.env.begin(), merged.env.end(),
                                 [](const std::string& e) { return e == "PATH" || e.rfind("PATH=", 0) == 0; });
   if (!path_given) spec.env.erase("PATH");
