@@ -30,6 +30,7 @@
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
 #include "util/path_search.h"
+#include "util/process_environment.h"
 #include "util/state_dir.h"
 #include "util/terminal_text.h"
 #include "util/units.h"
@@ -38,7 +39,8 @@
 #include "source/image_ref.h"
 #include "guard/secret_check.h"
 #include "source/npx_install.h"
-#include "source/public_npm.h"
+#include "source/install_origin.h"
+#include "source/public_sources.h"
 #include "source/registry_url.h"
 #include "source/uvx_install.h"
 #include "source/server_ref.h"
@@ -559,9 +561,10 @@ std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req, Pa
   if (base != AccountCacheBase()) {
     return "its package cache is under $XDG_CACHE_HOME (" + VisibleOnTerminal(base) + "), not your account's";
   }
-  if (std::string why = WhyCaEnvironmentIsNotPublic(); !why.empty()) return why;
+  std::vector<std::string> environment = ProcessEnvironment();
+  if (std::string why = WhyCaEnvironmentIsNotPublic(environment); !why.empty()) return why;
   if (ref.kind == ServerRef::Kind::kUvx) {
-    return WhyPipSettingsAreNotPublic();
+    return WhyPipSettingsAreNotPublic(environment);
   }
   if (!req.npm_scopes.empty()) return "--npm-scope lets another registry serve its dependencies";
   auto config = npm->Config();
