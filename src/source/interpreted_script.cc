@@ -148,32 +148,6 @@ std::string Absolute(const std::string& word, const std::string& cwd) {
   return (std::filesystem::path(cwd) / word).lexically_normal().string();
 }
 
-/// The path a `file:` URL names (file:///x, file://localhost/x, file:/x;
-/// %XX decoded), or nullopt when `v` is no such URL.
-std::optional<std::string> FileUrlPath(std::string_view v) {
-  if (v.substr(0, 5) != "file:") return std::nullopt;
-  std::string_view rest = v.substr(5);
-  if (rest.substr(0, 2) == "//") {
-    rest.remove_prefix(2);
-    std::size_t slash = rest.find('/');
-    std::string_view host = rest.substr(0, slash);
-    if (slash == std::string_view::npos || (!host.empty() && host != "localhost")) return std::nullopt;
-    rest.remove_prefix(slash);
-  }
-  if (rest.empty() || rest.front() != '/') return std::nullopt;
-  return PercentDecoded(rest);
-}
-
-/// Whether `v` starts with a URL scheme ("data:", "https:", "node:"): a
-/// module specifier, not a path under the cwd.
-bool HasUrlScheme(std::string_view v) {
-  std::size_t colon = v.find(':');
-  if (colon == std::string_view::npos || colon < 2 || !std::isalpha(static_cast<unsigned char>(v[0]))) return false;
-  return std::all_of(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(colon), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
-  });
-}
-
 /// The program as the source names it: the file that runs. A path is made
 /// absolute; a bare name is the file the one PATH lookup finds (a trusted
 /// `node` was whatever `node` came first on the caller's PATH, adv10), or
@@ -342,6 +316,28 @@ void AddCodeNames(const std::string& code, Reading* r) {
 }
 
 }  // namespace
+
+std::optional<std::string> FileUrlPath(std::string_view v) {
+  if (v.substr(0, 5) != "file:") return std::nullopt;
+  std::string_view rest = v.substr(5);
+  if (rest.substr(0, 2) == "//") {
+    rest.remove_prefix(2);
+    std::size_t slash = rest.find('/');
+    std::string_view host = rest.substr(0, slash);
+    if (slash == std::string_view::npos || (!host.empty() && host != "localhost")) return std::nullopt;
+    rest.remove_prefix(slash);
+  }
+  if (rest.empty() || rest.front() != '/') return std::nullopt;
+  return PercentDecoded(rest);
+}
+
+bool HasUrlScheme(std::string_view v) {
+  std::size_t colon = v.find(':');
+  if (colon == std::string_view::npos || colon < 2 || !std::isalpha(static_cast<unsigned char>(v[0]))) return false;
+  return std::all_of(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(colon), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+  });
+}
 
 std::optional<InterpretedScript> InterpretedScriptOf(const std::vector<std::string>& argv, const std::string& cwd) {
   if (argv.empty()) return std::nullopt;
