@@ -4,8 +4,6 @@
 #include <cctype>
 #include <set>
 
-extern char** environ;  // environ(7)
-
 namespace mcpcell {
 namespace {
 
@@ -58,12 +56,6 @@ std::string UnpassedCredentialsNote(const std::vector<std::string>& names) {
          "variables there; a cell starts with a clean environment). To pass one: --env " + one +
          " (the value enters the cell's environment), or --secret " + one + "=FILE --secret-env " + one +
          " (the value stays in a file). To drop it without this note: --drop-env " + one;
-}
-
-std::vector<std::string> ProcessEnvironment() {
-  std::vector<std::string> out;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) out.emplace_back(*e);
-  return out;
 }
 
 }  // namespace mcpcell

@@ -34,7 +34,4 @@ std::vector<std::string> UnpassedCredentials(const std::vector<std::string>& env
 /// the flags that pass or silence each.
 std::string UnpassedCredentialsNote(const std::vector<std::string>& names);
 
-/// mcpcell's own environment as NAME=VALUE entries (environ(7)).
-std::vector<std::string> ProcessEnvironment();
-
 }  // namespace mcpcell

@@ -301,7 +301,7 @@ std::string HostPathOf(const CellSpec& spec, const std::string& cell_path) {
     if (!AtOrBelow(cell_path, m.target)) continue;
     if (best == nullptr || m.target.size() >= best->target.size()) best = &m;
   }
-  if (best == nullptr || best->kind != MountSpec::Kind::kBind || best->origin == MountSpec::Origin::kMasked) return {};
+  if (best == nullptr || best->kind != MountSpec::Kind::kBind || IsMask(*best)) return {};
   return best->source + cell_path.substr(best->target == "/" ? 0 : best->target.size());
 }
 
@@ -454,8 +454,9 @@ void MaskSystemCredentials(CellSpec* spec) {
     // A grant's own scan masked it already, or the user granted it by name
     // (--force-credentials): a second mount on one target is refused (adv14).
     if (std::any_of(spec->mounts.begin(), spec->mounts.end(), [&](const MountSpec& m) { return m.target == f; })) continue;
-    spec->mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", f, false, false, 0, kSystemMaskWhy},
-                                      MountSpec::Origin::kMasked));
+    spec->mounts.push_back(WithOrigin(
+        MountSpec{MountSpec::Kind::kBind, "/dev/null", f, false, false, 0, "masked (npm's global config)"},
+        MountSpec::Origin::kSystemMasked));
   }
 }
 

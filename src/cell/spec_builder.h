@@ -13,12 +13,6 @@
 
 namespace mcpcell {
 
-/// The `why` of a mask over a file of the host's /usr (npm's global npmrc):
-/// it belongs with the host's system mounts, and goes where they go (an
-/// image cell has the image's /usr, where it would make directories appear).
-inline constexpr const char* kSystemMaskWhy = "masked (npm's global config)";
-
-
 /// Defaults chosen for MCP servers (Node/Python runtimes), not CTF jails.
 inline constexpr std::uint64_t kDefaultMemoryBytes = 1ULL << 30;  // 1 GiB
 inline constexpr std::uint64_t kDefaultPids = 512;

@@ -30,6 +30,7 @@
 #include "profile/lower.h"
 #include "profile/permission_profile.h"
 #include "util/path_search.h"
+#include "util/process_environment.h"
 #include "util/state_dir.h"
 #include "util/terminal_text.h"
 #include "util/units.h"
@@ -38,7 +39,8 @@
 #include "source/image_ref.h"
 #include "guard/secret_check.h"
 #include "source/npx_install.h"
-#include "source/public_npm.h"
+#include "source/install_origin.h"
+#include "source/public_sources.h"
 #include "source/registry_url.h"
 #include "source/uvx_install.h"
 #include "source/server_ref.h"
@@ -559,9 +561,10 @@ std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req, Pa
   if (base != AccountCacheBase()) {
     return "its package cache is under $XDG_CACHE_HOME (" + VisibleOnTerminal(base) + "), not your account's";
   }
-  if (std::string why = WhyCaEnvironmentIsNotPublic(); !why.empty()) return why;
+  std::vector<std::string> environment = ProcessEnvironment();
+  if (std::string why = WhyCaEnvironmentIsNotPublic(environment); !why.empty()) return why;
   if (ref.kind == ServerRef::Kind::kUvx) {
-    return WhyPipSettingsAreNotPublic();
+    return WhyPipSettingsAreNotPublic(environment);
   }
   if (!req.npm_scopes.empty()) return "--npm-scope lets another registry serve its dependencies";
   auto config = npm->Config();
@@ -722,9 +725,7 @@ Result<CellSpec> ImageCellSpec(const RunRequest& merged, const std::vector<std::
   auto built = BuildCellSpec(image_req, argv, notes);
   if (!built.ok()) return built.error();
   CellSpec spec = std::move(*built);
-  std::erase_if(spec.mounts, [](const MountSpec& m) {
-    return m.origin == MountSpec::Origin::kSystem || std::string_view(m.why) == kSystemMaskWhy;
-  });
+  std::erase_if(spec.mounts, [](const MountSpec& m) { return IsHostSystem(m); });
   bool path_given = std::any_of(merged.env.begin(), merged.env.end(),
                                 [](const std::string& e) { return e == "PATH" || e.rfind("PATH=", 0) == 0; });
   if (!path_given) spec.env.erase("PATH");

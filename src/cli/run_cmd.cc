@@ -29,6 +29,7 @@
 #include "util/path_search.h"
 #include "util/home_path.h"
 #include "util/phase_trace.h"
+#include "util/process_environment.h"
 
 namespace mcpcell {
 namespace {

@@ -26,6 +26,11 @@ struct MountSpec {
     kGrant,       ///< what the user or a profile named (--read, --write, npx cache, image volume)
     kSystem,      ///< a host system dir (/usr, /lib...), optional, replaced by an image's own
     kMasked,      ///< hides a credential or socket: mode 0, device nodes allowed (/dev/null)
+    /// kMasked over a file of the host's system dirs (npm's global npmrc
+    /// under /usr): a mask, and the host's like kSystem, so it goes where
+    /// they go (an image has its own /usr, where it would make directories
+    /// appear).
+    kSystemMasked,
     kTmp,         ///< the cell's /tmp: sticky and world-writable
     kHome,        ///< the cell's $HOME tmpfs
     kServerLink,  ///< the symlink of the server's executable, bound as the link itself
@@ -48,6 +53,18 @@ struct MountSpec {
 inline MountSpec WithOrigin(MountSpec m, MountSpec::Origin origin) {
   m.origin = origin;
   return m;
+}
+
+/// Whether `m` hides what is at its target (kMasked, kSystemMasked):
+/// nothing may be reached through it.
+inline bool IsMask(const MountSpec& m) {
+  return m.origin == MountSpec::Origin::kMasked || m.origin == MountSpec::Origin::kSystemMasked;
+}
+
+/// Whether `m` is of the host's system dirs (kSystem, kSystemMasked), which
+/// an image cell replaces with the image's own.
+inline bool IsHostSystem(const MountSpec& m) {
+  return m.origin == MountSpec::Origin::kSystem || m.origin == MountSpec::Origin::kSystemMasked;
 }
 
 /// A limit and whether the user asked for it. A requested limit that cannot be

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "util/path_search.h"
+#include "util/percent_decode.h"
 #include "util/shell_quote.h"
 
 namespace mcpcell {
@@ -145,46 +146,6 @@ bool ReadsCwdConfig(const Syntax& s) {
 std::string Absolute(const std::string& word, const std::string& cwd) {
   if (word.empty() || word.front() == '/' || cwd.empty()) return std::filesystem::path(word).lexically_normal().string();
   return (std::filesystem::path(cwd) / word).lexically_normal().string();
-}
-
-/// The path a `file:` URL names (file:///x, file://localhost/x, file:/x;
-/// %XX decoded), or nullopt when `v` is no such URL.
-std::optional<std::string> FileUrlPath(std::string_view v) {
-  if (v.substr(0, 5) != "file:") return std::nullopt;
-  std::string_view rest = v.substr(5);
-  if (rest.substr(0, 2) == "//") {
-    rest.remove_prefix(2);
-    std::size_t slash = rest.find('/');
-    std::string_view host = rest.substr(0, slash);
-    if (slash == std::string_view::npos || (!host.empty() && host != "localhost")) return std::nullopt;
-    rest.remove_prefix(slash);
-  }
-  if (rest.empty() || rest.front() != '/') return std::nullopt;
-  auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-  };
-  std::string path;
-  for (std::size_t i = 0; i < rest.size(); ++i) {
-    if (rest[i] == '%' && i + 2 < rest.size() && digit(rest[i + 1]) >= 0 && digit(rest[i + 2]) >= 0) {
-      path += static_cast<char>(digit(rest[i + 1]) * 16 + digit(rest[i + 2]));
-      i += 2;
-    } else {
-      path += rest[i];
-    }
-  }
-  return path;
-}
-
-/// Whether `v` starts with a URL scheme ("data:", "https:", "node:"): a
-/// module specifier, not a path under the cwd.
-bool HasUrlScheme(std::string_view v) {
-  std::size_t colon = v.find(':');
-  if (colon == std::string_view::npos || colon < 2 || !std::isalpha(static_cast<unsigned char>(v[0]))) return false;
-  return std::all_of(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(colon), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
-  });
 }
 
 /// The program as the source names it: the file that runs. A path is made
@@ -355,6 +316,28 @@ void AddCodeNames(const std::string& code, Reading* r) {
 }
 
 }  // namespace
+
+std::optional<std::string> FileUrlPath(std::string_view v) {
+  if (v.substr(0, 5) != "file:") return std::nullopt;
+  std::string_view rest = v.substr(5);
+  if (rest.substr(0, 2) == "//") {
+    rest.remove_prefix(2);
+    std::size_t slash = rest.find('/');
+    std::string_view host = rest.substr(0, slash);
+    if (slash == std::string_view::npos || (!host.empty() && host != "localhost")) return std::nullopt;
+    rest.remove_prefix(slash);
+  }
+  if (rest.empty() || rest.front() != '/') return std::nullopt;
+  return PercentDecoded(rest);
+}
+
+bool HasUrlScheme(std::string_view v) {
+  std::size_t colon = v.find(':');
+  if (colon == std::string_view::npos || colon < 2 || !std::isalpha(static_cast<unsigned char>(v[0]))) return false;
+  return std::all_of(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(colon), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+  });
+}
 
 std::optional<InterpretedScript> InterpretedScriptOf(const std::vector<std::string>& argv, const std::string& cwd) {
   if (argv.empty()) return std::nullopt;

@@ -25,6 +25,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mcpcell {
@@ -57,6 +58,15 @@ std::optional<InterpretedScript> InterpretedScriptOf(const std::vector<std::stri
 /// (util/path_search.h), as given when none. An interpreter's source names
 /// its program the same way.
 std::string PlainCommandSource(const std::string& argv0, const std::string& cwd);
+
+/// The path a `file:` URL names (file:///x, file://localhost/x, file:/x;
+/// %XX decoded), or nullopt when `v` is no such URL: an interpreter
+/// option's value (`node --import file:///tmp/x`) is that path (adv13).
+std::optional<std::string> FileUrlPath(std::string_view v);
+
+/// Whether `v` starts with a URL scheme ("data:", "https:", "node:"): a
+/// module specifier, not a path under the cwd.
+bool HasUrlScheme(std::string_view v);
 
 /// The process's working directory, "" when it cannot be read.
 std::string CurrentDirectory();

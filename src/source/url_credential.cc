@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "source/registry_url.h"
+#include "util/percent_decode.h"
 
 namespace mcpcell {
 namespace {
@@ -20,21 +21,6 @@ bool TokenShaped(std::string_view run) {
   bool upper = std::any_of(run.begin(), run.end(), [](unsigned char c) { return std::isupper(c); });
   bool lower = std::any_of(run.begin(), run.end(), [](unsigned char c) { return std::islower(c); });
   return (run.size() >= 20 && digit && letter) || (run.size() >= 16 && digit && upper && lower) || run.size() >= 32;
-}
-
-/// `text` with %XX decoded: a token percent-encoded in a path is one run of
-/// letters and digits again (base64's + / = encoded, adv12).
-std::string PercentDecoded(std::string_view text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && IsHex(text[i + 1]) && IsHex(text[i + 2])) {
-      out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
 }
 
 /// Whether `text` holds a UUID: 8-4-4-4-12 hex digits.
@@ -95,6 +81,8 @@ std::string UuidIn(std::string_view text) {
 
 std::vector<std::string> TokenPieces(std::string_view normalized) {
   std::string_view raw = AfterHost(normalized);
+  // A token percent-encoded in a path is one run of letters and digits
+  // again once decoded (base64's + / = encoded, adv12).
   std::string decoded = PercentDecoded(raw);
   std::string_view rest = decoded;
   std::vector<std::string> pieces;

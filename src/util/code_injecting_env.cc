@@ -111,17 +111,23 @@ constexpr std::array kChoosers = {
     std::string_view("HOME"), std::string_view("PATH"), std::string_view("ZDOTDIR"), std::string_view("INPUTRC"),
     std::string_view("XDG_CONFIG_HOME"), std::string_view("XDG_CONFIG_DIRS"), std::string_view("XDG_DATA_HOME"),
     std::string_view("XDG_DATA_DIRS"), std::string_view("XDG_CACHE_HOME"), std::string_view("XDG_STATE_HOME"),
-    // Programs found by a variable (a browser server's Chrome, Java) and the
-    // authorities TLS trusts (a proxy could answer for any host, adv14).
+    // Programs found by a variable (a browser server's Chrome, Java); the
+    // authorities TLS trusts are CaVariables().
     std::string_view("PUPPETEER_EXECUTABLE_PATH"), std::string_view("CHROME_PATH"), std::string_view("JAVA_HOME"),
-    std::string_view("NODE_EXTRA_CA_CERTS"), std::string_view("SSL_CERT_FILE"), std::string_view("SSL_CERT_DIR"),
-    std::string_view("REQUESTS_CA_BUNDLE"), std::string_view("CURL_CA_BUNDLE"),
+};
+
+constexpr CaVariable kCaVariables[] = {
+    {.name = "NODE_EXTRA_CA_CERTS"}, {.name = "SSL_CERT_FILE"},  {.name = "REQUESTS_CA_BUNDLE"},
+    {.name = "CURL_CA_BUNDLE"},      {.name = "SSL_CERT_DIR", .directory = true},
 };
 
 }  // namespace
 
+std::span<const CaVariable> CaVariables() { return kCaVariables; }
+
 bool ChoosesWhatRuns(std::string_view name) {
-  return std::find(kChoosers.begin(), kChoosers.end(), name) != kChoosers.end();
+  return std::find(kChoosers.begin(), kChoosers.end(), name) != kChoosers.end() ||
+         std::any_of(std::begin(kCaVariables), std::end(kCaVariables), [&](const CaVariable& v) { return v.name == name; });
 }
 
 bool PicksPackageIndex(std::string_view name) { return StartsWith(name, "PIP_") || StartsWith(name, "UV_"); }

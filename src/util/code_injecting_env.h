@@ -8,6 +8,7 @@
 // the host tools mcpcell starts outside any cell (npm, pip), and `run --env`
 // on a run the policy lets out of a cell.
 
+#include <span>
 #include <string_view>
 
 namespace mcpcell {
@@ -25,6 +26,20 @@ bool InjectsCode(std::string_view name);
 /// a cell, which sees only its grants; not on a process that runs outside
 /// one. (The host tools keep them: npm and pip behind a proxy need its CA.)
 bool ChoosesWhatRuns(std::string_view name);
+
+/// A variable that adds certificate authorities TLS trusts, and whether it
+/// names a directory of them rather than a file.
+struct CaVariable {
+  std::string_view name;
+  bool directory = false;
+};
+
+/// The variables that add certificate authorities: Node's
+/// (NODE_EXTRA_CA_CERTS), OpenSSL's (SSL_CERT_FILE, SSL_CERT_DIR: npm under
+/// a node that uses the system store), pip's (REQUESTS_CA_BUNDLE) and curl's
+/// (CURL_CA_BUNDLE); the files first. A proxy they name could answer for any
+/// host (adv14). Each counts for ChoosesWhatRuns.
+std::span<const CaVariable> CaVariables();
 
 /// npm_config_* in any case: npm's configuration, which InjectsCode counts
 /// (node-options, script-shell). A host `npm install --ignore-scripts` with

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "util/root_only_file.h"
+
 namespace mcpcell {
 
 namespace {
@@ -42,18 +44,7 @@ std::string FindOnHostPath(const std::string& name) {
 }
 
 bool IsSystemProgram(const std::string& path) {
-  std::error_code ec;
-  auto real = std::filesystem::canonical(path, ec);
-  if (ec) return false;
-  const std::string& r = real.native();
-  if (std::none_of(std::begin(kSystemProgramDirs), std::end(kSystemProgramDirs),
-                   [&](const char* d) { return r.rfind(d, 0) == 0; })) {
-    return false;
-  }
-  auto roots = [](const struct stat& st) { return st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0; };
-  struct stat file{}, dir{};
-  return ::stat(real.c_str(), &file) == 0 && S_ISREG(file.st_mode) && roots(file) &&
-         ::stat(real.parent_path().c_str(), &dir) == 0 && roots(dir);
+  return IsRootOnlyFile(path, RootPlaces{.dirs = kSystemProgramDirs, .files = {}});
 }
 
 std::string FindOnAbsoluteHostPath(const std::string& name) {

@@ -40,54 +40,29 @@
 //          resolves it to 9.0.0 after the policy allowed it.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
+import { ACCOUNT_HOME, RUN_ID, accountEnv, cacheEntry, removeCacheEntries } from './lib/account_cache.mjs';
 import { runMcpcell } from './lib/mcpcell.mjs';
+import { markingPackage, mitmCertificate, mitmRegistry } from './lib/mitm.mjs';
 import { startPackageRegistry } from './lib/npm_registry.mjs';
+import { BASE_PATH, policyRunner } from './lib/policy_run.mjs';
 import { PY_PROJECT, startIndex } from './lib/pypi_index.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
+after(removeCacheEntries);
 
-const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
-const ACCOUNT_HOME = os.userInfo().homedir;
-const ACCOUNT_CACHE = path.join(ACCOUNT_HOME, '.cache', 'mcpcell');
 const ROOT = makeTempDir('adv13-allow');
-const ID = `${process.pid}${Date.now() % 100000}`;
+const ID = RUN_ID;
+const { trusting } = policyRunner({ root: ROOT });
 
 // The account's cache, as an allow run requires: HOME is the account's home, no XDG_CACHE_HOME.
-const env = (extra = {}) => ({
-  PATH: BASE_PATH, HOME: ACCOUNT_HOME, LANG: 'C.UTF-8', npm_config_update_notifier: 'false', npm_config_fetch_retries: '0',
-  ...extra,
-});
+const env = (extra = {}) => accountEnv({ npm_config_update_notifier: 'false', npm_config_fetch_retries: '0', ...extra });
 
-const cleanup = [];
-after(() => {
-  for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
-});
-
-let n = 0;
-/** A policy that trusts exactly `source` and allows it with no cell. */
-function trusting(source) {
-  const p = path.join(ROOT, `${n++}-policy.json`);
-  writeReadableFile(p, JSON.stringify({ trusted_sources: [source], rules: [{ name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' }] }));
-  return p;
-}
-
-function pkg(name, mark) {
-  return {
-    name, version: '1.0.0', manifest: { bin: { srv: 'index.js' } },
-    files: { 'index.js': `#!/usr/bin/env node\nconsole.error(${JSON.stringify(mark)});\n` }, exec: ['index.js'],
-  };
-}
-
-const npxEntry = (name) => path.join(ACCOUNT_CACHE, 'npx', `${name.replace('/', '+')}@1.0.0`);
+const npxEntry = (name) => cacheEntry('npx', name);
 
 test('adv13: npm_config_@scope:registry (or an npmrc\'s @scope:registry) installs a trusted scoped npx:// package from another registry, run with no cell', {
   timeout: 120_000,
@@ -96,8 +71,7 @@ test('adv13: npm_config_@scope:registry (or an npmrc\'s @scope:registry) install
   for (const how of ['env', 'npmrc']) {
     const scope = `@adv13${how}${ID}`;
     const name = `${scope}/srv`;
-    cleanup.push(npxEntry(name));
-    const reg = await startPackageRegistry([pkg(name, `ADV13-SCOPE-REGISTRY-RAN-${how}`)]);
+    const reg = await startPackageRegistry([markingPackage(name, `ADV13-SCOPE-REGISTRY-RAN-${how}`)]);
     t.after(() => reg.close());
     const extra = {};
     if (how === 'env') extra[`npm_config_${scope}:registry`] = reg.url;
@@ -116,52 +90,15 @@ test('adv13: npm_config_@scope:registry (or an npmrc\'s @scope:registry) install
   assert.deepEqual(ran, []);
 });
 
-/** An https registry for `name` behind an HTTP proxy that answers every CONNECT with it (a man in the middle). */
-async function mitm(t, name, mark, tls) {
-  const reg = await startPackageRegistry([pkg(name, mark)], { tls });
-  const connects = [];
-  const proxy = http.createServer((_q, s) => { s.writeHead(400); s.end(); });
-  proxy.on('connect', (req, sock, head) => {
-    connects.push(req.url);
-    const up = net.connect(reg.port, '127.0.0.1', () => {
-      sock.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      up.write(head);
-      sock.pipe(up);
-      up.pipe(sock);
-    });
-    up.on('error', () => sock.destroy());
-    sock.on('error', () => up.destroy());
-  });
-  await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  t.after(() => { proxy.close(); return reg.close(); });
-  return { url: `http://127.0.0.1:${proxy.address().port}`, connects };
-}
-
-/** A CA and a certificate it signed for registry.npmjs.org. */
-function npmjsCertificate(dir) {
-  const run = (args) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  run(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=adv13 mitm ca']);
-  run(['req', ...ec, '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', '/CN=registry.npmjs.org']);
-  writeReadableFile(path.join(dir, 'san.ext'), 'subjectAltName=DNS:registry.npmjs.org\n');
-  run(['x509', '-req', '-in', 'srv.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'srv.pem', '-days', '2', '-extfile', 'san.ext']);
-  chmodSync(path.join(dir, 'ca.pem'), 0o644);
-  return {
-    tls: { key: execFileSync('cat', [path.join(dir, 'srv.key')]), cert: execFileSync('cat', [path.join(dir, 'srv.pem')]) },
-    ca: path.join(dir, 'ca.pem'),
-  };
-}
-
 test('adv13: HTTPS_PROXY with strict-ssl off, or with a CA of the proxy\'s own, man-in-the-middles the public registry; the trusted npx:// package is the proxy\'s, run with no cell', {
   timeout: 120_000,
 }, async (t) => {
   const ran = [];
   const dir = makeTempDir('adv13-mitm');
-  const cert = npmjsCertificate(dir);
+  const cert = mitmCertificate(dir, 'adv13 mitm ca', ['registry.npmjs.org']);
   for (const how of ['strict-ssl=false', 'NODE_EXTRA_CA_CERTS', 'npm_config_cafile']) {
     const name = `adv13-mitm-${how.replace(/\W/g, '').toLowerCase()}-${ID}`;
-    cleanup.push(npxEntry(name));
-    const proxy = await mitm(t, name, `ADV13-MITM-RAN-${how}`, cert.tls);
+    const proxy = await mitmRegistry(t, name, `ADV13-MITM-RAN-${how}`, cert.tls);
     const extra = { HTTPS_PROXY: proxy.url };
     if (how === 'strict-ssl=false') extra.npm_config_strict_ssl = 'false';
     if (how === 'NODE_EXTRA_CA_CERTS') extra.NODE_EXTRA_CA_CERTS = cert.ca;
@@ -185,8 +122,7 @@ test('adv13: a pip.conf under $XDG_CONFIG_HOME, or under a HOME that is not the 
     const version = `13.${ID}.${['XDG_CONFIG_HOME', 'HOME', 'PIP_REQUIREMENT'].indexOf(how)}`;
     const idx = await startIndex([version]);
     t.after(() => idx.close());
-    const entry = path.join(ACCOUNT_CACHE, 'uvx', `${PY_PROJECT}@${version}`);
-    cleanup.push(entry);
+    const entry = cacheEntry('uvx', PY_PROJECT, version);
     const dir = makeTempDir(`adv13-pip-${how}`);
     const conf = how === 'XDG_CONFIG_HOME' ? path.join(dir, 'pip', 'pip.conf') : path.join(dir, '.config', 'pip', 'pip.conf');
     mkdirSync(path.dirname(conf), { recursive: true });
@@ -212,7 +148,6 @@ test('adv13: an allow run of a trusted npx:// package runs the `node` a relative
   const ran = [];
   const name = `adv13-pathnode-${ID}`;
   const entry = npxEntry(name);
-  cleanup.push(entry);
   // A package installed earlier in the account's cache (what `mcpcell install` leaves).
   const dir = path.join(entry, 'node_modules', name);
   mkdirSync(dir, { recursive: true });
@@ -240,8 +175,7 @@ test('adv13: the check is made at run time, the cache filled earlier: `mcpcell i
   const ran = [];
   for (const how of ['install', 'run --isolate']) {
     const name = `adv13-poison-${how.replace(/\W/g, '')}-${ID}`;
-    cleanup.push(npxEntry(name));
-    const reg = await startPackageRegistry([pkg(name, `ADV13-POISONED-CACHE-RAN-${how}`)]);
+    const reg = await startPackageRegistry([markingPackage(name, `ADV13-POISONED-CACHE-RAN-${how}`)]);
     t.after(() => reg.close());
     // Step 1: any install under another registry (an env block of another entry, a setup script).
     const first = how === 'install'

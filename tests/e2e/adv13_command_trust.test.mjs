@@ -46,6 +46,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { runMcpcell } from './lib/mcpcell.mjs';
+import { policyRunner } from './lib/policy_run.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
@@ -62,12 +63,7 @@ const SRV = path.join(ROOT, 'srv');
 mkdirSync(SRV);
 chmodSync(SRV, 0o755);
 
-let n = 0;
-function policy(trusted) {
-  const p = path.join(ROOT, `${n++}-policy.json`);
-  writeReadableFile(p, JSON.stringify({ trusted_sources: [trusted].flat(), rules: [{ name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' }] }));
-  return p;
-}
+const { trusting: policy, file } = policyRunner({ root: ROOT, srv: SRV });
 
 test('adv13: an allow run gives the server mcpcell\'s own HOME (a client env block sets it): Python runs that HOME\'s user-site .pth before the trusted script, with no cell', {
 }, async () => {
@@ -190,8 +186,7 @@ test('adv13: an allow rule by {"name": GLOB} matches the script while a preload 
   writeReadableFile(server, 'process.stderr.write("ADV13-TRUSTED-NAMED\\n");\n');
   const evil = path.join(makeTempDir('adv13-preload'), 'evil.js');
   writeReadableFile(evil, 'process.stderr.write("ADV13-NAME-PRELOAD-RAN\\n");\n');
-  const p = path.join(ROOT, `${n++}-name-policy.json`);
-  writeReadableFile(p, JSON.stringify({ rules: [{ name: 'our-servers', condition: { all: [{ source: 'command' }, { name: `${SRV}/*` }] }, action: 'allow' }] }));
+  const p = file('name-policy.json', { rules: [{ name: 'our-servers', condition: { all: [{ source: 'command' }, { name: `${SRV}/*` }] }, action: 'allow' }] });
   const ran = [];
   for (const pre of [['-r', evil], ['--import', 'data:text/javascript,process.stderr.write("ADV13-NAME-PRELOAD-RAN\\n")']]) {
     const r = await runMcpcell(['run', '--policy', p, '--', NODE, ...pre, server], { input: '', cwd: ROOT, env: env(), ...GUARD });

@@ -18,38 +18,23 @@
 //          package passes the check on a later clean allow run.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { after, test } from 'node:test';
 
+import { RUN_ID, accountEnv as env, cacheEntry, removeCacheEntries } from './lib/account_cache.mjs';
 import { runMcpcell } from './lib/mcpcell.mjs';
+import { markingTarball, npmjsDocument } from './lib/mitm.mjs';
+import { policyRunner } from './lib/policy_run.mjs';
 import { PY_PROJECT, startIndex } from './lib/pypi_index.mjs';
-import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
 
 after(removeTempDirs);
+after(removeCacheEntries);
 
-const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
-const ACCOUNT_HOME = os.userInfo().homedir;
-const ACCOUNT_CACHE = path.join(ACCOUNT_HOME, '.cache', 'mcpcell');
 const ROOT = makeTempDir('adv14-cache');
-const ID = `${process.pid}${Date.now() % 100000}`;
-const env = (extra = {}) => ({ PATH: BASE_PATH, HOME: ACCOUNT_HOME, LANG: 'C.UTF-8', ...extra });
-
-const cleanup = [];
-after(() => {
-  for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
-});
-
-let n = 0;
-function trusting(source) {
-  const p = path.join(ROOT, `${n++}-policy.json`);
-  writeReadableFile(p, JSON.stringify({ trusted_sources: [source], rules: [{ name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' }] }));
-  return p;
-}
+const ID = RUN_ID;
+const { trusting } = policyRunner({ root: ROOT });
 
 test('adv14: uvx:// cache filled by `mcpcell install` (or an isolated run) with PIP_INDEX_URL runs on a later clean allow run with no cell (the after-install check is npx:// only)', {
   timeout: 120_000,
@@ -59,8 +44,7 @@ test('adv14: uvx:// cache filled by `mcpcell install` (or an isolated run) with 
     const version = `14.${ID}.${i}`;
     const idx = await startIndex([version]);
     t.after(() => idx.close());
-    const entry = path.join(ACCOUNT_CACHE, 'uvx', `${PY_PROJECT}@${version}`);
-    cleanup.push(entry);
+    const entry = cacheEntry('uvx', PY_PROJECT, version);
     const first = how === 'install' ? ['install', `uvx://${PY_PROJECT}@${version}`] : ['run', '--isolate', `uvx://${PY_PROJECT}@${version}`];
     const a = await runMcpcell(first, { input: '', env: env({ PIP_INDEX_URL: idx.url, PIP_RETRIES: '0' }), guardMs: 55_000 });
     const asked = idx.requests.length;
@@ -81,23 +65,14 @@ test('adv14: uvx:// cache filled by `mcpcell install` (or an isolated run) with 
  * registry (this one), and writes the lie into package-lock.json's `resolved`.
  */
 async function lyingRegistry(t, name, mark) {
-  const dir = makeTempDir('adv14-lying');
-  mkdirSync(path.join(dir, 'package'));
-  const manifest = { name, version: '1.0.0', license: 'MIT', bin: { srv: 'index.js' } };
-  writeReadableFile(path.join(dir, 'package', 'package.json'), JSON.stringify(manifest));
-  writeReadableFile(path.join(dir, 'package', 'index.js'), `#!/usr/bin/env node\nconsole.error(${JSON.stringify(mark)});\n`);
-  chmodSync(path.join(dir, 'package', 'index.js'), 0o755);
-  execFileSync('tar', ['-czf', path.join(dir, 'p.tgz'), '-C', dir, 'package']);
-  const bytes = readFileSync(path.join(dir, 'p.tgz'));
-  const integrity = `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
+  const tarball = markingTarball('adv14-lying', name, mark);
   const requests = [];
   const server = http.createServer((q, r) => {
     requests.push(`${q.method} ${q.url}`);
-    if (q.url.endsWith('.tgz')) { r.writeHead(200); r.end(bytes); return; }
+    if (q.url.endsWith('.tgz')) { r.writeHead(200); r.end(tarball.bytes); return; }
     if (decodeURIComponent(q.url.slice(1)) !== name) { r.writeHead(404); r.end('{}'); return; }
     r.writeHead(200, { 'content-type': 'application/json' });
-    r.end(JSON.stringify({ name, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { ...manifest,
-      dist: { tarball: `https://registry.npmjs.org/${name}/-/${name}-1.0.0.tgz`, integrity } } } }));
+    r.end(JSON.stringify(npmjsDocument(tarball)));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise((resolve) => server.close(resolve)));
@@ -110,8 +85,7 @@ test('adv14: package-lock.json `resolved` is what the registry\'s document says:
   const ran = [];
   for (const how of ['install', 'run --isolate']) {
     const name = `adv14-lockspoof-${how.replace(/\W/g, '')}-${ID}`;
-    const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
-    cleanup.push(entry);
+    const entry = cacheEntry('npx', name);
     const reg = await lyingRegistry(t, name, `ADV14-LOCKSPOOF-RAN-${how}`);
     const first = how === 'install' ? ['install', '--install-scripts=skip', `npx://${name}@1.0.0`]
       : ['run', '--isolate', '--install-scripts=skip', `npx://${name}@1.0.0`];

@@ -32,6 +32,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { runMcpcell } from './lib/mcpcell.mjs';
+import { policyRunner } from './lib/policy_run.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
@@ -44,12 +45,7 @@ const SRV = path.join(ROOT, 'srv');
 mkdirSync(SRV);
 chmodSync(SRV, 0o755);
 
-let n = 0;
-function policy(trusted) {
-  const p = path.join(ROOT, `${n++}-policy.json`);
-  writeReadableFile(p, JSON.stringify({ trusted_sources: [trusted].flat(), rules: [{ name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' }] }));
-  return p;
-}
+const { trusting: policy } = policyRunner({ root: ROOT, srv: SRV });
 
 function evilProgram(mark) {
   const p = path.join(makeTempDir('adv14-evil'), 'evil.sh');

@@ -34,54 +34,27 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import { createHash } from 'node:crypto';
-import http from 'node:http';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
+import { RUN_ID, accountEnv, cacheEntry, fakePublicNpxEntry, removeCacheEntries } from './lib/account_cache.mjs';
 import { runMcpcell } from './lib/mcpcell.mjs';
-import { startPackageRegistry } from './lib/npm_registry.mjs';
+import { connectProxy, markingTarball, mitmCertificate, mitmRegistry, npmjsDocument } from './lib/mitm.mjs';
+import { policyRunner } from './lib/policy_run.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
+after(removeCacheEntries);
 
-const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
-const ACCOUNT_HOME = os.userInfo().homedir;
-const ACCOUNT_CACHE = path.join(ACCOUNT_HOME, '.cache', 'mcpcell');
 const ROOT = makeTempDir('adv14-mitm');
-const ID = `${process.pid}${Date.now() % 100000}`;
-const env = (extra = {}) => ({
-  PATH: BASE_PATH, HOME: ACCOUNT_HOME, LANG: 'C.UTF-8', npm_config_update_notifier: 'false', npm_config_fetch_retries: '0', ...extra,
-});
-const cleanup = [];
-after(() => {
-  for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
-});
+const ID = RUN_ID;
+const env = (extra = {}) => accountEnv({ npm_config_update_notifier: 'false', npm_config_fetch_retries: '0', ...extra });
+const { trusting } = policyRunner({ root: ROOT });
 
-let n = 0;
-function trusting(source) {
-  const p = path.join(ROOT, `${n++}-policy.json`);
-  writeReadableFile(p, JSON.stringify({ trusted_sources: [source], rules: [{ name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' }] }));
-  return p;
-}
-
-function npmjsCertificate(dir) {
-  const run = (args) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  run(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=adv14 mitm ca']);
-  run(['req', ...ec, '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', '/CN=registry.npmjs.org']);
-  writeReadableFile(path.join(dir, 'san.ext'), 'subjectAltName=DNS:registry.npmjs.org\n');
-  run(['x509', '-req', '-in', 'srv.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'srv.pem', '-days', '2', '-extfile', 'san.ext']);
-  chmodSync(path.join(dir, 'ca.pem'), 0o644);
-  return {
-    tls: { key: execFileSync('cat', [path.join(dir, 'srv.key')]), cert: execFileSync('cat', [path.join(dir, 'srv.pem')]) },
-    ca: path.join(dir, 'ca.pem'),
-  };
-}
+/** A CA of the test's and a certificate it signed for registry.npmjs.org. */
+const npmjsCertificate = (dir) => mitmCertificate(dir, 'adv14 mitm ca', ['registry.npmjs.org']);
 
 test('adv14: HTTPS_PROXY + NODE_EXTRA_CA_CERTS (a CA of the proxy\'s) are accepted on an allow run of npx://: where npm names no cafile, the proxy answers for registry.npmjs.org', {
   timeout: 60_000,
@@ -90,15 +63,7 @@ test('adv14: HTTPS_PROXY + NODE_EXTRA_CA_CERTS (a CA of the proxy\'s) are accept
   const cert = npmjsCertificate(dir);
   const name = `adv14-extraca-${ID}`;
   // A package installed earlier from the public registry (what `mcpcell install` leaves); its install record names npmjs.
-  const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
-  cleanup.push(entry);
-  const pkgDir = path.join(entry, 'node_modules', name);
-  mkdirSync(pkgDir, { recursive: true });
-  writeReadableFile(path.join(pkgDir, 'package.json'), JSON.stringify({ name, version: '1.0.0', bin: { srv: 'index.js' } }));
-  writeReadableFile(path.join(pkgDir, 'index.js'), 'console.error("ADV14-EXTRA-CA-ACCEPTED");\n');
-  writeReadableFile(path.join(entry, 'package-lock.json'), JSON.stringify({ name: 'x', lockfileVersion: 3, requires: true, packages: {
-    '': { dependencies: { [name]: '1.0.0' } },
-    [`node_modules/${name}`]: { version: '1.0.0', resolved: `https://registry.npmjs.org/${name}/-/${name}-1.0.0.tgz`, integrity: 'sha512-AA==' } } }));
+  fakePublicNpxEntry(name, 'console.error("ADV14-EXTRA-CA-ACCEPTED");\n');
   const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`],
     { input: '', env: env({ HTTPS_PROXY: 'http://127.0.0.1:9', NODE_EXTRA_CA_CERTS: cert.ca }), guardMs: 30_000 });
   const control = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`],
@@ -107,39 +72,14 @@ test('adv14: HTTPS_PROXY + NODE_EXTRA_CA_CERTS (a CA of the proxy\'s) are accept
   assert.doesNotMatch(r.stderr, /WITHOUT a cell/, `NODE_EXTRA_CA_CERTS=${cert.ca} with HTTPS_PROXY was accepted:\n${r.stderr}`);
 });
 
-/** An https registry for `name` behind an HTTP proxy that answers every CONNECT with it (adv13's). */
-async function mitm(t, name, mark, tls) {
-  const reg = await startPackageRegistry([{
-    name, version: '1.0.0', manifest: { bin: { srv: 'index.js' } },
-    files: { 'index.js': `#!/usr/bin/env node\nconsole.error(${JSON.stringify(mark)});\n` }, exec: ['index.js'],
-  }], { tls });
-  const connects = [];
-  const proxy = http.createServer((_q, s) => { s.writeHead(400); s.end(); });
-  proxy.on('connect', (req, sock, head) => {
-    connects.push(req.url);
-    const up = net.connect(reg.port, '127.0.0.1', () => {
-      sock.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      up.write(head);
-      sock.pipe(up);
-      up.pipe(sock);
-    });
-    up.on('error', () => sock.destroy());
-    sock.on('error', () => up.destroy());
-  });
-  await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  t.after(() => { proxy.close(); return reg.close(); });
-  return { url: `http://127.0.0.1:${proxy.address().port}`, connects };
-}
-
 test('adv14: an isolated run through a man in the middle (HTTPS_PROXY, strict-ssl off) records honest registry.npmjs.org URLs in package-lock.json; a later clean allow run runs the proxy\'s package with no cell', {
   timeout: 120_000,
 }, async (t) => {
   const dir = makeTempDir('adv14-mitm-cache');
   const cert = npmjsCertificate(dir);
   const name = `adv14-mitm-cache-${ID}`;
-  const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
-  cleanup.push(entry);
-  const proxy = await mitm(t, name, 'ADV14-MITM-CACHE-RAN', cert.tls);
+  const entry = cacheEntry('npx', name);
+  const proxy = await mitmRegistry(t, name, 'ADV14-MITM-CACHE-RAN', cert.tls);
   const a = await runMcpcell(['run', '--isolate', '--install-scripts=skip', `npx://${name}@1.0.0`],
     { input: '', env: env({ HTTPS_PROXY: proxy.url, npm_config_strict_ssl: 'false' }), guardMs: 55_000 });
   t.diagnostic(`isolated run: exit ${a.code}; CONNECTs ${proxy.connects.join(', ')}`);
@@ -165,9 +105,8 @@ test('adv14: npm_config_cafile naming a test CA a package ships under /usr (its 
   writeReadableFile(path.join(dir, 'san.ext'), 'subjectAltName=DNS:registry.npmjs.org\n');
   run(['x509', '-req', '-in', 'srv.csr', '-CA', caPem, '-CAkey', caKey, '-CAcreateserial', '-CAserial', path.join(dir, 'ca.srl'), '-out', 'srv.pem', '-days', '2', '-extfile', 'san.ext']);
   const name = `adv14-testca-${ID}`;
-  const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
-  cleanup.push(entry);
-  const proxy = await mitm(t, name, 'ADV14-TEST-CA-RAN', { key: readFileSync(path.join(dir, 'srv.key')), cert: readFileSync(path.join(dir, 'srv.pem')) });
+  const entry = cacheEntry('npx', name);
+  const proxy = await mitmRegistry(t, name, 'ADV14-TEST-CA-RAN', { key: readFileSync(path.join(dir, 'srv.key')), cert: readFileSync(path.join(dir, 'srv.pem')) });
   const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`],
     { input: '', env: env({ HTTPS_PROXY: proxy.url, npm_config_cafile: caPem }), guardMs: 55_000 });
   rmSync(entry, { recursive: true, force: true });
@@ -177,36 +116,16 @@ test('adv14: npm_config_cafile naming a test CA a package ships under /usr (its 
 
 /** An https registry (the test CA's registry.npmjs.org) whose answers say they keep for a year, behind a CONNECT proxy. */
 async function cachingMitm(t, name, mark, tls) {
-  const dir = makeTempDir('adv14-caching');
-  mkdirSync(path.join(dir, 'package'));
-  const manifest = { name, version: '1.0.0', license: 'MIT', bin: { srv: 'index.js' } };
-  writeReadableFile(path.join(dir, 'package', 'package.json'), JSON.stringify(manifest));
-  writeReadableFile(path.join(dir, 'package', 'index.js'), `#!/usr/bin/env node\nconsole.error(${JSON.stringify(mark)});\n`);
-  execFileSync('tar', ['-czf', path.join(dir, 'p.tgz'), '-C', dir, 'package']);
-  const bytes = readFileSync(path.join(dir, 'p.tgz'));
-  const integrity = `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
+  const tarball = markingTarball('adv14-caching', name, mark);
   const year = { 'cache-control': 'public, max-age=31536000' };
   const front = https.createServer(tls, (q, r) => {
-    if (q.url.endsWith('.tgz')) { r.writeHead(200, year); r.end(bytes); return; }
+    if (q.url.endsWith('.tgz')) { r.writeHead(200, year); r.end(tarball.bytes); return; }
     r.writeHead(200, { 'content-type': 'application/json', ...year });
-    r.end(JSON.stringify({ name, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { ...manifest,
-      dist: { tarball: `https://registry.npmjs.org/${name}/-/${name}-1.0.0.tgz`, integrity } } } }));
+    r.end(JSON.stringify(npmjsDocument(tarball)));
   });
   await new Promise((resolve) => front.listen(0, '127.0.0.1', resolve));
-  const proxy = http.createServer((_q, s) => { s.writeHead(400); s.end(); });
-  proxy.on('connect', (req, sock, head) => {
-    const up = net.connect(front.address().port, '127.0.0.1', () => {
-      sock.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      up.write(head);
-      sock.pipe(up);
-      up.pipe(sock);
-    });
-    up.on('error', () => sock.destroy());
-    sock.on('error', () => up.destroy());
-  });
-  await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  t.after(() => { proxy.close(); front.close(); });
-  return { url: `http://127.0.0.1:${proxy.address().port}` };
+  t.after(() => { front.close(); });
+  return connectProxy(t, front.address().port);
 }
 
 test('adv14: the MITM\'d answers stay in mcpcell\'s npm cache (.npm-cache, max-age a year): with the cache entry removed, as the refusal advises, a clean allow run installs the proxy\'s package again and runs it with no cell', {
@@ -214,8 +133,7 @@ test('adv14: the MITM\'d answers stay in mcpcell\'s npm cache (.npm-cache, max-a
 }, async (t) => {
   const cert = npmjsCertificate(makeTempDir('adv14-npmcache-ca'));
   const name = `adv14-npmcache-${ID}`;
-  const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
-  cleanup.push(entry);
+  const entry = cacheEntry('npx', name);
   const proxy = await cachingMitm(t, name, 'ADV14-NPM-CACHE-RAN', cert.tls);
   const a = await runMcpcell(['run', '--isolate', '--install-scripts=skip', `npx://${name}@1.0.0`],
     { input: '', env: env({ HTTPS_PROXY: proxy.url, npm_config_strict_ssl: 'false' }), guardMs: 55_000 });
@@ -233,9 +151,8 @@ test('adv14 held: HTTPS_PROXY + NODE_TLS_REJECT_UNAUTHORIZED=0 (Node\'s own swit
 }, async (t) => {
   const cert = npmjsCertificate(makeTempDir('adv14-tlsreject-ca'));
   const name = `adv14-tlsreject-${ID}`;
-  const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
-  cleanup.push(entry);
-  const proxy = await mitm(t, name, 'ADV14-TLS-REJECT-RAN', cert.tls);
+  const entry = cacheEntry('npx', name);
+  const proxy = await mitmRegistry(t, name, 'ADV14-TLS-REJECT-RAN', cert.tls);
   const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`],
     { input: '', env: env({ HTTPS_PROXY: proxy.url, NODE_TLS_REJECT_UNAUTHORIZED: '0' }), guardMs: 55_000 });
   rmSync(entry, { recursive: true, force: true });

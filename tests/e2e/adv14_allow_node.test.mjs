@@ -13,47 +13,34 @@
 //          host before any cell.
 
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
+import { RUN_ID, accountEnv, fakePublicNpxEntry, removeCacheEntries } from './lib/account_cache.mjs';
 import { runMcpcell } from './lib/mcpcell.mjs';
+import { BASE_PATH, policyRunner } from './lib/policy_run.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
+after(removeCacheEntries);
 
-const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
-const ACCOUNT_HOME = os.userInfo().homedir;
-const ACCOUNT_CACHE = path.join(ACCOUNT_HOME, '.cache', 'mcpcell');
 const ROOT = makeTempDir('adv14-node');
-const ID = `${process.pid}${Date.now() % 100000}`;
-const env = (extra = {}) => ({ PATH: BASE_PATH, HOME: ACCOUNT_HOME, LANG: 'C.UTF-8', npm_config_update_notifier: 'false', ...extra });
-const cleanup = [];
-after(() => {
-  for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
-});
+const ID = RUN_ID;
+const env = (extra = {}) => accountEnv({ npm_config_update_notifier: 'false', ...extra });
+const { trusting } = policyRunner({ root: ROOT });
 
 test('adv14: an absolute PATH entry (a repo\'s /abs/node_modules/.bin) chooses the `node` that runs a trusted npx:// package with no cell, and the host npm\'s node on an isolated run', {
   timeout: 60_000,
 }, async () => {
   const name = `adv14-absnode-${ID}`;
-  const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
-  cleanup.push(entry);
-  const dir = path.join(entry, 'node_modules', name);
-  mkdirSync(dir, { recursive: true });
-  writeReadableFile(path.join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', bin: { srv: 'index.js' } }));
-  writeReadableFile(path.join(dir, 'index.js'), 'console.error("ADV14-TRUSTED-PACKAGE");\n');
-  writeReadableFile(path.join(entry, 'package-lock.json'), JSON.stringify({ name: 'x', lockfileVersion: 3, requires: true, packages: {
-    '': { dependencies: { [name]: '1.0.0' } },
-    [`node_modules/${name}`]: { version: '1.0.0', resolved: `https://registry.npmjs.org/${name}/-/${name}-1.0.0.tgz`, integrity: 'sha512-AA==' } } }));
+  fakePublicNpxEntry(name, 'console.error("ADV14-TRUSTED-PACKAGE");\n');
   const repo = makeTempDir('adv14-repo');
   const bin = path.join(repo, 'node_modules', '.bin');
   mkdirSync(bin, { recursive: true });
   writeReadableFile(path.join(bin, 'node'), '#!/bin/sh\necho ADV14-ABS-PATH-NODE-RAN "$@" >&2\nexec /usr/bin/node "$@"\n');
   chmodSync(path.join(bin, 'node'), 0o755);
-  const policy = path.join(ROOT, 'policy.json');
-  writeReadableFile(policy, JSON.stringify({ trusted_sources: [`npx://${name}@1.0.0`], rules: [{ name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' }] }));
+  const policy = trusting(`npx://${name}@1.0.0`);
   const ran = [];
   const cache = makeTempDir('adv14-node-cache');
   const cases = [

@@ -7,13 +7,15 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
+import { RUN_ID } from './lib/account_cache.mjs';
 import { runMcpcell } from './lib/mcpcell.mjs';
 import { startPackageRegistry } from './lib/npm_registry.mjs';
-import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+import { policyRunner } from './lib/policy_run.mjs';
+import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
 
 after(removeTempDirs);
 
-const ID = `${process.pid}${Date.now() % 100000}`;
+const ID = RUN_ID;
 
 test('adv14 held: a glob npx://PKG@1.0.* allows no spec that npm resolves outside 1.0.* (v-prefix, build metadata, =, x-ranges, hyphen and || ranges)', {
   timeout: 90_000,
@@ -22,8 +24,7 @@ test('adv14 held: a glob npx://PKG@1.0.* allows no spec that npm resolves outsid
   const reg = await startPackageRegistry([{ name, version: '9.0.0', manifest: { bin: { srv: 'index.js' } }, files: { 'index.js': '' } }]);
   t.after(() => reg.close());
   const home = makeTempDir('adv14-vglob');
-  const policy = path.join(home, 'policy.json');
-  writeReadableFile(policy, JSON.stringify({ trusted_sources: [`npx://${name}@1.0.*`], rules: [{ name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' }] }));
+  const policy = policyRunner({ root: home }).trusting(`npx://${name}@1.0.*`);
   const bad = [];
   for (const spec of ['v9.0.0', '1.0.0+9.0.0', '=9.0.0', '1.0.x || 9', '1.0.0 - 9.0.0', '1.0.0||9.0.0', '1.0.*||9', '1.0.0-0 - 9', '>1.0.0', '1.0.0|9.0.0', '1.0']) {
     const r = await runMcpcell(['policy', 'explain', '--json', '--isolate', '--policy', policy, `npx://${name}@${spec}`], {

@@ -9,42 +9,25 @@
 
 #include <nlohmann/json.hpp>
 
-#include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "cell/stderr_redact.h"
 #include "guard/secret_check.h"
-#include "guard/secret_guard.h"
 #include "relay/envelope.h"
 #include "relay/mcp_relay.h"
-#include "secret_samples.h"
 #include "source/registry_url.h"
 #include "source/script_npm.h"
 #include "source/url_credential.h"
+#include "stderr_scan.h"
 
 namespace mcpcell {
 namespace {
 
 using nlohmann::json;
 
-struct Guard {
-  Guard() {
-    auto g = SecretGuard::Create(SecretPolicy{});
-    if (!g.ok()) {
-      ADD_FAILURE() << g.error().Message();
-      return;
-    }
-    guard = std::move(*g);
-  }
-  StderrRedactor Redactor() {
-    return StderrRedactor([this](std::string_view line, std::vector<std::string>* rules) {
-      return guard->RedactText(line, rules);
-    });
-  }
-  std::unique_ptr<SecretGuard> guard;
-};
+using test::DefaultScan;
+using test::ThroughCopy;
+using test::Token;
 
 /// The relay with the default scan (redact both ways).
 struct Relay {
@@ -84,17 +67,6 @@ struct Relay {
   int id_ = 0;
 };
 
-std::string ThroughCopy(StderrRedactor& r, const std::string& bytes) {
-  std::string out;
-  for (std::size_t at = 0; at < bytes.size(); at += 64 * 1024) out += r.Feed(std::string_view(bytes).substr(at, 64 * 1024));
-  return out + r.Flush();
-}
-
-std::string Token(const char* tmpl, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  return test::Expand(tmpl, rng);
-}
-
 /// A PEM private key's body: `lines` lines of 64 base64 characters.
 std::vector<std::string> KeyBody(std::size_t lines, std::uint64_t seed) {
   std::vector<std::string> body;
@@ -130,7 +102,7 @@ TEST(Adv12SecretScan, TheSecretHalfOfAnAwsKeyPairInCliJsonIsMasked) {
 }
 
 TEST(Adv12SecretScan, TheSecretHalfOfAnAwsKeyPairInAJsCredentialsObjectIsMaskedInStderr) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::string id = Token("AKIA{16:32}", 2);
   // console.error(await provider()) in an MCP server using @aws-sdk (util.inspect).
@@ -215,7 +187,7 @@ TEST(Adv12SecretScan, ATokenAfterAUnicodeEscapeInJsonInsideAToolResultIsMasked) 
 }
 
 TEST(Adv12SecretScan, ATokenAfterAUnicodeEscapeInAJsonStderrLineIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   int seed = 20;
   for (const char* tmpl : kUncheckedTokens) {
@@ -233,7 +205,7 @@ TEST(Adv12SecretScan, ATokenAfterAUnicodeEscapeInAJsonStderrLineIsMasked) {
 // (?filter=%7B%22key%22%3A%22AKIA...%22%7D) or "key%3DAKIA..." puts a hex
 // digit of %22/%3D right before the token.
 TEST(Adv12SecretScan, ATokenAfterAPercentEncodedQuoteInALoggedUrlIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   int seed = 30;
   for (const char* tmpl : kUncheckedTokens) {
@@ -366,7 +338,7 @@ TEST(Adv12SecretScan, HeldEscapedTokensInToolCallArgumentsAreMasked) {
 // line of base64 matches no rule, so the part of a body line written before
 // a pause (a buffered writer that flushes at 4 KiB, a slow pipe) passes.
 TEST(Adv12StderrScan, PartOfAKeyBodyLineFlushedAtAQuietPipeIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::vector<std::string> body = KeyBody(6, 4);
   StderrRedactor r = g.Redactor();
@@ -379,7 +351,7 @@ TEST(Adv12StderrScan, PartOfAKeyBodyLineFlushedAtAQuietPipeIsMasked) {
 
 // The same at the end of the run: the last body line without its newline.
 TEST(Adv12StderrScan, AKeyBodyLineWithoutItsNewlineAtTheEndIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::vector<std::string> body = KeyBody(6, 5);
   StderrRedactor r = g.Redactor();
@@ -396,7 +368,7 @@ TEST(Adv12StderrScan, AKeyBodyLineWithoutItsNewlineAtTheEndIsMasked) {
 // exactly 64 KiB, through a token there ("a run that long is no token" — but a
 // query string is a run of many tokens).
 TEST(Adv12StderrScan, ATokenInALongUrlEncodedLineAcrossTheCutIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::string token = Token("ghp_{30:an}{6:crc}", 50);
   std::string head = "POST https://api.example.com/v1/upload?payload=";
@@ -413,7 +385,7 @@ TEST(Adv12StderrScan, ATokenInALongUrlEncodedLineAcrossTheCutIsMasked) {
 
 // Held: the same with a space 100 bytes before the token.
 TEST(Adv12StderrScan, HeldATokenAcrossTheCutWithASpaceBeforeItIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::string token = Token("ghp_{30:an}{6:crc}", 51);
   std::string line = std::string(kStderrLineHold - 120, 'a') + " " + std::string(100, 'b') + "&t=" + token +
@@ -428,7 +400,7 @@ TEST(Adv12StderrScan, HeldATokenAcrossTheCutWithASpaceBeforeItIsMasked) {
 // key dumped inside YAML or pretty JSON is indented, so from line 257 on its
 // body passes (a PGP key with subkeys, an RSA 16384 key with 32-byte lines).
 TEST(Adv12StderrScan, AnIndentedKeyBlockOfMoreThan256LinesIsMaskedToItsEnd) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::vector<std::string> body = KeyBody(300, 6);
   std::string text = "config:\n  signing_key: |\n    -----BEGIN PGP PRIVATE KEY BLOCK-----\n\n";
@@ -442,7 +414,7 @@ TEST(Adv12StderrScan, AnIndentedKeyBlockOfMoreThan256LinesIsMaskedToItsEnd) {
 
 // Held: CRLF line ends, a '\r' progress line before the header, colour codes.
 TEST(Adv12StderrScan, HeldAKeyWithCrlfAfterAProgressLineIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::vector<std::string> body = KeyBody(300, 7);
   std::string text = "fetching 10%\rfetching 100%\r\x1b[33m-----BEGIN OPENSSH PRIVATE KEY-----\r\n";
@@ -457,7 +429,7 @@ TEST(Adv12StderrScan, HeldAKeyWithCrlfAfterAProgressLineIsMasked) {
 // another thread), and a header written before a quiet pause without its
 // newline (Flush, then the rest): the body is masked to END either way.
 TEST(Adv12StderrScan, HeldAKeyWithInterleavedLinesAndAPauseAfterItsHeaderIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::vector<std::string> body = KeyBody(6, 14);
   StderrRedactor r = g.Redactor();
@@ -471,7 +443,7 @@ TEST(Adv12StderrScan, HeldAKeyWithInterleavedLinesAndAPauseAfterItsHeaderIsMaske
 
 // Held: a PuTTY key with CRLF and a PGP armor with headers.
 TEST(Adv12StderrScan, HeldPuttyAndPgpKeysWithCrlfAreMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::vector<std::string> body = KeyBody(4, 8);
   std::string putty = "PuTTY-User-Key-File-3: ssh-rsa\r\nEncryption: none\r\nComment: rsa-key\r\nPublic-Lines: 1\r\n" +
@@ -506,7 +478,7 @@ TEST(Adv12SecretScan, AnSsh2PrivateKeyIsMasked) {
 // request (`"Authorization":"Bearer ..."`, `"authorization": "Basic ..."`)
 // — puts a quote there, and an opaque token (no vendor prefix) passes.
 TEST(Adv12SecretScan, AnAuthorizationHeaderInAnAxiosErrorDumpIsMaskedInStderr) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::string bearer = Token("{40:an}", 70), basic = Token("{32:b64}", 71);
   std::vector<std::string> rules;
@@ -537,7 +509,7 @@ TEST(Adv12SecretScan, AnAuthorizationHeaderInAJsonRequestDumpIsMaskedInAToolResu
 // result holding such JSON) is broken by the backslash for every rule whose
 // alphabet has '/'.
 TEST(Adv12SecretScan, SecretsWithEscapedSlashesInAJsonLogLineAreMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::string hook = "https:\\/\\/hooks.slack.com\\/services\\/T0123ABCD\\/B0123ABCDE\\/" + Token("{24:an}", 73);
   std::string db = "postgres:\\/\\/app:" + Token("{16:an}", 74) + "@db.internal:5432\\/app";
@@ -556,7 +528,7 @@ TEST(Adv12SecretScan, SecretsWithEscapedSlashesInAJsonLogLineAreMasked) {
 // JSON.stringify(config)), the member reads \"aws_secret_access_key\":\"...\"
 // and the rule matches nothing. The same text one level up is masked.
 TEST(Adv12SecretScan, AKeywordSecretInJsonInsideAJsonLogLineIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::string inner = json{{"aws_secret_access_key", kAwsSecret}, {"region", "eu-west-1"}}.dump();
   std::vector<std::string> rules;
@@ -595,7 +567,7 @@ TEST(Adv12SecretScan, NpmrcCredentialsOfOtherRegistriesAreMasked) {
 // (HTTPS_PROXY=http://user:pass@proxy:3128), a private registry — is no rule:
 // the password passes in results and in stderr.
 TEST(Adv12SecretScan, AnHttpUrlWithAPasswordIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::string pw = Token("{20:an}", 103);
   std::vector<std::string> rules;
@@ -612,7 +584,7 @@ TEST(Adv12SecretScan, AnHttpUrlWithAPasswordIsMasked) {
 // -u, ioredis, node-redis, Heroku/Upstash REDIS_URL write it). Also a host
 // that is an IPv6 literal ('[' is not in the host class).
 TEST(Adv12SecretScan, ARedisUrlWithAPasswordAndNoUserIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::string pw = Token("{24:an}", 90);
   std::vector<std::string> rules;
@@ -631,7 +603,7 @@ TEST(Adv12SecretScan, ARedisUrlWithAPasswordAndNoUserIsMasked) {
 // is masked; the stderr copy scans line by line, and "  password P" alone
 // matches nothing.
 TEST(Adv12StderrScan, DISABLED_AMultiLineNetrcEntryIsMaskedInStderr) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::string pw = Token("{20:an}", 91);
   std::string netrc = "machine api.heroku.com\n  login me@example.com\n  password " + pw + "\n";
@@ -717,7 +689,7 @@ TEST(Adv12ScriptNpm, HeldAKeyOutsideCertificateBlocksIsLeftOut) {
 // newlines as 'line\n' + pieces on lines of their own; the stderr copy masks
 // them from the header line to the END line.
 TEST(Adv12StderrScan, HeldAKeyAsUtilInspectPrintsItIsMasked) {
-  Guard g;
+  DefaultScan g;
   ASSERT_TRUE(g.guard);
   std::vector<std::string> body = KeyBody(20, 12);
   std::string text = "{\n  privateKey: '-----BEGIN PRIVATE KEY-----\\n' +\n";

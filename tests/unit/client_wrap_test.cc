@@ -576,6 +576,14 @@ TEST(ClientCodeInjectingEnv, ChoosesWhatRunsNamesTheHomeThePathAndTheXdgBases) {
   }
 }
 
+TEST(ClientCodeInjectingEnv, EveryCaVariableChoosesWhatRuns) {
+  std::vector<std::string_view> names;
+  for (const CaVariable& ca : CaVariables()) names.push_back(ca.name);
+  EXPECT_EQ(names, (std::vector<std::string_view>{"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
+                                                  "CURL_CA_BUNDLE", "SSL_CERT_DIR"}));
+  for (std::string_view n : names) EXPECT_TRUE(ChoosesWhatRuns(n)) << n;
+}
+
 TEST(ClientCodeInjectingEnv, PicksPackageIndexIsEveryPipAndUvSetting) {
   for (const char* n : {"PIP_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_NO_INDEX", "PIP_FIND_LINKS", "UV_INDEX",
                         "UV_DEFAULT_INDEX", "UV_CACHE_DIR"}) {

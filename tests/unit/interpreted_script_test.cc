@@ -237,5 +237,24 @@ TEST(InterpretedScript, AnUnreadLineMayBeAnyOfItsWordsForADenyButNotForAnAllow) 
   EXPECT_EQ(EvaluatePolicy(isolate, Command({"node", "--unknown", "evil.js"})).rule_index, -1);
 }
 
+TEST(InterpretedScript, AFileUrlIsThePathItNames) {
+  EXPECT_EQ(FileUrlPath("file:///tmp/a%20b"), "/tmp/a b");
+  EXPECT_EQ(FileUrlPath("file://localhost/x"), "/x");
+  EXPECT_EQ(FileUrlPath("file:/x"), "/x");
+  EXPECT_EQ(FileUrlPath("file://host/x"), std::nullopt) << "another host's file";
+  EXPECT_EQ(FileUrlPath("file://"), std::nullopt);
+  EXPECT_EQ(FileUrlPath("file:x"), std::nullopt);
+  EXPECT_EQ(FileUrlPath("https:///x"), std::nullopt);
+}
+
+TEST(InterpretedScript, AUrlSchemeIsTwoOrMoreSchemeCharactersAndAColon) {
+  for (const char* v : {"data:text/javascript,1", "https://x", "node:fs", "git+ssh:x", "a.b-c:"}) {
+    EXPECT_TRUE(HasUrlScheme(v)) << v;
+  }
+  for (const char* v : {"c:/x", "./x:y", "1ab:x", "a b:x", "plain", ":x", ""}) {
+    EXPECT_FALSE(HasUrlScheme(v)) << v;
+  }
+}
+
 }  // namespace
 }  // namespace mcpcell

@@ -3,6 +3,7 @@
 // a grant's treatment: a Landlock rule, and the bind-source checks of a
 // container cell; only the planner's own masks and system dirs are exempt.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <string>
@@ -50,6 +51,44 @@ TEST(MountOrigin, ContainerBindChecksSkipOnlyRealSystemDirs) {
 
 TEST(MountOrigin, TheSpecBuilderMarksWhatItMakes) {
   for (const auto& m : SystemMounts(false)) EXPECT_EQ(m.origin, MountSpec::Origin::kSystem) << m.target;
+}
+
+// A mask over a file of the host's /usr is a mask to every backend and the
+// host's system to an image cell, by its origin alone.
+TEST(MountOrigin, ASystemMaskIsAMaskAndTheHostsSystem) {
+  auto with = [](MountSpec::Origin o) {
+    return WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", "/usr/etc/npmrc", false, false, 0, "words"}, o);
+  };
+  EXPECT_TRUE(IsMask(with(MountSpec::Origin::kSystemMasked)));
+  EXPECT_TRUE(IsHostSystem(with(MountSpec::Origin::kSystemMasked)));
+  EXPECT_TRUE(IsMask(with(MountSpec::Origin::kMasked)));
+  EXPECT_FALSE(IsHostSystem(with(MountSpec::Origin::kMasked))) << "a grant's mask stays in an image cell";
+  EXPECT_FALSE(IsMask(with(MountSpec::Origin::kSystem)));
+  EXPECT_TRUE(IsHostSystem(with(MountSpec::Origin::kSystem)));
+  for (auto o : {MountSpec::Origin::kGrant, MountSpec::Origin::kTmp, MountSpec::Origin::kHome,
+                 MountSpec::Origin::kServerLink}) {
+    EXPECT_FALSE(IsMask(with(o)));
+    EXPECT_FALSE(IsHostSystem(with(o)));
+  }
+  auto rules = LandlockPathsFor(CellSpec{}, {with(MountSpec::Origin::kSystemMasked)});
+  EXPECT_FALSE(HasRule(rules, "/usr/etc/npmrc")) << "a system mask has no rule either";
+}
+
+// npm's global npmrc (a registry token, adv13) is masked in every cell
+// built for the host's filesystem, with the system mask's origin.
+TEST(MountOrigin, NpmsGlobalConfigIsMaskedAsTheHostsSystem) {
+  std::vector<std::string> notes;
+  auto spec = BuildCellSpec(RunRequest{}, {"/bin/true"}, &notes);
+  ASSERT_TRUE(spec.ok()) << spec.error().Message();
+  for (const char* f : {"/usr/etc/npmrc", "/usr/local/etc/npmrc"}) {
+    struct stat st{};
+    bool exists = ::lstat(f, &st) == 0;
+    auto it = std::find_if(spec->mounts.begin(), spec->mounts.end(), [&](const MountSpec& m) { return m.target == f; });
+    ASSERT_EQ(it != spec->mounts.end(), exists) << f;
+    if (!exists) continue;
+    EXPECT_EQ(it->source, "/dev/null");
+    EXPECT_EQ(it->origin, MountSpec::Origin::kSystemMasked) << f;
+  }
 }
 
 }  // namespace

@@ -3,8 +3,10 @@
 // secrets reach the CellSpec.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -120,6 +122,38 @@ TEST(PlanLaunch, NoPolicyIsolatesWithTheBuiltInDefault) {
   EXPECT_EQ(plan->rule, "built-in default default");
   EXPECT_EQ(plan->spec.network.mode, NetworkSpec::Mode::kNone);
   EXPECT_EQ(plan->explain["trust_facts"]["kind"], "command");
+}
+
+// A docker:// source's cell (ImageCellSpec) has the image's /usr: none of
+// the host's system mounts, the masks over npm's global npmrc among them
+// (they made /usr/etc and /usr/local/etc appear in the image); a grant
+// stays. The same request on the host's filesystem has them.
+TEST(PlanLaunch, AnImageCellHasNoneOfTheHostsSystemMounts) {
+  std::string granted = std::filesystem::canonical(Files().path()).string();
+  RunRequest r = Cmd(std::nullopt);
+  r.read = {granted};
+  auto native = PlanLaunch(r);
+  ASSERT_TRUE(native.ok()) << native.error().Message();
+  r.command.clear();
+  r.server = "docker://alpine:3";
+  auto image = PlanLaunch(r);
+  ASSERT_TRUE(image.ok()) << image.error().Message();
+  auto targets = [](const CellSpec& spec) {
+    std::vector<std::string> out;
+    for (const auto& m : spec.mounts) out.push_back(m.target);
+    return out;
+  };
+  auto has = [](const std::vector<std::string>& v, const std::string& t) {
+    return std::find(v.begin(), v.end(), t) != v.end();
+  };
+  EXPECT_TRUE(std::any_of(native->spec.mounts.begin(), native->spec.mounts.end(), IsHostSystem));
+  EXPECT_TRUE(std::none_of(image->spec.mounts.begin(), image->spec.mounts.end(), IsHostSystem));
+  EXPECT_TRUE(has(targets(image->spec), granted)) << "a grant stays";
+  for (const char* f : {"/usr/etc/npmrc", "/usr/local/etc/npmrc"}) {
+    struct stat st{};
+    EXPECT_EQ(has(targets(native->spec), f), ::lstat(f, &st) == 0) << f;
+    EXPECT_FALSE(has(targets(image->spec), f)) << f;
+  }
 }
 
 TEST(PlanLaunch, RuleProfileAndSecretsReachTheSpec) {

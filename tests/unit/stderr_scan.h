@@ -1,7 +1,8 @@
 #pragma once
 // The secret scan of a run's stderr as the copy runs it (stderr_log.cc's
 // CopyScan: the default policy, reads of at most 64 KiB), for the tests that
-// attack it with a server's output (adv6_stderr_scan_test, adv9_secret_leaks_test).
+// attack it with a server's output (adv6_stderr_scan_test, adv9_secret_leaks_test,
+// adv12_secret_leaks_test).
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@ std::vector<LandlockPath> LandlockPathsFor(const CellSpec& spec, const std::vect
   // Written by the cell for an allow-list or no network (the DNS stub's address).
   if (spec.network.mode == NetworkSpec::Mode::kAllowList || spec.network.mode == NetworkSpec::Mode::kNone) out.push_back(LandlockPath{"/etc/resolv.conf", false, false, false});
   for (const auto& m : planned) {
-    if (m.origin == MountSpec::Origin::kMasked) continue;
+    if (IsMask(m)) continue;
     out.push_back(LandlockPath{m.target, m.writable, m.kind == MountSpec::Kind::kBind, false});
   }
   for (const char* name : kDeviceNodes) {

@@ -199,13 +199,13 @@ Status MountPlanned(const CellSpec& spec, const std::vector<MountSpec>& planned,
       }
       continue;
     }
-    if (m.origin == MountSpec::Origin::kMasked) {
+    if (IsMask(m)) {
       MCPCELL_TRY(MountMask(spec, m, e.fd.get(), rel));
       continue;
     }
     if (m.kind == MountSpec::Kind::kTmpfs) {
       MCPCELL_TRY(MakeMountPoint(rel, true));
-      mode_t mode = m.origin == MountSpec::Origin::kTmp ? 01777 : m.origin == MountSpec::Origin::kMasked ? 0 : 0700;
+      mode_t mode = m.origin == MountSpec::Origin::kTmp ? 01777 : IsMask(m) ? 0 : 0700;
       MCPCELL_TRY(MountTmpfs(rel, m.size_bytes, mode, spec));
       if (!m.writable) MCPCELL_TRY(SetAttrs(rel, MOUNT_ATTR_RDONLY, false));
       continue;
@@ -217,7 +217,7 @@ Status MountPlanned(const CellSpec& spec, const std::vector<MountSpec>& planned,
     }
     // nosuid everywhere: a setuid binary must not raise privileges even if
     // no_new_privs were somehow missing. nodev except the /dev/null masks.
-    std::uint64_t attrs = MOUNT_ATTR_NOSUID | (m.origin == MountSpec::Origin::kMasked ? 0 : MOUNT_ATTR_NODEV);
+    std::uint64_t attrs = MOUNT_ATTR_NOSUID | (IsMask(m) ? 0 : MOUNT_ATTR_NODEV);
     if (!m.writable) attrs |= MOUNT_ATTR_RDONLY;
     auto st = BindFd(e.fd.get(), rel, attrs);
     if (!st) return MakeError(st.error().what, m.target, st.error().Message() + " (from " + m.source + ", " + m.why + ")");

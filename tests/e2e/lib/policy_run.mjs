@@ -1,5 +1,5 @@
-// Runs decided by a policy, for the adversary tests of command trust
-// (adv10_command_trust, adv11_command_trust): policy files written under a
+// Runs decided by a policy, for the adversary tests of command trust and
+// allowed sources (adv10, adv11, adv13, adv14): policy files written under a
 // test's root, `policy explain --json` and `run --policy` from the trusted
 // servers' directory, with a fixed PATH, the caller's HOME and no other
 // variable of the test runner's.
@@ -17,7 +17,8 @@ export const env = (extra = {}) => ({ PATH: BASE_PATH, HOME: process.env.HOME ??
 
 /**
  * The helpers of one test file. `root`: where its files go; `srv`: the
- * directory of servers the policy trusts (the default cwd); `denyName`: a name
+ * directory of servers the policy trusts (the default cwd of explain and
+ * runByPolicy); `denyName`: a name
  * glob the policy denies before anything is trusted (none when omitted).
  */
 export function policyRunner({ root, srv, denyName }) {
@@ -40,6 +41,17 @@ export function policyRunner({ root, srv, denyName }) {
     });
   }
 
+  /**
+   * A policy that trusts exactly `sources` (one or a list) and allows them
+   * with no cell; nothing else is said (the built-in default decides the rest).
+   */
+  function trusting(sources) {
+    return file('policy.json', {
+      trusted_sources: [sources].flat(),
+      rules: [{ name: 'trusted', condition: { not: 'untrusted_source' }, action: 'allow' }],
+    });
+  }
+
   /** `mcpcell policy explain --json --policy P -- COMMAND`: {action, source, script, r, j}. */
   async function explain(policy, command, { cwd = srv, extraEnv = {}, flags = [] } = {}) {
     const r = await runMcpcell(['policy', 'explain', '--json', '--policy', policy, ...flags, '--', ...command],
@@ -58,5 +70,5 @@ export function policyRunner({ root, srv, denyName }) {
     return runMcpcell(['run', '--policy', policy, ...flags, '--', ...command], { input: '', cwd, env: env(extraEnv), ...GUARD });
   }
 
-  return { file, trustPolicy, explain, runByPolicy };
+  return { file, trustPolicy, trusting, explain, runByPolicy };
 }
