@@ -33,7 +33,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,7 +41,7 @@ import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 
 import { runMcpcell } from './lib/mcpcell.mjs';
-import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
+import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
 
@@ -117,4 +117,34 @@ test('adv15: NPM_CONFIG_USERCONFIG is read once for the allow check and again by
   t.diagnostic(r.stderr);
   rmSync(entry, { recursive: true, force: true });
   assert.ok(!(/ADV15-TOCTOU-RAN/.test(r.stderr)), `the attacker's package ran with no cell:\n${r.stderr}`);
+});
+
+test('adv15: the same, with the FIFO made and fed by an isolated server (a native cell granted --write on the directory)', {
+  timeout: 150_000,
+  todo: 'adv15: a cell granted a directory feeds the userconfig FIFO: the trusted npx:// package is the attacker\'s, run with no cell',
+}, async (t) => {
+  const name = `adv15-toctou-cell-${ID}`;
+  const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
+  cleanup.push(entry);
+  const reg = await lyingRegistry(t, name, 'ADV15-TOCTOU-CELL-RAN');
+  const dir = makeWritableDir('adv15-cellfifo');
+  copyFileSync(path.join(HERE, 'lib', 'adv15_fifo_feeder.mjs'), path.join(dir, 'feeder.mjs'));
+  chmodSync(path.join(dir, 'feeder.mjs'), 0o644);
+  const fifo = path.join(dir, 'npmrc');
+  const log = path.join(dir, 'log');
+  // The attacker's server: isolated, granted the directory, nothing else.
+  const cell = spawn(process.env.MCPCELL_BIN ?? path.join(HERE, '..', '..', 'build', 'mcpcell'),
+    ['run', '--isolate', '--write', dir, '--', 'sh', '-c', `mkfifo -m 644 ${fifo} && exec node ${dir}/feeder.mjs ${fifo} 4 'registry=${reg.url}
+' 'fund=false
+' ${log}`],
+    { stdio: ['pipe', 'ignore', 'ignore'], env: env() });
+  t.after(() => { cell.stdin.end(); cell.kill('SIGTERM'); });
+  for (let i = 0; i < 100 && !existsSync(fifo); i++) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(existsSync(fifo), 'the cell made its FIFO');
+  await new Promise((r) => setTimeout(r, 500));
+  const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`],
+    { input: '', env: env({ NPM_CONFIG_USERCONFIG: fifo, npm_config_update_notifier: 'false', npm_config_fetch_retries: '0' }), guardMs: 90_000 });
+  t.diagnostic(`exit ${r.code}; feeder: ${existsSync(log) ? readFileSync(log, 'utf8').replace(/\n/g, '; ') : '(no log)'}; registry asked: ${reg.requests.join(', ')}`);
+  rmSync(entry, { recursive: true, force: true });
+  assert.ok(!(/ADV15-TOCTOU-CELL-RAN/.test(r.stderr)), `the attacker's package ran with no cell:\n${r.stderr}`);
 });
