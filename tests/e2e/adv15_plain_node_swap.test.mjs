@@ -111,3 +111,38 @@ test('adv15 (held): a PATH symlink to a program that is not the system\'s is ref
   assert.doesNotMatch(r.stderr, /ADV15-LINKED-NODE-RAN/);
   assert.match(r.stderr, /not a system program/);
 });
+
+test('adv15: an allow rule by the script\'s name: the interpreter is judged by one PATH lookup (TrustFacts.local_path) and exec\'d after a second one (RunPlainly → FindOnHostPath): a `node` that appears in between runs with NO cell', {
+  timeout: 240_000,
+  todo: 'adv15: RunPlainly looks the interpreter up on PATH again instead of exec\'ing the file judged (race)',
+}, async (t) => {
+  const root = makeTempDir('adv15-name-race');
+  const srv = path.join(root, 'srv');
+  mkdirSync(srv);
+  chmodSync(srv, 0o755);
+  writeReadableFile(path.join(srv, 'server.js'), 'process.stderr.write("ADV15-TRUSTED-JS\\n");\n');
+  const policy = path.join(root, 'policy.json');
+  writeReadableFile(policy, JSON.stringify({ rules: [{ name: 'our-servers', condition: { all: [{ source: 'command' }, { name: `${srv}/*` }] }, action: 'allow' }] }));
+  const dir = makeWritableDir('adv15-pathdir3');
+  const evil = path.join(dir, 'evil');
+  writeFileSync(evil, '#!/bin/sh\necho ADV15-SECOND-LOOKUP-RAN >&2\n');
+  chmodSync(evil, 0o755);
+  // The cell's flipper: `node` in the PATH dir is by turns a link to the
+  // system's node and the attacker's script (no node there at all works too:
+  // the first lookup then finds /usr/bin/node).
+  const link = path.join(dir, 'node');
+  symlinkSync('/usr/bin/node', link);
+  const flipper = spawn(process.execPath, [path.join(HERE, 'lib', 'adv15_symlink_flipper.mjs'), link, '/usr/bin/node', evil], { stdio: 'ignore' });
+  t.after(() => flipper.kill('SIGKILL'));
+  const outcomes = {};
+  let won = '';
+  for (let i = 0; i < 30 && !won; i++) {
+    const r = await runMcpcell(['run', '--policy', policy, '--', 'node', path.join(srv, 'server.js')],
+      { input: '', cwd: root, env: { PATH: `${dir}:/usr/local/bin:/usr/bin:/bin`, HOME: ACCOUNT_HOME, LANG: 'C.UTF-8' }, guardMs: 30_000 });
+    const k = /ADV15-SECOND-LOOKUP-RAN/.test(r.stderr) ? 'swapped' : /ADV15-TRUSTED-JS/.test(r.stderr) ? (/WITHOUT a cell/.test(r.stderr) ? 'real-plain' : 'real-cell') : `other(${r.code})`;
+    outcomes[k] = (outcomes[k] ?? 0) + 1;
+    if (k === 'swapped' && /WITHOUT a cell/.test(r.stderr)) won = r.stderr;
+  }
+  t.diagnostic(`outcomes: ${JSON.stringify(outcomes)}`);
+  assert.equal(won, '', `the attacker's program ran as the interpreter with no cell:\n${won}`);
+});
