@@ -18,7 +18,11 @@
 //          registry.npmjs.org, so the lockfile looks public), the record is
 //          written "public", and the attacker's package runs with NO cell.
 //          The same hides strict-ssl/cafile lines (a later
-//          "zz\ncafile" = the system bundle).
+//          "zz\ncafile" = the system bundle). An npmrc does it too, with no
+//          odd env name: ini reads a double-quoted key as JSON, so the line
+//            "zz\nregistry"=https://registry.npmjs.org/
+//          in a userconfig the env block names (NPM_CONFIG_USERCONFIG, a
+//          regular file: no race needed) or in ~/.npmrc forges the same line.
 //          Fix: ask npm for the values mcpcell needs in a form it cannot be
 //          fooled by (`npm config get registry`/`--json`, one key per call, or
 //          `npm config list --json` parsed as JSON), refuse any env var whose
@@ -106,4 +110,22 @@ test('adv15 held (control): the same registry without the forged line is refused
   const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`], { input: '', env, guardMs: 60_000 });
   assert.match(r.stderr, /not the public npm registry/);
   assert.doesNotMatch(r.stderr, /ADV15-NEWLINE-CONTROL-RAN/);
+});
+
+test('adv15: the same from an npmrc: a JSON-quoted key "zz\\nregistry" (ini unescapes it) in the userconfig forges the registry line', {
+  timeout: 120_000,
+  todo: 'adv15: a quoted npmrc key holding a newline forges `registry = ` in npm config list -l',
+}, async (t) => {
+  const name = `adv15-newline-rc-${ID}`;
+  const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
+  cleanup.push(entry);
+  const reg = await lyingRegistry(t, name, 'ADV15-NEWLINE-NPMRC-RAN');
+  const rc = path.join(ROOT, 'forging-npmrc');
+  writeReadableFile(rc, `registry=${reg.url}\n"zz\\nregistry"=https://registry.npmjs.org/\n`);
+  const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: ACCOUNT_HOME, LANG: 'C.UTF-8', npm_config_update_notifier: 'false', npm_config_fetch_retries: '0',
+    NPM_CONFIG_USERCONFIG: rc };
+  const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`], { input: '', env, guardMs: 60_000 });
+  t.diagnostic(`exit ${r.code}; registry asked: ${reg.requests.join(', ')}`);
+  rmSync(entry, { recursive: true, force: true });
+  assert.ok(!(/ADV15-NEWLINE-NPMRC-RAN/.test(r.stderr) && /WITHOUT a cell/.test(r.stderr)), `the attacker's package ran with no cell:\n${r.stderr}`);
 });
