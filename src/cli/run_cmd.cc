@@ -263,7 +263,11 @@ int Run(RunRequest req) {
   // cell (src/cell/docker/README.md): what -v would list is not known yet.
   if (req.verbose && !plan->image) DescribeCell(plan->spec);
   TracePhase("audit-opened");
-  CellResult r = RunCell(plan->Target(), plan->spec, ctx, RecordLaunch(*plan, record), *fallback);
+  // The launch record masks secrets in the server's argv with the built-in
+  // rules, whose database costs ~3 ms of CPU to load (bench/RESULTS.md,
+  // fourth pass): made only when there is an audit log to write it to.
+  LaunchCallback on_launch = audit ? RecordLaunch(*plan, record) : LaunchCallback();
+  CellResult r = RunCell(plan->Target(), plan->spec, ctx, on_launch, *fallback);
   return FinishRun(*plan, r, record);
 }
 
