@@ -2,9 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,12 +15,12 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
 #include "cell/stderr_redact.h"
 #include "guard/secret_guard.h"
-#include "guard/secret_scanner.h"
 #include "util/dir_names.h"
 #include "util/lazy_library.h"
 #include "util/terminal_text.h"
@@ -126,6 +125,11 @@ class CopyScan {
  private:
   bool Ready(CopyOut* out) {
     if (guard_ != nullptr) return true;
+    // A library that cannot load would abort mcpcell at its first call
+    // (lazy_library.h): asked first, so the bytes are withheld with a reason.
+    for (const LazyLibrary* lib : {&LazyHs(), &LazyNettle()}) {
+      if (auto loaded = lib->Load(); !loaded && broken_.empty()) broken_ = loaded.error().Message();
+    }
     if (broken_.empty()) {
       auto guard = SecretGuard::Create(policy_);
       if (guard.ok()) {
@@ -208,89 +212,77 @@ std::string CellLogDir(const std::string& state_dir) { return state_dir + "/logs
 
 namespace {
 
-// The copy process: fd 3 the pipe, fd 4 the original stderr, fd 5 the stop
-// eventfd, fd 6 the log directory, fd 7 the log file; nothing else of
-// mcpcell's stays open (the client's stdin and stdout least of all: a copy
-// of them here would keep the client's pipes open after mcpcell exits).
-[[noreturn]] void CopyProcess(int pipe_r, int saved, int stop, int dir, int file, const std::string& name,
-                              CopyScan* scan) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // prctl(2): mcpcell's main thread forked us and lives to the end
-  // Ctrl-C, a hang-up or a client's SIGTERM to the process group is for
-  // mcpcell, which stops the server and then this copy; dying first would
-  // take the server's stderr with it (EPIPE). Nor may a closed stderr end it.
-  for (int sig : {SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE}) ::signal(sig, SIG_IGN);
-  int fds[5] = {pipe_r, saved, stop, dir, file};
-  for (int i = 0; i < 5; ++i) fds[i] = ::fcntl(fds[i], F_DUPFD_CLOEXEC, 20);
-  for (int i = 0; i < 5; ++i) ::dup2(fds[i], 3 + i);
-  int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  ::dup2(null, STDIN_FILENO);
-  ::dup2(null, STDOUT_FILENO);
-  ::dup2(null, STDERR_FILENO);
-  ::close_range(8, ~0U, 0);
-  Copy(UniqueFd(3), 5, CopyOut(4, CappedFile(6, name, UniqueFd(7))), scan);
-  ::_exit(0);
-}
+// Room for what mcpcell writes to fd 2 before the copy starts (the plan's
+// notes, -v): StartCopy comes after the clone. Best effort: 64 KiB otherwise.
+constexpr int kEarlyPipeBytes = 1 << 20;
 
 }  // namespace
 
 Status StderrLog::Start(UniqueFd dir, const std::string& id, std::optional<SecretPolicy> scan) {
   name_ = id + ".log";
-  UniqueFd file(::openat(dir.get(), name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!file) return ErrnoError("create the stderr log", name_);
+  file_.reset(::openat(dir.get(), name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!file_) return ErrnoError("create the stderr log", name_);
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) return ErrnoError("create the stderr log's pipe");
-  UniqueFd read_end(p[0]);
+  read_end_.reset(p[0]);
   UniqueFd write_end(p[1]);
+  (void)::fcntl(write_end.get(), F_SETPIPE_SZ, kEarlyPipeBytes);
   stop_.reset(::eventfd(0, EFD_CLOEXEC));
   saved_stderr_.reset(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3));
   if (!stop_ || !saved_stderr_) return ErrnoError("set up the stderr log");
-  // A process, not a thread: the native cell's init is cloned from this
-  // process without exec and calls setgroups(2)/setuid(2), which glibc
-  // broadcasts to every thread it knows of (nptl_setxid.c); a thread made
-  // here waits in the clone's copy of that list for ever (seen: the cell hung
-  // in __nptl_setxid). A thread would also take signals meant for the
-  // supervisor's signalfd.
-  std::unique_ptr<CopyScan> copy_scan;
-  if (scan) {
-    // What the scan needs that loads itself at first use is loaded here:
-    // the copy is forked from a process with other threads, and a dlopen
-    // or an NSS lookup in the child could wait for ever on a lock one of
-    // them held at the fork.
-    std::string broken;
-    for (const LazyLibrary* lib : {&LazyHs(), &LazyNettle()}) {
-      if (auto loaded = lib->Load(); !loaded && broken.empty()) broken = loaded.error().Message();
-    }
-    (void)SecretScanner::DefaultCache();  // getpwuid(3) for the rules' cache
-    copy_scan = std::make_unique<CopyScan>(std::move(*scan), std::move(broken));
-  }
-  pid_t pid = ::fork();
-  if (pid < 0) return ErrnoError("start the stderr log (fork)");
-  if (pid == 0) {
-    CopyProcess(read_end.get(), saved_stderr_.get(), stop_.get(), dir.get(), file.get(), name_, copy_scan.get());
-  }
-  copier_ = pid;
+  dir_ = std::move(dir);
+  scan_ = std::move(scan);
   // dup2 leaves fd 2 without FD_CLOEXEC: the cell's processes inherit it as
   // their stderr, as they inherited the client's before.
-  if (::dup2(write_end.get(), STDERR_FILENO) < 0) {
-    Error e = ErrnoError("redirect stderr into the log");
-    Finish();
-    return e;
-  }
+  if (::dup2(write_end.get(), STDERR_FILENO) < 0) return ErrnoError("redirect stderr into the log");
+  open_ = true;
   return {};
 }
 
+Status StderrLog::StartCopy() {
+  if (!open_ || copier_.joinable()) return {};
+  // The thread inherits this mask: Ctrl-C, a hang-up or a client's SIGTERM
+  // are the supervisor's (its signalfd), and a closed stderr is EPIPE here,
+  // not a SIGPIPE that ends mcpcell.
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  Status started;
+  try {
+    copier_ = std::thread(&StderrLog::CopyToEnd, this);
+  } catch (const std::system_error& e) {
+    started = MakeError("start the stderr log's copy", "", e.what());
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return started;
+}
+
+// The secret scan is made here, its rules loaded at the first bytes
+// (CopyScan): a server that never writes to stderr never loads them.
+void StderrLog::CopyToEnd() {
+  std::unique_ptr<CopyScan> scan;
+  if (scan_) scan = std::make_unique<CopyScan>(std::move(*scan_), std::string());
+  Copy(std::move(read_end_), stop_.get(), CopyOut(saved_stderr_.get(), CappedFile(dir_.get(), name_, std::move(file_))),
+       scan.get());
+}
+
 void StderrLog::Finish() {
-  if (copier_ <= 0) return;
+  if (!open_) return;
+  open_ = false;
   // Our fd 2 back first: what mcpcell says from here on goes straight to the
   // client, and the pipe's last writer in this process is gone.
   (void)::dup2(saved_stderr_.get(), STDERR_FILENO);
   std::uint64_t one = 1;
   (void)!::write(stop_.get(), &one, sizeof one);
-  while (::waitpid(copier_, nullptr, 0) < 0 && errno == EINTR) {
+  if (copier_.joinable()) {
+    copier_.join();
+  } else {
+    CopyToEnd();
   }
-  copier_ = -1;
   saved_stderr_.reset();
   stop_.reset();
+  dir_.reset();
 }
 
 std::vector<std::string> ListCellLogIds(int dir) {

@@ -2,8 +2,8 @@
 // A copy of everything a run writes to stderr — the server's stderr and
 // mcpcell's own lines — in a bounded file a user can find (`mcpcell ps`
 // prints its path, `mcpcell logs ID` prints it). The client still gets every
-// byte on its stderr as before: mcpcell's fd 2 becomes a pipe, and a small process
-// copies the pipe to the original stderr and to <state>/logs/<id>.log.
+// byte on its stderr as before: mcpcell's fd 2 becomes a pipe, and a thread of
+// mcpcell copies the pipe to the original stderr and to <state>/logs/<id>.log.
 //
 // Bounds: the file is capped at kLogCap bytes; at the cap it becomes
 // <id>.log.1 (replacing the previous one) and a fresh <id>.log starts, so a
@@ -24,7 +24,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
-#include <sys/types.h>
+#include <thread>
 #include <vector>
 
 #include "cell/cell_record.h"
@@ -40,9 +40,18 @@ inline constexpr int kLogsKept = 32;
 /// <state>/logs.
 std::string CellLogDir(const std::string& state_dir);
 
-/// While it lives, fd 2 is the pipe and the copy runs. Move-only; Finish()
-/// (or the destructor) puts the original fd 2 back, lets the copy process
-/// take what is left in the pipe and waits for it.
+/// While it lives, fd 2 is the pipe. Not movable; Finish() (or the
+/// destructor) puts the original fd 2 back, lets the copy take what is left
+/// in the pipe and waits for it.
+///
+/// The copy is a thread, started by StartCopy once the cell is cloned
+/// (cell/native/stdio_relay.h starts it with the relay's own threads). Not
+/// before: the native cell's PID 1 is a clone3 of this process without exec
+/// and without glibc's fork handlers, so a thread alive at the clone could
+/// hold a lock (malloc's, stdio's) that PID 1 then waits on for ever, and
+/// PID 1's setgroups(2)/setuid(2) would signal it through glibc's copied
+/// thread list (nptl_setxid.c; seen: the cell hung in __nptl_setxid).
+/// Until it starts, what is written to fd 2 waits in the pipe.
 class StderrLog {
  public:
   StderrLog() = default;
@@ -51,16 +60,29 @@ class StderrLog {
   ~StderrLog() { Finish(); }
 
   /// Opens <dir>/<id>.log (0600, O_EXCL, O_NOFOLLOW; `dir` an OpenStateDir
-  /// fd) and starts the copy. `scan`: the secret scan each line passes
+  /// fd) and makes fd 2 the pipe. `scan`: the secret scan each line passes
   /// through (stderr_redact.h), the server's result scan's settings.
   Status Start(UniqueFd dir, const std::string& id, std::optional<SecretPolicy> scan = std::nullopt);
+  /// Starts the copy thread (all signals blocked in it: they are the
+  /// supervisor's). Call only when no clone of this process without exec
+  /// follows. Once; a no-op after Finish or without Start.
+  Status StartCopy();
+  /// When the copy never started (a run that failed before its cell), what
+  /// the pipe holds is copied here, before Finish returns.
   void Finish();
 
  private:
+  void CopyToEnd();
+
+  bool open_ = false;
   std::string name_;
+  UniqueFd dir_;
+  UniqueFd file_;
+  UniqueFd read_end_;
   UniqueFd saved_stderr_;
   UniqueFd stop_;
-  pid_t copier_ = -1;
+  std::optional<SecretPolicy> scan_;
+  std::thread copier_;
 };
 
 /// The ids of the logs in `dir` (an OpenStateDir fd), each once.

@@ -13,12 +13,15 @@ namespace mcpcell {
 
 class TrackedRun {
  public:
-  /// Starts the stderr copy and writes the record of an isolated run; first
+  /// Opens the stderr copy and writes the record of an isolated run; first
   /// removes stale records and the oldest logs. Neither is a condition of the
   /// run: when the state directory cannot be used safely (not ours, a
   /// symlink, group- or world-accessible), a warning says why and the run
   /// goes on untracked.
   static std::unique_ptr<TrackedRun> Start(const LaunchPlan& plan);
+  /// The stderr copy, for the backend to start once the cell is cloned
+  /// (RunContext::stderr_log).
+  StderrLog* log() { return &log_; }
 
  private:
   // Members are destroyed in reverse: the record goes first, then the copy

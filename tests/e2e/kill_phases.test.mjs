@@ -151,24 +151,44 @@ function childrenOf(pid) {
   return kids;
 }
 
+/** Whether `pid` is a pid namespace's first process (NSpid "HOSTPID 1"): the cell's PID 1. */
+function isNamespaceInit(pid) {
+  try {
+    return /^NSpid:\s+\d+\s+1\s*$/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false; // gone
+  }
+}
+
+/** Whether `pid` runs in a pid namespace below the host's (NSpid lists more than one pid). */
+function inChildPidNamespace(pid) {
+  try {
+    return /^NSpid:\s+\d+\s+\d+/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Starts a native cell running a server with `marker` in its argv and stops
- * the supervisor and the cell's first process (SIGSTOP) the moment that
- * process exists. Returns { child, cellPid, inSetup } where inSetup says the
- * cell had not started its server yet (its first process has no child).
- * The loop that watches /proc is synchronous on purpose: an event-loop tick
- * is longer than the whole cell setup.
+ * the supervisor and the cell's PID 1 (SIGSTOP) the moment PID 1 exists.
+ * Returns { child, cellPid, inSetup } where inSetup says the cell had not
+ * started its server yet (PID 1 has no child, and nothing in the cell's pid
+ * namespace carries the marker but PID 1). PID 1 is told from the
+ * supervisor's other children (the cgroup janitor's short-lived middle
+ * process) by its pid namespace. The loop that watches /proc is synchronous
+ * on purpose: an event-loop tick is longer than the whole cell setup.
  */
 function stopInSetup(marker) {
   const child = spawn(MCPCELL_BIN, runArgv([], [NODE_BIN, '-e', 'setInterval(() => {}, 1000)', marker]),
     { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdin.on('error', () => {});
-  const deadline = Date.now() + 30_000; // a guard: mcpcell normally forks the cell within a second
+  const deadline = Date.now() + 30_000; // a guard: mcpcell normally clones the cell within a second
   let kids = [];
   while (kids.length === 0 && Date.now() < deadline && child.pid !== undefined) {
-    if (childrenOf(child.pid).length) {
+    if (childrenOf(child.pid).some(isNamespaceInit)) {
       signal(child.pid, 'SIGSTOP');
-      kids = childrenOf(child.pid);
+      kids = childrenOf(child.pid).filter(isNamespaceInit);
       for (const k of kids) signal(k, 'SIGSTOP');
     }
   }
@@ -181,12 +201,12 @@ function stopInSetup(marker) {
     }
   };
   while (Date.now() < deadline && ![child.pid, ...kids].every(stopped)) { /* a few microseconds */ }
-  // In setup: no process of the cell has a child yet (the server is the cell
-  // PID 1's child), and nothing carries the marker but the supervisor and
-  // its clones (a cloned process keeps the supervisor's argv until it execs).
+  // In setup: PID 1 has no child yet (the server is its child), and nothing
+  // in the cell carries the marker but PID 1 (a clone keeps the
+  // supervisor's argv until it execs).
   const ours = new Set([child.pid, ...kids]);
   const inSetup = kids.length > 0 && kids.every((k) => childrenOf(k).length === 0) &&
-    pidsWithArg(marker).every((p) => ours.has(p));
+    pidsWithArg(marker).filter(inChildPidNamespace).every((p) => ours.has(p));
   return { child, kids, cellPid: kids[0] ?? null, inSetup };
 }
 

@@ -28,13 +28,16 @@
 namespace mcpcell {
 
 class AuditLog;
+class StderrLog;
 
 class StdioRelay {
  public:
   /// Looks at fds 0-2 and makes a pipe for each terminal among them; with
   /// `mcp`, pipes for stdin and stdout in any case, relayed message by
-  /// message, the relay's records going to `audit` (may be null).
-  static Result<StdioRelay> Prepare(std::optional<RelayConfig> mcp = std::nullopt, AuditLog* audit = nullptr);
+  /// message, the relay's records going to `audit` (may be null). Start
+  /// also starts `stderr_log`'s copy (may be null; stderr_log.h says why then).
+  static Result<StdioRelay> Prepare(std::optional<RelayConfig> mcp = std::nullopt, AuditLog* audit = nullptr,
+                                    StderrLog* stderr_log = nullptr);
 
   /// For a cell that is no MCP server (npm's install scripts,
   /// cell/script_cell.h): its fds 0-2 are `ends` as given, nothing is
@@ -78,6 +81,7 @@ class StdioRelay {
   std::size_t max_line_ = 0;
   std::unique_ptr<LineSink> to_server_;
   std::unique_ptr<LineSink> to_client_;
+  StderrLog* stderr_log_ = nullptr;
 };
 
 }  // namespace mcpcell
