@@ -5,56 +5,85 @@
 #include <future>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 namespace mcpcell {
 namespace {
 
-struct Prefetched {
-  Result<SeccompProgram> seccomp = SeccompProgram();
-  std::optional<IdFacts> facts;  ///< root only
+// The thread and its two results. Root's facts come first: the claim needs
+// them before the cgroup is made, the seccomp program only after it, so the
+// compile overlaps the cgroup's making instead of delaying the claim.
+struct Prefetch {
+  std::mutex mu;
+  std::thread worker;
+  std::optional<std::future<IdFacts>> facts;  ///< root only
+  std::optional<std::future<Result<SeccompProgram>>> seccomp;
+  std::optional<IdFacts> facts_ready;  ///< kept: a script cell's launch takes them first
+  std::optional<Result<SeccompProgram>> seccomp_ready;
+
+  // A run that never clones a native cell (a container's) ends with the thread.
+  ~Prefetch() {
+    if (worker.joinable()) worker.join();
+  }
 };
 
-// Set once by StartLaunchPrefetch, taken once by the first getter that needs it.
-std::mutex mu;
-std::optional<std::future<Prefetched>> pending;
-std::optional<Prefetched> ready;
-
-Prefetched Compute(bool root) {
-  Prefetched p;
-  p.seccomp = CompileSeccomp(SeccompDenyRules());
-  if (root) {
-    p.facts = HostIdFacts();
-    (void)p.facts->known(kCellIdFirst);  // NSS's modules load at the first lookup, not during the claim
-  }
+Prefetch& State() {
+  static Prefetch p;
   return p;
 }
 
-Prefetched* Take() {
-  std::lock_guard lock(mu);
-  if (!ready && pending) {
-    ready = pending->get();
-    pending.reset();
+void Compute(bool root, std::promise<IdFacts> facts, std::promise<Result<SeccompProgram>> seccomp) {
+  if (root) {
+    IdFacts f = HostIdFacts();
+    (void)f.known(kCellIdFirst);  // NSS's modules load at the first lookup, not during the claim
+    facts.set_value(std::move(f));
   }
-  return ready ? &*ready : nullptr;
+  seccomp.set_value(CompileSeccomp(SeccompDenyRules()));
 }
 
 }  // namespace
 
 void StartLaunchPrefetch() {
-  std::lock_guard lock(mu);
-  if (pending || ready) return;
+  Prefetch& p = State();
+  std::lock_guard lock(p.mu);
+  if (p.seccomp || p.seccomp_ready) return;
   bool root = ::geteuid() == 0;
-  pending = std::async(std::launch::async, [root] { return Compute(root); });
+  std::promise<IdFacts> facts;
+  std::promise<Result<SeccompProgram>> seccomp;
+  if (root) p.facts = facts.get_future();
+  p.seccomp = seccomp.get_future();
+  p.worker = std::thread(Compute, root, std::move(facts), std::move(seccomp));
 }
 
 Result<SeccompProgram> PrefetchedSeccomp() {
-  if (Prefetched* p = Take()) return p->seccomp;
+  Prefetch& p = State();
+  std::unique_lock lock(p.mu);
+  if (p.seccomp) {
+    p.seccomp_ready = p.seccomp->get();
+    p.seccomp.reset();
+    p.worker.join();  // its last result: the thread ends before any clone
+  }
+  if (p.seccomp_ready) return *p.seccomp_ready;
+  lock.unlock();
   return CompileSeccomp(SeccompDenyRules());
 }
 
 IdFacts PrefetchedHostIdFacts() {
-  if (Prefetched* p = Take(); p != nullptr && p->facts) return *p->facts;
+  Prefetch& p = State();
+  std::unique_lock lock(p.mu);
+  if (p.facts) {
+    p.facts_ready = p.facts->get();
+    p.facts.reset();
+  }
+  if (p.facts_ready) return *p.facts_ready;
+  lock.unlock();
   return HostIdFacts();
+}
+
+void AwaitLaunchPrefetch() {
+  Prefetch& p = State();
+  std::lock_guard lock(p.mu);
+  if (p.worker.joinable()) p.worker.join();
 }
 
 }  // namespace mcpcell

@@ -24,7 +24,14 @@ void StartLaunchPrefetch();
 /// CompileSeccomp(SeccompDenyRules()): the prefetched result, or computed now.
 Result<SeccompProgram> PrefetchedSeccomp();
 
-/// HostIdFacts(): the prefetched facts, or read now.
+/// HostIdFacts(): the prefetched facts, or read now. Does not wait for the
+/// seccomp program, which the thread compiles after them.
 IdFacts PrefetchedHostIdFacts();
+
+/// Waits for the thread to end (PrefetchedSeccomp does too). A native cell's
+/// PID 1 is a clone of this process without exec: no thread of ours may be
+/// alive then (cell/stderr_log.h says why), whether or not the cell takes
+/// the seccomp program.
+void AwaitLaunchPrefetch();
 
 }  // namespace mcpcell

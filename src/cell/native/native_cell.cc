@@ -355,6 +355,7 @@ class NativeCellRun {
     if (spec_.network.mode == NetworkSpec::Mode::kAllowList) {
       if (auto ok = LazyNftables().Load(); !ok) return Failed(kExitSetupFailed, ok.error());
     }
+    AwaitLaunchPrefetch();
     CellInitArgs init{&spec_, &planned_, host_, child_end.get(), own_netns, seccomp_ ? &*seccomp_ : nullptr};
     for (int n = 0; n < 3; ++n) init.stdio[n] = stdio_.CellEnd(n);
     for (const auto& t : mapped_.trees) init.idmapped_trees.push_back(t.get());
