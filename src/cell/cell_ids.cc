@@ -11,10 +11,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <string_view>
+
+#include "util/pidfd_creds.h"
 
 namespace mcpcell {
 namespace {
@@ -70,15 +75,34 @@ void AddIdsOfProcess(int proc_fd, const char* pid, std::set<std::uint32_t>* ids)
   }
 }
 
+// /proc shows this process's pid namespace: a pidfd of one of its numbers
+// is then the process /proc/NUMBER describes (a /proc of another namespace
+// would name others by the same numbers).
+bool ProcIsOurPidNamespace(int proc_fd) {
+  char self[24] = {};
+  ssize_t n = ::readlinkat(proc_fd, "self", self, sizeof self - 1);
+  return n > 0 && std::to_string(::getpid()) == std::string_view(self, static_cast<std::size_t>(n));
+}
+
 // proc(5): every process's real, effective, saved and filesystem ids; a
-// process that exits meanwhile is skipped.
+// process that exits meanwhile is skipped. Through a pidfd where the kernel
+// can (util/pidfd_creds.h, the same ids), else from its status file.
 std::set<std::uint32_t> ProcessIds() {
   std::set<std::uint32_t> ids;
   DIR* d = ::opendir("/proc");
   if (d == nullptr) return ids;
+  bool by_pidfd = ProcIsOurPidNamespace(::dirfd(d));
   while (dirent* e = ::readdir(d)) {
     std::uint32_t pid = 0;
-    if (ParseU32(e->d_name, &pid)) AddIdsOfProcess(::dirfd(d), e->d_name, &ids);
+    if (!ParseU32(e->d_name, &pid)) continue;
+    if (by_pidfd) {
+      std::array<std::uint32_t, 8> creds{};
+      PidfdCreds got = ReadPidfdCreds(static_cast<pid_t>(pid), &creds);
+      if (got == PidfdCreds::kRead) ids.insert(creds.begin(), creds.end());
+      if (got == PidfdCreds::kRead || got == PidfdCreds::kGone) continue;
+      by_pidfd = got != PidfdCreds::kUnsupported;
+    }
+    AddIdsOfProcess(::dirfd(d), e->d_name, &ids);
   }
   ::closedir(d);
   return ids;
