@@ -21,6 +21,7 @@
 
 #include "cell/stderr_redact.h"
 #include "guard/secret_guard.h"
+#include "guard/secret_scanner.h"
 #include "util/dir_names.h"
 #include "util/lazy_library.h"
 #include "util/terminal_text.h"
@@ -232,6 +233,10 @@ Status StderrLog::Start(UniqueFd dir, const std::string& id, std::optional<Secre
   if (!stop_ || !saved_stderr_) return ErrnoError("set up the stderr log");
   dir_ = std::move(dir);
   scan_ = std::move(scan);
+  // getpwuid(3) for the rules' cache, here while no thread of ours but the
+  // prefetch's runs: getpwuid's result is shared by every thread, and the
+  // copy's scan asks for it at its first bytes.
+  if (scan_) (void)SecretScanner::DefaultCache();
   // dup2 leaves fd 2 without FD_CLOEXEC: the cell's processes inherit it as
   // their stderr, as they inherited the client's before.
   if (::dup2(write_end.get(), STDERR_FILENO) < 0) return ErrnoError("redirect stderr into the log");
