@@ -151,22 +151,28 @@ function childrenOf(pid) {
   return kids;
 }
 
-/** Whether `pid` is a pid namespace's first process (NSpid "HOSTPID 1"): the cell's PID 1. */
-function isNamespaceInit(pid) {
+/** The pids of `pid` in its pid namespace and each above it, outermost first ([] when gone). */
+function nsPids(pid) {
   try {
-    return /^NSpid:\s+\d+\s+1\s*$/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const line = /^NSpid:(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return line ? line[1].trim().split(/\s+/).map(Number) : [];
   } catch {
-    return false; // gone
+    return []; // gone
   }
 }
 
-/** Whether `pid` runs in a pid namespace below the host's (NSpid lists more than one pid). */
+/** How deep this test's own pid namespace is (1 on a host, more inside a container). */
+const OUR_PID_DEPTH = nsPids('self').length;
+
+/** Whether `pid` runs in a pid namespace below this test's own. */
 function inChildPidNamespace(pid) {
-  try {
-    return /^NSpid:\s+\d+\s+\d+/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return false;
-  }
+  return nsPids(pid).length > OUR_PID_DEPTH;
+}
+
+/** Whether `pid` is the first process of a pid namespace below ours: the cell's PID 1. */
+function isNamespaceInit(pid) {
+  const ids = nsPids(pid);
+  return ids.length > OUR_PID_DEPTH && ids[ids.length - 1] === 1;
 }
 
 /**
