@@ -17,8 +17,13 @@
 //  - c6be628 (launch record only with an audit log): RecordLaunch has no
 //    other user (ps records take plan.server, not the launch event). Pinned:
 //    with --audit-log the launch record still masks a token in the argv.
-//  - cbf39db (ids through pidfd): reviewed, not tested: same real_cred ids as
-//    status (munged the same way); pid reuse is the same race as before;
+//  - cbf39db (ids through pidfd): checked by hand on 6.18 (python pidfd_open +
+//    PIDFD_GET_INFO vs /proc/PID/status): a zombie, a zombie thread-group
+//    leader with a live thread (its leader's ids, as status), the same
+//    real_cred ids munged the same way; pid reuse is the same race as before.
+//    Not new: a thread's own ids after a raw setresuid(2) in a non-leader
+//    thread are in neither (/proc/PID/task/TID only): the claim's walk never
+//    saw them.
 //    ProcIsOurPidNamespace could be fooled only by a /proc of an ancestor pid
 //    namespace where our pid number coincides (then pidfd_open names other
 //    processes): contrived, not reachable by a cell.
