@@ -579,7 +579,9 @@ std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req, Pa
 Status NameThePlainNode(const ServerRef& ref, const LaunchPlan& plan, Resolved* resolved) {
   if (plan.action != LaunchPlan::Action::kAllow || ref.kind != ServerRef::Kind::kNpx) return {};
   if (resolved->argv.empty() || resolved->argv[0] != "node") return {};
-  std::string node = FindOnAbsoluteHostPath("node");
+  // By its real path: the file judged is the file started, whatever a link
+  // on PATH points at by then (adv15: a link flipped after the check).
+  std::string node = RealPathOf(FindOnAbsoluteHostPath("node"));
   if (node.empty()) return MakeError("run without a cell", "node", "not found in PATH's absolute directories");
   // Root's node only: an absolute PATH entry may still be a repository's
   // node_modules/.bin, as direnv writes it (adv14).
@@ -591,6 +593,16 @@ Status NameThePlainNode(const ServerRef& ref, const LaunchPlan& plan, Resolved* 
   }
   resolved->argv[0] = node;
   return {};
+}
+
+/// A plain run of a command starts the file the policy judged
+/// (TrustFacts.local_path, a real path), not a second PATH search, which a
+/// link or a PATH entry changed in between would answer otherwise (adv15).
+void NameThePlainCommand(const ServerRef& ref, const LaunchPlan& plan, const TrustFacts& facts, Resolved* resolved) {
+  if (plan.action != LaunchPlan::Action::kAllow || facts.local_path.empty()) return;
+  if (ref.kind != ServerRef::Kind::kCommand && ref.kind != ServerRef::Kind::kRegistry) return;
+  if (resolved->argv.empty() || resolved->argv[0] != ref.package || ref.package.find('/') != std::string::npos) return;
+  resolved->argv[0] = facts.local_path;
 }
 
 /// A plain run of `ref` refused for `why` (nothing when it is "").
@@ -640,7 +652,7 @@ Result<std::unique_ptr<PackageTool>> LaunchNpm(const ServerRef& ref, const RunRe
 // install: what this run's settings would fetch (before), what the cache
 // holds (after), and the absolute node a plain npx:// run starts.
 Result<Resolved> ResolveForPlan(const ServerRef& source, const ServerRef& ref, const RunRequest& req,
-                                const RunRequest& merged, const LaunchPlan& plan) {
+                                const RunRequest& merged, const LaunchPlan& plan, const TrustFacts& facts) {
   auto npm = LaunchNpm(ref, req, merged);
   if (!npm.ok()) return npm.error();
   MCPCELL_TRY(RefuseSwappableSourceOnAPlainRun(source, req, plan, npm->get()));
@@ -648,6 +660,7 @@ Result<Resolved> ResolveForPlan(const ServerRef& source, const ServerRef& ref, c
   if (!resolved.ok()) return resolved.error();
   MCPCELL_TRY(RefuseForeignInstallOnAPlainRun(source, plan, *resolved));
   MCPCELL_TRY(NameThePlainNode(ref, plan, &*resolved));
+  NameThePlainCommand(source, plan, facts, &*resolved);
   return resolved;
 }
 
@@ -831,7 +844,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
 
   RunRequest merged = MergeProfile(*profile, with_args);
   ApplyEntryDefaults(decided->entry_ptr(), &ref, &merged, plain, &notes);
-  auto resolved = ResolveForPlan(decided->ref, ref, req, merged, plan);
+  auto resolved = ResolveForPlan(decided->ref, ref, req, merged, plan, decided->facts);
   if (!resolved.ok()) return resolved.error();
   auto secrets = LowerSecrets(merged.secrets, merged.secret_env);
   if (!secrets.ok()) return secrets.error();
