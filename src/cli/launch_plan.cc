@@ -204,6 +204,7 @@ Result<std::chrono::milliseconds> InstallTimeout(const RunRequest& req) {
 
 struct Resolved {
   std::vector<std::string> argv;
+  std::string plain_exe;  ///< LaunchPlan::plain_exe
   std::optional<InstalledPackage> installed;  ///< an npx:// or uvx:// package in the cache
 };
 
@@ -591,7 +592,8 @@ Status NameThePlainNode(const ServerRef& ref, const LaunchPlan& plan, Resolved* 
                      "change), so it is not the node the policy's trust assumed; run the server in a cell (add "
                      "--isolate) or put the system's node first on PATH");
   }
-  resolved->argv[0] = node;
+  resolved->argv[0] = node;  // named in explain and --dry-run; node's mode does not hang on it
+  resolved->plain_exe = node;
   return {};
 }
 
@@ -601,8 +603,8 @@ Status NameThePlainNode(const ServerRef& ref, const LaunchPlan& plan, Resolved* 
 void NameThePlainCommand(const ServerRef& ref, const LaunchPlan& plan, const TrustFacts& facts, Resolved* resolved) {
   if (plan.action != LaunchPlan::Action::kAllow || facts.local_path.empty()) return;
   if (ref.kind != ServerRef::Kind::kCommand && ref.kind != ServerRef::Kind::kRegistry) return;
-  if (resolved->argv.empty() || resolved->argv[0] != ref.package || ref.package.find('/') != std::string::npos) return;
-  resolved->argv[0] = facts.local_path;
+  if (resolved->argv.empty() || resolved->argv[0] != ref.package) return;
+  resolved->plain_exe = facts.local_path;
 }
 
 /// A plain run of `ref` refused for `why` (nothing when it is "").
@@ -880,6 +882,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   plan.explain["profile"] = ToJson(*profile);
   plan.explain["notes"] = notes;
   plan.spec = std::move(spec);
+  plan.plain_exe = resolved->plain_exe;
   return plan;
 }
 

@@ -27,22 +27,41 @@ namespace mcpcell {
 
 class NpmrcSnapshot {
  public:
-  /// Copies `global` and `user` (absolute paths npm named; one that does not
-  /// exist is copied as empty: npm would read nothing there now, and must
-  /// not read what appears there later) into a new directory under `parent`.
-  static Result<NpmrcSnapshot> Take(const std::string& parent, const std::string& global, const std::string& user);
+  /// A new owner-only directory under `parent`, with an empty project
+  /// directory and the cache; nothing copied yet.
+  static Result<NpmrcSnapshot> Make(const std::string& parent);
+
+  /// Copies `global` and `user` (absolute paths npm named; "" or one that
+  /// does not exist is copied as empty: npm would read nothing there now,
+  /// and must not read what appears there later).
+  Status Copy(const std::string& global, const std::string& user);
 
   NpmrcSnapshot(NpmrcSnapshot&& o) noexcept;
   NpmrcSnapshot& operator=(NpmrcSnapshot&&) = delete;
   NpmrcSnapshot(const NpmrcSnapshot&) = delete;
   ~NpmrcSnapshot();  ///< removes the copies: they hold the user's tokens
 
-  /// "--globalconfig=COPY", "--userconfig=COPY", "--cache=DIR/cache".
+  /// "--cache=DIR/cache", and once copied "--globalconfig=COPY",
+  /// "--userconfig=COPY".
   std::vector<std::string> Flags() const;
+  /// "--prefix=DIR/project": an empty project for the runs that are not
+  /// the install (whose prefix's .npmrc is mcpcell's), so a `.npmrc` in
+  /// npm's working directory is no run's project config (adv16: `/.npmrc`
+  /// was the check's and not the install's).
+  /// "" until the copies are made: `--prefix` also sets npm's global
+  /// prefix, from which `npm config get globalconfig` derives its answer.
+  std::string ProjectFlag() const;
+  /// The token-shaped pieces (url_credential.h TokenPieces) of every URL
+  /// the copies name, as a registry setting's value or in a `//host/path/:`
+  /// key: what npm's output must not show (adv16: a warning about an
+  /// unknown `//npm.fury.io/TOKEN/acme/:always-auth` printed it).
+  std::vector<std::string> UrlTokenPieces() const;
 
  private:
   NpmrcSnapshot() = default;
   std::string dir_;
+  bool copied_ = false;
+  std::string texts_;  ///< both copies, for UrlTokenPieces
 };
 
 /// Reads `npm config get globalconfig userconfig`'s output

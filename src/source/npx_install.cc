@@ -45,13 +45,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The supervisor pid in an install directory's name (".install-<pid>-XXXXXX"), 0 if none.
+/// The directories a launch leaves in the cache root while it works, named
+/// with its pid: an install (".install-<pid>-XXXXXX") and npm's config
+/// copies and cache (".npmrc-<pid>-XXXXXX", npmrc_snapshot.h).
+constexpr std::string_view kWorkDirs[] = {".install-", ".npmrc-"};
+
+/// The supervisor pid in a work directory's name, 0 if none.
 pid_t InstallOwner(const std::string& name) {
-  constexpr std::string_view kPrefix = ".install-";
-  std::size_t dash = name.find('-', kPrefix.size());
-  if (name.rfind(kPrefix, 0) != 0 || dash == std::string::npos) return 0;
+  std::string_view prefix;
+  for (std::string_view p : kWorkDirs) {
+    if (name.rfind(p, 0) == 0) prefix = p;
+  }
+  std::size_t dash = prefix.empty() ? std::string::npos : name.find('-', prefix.size());
+  if (dash == std::string::npos) return 0;
+  const std::size_t kPrefixSize = prefix.size();
   pid_t pid = 0;
-  for (std::size_t i = kPrefix.size(); i < dash; ++i) {
+  for (std::size_t i = kPrefixSize; i < dash; ++i) {
     if (name[i] < '0' || name[i] > '9' || pid > 100000000) return 0;
     pid = pid * 10 + (name[i] - '0');
   }
@@ -219,6 +228,16 @@ class NpmTool : public PackageTool {
     } else {
       argv.push_back("--cache=" + *root + "/.npm-cache");
     }
+    // The project config too: the install's is its prefix's .npmrc (ours);
+    // every other run gets an empty prefix of the snapshot's, so `/.npmrc`
+    // is never the check's project config alone (adv16).
+    bool has_prefix = std::any_of(argv.begin(), argv.end(), [](const std::string& a) { return a == "--prefix"; });
+    if (std::string project = snapshot_ ? snapshot_->ProjectFlag() : ""; !project.empty() && !has_prefix) {
+      argv.push_back(std::move(project));
+    }
+    // No debug log: it holds every URL whole, and `logs-dir` is npm's
+    // config to choose (adv16: a directory a cell reads).
+    argv.push_back("--logs-max=0");
     return RunHostTool({std::move(argv), capture, limit_, std::move(what), cell_writable_, kNpmTimeoutHint,
                         kNpmMissingHint, {}, std::move(extra_env), masked_});
   }
@@ -247,13 +266,18 @@ class NpmTool : public PackageTool {
   /// (npmrc_snapshot.h), so what is checked is what the install is made under.
   Result<const NpmrcSnapshot*> Snapshot() {
     if (!snapshot_) {
-      auto paths = ConfigPaths();
-      if (!paths.ok()) return paths.error();
       auto root = NpxCacheRoot();
       if (!root.ok()) return root.error();
-      auto snap = NpmrcSnapshot::Take(*root, paths->first, paths->second);
+      auto snap = NpmrcSnapshot::Make(*root);
       if (!snap.ok()) return snap.error();
       snapshot_.emplace(std::move(*snap));
+      auto paths = ConfigPaths();
+      if (!paths.ok()) return paths.error();
+      MCPCELL_TRY(snapshot_->Copy(paths->first, paths->second));
+      // What npm prints names the URLs of the copies whole (a warning about
+      // an unknown `//host/TOKEN/:key`, a FetchError): masked from here on,
+      // before npm has listed anything (adv16).
+      masked_ = snapshot_->UrlTokenPieces();
     }
     return &*snapshot_;
   }
@@ -284,7 +308,10 @@ class NpmTool : public PackageTool {
   /// (NPM_CONFIG_GLOBALCONFIG, NPM_CONFIG_PREFIX, ~/.npmrc's prefix,
   /// npm_config_userconfig, the distribution's builtin config).
   Result<std::pair<std::string, std::string>> ConfigPaths() {
-    auto out = Run({"npm", "config", "get", "globalconfig", "userconfig"}, true, "asking npm for its config files");
+    // Before the masks are known: npm's warnings (an unknown key, printed
+    // whole, may hold a path token) are not shown.
+    auto out = Run({"npm", "config", "get", "globalconfig", "userconfig", "--loglevel=error"}, true,
+                   "asking npm for its config files");
     if (!out.ok()) return out.error();
     return NpmrcPathsFromGet(*out);
   }
@@ -313,7 +340,9 @@ int RemoveAbandonedInstalls(const std::string& cache_root, int* checked) {
   auto now = fs::file_time_type::clock::now();
   for (const auto& e : fs::directory_iterator(cache_root, ec)) {
     std::string name = e.path().filename().string();
-    if (name.rfind(".install-", 0) != 0) continue;
+    // A killed launch's: an install, or npm's copies of the user's npmrc
+    // (tokens) and its cache (adv16).
+    if (InstallOwner(name) == 0 && name.rfind(".install-", 0) != 0) continue;
     if (checked != nullptr) ++*checked;
     pid_t owner = InstallOwner(name);
     // kill(pid, 0) (kill(2)): ESRCH = no such process, so its install is over.

@@ -35,7 +35,7 @@ const BASE_PATH = '/usr/local/bin:/usr/bin:/bin';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 test('adv16: a killed install leaves its npmrc copies (tokens) and npm cache, and no later launch removes them', {
-  timeout: 90_000, todo: 'adv16: .npmrc-PID-* snapshots of a SIGKILLed mcpcell are never swept (only .install-* are)',
+  timeout: 90_000,
 }, async (t) => {
   const reg = await startRegistry('adv16-leftover', '1.0.0', 'silent');
   t.after(() => reg.close());

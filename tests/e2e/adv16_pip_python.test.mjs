@@ -60,7 +60,7 @@ function homeWithPipConf(label, text) {
 }
 
 test('adv16: pip.conf [global] python= runs a program of the attacker on the host (pip config list reads the config)', {
-  timeout: 90_000, todo: 'adv16: pip config list reads pip.conf, whose python= re-executes pip under any program on the host',
+  timeout: 90_000,
 }, async (t) => {
   const version = `16.${ID}.1`;
   const idx = await startIndex([version]);
@@ -74,7 +74,7 @@ test('adv16: pip.conf [global] python= runs a program of the attacker on the hos
 });
 
 test('adv16: PIP_PYTHON in mcpcell\'s environment runs a program of the attacker on the host (not dropped: "PYTHON" is no prefix of it)', {
-  timeout: 90_000, todo: 'adv16: PIP_PYTHON reaches the host pip of pip config list / pip index versions and runs any program',
+  timeout: 90_000,
 }, async (t) => {
   const version = `16.${ID}.2`;
   const idx = await startIndex([version]);
@@ -89,7 +89,7 @@ test('adv16: PIP_PYTHON in mcpcell\'s environment runs a program of the attacker
 });
 
 test('adv16: pip.conf [global] log= makes the host pip append to any file of the user (outside the venv)', {
-  timeout: 90_000, todo: 'adv16: pip config list reads pip.conf, whose log= appends pip\'s debug log to any file (~/.bashrc)',
+  timeout: 90_000,
 }, async (t) => {
   const version = `16.${ID}.3`;
   const idx = await startIndex([version]);
@@ -104,7 +104,7 @@ test('adv16: pip.conf [global] log= makes the host pip append to any file of the
 });
 
 test('adv16: PIP_LOG in mcpcell\'s environment makes the install\'s host pip append to any file', {
-  timeout: 90_000, todo: 'adv16: PIP_LOG is not dropped: every host pip run appends its debug log to any file',
+  timeout: 90_000,
 }, async (t) => {
   const version = `16.${ID}.4`;
   const idx = await startIndex([version]);

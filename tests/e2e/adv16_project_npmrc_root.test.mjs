@@ -65,7 +65,7 @@ async function lyingRegistry(t, name, mark) {
 }
 
 test('adv16: a root /.npmrc is the check\'s project config but not the install\'s: the user config\'s registry is hidden from the allow check', {
-  timeout: 120_000, todo: 'adv16: npm config list -l (cwd /, no --prefix) reads /.npmrc, npm install --prefix does not',
+  timeout: 120_000,
   skip: existsSync(ROOT_NPMRC) || process.getuid() !== 0 ? 'needs root and no /.npmrc of the machine' : false,
 }, async (t) => {
   const name = `adv16-rootnpmrc-${ID}`;
