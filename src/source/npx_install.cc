@@ -257,7 +257,9 @@ class NpmTool : public PackageTool {
     auto config = NpmConfigFromList(*out);
     if (config.ok()) {
       config_ = *config;
-      masked_ = RegistryTokenPieces(*config);
+      // Added to the copies' (Snapshot), never in their place: a keyed
+      // `//host/TOKEN/:x` of a URL that is no registry stays masked.
+      for (auto& piece : RegistryTokenPieces(*config)) masked_.push_back(std::move(piece));
     }
     return config;
   }

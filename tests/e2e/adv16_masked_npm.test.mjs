@@ -68,6 +68,20 @@ test('adv16: a per-registry key npm does not know (//HOST/TOKEN/acme/:always-aut
   assert.deepEqual(lines, [], `the registry token was printed ${lines.length} times`);
 });
 
+// Review of session 12: the masks taken from the npmrc copies (every URL
+// they name) were replaced, not added to, by the registries' once npm had
+// listed its config: a `//HOST/TOKEN/:key` of a URL that is no registry
+// was printed whole by the install's own warning.
+test('the path token of a keyed URL that is no registry stays masked after npm lists its config', { timeout: 60_000 }, async (t) => {
+  const home = makeTempDir('adv16-mask-keyonly');
+  const token = pathToken();
+  const r = await installWith(`registry=http://127.0.0.1:9/acme/\n//127.0.0.1:9/${token}/other/:always-auth=true\n`, home);
+  t.diagnostic(`exit ${r.code}`);
+  assert.match(r.stderr, /Unknown user config "always-auth"/, `npm did not warn (the case under test):\n${r.stderr}`);
+  const lines = linesWith(r.stderr, token);
+  assert.deepEqual(lines, [], `the token was printed ${lines.length} times`);
+});
+
 test('adv16: after the masks are known the same warning is masked (guards the echo)', { timeout: 60_000 }, async (t) => {
   const home = makeTempDir('adv16-mask-later');
   const token = pathToken();
