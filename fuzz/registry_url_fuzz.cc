@@ -8,8 +8,8 @@
 // - PercentDecoded never grows its input, leaves text without '%' as it is,
 //   and decodes what it made of each byte escaped as %XX back to that byte;
 // - WhatwgCleaned is a fixed point and leaves no tab, CR or LF;
-// - a normalised URL with a host has no userinfo left, and reads the same
-//   normalised again (an empty host does not: a known finding);
+// - a normalised URL has no userinfo left, and reads the same
+//   normalised again;
 // - a URL that holds a token by the secret check's say holds one whatever
 //   its shape (the check fails closed), as does every URL with no check.
 #include <cstddef>
@@ -53,15 +53,13 @@ void CheckNormalized(std::string_view text) {
   }
   auto again = mcpcell::NormalizeRegistryUrl(*url);
   Check(again.ok());
-  // An empty host ("https://user:pw@/h/p" gives "https:///h/p") reads
-  // another way the second time ("https://h/p"), and the path's first
-  // segment is then the authority, userinfo and all: a known finding
-  // (docs/FUZZING.md), left out of these two checks.
-  bool empty_host = url->compare(url->find(':'), 4, ":///") == 0;
-  if (!empty_host) {
-    Check(!mcpcell::HasUserinfo(*url));
-    Check(*again == *url);
-  }
+  // A normalised URL has no userinfo and is its own normal form (an empty
+  // host, "https://user:pw@/h/p", broke both until it was refused).
+  Check(!mcpcell::HasUserinfo(*url));
+  Check(*again == *url);
+  // What is masked in npm's output is never empty (an empty string would
+  // mask nothing, or everything).
+  for (const auto& piece : mcpcell::TokenPieces(*url)) Check(!piece.empty());
   (void)mcpcell::RegistryOrigin(*url);
   (void)mcpcell::WithTrailingSlash(*url);
 }

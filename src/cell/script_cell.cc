@@ -28,6 +28,7 @@
 #include "source/npm_user_agent.h"
 #include "source/registry_url.h"
 #include "util/diag.h"
+#include "util/disk_usage.h"
 #include "util/lstat_kind.h"
 #include "util/terminal_text.h"
 #include "util/unique_fd.h"
@@ -249,6 +250,9 @@ Result<CellSpec> ScriptCellSpec(const ScriptRun& run) {
   // bounds: no file a script writes may pass kScriptFileBytes (adv9: one
   // fallocate put 2 GiB into the host's cache). Builds write a few MiB.
   spec->limits.file_bytes = kScriptFileBytes;
+  // ...and the directory's growth is looked at while they run (Follow,
+  // kScriptDiskBytes), which an instant allocation would outrun.
+  spec->refuse_preallocation = true;
   AddNpmEnv(&*spec);
   AddLifecycleEnv(&*spec, run);
   MCPCELL_TRY(AddNpmConfig(&*spec, run.npm, &notes));
@@ -318,19 +322,40 @@ class ScriptOutput {
   std::deque<std::string> tail_;
 };
 
+/// What stopped a script cell before its scripts ended.
+enum class Stopped { kNo, kTimeLimit, kDiskBudget };
+
+/// What the package directory may grow by while its scripts run: the
+/// directory is a bind of the host's disk, which no tmpfs size bounds, and
+/// RLIMIT_FSIZE bounds one file, not many (adv13: three files of 1000 MiB).
+/// Builds write a few MiB; a prebuilt binary tens.
+constexpr std::uint64_t kScriptDiskBytes = 1ULL << 30;
+constexpr auto kDiskCheckEvery = std::chrono::milliseconds(100);
+
 /// Reads the cell's output until every process of the cell is gone (EOF);
-/// says every 30 s that it is still running; stops the cell at the limit.
-/// True when the limit stopped it. Runs beside Cell::Wait.
-bool Follow(int rd, Cell& cell, const ScriptRun& run, ScriptOutput* out) {
+/// says every 30 s that it is still running; stops the cell at the time
+/// limit, or when the package directory has grown past kScriptDiskBytes
+/// (looked at every kDiskCheckEvery: between two looks a script writes at
+/// the disk's speed; fallocate, which is instant, is refused in the cell).
+/// Runs beside Cell::Wait.
+Stopped Follow(int rd, Cell& cell, const ScriptRun& run, ScriptOutput* out) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   auto next_note = start + std::chrono::seconds(30);
-  bool stopped = false;
+  auto next_disk = start + kDiskCheckEvery;
+  const std::uint64_t disk_before = DiskBytesBelow(run.package_dir);
+  Stopped stopped = Stopped::kNo;
+  bool cell_stopped = false;
   for (;;) {
     auto now = Clock::now();
-    if (!stopped && now >= start + run.limit) {
+    if (stopped == Stopped::kNo && now >= start + run.limit) stopped = Stopped::kTimeLimit;
+    if (stopped == Stopped::kNo && now >= next_disk) {
+      if (DiskBytesBelow(run.package_dir) > disk_before + kScriptDiskBytes) stopped = Stopped::kDiskBudget;
+      next_disk = Clock::now() + kDiskCheckEvery;
+    }
+    if (stopped != Stopped::kNo && !cell_stopped) {
       cell.Stop(std::chrono::milliseconds(0));  // SIGKILL to PID 1: the pid namespace dies whole
-      stopped = true;
+      cell_stopped = true;
     }
     if (now >= next_note) {
       auto so_far = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
@@ -338,7 +363,7 @@ bool Follow(int rd, Cell& cell, const ScriptRun& run, ScriptOutput* out) {
           ShortDuration(run.limit) + ": --install-timeout)");
       next_note += std::chrono::seconds(30);
     }
-    auto until = stopped ? next_note : std::min(next_note, start + run.limit);
+    auto until = cell_stopped ? next_note : std::min({next_note, start + run.limit, next_disk});
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
     pollfd p{rd, POLLIN, 0};
     int n = ::poll(&p, 1, static_cast<int>(std::max<long long>(wait, 1)));
@@ -415,13 +440,20 @@ class NativeScriptCell final : public ScriptCell {
     // limit kept, through Cell::Stop, which is safe from another thread)
     // beside it, until the last process of the cell is gone (EOF).
     ScriptOutput out(&shown_);
-    bool timed_out = false;
-    std::thread follower([&] { timed_out = Follow(rd.get(), *started.cell, run, &out); });
+    Stopped stopped = Stopped::kNo;
+    std::thread follower([&] { stopped = Follow(rd.get(), *started.cell, run, &out); });
     CellResult r = started.cell->Wait();
     follower.join();
     started.cell.reset();
     stdio->Finish();
-    if (timed_out) {
+    if (stopped == Stopped::kDiskBudget) {
+      return MakeError("run the install scripts of", run.package,
+                       "they wrote more than " + std::to_string(kScriptDiskBytes >> 20) + " MiB into " +
+                           VisibleOnTerminal(run.package_dir) +
+                           ", and their cell was stopped (the host's disk is not theirs to fill); "
+                           "--install-scripts=skip installs without running them. Their last lines" + out.Tail());
+    }
+    if (stopped == Stopped::kTimeLimit) {
       return MakeError("run the install scripts of", run.package,
                        "they did not finish within " + ShortDuration(run.limit) +
                            " and their cell was stopped; allow longer with --install-timeout, e.g. " +

@@ -212,6 +212,7 @@ Result<std::chrono::milliseconds> InstallTimeout(const RunRequest& req) {
 
 struct Resolved {
   std::vector<std::string> argv;
+  std::string plain_exe;  ///< LaunchPlan::plain_exe
   std::optional<InstalledPackage> installed;  ///< an npx:// or uvx:// package in the cache
 };
 
@@ -587,7 +588,9 @@ std::string WhySourceIsSwappable(const ServerRef& ref, const RunRequest& req, Pa
 Status NameThePlainNode(const ServerRef& ref, const LaunchPlan& plan, Resolved* resolved) {
   if (plan.action != LaunchPlan::Action::kAllow || ref.kind != ServerRef::Kind::kNpx) return {};
   if (resolved->argv.empty() || resolved->argv[0] != "node") return {};
-  std::string node = FindOnAbsoluteHostPath("node");
+  // By its real path: the file judged is the file started, whatever a link
+  // on PATH points at by then (adv15: a link flipped after the check).
+  std::string node = RealPathOf(FindOnAbsoluteHostPath("node"));
   if (node.empty()) return MakeError("run without a cell", "node", "not found in PATH's absolute directories");
   // Root's node only: an absolute PATH entry may still be a repository's
   // node_modules/.bin, as direnv writes it (adv14).
@@ -597,8 +600,19 @@ Status NameThePlainNode(const ServerRef& ref, const LaunchPlan& plan, Resolved* 
                      "change), so it is not the node the policy's trust assumed; run the server in a cell (add "
                      "--isolate) or put the system's node first on PATH");
   }
-  resolved->argv[0] = node;
+  resolved->argv[0] = node;  // named in explain and --dry-run; node's mode does not hang on it
+  resolved->plain_exe = node;
   return {};
+}
+
+/// A plain run of a command starts the file the policy judged
+/// (TrustFacts.local_path, a real path), not a second PATH search, which a
+/// link or a PATH entry changed in between would answer otherwise (adv15).
+void NameThePlainCommand(const ServerRef& ref, const LaunchPlan& plan, const TrustFacts& facts, Resolved* resolved) {
+  if (plan.action != LaunchPlan::Action::kAllow || facts.local_path.empty()) return;
+  if (ref.kind != ServerRef::Kind::kCommand && ref.kind != ServerRef::Kind::kRegistry) return;
+  if (resolved->argv.empty() || resolved->argv[0] != ref.package) return;
+  resolved->plain_exe = facts.local_path;
 }
 
 /// A plain run of `ref` refused for `why` (nothing when it is "").
@@ -648,7 +662,7 @@ Result<std::unique_ptr<PackageTool>> LaunchNpm(const ServerRef& ref, const RunRe
 // install: what this run's settings would fetch (before), what the cache
 // holds (after), and the absolute node a plain npx:// run starts.
 Result<Resolved> ResolveForPlan(const ServerRef& source, const ServerRef& ref, const RunRequest& req,
-                                const RunRequest& merged, const LaunchPlan& plan) {
+                                const RunRequest& merged, const LaunchPlan& plan, const TrustFacts& facts) {
   auto npm = LaunchNpm(ref, req, merged);
   if (!npm.ok()) return npm.error();
   MCPCELL_TRY(RefuseSwappableSourceOnAPlainRun(source, req, plan, npm->get()));
@@ -656,6 +670,7 @@ Result<Resolved> ResolveForPlan(const ServerRef& source, const ServerRef& ref, c
   if (!resolved.ok()) return resolved.error();
   MCPCELL_TRY(RefuseForeignInstallOnAPlainRun(source, plan, *resolved));
   MCPCELL_TRY(NameThePlainNode(ref, plan, &*resolved));
+  NameThePlainCommand(source, plan, facts, &*resolved);
   return resolved;
 }
 
@@ -839,7 +854,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
 
   RunRequest merged = MergeProfile(*profile, with_args);
   ApplyEntryDefaults(decided->entry_ptr(), &ref, &merged, plain, &notes);
-  auto resolved = ResolveForPlan(decided->ref, ref, req, merged, plan);
+  auto resolved = ResolveForPlan(decided->ref, ref, req, merged, plan, decided->facts);
   if (!resolved.ok()) return resolved.error();
   auto secrets = LowerSecrets(merged.secrets, merged.secret_env);
   if (!secrets.ok()) return secrets.error();
@@ -875,6 +890,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   plan.explain["profile"] = ToJson(*profile);
   plan.explain["notes"] = notes;
   plan.spec = std::move(spec);
+  plan.plain_exe = resolved->plain_exe;
   return plan;
 }
 

@@ -35,6 +35,11 @@ struct LaunchPlan {
   std::optional<ImageRef> image;
   bool ids_given = false;      ///< --uid/--gid given: they win over an image's USER
   CellSpec spec;               ///< what will be enforced (also filled for kAllow: argv/env)
+  /// kAllow: the file started, by the real path the policy judged (adv15),
+  /// with spec.argv as written: argv[0] chooses some programs' mode (adv16:
+  /// rbash started by its real path, bash, ran unrestricted). "": look up
+  /// spec.argv[0] as written.
+  std::string plain_exe;
   nlohmann::json explain;      ///< rendered for --dry-run and the audit log; never parsed back
 
   /// What the backend selection needs (cell/backend.h).

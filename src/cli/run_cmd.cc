@@ -82,7 +82,7 @@ bool IsolateValueIsServer(const std::string& value) {
 }
 
 // Runs the server with no cell, because a policy rule said so. Replaces mcpcell.
-int RunPlainly(const CellSpec& spec) {
+int RunPlainly(const CellSpec& spec, const std::string& judged_exe) {
   if (spec.argv.empty()) {  // a plan that names no program (PlanLaunch refuses one for images)
     Say("cannot run without a cell: the plan names no program");
     return kExitNotFound;
@@ -105,9 +105,11 @@ int RunPlainly(const CellSpec& spec) {
   argv.push_back(nullptr);
   for (auto& e : envs) envp.push_back(e.data());
   envp.push_back(nullptr);
-  // The file the policy judged (TrustFacts.local_path: the same lookup), not
-  // a second search by execvpe, which could pick another one.
-  std::string exe = spec.argv[0].find('/') != std::string::npos ? spec.argv[0] : FindOnHostPath(spec.argv[0]);
+  // The file the policy judged (LaunchPlan::plain_exe: its real path), not a
+  // second search by execvpe, which could pick another one; argv as written.
+  std::string exe = !judged_exe.empty()                         ? judged_exe
+                    : spec.argv[0].find('/') != std::string::npos ? spec.argv[0]
+                                                                  : FindOnHostPath(spec.argv[0]);
   if (exe.empty()) {
     Say("cannot run " + spec.argv[0] + ": not found on PATH");
     return kExitNotFound;
@@ -249,7 +251,7 @@ int Run(RunRequest req) {
         Say("note: --audit-log records only this decision: a run without a cell has no relay to audit its calls, and "
             "the server replaces mcpcell (no launch or exit record)");
       }
-      return RunPlainly(plan->spec);
+      return RunPlainly(plan->spec, plan->plain_exe);
     case LaunchPlan::Action::kIsolate:
       break;
   }

@@ -165,6 +165,11 @@ struct CellSpec {
   Limits limits;
   std::vector<SecretSpec> secrets;
   bool seccomp = true;
+  /// fallocate(2) refused (EOPNOTSUPP, on top of the deny list): an
+  /// install-script cell's writes to the host's disk are bounded by a look
+  /// at what they took, and an allocation takes any size at once, before
+  /// the next look. glibc's posix_fallocate then writes the blocks instead.
+  bool refuse_preallocation = false;
   bool landlock = true;
   /// Native cells: granted directories mounted as their owner's (idmap
   /// mounts, cell/native/idmap_mount.h). kAuto: where possible, else said on

@@ -30,7 +30,10 @@ TrustFacts GatherTrustFacts(const ServerRef& ref, const RegistryEntry* entry) {
     }
     case ServerRef::Kind::kCommand:
     case ServerRef::Kind::kRegistry:
-      f.local_path = FindOnHostPath(ref.package);  // the file a run without a cell executes
+      // The file a run without a cell executes, by its real path: a link on
+      // PATH changed between this judgement and the exec would run another
+      // (adv15).
+      f.local_path = RealPathOf(FindOnHostPath(ref.package));
       if (auto script = InterpretedScriptOf(ref.args, CurrentDirectory())) {
         f.script = script->script;
         f.script_path = script->script_path;

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "source/registry_url.h"
+#include "util/terminal_text.h"
 
 namespace mcpcell {
 namespace {
@@ -132,6 +134,7 @@ std::string NameProxy(const std::string& setting, const std::string& proxy) {
 Result<NpmConfig> NpmConfigFromList(std::string_view listing) {
   NpmConfig config;
   bool have_registry = false;
+  std::set<std::string_view> effective;
   std::size_t at = 0;
   while (at < listing.size()) {
     std::size_t end = std::min(listing.find('\n', at), listing.size());
@@ -141,6 +144,16 @@ Result<NpmConfig> NpmConfigFromList(std::string_view listing) {
     std::size_t eq = line.find(" = ");
     if (line.empty() || line[0] == ';' || eq == std::string_view::npos) continue;
     std::string_view key = line.substr(0, eq);
+    // npm prints one effective line per key, and names as they are: a
+    // second one was made by a name holding a line break (an npmrc's
+    // "zz\nregistry"=..., a variable npm_config_zz<LF>registry), written to
+    // be read as the registry, strict-ssl or cafile (adv15).
+    if (!effective.insert(key).second) {
+      return MakeError("read npm's settings", "npm config list -l",
+                       "it prints `" + VisibleOnTerminal(key) +
+                           "` twice: a setting's name holds a line break (an npmrc key in quotes, or an npm_config_* "
+                           "variable's name); remove it");
+    }
     // Values are JSON; "(protected)" (a token) is not, and is never read.
     nlohmann::json value = nlohmann::json::parse(line.substr(eq + 3), nullptr, false);
     if (value.is_discarded()) continue;

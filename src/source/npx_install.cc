@@ -31,6 +31,7 @@
 #include "source/url_credential.h"
 #include "source/host_tool.h"
 #include "source/npm_config.h"
+#include "source/npmrc_snapshot.h"
 #include "util/diag.h"
 #include "util/terminal_text.h"
 #include "util/json_input.h"
@@ -44,13 +45,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The supervisor pid in an install directory's name (".install-<pid>-XXXXXX"), 0 if none.
+/// The directories a launch leaves in the cache root while it works, named
+/// with its pid: an install (".install-<pid>-XXXXXX") and npm's config
+/// copies and cache (".npmrc-<pid>-XXXXXX", npmrc_snapshot.h).
+constexpr std::string_view kWorkDirs[] = {".install-", ".npmrc-"};
+
+/// The supervisor pid in a work directory's name, 0 if none.
 pid_t InstallOwner(const std::string& name) {
-  constexpr std::string_view kPrefix = ".install-";
-  std::size_t dash = name.find('-', kPrefix.size());
-  if (name.rfind(kPrefix, 0) != 0 || dash == std::string::npos) return 0;
+  std::string_view prefix;
+  for (std::string_view p : kWorkDirs) {
+    if (name.rfind(p, 0) == 0) prefix = p;
+  }
+  std::size_t dash = prefix.empty() ? std::string::npos : name.find('-', prefix.size());
+  if (dash == std::string::npos) return 0;
+  const std::size_t kPrefixSize = prefix.size();
   pid_t pid = 0;
-  for (std::size_t i = kPrefix.size(); i < dash; ++i) {
+  for (std::size_t i = kPrefixSize; i < dash; ++i) {
     if (name[i] < '0' || name[i] > '9' || pid > 100000000) return 0;
     pid = pid * 10 + (name[i] - '0');
   }
@@ -124,11 +134,12 @@ class NpmTool : public PackageTool {
     std::string what = spec.empty() ? package : package + "@" + spec;
     // npm's config first: its registries' path tokens are masked in what npm
     // view prints (a 404 names the URL whole).
-    if (auto config = Config(); !config.ok()) return config.error();
+    auto config = Config();
+    if (!config.ok()) return config.error();
     // The registry only, as for the install: a spec npm would read as a
     // file, directory, URL or git repository is refused by npm itself.
     auto out = Run({"npm", "view", what, "version", "--json", "--allow-git=none", "--allow-remote=none",
-                    "--allow-file=none", "--allow-directory=none"},
+                    "--allow-file=none", "--allow-directory=none", "--offline=false", "--prefer-offline=false"},
                    true, "resolving " + what + " with npm");
     if (!out.ok()) return out.error();
     nlohmann::json j = nlohmann::json::parse(*out, nullptr, false);
@@ -139,8 +150,8 @@ class NpmTool : public PackageTool {
     return j.get<std::string>();
   }
   Status Install(const std::string& package, const std::string& version, const std::string& prefix) override {
-    auto global = KnownGlobalConfig();
-    if (!global.ok()) return global.error();
+    auto snapshot = Snapshot();
+    if (!snapshot.ok()) return snapshot.error();
     // --loglevel=http: one line per registry request on stderr, so the user
     // (and a client's log) sees the install moving rather than a silent minute.
     MCPCELL_TRY(CheckNpmRefusesNonRegistrySources());
@@ -160,9 +171,9 @@ class NpmTool : public PackageTool {
                                      // the registry asked again, not npm's cache: a man in the middle's
                                      // answers of an earlier install stay there under the registry's key,
                                      // and a tarball is taken from the cache only by the integrity the
-                                     // registry answers now (adv14)
-                                     "--prefer-online"};
-    if (!global->empty()) argv.push_back("--globalconfig=" + *global);
+                                     // registry answers now (adv14); and not told otherwise by offline
+                                     // or prefer-offline, which npm puts before it (adv15)
+                                     "--prefer-online", "--offline=false", "--prefer-offline=false"};
     // The user's token fetches only the scope the user asked for (adv9,
     // install_scopes.h): every other scoped registry points at this package's.
     auto config = Config();
@@ -187,8 +198,9 @@ class NpmTool : public PackageTool {
       if (std::string hint = scopes->Hint(package); !hint.empty()) e.detail += (e.detail.empty() ? "" : "; ") + hint;
       return e;
     }
-    // Under which settings it came (public_npm.h): an allow run trusts only
-    // an install made under the public registry's.
+    // Under which settings it came (install_origin.h): an allow run trusts
+    // only an install made under the public registry's — the settings of
+    // the copies npm read (npmrc_snapshot.h), judged here.
     std::string why = npm_scopes_.empty() ? WhyNpmConfigIsNotPublic(*config, package) : "--npm-scope";
     if (why.empty()) why = WhyCaEnvironmentIsNotPublic();
     return WriteInstallOrigin(prefix, why);
@@ -206,7 +218,26 @@ class NpmTool : public PackageTool {
     // npmrc and environment setting.
     auto root = NpxCacheRoot();
     if (!root.ok()) return root.error();
-    argv.push_back("--cache=" + *root + "/.npm-cache");
+    // Once taken, every npm run reads the copies and a cache of this
+    // launch's own (npmrc_snapshot.h): what another install's registry (a
+    // man in the middle) left in a shared one was served again — kept by a
+    // revalidation's 304, or read first under prefer-offline (adv15). Before
+    // (`npm config get` of the config files): logs only, in mcpcell's.
+    if (snapshot_) {
+      for (auto& flag : snapshot_->Flags()) argv.push_back(std::move(flag));
+    } else {
+      argv.push_back("--cache=" + *root + "/.npm-cache");
+    }
+    // The project config too: the install's is its prefix's .npmrc (ours);
+    // every other run gets an empty prefix of the snapshot's, so `/.npmrc`
+    // is never the check's project config alone (adv16).
+    bool has_prefix = std::any_of(argv.begin(), argv.end(), [](const std::string& a) { return a == "--prefix"; });
+    if (std::string project = snapshot_ ? snapshot_->ProjectFlag() : ""; !project.empty() && !has_prefix) {
+      argv.push_back(std::move(project));
+    }
+    // No debug log: it holds every URL whole, and `logs-dir` is npm's
+    // config to choose (adv16: a directory a cell reads).
+    argv.push_back("--logs-max=0");
     return RunHostTool({std::move(argv), capture, limit_, std::move(what), cell_writable_, kNpmTimeoutHint,
                         kNpmMissingHint, {}, std::move(extra_env), masked_});
   }
@@ -218,28 +249,39 @@ class NpmTool : public PackageTool {
   /// install scripts' cells (cli/launch_plan.cc), of the same npm.
   Result<NpmConfig> Config() override {
     if (config_) return *config_;
-    auto global = KnownGlobalConfig();
-    if (!global.ok()) return global.error();
+    auto snapshot = Snapshot();
+    if (!snapshot.ok()) return snapshot.error();
     std::vector<std::string> argv = {"npm", "config", "list", "-l"};
-    if (!global->empty()) argv.push_back("--globalconfig=" + *global);
     auto out = Run(argv, true, "asking npm for its registry");
     if (!out.ok()) return out.error();
     auto config = NpmConfigFromList(*out);
     if (config.ok()) {
       config_ = *config;
-      masked_ = RegistryTokenPieces(*config);
+      // Added to the copies' (Snapshot), never in their place: a keyed
+      // `//host/TOKEN/:x` of a URL that is no registry stays masked.
+      for (auto& piece : RegistryTokenPieces(*config)) masked_.push_back(std::move(piece));
     }
     return config;
   }
 
-  /// GlobalConfig(), asked once.
-  Result<std::string> KnownGlobalConfig() {
-    if (!global_) {
-      auto global = GlobalConfig();
-      if (!global.ok()) return global.error();
-      global_ = *global;
+  /// The npmrc files every npm run after the first reads: copies taken once
+  /// (npmrc_snapshot.h), so what is checked is what the install is made under.
+  Result<const NpmrcSnapshot*> Snapshot() {
+    if (!snapshot_) {
+      auto root = NpxCacheRoot();
+      if (!root.ok()) return root.error();
+      auto snap = NpmrcSnapshot::Make(*root);
+      if (!snap.ok()) return snap.error();
+      snapshot_.emplace(std::move(*snap));
+      auto paths = ConfigPaths();
+      if (!paths.ok()) return paths.error();
+      MCPCELL_TRY(snapshot_->Copy(paths->first, paths->second));
+      // What npm prints names the URLs of the copies whole (a warning about
+      // an unknown `//host/TOKEN/:key`, a FetchError): masked from here on,
+      // before npm has listed anything (adv16).
+      masked_ = snapshot_->UrlTokenPieces();
     }
-    return *global_;
+    return &*snapshot_;
   }
 
   /// npm ignores a setting it does not know (a warning at most): an npm
@@ -258,30 +300,28 @@ class NpmTool : public PackageTool {
                          "later: npm install -g npm@11)");
   }
 
-  /// The global npmrc npm reads when no --prefix is given (issue 14.1):
-  /// npm derives it from its *global* prefix (${prefix}/etc/npmrc), and
-  /// `--prefix DIR` sets that prefix too, so `npm install --prefix DIR` would
-  /// read DIR/etc/npmrc and drop the machine's registry, proxy and cafile
-  /// (npm's config docs: "globalconfig: Default: The global --prefix setting
-  /// plus 'etc/npmrc'"). Asking npm itself keeps every way the user sets it
-  /// (NPM_CONFIG_GLOBALCONFIG, NPM_CONFIG_PREFIX, ~/.npmrc's prefix, the
-  /// distribution's builtin config). "" when npm names none.
-  Result<std::string> GlobalConfig() {
-    auto out = Run({"npm", "config", "get", "globalconfig"}, true, "asking npm for its global config");
+  /// The global and the user npmrc npm reads. The global one as npm names
+  /// it when no --prefix is given (issue 14.1): npm derives it from its
+  /// *global* prefix (${prefix}/etc/npmrc), and `--prefix DIR` sets that
+  /// prefix too, so `npm install --prefix DIR` would read DIR/etc/npmrc and
+  /// drop the machine's registry, proxy and cafile (npm's config docs:
+  /// "globalconfig: Default: The global --prefix setting plus 'etc/npmrc'").
+  /// Asking npm itself keeps every way the user sets them
+  /// (NPM_CONFIG_GLOBALCONFIG, NPM_CONFIG_PREFIX, ~/.npmrc's prefix,
+  /// npm_config_userconfig, the distribution's builtin config).
+  Result<std::pair<std::string, std::string>> ConfigPaths() {
+    // Before the masks are known: npm's warnings (an unknown key, printed
+    // whole, may hold a path token) are not shown.
+    auto out = Run({"npm", "config", "get", "globalconfig", "userconfig", "--loglevel=error"}, true,
+                   "asking npm for its config files");
     if (!out.ok()) return out.error();
-    std::string path = *out;
-    while (!path.empty() && (path.back() == '\n' || path.back() == '\r' || path.back() == ' ')) path.pop_back();
-    if (path.empty() || path == "undefined") return std::string();
-    if (path[0] != '/' || path.find('\n') != std::string::npos) {
-      return MakeError("find npm's global config", path, "npm config get globalconfig printed no absolute path");
-    }
-    return path;
+    return NpmrcPathsFromGet(*out);
   }
 
   std::vector<std::string> cell_writable_;
   std::chrono::milliseconds limit_;
   std::vector<std::string> npm_scopes_;
-  std::optional<std::string> global_;  ///< GlobalConfig() as first read
+  std::optional<NpmrcSnapshot> snapshot_;  ///< Snapshot(), taken once
   std::vector<std::string> masked_;    ///< the registries' path tokens: never shown (util/masked_echo.h)
   std::optional<NpmConfig> config_;    ///< Config() as first read
 };
@@ -302,7 +342,9 @@ int RemoveAbandonedInstalls(const std::string& cache_root, int* checked) {
   auto now = fs::file_time_type::clock::now();
   for (const auto& e : fs::directory_iterator(cache_root, ec)) {
     std::string name = e.path().filename().string();
-    if (name.rfind(".install-", 0) != 0) continue;
+    // A killed launch's: an install, or npm's copies of the user's npmrc
+    // (tokens) and its cache (adv16).
+    if (InstallOwner(name) == 0 && name.rfind(".install-", 0) != 0) continue;
     if (checked != nullptr) ++*checked;
     pid_t owner = InstallOwner(name);
     // kill(pid, 0) (kill(2)): ESRCH = no such process, so its install is over.

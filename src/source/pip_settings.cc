@@ -90,6 +90,21 @@ std::vector<std::string> PipSettings::Env(std::string_view command) const {
   return env;
 }
 
+bool IsPipIndexKey(std::string_view key) { return In(kIndexKeys, key); }
+
+std::vector<std::string> NonIndexPipVariables(char** env) {
+  std::vector<std::string> names;
+  for (char** e = env; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    std::string_view name = entry.substr(0, entry.find('='));
+    if (name.substr(0, 4) != "PIP_") continue;
+    std::string key;
+    for (char c : name.substr(4)) key.push_back(c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    if (!IsPipIndexKey(key) && !In(kSetByMcpcell, key)) names.emplace_back(name);
+  }
+  return names;
+}
+
 std::string UnusedPipSettingsNote(const PipSettings& settings) {
   if (settings.unused.empty()) return "";
   std::string names;

@@ -44,4 +44,13 @@ PipSettings ParsePipConfigList(std::string_view text);
 /// The one line for stderr naming the unused keys; "" when none.
 std::string UnusedPipSettingsNote(const PipSettings& settings);
 
+/// Whether `key` ("index-url") is one pip.conf may give the host pip.
+bool IsPipIndexKey(std::string_view key);
+
+/// The PIP_* entries of `env` ("NAME=value") that are not an index
+/// setting (PIP_INDEX_URL, PIP_CERT, ...): the host pip must not see them
+/// (adv16: PIP_PYTHON had pip re-run itself under any program, PIP_LOG
+/// appended its log to any file). Their names, for the caller to drop.
+std::vector<std::string> NonIndexPipVariables(char** env);
+
 }  // namespace mcpcell

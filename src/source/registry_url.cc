@@ -30,6 +30,9 @@ Result<std::string> NormalizeRegistryUrl(std::string_view raw) {
   std::size_t end = url.find_first_of("/\\?#", start);
   std::string_view authority = url.substr(start, end == std::string_view::npos ? url.npos : end - start);
   if (std::size_t at = authority.rfind('@'); at != std::string_view::npos) authority.remove_prefix(at + 1);
+  // No host (`https://user:pw@/h/p`): npm's WHATWG reader refuses it, and
+  // written back as `https:///h/p` it would read as another URL (fuzzing).
+  if (authority.empty()) return MakeError("read npm's registry", "", "the URL names no host");
   std::string rest(end == std::string_view::npos ? std::string_view() : url.substr(end));
   std::replace(rest.begin(), rest.end(), '\\', '/');
   return scheme + "://" + std::string(authority) + rest;

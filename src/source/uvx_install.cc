@@ -22,6 +22,8 @@
 #include "util/json_input.h"
 #include "util/terminal_text.h"
 
+extern char** environ;
+
 namespace mcpcell {
 namespace {
 
@@ -102,15 +104,24 @@ class PipTool : public PythonTool {
   // host); PIP_PREFIX/TARGET/ROOT/USER/SRC put files anywhere (~/.local: a
   // .pth runs in every Python of the user); PIP_CONFIG_FILE names a config
   // that can set them all. Index settings (PIP_INDEX_URL, PIP_CERT) stay.
-  // `command` is pip's ("install", "index"; "" for no pip): its section of
-  // pip.conf is read with [global] (source/pip_settings.h: the config files
-  // themselves are not, PIP_CONFIG_FILE=/dev/null).
+  // `command` is pip's ("install", "index"; "config" for the listing; ""
+  // for no pip): its section of pip.conf is read with [global]
+  // (source/pip_settings.h: the config files themselves are not,
+  // PIP_CONFIG_FILE=/dev/null).
   Result<std::string> Run(std::vector<std::string> argv, bool capture, std::string what, std::string_view command) {
     HostToolRun run{std::move(argv), capture, limit_, std::move(what), cell_writable_, kPipTimeoutHint, kPipMissingHint,
-                    {"PYTHON", "_PIP_", "PIP_REQUIREMENT", "PIP_CONSTRAINT", "PIP_PREFIX", "PIP_TARGET", "PIP_ROOT",
-                     "PIP_USER", "PIP_SRC", "PIP_EDITABLE", "PIP_NO_BINARY", "PIP_ONLY_BINARY", "PIP_CONFIG_FILE",
-                     "PIP_NO_BUILD_ISOLATION", "PIP_BREAK_SYSTEM_PACKAGES"}};
-    if (!command.empty()) {
+                    {"PYTHON", "_PIP_", "PIP_CONFIG_FILE"}};
+    // Of the caller's PIP_* variables only the index settings (adv13, adv16:
+    // PIP_TARGET, PIP_REQUIREMENT, PIP_PYTHON, PIP_LOG...), each dropped by
+    // its exact name ("NAME=").
+    for (const auto& name : NonIndexPipVariables(::environ)) run.drop_env_prefixes.push_back(name + "=");
+    if (command == "config") {
+      // `pip config list` reads every pip.conf, whose [global] python= makes
+      // pip re-run itself under that program before it lists anything, and
+      // whose log= appends to any file (adv16): pip takes itself for the
+      // re-run (_PIP_RUNNING_IN_SUBPROCESS), and its log goes nowhere.
+      run.extra_env.push_back("_PIP_RUNNING_IN_SUBPROCESS=1");
+    } else if (!command.empty()) {
       auto settings = Settings();
       if (!settings.ok()) return settings.error();
       run.extra_env.push_back("PIP_CONFIG_FILE=/dev/null");
@@ -126,11 +137,18 @@ class PipTool : public PythonTool {
   /// list`: every file pip would load, in its order).
   Result<PipSettings> Settings() {
     if (!settings_) {
-      auto listed = Run({kVenvPython, "-I", "-m", "pip", "config", "list", "--disable-pip-version-check", "--no-input"},
-                        true, "reading pip's config", "");
+      auto listed = Run({kVenvPython, "-I", "-m", "pip", "config", "list", "--disable-pip-version-check", "--no-input",
+                         "--log", "/dev/null"},
+                        true, "reading pip's config", "config");
       if (!listed.ok()) return listed.error();
       settings_ = ParsePipConfigList(*listed);
       if (std::string note = UnusedPipSettingsNote(*settings_); !note.empty()) Say(note);
+      if (auto names = NonIndexPipVariables(::environ); !names.empty()) {
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "" : ", ") + VisibleOnTerminal(n);
+        Say(list + " not passed to the host pip: only its index settings are (what is built and where it is "
+                   "written are mcpcell's to decide)");
+      }
     }
     return *settings_;
   }

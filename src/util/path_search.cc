@@ -34,6 +34,13 @@ std::string SearchPath(const std::string& name, std::string_view path_value) {
   }
 }
 
+std::string RealPathOf(const std::string& path) {
+  if (path.empty()) return {};
+  std::error_code ec;
+  std::filesystem::path real = std::filesystem::canonical(path, ec);
+  return ec ? path : real.string();
+}
+
 std::string FindOnHostPath(const std::string& name) {
   const char* env = std::getenv("PATH");
   std::string found = SearchPath(name, env != nullptr ? env : kDefaultHostPath);

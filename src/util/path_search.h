@@ -32,11 +32,16 @@ std::string SearchPath(const std::string& name, std::string_view path_value);
 std::string FindOnHostPath(const std::string& name);
 
 /// Whether `path` (followed) is a system program: it lies under /usr, /bin,
-/// /sbin, /opt or /nix/store, and the file and its directory are root's and
-/// writable by no one else. What a run without a cell may start as an
+/// /sbin, /opt or /nix/store, and the file and every directory above it are
+/// root's and writable by no one else. What a run without a cell may start as an
 /// interpreter (adv14: a repository's node_modules/.bin/node, /tmp/x/python3;
 /// root's own files elsewhere are not the system's either).
 bool IsSystemProgram(const std::string& path);
+
+/// `path` with every link followed ("" for ""; `path` itself when it cannot
+/// be followed): the file a later exec of it starts, whatever a link on the
+/// way points at by then.
+std::string RealPathOf(const std::string& path);
 
 /// FindOnHostPath over the absolute entries of PATH only: what runs does
 /// not depend on the current directory (an empty, "." or "node_modules/.bin"

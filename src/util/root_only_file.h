@@ -21,7 +21,10 @@ struct RootPlaces {
 };
 
 /// Whether `path`, followed, is a regular file in one of `places`, and it
-/// and its directory are owned by root and writable by no group or other.
+/// and every directory above it are owned by root and writable by no group
+/// or other. A caller that runs or reads the file afterwards uses its real
+/// path (std::filesystem::canonical), not `path`: a link on the way may be
+/// changed after this answer.
 /// False when `path` cannot be followed.
 bool IsRootOnlyFile(const std::string& path, const RootPlaces& places);
 

@@ -73,7 +73,6 @@ function diskBytes(dir) {
 }
 
 test('adv13: a script cell puts several GiB on the host\'s disk in files of less than 1 GiB each (RLIMIT_FSIZE bounds a file, not the cell)', {
-  todo: 'adv13: ScriptCellSpec sets limits.file_bytes (RLIMIT_FSIZE) only; nothing bounds the total a script cell writes to the package directory',
   timeout: 90_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
@@ -100,6 +99,34 @@ test('adv13: a script cell puts several GiB on the host\'s disk in files of less
   t.diagnostic(`exit ${r.code}; ${taken} bytes in ${pkgDir}`);
   assert.ok(taken < (1 << 30), `the install published ${taken} bytes a script wrote into the host's cache (exit ${r.code})`);
   assert.doesNotMatch(r.stderr, /^allocated-all$/m, 'the script took 3000 MiB of the host\'s disk');
+});
+
+// The same with plain writes (fallocate is refused in script cells, so the
+// budget is what stops this one): the cell is stopped once the package
+// directory has grown past 1 GiB, and the install refused, saying so.
+test('adv13 fix held: a script cell that writes past the disk budget (files below RLIMIT_FSIZE) is stopped and the install refused', {
+  timeout: 120_000,
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv13-diskw-top-${id}`;
+  const a = `e2e-adv13-diskw-a-${id}`;
+  const reg = await startPackageRegistry([
+    {
+      name: a, version: '1.0.0',
+      manifest: { scripts: { install: 'for i in 1 2 3 4; do head -c 400M /dev/zero > big$i.bin || exit 0; done; echo wrote-all' } },
+      files: { 'index.js': '' },
+    },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  const pkgDir = path.join(installDir, 'node_modules', a);
+  t.after(() => rmSync(pkgDir, { recursive: true, force: true }));
+  t.diagnostic(`exit ${r.code}; ${diskBytes(pkgDir)} bytes in ${pkgDir}`);
+  assert.doesNotMatch(r.stderr, /^wrote-all$/m, 'the script wrote 1600 MiB into the host\'s cache');
+  assert.notEqual(r.code, 0, 'the install went on');
+  assert.match(r.stderr, /wrote more than 1024 MiB into/, r.stderr);
+  assert.ok(diskBytes(pkgDir) < (1 << 30), 'the package directory stayed');
 });
 
 /** npm's global config file, when it is under /usr (which every cell mounts). */

@@ -55,4 +55,9 @@ test('adv14: an absolute PATH entry (a repo\'s /abs/node_modules/.bin) chooses t
     if (/ADV14-ABS-PATH-NODE-RAN/.test(r.stderr)) ran.push(`${how}:\n${r.stderr}`);
   }
   assert.deepEqual(ran, [], 'PATH\'s node ran on the host');
+  // Control: with the system's node first, the same allow run does run the
+  // trusted package with no cell — the refusal above is the node's.
+  const control = await runMcpcell(['run', '--install-scripts=skip', '--policy', policy, `npx://${name}@1.0.0`],
+    { input: '', cwd: repo, env: env({ PATH: BASE_PATH }), guardMs: 30_000 });
+  assert.match(control.stderr, /ADV14-TRUSTED-PACKAGE/, `control: the trusted package did not run:\n${control.stderr}`);
 });

@@ -85,7 +85,6 @@ async function lyingRegistry(t, name, mark) {
 
 test('adv15: an env var NAMED "npm_config_zz\\nregistry" prints a second `registry = "https://registry.npmjs.org/"` line in `npm config list -l`; mcpcell takes it for npm\'s registry and runs the attacker\'s registry\'s package with NO cell', {
   timeout: 120_000,
-  todo: 'adv15: NpmConfigFromList trusts the last `registry = ` line; a newline in an npm_config_* env NAME forges it',
 }, async (t) => {
   const name = `adv15-newline-${ID}`;
   const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
@@ -114,7 +113,6 @@ test('adv15 held (control): the same registry without the forged line is refused
 
 test('adv15: the same from an npmrc: a JSON-quoted key "zz\\nregistry" (ini unescapes it) in the userconfig forges the registry line', {
   timeout: 120_000,
-  todo: 'adv15: a quoted npmrc key holding a newline forges `registry = ` in npm config list -l',
 }, async (t) => {
   const name = `adv15-newline-rc-${ID}`;
   const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);

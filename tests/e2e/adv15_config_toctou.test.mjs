@@ -103,7 +103,6 @@ function fifoUserconfig(t, evilAt, evilText) {
 
 test('adv15: NPM_CONFIG_USERCONFIG is read once for the allow check and again by npm install: a FIFO (or a file swapped in between) gives the install another registry, the origin record still says public, and the attacker\'s package runs with NO cell', {
   timeout: 120_000,
-  todo: 'adv15: the config npm installs under is re-read after the check (FIFO/swapped userconfig); record judged from the stale check',
 }, async (t) => {
   const name = `adv15-toctou-${ID}`;
   const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
@@ -121,7 +120,6 @@ test('adv15: NPM_CONFIG_USERCONFIG is read once for the allow check and again by
 
 test('adv15: the same, with the FIFO made and fed by an isolated server (a native cell granted --write on the directory)', {
   timeout: 150_000,
-  todo: 'adv15: a cell granted a directory feeds the userconfig FIFO: the trusted npx:// package is the attacker\'s, run with no cell',
 }, async (t) => {
   const name = `adv15-toctou-cell-${ID}`;
   const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);

@@ -67,7 +67,6 @@ function tarball(name, mark) {
 
 test('adv15: --prefer-online takes a 304 for the cached packument and tarball: what an earlier install\'s registry (a man in the middle) stored is what a later install gets', {
   timeout: 150_000,
-  todo: 'adv15: npm cache shared by all installs; --prefer-online revalidates (ETag → 304) and reuses a planted packument+tarball',
 }, async (t) => {
   const name = `adv15-reval-${ID}`;
   const planted = tarball(name, 'ADV15-PLANTED-PACKAGE');

@@ -127,14 +127,12 @@ async function plantThenAllow(t, tag, allowEnv) {
 
 test('adv15: npm_config_prefer_offline=true on an allow run beats --prefer-online: the proxy\'s cached package is installed as public and runs with NO cell', {
   timeout: 150_000,
-  todo: 'adv15: prefer-offline/offline beat --prefer-online and are not judged: a planted npm cache is installed on an allow run',
 }, async (t) => {
   assert.equal(await plantThenAllow(t, 'prefer', { npm_config_prefer_offline: 'true' }), '');
 });
 
 test('adv15: npm_config_offline=true, the same', {
   timeout: 150_000,
-  todo: 'adv15: offline beats --prefer-online and is not judged: a planted npm cache is installed on an allow run',
 }, async (t) => {
   assert.equal(await plantThenAllow(t, 'offline', { npm_config_offline: 'true' }), '');
 });

@@ -72,7 +72,6 @@ function publicEntry(name) {
 
 test('adv15: the plain run\'s node is judged by its canonical path but exec\'d by the symlink PATH found: a cell flipping that symlink runs its own program with NO cell', {
   timeout: 240_000,
-  todo: 'adv15: NameThePlainNode/RunPlainly exec the symlink path, not the canonical file IsSystemProgram judged (swap race)',
 }, async (t) => {
   const name = `adv15-nodeswap-${ID}`;
   publicEntry(name);
@@ -114,7 +113,6 @@ test('adv15 (held): a PATH symlink to a program that is not the system\'s is ref
 
 test('adv15: an allow rule by the script\'s name: the interpreter is judged by one PATH lookup (TrustFacts.local_path) and exec\'d after a second one (RunPlainly → FindOnHostPath): a `node` that appears in between runs with NO cell', {
   timeout: 240_000,
-  todo: 'adv15: RunPlainly looks the interpreter up on PATH again instead of exec\'ing the file judged (race)',
 }, async (t) => {
   const root = makeTempDir('adv15-name-race');
   const srv = path.join(root, 'srv');

@@ -18,7 +18,7 @@ constexpr const char* kListing = R"(; "default" config from default values
 _auth = (protected)
 ; ca = null ; overridden by user
 ; cafile = null ; overridden by user
-https-proxy = null
+; https-proxy = null ; overridden by user
 noproxy = [""]
 proxy = null
 registry = "https://registry.npmjs.org/"
@@ -89,6 +89,22 @@ TEST(NpmConfig, RefusesAListingWithoutAnEffectiveRegistry) {
   EXPECT_FALSE(NpmConfigFromList("; registry = \"x\"\n").ok());
   EXPECT_FALSE(NpmConfigFromList("registry = not-json\n").ok());
   EXPECT_FALSE(NpmConfigFromList("").ok());
+}
+
+// adv15: npm prints a setting's name as it is; a name holding a line break
+// ("zz\nregistry" in an npmrc, an npm_config_zz<LF>registry variable) adds
+// a second effective line, written to be read as the registry.
+TEST(NpmConfig, RefusesAKeyPrintedTwice) {
+  auto r = NpmConfigFromList(
+      "; \"env\" config from environment\n\n"
+      "registry = \"http://127.0.0.1:4873/\"\n"
+      "zz\nregistry = \"https://registry.npmjs.org/\"\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().Message().find("`registry` twice"), std::string::npos) << r.error().Message();
+  EXPECT_FALSE(NpmConfigFromList("registry = \"https://registry.npmjs.org/\"\nstrict-ssl = false\nstrict-ssl = true\n").ok());
+  // Overridden lines are commented: one effective line per key is npm's own listing.
+  EXPECT_TRUE(NpmConfigFromList("; registry = \"https://a.example/\" ; overridden by env\n"
+                                "registry = \"https://registry.npmjs.org/\"\n").ok());
 }
 
 TEST(NpmProxy, TheEnvironmentIsReadInAnyCase) {

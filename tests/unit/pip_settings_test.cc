@@ -61,5 +61,19 @@ TEST(PipSettings, UnknownEscapesEnvironmentKeysAndNoiseAreNotGuessed) {
 
 TEST(PipSettings, NoUnusedKeysNoNote) { EXPECT_EQ(UnusedPipSettingsNote(ParsePipConfigList("")), ""); }
 
+// adv16: PIP_PYTHON had the host pip re-run itself under any program,
+// PIP_LOG append its log to any file; adv13: PIP_TARGET, PIP_REQUIREMENT.
+TEST(PipSettings, OnlyTheIndexVariablesOfTheCallerReachThePip) {
+  std::vector<std::string> entries = {"PIP_INDEX_URL=https://m.example/simple", "PIP_CERT=/etc/ssl/certs/ca-certificates.crt",
+                                      "PIP_DEFAULT_TIMEOUT=180", "PIP_PYTHON=/tmp/x", "PIP_LOG=/root/.bashrc",
+                                      "PIP_TARGET=/tmp/t", "PIP_DISABLE_PIP_VERSION_CHECK=1", "PATH=/usr/bin", "PIPX=1"};
+  std::vector<char*> env;
+  for (auto& e : entries) env.push_back(e.data());
+  env.push_back(nullptr);
+  EXPECT_EQ(NonIndexPipVariables(env.data()), (std::vector<std::string>{"PIP_PYTHON", "PIP_LOG", "PIP_TARGET"}));
+  EXPECT_TRUE(IsPipIndexKey("find-links"));
+  EXPECT_FALSE(IsPipIndexKey("python"));
+}
+
 }  // namespace
 }  // namespace mcpcell

@@ -88,5 +88,27 @@ TEST_F(RootOnlyFile, AFileOthersMayWriteOrReplaceDoesNotCount) {
   EXPECT_FALSE(IsRootOnlyFile(file_, places)) << "another owner's";
 }
 
+// adv15: a root-only bin/ under a directory others may write is renamed away
+// and replaced; every directory up to / counts, a sticky one (/tmp) too,
+// since others cannot move an entry of root's out of it.
+TEST_F(RootOnlyFile, EveryDirectoryAboveCountsAndAStickyOneHolds) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs files of root's (run as root)";
+  std::string sub = dir_ + "bin/";
+  fs::create_directory(sub);
+  std::string file = sub + "tool";
+  { std::ofstream(file) << "x"; }
+  ::chmod(file.c_str(), 0755);
+  ::chmod(sub.c_str(), 0755);
+  const char* dirs[] = {dir_.c_str()};
+  RootPlaces places{.dirs = dirs, .files = {}};
+  ::chmod(dir_.c_str(), 0755);
+  EXPECT_TRUE(IsRootOnlyFile(file, places));
+  ::chmod(dir_.c_str(), 0777);
+  EXPECT_FALSE(IsRootOnlyFile(file, places)) << "a directory two levels up others may write";
+  ::chmod(dir_.c_str(), 01777);
+  EXPECT_TRUE(IsRootOnlyFile(file, places)) << "a sticky directory";
+  ::chmod(dir_.c_str(), 0755);
+}
+
 }  // namespace
 }  // namespace mcpcell

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "source/registry_url.h"
+
 namespace mcpcell {
 namespace {
 
@@ -61,6 +63,16 @@ TEST(UrlCredential, TokenPiecesAreWhatIsMasked) {
   auto uuid = TokenPieces("https://r.example/k/0f8fad5b-d9cb-469f-a165-70867728950e/");
   ASSERT_FALSE(uuid.empty());
   EXPECT_EQ(uuid[0], "0f8fad5b-d9cb-469f-a165-70867728950e");
+}
+
+TEST(UrlCredential, ARegistryUrlWithNoHostIsRefused) {
+  // Fuzzing: "https://user:pw@/h/p" normalised to "https:///h/p", which
+  // reads as "https://h/p" the second time.
+  EXPECT_FALSE(NormalizeRegistryUrl("https://user:pw@/h/p").ok());
+  EXPECT_FALSE(NormalizeRegistryUrl("https://@/x").ok());
+  auto three = NormalizeRegistryUrl("https:///h/p");
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ(*three, "https://h/p");
 }
 
 }  // namespace

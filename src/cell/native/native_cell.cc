@@ -332,7 +332,14 @@ class NativeCellRun {
   // Compiled once here, loaded by the server with one syscall.
   Step CompileFilter() {
     if (!spec_.seccomp) return {};
-    auto compiled = PrefetchedSeccomp();
+    Result<SeccompProgram> compiled = SeccompProgram();
+    if (spec_.refuse_preallocation) {
+      auto rules = SeccompDenyRules();
+      for (auto& r : PreallocationRules()) rules.push_back(std::move(r));
+      compiled = CompileSeccomp(rules);
+    } else {
+      compiled = PrefetchedSeccomp();
+    }
     if (!compiled) return Failed(kExitSetupFailed, compiled.error());
     seccomp_ = std::move(*compiled);
     TracePhase("seccomp-compiled");

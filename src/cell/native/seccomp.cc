@@ -302,6 +302,13 @@ const char* OpText(Op op) {
 
 }  // namespace
 
+std::vector<SyscallRule> PreallocationRules() {
+  // EOPNOTSUPP, as a filesystem without it answers: glibc's posix_fallocate
+  // falls back to writing the blocks, which the disk budget sees.
+  return {Deny("fallocate", EOPNOTSUPP,
+               "an allocation takes the disk at once; an install script's writes are bounded by a look at them")};
+}
+
 std::vector<SyscallRule> SeccompDenyRules() {
   std::vector<SyscallRule> rules;
   Append(rules, MountRules());

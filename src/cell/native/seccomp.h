@@ -41,6 +41,9 @@ struct SyscallRule {
 /// The deny list as data, so it can be unit tested and printed.
 std::vector<SyscallRule> SeccompDenyRules();
 
+/// fallocate refused with EOPNOTSUPP (CellSpec::refuse_preallocation).
+std::vector<SyscallRule> PreallocationRules();
+
 /// Part of the deny list: no S_ISUID/S_ISGID in any mode a cell sets or
 /// creates with, openat2 (mode unreadable) and xattr sets (file capabilities)
 /// refused (seccomp_setid.cc; issue 14 item 5).

@@ -48,5 +48,8 @@ export function fakePublicNpxEntry(name, indexJs) {
   writeReadableFile(path.join(entry, 'package-lock.json'), JSON.stringify({ name: 'x', lockfileVersion: 3, requires: true, packages: {
     '': { dependencies: { [name]: '1.0.0' } },
     [`node_modules/${name}`]: { version: '1.0.0', resolved: `https://registry.npmjs.org/${name}/-/${name}-1.0.0.tgz`, integrity: 'sha512-AA==' } } }));
+  // The record a public install writes (src/source/install_origin.h): without
+  // it an allow run is refused for that, before the check a test aims at.
+  writeReadableFile(path.join(entry, '.mcpcell-origin.json'), JSON.stringify({ public: true, settings: 'the public registry\'s, checked at install' }));
   return entry;
 }

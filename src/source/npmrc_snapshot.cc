@@ -1,0 +1,159 @@
+#include "source/npmrc_snapshot.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
+#include "source/registry_url.h"
+#include "source/url_credential.h"
+#include "util/terminal_text.h"
+#include "util/unique_fd.h"
+#include "util/write_all.h"
+
+namespace mcpcell {
+namespace {
+
+constexpr off_t kMaxNpmrc = 1 << 20;
+
+/// What `path` holds now ("" when it does not exist); refused unless a
+/// regular file of at most 1 MiB.
+Result<std::string> ReadOnce(const std::string& path, const char* which) {
+  if (path.empty()) return std::string();
+  // O_NONBLOCK: opening a FIFO must not wait for a writer.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::string();
+    return ErrnoError(std::string("read npm's ") + which, path);
+  }
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError(std::string("read npm's ") + which, path);
+  if (!S_ISREG(st.st_mode)) {
+    return MakeError(std::string("read npm's ") + which, VisibleOnTerminal(path),
+                     "not a regular file (a FIFO or a device could answer each npm run differently, and the install "
+                     "would not be made under the settings mcpcell checked); point npm at a file");
+  }
+  if (st.st_size > kMaxNpmrc) return MakeError(std::string("read npm's ") + which, VisibleOnTerminal(path), "larger than 1 MiB");
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t got = 0;
+  while (got < text.size()) {
+    ssize_t r = ::read(fd.get(), text.data() + got, text.size() - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return ErrnoError(std::string("read npm's ") + which, path);
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  text.resize(got);
+  return text;
+}
+
+/// `text` without the spaces and quotes an npmrc line may put around a key or value.
+std::string_view Trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '"' || text.front() == '\'')) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r' || text.back() == '"' ||
+                           text.back() == '\'')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+Status WriteCopy(const std::string& path, const std::string& text) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return ErrnoError("copy npm's config", path);
+  return WriteAll(fd.get(), text, "copy npm's config", path);
+}
+
+}  // namespace
+
+Result<NpmrcSnapshot> NpmrcSnapshot::Make(const std::string& parent) {
+  std::string tmpl = parent + "/.npmrc-" + std::to_string(::getpid()) + "-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) return ErrnoError("make a directory for npm's config in", parent);
+  NpmrcSnapshot snap;
+  snap.dir_ = tmpl;  // mkdtemp's 0700: the copies hold the user's tokens
+  if (::mkdir((snap.dir_ + "/project").c_str(), 0700) != 0) return ErrnoError("make an empty npm project in", snap.dir_);
+  return snap;
+}
+
+Status NpmrcSnapshot::Copy(const std::string& global, const std::string& user) {
+  auto global_text = ReadOnce(global, "global config");
+  if (!global_text.ok()) return global_text.error();
+  auto user_text = ReadOnce(user, "user config");
+  if (!user_text.ok()) return user_text.error();
+  MCPCELL_TRY(WriteCopy(dir_ + "/global", *global_text));
+  MCPCELL_TRY(WriteCopy(dir_ + "/user", *user_text));
+  texts_ = *global_text + "\n" + *user_text;
+  copied_ = true;
+  return {};
+}
+
+NpmrcSnapshot::NpmrcSnapshot(NpmrcSnapshot&& o) noexcept
+    : dir_(std::exchange(o.dir_, {})), copied_(o.copied_), texts_(std::move(o.texts_)) {}
+
+NpmrcSnapshot::~NpmrcSnapshot() {
+  if (dir_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+std::vector<std::string> NpmrcSnapshot::Flags() const {
+  std::vector<std::string> flags = {"--cache=" + dir_ + "/cache"};
+  if (copied_) {
+    flags.push_back("--globalconfig=" + dir_ + "/global");
+    flags.push_back("--userconfig=" + dir_ + "/user");
+  }
+  return flags;
+}
+
+std::string NpmrcSnapshot::ProjectFlag() const { return copied_ ? "--prefix=" + dir_ + "/project" : ""; }
+
+std::vector<std::string> NpmrcSnapshot::UrlTokenPieces() const {
+  std::vector<std::string> pieces;
+  auto add = [&](std::string url) {
+    auto normal = NormalizeRegistryUrl(url);
+    if (!normal.ok()) return;
+    for (auto& p : TokenPieces(*normal)) pieces.push_back(std::move(p));
+  };
+  std::string_view text = texts_;
+  while (!text.empty()) {
+    std::string_view line = text.substr(0, text.find('\n'));
+    text.remove_prefix(std::min(text.size(), line.size() + 1));
+    std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view key = Trimmed(line.substr(0, eq)), value = Trimmed(line.substr(eq + 1));
+    // "//npm.fury.io/TOKEN/acme/:_authToken": the URL before the last "/:".
+    if (std::size_t colon = key.rfind("/:"); key.substr(0, 2) == "//" && colon != std::string_view::npos) {
+      add("https:" + std::string(key.substr(0, colon + 1)));
+    }
+    if (value.substr(0, 7) == "http://" || value.substr(0, 8) == "https://") add(std::string(value));
+  }
+  return pieces;
+}
+
+Result<std::pair<std::string, std::string>> NpmrcPathsFromGet(const std::string& out) {
+  std::string global, user;
+  std::size_t at = 0;
+  while (at < out.size()) {
+    std::size_t end = std::min(out.find('\n', at), out.size());
+    std::string line = out.substr(at, end - at);
+    at = end + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.rfind("globalconfig=", 0) == 0 && global.empty()) global = line.substr(13);
+    else if (line.rfind("userconfig=", 0) == 0 && user.empty()) user = line.substr(11);
+    else if (!line.empty()) return MakeError("find npm's config files", VisibleOnTerminal(line), "not a line of `npm config get globalconfig userconfig`");
+  }
+  // A value npm gives as no path ("undefined") names no file: read as empty.
+  for (auto* p : {&global, &user}) {
+    if (p->empty() || (*p)[0] != '/') p->clear();
+  }
+  return std::make_pair(global, user);
+}
+
+}  // namespace mcpcell
