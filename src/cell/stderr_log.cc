@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <memory>
@@ -45,7 +46,7 @@ bool WriteAll(int fd, std::string_view data) {
 // error (disk full) stops the file, never the copy to the client.
 class CappedFile {
  public:
-  CappedFile(int dir, std::string name, UniqueFd fd) : dir_(dir), name_(std::move(name)), fd_(std::move(fd)) {}
+  CappedFile(UniqueFd dir, std::string name, UniqueFd fd) : dir_(std::move(dir)), name_(std::move(name)), fd_(std::move(fd)) {}
   void Append(std::string_view data) {
     while (fd_ && !data.empty()) {
       if (size_ == kLogCap) Rotate();
@@ -65,10 +66,10 @@ class CappedFile {
     std::string old = name_ + ".1";
     fd_.reset();
     size_ = 0;
-    if (::renameat(dir_, name_.c_str(), dir_, old.c_str()) != 0) return;
-    fd_.reset(::openat(dir_, name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (::renameat(dir_.get(), name_.c_str(), dir_.get(), old.c_str()) != 0) return;
+    fd_.reset(::openat(dir_.get(), name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   }
-  int dir_;
+  UniqueFd dir_;
   std::string name_;
   UniqueFd fd_;
   std::size_t size_ = 0;
@@ -167,85 +168,125 @@ class CopyScan {
 // How long a partial line waits for its end while the pipe is quiet.
 constexpr int kPartialLineWaitMs = 500;
 
-// Copies `from` to `out` (through `scan` when there is one) until EOF, or
-// until `stop` fires and the pipe has nothing more to give.
-void Copy(UniqueFd from, int stop, CopyOut out, CopyScan* scan) {
-  char buf[kChunk];
-  bool stopping = false;
-  for (;;) {
-    if (!stopping) {
-      pollfd p[2] = {{from.get(), POLLIN, 0}, {stop, POLLIN, 0}};
-      int ready = ::poll(p, 2, scan != nullptr && scan->holding() ? kPartialLineWaitMs : -1);
-      if (ready < 0) {
-        if (errno == EINTR) continue;
-        break;
-      }
-      if (ready == 0) {  // quiet: a line without its end goes on as it is
-        scan->Flush(&out);
-        continue;
-      }
-      // Told to stop: take what the pipe holds (it was written before the
-      // stop, as mcpcell's own last lines were) without waiting for more.
-      if (p[1].revents != 0) {
-        stopping = true;
-        (void)::fcntl(from.get(), F_SETFL, O_NONBLOCK);
-      } else if (p[0].revents == 0) {
-        continue;
-      }
-    }
-    ssize_t n = ::read(from.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    std::string_view chunk(buf, static_cast<std::size_t>(n));
-    if (scan != nullptr) {
-      scan->Feed(chunk, &out);
-    } else {
-      out.Put(chunk);
-    }
-  }
-  if (scan != nullptr) scan->Flush(&out);
-  out.End();
-}
-
 }  // namespace
 
 std::string CellLogDir(const std::string& state_dir) { return state_dir + "/logs"; }
 
-namespace {
+// The copy's state, kept across a pause: the pipe, where its bytes go, and
+// the scan (with a line it holds).
+struct StderrLog::Copier {
+  Copier(UniqueFd pipe, UniqueFd stop_fd, CopyOut copy_out, std::optional<SecretPolicy> policy)
+      : from(std::move(pipe)), stop(std::move(stop_fd)), out(std::move(copy_out)) {
+    // The scan's rules are loaded at the first bytes (CopyScan): a server
+    // that never writes to stderr never loads them.
+    if (policy) scan = std::make_unique<CopyScan>(std::move(*policy), std::string());
+  }
 
-// Room for what mcpcell writes to fd 2 before the copy starts (the plan's
-// notes, -v): StartCopy comes after the clone. Best effort: 64 KiB otherwise.
-constexpr int kEarlyPipeBytes = 1 << 20;
+  // Copies the pipe to `out` (through the scan when there is one) until
+  // `stop` fires: a pause returns at once; at the end (`finishing`) what the
+  // pipe holds is taken, without waiting for more, and the copy ends.
+  void Run() {
+    char buf[kChunk];
+    bool draining = false;
+    for (;;) {
+      if (!draining) {
+        pollfd p[2] = {{from.get(), POLLIN, 0}, {stop.get(), POLLIN, 0}};
+        int ready = ::poll(p, 2, scan != nullptr && scan->holding() ? kPartialLineWaitMs : -1);
+        if (ready < 0) {
+          if (errno == EINTR) continue;
+          break;
+        }
+        if (ready == 0) {  // quiet: a line without its end goes on as it is
+          scan->Flush(&out);
+          continue;
+        }
+        if (p[1].revents != 0) {
+          std::uint64_t n = 0;
+          (void)!::read(stop.get(), &n, sizeof n);
+          if (!finishing) return;
+          // The pipe's bytes were written before the stop, as mcpcell's own
+          // last lines were.
+          draining = true;
+          (void)::fcntl(from.get(), F_SETFL, O_NONBLOCK);
+        } else if (p[0].revents == 0) {
+          continue;
+        }
+      }
+      ssize_t n = ::read(from.get(), buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      std::string_view chunk(buf, static_cast<std::size_t>(n));
+      if (scan != nullptr) {
+        scan->Feed(chunk, &out);
+      } else {
+        out.Put(chunk);
+      }
+    }
+    if (scan != nullptr) scan->Flush(&out);
+    out.End();
+    ended = true;
+  }
 
-}  // namespace
+  void Signal() {
+    std::uint64_t one = 1;
+    (void)!::write(stop.get(), &one, sizeof one);
+  }
+
+  UniqueFd from;
+  UniqueFd stop;
+  CopyOut out;
+  std::unique_ptr<CopyScan> scan;
+  std::atomic<bool> finishing{false};
+  bool ended = false;
+};
 
 Status StderrLog::Start(UniqueFd dir, const std::string& id, std::optional<SecretPolicy> scan) {
-  name_ = id + ".log";
-  file_.reset(::openat(dir.get(), name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!file_) return ErrnoError("create the stderr log", name_);
+  std::string name = id + ".log";
+  UniqueFd file(::openat(dir.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!file) return ErrnoError("create the stderr log", name);
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) return ErrnoError("create the stderr log's pipe");
-  read_end_.reset(p[0]);
+  UniqueFd read_end(p[0]);
   UniqueFd write_end(p[1]);
-  (void)::fcntl(write_end.get(), F_SETPIPE_SZ, kEarlyPipeBytes);
-  stop_.reset(::eventfd(0, EFD_CLOEXEC));
+  UniqueFd stop(::eventfd(0, EFD_CLOEXEC));
   saved_stderr_.reset(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3));
-  if (!stop_ || !saved_stderr_) return ErrnoError("set up the stderr log");
-  dir_ = std::move(dir);
-  scan_ = std::move(scan);
+  if (!stop || !saved_stderr_) return ErrnoError("set up the stderr log");
   // getpwuid(3) for the rules' cache, here while no thread of ours but the
   // prefetch's runs: getpwuid's result is shared by every thread, and the
   // copy's scan asks for it at its first bytes.
-  if (scan_) (void)SecretScanner::DefaultCache();
+  if (scan) (void)SecretScanner::DefaultCache();
+  // The log file is the copy's: its rotation renames within `dir`, which it
+  // keeps open for that.
+  copier_ = std::make_unique<Copier>(std::move(read_end), std::move(stop),
+                                     CopyOut(saved_stderr_.get(), CappedFile(std::move(dir), name, std::move(file))),
+                                     std::move(scan));
+  open_ = true;
+  if (auto started = StartCopy(); !started) {
+    open_ = false;
+    copier_.reset();
+    return started;
+  }
   // dup2 leaves fd 2 without FD_CLOEXEC: the cell's processes inherit it as
   // their stderr, as they inherited the client's before.
-  if (::dup2(write_end.get(), STDERR_FILENO) < 0) return ErrnoError("redirect stderr into the log");
-  open_ = true;
+  if (::dup2(write_end.get(), STDERR_FILENO) < 0) {
+    Status failed = ErrnoError("redirect stderr into the log");
+    Finish();
+    return failed;
+  }
   return {};
 }
 
+StderrLog::StderrLog() = default;
+StderrLog::~StderrLog() { Finish(); }
+
+void StderrLog::PauseCopy() {
+  if (!thread_.joinable()) return;
+  copier_->Signal();
+  thread_.join();
+}
+
 Status StderrLog::StartCopy() {
-  if (!open_ || copier_.joinable()) return {};
+  if (!open_ || thread_.joinable()) return {};
   // The thread inherits this mask: Ctrl-C, a hang-up or a client's SIGTERM
   // are the supervisor's (its signalfd), and a closed stderr is EPIPE here,
   // not a SIGPIPE that ends mcpcell.
@@ -255,7 +296,7 @@ Status StderrLog::StartCopy() {
   ::pthread_sigmask(SIG_SETMASK, &all, &old);
   Status started;
   try {
-    copier_ = std::thread(&StderrLog::CopyToEnd, this);
+    thread_ = std::thread([c = copier_.get()] { c->Run(); });
   } catch (const std::system_error& e) {
     started = MakeError("start the stderr log's copy", "", e.what());
   }
@@ -263,31 +304,36 @@ Status StderrLog::StartCopy() {
   return started;
 }
 
-// The secret scan is made here, its rules loaded at the first bytes
-// (CopyScan): a server that never writes to stderr never loads them.
-void StderrLog::CopyToEnd() {
-  std::unique_ptr<CopyScan> scan;
-  if (scan_) scan = std::make_unique<CopyScan>(std::move(*scan_), std::string());
-  Copy(std::move(read_end_), stop_.get(), CopyOut(saved_stderr_.get(), CappedFile(dir_.get(), name_, std::move(file_))),
-       scan.get());
-}
-
 void StderrLog::Finish() {
   if (!open_) return;
-  open_ = false;
   // Our fd 2 back first: what mcpcell says from here on goes straight to the
   // client, and the pipe's last writer in this process is gone.
   (void)::dup2(saved_stderr_.get(), STDERR_FILENO);
-  std::uint64_t one = 1;
-  (void)!::write(stop_.get(), &one, sizeof one);
-  if (copier_.joinable()) {
-    copier_.join();
-  } else {
-    CopyToEnd();
+  copier_->finishing = true;
+  // Paused (a launch that failed at its clone): the copy runs once more, to
+  // take what the pipe holds.
+  (void)StartCopy();
+  open_ = false;
+  if (thread_.joinable()) {
+    copier_->Signal();
+    thread_.join();
+  } else if (!copier_->ended) {
+    // No thread to be had (EAGAIN): the copy runs here, with SIGPIPE
+    // blocked, so a closed stderr is EPIPE and the exit code stays ours.
+    sigset_t pipe_sig;
+    sigset_t old;
+    sigemptyset(&pipe_sig);
+    sigaddset(&pipe_sig, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_sig, &old);
+    copier_->Signal();
+    copier_->Run();
+    timespec now{};
+    while (::sigtimedwait(&pipe_sig, nullptr, &now) == SIGPIPE) {
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
+  copier_.reset();
   saved_stderr_.reset();
-  stop_.reset();
-  dir_.reset();
 }
 
 std::vector<std::string> ListCellLogIds(int dir) {

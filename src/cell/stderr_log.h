@@ -22,6 +22,7 @@
 // prints to a terminal.
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -44,45 +45,45 @@ std::string CellLogDir(const std::string& state_dir);
 /// destructor) puts the original fd 2 back, lets the copy take what is left
 /// in the pipe and waits for it.
 ///
-/// The copy is a thread, started by StartCopy once the cell is cloned
-/// (cell/native/stdio_relay.h starts it with the relay's own threads). Not
-/// before: the native cell's PID 1 is a clone3 of this process without exec
-/// and without glibc's fork handlers, so a thread alive at the clone could
-/// hold a lock (malloc's, stdio's) that PID 1 then waits on for ever, and
-/// PID 1's setgroups(2)/setuid(2) would signal it through glibc's copied
-/// thread list (nptl_setxid.c; seen: the cell hung in __nptl_setxid).
-/// Until it starts, what is written to fd 2 waits in the pipe.
+/// The copy is a thread, started by Start before mcpcell writes anything to
+/// the pipe: nothing mcpcell says before its cell exists (a note per
+/// credential variable, -v's mount list, an image's VOLUME notes) can fill
+/// the pipe and block mcpcell on its own stderr. It is paused across the
+/// native cell's clone (PauseCopy, then StartCopy): that cell's PID 1 is a
+/// clone3 of this process without exec and without glibc's fork handlers, so
+/// a thread alive at the clone could hold a lock (malloc's, stdio's) that
+/// PID 1 then waits on for ever, and PID 1's setgroups(2)/setuid(2) would
+/// signal it through glibc's copied thread list (nptl_setxid.c; seen: the
+/// cell hung in __nptl_setxid). While paused, what is written to fd 2 waits
+/// in the pipe: a few lines at most, written between the two calls.
 class StderrLog {
  public:
-  StderrLog() = default;
+  StderrLog();
   StderrLog(StderrLog&&) = delete;
   StderrLog& operator=(StderrLog&&) = delete;
-  ~StderrLog() { Finish(); }
+  ~StderrLog();
 
   /// Opens <dir>/<id>.log (0600, O_EXCL, O_NOFOLLOW; `dir` an OpenStateDir
-  /// fd) and makes fd 2 the pipe. `scan`: the secret scan each line passes
-  /// through (stderr_redact.h), the server's result scan's settings.
+  /// fd), makes fd 2 the pipe and starts the copy. `scan`: the secret scan
+  /// each line passes through (stderr_redact.h), the server's result scan's
+  /// settings. When the copy cannot start, fd 2 stays as it was.
   Status Start(UniqueFd dir, const std::string& id, std::optional<SecretPolicy> scan = std::nullopt);
-  /// Starts the copy thread (all signals blocked in it: they are the
-  /// supervisor's). Call only when no clone of this process without exec
-  /// follows. Once; a no-op after Finish or without Start.
+  /// Stops the copy thread until StartCopy, leaving the pipe's bytes (and a
+  /// line the scan holds) for it. Before a clone of this process without
+  /// exec. A no-op when the copy is not running.
+  void PauseCopy();
+  /// (Re)starts the copy thread (all signals blocked in it: they are the
+  /// supervisor's). A no-op while it runs, after Finish or without Start.
   Status StartCopy();
-  /// When the copy never started (a run that failed before its cell), what
-  /// the pipe holds is copied here, before Finish returns.
   void Finish();
 
  private:
-  void CopyToEnd();
+  struct Copier;
 
   bool open_ = false;
-  std::string name_;
-  UniqueFd dir_;
-  UniqueFd file_;
-  UniqueFd read_end_;
   UniqueFd saved_stderr_;
-  UniqueFd stop_;
-  std::optional<SecretPolicy> scan_;
-  std::thread copier_;
+  std::unique_ptr<Copier> copier_;
+  std::thread thread_;
 };
 
 /// The ids of the logs in `dir` (an OpenStateDir fd), each once.

@@ -363,6 +363,7 @@ class NativeCellRun {
       if (auto ok = LazyNftables().Load(); !ok) return Failed(kExitSetupFailed, ok.error());
     }
     AwaitLaunchPrefetch();
+    stdio_.BeforeClone();
     CellInitArgs init{&spec_, &planned_, host_, child_end.get(), own_netns, seccomp_ ? &*seccomp_ : nullptr};
     for (int n = 0; n < 3; ++n) init.stdio[n] = stdio_.CellEnd(n);
     for (const auto& t : mapped_.trees) init.idmapped_trees.push_back(t.get());

@@ -106,6 +106,10 @@ Result<StdioRelay> StdioRelay::Given(std::array<UniqueFd, 3> ends) {
   return r;
 }
 
+void StdioRelay::BeforeClone() {
+  if (stderr_log_ != nullptr) stderr_log_->PauseCopy();
+}
+
 Status StdioRelay::Start() {
   for (auto& fd : cell_end_) fd.reset();
   if (stderr_log_ != nullptr) MCPCELL_TRY(stderr_log_->StartCopy());

@@ -34,8 +34,9 @@ class StdioRelay {
  public:
   /// Looks at fds 0-2 and makes a pipe for each terminal among them; with
   /// `mcp`, pipes for stdin and stdout in any case, relayed message by
-  /// message, the relay's records going to `audit` (may be null). Start
-  /// also starts `stderr_log`'s copy (may be null; stderr_log.h says why then).
+  /// message, the relay's records going to `audit` (may be null).
+  /// `stderr_log` (may be null): the run's stderr copy, paused by
+  /// BeforeClone and started again by Start (stderr_log.h says why).
   static Result<StdioRelay> Prepare(std::optional<RelayConfig> mcp = std::nullopt, AuditLog* audit = nullptr,
                                     StderrLog* stderr_log = nullptr);
 
@@ -54,6 +55,9 @@ class StdioRelay {
 
   /// The fd the cell should have as fd `n` (0-2), or -1 to keep the one it inherits.
   int CellEnd(int n) const { return cell_end_[n].get(); }
+  /// Right before a clone of this process without exec (the native cell's
+  /// PID 1): no thread of the relay's may live then.
+  void BeforeClone();
   /// After clone: closes the cell's ends here and starts the copies.
   Status Start();
   /// For a backend that carries the bytes to its cell itself (a container's
