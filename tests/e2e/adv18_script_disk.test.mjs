@@ -1,0 +1,194 @@
+// Adversary pass adv18: the install scripts' disk budget (src/cell/script_cell.cc
+// Follow: DiskBytesBelow(package_dir) looked at every 100 ms, the cell
+// stopped past 1 GiB of growth; util/disk_usage.cc: an fts walk summing
+// st_blocks of regular files only; fallocate refused in the cell).
+//
+// Findings:
+//   1. HIGH (mcpcell run by a normal user) a directory the walk cannot
+//      read is not counted. The walk runs as the user, and a script in its
+//      cell (mapped to the same uid) may `mkdir d && chmod 0300 d`: it can
+//      still create and write files in d (write+search), but fts cannot
+//      list it (FTS_DNR), so nothing below counts. Files of up to 1 GiB
+//      each (RLIMIT_FSIZE), as many as it likes: the host's disk filled
+//      without bound, persistently (the package directory is the install's,
+//      kept in ~/.cache/mcpcell/npx, and `rm -rf` of it fails on the 0300
+//      directory as well).
+//      Reproduce: install script `mkdir h; chmod 300 h; for i in 1 2 3; do
+//      head -c 500M /dev/zero > h/f$i; done`, mcpcell as mcpcell-test.
+//      Suggested fix: count what the walk cannot read as over budget (stop
+//      the cell on FTS_DNR/FTS_ERR/FTS_NS), or better measure the growth
+//      where nothing hides it: a filesystem quota (project quota on the
+//      package dir), or a loop/tmpfs-backed size-bounded mount for the
+//      package dir copied out after the scripts; chmod u+rwx the tree
+//      before the walk (as the user, the tree is ours).
+//   2. MEDIUM the budget is per cell, not per install: every package with
+//      an install script gets its own 1 GiB (disk_before is read per cell).
+//      A package with N dependencies that each write 900 MiB leaves N*900
+//      MiB in the host's cache, the install succeeding (the same shape as
+//      adv13's per-cell output cap, fixed by sharing the budget).
+//      Reproduce: 3 dependencies each `head -c 700M /dev/zero > big`.
+//      Suggested fix: one budget for the install (the install directory's
+//      growth, or a counter shared by the cells as ScriptOutput's shown_).
+//   3. LOW only regular files are counted (FTS_F): directories and
+//      symlinks take blocks too (ext4: a symlink of more than 60 bytes
+//      takes a 4 KiB block, a directory at least one), and every entry an
+//      inode; a script making a million empty files or long symlinks takes
+//      gigabytes, or all the host's inodes, with a growth of 0 counted.
+//      Suggested fix: count st_blocks of every entry (FTS_D, FTS_DP once,
+//      FTS_SL, FTS_DEFAULT) and bound the number of entries too.
+//   4. LOW a file written and unlinked while open is counted nowhere:
+//      the cell holds its blocks until it exits (up to --install-timeout),
+//      up to 1 GiB per descriptor and RLIMIT_NOFILE (4096) descriptors.
+//      The space comes back when the cell is stopped, so the fill is
+//      transient (but a full disk for minutes breaks everything else).
+//      Suggested fix: bound the filesystem's free space instead (statvfs:
+//      stop the cell when the host's free space has dropped by more than
+//      the budget since it started), which counts hidden, unlinked and
+//      metadata blocks alike.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import { skipWithoutCell } from './lib/mcpcell.mjs';
+import { MCPCELL_BIN } from './lib/paths.mjs';
+import { scriptsEnv, scriptsHome, startPackageRegistry } from './lib/npm_registry.mjs';
+import { removeTempDirs } from './lib/tmp.mjs';
+
+const id = randomBytes(4).toString('hex');
+after(removeTempDirs);
+const { install } = scriptsHome('e2e-adv18-disk-home');
+
+const TEST_UID = 1001; // mcpcell-test
+const TEST_GID = 1001;
+
+const topPackage = (top, deps) => ({
+  name: top, version: '1.0.0',
+  manifest: { bin: { [top]: 'server.js' }, dependencies: Object.fromEntries(deps.map((d) => [d, '1.0.0'])) },
+  files: { 'server.js': '#!/usr/bin/env node\n' },
+});
+
+/** Bytes of disk below `dir` (every entry; made readable first, as root). */
+function duBytes(dir) {
+  if (!existsSync(dir)) return 0;
+  let total = 0;
+  const walk = (d) => {
+    try { chmodSync(d, 0o700); } catch { /* not ours */ }
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      total += lstatSync(p).blocks * 512;
+      if (e.isDirectory()) walk(p);
+    }
+  };
+  walk(dir);
+  return total;
+}
+
+/** Removes a tree a script may have made unreadable (chmod 0300 dirs). */
+function removeTree(dir) {
+  if (!existsSync(dir)) return;
+  const open = (d) => {
+    try { chmodSync(d, 0o700); } catch { return; }
+    for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) open(path.join(d, e.name));
+  };
+  open(dir);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** `mcpcell install npx://TOP@1.0.0` as mcpcell-test (uid 1001) with a home of its own. */
+function installAsTestUser(top, reg) {
+  const home = mkdtempSync('/var/tmp/e2e-adv18-disk-user-');
+  chmodSync(home, 0o755);
+  chownSync(home, TEST_UID, TEST_GID);
+  const env = { ...scriptsEnv(home), npm_config_registry: reg.url };
+  const asRoot = process.getuid() === 0;
+  return new Promise((resolve, reject) => {
+    const child = spawn(MCPCELL_BIN, ['install', `npx://${top}@1.0.0`], {
+      env, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'], ...(asRoot ? { uid: TEST_UID, gid: TEST_GID } : {}),
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    child.stdout.resume();
+    const guard = setTimeout(() => child.kill('SIGKILL'), 100_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(guard);
+      resolve({ r: { code, stderr }, home, installDir: path.join(home, '.cache', 'mcpcell', 'npx', `${top}@1.0.0`) });
+    });
+  });
+}
+
+test('adv18: a directory the budget\'s walk cannot read (chmod 0300) hides what a script writes in it: 1.5 GiB written, not stopped', {
+  timeout: 150_000,
+  todo: 'adv18: DiskBytesBelow skips directories it cannot read (FTS_DNR); a script hides unbounded writes in a 0300 dir',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv18-hide-top-${id}`;
+  const a = `e2e-adv18-hide-a-${id}`;
+  const reg = await startPackageRegistry([
+    {
+      name: a, version: '1.0.0',
+      manifest: { scripts: { install: 'mkdir h && chmod 300 h && for i in 1 2 3; do head -c 500M /dev/zero > h/f$i || exit 0; done; echo wrote-all-hidden' } },
+      files: { 'index.js': '' },
+    },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r, home, installDir } = await installAsTestUser(top, reg);
+  void installDir;
+  // The whole cache: the install failed, but its temporary directory stays
+  // (the remove cannot list the 0300 directory either).
+  const cache = path.join(home, '.cache', 'mcpcell');
+  const leftovers = existsSync(path.join(cache, 'npx')) ? readdirSync(path.join(cache, 'npx')) : [];
+  const taken = duBytes(cache);
+  t.after(() => removeTree(home));
+  t.diagnostic(`exit ${r.code}; ${taken} bytes in ${cache} (${leftovers.join(' ')})\n${r.stderr.slice(-1500)}`);
+  assert.doesNotMatch(r.stderr, /^wrote-all-hidden$/m, 'the script wrote 1500 MiB into a directory the walk cannot read');
+  assert.ok(taken < (1 << 30) + (200 << 20), `the failed install left ${taken >> 20} MiB a script wrote in the cache: ${leftovers.join(' ')}`);
+});
+
+test('adv18: the 1 GiB budget is per package: three dependencies that write 700 MiB each leave 2.1 GiB in the host\'s cache', {
+  timeout: 180_000,
+  todo: 'adv18: the disk budget is per script cell, not per install (N packages x 1 GiB)',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv18-multi-top-${id}`;
+  const deps = [0, 1, 2].map((i) => `e2e-adv18-multi-${i}-${id}`);
+  const reg = await startPackageRegistry([
+    ...deps.map((name) => ({
+      name, version: '1.0.0',
+      manifest: { scripts: { install: 'head -c 700M /dev/zero > big.bin && echo wrote-700' } },
+      files: { 'index.js': '' },
+    })),
+    topPackage(top, deps),
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  const taken = duBytes(installDir);
+  t.after(() => removeTree(installDir));
+  t.diagnostic(`exit ${r.code}; ${taken} bytes in ${installDir}`);
+  assert.ok(taken < (1 << 30) + (200 << 20), `the install of ${top} put ${taken >> 20} MiB of its scripts' writes into the host's cache (exit ${r.code})`);
+});
+
+test('adv18: files written and unlinked while held open are counted nowhere: 1.5 GiB taken from the host\'s disk while the cell runs', {
+  timeout: 150_000,
+  todo: 'adv18: the budget walks names; an unlinked open file takes disk the walk never sees',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv18-unlinked-top-${id}`;
+  const a = `e2e-adv18-unlinked-a-${id}`;
+  // Three descriptors held by the shell, each file removed before it is written.
+  const script = 'exec 3>f1 4>f2 5>f3; rm f1 f2 f3; head -c 500M /dev/zero >&3 && head -c 500M /dev/zero >&4 && head -c 500M /dev/zero >&5 && sleep 1 && echo held-1500-unlinked';
+  const reg = await startPackageRegistry([
+    { name: a, version: '1.0.0', manifest: { scripts: { install: script } }, files: { 'index.js': '' } },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  t.after(() => removeTree(installDir));
+  t.diagnostic(`exit ${r.code}\n${r.stderr.slice(-800)}`);
+  assert.doesNotMatch(r.stderr, /^held-1500-unlinked$/m, 'the script held 1500 MiB of the host\'s disk, uncounted');
+});
