@@ -192,3 +192,24 @@ test('adv18: files written and unlinked while held open are counted nowhere: 1.5
   t.diagnostic(`exit ${r.code}\n${r.stderr.slice(-800)}`);
   assert.doesNotMatch(r.stderr, /^held-1500-unlinked$/m, 'the script held 1500 MiB of the host\'s disk, uncounted');
 });
+
+test('adv18: symlinks (and directories) are not counted: 1.3 GiB of long symlinks pass the 1 GiB budget', {
+  timeout: 180_000,
+  todo: 'adv18: DiskBytesBelow sums regular files only; symlink and directory blocks (and inodes) are free',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv18-links-top-${id}`;
+  const a = `e2e-adv18-links-a-${id}`;
+  // 340,000 symlinks of 4000-byte targets: one 4 KiB block each on ext4.
+  const js = 'const fs=require("fs");fs.mkdirSync("l");const t="x".repeat(4000);for(let i=0;i<340000;i++)fs.symlinkSync(t,"l/"+i);console.log("links-made")';
+  const reg = await startPackageRegistry([
+    { name: a, version: '1.0.0', manifest: { scripts: { install: 'node links.js' } }, files: { 'index.js': '', 'links.js': js } },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  const taken = duBytes(installDir);
+  t.after(() => removeTree(installDir));
+  t.diagnostic(`exit ${r.code}; ${taken} bytes in ${installDir}\n${r.stderr.slice(-600)}`);
+  assert.ok(taken < (1 << 30) + (200 << 20), `the install put ${taken >> 20} MiB of its scripts' symlinks into the host's cache (exit ${r.code})`);
+});
