@@ -4,23 +4,32 @@
 // st_blocks of regular files only; fallocate refused in the cell).
 //
 // Findings:
-//   1. HIGH (mcpcell run by a normal user) a directory the walk cannot
-//      read is not counted. The walk runs as the user, and a script in its
-//      cell (mapped to the same uid) may `mkdir d && chmod 0300 d`: it can
-//      still create and write files in d (write+search), but fts cannot
-//      list it (FTS_DNR), so nothing below counts. Files of up to 1 GiB
-//      each (RLIMIT_FSIZE), as many as it likes: the host's disk filled
-//      without bound, persistently (the package directory is the install's,
-//      kept in ~/.cache/mcpcell/npx, and `rm -rf` of it fails on the 0300
-//      directory as well).
-//      Reproduce: install script `mkdir h; chmod 300 h; for i in 1 2 3; do
-//      head -c 500M /dev/zero > h/f$i; done`, mcpcell as mcpcell-test.
-//      Suggested fix: count what the walk cannot read as over budget (stop
-//      the cell on FTS_DNR/FTS_ERR/FTS_NS), or better measure the growth
-//      where nothing hides it: a filesystem quota (project quota on the
-//      package dir), or a loop/tmpfs-backed size-bounded mount for the
-//      package dir copied out after the scripts; chmod u+rwx the tree
-//      before the walk (as the user, the tree is ours).
+//   1. HIGH what the walk cannot reach is not counted, so a script writes
+//      without bound (files of up to 1 GiB each, RLIMIT_FSIZE, as many as
+//      it likes), persistently, into the host's cache:
+//      a) as root too: a chain of directories deeper than PATH_MAX (20 x
+//         250-byte names; the script descends by relative chdir). fts with
+//         FTS_NOCHDIR stats full paths: ENAMETOOLONG, FTS_NS/FTS_DNR,
+//         nothing below counted. The install succeeds and is published
+//         with 1.5 GiB in it (std::filesystem::remove_all, which mcpcell
+//         and `mcpcell gc` remove with, fails on such a tree as well).
+//      b) mcpcell run by a normal user: a directory the walk cannot read.
+//         The walk runs as the user, and the script's cell (mapped to the
+//         same uid) may `mkdir d && chmod 0300 d`: it can still create and
+//         write files in d, but fts cannot list it (FTS_DNR). The install
+//         then fails ("read the install ...: Permission denied") but its
+//         .install-PID-X directory, 1.5 GiB, stays (the remove cannot list
+//         d either).
+//      Reproduce: install script `node deep.js` (mkdir+chdir 20 x
+//      "d"*250, then three 500 MiB files), or `mkdir h; chmod 300 h; for i
+//      in 1 2 3; do head -c 500M /dev/zero > h/f$i; done` as mcpcell-test.
+//      Suggested fix: walk with descriptors (openat/fstatat from the
+//      package dir's fd, FTS without FTS_NOCHDIR or nftw with FTW_CHDIR),
+//      and count anything the walk cannot read or stat as over budget (stop
+//      the cell on FTS_DNR/FTS_ERR/FTS_NS); better, measure where nothing
+//      hides: the filesystem's free space (statvfs) or a project quota /
+//      size-bounded mount for the package dir. Remove trees by descriptor
+//      too (and chmod u+rwx on the way, as the user).
 //   2. MEDIUM the budget is per cell, not per install: every package with
 //      an install script gets its own 1 GiB (disk_before is read per cell).
 //      A package with N dependencies that each write 900 MiB leaves N*900
@@ -47,7 +56,7 @@
 //      metadata blocks alike.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -213,3 +222,32 @@ test('adv18: symlinks (and directories) are not counted: 1.3 GiB of long symlink
   t.diagnostic(`exit ${r.code}; ${taken} bytes in ${installDir}\n${r.stderr.slice(-600)}`);
   assert.ok(taken < (1 << 30) + (200 << 20), `the install put ${taken >> 20} MiB of its scripts' symlinks into the host's cache (exit ${r.code})`);
 });
+
+test('adv18: a directory chain longer than PATH_MAX hides what a script writes at its bottom from the walk (as root too)', {
+  timeout: 150_000,
+  todo: 'adv18: DiskBytesBelow (fts, FTS_NOCHDIR) cannot stat paths past PATH_MAX; files below are not counted',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv18-deep-top-${id}`;
+  const a = `e2e-adv18-deep-a-${id}`;
+  // 20 directories of 250-byte names: 5000 bytes of path below the package
+  // directory; node walks down one relative chdir at a time.
+  const js = 'const fs=require("fs");const d="d".repeat(250);for(let i=0;i<20;i++){fs.mkdirSync(d);process.chdir(d)}'
+    + 'const b=Buffer.alloc(1<<20);for(let f=0;f<3;f++){const fd=fs.openSync("f"+f,"w");for(let i=0;i<500;i++)fs.writeSync(fd,b);fs.closeSync(fd)}'
+    + 'console.log("wrote-all-deep")';
+  const reg = await startPackageRegistry([
+    { name: a, version: '1.0.0', manifest: { scripts: { install: 'node deep.js' } }, files: { 'index.js': '', 'deep.js': js } },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  const cache = path.dirname(installDir);
+  t.diagnostic(`exit ${r.code}; ${(readdirSync(cache)).join(' ')}\n${r.stderr.slice(-800)}`);
+  t.after(() => removeDeep(cache));
+  assert.doesNotMatch(r.stderr, /^wrote-all-deep$/m, 'the script wrote 1500 MiB below PATH_MAX, uncounted');
+});
+
+/** Removes `dir` even when it holds paths longer than PATH_MAX (rm -rf walks by descriptors). */
+function removeDeep(dir) {
+  spawnSync('rm', ['-rf', '--', dir]);
+}
