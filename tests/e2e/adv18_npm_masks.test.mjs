@@ -2,30 +2,17 @@
 // (util/masked_echo.cc, source/npmrc_snapshot.cc UrlTokenPieces,
 // source/npx_install.cc Snapshot/Config).
 //
-// Findings:
-//   1. MEDIUM npm expands ${VAR} in npmrc keys and values (@npmcli/config
-//      index.js: `const k = envReplace(key, this.env)`; parse-field.js), the
-//      documented way to keep a token out of the file
-//      (`//npm.fury.io/${FURY_TOKEN}/acme/:...`). The masks of the copies
-//      (NpmrcSnapshot::UrlTokenPieces) are taken from the file's text, so
-//      they hold the literal "${FURY_TOKEN}", never the token. A keyed
-//      `//HOST/${TOKEN}/path/:always-auth=true` of a URL that is no
-//      registry (so never in RegistryTokenPieces) makes npm 11 warn
-//      `Unknown user config "always-auth" (//HOST/<TOKEN>/path/:always-auth)`
-//      on every npm run after the copies: the token, expanded, unmasked, on
-//      the client's stderr (the exact case the 9d5cd77 review fixed, with
-//      the token in the environment instead of the file). With the registry
-//      itself written `${TOKEN}` the `npm config list -l` run's warnings are
-//      unmasked too (adv16 finding 1 again).
-//      Reproduce: ~/.npmrc `registry=http://127.0.0.1:9/acme/` and
-//      `//127.0.0.1:9/${ADV_TOK}/other/:always-auth=true`, ADV_TOK=<token>,
-//      `mcpcell install npx://x@1.0.0`.
-//      Suggested fix: expand ${VAR} in the copies' text as npm does
-//      (env-replace.js: /(?<!\\)(\\*)\$\{([^${}?]+)(\?)?\}/, value from the
-//      environment npm gets) before taking UrlTokenPieces; or better, mask
-//      the token pieces of every `//...:` key of `npm config list -l --json`
-//      (npm prints the expanded keys) before any warning reaches stderr
-//      (capture stderr of the runs until the masks are complete).
+// Held (these tests pass; they fail if npm's warnings or the masks change):
+//   npm expands ${VAR} in npmrc keys and values (@npmcli/config index.js
+//   `envReplace(key, this.env)`), the documented way to keep a token out of
+//   the file (`//npm.fury.io/${FURY_TOKEN}/acme/:...`), while the masks of
+//   the copies (NpmrcSnapshot::UrlTokenPieces) are taken from the file's
+//   text, so they hold the literal "${FURY_TOKEN}", never the token. But
+//   npm 11's "Unknown user config" warning names the key as written, before
+//   expansion, and the expanded registry URL is masked (RegistryTokenPieces
+//   of `npm config list -l`) before any run that fetches: no line carries
+//   the token. (Fragile: masks from the expanded config of every `//...:`
+//   key, not only registries, would not depend on how npm words a warning.)
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -59,7 +46,7 @@ function linesWith(stderr, token) {
   return stderr.split('\n').filter((l) => l.includes(token));
 }
 
-test('adv18: a keyed //HOST/${TOKEN}/path/:key (npm expands the variable) prints the token unmasked', {
+test('adv18 held: a keyed //HOST/${TOKEN}/path/:key (npm expands the variable) does not print the token', {
   timeout: 60_000,
 }, async (t) => {
   const home = makeTempDir('adv18-mask-envkey');
@@ -72,7 +59,7 @@ test('adv18: a keyed //HOST/${TOKEN}/path/:key (npm expands the variable) prints
   assert.deepEqual(lines, [], `the token was printed ${lines.length} times`);
 });
 
-test('adv18: a registry written https://HOST/${TOKEN}/ prints the token in the config listing\'s warnings', {
+test('adv18 held: a registry written https://HOST/${TOKEN}/ does not print the token in the config listing\'s warnings', {
   timeout: 60_000,
 }, async (t) => {
   const home = makeTempDir('adv18-mask-envreg');

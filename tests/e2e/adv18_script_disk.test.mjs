@@ -54,6 +54,15 @@
 //      stop the cell when the host's free space has dropped by more than
 //      the budget since it started), which counts hidden, unlinked and
 //      metadata blocks alike.
+//   5. LOW (not tested: this host is ext4) fallocate is refused by
+//      seccomp, but XFS's XFS_IOC_RESVSP64/XFS_IOC_ALLOCSP64 ioctls reserve
+//      blocks just as instantly on an XFS cache (the ioctl is allowed in
+//      the cell): a script outruns the 100 ms look by any amount.
+//      Suggested fix: refuse those ioctl commands too (or any ioctl on a
+//      regular file but a short allowlist).
+// Held: sparse files (st_blocks counts what is allocated), hardlinks out of
+// the package dir (EXDEV across the cell's bind mounts), /tmp in the cell
+// (a 128 MiB tmpfs), fallocate (EOPNOTSUPP; adv13's test), io_uring (ENOSYS).
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
