@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "cell/native/native_cell.h"
@@ -28,7 +29,7 @@
 #include "source/npm_user_agent.h"
 #include "source/registry_url.h"
 #include "util/diag.h"
-#include "util/disk_usage.h"
+#include "util/fs_usage.h"
 #include "util/lstat_kind.h"
 #include "util/terminal_text.h"
 #include "util/unique_fd.h"
@@ -325,32 +326,44 @@ class ScriptOutput {
 /// What stopped a script cell before its scripts ended.
 enum class Stopped { kNo, kTimeLimit, kDiskBudget };
 
-/// What the package directory may grow by while its scripts run: the
-/// directory is a bind of the host's disk, which no tmpfs size bounds, and
-/// RLIMIT_FSIZE bounds one file, not many (adv13: three files of 1000 MiB).
-/// Builds write a few MiB; a prebuilt binary tens.
+/// What the install's scripts may take of the disk holding the package
+/// directory, all of their cells together (adv18: a budget per cell let three
+/// packages take 2.1 GiB): the directory is a bind of the host's disk, which
+/// no tmpfs size bounds, and RLIMIT_FSIZE bounds one file, not many (adv13:
+/// three files of 1000 MiB). Builds write a few MiB; a prebuilt binary tens.
+/// The inodes too: 340,000 symlinks were 1.3 GiB and no regular file (adv18).
 constexpr std::uint64_t kScriptDiskBytes = 1ULL << 30;
+constexpr std::uint64_t kScriptInodes = 250000;
 constexpr auto kDiskCheckEvery = std::chrono::milliseconds(100);
+
+/// Whether the disk holding `dir` took more than the budget since `start`
+/// (util/fs_usage.h: the filesystem's count, which no name hides). A disk
+/// that cannot be measured is over it: the cell is not let run unbounded.
+bool OverDiskBudget(const std::string& dir, const FsUsage& start) {
+  auto now = FsUsageOf(dir);
+  if (!now.ok()) return true;
+  return now->bytes > start.bytes + kScriptDiskBytes || now->inodes > start.inodes + kScriptInodes;
+}
 
 /// Reads the cell's output until every process of the cell is gone (EOF);
 /// says every 30 s that it is still running; stops the cell at the time
-/// limit, or when the package directory has grown past kScriptDiskBytes
-/// (looked at every kDiskCheckEvery: between two looks a script writes at
-/// the disk's speed; fallocate, which is instant, is refused in the cell).
-/// Runs beside Cell::Wait.
-Stopped Follow(int rd, Cell& cell, const ScriptRun& run, ScriptOutput* out) {
+/// limit, or when the install's scripts took more of the package
+/// directory's disk than the budget since `disk_start` (looked at every
+/// kDiskCheckEvery: between two looks a script writes at the disk's speed;
+/// fallocate and the ioctls that allocate, which are instant, are refused
+/// in the cell). Runs beside Cell::Wait.
+Stopped Follow(int rd, Cell& cell, const ScriptRun& run, const FsUsage& disk_start, ScriptOutput* out) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   auto next_note = start + std::chrono::seconds(30);
   auto next_disk = start + kDiskCheckEvery;
-  const std::uint64_t disk_before = DiskBytesBelow(run.package_dir);
   Stopped stopped = Stopped::kNo;
   bool cell_stopped = false;
   for (;;) {
     auto now = Clock::now();
     if (stopped == Stopped::kNo && now >= start + run.limit) stopped = Stopped::kTimeLimit;
     if (stopped == Stopped::kNo && now >= next_disk) {
-      if (DiskBytesBelow(run.package_dir) > disk_before + kScriptDiskBytes) stopped = Stopped::kDiskBudget;
+      if (OverDiskBudget(run.package_dir, disk_start)) stopped = Stopped::kDiskBudget;
       next_disk = Clock::now() + kDiskCheckEvery;
     }
     if (stopped != Stopped::kNo && !cell_stopped) {
@@ -424,6 +437,11 @@ class NativeScriptCell final : public ScriptCell {
     if (auto userns = CanMakeUserNamespace(); !userns.ok()) return NoCellHere(run, userns.error().Message());
     auto spec = ScriptCellSpec(run);
     if (!spec.ok()) return spec.error();
+    if (!disk_start_) {
+      auto use = FsUsageOf(run.package_dir);
+      if (!use.ok()) return MakeError("run the install scripts of", run.package, use.error().Message());
+      disk_start_ = *use;
+    }
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return ErrnoError("pipe for the install scripts of", run.package);
     UniqueFd rd(p[0]), wr(p[1]);
@@ -441,16 +459,17 @@ class NativeScriptCell final : public ScriptCell {
     // beside it, until the last process of the cell is gone (EOF).
     ScriptOutput out(&shown_);
     Stopped stopped = Stopped::kNo;
-    std::thread follower([&] { stopped = Follow(rd.get(), *started.cell, run, &out); });
+    std::thread follower([&] { stopped = Follow(rd.get(), *started.cell, run, *disk_start_, &out); });
     CellResult r = started.cell->Wait();
     follower.join();
     started.cell.reset();
     stdio->Finish();
     if (stopped == Stopped::kDiskBudget) {
       return MakeError("run the install scripts of", run.package,
-                       "they wrote more than " + std::to_string(kScriptDiskBytes >> 20) + " MiB into " +
-                           VisibleOnTerminal(run.package_dir) +
-                           ", and their cell was stopped (the host's disk is not theirs to fill); "
+                       "the disk holding " + VisibleOnTerminal(run.package_dir) + " took more than " +
+                           std::to_string(kScriptDiskBytes >> 20) + " MiB or " + std::to_string(kScriptInodes) +
+                           " files since this install's scripts began (counted for the whole disk: other writers "
+                           "to it count too), and their cell was stopped (the host's disk is not theirs to fill); "
                            "--install-scripts=skip installs without running them. Their last lines" + out.Tail());
     }
     if (stopped == Stopped::kTimeLimit) {
@@ -473,6 +492,9 @@ class NativeScriptCell final : public ScriptCell {
 
  private:
   std::size_t shown_ = 0;  ///< what every cell of this install printed to stderr (ScriptOutput)
+  /// The disk's use when this install's first script cell began: one budget
+  /// for all of them (kScriptDiskBytes).
+  std::optional<FsUsage> disk_start_;
 };
 
 }  // namespace

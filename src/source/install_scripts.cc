@@ -20,6 +20,7 @@
 #include "util/diag.h"
 #include "util/json_input.h"
 #include "util/lstat_kind.h"
+#include "util/remove_tree.h"
 #include "util/terminal_text.h"
 #include "util/unique_fd.h"
 #include "util/write_all.h"
@@ -255,8 +256,7 @@ Status RunPackageScripts(const std::string& install_dir, ScriptCell& cell, std::
       // last lines each through the filter, on lines of their own.
       Warn(st.error().Message() + "\n  " + VisibleOnTerminal(p.name) +
            " is an optional dependency: removed, as npm does, and the install goes on");
-      std::error_code ec;
-      fs::remove_all(p.dir, ec);
+      (void)RemoveTree(p.dir);
       removed.push_back(p.dir.substr(install_dir.size()));
       continue;
     }

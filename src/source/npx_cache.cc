@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <map>
 
+#include "util/remove_tree.h"
+
 namespace mcpcell {
 namespace fs = std::filesystem;
 
@@ -80,8 +82,7 @@ bool RemoveCachedPackage(const CachedPackage& p) {
   std::error_code ec;
   fs::rename(dir, aside, ec);
   if (ec) return false;
-  fs::remove_all(aside, ec);
-  return !ec;
+  return RemoveTree(aside.string());
 }
 
 }  // namespace mcpcell

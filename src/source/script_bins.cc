@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "util/lstat_kind.h"
+#include "util/remove_tree.h"
 
 namespace mcpcell {
 namespace {
@@ -103,8 +104,7 @@ Result<BinView> BinView::Make(const std::string& parent, const std::map<std::str
 
 BinView::~BinView() {
   if (dir_.empty()) return;
-  std::error_code ec;
-  fs::remove_all(dir_, ec);
+  (void)RemoveTree(dir_);
 }
 
 }  // namespace mcpcell

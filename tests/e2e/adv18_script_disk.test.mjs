@@ -141,7 +141,6 @@ function installAsTestUser(top, reg) {
 
 test('adv18: a directory the budget\'s walk cannot read (chmod 0300) hides what a script writes in it: 1.5 GiB written, not stopped', {
   timeout: 150_000,
-  todo: 'adv18: DiskBytesBelow skips directories it cannot read (FTS_DNR); a script hides unbounded writes in a 0300 dir',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv18-hide-top-${id}`;
@@ -170,7 +169,6 @@ test('adv18: a directory the budget\'s walk cannot read (chmod 0300) hides what 
 
 test('adv18: the 1 GiB budget is per package: three dependencies that write 700 MiB each leave 2.1 GiB in the host\'s cache', {
   timeout: 180_000,
-  todo: 'adv18: the disk budget is per script cell, not per install (N packages x 1 GiB)',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv18-multi-top-${id}`;
@@ -193,7 +191,6 @@ test('adv18: the 1 GiB budget is per package: three dependencies that write 700 
 
 test('adv18: files written and unlinked while held open are counted nowhere: 1.5 GiB taken from the host\'s disk while the cell runs', {
   timeout: 150_000,
-  todo: 'adv18: the budget walks names; an unlinked open file takes disk the walk never sees',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv18-unlinked-top-${id}`;
@@ -213,7 +210,6 @@ test('adv18: files written and unlinked while held open are counted nowhere: 1.5
 
 test('adv18: symlinks (and directories) are not counted: 1.3 GiB of long symlinks pass the 1 GiB budget', {
   timeout: 180_000,
-  todo: 'adv18: DiskBytesBelow sums regular files only; symlink and directory blocks (and inodes) are free',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv18-links-top-${id}`;
@@ -234,7 +230,6 @@ test('adv18: symlinks (and directories) are not counted: 1.3 GiB of long symlink
 
 test('adv18: a directory chain longer than PATH_MAX hides what a script writes at its bottom from the walk (as root too)', {
   timeout: 150_000,
-  todo: 'adv18: DiskBytesBelow (fts, FTS_NOCHDIR) cannot stat paths past PATH_MAX; files below are not counted',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv18-deep-top-${id}`;

@@ -8,25 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "util/remove_tree.h"
+
 namespace mcpcell::docker {
-
-namespace {
-
-// remove_all, after giving each directory of ours its owner's write bit back:
-// a secrets directory is 0500, and a caller that is not root (the directory
-// stays its own, cell_user_access.h) cannot unlink inside it otherwise.
-std::uintmax_t RemoveTree(const std::filesystem::path& top, std::error_code& ec) {
-  namespace fs = std::filesystem;
-  std::error_code walk;
-  fs::permissions(top, fs::perms::owner_all, fs::perm_options::add, walk);
-  for (fs::recursive_directory_iterator it(top, walk), end; !walk && it != end; it.increment(walk)) {
-    std::error_code e;
-    if (it->is_directory(e) && !it->is_symlink(e)) fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, e);
-  }
-  return fs::remove_all(top, ec);
-}
-
-}  // namespace
 
 Result<RunDir> RunDir::Create(const std::string& parent, const std::string& prefix, const std::string& what) {
   std::string tmpl = parent + "/" + prefix + std::to_string(::getpid()) + "-XXXXXX";
@@ -38,8 +22,7 @@ Result<RunDir> RunDir::Create(const std::string& parent, const std::string& pref
 
 void RunDir::Remove() {
   if (path_.empty()) return;
-  std::error_code ec;
-  RemoveTree(path_, ec);
+  (void)RemoveTree(path_);
   path_.clear();
 }
 
@@ -57,8 +40,7 @@ int ReapDeadRunDirs(const std::string& parent, const std::string& prefix) {
     }
     long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
     if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
-    std::error_code rec;
-    if (RemoveTree(e.path(), rec) > 0 && !rec) ++removed;
+    if (RemoveTree(e.path().string())) ++removed;
   }
   return removed;
 }

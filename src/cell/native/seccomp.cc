@@ -305,8 +305,23 @@ const char* OpText(Op op) {
 std::vector<SyscallRule> PreallocationRules() {
   // EOPNOTSUPP, as a filesystem without it answers: glibc's posix_fallocate
   // falls back to writing the blocks, which the disk budget sees.
-  return {Deny("fallocate", EOPNOTSUPP,
-               "an allocation takes the disk at once; an install script's writes are bounded by a look at them")};
+  std::vector<SyscallRule> rules{Deny("fallocate", EOPNOTSUPP,
+                                      "an allocation takes the disk at once; an install script's writes are "
+                                      "bounded by a look at them")};
+  // The same allocation through ioctl (adv18): fs/ioctl.c hands the
+  // RESVSP family to vfs_fallocate on any filesystem (seen on ext4: 100 MiB
+  // in one call), XFS also ZERO_RANGE and, before 5.17, ALLOCSP. _IOW('X', nr,
+  // struct space_resv) (48 bytes); the kernel's own header, not userspace's.
+  constexpr std::uint64_t kSpaceResvIoctl = 0x40305800;
+  const std::pair<std::uint64_t, const char*> allocating[] = {
+      {10, "XFS_IOC_ALLOCSP"},   {36, "XFS_IOC_ALLOCSP64"},  {40, "FS_IOC_RESVSP"},
+      {42, "FS_IOC_RESVSP64"},   {57, "XFS_IOC_ZERO_RANGE"},
+  };
+  for (const auto& [nr, name] : allocating) {
+    rules.push_back(DenyIf("ioctl", EOPNOTSUPP, {Low32Is(1, kSpaceResvIoctl | nr)},
+                           std::string(name) + " allocates disk at once, as fallocate does"));
+  }
+  return rules;
 }
 
 std::vector<SyscallRule> SeccompDenyRules() {
