@@ -92,7 +92,8 @@ namespace {
 /// Forks argv with stdin from /dev/null, stdout on `out_fd` and stderr on
 /// `err_fd`, in a process group of its own (so a timeout can stop npm and
 /// anything it started).
-Result<pid_t> SpawnTool(const std::vector<std::string>& argv, int out_fd, int err_fd, HostCommand& cmd) {
+Result<pid_t> SpawnTool(const std::vector<std::string>& argv, int out_fd, int err_fd, HostCommand& cmd,
+                        const std::vector<int>& pass_fds) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: execve's signature
   args.push_back(nullptr);
@@ -112,6 +113,9 @@ Result<pid_t> SpawnTool(const std::vector<std::string>& argv, int out_fd, int er
     if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(out_fd, 1) < 0) ::_exit(127);
     if (err_fd != 2 && ::dup2(err_fd, 2) < 0) ::_exit(127);
     if (::chdir(kHostToolCwd) != 0) ::_exit(127);
+    for (int fd : pass_fds) {
+      if (::fcntl(fd, F_SETFD, 0) != 0) ::_exit(127);
+    }
     // What the tools make in mcpcell's caches is run later as the package:
     // nothing there writable by the group or others, whatever the caller's
     // umask (cache_entry_owner.h refuses such an entry on the way to the program).
@@ -217,7 +221,7 @@ Result<std::string> RunHostTool(const HostToolRun& run) {
   if (!run.masked.empty() && ::pipe2(echofd, O_CLOEXEC) != 0) return ErrnoError("pipe for", argv[0]);
   UniqueFd echo_rd(echofd[0]), echo_wr(echofd[1]);
   int err_fd = echo_wr ? echo_wr.get() : 2;
-  auto pid = SpawnTool(argv, run.capture ? wr.get() : err_fd, err_fd, *cmd);
+  auto pid = SpawnTool(argv, run.capture ? wr.get() : err_fd, err_fd, *cmd, run.pass_fds);
   if (!pid.ok()) return pid.error();
   wr.reset();
   echo_wr.reset();

@@ -33,6 +33,9 @@ struct HostToolRun {
   /// util/masked_echo.h): its stderr, and its stdout when not captured,
   /// then pass through mcpcell, a line at a time, each replaced by "[masked]".
   std::vector<std::string> masked = {};
+  /// Close-on-exec fds of ours the tool inherits, as the same numbers
+  /// (npm's config copies, source/npmrc_snapshot.h).
+  std::vector<int> pass_fds = {};
 };
 
 /// Runs it; every 30 s a "still <what>" line goes to stderr. Errors: not

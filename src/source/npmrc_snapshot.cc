@@ -13,9 +13,10 @@
 
 #include "source/registry_url.h"
 #include "source/url_credential.h"
+#include "util/remove_tree.h"
 #include "util/terminal_text.h"
+#include "util/sealed_memfd.h"
 #include "util/unique_fd.h"
-#include "util/write_all.h"
 
 namespace mcpcell {
 namespace {
@@ -65,12 +66,6 @@ std::string_view Trimmed(std::string_view text) {
   return text;
 }
 
-Status WriteCopy(const std::string& path, const std::string& text) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd) return ErrnoError("copy npm's config", path);
-  return WriteAll(fd.get(), text, "copy npm's config", path);
-}
-
 }  // namespace
 
 Result<NpmrcSnapshot> NpmrcSnapshot::Make(const std::string& parent) {
@@ -87,29 +82,40 @@ Status NpmrcSnapshot::Copy(const std::string& global, const std::string& user) {
   if (!global_text.ok()) return global_text.error();
   auto user_text = ReadOnce(user, "user config");
   if (!user_text.ok()) return user_text.error();
-  MCPCELL_TRY(WriteCopy(dir_ + "/global", *global_text));
-  MCPCELL_TRY(WriteCopy(dir_ + "/user", *user_text));
+  auto global_copy = SealedMemfd("npmrc-global", *global_text);
+  if (!global_copy.ok()) return global_copy.error();
+  auto user_copy = SealedMemfd("npmrc-user", *user_text);
+  if (!user_copy.ok()) return user_copy.error();
+  global_ = std::move(*global_copy);
+  user_ = std::move(*user_copy);
   texts_ = *global_text + "\n" + *user_text;
   copied_ = true;
   return {};
 }
 
 NpmrcSnapshot::NpmrcSnapshot(NpmrcSnapshot&& o) noexcept
-    : dir_(std::exchange(o.dir_, {})), copied_(o.copied_), texts_(std::move(o.texts_)) {}
+    : dir_(std::exchange(o.dir_, {})), copied_(o.copied_), global_(std::move(o.global_)), user_(std::move(o.user_)),
+      texts_(std::move(o.texts_)) {}
 
 NpmrcSnapshot::~NpmrcSnapshot() {
   if (dir_.empty()) return;
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
+  (void)RemoveTree(dir_);
 }
 
 std::vector<std::string> NpmrcSnapshot::Flags() const {
   std::vector<std::string> flags = {"--cache=" + dir_ + "/cache"};
   if (copied_) {
-    flags.push_back("--globalconfig=" + dir_ + "/global");
-    flags.push_back("--userconfig=" + dir_ + "/user");
+    // npm's own fds (HostToolRun::pass_fds): npm opens the path, and
+    // /proc/self/fd/N of a memfd opens the memfd.
+    flags.push_back("--globalconfig=" + OwnFdPath(global_.get()));
+    flags.push_back("--userconfig=" + OwnFdPath(user_.get()));
   }
   return flags;
+}
+
+std::vector<int> NpmrcSnapshot::Fds() const {
+  if (!copied_) return {};
+  return {global_.get(), user_.get()};
 }
 
 std::string NpmrcSnapshot::ProjectFlag() const { return copied_ ? "--prefix=" + dir_ + "/project" : ""; }

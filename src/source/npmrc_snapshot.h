@@ -5,14 +5,16 @@
 // the user's npmrc, and a file that answered them differently — a FIFO, or a
 // file swapped in between, in a directory some cell may write — had the
 // install fetch from a registry the check never saw, recorded as public.
-// So the user's and the global npmrc are copied once into an owner-only
-// directory, and every later npm run is pointed at the copies
-// (--userconfig, --globalconfig: flags beat every other layer). A config
-// that is not a regular file is refused: nothing but a file answers the same
+// So the user's and the global npmrc are copied once, into sealed memfds
+// (no file: adv18, copies in the npx cache were read by a cell granted
+// --read ~/.cache while another launch installed), and every later npm run
+// is pointed at the copies (--userconfig, --globalconfig: flags beat every
+// other layer; /proc/self/fd/N, the fds passed to npm alone). A config that
+// is not a regular file is refused: nothing but a file answers the same
 // twice.
 //
-// The same directory holds the launch's own npm cache (--cache), removed
-// with the copies: a cache shared by installs let what one install's
+// An owner-only directory holds the launch's own npm cache (--cache) and an
+// empty project, removed with the copies: a cache shared by installs let what one install's
 // registry answered (a man in the middle's packument and tarball) be served
 // to a later one — kept by `--prefer-online`'s revalidation when the
 // registry answers 304, or read first under `prefer-offline` (adv15). An
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/unique_fd.h"
 
 namespace mcpcell {
 
@@ -41,9 +44,11 @@ class NpmrcSnapshot {
   NpmrcSnapshot(const NpmrcSnapshot&) = delete;
   ~NpmrcSnapshot();  ///< removes the copies: they hold the user's tokens
 
-  /// "--cache=DIR/cache", and once copied "--globalconfig=COPY",
-  /// "--userconfig=COPY".
+  /// "--cache=DIR/cache", and once copied "--globalconfig=/proc/self/fd/N",
+  /// "--userconfig=/proc/self/fd/M".
   std::vector<std::string> Flags() const;
+  /// N and M, to be passed to npm (HostToolRun::pass_fds); none until copied.
+  std::vector<int> Fds() const;
   /// "--prefix=DIR/project": an empty project for the runs that are not
   /// the install (whose prefix's .npmrc is mcpcell's), so a `.npmrc` in
   /// npm's working directory is no run's project config (adv16: `/.npmrc`
@@ -61,6 +66,8 @@ class NpmrcSnapshot {
   NpmrcSnapshot() = default;
   std::string dir_;
   bool copied_ = false;
+  UniqueFd global_;
+  UniqueFd user_;
   std::string texts_;  ///< both copies, for UrlTokenPieces
 };
 

@@ -33,8 +33,10 @@
 #include "source/npm_config.h"
 #include "source/npmrc_snapshot.h"
 #include "util/diag.h"
+#include "util/remove_tree.h"
 #include "util/terminal_text.h"
 #include "util/json_input.h"
+#include "util/sealed_memfd.h"
 #include "util/unique_fd.h"
 #include "util/write_all.h"
 
@@ -96,33 +98,44 @@ std::vector<std::string> RegistryTokenPieces(const NpmConfig& config) {
   return pieces;
 }
 
-/// The install prefix's .npmrc (install_scopes.h ProjectNpmrc): written
-/// owner-only before npm runs, and removed before anything else reads the
-/// prefix (the scripts' cells, the server): it names a registry URL, token and all.
+/// The install prefix's .npmrc (install_scopes.h ProjectNpmrc): a symlink
+/// to /proc/self/fd/N, N a sealed memfd passed to npm alone, made before npm
+/// runs and removed before anything else reads the prefix (the scripts'
+/// cells, the server). Not a file: it names a registry URL, token and all,
+/// and a cell granted a read of ~/.cache would read a file while npm runs
+/// (adv18); through the link, any other process opens its own fd N.
 class ProjectConfigFile {
  public:
   static Result<ProjectConfigFile> Write(const std::string& prefix, const std::string& text) {
     ProjectConfigFile f;
     if (text.empty()) return f;
-    f.path_ = prefix + "/.npmrc";
-    UniqueFd fd(::open(f.path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd) return ErrnoError("write npm's scope settings for the install", f.path_);
-    MCPCELL_TRY(WriteAll(fd.get(), text, "write npm's scope settings for the install", f.path_));
+    auto fd = SealedMemfd("npmrc-project", text);
+    if (!fd.ok()) return fd.error();
+    std::string path = prefix + "/.npmrc";
+    if (::symlink(OwnFdPath(fd->get()).c_str(), path.c_str()) != 0) {
+      return ErrnoError("write npm's scope settings for the install", path);
+    }
+    f.path_ = std::move(path);
+    f.fd_ = std::move(*fd);
     return f;
   }
   ProjectConfigFile() = default;
-  ProjectConfigFile(ProjectConfigFile&& o) noexcept : path_(std::exchange(o.path_, {})) {}
+  ProjectConfigFile(ProjectConfigFile&& o) noexcept : path_(std::exchange(o.path_, {})), fd_(std::move(o.fd_)) {}
   ProjectConfigFile& operator=(ProjectConfigFile&&) = delete;
   ~ProjectConfigFile() { (void)Remove(); }
   Status Remove() {
+    fd_.reset();
     if (path_.empty()) return {};
     std::string path = std::exchange(path_, {});
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoError("remove npm's scope settings", path);
     return {};
   }
+  /// The fd npm must be given (none without scope settings).
+  std::vector<int> Fds() const { return fd_ ? std::vector<int>{fd_.get()} : std::vector<int>{}; }
 
  private:
   std::string path_;
+  UniqueFd fd_;
 };
 
 class NpmTool : public PackageTool {
@@ -191,7 +204,7 @@ class NpmTool : public PackageTool {
     argv.push_back(package + "@" + version);
     auto npmrc = ProjectConfigFile::Write(prefix, *project_npmrc);
     if (!npmrc.ok()) return npmrc.error();
-    auto out = Run(argv, false, "installing " + package + "@" + version + " with npm", scopes->Env());
+    auto out = Run(argv, false, "installing " + package + "@" + version + " with npm", scopes->Env(), npmrc->Fds());
     MCPCELL_TRY(npmrc->Remove());
     if (!out.ok()) {
       Error e = out.error();
@@ -208,7 +221,7 @@ class NpmTool : public PackageTool {
 
  private:
   Result<std::string> Run(std::vector<std::string> argv, bool capture, std::string what,
-                          std::vector<std::string> extra_env = {}) {
+                          std::vector<std::string> extra_env = {}, std::vector<int> pass_fds = {}) {
     // npm's own package cache (~/.npm, or $npm_config_cache) answers a
     // packument and a tarball without asking the registry while the stored
     // max-age holds, and a cell may have been granted it (`--write ~/.npm`
@@ -238,8 +251,11 @@ class NpmTool : public PackageTool {
     // No debug log: it holds every URL whole, and `logs-dir` is npm's
     // config to choose (adv16: a directory a cell reads).
     argv.push_back("--logs-max=0");
+    if (snapshot_) {
+      for (int fd : snapshot_->Fds()) pass_fds.push_back(fd);
+    }
     return RunHostTool({std::move(argv), capture, limit_, std::move(what), cell_writable_, kNpmTimeoutHint,
-                        kNpmMissingHint, {}, std::move(extra_env), masked_});
+                        kNpmMissingHint, {}, std::move(extra_env), masked_, std::move(pass_fds)});
   }
 
   /// Asked the way Install asked (the same global npmrc), so the scripts'
@@ -352,7 +368,7 @@ int RemoveAbandonedInstalls(const std::string& cache_root, int* checked) {
     std::error_code time_ec;
     auto mtime = fs::last_write_time(e.path(), time_ec);
     bool stale = !time_ec && now - mtime > std::chrono::hours(1);
-    if ((owner_dead || stale) && fs::remove_all(e.path(), ec) > 0) ++removed;
+    if ((owner_dead || stale) && RemoveTree(e.path().string())) ++removed;
   }
   return removed;
 }
@@ -496,13 +512,13 @@ Status InstallIntoCache(const std::string& cache_root, const std::string& final_
                             fs::perms::others_read | fs::perms::others_exec, ec);
   Status st = install(tmpl);
   if (!st.ok()) {
-    fs::remove_all(tmpl, ec);
+    (void)RemoveTree(tmpl);
     return st.error();
   }
   // Atomic publish: a half-finished install is never seen under the final name.
   if (::rename(tmpl.c_str(), final_dir.c_str()) != 0) {
     int e = errno;
-    fs::remove_all(tmpl, ec);
+    (void)RemoveTree(tmpl);
     if (e != EEXIST && e != ENOTEMPTY) {
       errno = e;
       return ErrnoError("publish installed package", final_dir);

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <fcntl.h>
 
 #include <filesystem>
 #include <fstream>
@@ -47,26 +50,37 @@ class NpmrcSnapshotTest : public ::testing::Test {
   }
 };
 
-TEST_F(NpmrcSnapshotTest, CopiesWhatTheFilesHoldNowOwnerOnlyAndRemovesThem) {
+// adv18: the copies are no files a cell could be granted (a --read ~/.cache
+// cell read them while another launch installed): sealed memfds, which npm
+// opens as /proc/self/fd/N of its own.
+TEST_F(NpmrcSnapshotTest, CopiesWhatTheFilesHoldNowIntoSealedMemfdsAndRemovesTheCache) {
   std::string global = Write("global", "cafile=/etc/ssl/certs/ca-certificates.crt\n");
   std::string user = Write("user", "registry=https://registry.npmjs.org/\n//r/:_authToken=x\n");
-  std::string copies;
+  std::string cache;
   {
     auto snap = Take(dir_, global, user);
     ASSERT_TRUE(snap.ok()) << snap.error().Message();
     std::string user_copy = Flag(*snap, "userconfig");
+    ASSERT_EQ(user_copy.rfind("/proc/self/fd/", 0), 0u) << user_copy;
     Write("user", "registry=http://attacker.example/\n");  // changed after: the copy keeps what was read
     EXPECT_EQ(Read(user_copy), "registry=https://registry.npmjs.org/\n//r/:_authToken=x\n");
     EXPECT_EQ(Read(Flag(*snap, "globalconfig")), "cafile=/etc/ssl/certs/ca-certificates.crt\n");
+    std::vector<int> fds = snap->Fds();
+    ASSERT_EQ(fds.size(), 2u);
+    EXPECT_EQ(user_copy, "/proc/self/fd/" + std::to_string(fds[1]));
+    for (int fd : fds) {
+      EXPECT_EQ(::fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC) << "passed to npm alone";
+      EXPECT_EQ(::fcntl(fd, F_GET_SEALS) & (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK),
+                F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK);
+      EXPECT_LT(::pwrite(fd, "x", 1, 0), 0) << "sealed: every npm run reads the same";
+    }
+    cache = Flag(*snap, "cache");
     struct stat st{};
-    ASSERT_EQ(::stat(user_copy.c_str(), &st), 0);
-    EXPECT_EQ(st.st_mode & 0777, 0600u);
-    ASSERT_EQ(::stat(fs::path(user_copy).parent_path().c_str(), &st), 0);
+    ASSERT_EQ(::stat(fs::path(cache).parent_path().c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0700u);
-    copies = fs::path(user_copy).parent_path();
-    EXPECT_EQ(Flag(*snap, "cache"), copies + "/cache");
+    EXPECT_FALSE(fs::exists(fs::path(cache).parent_path() / "user")) << "no copy on disk";
   }
-  EXPECT_FALSE(fs::exists(copies)) << "the copies hold the user's tokens";
+  EXPECT_FALSE(fs::exists(fs::path(cache).parent_path()));
 }
 
 TEST_F(NpmrcSnapshotTest, AMissingFileIsAnEmptyCopyAndAFifoIsRefused) {
