@@ -24,7 +24,6 @@
 #include "guard/secret_guard.h"
 #include "guard/secret_scanner.h"
 #include "util/dir_names.h"
-#include "util/lazy_library.h"
 #include "util/terminal_text.h"
 
 namespace mcpcell {
@@ -127,11 +126,8 @@ class CopyScan {
  private:
   bool Ready(CopyOut* out) {
     if (guard_ != nullptr) return true;
-    // A library that cannot load would abort mcpcell at its first call
-    // (lazy_library.h): asked first, so the bytes are withheld with a reason.
-    for (const LazyLibrary* lib : {&LazyHs(), &LazyNettle()}) {
-      if (auto loaded = lib->Load(); !loaded && broken_.empty()) broken_ = loaded.error().Message();
-    }
+    // SecretGuard::Create asks the scanner's libraries first: one that
+    // cannot load withholds the bytes with a reason, never aborts.
     if (broken_.empty()) {
       auto guard = SecretGuard::Create(policy_);
       if (guard.ok()) {

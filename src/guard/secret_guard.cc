@@ -8,6 +8,7 @@
 #include "guard/json_strings.h"
 #include "guard/json_strings_raw.h"
 #include "guard/secret_scanner.h"
+#include "util/lazy_library.h"
 
 namespace mcpcell {
 
@@ -37,6 +38,10 @@ struct SecretGuard::Hit {
 SecretGuard::~SecretGuard() = default;
 
 Result<std::unique_ptr<SecretGuard>> SecretGuard::Create(const SecretPolicy& policy) {
+  // A scanner library that cannot load would abort mcpcell at its first
+  // call (util/lazy_library.h): asked first, so every caller fails closed
+  // with the reason (the relay refuses messages, the stderr copy withholds).
+  for (const LazyLibrary* lib : {&LazyHs(), &LazyNettle()}) MCPCELL_TRY(lib->Load());
   std::unique_ptr<SecretGuard> g(new SecretGuard());
   g->policy_ = policy;
   if (policy.rules.empty() && policy.disable.empty()) {
