@@ -93,7 +93,7 @@ CellResult RunWithStdio(const Backend& backend, const CellSpec& spec, const RunC
     if (!pins.ok()) return Refused(backend.name(), kExitSetupFailed, pins.error());
     config->pins = std::move(*pins);
   }
-  auto stdio = StdioRelay::Prepare(std::move(config), ctx.audit, ctx.stderr_log);
+  auto stdio = StdioRelay::Prepare(std::move(config), ctx.audit);
   if (!stdio) return Refused(backend.name(), kExitSetupFailed, stdio.error());
   StartedCell started = backend.Start(spec, ctx, *stdio, on_launch);
   CellResult r = started.ok() ? started.cell->Wait() : std::move(started.failure);

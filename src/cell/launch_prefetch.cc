@@ -61,7 +61,10 @@ Result<SeccompProgram> PrefetchedSeccomp() {
   if (p.seccomp) {
     p.seccomp_ready = p.seccomp->get();
     p.seccomp.reset();
-    p.worker.join();  // its last result: the thread ends before any clone
+    // Its last result: the thread ends before any clone. Joined already when
+    // an earlier cell of this run cloned without taking the program (an
+    // install-script cell compiles its own: a second join aborted the launch).
+    if (p.worker.joinable()) p.worker.join();
   }
   if (p.seccomp_ready) return *p.seccomp_ready;
   lock.unlock();

@@ -31,6 +31,10 @@ namespace {
 
 constexpr std::size_t kChunk = 64 * 1024;
 
+// The run's log whose copy runs (one per process: TrackedRun's), for
+// ClonePause. Set and read on the supervisor's main thread only.
+StderrLog* g_live_log = nullptr;
+
 bool WriteAll(int fd, std::string_view data) {
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
@@ -269,7 +273,17 @@ Status StderrLog::Start(UniqueFd dir, const std::string& id, std::optional<Secre
     Finish();
     return failed;
   }
+  g_live_log = this;
   return {};
+}
+
+StderrLog::ClonePause::ClonePause() : paused_(g_live_log) {
+  if (paused_ != nullptr) paused_->PauseCopy();
+}
+
+// A copy that cannot restart (no thread to be had) runs once more in Finish.
+StderrLog::ClonePause::~ClonePause() {
+  if (paused_ != nullptr) (void)paused_->StartCopy();
 }
 
 StderrLog::StderrLog() = default;
@@ -302,6 +316,7 @@ Status StderrLog::StartCopy() {
 
 void StderrLog::Finish() {
   if (!open_) return;
+  if (g_live_log == this) g_live_log = nullptr;
   // Our fd 2 back first: what mcpcell says from here on goes straight to the
   // client, and the pipe's last writer in this process is gone.
   (void)::dup2(saved_stderr_.get(), STDERR_FILENO);

@@ -48,14 +48,16 @@ std::string CellLogDir(const std::string& state_dir);
 /// The copy is a thread, started by Start before mcpcell writes anything to
 /// the pipe: nothing mcpcell says before its cell exists (a note per
 /// credential variable, -v's mount list, an image's VOLUME notes) can fill
-/// the pipe and block mcpcell on its own stderr. It is paused across the
-/// native cell's clone (PauseCopy, then StartCopy): that cell's PID 1 is a
-/// clone3 of this process without exec and without glibc's fork handlers, so
-/// a thread alive at the clone could hold a lock (malloc's, stdio's) that
-/// PID 1 then waits on for ever, and PID 1's setgroups(2)/setuid(2) would
-/// signal it through glibc's copied thread list (nptl_setxid.c; seen: the
-/// cell hung in __nptl_setxid). While paused, what is written to fd 2 waits
-/// in the pipe: a few lines at most, written between the two calls.
+/// the pipe and block mcpcell on its own stderr. It is paused across every
+/// native cell's clone (ClonePause: the server's, and each install-script
+/// cell's before it): that cell's PID 1 is a clone3 of this process without
+/// exec and without glibc's fork handlers, so a thread alive at the clone
+/// could hold a lock (malloc's, stdio's) that PID 1 then waits on for ever,
+/// and PID 1's setgroups(2)/setuid(2) would signal it through glibc's copied
+/// thread list (nptl_setxid.c; seen: the cell hung in __nptl_setxid, and a
+/// script cell's clone with the copy alive aborted). While paused, what is
+/// written to fd 2 waits in the pipe: nothing between the pause and the
+/// clone's return.
 class StderrLog {
  public:
   StderrLog();
@@ -68,17 +70,28 @@ class StderrLog {
   /// each line passes through (stderr_redact.h), the server's result scan's
   /// settings. When the copy cannot start, fd 2 stays as it was.
   Status Start(UniqueFd dir, const std::string& id, std::optional<SecretPolicy> scan = std::nullopt);
-  /// Stops the copy thread until StartCopy, leaving the pipe's bytes (and a
-  /// line the scan holds) for it. Before a clone of this process without
-  /// exec. A no-op when the copy is not running.
+  void Finish();
+
+  /// For the life of this object the live log's copy (if a run has one) is
+  /// stopped, the pipe's bytes (and a line the scan holds) left for it;
+  /// held across a clone of this process without exec. It restarts after.
+  class ClonePause {
+   public:
+    ClonePause();
+    ~ClonePause();
+    ClonePause(const ClonePause&) = delete;
+    ClonePause& operator=(const ClonePause&) = delete;
+
+   private:
+    StderrLog* paused_ = nullptr;
+  };
+
+ private:
+  struct Copier;
   void PauseCopy();
   /// (Re)starts the copy thread (all signals blocked in it: they are the
   /// supervisor's). A no-op while it runs, after Finish or without Start.
   Status StartCopy();
-  void Finish();
-
- private:
-  struct Copier;
 
   bool open_ = false;
   UniqueFd saved_stderr_;

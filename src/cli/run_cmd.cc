@@ -255,7 +255,7 @@ int Run(RunRequest req) {
     case LaunchPlan::Action::kIsolate:
       break;
   }
-  RunContext ctx{plan->server, audit ? &*audit : nullptr, tracked ? tracked->log() : nullptr};
+  RunContext ctx{plan->server, audit ? &*audit : nullptr};
   auto fallback = ParseFallback(req.fallback);
   if (!fallback) {
     Say(fallback.error().Message());

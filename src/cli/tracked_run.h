@@ -19,9 +19,6 @@ class TrackedRun {
   /// symlink, group- or world-accessible), a warning says why and the run
   /// goes on untracked.
   static std::unique_ptr<TrackedRun> Start(const LaunchPlan& plan);
-  /// The stderr copy, for the backend to start once the cell is cloned
-  /// (RunContext::stderr_log).
-  StderrLog* log() { return &log_; }
 
  private:
   // Members are destroyed in reverse: the record goes first, then the copy

@@ -24,6 +24,7 @@
 #include "cell/native/seccomp.h"
 #include "cell/native/setup_report.h"
 #include "cell/native/stdio_relay.h"
+#include "cell/stderr_log.h"
 #include "core/exit_codes.h"
 #include "egress/egress_service.h"
 #include "util/lazy_library.h"
@@ -363,7 +364,6 @@ class NativeCellRun {
       if (auto ok = LazyNftables().Load(); !ok) return Failed(kExitSetupFailed, ok.error());
     }
     AwaitLaunchPrefetch();
-    stdio_.BeforeClone();
     CellInitArgs init{&spec_, &planned_, host_, child_end.get(), own_netns, seccomp_ ? &*seccomp_ : nullptr};
     for (int n = 0; n < 3; ++n) init.stdio[n] = stdio_.CellEnd(n);
     for (const auto& t : mapped_.trees) init.idmapped_trees.push_back(t.get());
@@ -385,6 +385,10 @@ class NativeCellRun {
 
     int pidfd_raw = -1;
     pid_ = -1;
+    // No thread of ours may live at the clone (stderr_log.h says why); the
+    // run's stderr copy restarts once it returns.
+    std::optional<StderrLog::ClonePause> no_copy_thread;
+    no_copy_thread.emplace();
     if (cgroup_->active() && cgroup_->version() == "v2") {
       UniqueFd dir(::open(cgroup_->dirs().front().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
       if (dir) pid_ = CloneCell(init, flags, dir.get(), &pidfd_raw);
@@ -393,6 +397,7 @@ class NativeCellRun {
       born_in_cgroup_ = pid_ >= 0;
     }
     if (pid_ < 0) pid_ = CloneCell(init, flags, -1, &pidfd_raw);
+    no_copy_thread.reset();
     if (pid_ >= 0 && !init.cgroup_tasks.empty()) born_in_cgroup_ = true;  // it joins itself at "go"
     if (pid_ < 0) {
       Error e = ErrnoError("create the cell's namespaces (clone3)");

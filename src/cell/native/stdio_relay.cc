@@ -9,7 +9,6 @@
 #include <string_view>
 
 #include "audit/audit_log.h"
-#include "cell/stderr_log.h"
 #include "util/diag.h"
 #include "util/phase_trace.h"
 #include "util/terminal_text.h"
@@ -67,10 +66,9 @@ void CopyToTerminal(UniqueFd from_cell, int terminal) {
 
 }  // namespace
 
-Result<StdioRelay> StdioRelay::Prepare(std::optional<RelayConfig> mcp, AuditLog* audit, StderrLog* stderr_log) {
+Result<StdioRelay> StdioRelay::Prepare(std::optional<RelayConfig> mcp, AuditLog* audit) {
   TracePhase("relay-prepare");
   StdioRelay r;
-  r.stderr_log_ = stderr_log;
   if (mcp) {
     r.max_line_ = mcp->max_message;
     // A failed write is the relay's to act on (it refuses calls from then on, and says so).
@@ -106,13 +104,8 @@ Result<StdioRelay> StdioRelay::Given(std::array<UniqueFd, 3> ends) {
   return r;
 }
 
-void StdioRelay::BeforeClone() {
-  if (stderr_log_ != nullptr) stderr_log_->PauseCopy();
-}
-
 Status StdioRelay::Start() {
   for (auto& fd : cell_end_) fd.reset();
-  if (stderr_log_ != nullptr) MCPCELL_TRY(stderr_log_->StartCopy());
   try {
     if (mcp_) {
       to_server_ = std::make_unique<LineSink>(our_end_[0].release(), true, false);

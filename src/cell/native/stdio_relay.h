@@ -28,17 +28,13 @@
 namespace mcpcell {
 
 class AuditLog;
-class StderrLog;
 
 class StdioRelay {
  public:
   /// Looks at fds 0-2 and makes a pipe for each terminal among them; with
   /// `mcp`, pipes for stdin and stdout in any case, relayed message by
   /// message, the relay's records going to `audit` (may be null).
-  /// `stderr_log` (may be null): the run's stderr copy, paused by
-  /// BeforeClone and started again by Start (stderr_log.h says why).
-  static Result<StdioRelay> Prepare(std::optional<RelayConfig> mcp = std::nullopt, AuditLog* audit = nullptr,
-                                    StderrLog* stderr_log = nullptr);
+  static Result<StdioRelay> Prepare(std::optional<RelayConfig> mcp = std::nullopt, AuditLog* audit = nullptr);
 
   /// For a cell that is no MCP server (npm's install scripts,
   /// cell/script_cell.h): its fds 0-2 are `ends` as given, nothing is
@@ -55,9 +51,6 @@ class StdioRelay {
 
   /// The fd the cell should have as fd `n` (0-2), or -1 to keep the one it inherits.
   int CellEnd(int n) const { return cell_end_[n].get(); }
-  /// Right before a clone of this process without exec (the native cell's
-  /// PID 1): no thread of the relay's may live then.
-  void BeforeClone();
   /// After clone: closes the cell's ends here and starts the copies.
   Status Start();
   /// For a backend that carries the bytes to its cell itself (a container's
@@ -85,7 +78,6 @@ class StdioRelay {
   std::size_t max_line_ = 0;
   std::unique_ptr<LineSink> to_server_;
   std::unique_ptr<LineSink> to_client_;
-  StderrLog* stderr_log_ = nullptr;
 };
 
 }  // namespace mcpcell
