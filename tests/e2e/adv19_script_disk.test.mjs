@@ -1,0 +1,165 @@
+// Adversary pass adv19: the install scripts' disk budget as session 13 made
+// it (src/cell/script_cell.cc OverDiskBudget: the filesystem's statvfs count,
+// bytes and inodes in use, against a baseline taken when the install's first
+// script cell starts; 1 GiB / 250,000 inodes for all the install's cells).
+//
+// Findings:
+//   1. MEDIUM the budget counts the disk's *net* change, so whatever the
+//      tarballs put on the disk before the baseline is credit a script can
+//      spend: npm (on the host, before any cell) extracts a tarball of any
+//      unpacked size, and a script that deletes what its own tarball shipped
+//      may write that much more. A 700 MiB file of zeros is ~700 KiB of
+//      gzip; the script removes it and writes 1.6 GiB (two 800 MiB files,
+//      under RLIMIT_FSIZE), the net growth (0.9 GiB) stays under 1 GiB, the
+//      install succeeds and is published with 1.6 GiB its script wrote.
+//      THREAT_MODEL says "another writer to it can stop a cell early, never
+//      let one go on": a writer that frees space does let one go on, and the
+//      script is such a writer (its package directory holds the tarball's
+//      files, which it may delete).
+//      Reproduce: a package whose tarball holds pad.bin (700 MiB of zeros)
+//      and `install: rm pad.bin && head -c 800M /dev/zero > a && head -c
+//      800M /dev/zero > b`.
+//      Suggested fix: never let the count go down: take the budget against
+//      the highest of (baseline, the smallest use seen so far) — i.e. track
+//      min(use) since the baseline and stop at use > min + budget — or,
+//      better, measure the package directory's own growth on a store that
+//      cannot be credited (a per-install project quota, a size-bounded
+//      loop/overlay upper for the package dir).
+//   2. MEDIUM npm's own extraction is not bounded at all: a tarball of a
+//      few MiB unpacks to any size (gzip of zeros, ~1000:1) on the host's
+//      disk, in mcpcell's cache, before and without any script cell (also
+//      with --install-scripts=skip). The scripts' 1 GiB budget is moot when
+//      the same package may ship 10 GiB of zeros in a 10 MiB tarball.
+//      Reproduce: a package whose tarball holds a 1200 MiB file of zeros;
+//      `mcpcell install --install-scripts=skip npx://pkg@1.0.0`: published,
+//      1.2 GiB in ~/.cache/mcpcell/npx.
+//      Suggested fix: bound the install as the scripts are: the host npm's
+//      run watched with the same statvfs count (stop npm past a budget for
+//      the whole install), or refuse a packument whose dist.unpackedSize
+//      (or the tarball's gzip ratio / tar headers, read before npm) exceeds
+//      a limit; RLIMIT_FSIZE on the host npm bounds one file only.
+// Held (not kept as tests, each stopped or refused): FICLONE/FICLONERANGE
+// (ext4: EOPNOTSUPP, and a reflink takes no new blocks anyway), the cell's
+// /dev/shm and /tmp (tmpfs, size-bounded and charged to the cell's memory
+// cgroup).
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import { skipWithoutCell } from './lib/mcpcell.mjs';
+import { scriptsHome } from './lib/npm_registry.mjs';
+import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
+
+const id = randomBytes(4).toString('hex');
+after(removeTempDirs);
+const { install } = scriptsHome('e2e-adv19-disk-home');
+
+/** Bytes of disk below `dir` (every entry). */
+function duBytes(dir) {
+  if (!existsSync(dir)) return 0;
+  let total = 0;
+  const walk = (d) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      total += lstatSync(p).blocks * 512;
+      if (e.isDirectory()) walk(p);
+    }
+  };
+  walk(dir);
+  return total;
+}
+
+/**
+ * A registry serving `packages` ({ name, manifest, files, zeros: { rel: MiB } }):
+ * `zeros` are files of that many MiB of zeros in the tarball (gzip: ~1000:1).
+ */
+async function startRegistry(packages) {
+  const built = new Map();
+  for (const p of packages) {
+    const dir = makeTempDir('adv19-pkg');
+    const root = path.join(dir, 'package');
+    mkdirSync(root);
+    const manifest = { name: p.name, version: '1.0.0', license: 'MIT', ...p.manifest };
+    writeFileSync(path.join(root, 'package.json'), JSON.stringify(manifest));
+    for (const [rel, text] of Object.entries(p.files ?? {})) writeFileSync(path.join(root, rel), text);
+    for (const [rel, mib] of Object.entries(p.zeros ?? {})) {
+      execFileSync('truncate', ['-s', `${mib}M`, path.join(root, rel)]);
+    }
+    const file = path.join(dir, 'package.tgz');
+    execFileSync('sh', ['-c', 'tar -cf - -C "$1" package | gzip -1 > "$2"', 'sh', dir, file]);
+    for (const rel of Object.keys(p.zeros ?? {})) rmSync(path.join(root, rel));
+    const bytes = readFileSync(file);
+    built.set(p.name, {
+      manifest, bytes,
+      shasum: createHash('sha1').update(bytes).digest('hex'),
+      integrity: `sha512-${createHash('sha512').update(bytes).digest('base64')}`,
+    });
+  }
+  const server = http.createServer((req, res) => {
+    const url = decodeURIComponent(req.url.slice(1).split('?')[0]);
+    const tgz = url.match(/^(.+)\/-\/[^/]+\.tgz$/);
+    const pkg = built.get(tgz ? tgz[1] : url);
+    if (!pkg) { res.writeHead(404); res.end('{}'); return; }
+    if (tgz) { res.writeHead(200, { 'content-length': pkg.bytes.length }); res.end(pkg.bytes); return; }
+    const base = `http://${req.headers.host}`;
+    const { name, version } = pkg.manifest;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ name, 'dist-tags': { latest: version }, versions: { [version]: {
+      ...pkg.manifest, dist: { tarball: `${base}/${name}/-/${name}-${version}.tgz`, shasum: pkg.shasum, integrity: pkg.integrity },
+    } } }));
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${server.address().port}/`, close: () => new Promise((r) => server.close(r)) };
+}
+
+const topPackage = (top, deps) => ({
+  name: top,
+  manifest: { bin: { [top]: 'server.js' }, dependencies: Object.fromEntries(deps.map((d) => [d, '1.0.0'])) },
+  files: { 'server.js': '#!/usr/bin/env node\n' },
+});
+
+test('adv19: a script that deletes what its tarball shipped gets that much more budget: 1.6 GiB written and published', {
+  timeout: 180_000,
+  todo: 'adv19: the disk budget counts the net change, so deleting the tarball\'s own (unbounded) files is credit for the script',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv19-credit-top-${id}`;
+  const a = `e2e-adv19-credit-a-${id}`;
+  const reg = await startRegistry([
+    {
+      name: a,
+      manifest: { scripts: { install: 'rm -f pad.bin && head -c 800M /dev/zero > a.bin && head -c 800M /dev/zero > b.bin && echo wrote-1600' } },
+      files: { 'index.js': '' },
+      zeros: { 'pad.bin': 700 },
+    },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  const taken = duBytes(installDir);
+  t.after(() => rmSync(installDir, { recursive: true, force: true }));
+  t.diagnostic(`exit ${r.code}; ${taken >> 20} MiB in ${installDir}\n${r.stderr.slice(-600)}`);
+  assert.doesNotMatch(r.stderr, /^wrote-1600$/m, 'the install\'s script wrote 1600 MiB (the budget is 1024)');
+  assert.ok(taken < (1 << 30) + (200 << 20), `the install put ${taken >> 20} MiB its script wrote into the host's cache (exit ${r.code})`);
+});
+
+test('adv19: npm\'s extraction of a tarball is unbounded: ~1 MiB of gzip puts 1.2 GiB in the host\'s cache (no script at all)', {
+  timeout: 180_000,
+  todo: 'adv19: a package\'s tarball unpacks to any size on the host\'s disk; only its scripts have a budget',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv19-bomb-top-${id}`;
+  const reg = await startRegistry([{ ...topPackage(top, []), zeros: { 'pad.bin': 1200 } }]);
+  t.after(() => reg.close());
+  const { r, installDir } = await install(top, reg);
+  const taken = duBytes(installDir);
+  t.after(() => rmSync(installDir, { recursive: true, force: true }));
+  t.diagnostic(`exit ${r.code}; ${taken >> 20} MiB in ${installDir}\n${r.stderr.slice(-400)}`);
+  assert.ok(taken < (1 << 30), `a ${1200}-MiB tarball payload was published in the host's cache (${taken >> 20} MiB, exit ${r.code})`);
+});
