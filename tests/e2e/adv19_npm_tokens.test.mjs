@@ -27,7 +27,19 @@
 //      keep the lockfiles outside the published tree (the origin record
 //      beside it); and mask ~/.cache/mcpcell in every cell's grants (no cell
 //      needs mcpcell's cache but its own package, which is mounted on its own).
-//   2. (same root, shorter window) while an install runs, npm's per-launch
+//   2. HIGH the npx server's own cell reads them too, no grant needed: the
+//      install directory is the server's, its lockfiles included, so the
+//      server (and every dependency's code it loads, which may have the
+//      network) reads the user's token for the private registry. The script
+//      cells see both lockfiles as /dev/null for exactly this reason
+//      (script_cell.cc HideLockfiles: "such a registry is given to no
+//      cell"), the server's cell does not.
+//      Reproduce: `registry=http://127.0.0.1:P/TOKEN/`; `mcpcell run
+//      npx://x@1.0.0` whose server.js prints ../../package-lock.json.
+//      Suggested fix: the same masks in the server's cell (/dev/null over
+//      both lockfiles when a registry holds a token), or strip `resolved`
+//      from the published lockfiles (finding 1's fix covers both).
+//   3. (same root, shorter window) while an install runs, npm's per-launch
 //      cache (`.npmrc-PID-X/cache/index-v5`) keys every request by its URL,
 //      path token included; the same grant reads it (not kept as a separate
 //      test: the lockfile is the persistent case).
@@ -133,4 +145,41 @@ test('adv19: a cell granted a read of ~/.cache reads a path-token registry\'s to
   t.diagnostic(`reader exit ${r.code}; read ${seen.length} bytes\n${r.stderr.slice(-400)}`);
   assert.ok(seen.length > 0 || r.code !== 0, 'the reader read nothing (its grant was refused?)');
   assert.ok(!seen.includes(token), 'a cell read the user\'s registry token from an installed package\'s lockfile');
+});
+
+test('adv19: the npx server\'s own cell reads the user\'s path token from its install\'s lockfile', {
+  timeout: 120_000,
+  todo: 'adv19: the server\'s cell sees its install\'s lockfiles, whose resolved URLs carry the registry\'s path token',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const home = mkdtempSync('/var/tmp/e2e-adv19-tokens-');
+  homes.push(home);
+  chmodSync(home, 0o755);
+  chownSync(home, TEST_UID, TEST_GID);
+  const token = `Tk${randomBytes(12).toString('hex')}9`;
+  const top = `e2e-adv19-self-${id}`;
+  let reg;
+  const front = await startTokenFront(() => reg.port, token);
+  t.after(() => front.close());
+  // The server prints every lockfile it can find above its own directory.
+  const server = `#!/usr/bin/env node
+const fs = require('fs'); const path = require('path'); let out = '';
+for (const rel of ['../../package-lock.json', '../.package-lock.json']) {
+  try { out += fs.readFileSync(path.join(__dirname, rel), 'utf8'); } catch (e) { out += 'error ' + e.code + '\\n'; }
+}
+process.stdout.write(Buffer.from(out).toString('base64') + '\\n');
+`;
+  reg = await startPackageRegistry([{
+    name: top, version: '1.0.0', manifest: { bin: { [top]: 'server.js' } }, files: { 'server.js': server }, exec: ['server.js'],
+  }]);
+  t.after(() => reg.close());
+  const rc = path.join(home, '.npmrc');
+  writeFileSync(rc, `registry=${front.url}\nfetch-retries=0\n`, { mode: 0o600 });
+  chownSync(rc, TEST_UID, TEST_GID);
+  const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', npm_config_update_notifier: 'false' };
+  const r = await mcpcellAsUser(['run', '--isolate', '--relay=off', `npx://${top}@1.0.0`], env, 90_000);
+  const seen = Buffer.from(r.stdout.trim(), 'base64').toString('utf8');
+  t.diagnostic(`exit ${r.code}; read: ${JSON.stringify(seen.slice(0, 300))}\n${r.stderr.slice(-400)}`);
+  assert.match(seen, /lockfileVersion|error /, `the server did not run (test setup): ${r.stderr.slice(-800)}`);
+  assert.ok(!seen.includes(token), 'the server read the user\'s registry token from its install\'s lockfile');
 });
