@@ -38,10 +38,16 @@
 //      the whole install), or refuse a packument whose dist.unpackedSize
 //      (or the tarball's gzip ratio / tar headers, read before npm) exceeds
 //      a limit; RLIMIT_FSIZE on the host npm bounds one file only.
-// Held (not kept as tests, each stopped or refused): FICLONE/FICLONERANGE
-// (ext4: EOPNOTSUPP, and a reflink takes no new blocks anyway), the cell's
-// /dev/shm and /tmp (tmpfs, size-bounded and charged to the cell's memory
-// cgroup).
+// Held (checked by hand or read, not kept as tests): the cell's other
+// writable file systems are all size-bounded tmpfs (/ 8 MiB, /tmp and
+// /dev/shm 128 MiB, HOME 64 MiB, seen with df in a cell); reflink ioctls
+// (FICLONE/FICLONERANGE/FIDEDUPERANGE) share blocks and allocate none (and
+// ext4 refuses them); copy_file_range, sendfile, splice and shared-mmap
+// writes go through the page cache like write(2), which ext4's statfs counts
+// at once (dirty delalloc clusters are taken from f_bfree); io_uring is
+// ENOSYS. Between two looks (100 ms) a script still writes at page-cache
+// speed (a few hundred MiB), then is stopped and its install removed, as
+// THREAT_MODEL says.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
