@@ -25,6 +25,13 @@
 //      cell can) and keeps the climb to 1 level: `mcpcell gc` then removes a
 //      published sibling install (canary) outside the tree it was asked to
 //      remove.
+//      Each ancestor it climbs into is also fchmod'ed 0700 first (EmptyOnce):
+//      as root, /var/tmp or / would lose its mode.
+//      A second escape under the same race (not tested): OpenDirAt's
+//      fchmodat(parent, name, 0700, 0) follows a symlink (flags 0): a 0300
+//      directory (EACCES, a normal user's run) swapped for a link between the
+//      failed openat and the fchmodat makes mcpcell chmod 0700 whatever the
+//      link names (AT_SYMLINK_NOFOLLOW, or fchmod on an O_PATH fd, avoids it).
 //      Reproduce: .install-<live pid>-X (mtime 2 h old) with
 //      node_modules/pkg/a/D holding 40,000 files; `mcpcell gc`; when a file
 //      of D is gone, `mv .../pkg/a/D .../pkg/D2`: npx/canary@1.0.0 is gone.

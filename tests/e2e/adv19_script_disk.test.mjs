@@ -16,6 +16,12 @@
 //      let one go on": a writer that frees space does let one go on, and the
 //      script is such a writer (its package directory holds the tarball's
 //      files, which it may delete).
+//      The same credit comes from any other writer that frees space while
+//      the install's scripts run: another launch's failed install (removed
+//      by mcpcell, up to 1 GiB of its own scripts' writes) or npm cache
+//      removals of concurrent launches (MCP clients start their servers
+//      together) — the count is the disk's, so every deletion on it is the
+//      script's to spend.
 //      Reproduce: a package whose tarball holds pad.bin (700 MiB of zeros)
 //      and `install: rm pad.bin && head -c 800M /dev/zero > a && head -c
 //      800M /dev/zero > b`.
