@@ -43,10 +43,16 @@
 //      cache (`.npmrc-PID-X/cache/index-v5`) keys every request by its URL,
 //      path token included; the same grant reads it (not kept as a separate
 //      test: the lockfile is the persistent case).
-// Held (not kept as tests): the token is not in npm's argv or environment
+// Held (read, not kept as tests): no token in npm's argv
 // (`--userconfig=/proc/self/fd/N`); the memfds are CLOEXEC in mcpcell and
-// cleared only in npm's child; npm --ignore-scripts with --allow-git=none
-// spawns no child that inherits them.
+// cleared only in npm's child (fork, then fcntl; cell init close_range's
+// every inherited fd before the cell runs anything); npm --ignore-scripts
+// with --allow-git=none spawns no child that would inherit them; a sealed
+// memfd cannot be rewritten by npm. Noted: a scope redirected to a
+// path-token registry puts that URL in npm's environment
+// (install_scopes.cc Env: npm_config_@scope:registry=URL), readable in
+// /proc/PID/environ by the user's own host processes only, which read
+// ~/.npmrc anyway.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
