@@ -127,3 +127,26 @@ test('adv19: a directory moved during RemoveTree\'s walk makes `mcpcell gc` empt
   assert.ok(existsSync(path.join(npx, 'canary@1.0.0', 'keep.txt')),
     'mcpcell gc removed a published install outside the .install-* tree it was removing');
 });
+
+test('adv19: `mcpcell gc` leaves an install whose owner is alive, however old its directory', {
+  timeout: 60_000,
+  todo: 'adv19: RemoveAbandonedInstalls removes a live owner\'s .install-PID-X once its mtime is an hour old',
+}, async (t) => {
+  if (process.getuid() !== 0) { t.skip('needs root to act as mcpcell-test'); return; }
+  const home = mkdtempSync('/var/tmp/e2e-adv19-rt-');
+  homes.push(home);
+  chmodSync(home, 0o755);
+  chownSync(home, TEST_UID, TEST_GID);
+  const asUser = { uid: TEST_UID, gid: TEST_GID };
+  const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, XDG_CACHE_HOME: path.join(home, '.cache'),
+    XDG_STATE_HOME: path.join(home, '.state'), LANG: 'C.UTF-8' };
+  // The owner: a live process of the user (an mcpcell whose install scripts run long).
+  const owner = spawn('sleep', ['60'], { ...asUser, stdio: 'ignore' });
+  t.after(() => owner.kill('SIGKILL'));
+  const dir = path.join(home, '.cache', 'mcpcell', 'npx', `.install-${owner.pid}-adv19y`);
+  spawnSync('mkdir', ['-p', path.join(dir, 'node_modules', 'pkg')], asUser);
+  spawnSync('touch', ['-d', '2 hours ago', dir], asUser);
+  const gc = spawnSync(MCPCELL_BIN, ['gc'], { ...asUser, env, encoding: 'utf8', timeout: 30_000 });
+  t.diagnostic((gc.stdout + gc.stderr).split('\n').filter((l) => l.includes('npx')).join('\n'));
+  assert.ok(existsSync(path.join(dir, 'node_modules', 'pkg')), 'gc removed the install of a live mcpcell (pid ' + owner.pid + ')');
+});
