@@ -44,6 +44,23 @@
 //      the whole install), or refuse a packument whose dist.unpackedSize
 //      (or the tarball's gzip ratio / tar headers, read before npm) exceeds
 //      a limit; RLIMIT_FSIZE on the host npm bounds one file only.
+//   3. MEDIUM the budget's follower (Follow) also copies the scripts'
+//      output to mcpcell's stderr itself (ScriptOutput::Add, a blocking
+//      write of up to 1 MiB to the client's stderr): while the client does
+//      not read its stderr (busy, reading it only after the server answers,
+//      a terminal paused with Ctrl-S), the follower sits in write(2) and
+//      looks at neither the disk nor the clock. A script whose background
+//      process prints 400 KB (it blocks, the script goes on) writes 1.5 GiB
+//      unchecked (test below; three 500 MiB files, then a marker); for as
+//      long as the client stays away, --install-timeout is not kept either,
+//      and the disk fills. The budget strikes only when the client reads.
+//      Reproduce: install with stderr a pipe nobody reads for 5 s; script
+//      `(yes | head -c 400000) & for i in 1 2 3; do head -c 500M /dev/zero
+//      > f$i; done`.
+//      Suggested fix: keep the disk and time checks off the output path: a
+//      timerfd/poll loop that never blocks on the client (write to stderr
+//      non-blocking, or from another thread through a bounded queue that
+//      drops to the tail when full), or the checks on a thread of their own.
 // Held (checked by hand or read, not kept as tests): the cell's other
 // writable file systems are all size-bounded tmpfs (/ 8 MiB, /tmp and
 // /dev/shm 128 MiB, HOME 64 MiB, seen with df in a cell); reflink ioctls
@@ -56,15 +73,16 @@
 // THREAT_MODEL says.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { skipWithoutCell } from './lib/mcpcell.mjs';
+import { MCPCELL_BIN } from './lib/paths.mjs';
 import { scriptsHome } from './lib/npm_registry.mjs';
 import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
 
@@ -174,4 +192,45 @@ test('adv19: npm\'s extraction of a tarball is unbounded: ~1 MiB of gzip puts 1.
   t.after(() => rmSync(installDir, { recursive: true, force: true }));
   t.diagnostic(`exit ${r.code}; ${taken >> 20} MiB in ${installDir}\n${r.stderr.slice(-400)}`);
   assert.ok(taken < (1 << 30), `a ${1200}-MiB tarball payload was published in the host's cache (${taken >> 20} MiB, exit ${r.code})`);
+});
+
+test('adv19: a client that is slow to read stderr stalls the budget\'s follower: 1.5 GiB written while it waits', {
+  timeout: 180_000,
+  todo: 'adv19: Follow writes the scripts\' output to stderr itself; blocked on a full stderr it checks neither disk nor time',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv19-stall-top-${id}`;
+  const a = `e2e-adv19-stall-a-${id}`;
+  // 400 KiB of output (more than the client's pipe holds) from a background
+  // process, which then waits on its own write; meanwhile 1.5 GiB to disk.
+  const script = '(head -c 400000 /dev/zero | tr "\\0" "x" | fold -w 100) & sleep 1; for i in 1 2 3; do head -c 500M /dev/zero > f$i || exit 0; done; echo wrote > wrote-1500.txt; wait';
+  const reg = await startRegistry([
+    { name: a, manifest: { scripts: { install: script } }, files: { 'index.js': '' } },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const home = mkdtempSync('/var/tmp/e2e-adv19-stall-');
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', XDG_CACHE_HOME: path.join(home, '.cache'),
+    npm_config_cache: path.join(home, 'npm-cache'), npm_config_update_notifier: 'false', npm_config_registry: reg.url };
+  // The client reads stdout, and its stderr only later (a busy event loop, a paused terminal).
+  const child = spawn(MCPCELL_BIN, ['install', `npx://${top}@1.0.0`], { env, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.resume();
+  t.after(() => child.kill('SIGKILL'));
+  const npx = path.join(home, '.cache', 'mcpcell', 'npx');
+  let written = '';
+  for (let i = 0; i < 400 && !written; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    try {
+      for (const n of readdirSync(npx)) {
+        const f = path.join(npx, n, 'node_modules', a, 'wrote-1500.txt');
+        if (existsSync(f)) written = f;
+      }
+    } catch { /* not yet */ }
+  }
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  const code = await new Promise((r) => child.on('close', r));
+  t.diagnostic(`exit ${code}; written: ${written || 'no'}\n${stderr.slice(-300)}`);
+  assert.equal(written, '', 'the script wrote 1500 MiB while the follower was blocked on stderr (no disk check)');
 });
