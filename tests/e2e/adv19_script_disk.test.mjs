@@ -61,6 +61,21 @@
 //      timerfd/poll loop that never blocks on the client (write to stderr
 //      non-blocking, or from another thread through a bounded queue that
 //      drops to the tail when full), or the checks on a thread of their own.
+//   4. MEDIUM scripts run in place (RunScriptsInPlace: a published install
+//      made with --install-scripts=skip or by an older mcpcell, whose scripts
+//      the next default launch runs) are not undone when they fail or are
+//      stopped at the budget: what they wrote stays in the published
+//      directory, and the next launch runs them again with a fresh baseline
+//      (a new NativeScriptCell). Every retry adds up to 1 GiB, for good; MCP
+//      clients restart a failing server on their own. Two failed runs: 1.4
+//      GiB left (test below).
+//      Reproduce: `mcpcell install --install-scripts=skip npx://x@1.0.0`,
+//      then `mcpcell install npx://x@1.0.0` twice; script `head -c 700M
+//      /dev/zero > big-$(date +%s%N).bin; exit 1`.
+//      Suggested fix: run in-place scripts on a copy (a fresh .install-* dir,
+//      published by rename on success, as a first install is), or remove the
+//      published install when they fail, so each attempt starts from the
+//      tarball's files.
 // Held (checked by hand or read, not kept as tests): the cell's other
 // writable file systems are all size-bounded tmpfs (/ 8 MiB, /tmp and
 // /dev/shm 128 MiB, HOME 64 MiB, seen with df in a cell); reflink ioctls
@@ -233,4 +248,38 @@ test('adv19: a client that is slow to read stderr stalls the budget\'s follower:
   const code = await new Promise((r) => child.on('close', r));
   t.diagnostic(`exit ${code}; written: ${written || 'no'}\n${stderr.slice(-300)}`);
   assert.equal(written, '', 'the script wrote 1500 MiB while the follower was blocked on stderr (no disk check)');
+});
+
+test('adv19: scripts run in place (an install made with --install-scripts=skip) keep what they wrote when they fail: each launch adds its budget', {
+  timeout: 240_000,
+  todo: 'adv19: a failed in-place script run is not undone; every retry of the launch gets a fresh 1 GiB budget on the published install',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  const top = `e2e-adv19-inplace-top-${id}`;
+  const a = `e2e-adv19-inplace-a-${id}`;
+  const reg = await startRegistry([
+    { name: a, manifest: { scripts: { install: 'head -c 700M /dev/zero > big-$(date +%s%N).bin; exit 1' } }, files: { 'index.js': '' } },
+    topPackage(top, [a]),
+  ]);
+  t.after(() => reg.close());
+  const home = mkdtempSync('/var/tmp/e2e-adv19-inplace-');
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', XDG_CACHE_HOME: path.join(home, '.cache'),
+    npm_config_cache: path.join(home, 'npm-cache'), npm_config_update_notifier: 'false', npm_config_registry: reg.url };
+  const mcpcell = (args) => new Promise((resolve) => {
+    const child = spawn(MCPCELL_BIN, args, { env, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stdout.resume();
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+  const skipped = await mcpcell(['install', '--install-scripts=skip', `npx://${top}@1.0.0`]);
+  assert.equal(skipped.code, 0, `install without scripts (test setup): ${skipped.stderr.slice(-500)}`);
+  const installDir = path.join(home, '.cache', 'mcpcell', 'npx', `${top}@1.0.0`);
+  const runs = [];
+  for (let i = 0; i < 2; i++) runs.push(await mcpcell(['install', `npx://${top}@1.0.0`]));
+  const taken = duBytes(installDir);
+  t.diagnostic(`exits ${runs.map((r) => r.code).join(' ')}; ${taken >> 20} MiB in ${installDir}\n${runs[1].stderr.slice(-500)}`);
+  assert.ok(runs.every((r) => /running the install scripts/.test(r.stderr)), 'the scripts ran in place (test setup)');
+  assert.ok(taken < (1 << 30) + (200 << 20), `two failed in-place script runs left ${taken >> 20} MiB in the published install`);
 });
