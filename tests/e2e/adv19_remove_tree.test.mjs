@@ -11,7 +11,7 @@
 //      remaining k pops each openat(".."), past the top, and EmptyOnce the
 //      directory reached — the tree's parent, its grandparent, ...: with
 //      k = 1 the whole npx cache (every installed package), with k = 4
-//      ~/.cache/mcpcell/npx/.install-X → the user's home, with k = 6 as root
+//      ~/.cache/mcpcell/npx/.install-X → the user's home, with k = 5 as root
 //      (/root/.cache/mcpcell/npx/.install-X) the host's `/`.
 //      Who moves it: RemoveAbandonedInstalls (every install's start, and
 //      `mcpcell gc`) removes an `.install-PID-X` whose owner is ALIVE once
