@@ -15,10 +15,16 @@
 //      (/root/.cache/mcpcell/npx/.install-X) the host's `/`.
 //      Who moves it: RemoveAbandonedInstalls (every install's start, and
 //      `mcpcell gc`) removes an `.install-PID-X` whose owner is ALIVE once
-//      its top directory's mtime is over an hour old — an install whose
-//      scripts run longer than that (one cell per package, --install-timeout
-//      5 min each: 13 packages with slow scripts) is removed while its
-//      current script cell still runs, and that cell may rename directories
+//      its top directory's mtime is over an hour old. The top changes when
+//      each package's script cell starts (its .mcpcell-bin.X view is made
+//      there), so one package's scripts must run over an hour: a user who
+//      set --install-timeout above 1h (mcpcell's own advice after a timeout
+//      is to double it; a large native build on a slow machine). Or no wait
+//      at all: an mcpcell in another pid namespace sharing the cache (a
+//      container or sandboxed client with the same HOME) sees kill(pid, 0)
+//      fail with ESRCH and sweeps a live install as dead. The install is
+//      removed while its current script cell still runs, and that cell may
+//      rename directories
 //      in its own package directory (it sees its files vanish: the moment
 //      to move the one being emptied). The test stands a same-uid host
 //      process in for the cell (it can only rename inside the tree, as the
@@ -43,8 +49,8 @@
 //      filesystem (st_dev), as `rm --one-file-system`.
 //   2. MEDIUM the sweep removes a live install: `stale` (mtime over an hour)
 //      alone suffices even when kill(owner, 0) says the owner is alive. An
-//      install whose scripts take over an hour (allowed: --install-timeout
-//      is per package) is removed under its running cells by any other
+//      install with a step over an hour (allowed: --install-timeout is the
+//      user's) is removed under its running cells by any other
 //      launch's install or `mcpcell gc`, and finding 1 runs against a live
 //      writer. Suggested fix: remove a live owner's directory never (a pid
 //      reuse is answered by the pid's start time, as cell records do), or
