@@ -34,7 +34,8 @@
 // Held (test below; it can fail): a launch whose mcpcell says ~36 KiB
 // before its clone (a -v mount list, a credential-variable note naming 1200
 // variables) starts, and the client's stderr and the run's log both hold
-// mcpcell's note, then 2000 server lines, whole and in order. Read, not kept
+// mcpcell's note, then 2000 server lines, whole and in order. Read (and seen
+// under strace -f: both threads exit before the namespaces' clone3), not kept
 // as tests: no thread of mcpcell's is alive at the server's clone (the
 // prefetch is awaited, the copy joined; the relay, egress and follower
 // threads start after; script cells clone during planning, before the
