@@ -39,6 +39,8 @@
 //      Reproduce: a package whose tarball holds a 1200 MiB file of zeros;
 //      `mcpcell install --install-scripts=skip npx://pkg@1.0.0`: published,
 //      1.2 GiB in ~/.cache/mcpcell/npx.
+//      (Not tested, same shape: a uvx:// wheel is a zip, deflate ~1000:1,
+//      unpacked by the host pip without a bound.)
 //      Suggested fix: bound the install as the scripts are: the host npm's
 //      run watched with the same statvfs count (stop npm past a budget for
 //      the whole install), or refuse a packument whose dist.unpackedSize
