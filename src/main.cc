@@ -5,6 +5,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,11 @@ void OccupyStdio() {
 int main(int argc, char** argv) {
   mcpcell::TracePhase("main");
   OccupyStdio();
+  // A client's stderr (or stdout) that is a closed pipe is EPIPE for each
+  // write, never a SIGPIPE that ends mcpcell before its server runs
+  // (adv19). Every program mcpcell starts gets SIG_DFL back before its
+  // execve (run_cmd.cc's plain run, host_run.cc's tools, cell_init.cc).
+  ::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"mcpcell — run MCP servers in isolation cells decided by a policy", "mcpcell"};
   app.set_version_flag("--version", MCPCELL_VERSION);
   app.require_subcommand(1);

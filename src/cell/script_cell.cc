@@ -16,6 +16,8 @@
 #include <deque>
 #include <filesystem>
 #include <optional>
+#include <mutex>
+#include <condition_variable>
 #include <thread>
 
 #include "cell/native/native_cell.h"
@@ -336,55 +338,91 @@ constexpr std::uint64_t kScriptDiskBytes = 1ULL << 30;
 constexpr std::uint64_t kScriptInodes = 250000;
 constexpr auto kDiskCheckEvery = std::chrono::milliseconds(100);
 
-/// Whether the disk holding `dir` took more than the budget since `start`
-/// (util/fs_usage.h: the filesystem's count, which no name hides). A disk
-/// that cannot be measured is over it: the cell is not let run unbounded.
-bool OverDiskBudget(const std::string& dir, const FsUsage& start) {
+/// Whether the disk holding `dir` took more than the budget above `low`,
+/// the lowest use seen since the install's scripts began (util/fs_usage.h:
+/// the filesystem's count, which no name hides). The lowest, not the first:
+/// what a script deletes (a file its own tarball shipped) is no credit for
+/// what it writes next (adv19: a 700 MiB file deleted, 1.6 GiB written).
+/// A disk that cannot be measured is over it: the cell is not let run unbounded.
+bool OverDiskBudget(const std::string& dir, FsUsage* low) {
   auto now = FsUsageOf(dir);
   if (!now.ok()) return true;
-  return now->bytes > start.bytes + kScriptDiskBytes || now->inodes > start.inodes + kScriptInodes;
+  low->bytes = std::min(low->bytes, now->bytes);
+  low->inodes = std::min(low->inodes, now->inodes);
+  return now->bytes > low->bytes + kScriptDiskBytes || now->inodes > low->inodes + kScriptInodes;
 }
 
-/// Reads the cell's output until every process of the cell is gone (EOF);
-/// says every 30 s that it is still running; stops the cell at the time
-/// limit, or when the install's scripts took more of the package
-/// directory's disk than the budget since `disk_start` (looked at every
-/// kDiskCheckEvery: between two looks a script writes at the disk's speed;
-/// fallocate and the ioctls that allocate, which are instant, are refused
-/// in the cell). Runs beside Cell::Wait.
-Stopped Follow(int rd, Cell& cell, const ScriptRun& run, const FsUsage& disk_start, ScriptOutput* out) {
+/// Keeps the time limit and the disk budget on a thread of its own, looking
+/// every kDiskCheckEvery (between two looks a script writes at the disk's
+/// speed; fallocate and the ioctls that allocate, which are instant, are
+/// refused in the cell), and stops the cell past either. Not the follower's
+/// work: it writes the scripts' output to mcpcell's stderr, which a client
+/// that does not read it blocks (adv19: 1.5 GiB written meanwhile).
+class Watchdog {
+ public:
+  Watchdog(Cell& cell, const ScriptRun& run, FsUsage* disk_low)
+      : thread_([this, &cell, &run, disk_low] { Watch(cell, run, disk_low); }) {}
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+  ~Watchdog() { End(); }
+  /// Once the cell is gone: what stopped it, if this did.
+  Stopped End() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    return stopped_;
+  }
+
+ private:
+  void Watch(Cell& cell, const ScriptRun& run, FsUsage* disk_low) {
+    const auto deadline = std::chrono::steady_clock::now() + run.limit;
+    std::unique_lock lock(mu_);
+    while (!done_) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        stopped_ = Stopped::kTimeLimit;
+      } else if (OverDiskBudget(run.package_dir, disk_low)) {
+        stopped_ = Stopped::kDiskBudget;
+      }
+      if (stopped_ != Stopped::kNo) {
+        cell.Stop(std::chrono::milliseconds(0));  // SIGKILL to PID 1: the pid namespace dies whole
+        return;
+      }
+      wake_.wait_for(lock, kDiskCheckEvery, [this] { return done_; });
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  Stopped stopped_ = Stopped::kNo;  ///< written by the thread, read after its join
+  std::thread thread_;              ///< last: started once the rest exists
+};
+
+/// Reads the cell's output until every process of the cell is gone (EOF),
+/// and says every 30 s that it is still running. Runs beside Cell::Wait.
+void Follow(int rd, const ScriptRun& run, ScriptOutput* out) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   auto next_note = start + std::chrono::seconds(30);
-  auto next_disk = start + kDiskCheckEvery;
-  Stopped stopped = Stopped::kNo;
-  bool cell_stopped = false;
   for (;;) {
     auto now = Clock::now();
-    if (stopped == Stopped::kNo && now >= start + run.limit) stopped = Stopped::kTimeLimit;
-    if (stopped == Stopped::kNo && now >= next_disk) {
-      if (OverDiskBudget(run.package_dir, disk_start)) stopped = Stopped::kDiskBudget;
-      next_disk = Clock::now() + kDiskCheckEvery;
-    }
-    if (stopped != Stopped::kNo && !cell_stopped) {
-      cell.Stop(std::chrono::milliseconds(0));  // SIGKILL to PID 1: the pid namespace dies whole
-      cell_stopped = true;
-    }
     if (now >= next_note) {
       auto so_far = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
       Say("still running the install scripts of " + run.package + " (" + ShortDuration(so_far) + " so far, limit " +
           ShortDuration(run.limit) + ": --install-timeout)");
       next_note += std::chrono::seconds(30);
     }
-    auto until = cell_stopped ? next_note : std::min({next_note, start + run.limit, next_disk});
-    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_note - now).count();
     pollfd p{rd, POLLIN, 0};
     int n = ::poll(&p, 1, static_cast<int>(std::max<long long>(wait, 1)));
-    if (n < 0 && errno != EINTR) return stopped;
+    if (n < 0 && errno != EINTR) return;
     if (n <= 0) continue;
     char buf[4096];
     ssize_t r = ::read(rd, buf, sizeof buf);
-    if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) return stopped;
+    if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) return;
     if (r > 0) out->Add(std::string_view(buf, static_cast<std::size_t>(r)));
   }
 }
@@ -437,10 +475,10 @@ class NativeScriptCell final : public ScriptCell {
     if (auto userns = CanMakeUserNamespace(); !userns.ok()) return NoCellHere(run, userns.error().Message());
     auto spec = ScriptCellSpec(run);
     if (!spec.ok()) return spec.error();
-    if (!disk_start_) {
+    if (!disk_low_) {
       auto use = FsUsageOf(run.package_dir);
       if (!use.ok()) return MakeError("run the install scripts of", run.package, use.error().Message());
-      disk_start_ = *use;
+      disk_low_ = *use;
     }
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return ErrnoError("pipe for the install scripts of", run.package);
@@ -458,18 +496,19 @@ class NativeScriptCell final : public ScriptCell {
     // limit kept, through Cell::Stop, which is safe from another thread)
     // beside it, until the last process of the cell is gone (EOF).
     ScriptOutput out(&shown_);
-    Stopped stopped = Stopped::kNo;
-    std::thread follower([&] { stopped = Follow(rd.get(), *started.cell, run, *disk_start_, &out); });
+    Watchdog watchdog(*started.cell, run, &*disk_low_);
+    std::thread follower([&] { Follow(rd.get(), run, &out); });
     CellResult r = started.cell->Wait();
     follower.join();
+    Stopped stopped = watchdog.End();
     started.cell.reset();
     stdio->Finish();
     if (stopped == Stopped::kDiskBudget) {
       return MakeError("run the install scripts of", run.package,
                        "the disk holding " + VisibleOnTerminal(run.package_dir) + " took more than " +
                            std::to_string(kScriptDiskBytes >> 20) + " MiB or " + std::to_string(kScriptInodes) +
-                           " files since this install's scripts began (counted for the whole disk: other writers "
-                           "to it count too), and their cell was stopped (the host's disk is not theirs to fill); "
+                           " files above its lowest use since this install's scripts began (counted for the whole "
+                           "disk: other writers to it count too), and their cell was stopped (the host's disk is not theirs to fill); "
                            "--install-scripts=skip installs without running them. Their last lines" + out.Tail());
     }
     if (stopped == Stopped::kTimeLimit) {
@@ -492,9 +531,9 @@ class NativeScriptCell final : public ScriptCell {
 
  private:
   std::size_t shown_ = 0;  ///< what every cell of this install printed to stderr (ScriptOutput)
-  /// The disk's use when this install's first script cell began: one budget
-  /// for all of them (kScriptDiskBytes).
-  std::optional<FsUsage> disk_start_;
+  /// The disk's lowest use since this install's first script cell began:
+  /// one budget for all of them (kScriptDiskBytes, OverDiskBudget).
+  std::optional<FsUsage> disk_low_;
 };
 
 }  // namespace

@@ -35,10 +35,18 @@ constexpr std::size_t kChunk = 64 * 1024;
 // ClonePause. Set and read on the supervisor's main thread only.
 StderrLog* g_live_log = nullptr;
 
+// A client's stderr may be non-blocking (Node shares O_NONBLOCK with the
+// children it gives its own stderr): a full one is waited for, not a chunk
+// dropped (adv19: 2256 of 20000 lines arrived).
 bool WriteAll(int fd, std::string_view data) {
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      pollfd p{fd, POLLOUT, 0};
+      (void)::poll(&p, 1, -1);
+      continue;
+    }
     if (n <= 0) return false;
     data.remove_prefix(static_cast<std::size_t>(n));
   }

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -114,8 +115,10 @@ int RunPlainly(const CellSpec& spec, const std::string& judged_exe) {
     Say("cannot run " + spec.argv[0] + ": not found on PATH");
     return kExitNotFound;
   }
+  ::signal(SIGPIPE, SIG_DFL);  // ignored by mcpcell (main.cc); the server gets the default, as without it
   ::execve(exe.c_str(), argv.data(), envp.data());
   int err = errno;
+  ::signal(SIGPIPE, SIG_IGN);
   Say("cannot run " + exe + ": " + std::strerror(err));
   return err == ENOENT ? kExitNotFound : kExitCannotExec;
 }

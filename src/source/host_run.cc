@@ -120,6 +120,7 @@ Result<pid_t> SpawnTool(const std::vector<std::string>& argv, int out_fd, int er
     // nothing there writable by the group or others, whatever the caller's
     // umask (cache_entry_owner.h refuses such an entry on the way to the program).
     ::umask(022);
+    ::signal(SIGPIPE, SIG_DFL);  // ignored by mcpcell (main.cc), not by npm or pip
     ::execve(cmd.exe.c_str(), args.data(), envp.data());
     std::fprintf(stderr, "mcpcell: cannot run %s: %s\n", cmd.exe.c_str(), std::strerror(errno));
     ::_exit(127);

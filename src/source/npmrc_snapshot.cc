@@ -17,6 +17,7 @@
 #include "util/terminal_text.h"
 #include "util/sealed_memfd.h"
 #include "util/unique_fd.h"
+#include "util/work_dir_lock.h"
 
 namespace mcpcell {
 namespace {
@@ -72,7 +73,9 @@ Result<NpmrcSnapshot> NpmrcSnapshot::Make(const std::string& parent) {
   std::string tmpl = parent + "/.npmrc-" + std::to_string(::getpid()) + "-XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr) return ErrnoError("make a directory for npm's config in", parent);
   NpmrcSnapshot snap;
-  snap.dir_ = tmpl;  // mkdtemp's 0700: the copies hold the user's tokens
+  snap.dir_ = tmpl;  // mkdtemp's 0700
+  snap.held_ = HoldWorkDir(tmpl);  // no sweep takes it while this launch uses it
+  if (!snap.held_) return ErrnoError("lock the directory for npm's config", tmpl);
   if (::mkdir((snap.dir_ + "/project").c_str(), 0700) != 0) return ErrnoError("make an empty npm project in", snap.dir_);
   return snap;
 }
@@ -94,7 +97,7 @@ Status NpmrcSnapshot::Copy(const std::string& global, const std::string& user) {
 }
 
 NpmrcSnapshot::NpmrcSnapshot(NpmrcSnapshot&& o) noexcept
-    : dir_(std::exchange(o.dir_, {})), copied_(o.copied_), global_(std::move(o.global_)), user_(std::move(o.user_)),
+    : dir_(std::exchange(o.dir_, {})), held_(std::move(o.held_)), copied_(o.copied_), global_(std::move(o.global_)), user_(std::move(o.user_)),
       texts_(std::move(o.texts_)) {}
 
 NpmrcSnapshot::~NpmrcSnapshot() {

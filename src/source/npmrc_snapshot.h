@@ -65,6 +65,7 @@ class NpmrcSnapshot {
  private:
   NpmrcSnapshot() = default;
   std::string dir_;
+  UniqueFd held_;  ///< util/work_dir_lock.h
   bool copied_ = false;
   UniqueFd global_;
   UniqueFd user_;

@@ -31,6 +31,7 @@
 #include "source/url_credential.h"
 #include "source/host_tool.h"
 #include "source/npm_config.h"
+#include "source/lockfile_scrub.h"
 #include "source/npmrc_snapshot.h"
 #include "util/diag.h"
 #include "util/remove_tree.h"
@@ -38,6 +39,7 @@
 #include "util/json_input.h"
 #include "util/sealed_memfd.h"
 #include "util/unique_fd.h"
+#include "util/work_dir_lock.h"
 #include "util/write_all.h"
 
 extern char** environ;
@@ -211,6 +213,10 @@ class NpmTool : public PackageTool {
       if (std::string hint = scopes->Hint(package); !hint.empty()) e.detail += (e.detail.empty() ? "" : "; ") + hint;
       return e;
     }
+    // npm's lockfiles name every tarball's URL whole: a registry's path
+    // token in them was read by the server's own cell and by any later
+    // grant of the cache (adv19).
+    MCPCELL_TRY(ScrubLockfiles(prefix, masked_));
     // Under which settings it came (install_origin.h): an allow run trusts
     // only an install made under the public registry's — the settings of
     // the copies npm read (npmrc_snapshot.h), judged here.
@@ -363,12 +369,18 @@ int RemoveAbandonedInstalls(const std::string& cache_root, int* checked) {
     if (InstallOwner(name) == 0 && name.rfind(".install-", 0) != 0) continue;
     if (checked != nullptr) ++*checked;
     pid_t owner = InstallOwner(name);
-    // kill(pid, 0) (kill(2)): ESRCH = no such process, so its install is over.
-    bool owner_dead = owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH;
+    // kill(pid, 0) (kill(2)): ESRCH = no such process, so its install is
+    // over. A live owner's is never taken, however old (adv19: an install
+    // step over an hour was swept under its running cell); one held
+    // (util/work_dir_lock.h) neither: its owner may be alive in another pid
+    // namespace, where its pid names no process of ours.
+    bool owner_alive = owner > 0 && (::kill(owner, 0) == 0 || errno == EPERM);
+    bool owner_dead = owner > 0 && !owner_alive;
     std::error_code time_ec;
     auto mtime = fs::last_write_time(e.path(), time_ec);
     bool stale = !time_ec && now - mtime > std::chrono::hours(1);
-    if ((owner_dead || stale) && RemoveTree(e.path().string())) ++removed;
+    if (owner_alive || !(owner_dead || stale) || WorkDirHeld(e.path().string())) continue;
+    if (RemoveTree(e.path().string())) ++removed;
   }
   return removed;
 }
@@ -507,6 +519,13 @@ Status InstallIntoCache(const std::string& cache_root, const std::string& final_
   // the directory as soon as that mcpcell is gone (e.g. kill -9 mid-install).
   std::string tmpl = cache_root + "/.install-" + std::to_string(::getpid()) + "-XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr) return ErrnoError("create install directory in", cache_root);
+  // Held until published or removed: no sweep takes it meanwhile.
+  UniqueFd held = HoldWorkDir(tmpl);
+  if (!held) {
+    Status failed = ErrnoError("lock install directory", tmpl);
+    (void)RemoveTree(tmpl);
+    return failed;
+  }
   // mkdtemp makes 0700; the cell's user must be able to read the package.
   fs::permissions(tmpl, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                             fs::perms::others_read | fs::perms::others_exec, ec);

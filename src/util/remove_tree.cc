@@ -2,12 +2,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <set>
-#include <utility>
+#include <string>
 #include <vector>
 
 #include "util/unique_fd.h"
@@ -17,13 +17,21 @@ namespace {
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
-using DirId = std::pair<dev_t, ino_t>;
+/// Gives a directory of ours that keeps us out (0300: no listing; 0500: no
+/// unlinking) its owner's bits, through an O_PATH fd of the directory
+/// itself: chmod by name follows a symlink swapped in for it (adv19).
+void OwnerBitsBack(int parent, const char* name) {
+  UniqueFd dir(::openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dir) (void)::chmod(("/proc/self/fd/" + std::to_string(dir.get())).c_str(), 0700);
+}
 
-/// `name` below `parent` opened as a directory; one of ours that keeps us
-/// out (mode 0300) is given its owner's bits first.
 UniqueFd OpenDirAt(int parent, const char* name) {
   UniqueFd fd(::openat(parent, name, kDirFlags));
-  if (!fd && errno == EACCES && ::fchmodat(parent, name, 0700, 0) == 0) fd.reset(::openat(parent, name, kDirFlags));
+  if (!fd && errno == EACCES) {
+    OwnerBitsBack(parent, name);
+    fd.reset(::openat(parent, name, kDirFlags));
+  }
+  if (fd) (void)::fchmod(fd.get(), 0700);  // ours: a 0500 directory cannot lose entries otherwise
   return fd;
 }
 
@@ -41,64 +49,68 @@ std::vector<std::string> EntryNames(int dir) {
   return names;
 }
 
-/// Removes every entry of `dir` it can; the name of the first directory
-/// that stays because it is not empty and is not `stuck` ("" when none).
-std::string EmptyOnce(int dir, const std::set<DirId>& stuck) {
-  (void)::fchmod(dir, 0700);  // ours: a 0500 directory cannot lose entries otherwise
-  for (const std::string& name : EntryNames(dir)) {
-    struct stat st{};
-    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    if (!S_ISDIR(st.st_mode)) {
-      (void)::unlinkat(dir, name.c_str(), 0);
-      continue;
-    }
-    if (stuck.count({st.st_dev, st.st_ino}) != 0 || ::unlinkat(dir, name.c_str(), AT_REMOVEDIR) == 0) continue;
-    return name;
+/// Moves `name` (a directory in `from`) to `top` under a name of its own.
+bool MoveUp(int from, const std::string& name, int top, unsigned* serial) {
+  for (int tries = 0; tries < 100; ++tries) {
+    std::string to = ".rm-" + std::to_string((*serial)++);
+    if (::renameat2(from, name.c_str(), top, to.c_str(), RENAME_NOREPLACE) == 0) return true;
+    if (errno != EEXIST) return false;
   }
-  return "";
+  return false;
 }
 
 }  // namespace
 
+// Flattening, never climbing: every directory found inside a directory
+// being emptied is moved up to the top directory, and the top directory is
+// emptied again until it is. At most two directories are open, none is
+// reached through "..", and no path is longer than the top's: a tree
+// changed while it is removed (a cell renaming inside its package, adv19:
+// a climb by ".." after such a move left the tree and emptied its
+// ancestors) stays the tree, on the top's filesystem.
 bool RemoveTree(const std::string& path) {
-  struct stat top{};
-  if (::lstat(path.c_str(), &top) != 0) return errno == ENOENT;
-  if (!S_ISDIR(top.st_mode)) return ::unlink(path.c_str()) == 0 || errno == ENOENT;
-  std::size_t slash = path.find_last_not_of('/');
-  slash = slash == std::string::npos ? std::string::npos : path.rfind('/', slash);
+  struct stat top_st{};
+  if (::lstat(path.c_str(), &top_st) != 0) return errno == ENOENT;
+  if (!S_ISDIR(top_st.st_mode)) return ::unlink(path.c_str()) == 0 || errno == ENOENT;
+  std::size_t end = path.find_last_not_of('/');
+  std::size_t slash = end == std::string::npos ? std::string::npos : path.rfind('/', end);
   std::string parent_path = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  std::string base = path.substr(slash == std::string::npos ? 0 : slash + 1, end == std::string::npos ? 1 : end - slash);
   UniqueFd parent(::open(parent_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!parent) return false;
-  UniqueFd cur = OpenDirAt(parent.get(), base.c_str());
-  if (!cur) return false;
-  // Down into the first directory that is not empty, up when one is
-  // emptied: one fd at a time, the names on the way kept. A directory that
-  // cannot be emptied is `stuck` and not entered again, so this ends.
-  std::vector<std::string> down;
-  std::set<DirId> stuck;
-  for (;;) {
-    std::string sub = EmptyOnce(cur.get(), stuck);
-    if (!sub.empty()) {
-      if (UniqueFd next = OpenDirAt(cur.get(), sub.c_str())) {
-        down.push_back(std::move(sub));
-        cur = std::move(next);
-      } else {
-        struct stat st{};
-        if (::fstatat(cur.get(), sub.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
-        stuck.insert({st.st_dev, st.st_ino});
+  UniqueFd top = OpenDirAt(parent.get(), base.c_str());
+  if (!top) return false;
+  unsigned serial = 0;
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (const std::string& name : EntryNames(top.get())) {
+      struct stat st{};
+      if (::fstatat(top.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (!S_ISDIR(st.st_mode)) {
+        progress |= ::unlinkat(top.get(), name.c_str(), 0) == 0;
+        continue;
       }
-      continue;
+      if (::unlinkat(top.get(), name.c_str(), AT_REMOVEDIR) == 0) {
+        progress = true;
+        continue;
+      }
+      if (st.st_dev != top_st.st_dev) continue;  // a mount point: not ours to empty
+      UniqueFd dir = OpenDirAt(top.get(), name.c_str());
+      if (!dir) continue;
+      for (const std::string& inner : EntryNames(dir.get())) {
+        struct stat ist{};
+        if (::fstatat(dir.get(), inner.c_str(), &ist, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (S_ISDIR(ist.st_mode) && ::unlinkat(dir.get(), inner.c_str(), AT_REMOVEDIR) != 0) {
+          progress |= MoveUp(dir.get(), inner, top.get(), &serial);
+        } else if (!S_ISDIR(ist.st_mode)) {
+          progress |= ::unlinkat(dir.get(), inner.c_str(), 0) == 0;
+        } else {
+          progress = true;
+        }
+      }
+      progress |= ::unlinkat(top.get(), name.c_str(), AT_REMOVEDIR) == 0;
     }
-    if (down.empty()) break;
-    struct stat here{};
-    if (::fstat(cur.get(), &here) != 0) return false;
-    UniqueFd up(::openat(cur.get(), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!up) return false;
-    cur = std::move(up);
-    if (::unlinkat(cur.get(), down.back().c_str(), AT_REMOVEDIR) != 0) stuck.insert({here.st_dev, here.st_ino});
-    down.pop_back();
   }
   return ::unlinkat(parent.get(), base.c_str(), AT_REMOVEDIR) == 0;
 }

@@ -119,7 +119,6 @@ async function startTokenFront(regPort, token) {
 
 test('adv19: a cell granted a read of ~/.cache reads a path-token registry\'s token from a published install\'s lockfile', {
   timeout: 120_000,
-  todo: 'adv19: npm\'s lockfiles in every published npx install keep the registry\'s path token, readable by a cell granted ~/.cache',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const home = mkdtempSync('/var/tmp/e2e-adv19-tokens-');
@@ -155,7 +154,6 @@ test('adv19: a cell granted a read of ~/.cache reads a path-token registry\'s to
 
 test('adv19: the npx server\'s own cell reads the user\'s path token from its install\'s lockfile', {
   timeout: 120_000,
-  todo: 'adv19: the server\'s cell sees its install\'s lockfiles, whose resolved URLs carry the registry\'s path token',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const home = mkdtempSync('/var/tmp/e2e-adv19-tokens-');

@@ -63,7 +63,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -74,12 +74,18 @@ const TEST_GID = 1001;
 const homes = [];
 after(() => { for (const h of homes) spawnSync('rm', ['-rf', '--', h]); });
 
-// The racer: builds the tree, says "ready", waits for the sweep to start
-// emptying D (one of its files gone), then moves D one level up.
+// The racer: builds the tree (named for a dead owner, argv[3], so the sweep
+// takes it), says "ready", waits for the sweep to start (one of D's files
+// gone, or D gone from its place), then for two seconds moves every
+// directory it finds in the tree into another one, deeper or higher: what a
+// cell renaming inside its package can do while RemoveTree runs. (adv19's
+// first racer moved D one level up once; RemoveTree then climbed by ".."
+// past the top. It no longer climbs: it flattens, moving what it finds up
+// to the top, so D is gone from its place before its files are.)
 const RACER = `
 import os, sys, time
-npx, files = sys.argv[1], int(sys.argv[2])
-top = os.path.join(npx, '.install-%d-adv19x' % os.getpid())
+npx, files, dead = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+top = os.path.join(npx, '.install-%s-adv19x' % dead)
 pkg = os.path.join(top, 'node_modules', 'pkg')
 d = os.path.join(pkg, 'a', 'D')
 os.makedirs(d)
@@ -91,20 +97,31 @@ for p in (d, os.path.dirname(d), pkg, os.path.dirname(pkg), top):
 print('ready', flush=True)
 probe = [os.path.join(d, 'f%d' % i) for i in range(0, files, files // 400)]
 deadline = time.time() + 60
-moved = False
-while time.time() < deadline and not moved:
-    for p in probe:
-        if not os.path.lexists(p):
-            os.rename(d, os.path.join(pkg, 'D2'))
-            moved = True
-            break
-print('moved' if moved else 'never-saw-the-sweep', flush=True)
-time.sleep(3)
+seen = False
+while time.time() < deadline and not seen:
+    seen = not os.path.lexists(d) or any(not os.path.lexists(p) for p in probe)
+moves = 0
+end = time.time() + 2
+while seen and time.time() < end:
+    dirs = []
+    for root, subdirs, _ in os.walk(top):
+        dirs += [os.path.join(root, x) for x in subdirs]
+        if len(dirs) > 50: break
+    for i, x in enumerate(dirs):
+        into = dirs[(i + 1) % len(dirs)]
+        for target in (os.path.join(into, 'm%d' % moves), os.path.join(top, 'u%d' % moves)):
+            try:
+                os.rename(x, target)
+                moves += 1
+                break
+            except OSError:
+                pass
+print('moved %d' % moves if seen else 'never-saw-the-sweep', flush=True)
+time.sleep(1)
 `;
 
 test('adv19: a directory moved during RemoveTree\'s walk makes `mcpcell gc` empty the tree\'s parent (a sibling install is removed)', {
   timeout: 120_000,
-  todo: 'adv19: RemoveTree goes up by ".." and counts depth by names: a move inside the tree makes it climb out and empty its ancestors',
 }, async (t) => {
   if (process.getuid() !== 0) { t.skip('needs root to act as mcpcell-test'); return; }
   const home = mkdtempSync('/var/tmp/e2e-adv19-rt-');
@@ -119,7 +136,11 @@ test('adv19: a directory moved during RemoveTree\'s walk makes `mcpcell gc` empt
 
   const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, XDG_CACHE_HOME: path.join(home, '.cache'),
     XDG_STATE_HOME: path.join(home, '.state'), LANG: 'C.UTF-8' };
-  const racer = spawn('/usr/bin/python3', ['-c', RACER, npx, '40000'], { ...asUser, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  // A dead owner: the sweep removes only a dead (or an hour-old, unheld) owner's install.
+  const npxMode = statSync(npx).mode & 0o777;
+  const gone = spawnSync('sh', ['-c', 'echo $$']);
+  const deadPid = gone.stdout.toString().trim();
+  const racer = spawn('/usr/bin/python3', ['-c', RACER, npx, '40000', deadPid], { ...asUser, env, stdio: ['ignore', 'pipe', 'inherit'] });
   let said = '';
   racer.stdout.setEncoding('utf8').on('data', (d) => (said += d));
   t.after(() => racer.kill('SIGKILL'));
@@ -129,14 +150,18 @@ test('adv19: a directory moved during RemoveTree\'s walk makes `mcpcell gc` empt
   const gc = spawnSync(MCPCELL_BIN, ['gc'], { ...asUser, env, encoding: 'utf8', timeout: 60_000 });
   await new Promise((r) => racer.on('close', r));
   t.diagnostic(`racer: ${said.trim()}; gc exit ${gc.status}\n${(gc.stdout + gc.stderr).slice(-600)}`);
-  assert.match(said, /moved/, 'the racer never saw the sweep (test setup)');
+  assert.match(said, /moved [1-9]/, 'the racer never saw the sweep or moved nothing (test setup)');
+  assert.equal(gc.error, undefined, 'mcpcell gc ended');
   assert.ok(existsSync(path.join(npx, 'canary@1.0.0', 'keep.txt')),
     'mcpcell gc removed a published install outside the .install-* tree it was removing');
+  assert.equal(statSync(npx).mode & 0o777, npxMode, 'the npx cache kept its mode (RemoveTree chmods only what it removes)');
+  // Once the racer is gone, the next sweep takes the rest of the tree.
+  spawnSync(MCPCELL_BIN, ['gc'], { ...asUser, env, encoding: 'utf8', timeout: 60_000 });
+  assert.ok(!existsSync(path.join(npx, `.install-${deadPid}-adv19x`)), 'the tree was removed');
 });
 
 test('adv19: `mcpcell gc` leaves an install whose owner is alive, however old its directory', {
   timeout: 60_000,
-  todo: 'adv19: RemoveAbandonedInstalls removes a live owner\'s .install-PID-X once its mtime is an hour old',
 }, async (t) => {
   if (process.getuid() !== 0) { t.skip('needs root to act as mcpcell-test'); return; }
   const home = mkdtempSync('/var/tmp/e2e-adv19-rt-');

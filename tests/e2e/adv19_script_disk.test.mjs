@@ -173,7 +173,6 @@ const topPackage = (top, deps) => ({
 
 test('adv19: a script that deletes what its tarball shipped gets that much more budget: 1.6 GiB written and published', {
   timeout: 180_000,
-  todo: 'adv19: the disk budget counts the net change, so deleting the tarball\'s own (unbounded) files is credit for the script',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv19-credit-top-${id}`;
@@ -213,7 +212,6 @@ test('adv19: npm\'s extraction of a tarball is unbounded: ~1 MiB of gzip puts 1.
 
 test('adv19: a client that is slow to read stderr stalls the budget\'s follower: 1.5 GiB written while it waits', {
   timeout: 180_000,
-  todo: 'adv19: Follow writes the scripts\' output to stderr itself; blocked on a full stderr it checks neither disk nor time',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv19-stall-top-${id}`;

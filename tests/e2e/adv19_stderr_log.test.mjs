@@ -95,7 +95,6 @@ print(json.dumps({'code': p.returncode, 'stdout': out.decode('utf8', 'replace'),
 
 test('adv19: an untracked run whose stderr is a closed pipe runs its server (not killed by SIGPIPE)', {
   timeout: 60_000,
-  todo: 'adv19: without a StderrLog (state dir refused), mcpcell\'s first warning to a closed stderr is a SIGPIPE before the server',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const state = makeTempDir('adv19-state');
@@ -134,7 +133,6 @@ test('held: ~36 KiB of mcpcell\'s notes before the clone reach the client and th
 
 test('adv19: a non-blocking client stderr gets every line (none dropped at EAGAIN)', {
   timeout: 60_000,
-  todo: 'adv19: the copy drops what it cannot write at once to a non-blocking stderr (EAGAIN): lines lost, one cut',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const state = makeTempDir('adv19-state3');
@@ -144,7 +142,8 @@ test('adv19: a non-blocking client stderr gets every line (none dropped at EAGAI
 import os, subprocess, fcntl, time, sys, json
 r, w = os.pipe()
 fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
-p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=w)
+# stdin stays open until the server is done: a client's end of input ends the run (SIGTERM, 143).
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=w)
 os.close(w)
 time.sleep(2)
 got = b''
@@ -152,7 +151,7 @@ while True:
     b = os.read(r, 65536)
     if not b: break
     got += b
-out = p.stdout.read(); p.wait()
+out = p.stdout.read(); p.stdin.close(); p.wait()
 print(json.dumps({'code': p.returncode, 'stdout': out.decode(), 'stderr': got.decode('utf8', 'replace')}))
 `, MCPCELL_BIN, 'run', '--isolate', '--relay=off', '--', '/bin/sh', '-c',
       'for i in $(seq 1 20000); do echo "line-$i-padpadpadpadpadpad"; done >&2; echo done'],
