@@ -15,7 +15,10 @@
 //      inode_permission(source, MAY_WRITE)), so renameat2 fails EACCES,
 //      MoveUp returns false, nothing progresses, and RemoveTree gives up
 //      (returns false) with the directory and everything under it left.
-//      (Root is not affected: CAP_DAC_OVERRIDE.) Who makes one: any package's
+//      (Root is not affected: CAP_DAC_OVERRIDE; so the unit test
+//      RemoveTree.RemovesDirectoriesWhoseModeKeepsTheOwnerOut, h 0300 /
+//      inner 0500 with a file, passes as root and should fail as a normal
+//      user: worth running unit tests unprivileged too.) Who makes one: any package's
 //      install script in its cell (`chmod 0500 lib` in its own package
 //      directory, or a tarball whose directories are read-only), so:
 //      every failed install leaves its .install-PID-X behind for good
