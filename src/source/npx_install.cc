@@ -368,18 +368,21 @@ int RemoveAbandonedInstalls(const std::string& cache_root, int* checked) {
     // (tokens) and its cache (adv16).
     if (InstallOwner(name) == 0 && name.rfind(".install-", 0) != 0) continue;
     if (checked != nullptr) ++*checked;
+    // Every mcpcell holds its own from right after making it
+    // (util/work_dir_lock.h): a held one is never taken, however old and
+    // whoever its pid names here (adv19: an install step over an hour, or an
+    // owner in another pid namespace, was swept under its running cell).
+    if (WorkDirHeld(e.path().string())) continue;
+    // One not held is abandoned once its owner is gone (kill(2): ESRCH), is
+    // this process (a container's PID 1 after `docker stop`, adv20: its pid
+    // is every next run's), or has been so for 10 minutes (its pid reused,
+    // or it was made before the hold, by an older mcpcell).
     pid_t owner = InstallOwner(name);
-    // kill(pid, 0) (kill(2)): ESRCH = no such process, so its install is
-    // over. A live owner's is never taken, however old (adv19: an install
-    // step over an hour was swept under its running cell); one held
-    // (util/work_dir_lock.h) neither: its owner may be alive in another pid
-    // namespace, where its pid names no process of ours.
-    bool owner_alive = owner > 0 && (::kill(owner, 0) == 0 || errno == EPERM);
-    bool owner_dead = owner > 0 && !owner_alive;
+    bool owner_dead = owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH;
     std::error_code time_ec;
     auto mtime = fs::last_write_time(e.path(), time_ec);
-    bool stale = !time_ec && now - mtime > std::chrono::hours(1);
-    if (owner_alive || !(owner_dead || stale) || WorkDirHeld(e.path().string())) continue;
+    bool stale = !time_ec && now - mtime > std::chrono::minutes(10);
+    if (!(owner_dead || owner == ::getpid() || stale)) continue;
     if (RemoveTree(e.path().string())) ++removed;
   }
   return removed;

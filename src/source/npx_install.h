@@ -76,10 +76,9 @@ struct InstalledPackage {
 Result<std::string> PackageBin(const std::string& package_dir, const std::string& package);
 
 /// Removes half-finished install directories (cache_root/.install-<pid>-*,
-/// and npm's config snapshots .npmrc-<pid>-*) whose mcpcell is gone, and
-/// any older than an hour whose owner is not alive here (another pid
-/// namespace's, or an older mcpcell's unnamed ones); never one a live
-/// mcpcell holds (util/work_dir_lock.h), wherever it runs. Returns how many it removed; adds
+/// and npm's config snapshots .npmrc-<pid>-*) that no live mcpcell holds
+/// (util/work_dir_lock.h), wherever it runs: once their owner is gone, is
+/// this process, or ten minutes after their last change. Returns how many it removed; adds
 /// the number it looked at to *checked (for `mcpcell gc`).
 int RemoveAbandonedInstalls(const std::string& cache_root, int* checked = nullptr);
 

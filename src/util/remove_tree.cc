@@ -50,10 +50,20 @@ std::vector<std::string> EntryNames(int dir) {
 }
 
 /// Moves `name` (a directory in `from`) to `top` under a name of its own.
+/// A directory moved to another parent must be writable itself (its ".."
+/// changes): one of ours that is not (0500, 0000) gets its owner's bits
+/// first (adv20: a normal user's failed install left a 0500 directory two
+/// levels down for good).
 bool MoveUp(int from, const std::string& name, int top, unsigned* serial) {
+  bool bits_given = false;
   for (int tries = 0; tries < 100; ++tries) {
     std::string to = ".rm-" + std::to_string((*serial)++);
     if (::renameat2(from, name.c_str(), top, to.c_str(), RENAME_NOREPLACE) == 0) return true;
+    if ((errno == EACCES || errno == EPERM) && !bits_given) {
+      OwnerBitsBack(from, name.c_str());
+      bits_given = true;
+      continue;
+    }
     if (errno != EEXIST) return false;
   }
   return false;

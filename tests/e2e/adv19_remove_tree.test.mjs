@@ -171,11 +171,16 @@ test('adv19: `mcpcell gc` leaves an install whose owner is alive, however old it
   const asUser = { uid: TEST_UID, gid: TEST_GID };
   const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, XDG_CACHE_HOME: path.join(home, '.cache'),
     XDG_STATE_HOME: path.join(home, '.state'), LANG: 'C.UTF-8' };
-  // The owner: a live process of the user (an mcpcell whose install scripts run long).
-  const owner = spawn('sleep', ['60'], { ...asUser, stdio: 'ignore' });
+  // The owner: a live process of the user holding the directory as every
+  // mcpcell holds its own (an flock for the install's life, util/work_dir_lock.h):
+  // an mcpcell whose install scripts run long.
+  const made = path.join(home, '.cache', 'mcpcell', 'npx', '.install-made-adv19y');
+  spawnSync('mkdir', ['-p', path.join(made, 'node_modules', 'pkg')], asUser);
+  const owner = spawn('flock', [made, 'sleep', '60'], { ...asUser, stdio: 'ignore' });
   t.after(() => owner.kill('SIGKILL'));
+  await new Promise((r) => setTimeout(r, 300));
   const dir = path.join(home, '.cache', 'mcpcell', 'npx', `.install-${owner.pid}-adv19y`);
-  spawnSync('mkdir', ['-p', path.join(dir, 'node_modules', 'pkg')], asUser);
+  spawnSync('mv', [made, dir], asUser);
   spawnSync('touch', ['-d', '2 hours ago', dir], asUser);
   const gc = spawnSync(MCPCELL_BIN, ['gc'], { ...asUser, env, encoding: 'utf8', timeout: 30_000 });
   t.diagnostic((gc.stdout + gc.stderr).split('\n').filter((l) => l.includes('npx')).join('\n'));

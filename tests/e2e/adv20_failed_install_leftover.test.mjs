@@ -64,7 +64,6 @@ function mcpcellAsUser(args, env, guardMs) {
 
 test('adv20: a failed install whose script made a read-only directory leaves nothing in the npx cache', {
   timeout: 180_000,
-  todo: 'adv20: an install script that chmods 0500 a non-empty directory and fails leaves its whole .install-* (what it wrote included) on disk for good, per attempt',
 }, async (t) => {
   if (process.getuid() !== 0) { t.skip('needs root to act as mcpcell-test'); return; }
   if (await skipWithoutCell(t)) return;

@@ -76,7 +76,6 @@ function gcLine(r) {
 
 test('adv20: a killed container PID 1 launch\'s npm snapshot (.npmrc-1-*) is swept by the next launch or the host', {
   timeout: 60_000,
-  todo: 'adv20: an abandoned .npmrc-/.install- dir whose pid is the sweeper itself or another user\'s process (EPERM) is never swept, however old',
 }, (t) => {
   if (process.getuid() !== 0) { t.skip('needs root to act as mcpcell-test'); return; }
   const { env, npx } = userHome();

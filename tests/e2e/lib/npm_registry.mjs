@@ -227,7 +227,7 @@ export function scriptsEnv(home) {
  * A home of its own for a file of install-scripts tests (made before its
  * tests, removed after them): { home(), install(top, reg) }, where install
  * runs `mcpcell install npx://<top>@1.0.0` against `reg` and resolves to
- * { r, installDir }.
+ * { r, installDir } (guardMs: how long before it counts as hung).
  */
 export function scriptsHome(prefix) {
   let home;
@@ -242,9 +242,9 @@ export function scriptsHome(prefix) {
   });
   return {
     home: () => home,
-    install: async (top, reg) => {
+    install: async (top, reg, { guardMs = 55_000 } = {}) => {
       const r = await runMcpcell(['install', `npx://${top}@1.0.0`], {
-        env: { ...env, npm_config_registry: reg.url }, guardMs: 55_000,
+        env: { ...env, npm_config_registry: reg.url }, guardMs,
       });
       return { r, installDir: path.join(home, '.cache', 'mcpcell', 'npx', `${top}@1.0.0`) };
     },
