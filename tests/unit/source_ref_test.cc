@@ -10,6 +10,7 @@
 
 #include "registry/catalog.h"
 #include "source/npx_install.h"
+#include "util/work_dir_lock.h"
 #include "source/server_ref.h"
 #include "policy/trust_facts.h"
 #include "util/json_text.h"
@@ -174,19 +175,30 @@ TEST(NpxInstall, RemovesUnfinishedInstallsOfDeadRunsOnly) {
   if (dead == 0) ::_exit(0);
   ASSERT_GT(dead, 0);
   ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);
-  std::string live_dir = root + "/.install-" + std::to_string(::getpid()) + "-aaaaaa";
+  // A live mcpcell holds its own (util/work_dir_lock.h), whatever its pid
+  // says here; one not held whose pid is the sweeper's is a killed earlier
+  // run's (a container's PID 1, adv20).
+  std::string live_dir = root + "/.install-1-aaaaaa";
+  std::string own_pid_dir = root + "/.install-" + std::to_string(::getpid()) + "-dddddd";
   std::string dead_dir = root + "/.install-" + std::to_string(dead) + "-bbbbbb";
-  std::string old_style = root + "/.install-cccccc";  // no pid: kept until it is an hour old
-  for (const auto& d : {live_dir, dead_dir, old_style}) fs::create_directories(d + "/node_modules");
+  std::string old_style = root + "/.install-cccccc";  // no pid: kept until it is ten minutes old
+  for (const auto& d : {live_dir, own_pid_dir, dead_dir, old_style}) fs::create_directories(d + "/node_modules");
   fs::create_directories(root + "/pkg@1.0.0");
-  EXPECT_EQ(RemoveAbandonedInstalls(root), 1);
-  EXPECT_TRUE(fs::exists(live_dir));
+  UniqueFd held = HoldWorkDir(live_dir);
+  ASSERT_TRUE(held);
+  fs::last_write_time(live_dir, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  EXPECT_EQ(RemoveAbandonedInstalls(root), 2);
+  EXPECT_TRUE(fs::exists(live_dir)) << "held: however old, whatever its pid";
+  EXPECT_FALSE(fs::exists(own_pid_dir));
   EXPECT_FALSE(fs::exists(dead_dir));
   EXPECT_TRUE(fs::exists(old_style));
   EXPECT_TRUE(fs::exists(root + "/pkg@1.0.0"));
-  fs::last_write_time(old_style, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  fs::last_write_time(old_style, fs::file_time_type::clock::now() - std::chrono::minutes(11));
   EXPECT_EQ(RemoveAbandonedInstalls(root), 1);
   EXPECT_FALSE(fs::exists(old_style));
+  held.reset();
+  EXPECT_EQ(RemoveAbandonedInstalls(root), 1) << "no longer held, and old";
+  EXPECT_FALSE(fs::exists(live_dir));
   fs::remove_all(root);
 }
 
