@@ -338,20 +338,6 @@ constexpr std::uint64_t kScriptDiskBytes = 1ULL << 30;
 constexpr std::uint64_t kScriptInodes = 250000;
 constexpr auto kDiskCheckEvery = std::chrono::milliseconds(100);
 
-/// Whether the disk holding `dir` took more than the budget above `low`,
-/// the lowest use seen since the install's scripts began (util/fs_usage.h:
-/// the filesystem's count, which no name hides). The lowest, not the first:
-/// what a script deletes (a file its own tarball shipped) is no credit for
-/// what it writes next (adv19: a 700 MiB file deleted, 1.6 GiB written).
-/// A disk that cannot be measured is over it: the cell is not let run unbounded.
-bool OverDiskBudget(const std::string& dir, FsUsage* low) {
-  auto now = FsUsageOf(dir);
-  if (!now.ok()) return true;
-  low->bytes = std::min(low->bytes, now->bytes);
-  low->inodes = std::min(low->inodes, now->inodes);
-  return now->bytes > low->bytes + kScriptDiskBytes || now->inodes > low->inodes + kScriptInodes;
-}
-
 /// Keeps the time limit and the disk budget on a thread of its own, looking
 /// every kDiskCheckEvery (between two looks a script writes at the disk's
 /// speed; fallocate and the ioctls that allocate, which are instant, are
@@ -360,8 +346,8 @@ bool OverDiskBudget(const std::string& dir, FsUsage* low) {
 /// that does not read it blocks (adv19: 1.5 GiB written meanwhile).
 class Watchdog {
  public:
-  Watchdog(Cell& cell, const ScriptRun& run, FsUsage* disk_low)
-      : thread_([this, &cell, &run, disk_low] { Watch(cell, run, disk_low); }) {}
+  Watchdog(Cell& cell, const ScriptRun& run, DiskBudget* disk)
+      : thread_([this, &cell, &run, disk] { Watch(cell, run, disk); }) {}
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
   ~Watchdog() { End(); }
@@ -377,13 +363,13 @@ class Watchdog {
   }
 
  private:
-  void Watch(Cell& cell, const ScriptRun& run, FsUsage* disk_low) {
+  void Watch(Cell& cell, const ScriptRun& run, DiskBudget* disk) {
     const auto deadline = std::chrono::steady_clock::now() + run.limit;
     std::unique_lock lock(mu_);
     while (!done_) {
       if (std::chrono::steady_clock::now() >= deadline) {
         stopped_ = Stopped::kTimeLimit;
-      } else if (OverDiskBudget(run.package_dir, disk_low)) {
+      } else if (disk->Over(run.package_dir)) {
         stopped_ = Stopped::kDiskBudget;
       }
       if (stopped_ != Stopped::kNo) {
@@ -475,10 +461,10 @@ class NativeScriptCell final : public ScriptCell {
     if (auto userns = CanMakeUserNamespace(); !userns.ok()) return NoCellHere(run, userns.error().Message());
     auto spec = ScriptCellSpec(run);
     if (!spec.ok()) return spec.error();
-    if (!disk_low_) {
-      auto use = FsUsageOf(run.package_dir);
-      if (!use.ok()) return MakeError("run the install scripts of", run.package, use.error().Message());
-      disk_low_ = *use;
+    if (!disk_) {
+      auto budget = DiskBudget::Start(run.package_dir, kScriptDiskBytes, kScriptInodes);
+      if (!budget.ok()) return MakeError("run the install scripts of", run.package, budget.error().Message());
+      disk_ = std::move(*budget);
     }
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return ErrnoError("pipe for the install scripts of", run.package);
@@ -496,7 +482,7 @@ class NativeScriptCell final : public ScriptCell {
     // limit kept, through Cell::Stop, which is safe from another thread)
     // beside it, until the last process of the cell is gone (EOF).
     ScriptOutput out(&shown_);
-    Watchdog watchdog(*started.cell, run, &*disk_low_);
+    Watchdog watchdog(*started.cell, run, &*disk_);
     std::thread follower([&] { Follow(rd.get(), run, &out); });
     CellResult r = started.cell->Wait();
     follower.join();
@@ -531,9 +517,9 @@ class NativeScriptCell final : public ScriptCell {
 
  private:
   std::size_t shown_ = 0;  ///< what every cell of this install printed to stderr (ScriptOutput)
-  /// The disk's lowest use since this install's first script cell began:
-  /// one budget for all of them (kScriptDiskBytes, OverDiskBudget).
-  std::optional<FsUsage> disk_low_;
+  /// From this install's first script cell on: one budget for all of them
+  /// (util/fs_usage.h: above the lowest use seen).
+  std::optional<DiskBudget> disk_;
 };
 
 }  // namespace

@@ -13,9 +13,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "source/host_tool.h"
 #include "util/diag.h"
+#include "util/fs_usage.h"
 #include "util/masked_echo.h"
 #include "util/path_search.h"
 #include "util/unique_fd.h"
@@ -176,10 +178,14 @@ void DrainOutput(pollfd* fds, ToolOutput* o) {
   if (o->echo != nullptr) o->echo->Flush();
 }
 
+enum class ToolEnd { kExited, kTimeLimit, kDiskBudget };
+
 /// Waits for `pid` (its pidfd), reading its output (ToolOutput) meanwhile,
-/// for at most `limit`; says every 30 s that it is still waiting, because an
-/// MCP client shows nothing while we install. false = the limit passed.
-bool AwaitTool(pid_t pid, ToolOutput o, std::chrono::milliseconds limit, const std::string& what) {
+/// for at most `limit` and while `disk` (may be null) holds; says every 30 s
+/// that it is still waiting, because an MCP client shows nothing while we
+/// install.
+ToolEnd AwaitTool(pid_t pid, ToolOutput o, std::chrono::milliseconds limit, const std::string& what,
+                  DiskBudget* disk, const std::string& disk_dir) {
   using Clock = std::chrono::steady_clock;
   UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   const auto start = Clock::now();
@@ -188,7 +194,8 @@ bool AwaitTool(pid_t pid, ToolOutput o, std::chrono::milliseconds limit, const s
   pollfd fds[3] = {{pidfd ? pidfd.get() : -1, POLLIN, 0}, {o.rd, POLLIN, 0}, {o.echo_rd, POLLIN, 0}};
   for (;;) {
     auto now = Clock::now();
-    if (now >= start + limit) return false;
+    if (now >= start + limit) return ToolEnd::kTimeLimit;
+    if (disk != nullptr && disk->Over(disk_dir)) return ToolEnd::kDiskBudget;
     if (now >= next_note) {
       auto so_far = std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
       Say("still " + what + " (" + ShortDuration(so_far) + " so far, limit " + ShortDuration(limit) +
@@ -196,15 +203,16 @@ bool AwaitTool(pid_t pid, ToolOutput o, std::chrono::milliseconds limit, const s
       next_note += std::chrono::seconds(30);
     }
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(start + limit, next_note) - now);
+    if (disk != nullptr) wait = std::min(wait, std::chrono::milliseconds(100));
     int n = ::poll(fds, 3, pidfd ? static_cast<int>(wait.count()) : 100);
     if (n < 0 && errno != EINTR) {
       DrainOutput(fds, &o);
-      return true;  // cannot wait with a limit: let waitpid decide
+      return ToolEnd::kExited;  // cannot wait with a limit: let waitpid decide
     }
     if (n > 0) ReadReady(fds, &o);
     if (pidfd ? (fds[0].revents & POLLIN) != 0 : Exited(pid)) {
       DrainOutput(fds, &o);
-      return true;
+      return ToolEnd::kExited;
     }
   }
 }
@@ -222,13 +230,21 @@ Result<std::string> RunHostTool(const HostToolRun& run) {
   if (!run.masked.empty() && ::pipe2(echofd, O_CLOEXEC) != 0) return ErrnoError("pipe for", argv[0]);
   UniqueFd echo_rd(echofd[0]), echo_wr(echofd[1]);
   int err_fd = echo_wr ? echo_wr.get() : 2;
+  std::optional<DiskBudget> disk;
+  if (!run.disk.dir.empty()) {
+    auto budget = DiskBudget::Start(run.disk.dir, run.disk.bytes, run.disk.inodes);
+    if (!budget.ok()) return budget.error();
+    disk = std::move(*budget);
+  }
   auto pid = SpawnTool(argv, run.capture ? wr.get() : err_fd, err_fd, *cmd, run.pass_fds);
   if (!pid.ok()) return pid.error();
   wr.reset();
   echo_wr.reset();
   std::string out;
   MaskedEcho echo(2, run.masked);
-  bool finished = AwaitTool(*pid, {rd.get(), &out, echo_rd.get(), echo_rd ? &echo : nullptr}, run.limit, run.what);
+  ToolEnd end = AwaitTool(*pid, {rd.get(), &out, echo_rd.get(), echo_rd ? &echo : nullptr}, run.limit, run.what,
+                          disk ? &*disk : nullptr, run.disk.dir);
+  bool finished = end == ToolEnd::kExited;
   if (!finished) {
     ::kill(-*pid, SIGKILL);  // the tool and whatever it started (its own process group)...
     ::kill(*pid, SIGKILL);   // ...and the tool itself, should the limit pass before its setpgid
@@ -236,6 +252,14 @@ Result<std::string> RunHostTool(const HostToolRun& run) {
   int status = 0;
   while (::waitpid(*pid, &status, 0) < 0) {
     if (errno != EINTR) return ErrnoError("wait for", argv[0]);
+  }
+  if (end == ToolEnd::kDiskBudget) {
+    return MakeError("run", MaskedEcho::Masked(CommandLine(argv), run.masked),
+                     "it took more than " + std::to_string(run.disk.bytes >> 20) + " MiB or " +
+                         std::to_string(run.disk.inodes) + " files of the disk holding " + run.disk.dir +
+                         " (counted for the whole disk: other writers to it count too) and was stopped: what a "
+                         "registry serves may unpack to any size (a 1 MiB tarball to gigabytes), and the host's disk "
+                         "is not its to fill. Run such a server from a docker:// image");
   }
   if (!finished) {
     return MakeError("run", MaskedEcho::Masked(CommandLine(argv), run.masked),

@@ -7,6 +7,7 @@
 // in a directory a cell may write.
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,14 @@ struct HostToolRun {
   /// Close-on-exec fds of ours the tool inherits, as the same numbers
   /// (npm's config copies, source/npmrc_snapshot.h).
   std::vector<int> pass_fds = {};
+  /// What the tool may take of the disk holding `dir` (util/fs_usage.h
+  /// DiskBudget, looked at every 100 ms); no bound when `dir` is empty.
+  /// npm unpacks what a registry serves: a 1 MiB gzip unpacked to 1.2 GiB (adv19).
+  struct Disk {
+    std::string dir;
+    std::uint64_t bytes = 0;
+    std::uint64_t inodes = 0;
+  } disk = {};
 };
 
 /// Runs it; every 30 s a "still <what>" line goes to stderr. Errors: not

@@ -140,6 +140,12 @@ class ProjectConfigFile {
   UniqueFd fd_;
 };
 
+/// What npm's unpacking of an install's tarballs may take of the disk (the
+/// install scripts' budget, cell/script_cell.cc, is as much again): real
+/// servers unpack to tens of MiB, the heaviest to a few hundred.
+constexpr std::uint64_t kNpmUnpackBytes = 1ULL << 30;
+constexpr std::uint64_t kNpmUnpackInodes = 250000;
+
 class NpmTool : public PackageTool {
  public:
   NpmTool(std::vector<std::string> cell_writable, std::chrono::milliseconds limit, std::vector<std::string> npm_scopes)
@@ -206,7 +212,10 @@ class NpmTool : public PackageTool {
     argv.push_back(package + "@" + version);
     auto npmrc = ProjectConfigFile::Write(prefix, *project_npmrc);
     if (!npmrc.ok()) return npmrc.error();
-    auto out = Run(argv, false, "installing " + package + "@" + version + " with npm", scopes->Env(), npmrc->Fds());
+    // What the tarballs unpack to is the registry's to choose: bounded as
+    // the install scripts' writes are (adv19: 1 MiB of gzip, 1.2 GiB).
+    auto out = Run(argv, false, "installing " + package + "@" + version + " with npm", scopes->Env(), npmrc->Fds(),
+                   {prefix, kNpmUnpackBytes, kNpmUnpackInodes});
     MCPCELL_TRY(npmrc->Remove());
     if (!out.ok()) {
       Error e = out.error();
@@ -227,7 +236,8 @@ class NpmTool : public PackageTool {
 
  private:
   Result<std::string> Run(std::vector<std::string> argv, bool capture, std::string what,
-                          std::vector<std::string> extra_env = {}, std::vector<int> pass_fds = {}) {
+                          std::vector<std::string> extra_env = {}, std::vector<int> pass_fds = {},
+                          HostToolRun::Disk disk = {}) {
     // npm's own package cache (~/.npm, or $npm_config_cache) answers a
     // packument and a tarball without asking the registry while the stored
     // max-age holds, and a cell may have been granted it (`--write ~/.npm`
@@ -261,7 +271,7 @@ class NpmTool : public PackageTool {
       for (int fd : snapshot_->Fds()) pass_fds.push_back(fd);
     }
     return RunHostTool({std::move(argv), capture, limit_, std::move(what), cell_writable_, kNpmTimeoutHint,
-                        kNpmMissingHint, {}, std::move(extra_env), masked_, std::move(pass_fds)});
+                        kNpmMissingHint, {}, std::move(extra_env), masked_, std::move(pass_fds), std::move(disk)});
   }
 
   /// Asked the way Install asked (the same global npmrc), so the scripts'
@@ -507,7 +517,21 @@ Status RunScriptsInPlace(const std::string& cache_dir, const NpxScripts& scripts
   if (!FindScriptPackages(cache_dir + "/node_modules").empty()) {
     Say(cache_dir + " was installed without running its install scripts; running them now");
   }
-  return HandleScripts(cache_dir, scripts, tool);
+  Status ran = HandleScripts(cache_dir, scripts, tool);
+  if (ran.ok()) return ran;
+  // What the failed scripts wrote stays nowhere: the install goes (aside
+  // first, named as an install of ours under way, so a kill mid-removal is
+  // swept), and the next launch installs it afresh under a budget of its
+  // own (adv19: each retry of a failed in-place run added up to 1 GiB to
+  // the published install).
+  fs::path at(cache_dir);
+  std::string aside = (at.parent_path() / (".install-" + std::to_string(::getpid()) + "-failed-" +
+                                            at.filename().string())).string();
+  Error e = ran.error();
+  if (::rename(cache_dir.c_str(), aside.c_str()) == 0 && RemoveTree(aside)) {
+    e.detail += std::string(e.detail.empty() ? "" : "; ") + "the install was removed; the next launch installs it afresh";
+  }
+  return e;
 }
 
 }  // namespace

@@ -27,4 +27,25 @@ struct FsUsage {
 /// The use of the filesystem holding `path`.
 Result<FsUsage> FsUsageOf(const std::string& path);
 
+/// What may be taken of the disk holding a directory while untrusted work
+/// writes there (install scripts, npm's unpacking of tarballs): `bytes` and
+/// `inodes` above the lowest use seen since Start. The lowest, not the
+/// first: what the work deletes (a file its own tarball shipped) is no
+/// credit for what it writes next (adv19).
+class DiskBudget {
+ public:
+  static Result<DiskBudget> Start(const std::string& dir, std::uint64_t bytes, std::uint64_t inodes);
+  /// Looks now at the disk holding `dir` (the same disk as Start's); true
+  /// once past the budget, or when the disk cannot be measured (the work
+  /// is not let run unbounded).
+  bool Over(const std::string& dir);
+  std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t inodes() const { return inodes_; }
+
+ private:
+  std::uint64_t bytes_ = 0;
+  std::uint64_t inodes_ = 0;
+  FsUsage low_;
+};
+
 }  // namespace mcpcell

@@ -197,7 +197,6 @@ test('adv19: a script that deletes what its tarball shipped gets that much more 
 
 test('adv19: npm\'s extraction of a tarball is unbounded: ~1 MiB of gzip puts 1.2 GiB in the host\'s cache (no script at all)', {
   timeout: 180_000,
-  todo: 'adv19: a package\'s tarball unpacks to any size on the host\'s disk; only its scripts have a budget',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv19-bomb-top-${id}`;
@@ -252,7 +251,6 @@ test('adv19: a client that is slow to read stderr stalls the budget\'s follower:
 
 test('adv19: scripts run in place (an install made with --install-scripts=skip) keep what they wrote when they fail: each launch adds its budget', {
   timeout: 240_000,
-  todo: 'adv19: a failed in-place script run is not undone; every retry of the launch gets a fresh 1 GiB budget on the published install',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv19-inplace-top-${id}`;
