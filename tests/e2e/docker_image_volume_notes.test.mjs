@@ -35,10 +35,12 @@ test('a docker:// image with 1000 VOLUMEs does not hang the launch (its notes ar
   timeout: 240_000,
 }, async (t) => {
   const sock = (process.env.CONTAINER_HOST ?? 'unix:///run/podman/podman.sock').replace(/^unix:\/\//, '');
-  // Under scripts/test.sh's docker step the service and the image are there: missing is a failure.
+  // Under scripts/test.sh's docker step, as root, the service and the image
+  // are there: missing is a failure. Its docker-group user's pass cannot
+  // reach podman's root socket (podman.test.mjs runs in the root pass only).
   const skip = (why) => {
-    if (process.env.MCPCELL_E2E_BACKEND === 'docker') assert.fail(why);
-    return t.skip(why);
+    if (process.env.MCPCELL_E2E_BACKEND === 'docker' && process.getuid() === 0) assert.fail(why);
+    return t.skip(process.getuid() === 0 ? why : `${why}; podman's API socket is root's`);
   };
   if (spawnSync('podman', ['--version']).status !== 0) return skip('no podman');
   const ping = spawnSync('curl', ['-s', '--max-time', '5', '--unix-socket', sock, 'http://d/_ping'], { encoding: 'utf8' });
