@@ -60,11 +60,12 @@ test('adv21: a killed in-place script run is undone, so retries do not pile up w
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv21-killed-${id}`;
-  const marker = 'adv21-script-wrote';
+  // Printed by the script once it wrote: not in its command line, which npm's lifecycle echoes first.
+  const marker = 'adv21-42-wrote';
   const reg = await startPackageRegistry([{
     name: top, version: '1.0.0',
     manifest: { bin: { [top]: 'server.js' }, scripts: {
-      postinstall: `head -c 16777216 /dev/zero > blob-$(date +%s%N) && echo ${marker} && sleep 300` } },
+      postinstall: 'head -c 16777216 /dev/zero > blob-$(date +%s%N) && echo adv21-$((6*7))-wrote && sleep 300' } },
     files: { 'server.js': '#!/usr/bin/env node\n' },
   }]);
   t.after(() => reg.close());
@@ -84,7 +85,7 @@ test('adv21: a killed in-place script run is undone, so retries do not pile up w
     assert.ok(await until(() => noProcessIn(pkgDir), 100), `attempt ${attempt}: the killed launch's cell is gone (test setup)`);
     t.diagnostic(`attempt ${attempt} killed (${r.signal}); blobs now: ${blobs().length}`);
   }
-  const du = spawnSync('du', ['-sm', installDir], { encoding: 'utf8' }).stdout.trim();
+  const du = spawnSync('du', ['-sm', installDir], { encoding: 'utf8' }).stdout.split('\t')[0];
   t.diagnostic(`install after two killed launches: ${du}`);
   assert.ok(blobs().length <= 1, `two killed in-place runs left ${blobs().length} blobs (${du} MiB) in the published install: each retry adds its budget`);
 });

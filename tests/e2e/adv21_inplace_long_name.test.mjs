@@ -58,7 +58,7 @@ test('adv21: a failed in-place script run of a package with a long name@version 
   const reg = await startPackageRegistry([{
     name: top, version,
     manifest: { bin: { [top]: 'server.js' }, scripts: {
-      postinstall: 'head -c 8388608 /dev/zero > blob-$(date +%s%N) && echo adv21-wrote && exit 1' } },
+      postinstall: 'head -c 8388608 /dev/zero > blob-$(date +%s%N) && echo adv21-$((6*7))-wrote && exit 1' } },
     files: { 'server.js': '#!/usr/bin/env node\n' },
   }]);
   t.after(() => reg.close());
@@ -73,7 +73,7 @@ test('adv21: a failed in-place script run of a package with a long name@version 
   for (let attempt = 1; attempt <= 2; attempt++) {
     const r = await runMcpcell(['install', source], { env, guardMs: 120_000 });
     assert.notEqual(r.code, 0, `attempt ${attempt}: the in-place script fails (test setup)`);
-    assert.match(r.stderr, /adv21-wrote/, `attempt ${attempt}: the script ran (test setup): ${r.stderr.slice(-600)}`);
+    assert.match(r.stderr, /adv21-42-wrote/, `attempt ${attempt}: the script ran (test setup): ${r.stderr.slice(-600)}`);
     said.push(/the install was removed/.test(r.stderr));
     t.diagnostic(`attempt ${attempt}: exit ${r.code}; "the install was removed": ${said.at(-1)}; blobs now ${blobs().length}`);
   }
