@@ -19,7 +19,7 @@
 //   then twice `mcpcell install npx://x@1.0.0`, each SIGKILLed once its
 //   script wrote: the install holds two blobs (32 MiB), and would hold N
 //   after N launches.
-//   Fault: src/source/npx_install.cc:507-534 (RunScriptsInPlace runs the
+//   Fault: src/source/npx_install.cc:510-535 (RunScriptsInPlace runs the
 //   scripts in the published install itself; only a returned failure
 //   removes it).
 //   Suggested fix: run the scripts in a copy (or a fresh install) under

@@ -1,7 +1,7 @@
 // Adversary pass adv21: adv19's removal of a failed in-place script run
 // fails for a long package@version, and the retries pile up again.
 //
-// Finding (MEDIUM): RunScriptsInPlace (src/source/npx_install.cc:524-534)
+// Finding (MEDIUM): RunScriptsInPlace (src/source/npx_install.cc:528-531)
 // moves a failed in-place install aside before removing it, to
 // `.install-<pid>-failed-<name>@<version>`: 22-24 bytes longer than the
 // install's own name. npm allows a package name of 214 bytes and a version

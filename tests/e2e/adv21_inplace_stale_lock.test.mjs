@@ -1,7 +1,7 @@
 // Adversary pass adv21: the in-place script run's lock is taken on a
 // directory that may no longer be the install.
 //
-// Finding (LOW): RunScriptsInPlace (src/source/npx_install.cc:507-534)
+// Finding (LOW): RunScriptsInPlace (src/source/npx_install.cc:510-535)
 // opens the published install by name, waits for its flock, and then works
 // on the install by name again (InstallScriptsRan(cache_dir), HandleScripts
 // (cache_dir), rename(cache_dir, aside)). adv19's fix made a failed run

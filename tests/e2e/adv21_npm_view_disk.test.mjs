@@ -20,7 +20,7 @@
 //   Reproduce: a registry whose packument for x is 1.4 GiB (a long string
 //   field); `mcpcell install npx://x`: ~/.cache/mcpcell/npx/.npmrc-*/cache
 //   passes 1.3 GiB while npm view reads it.
-//   Fault: src/source/npx_install.cc:160-163 (ResolveVersion's Run passes
+//   Fault: src/source/npx_install.cc:162 (ResolveVersion's Run passes
 //   no HostToolRun::Disk) and :238-240 (the default of every Run).
 //   Suggested fix: every npm run of the launch under the install's budget
 //   (the disk holding the npx cache, 1 GiB, from the first npm run on), or
