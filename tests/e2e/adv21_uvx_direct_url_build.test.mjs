@@ -12,12 +12,15 @@
 // it — "Getting requirements to build wheel", "Preparing metadata
 // (pyproject.toml)" — which imports the sdist's PEP 517 backend, in-tree
 // (`backend-path = ["."]`, `requires = []`: nothing else to fetch), as the
-// user, unsandboxed, before any cell exists. pip refuses direct references
-// only in packages served from PyPI's own file host (files.pythonhosted.org):
-// every other index — a company's devpi/Artifactory/Nexus proxy of PyPI, a
-// private index, GitLab's, Gemfury's — passes them, so any package on PyPI
-// installed through such a proxy runs code on the user's machine when
-// `mcpcell run uvx://pkg` installs it. (A `git+https://` or `git+ssh://`
+// user, unsandboxed, before any cell exists. pip refuses a direct
+// reference only in a package served from PyPI's own file host
+// (files.pythonhosted.org: pip/_internal/req/constructors.py), and PyPI
+// refuses such uploads; every other index passes them: a private or
+// company index (devpi, Artifactory, Nexus, GitLab's, Gemfury's) and what
+// it hosts or merges from other upstreams, a compromised index, a man in
+// the middle of an http:// one — the "malicious registry" of the threat
+// model — runs its code on the user's machine when `mcpcell run uvx://pkg`
+// installs the package, whatever the cell or policy. (A `git+https://` or `git+ssh://`
 // reference runs git on the host with the user's credential helpers and
 // ssh agent; both seen here: pip cloned from the test's address.)
 //   Reproduce: an index serving top-1.0-py3-none-any.whl with
