@@ -14,6 +14,8 @@
 #include <set>
 #include <string_view>
 
+#include "util/path_prefix.h"
+
 namespace mcpcell {
 namespace {
 
@@ -105,12 +107,6 @@ bool IsDirectory(const std::string& p) {
   return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// True if `path` equals `loc` or lies beneath it (component-wise).
-bool IsAtOrBelow(std::string_view path, std::string_view loc) {
-  if (path.substr(0, loc.size()) != loc) return false;
-  return path.size() == loc.size() || path[loc.size()] == '/';
-}
-
 // .env and its variants (.env.local, .env.production): dotenv loads them all.
 bool IsDotEnvName(std::string_view name) { return name == ".env" || name.rfind(".env.", 0) == 0; }
 
@@ -176,7 +172,7 @@ void AddHomes(const std::string& dir, std::set<std::string>* found) {
 Status CheckNotCredential(const std::string& path) {
   for (const auto& loc : kLocations) {
     if (loc.rel.front() == '/') {
-      if (IsAtOrBelow(path, loc.rel)) return Refusal(path, path, loc.what);
+      if (PathAtOrBelow(path, loc.rel)) return Refusal(path, path, loc.what);
       continue;
     }
   }
@@ -224,7 +220,7 @@ std::set<std::string> FixedLocationsBelow(const std::string& dir) {
   std::set<std::string> found;
   for (const auto& loc : kLocations) {
     if (loc.rel.front() != '/') continue;
-    if (IsAtOrBelow(loc.rel, dir == "/" ? std::string_view("") : std::string_view(dir)) &&
+    if (PathAtOrBelow(loc.rel, dir) &&
         Exists(std::string(loc.rel))) {
       found.emplace(loc.rel);
     }
@@ -367,7 +363,7 @@ std::vector<std::string> MountedSocketsBelow(const std::string& dir) {
   std::ifstream in("/proc/self/mountinfo");
   for (std::string line; std::getline(in, line);) {
     std::string point = MountPointOf(line);
-    if (point.empty() || point == dir || !IsAtOrBelow(point, dir == "/" ? std::string_view("") : std::string_view(dir))) {
+    if (point.empty() || point == dir || !PathAtOrBelow(point, dir)) {
       continue;
     }
     struct stat st{};
@@ -385,7 +381,7 @@ std::vector<std::string> OutermostOnly(const std::vector<std::string>& found) {
   std::vector<std::string> out;
   for (const auto& p : found) {
     bool covered = false;
-    for (const auto& q : out) covered = covered || IsAtOrBelow(p, q);
+    for (const auto& q : out) covered = covered || PathAtOrBelow(p, q);
     if (!covered) out.push_back(p);
   }
   return out;

@@ -6,16 +6,13 @@
 #include <map>
 #include <sstream>
 
+#include "util/path_prefix.h"
+
 namespace mcpcell {
 namespace {
 
 std::size_t Depth(const std::string& p) {
   return p == "/" ? 0 : static_cast<std::size_t>(std::count(p.begin(), p.end(), '/'));
-}
-
-bool AtOrBelow(const std::string& path, const std::string& dir) {
-  if (path.compare(0, dir.size(), dir) != 0) return false;
-  return path.size() == dir.size() || path[dir.size()] == '/';
 }
 
 }  // namespace
@@ -41,7 +38,7 @@ bool IsReservedTarget(const std::string& target) {
   // /proc and /dev are built by the backend; /run/secrets holds secrets; the
   // root itself is the cell's own tmpfs.
   for (const char* r : {"/proc", "/dev", "/sys", "/run/secrets"}) {
-    if (AtOrBelow(target, r)) return true;
+    if (PathAtOrBelow(target, r)) return true;
   }
   return target == "/";
 }

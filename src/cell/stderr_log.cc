@@ -24,6 +24,7 @@
 #include "guard/secret_guard.h"
 #include "guard/secret_scanner.h"
 #include "util/dir_names.h"
+#include "util/write_all.h"
 #include "util/terminal_text.h"
 
 namespace mcpcell {
@@ -35,24 +36,6 @@ constexpr std::size_t kChunk = 64 * 1024;
 // ClonePause. Set and read on the supervisor's main thread only.
 StderrLog* g_live_log = nullptr;
 
-// A client's stderr may be non-blocking (Node shares O_NONBLOCK with the
-// children it gives its own stderr): a full one is waited for, not a chunk
-// dropped (adv19: 2256 of 20000 lines arrived).
-bool WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) {
-      pollfd p{fd, POLLOUT, 0};
-      (void)::poll(&p, 1, -1);
-      continue;
-    }
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 // The file side of the copy: appends up to kLogCap, then rotates. A write
 // error (disk full) stops the file, never the copy to the client.
 class CappedFile {
@@ -63,7 +46,7 @@ class CappedFile {
       if (size_ == kLogCap) Rotate();
       if (!fd_) return;
       std::size_t n = std::min(data.size(), kLogCap - size_);
-      if (!WriteAll(fd_.get(), data.substr(0, n))) {
+      if (!WriteAll(fd_.get(), data.substr(0, n)).ok()) {
         fd_.reset();
         return;
       }
@@ -93,14 +76,17 @@ class CopyOut {
   CopyOut(int to, CappedFile file) : to_(to), tty_(::isatty(to) != 0), file_(std::move(file)) {}
   void Put(std::string_view data) {
     if (data.empty()) return;
-    (void)WriteAll(to_, tty_ ? std::string_view(filter_.Filter(data)) : data);
+    // A client's stderr may be non-blocking (Node shares O_NONBLOCK with the
+    // children it gives its own stderr): a full one is waited for, not a
+    // chunk dropped (adv19: 2256 of 20000 lines arrived).
+    (void)WriteAllWaiting(to_, tty_ ? std::string_view(filter_.Filter(data)) : data);
     file_.Append(data);
     at_line_start_ = data.back() == '\n';
   }
   /// One line of mcpcell's own, on a line of its own.
   void Say(const std::string& line) { Put((at_line_start_ ? "" : "\n") + ("mcpcell: " + line + "\n")); }
   void End() {
-    if (tty_) (void)WriteAll(to_, filter_.Flush());
+    if (tty_) (void)WriteAllWaiting(to_, filter_.Flush());
   }
 
  private:

@@ -11,14 +11,10 @@
 #include "util/cache_dir.h"
 #include "util/code_injecting_env.h"
 #include "util/path_search.h"
+#include "util/path_prefix.h"
 
 namespace mcpcell {
 namespace {
-
-bool AtOrBelow(const std::string& path, const std::string& dir) {
-  if (dir == "/") return true;
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
-}
 
 std::vector<std::string> SplitPath(const std::string& path) {
   std::vector<std::string> out;
@@ -140,7 +136,7 @@ std::string HostToolPath(const std::string& path_env, const std::vector<std::str
     if (::realpath(dir.c_str(), buf) == nullptr) continue;
     std::string real = buf;
     bool writable = false;
-    for (const auto& w : cell_writable) writable |= !w.empty() && AtOrBelow(real, w);
+    for (const auto& w : cell_writable) writable |= !w.empty() && PathAtOrBelow(real, w);
     if (writable) continue;
     out += (out.empty() ? "" : ":") + dir;
   }

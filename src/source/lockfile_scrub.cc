@@ -1,7 +1,6 @@
 #include "source/lockfile_scrub.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,11 +8,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/regular_file.h"
 #include "util/unique_fd.h"
 #include "util/write_all.h"
 
 namespace mcpcell {
 namespace {
+
+// Far above a real tree's lockfile (100k packages); a larger one refuses the
+// install instead of parsing into gigabytes (the disk budget allows 1 GiB).
+constexpr std::uint64_t kMaxLockfile = 64ULL << 20;
 
 bool Scrub(std::string* s, const std::vector<std::string>& pieces) {
   bool changed = false;
@@ -44,29 +48,6 @@ bool ScrubValue(nlohmann::json* v, const std::vector<std::string>& pieces) {
     *v = std::move(out);
   }
   return changed;
-}
-
-Result<std::string> ReadLockfile(const std::string& path, bool* exists) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  *exists = fd.valid() || errno != ENOENT;
-  if (!fd) {
-    if (!*exists) return std::string();
-    return ErrnoError("read npm's lockfile", path);
-  }
-  struct stat st{};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return MakeError("read npm's lockfile", path, "not a regular file");
-  }
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("read npm's lockfile", path);
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-  }
-  return text;
 }
 
 // Written beside and renamed over: a reader sees the old file or the new.
@@ -121,13 +102,13 @@ Result<std::string> ScrubJsonText(const std::string& text, const std::vector<std
 Status ScrubLockfiles(const std::string& prefix, const std::vector<std::string>& pieces) {
   if (pieces.empty()) return {};
   for (const std::string& path : {prefix + "/package-lock.json", prefix + "/node_modules/.package-lock.json"}) {
-    bool exists = false;
-    auto text = ReadLockfile(path, &exists);
+    // Not followed: a link would have the scrub rewrite its target.
+    auto text = ReadRegularFile(path, "read npm's lockfile", kMaxLockfile, O_NOFOLLOW);
     if (!text.ok()) return text.error();
-    if (!exists) continue;
-    auto scrubbed = ScrubJsonText(*text, pieces);
+    if (!text->has_value()) continue;
+    auto scrubbed = ScrubJsonText(**text, pieces);
     if (!scrubbed.ok()) return MakeError("remove the registry's token from npm's lockfile", path, scrubbed.error().Message());
-    if (*scrubbed != *text) MCPCELL_TRY(WriteLockfile(path, *scrubbed));
+    if (*scrubbed != **text) MCPCELL_TRY(WriteLockfile(path, *scrubbed));
   }
   return {};
 }

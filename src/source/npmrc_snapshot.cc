@@ -11,8 +11,8 @@
 #include <string_view>
 #include <utility>
 
-#include "source/registry_url.h"
 #include "source/url_credential.h"
+#include "util/regular_file.h"
 #include "util/remove_tree.h"
 #include "util/terminal_text.h"
 #include "util/sealed_memfd.h"
@@ -22,37 +22,21 @@
 namespace mcpcell {
 namespace {
 
-constexpr off_t kMaxNpmrc = 1 << 20;
+constexpr std::uint64_t kMaxNpmrc = 1 << 20;
 
 /// What `path` holds now ("" when it does not exist); refused unless a
 /// regular file of at most 1 MiB.
 Result<std::string> ReadOnce(const std::string& path, const char* which) {
   if (path.empty()) return std::string();
-  // O_NONBLOCK: opening a FIFO must not wait for a writer.
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  if (!fd) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::string();
-    return ErrnoError(std::string("read npm's ") + which, path);
+  auto text = ReadRegularFile(path, std::string("read npm's ") + which, kMaxNpmrc);
+  if (text.ok()) return text->value_or(std::string());
+  Error e = text.error();
+  e.path = VisibleOnTerminal(path);
+  if (e.err == 0 && e.detail == kNotRegularFile) {
+    e.detail += " (a FIFO or a device could answer each npm run differently, and the install would not be made "
+                "under the settings mcpcell checked); point npm at a file";
   }
-  struct stat st{};
-  if (::fstat(fd.get(), &st) != 0) return ErrnoError(std::string("read npm's ") + which, path);
-  if (!S_ISREG(st.st_mode)) {
-    return MakeError(std::string("read npm's ") + which, VisibleOnTerminal(path),
-                     "not a regular file (a FIFO or a device could answer each npm run differently, and the install "
-                     "would not be made under the settings mcpcell checked); point npm at a file");
-  }
-  if (st.st_size > kMaxNpmrc) return MakeError(std::string("read npm's ") + which, VisibleOnTerminal(path), "larger than 1 MiB");
-  std::string text(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t got = 0;
-  while (got < text.size()) {
-    ssize_t r = ::read(fd.get(), text.data() + got, text.size() - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return ErrnoError(std::string("read npm's ") + which, path);
-    if (r == 0) break;
-    got += static_cast<std::size_t>(r);
-  }
-  text.resize(got);
-  return text;
+  return e;
 }
 
 /// `text` without the spaces and quotes an npmrc line may put around a key or value.
@@ -125,11 +109,6 @@ std::string NpmrcSnapshot::ProjectFlag() const { return copied_ ? "--prefix=" + 
 
 std::vector<std::string> NpmrcSnapshot::UrlTokenPieces() const {
   std::vector<std::string> pieces;
-  auto add = [&](std::string url) {
-    auto normal = NormalizeRegistryUrl(url);
-    if (!normal.ok()) return;
-    for (auto& p : TokenPieces(*normal)) pieces.push_back(std::move(p));
-  };
   std::string_view text = texts_;
   while (!text.empty()) {
     std::string_view line = text.substr(0, text.find('\n'));
@@ -139,9 +118,9 @@ std::vector<std::string> NpmrcSnapshot::UrlTokenPieces() const {
     std::string_view key = Trimmed(line.substr(0, eq)), value = Trimmed(line.substr(eq + 1));
     // "//npm.fury.io/TOKEN/acme/:_authToken": the URL before the last "/:".
     if (std::size_t colon = key.rfind("/:"); key.substr(0, 2) == "//" && colon != std::string_view::npos) {
-      add("https:" + std::string(key.substr(0, colon + 1)));
+      AppendUrlTokenPieces("https:" + std::string(key.substr(0, colon + 1)), &pieces);
     }
-    if (value.substr(0, 7) == "http://" || value.substr(0, 8) == "https://") add(std::string(value));
+    if (value.substr(0, 7) == "http://" || value.substr(0, 8) == "https://") AppendUrlTokenPieces(value, &pieces);
   }
   return pieces;
 }

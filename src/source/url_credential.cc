@@ -114,4 +114,10 @@ std::vector<std::string> TokenPieces(std::string_view normalized) {
   return pieces;
 }
 
+void AppendUrlTokenPieces(std::string_view url, std::vector<std::string>* pieces) {
+  auto normal = NormalizeRegistryUrl(url);
+  if (!normal.ok()) return;
+  for (auto& p : TokenPieces(*normal)) pieces->push_back(std::move(p));
+}
+
 }  // namespace mcpcell

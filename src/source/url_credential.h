@@ -44,4 +44,8 @@ bool RegistryUrlHoldsToken(std::string_view normalized, const SecretCheck& holds
 /// what must not be shown where the URL would be (npm's output, masked).
 std::vector<std::string> TokenPieces(std::string_view normalized);
 
+/// Appends TokenPieces of `url` as NormalizeRegistryUrl reads it (nothing
+/// when it is not a registry URL) to `pieces`.
+void AppendUrlTokenPieces(std::string_view url, std::vector<std::string>* pieces);
+
 }  // namespace mcpcell

@@ -1,6 +1,5 @@
 #include "util/remove_tree.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -10,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "util/dir_names.h"
 #include "util/unique_fd.h"
 
 namespace mcpcell {
@@ -25,6 +25,13 @@ void OwnerBitsBack(int parent, const char* name) {
   if (dir) (void)::chmod(("/proc/self/fd/" + std::to_string(dir.get())).c_str(), 0700);
 }
 
+// The names in `dir`; none when it cannot be listed (then it is not
+// emptied, and the removal reports the tree as left).
+std::vector<std::string> NamesIn(int dir) {
+  auto names = DirNames(dir);
+  return names.ok() ? std::move(*names) : std::vector<std::string>{};
+}
+
 UniqueFd OpenDirAt(int parent, const char* name) {
   UniqueFd fd(::openat(parent, name, kDirFlags));
   if (!fd && errno == EACCES) {
@@ -33,20 +40,6 @@ UniqueFd OpenDirAt(int parent, const char* name) {
   }
   if (fd) (void)::fchmod(fd.get(), 0700);  // ours: a 0500 directory cannot lose entries otherwise
   return fd;
-}
-
-std::vector<std::string> EntryNames(int dir) {
-  std::vector<std::string> names;
-  UniqueFd copy(::openat(dir, ".", kDirFlags));
-  if (!copy) return names;
-  DIR* d = ::fdopendir(copy.release());
-  if (d == nullptr) return names;
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..") names.push_back(std::move(name));
-  }
-  ::closedir(d);
-  return names;
 }
 
 /// Moves `name` (a directory in `from`) to `top` under a name of its own.
@@ -94,7 +87,7 @@ bool RemoveTree(const std::string& path) {
   bool progress = true;
   while (progress) {
     progress = false;
-    for (const std::string& name : EntryNames(top.get())) {
+    for (const std::string& name : NamesIn(top.get())) {
       struct stat st{};
       if (::fstatat(top.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
       if (!S_ISDIR(st.st_mode)) {
@@ -108,7 +101,7 @@ bool RemoveTree(const std::string& path) {
       if (st.st_dev != top_st.st_dev) continue;  // a mount point: not ours to empty
       UniqueFd dir = OpenDirAt(top.get(), name.c_str());
       if (!dir) continue;
-      for (const std::string& inner : EntryNames(dir.get())) {
+      for (const std::string& inner : NamesIn(dir.get())) {
         struct stat ist{};
         if (::fstatat(dir.get(), inner.c_str(), &ist, AT_SYMLINK_NOFOLLOW) != 0) continue;
         if (S_ISDIR(ist.st_mode) && ::unlinkat(dir.get(), inner.c_str(), AT_REMOVEDIR) != 0) {

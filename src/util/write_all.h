@@ -13,4 +13,10 @@ namespace mcpcell {
 /// that takes nothing (reported as EIO) — is an ErrnoError naming `what` and `path`.
 Status WriteAll(int fd, std::string_view data, std::string_view what = "write", std::string_view path = {});
 
+/// WriteAll that waits (poll POLLOUT) when `fd` is non-blocking and full
+/// instead of failing with EAGAIN: for an fd shared with others who may
+/// have set O_NONBLOCK on it (a client's stderr), where a dropped chunk
+/// would lose lines.
+Status WriteAllWaiting(int fd, std::string_view data, std::string_view what = "write", std::string_view path = {});
+
 }  // namespace mcpcell

@@ -19,12 +19,11 @@
 
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import http from 'node:http';
 import { after, test } from 'node:test';
 
 import { RUN_ID, accountEnv as env, cacheEntry, removeCacheEntries } from './lib/account_cache.mjs';
 import { runMcpcell } from './lib/mcpcell.mjs';
-import { markingTarball, npmjsDocument } from './lib/mitm.mjs';
+import { lyingRegistry } from './lib/mitm.mjs';
 import { policyRunner } from './lib/policy_run.mjs';
 import { PY_PROJECT, startIndex } from './lib/pypi_index.mjs';
 import { makeTempDir, removeTempDirs } from './lib/tmp.mjs';
@@ -64,21 +63,6 @@ test('adv14: uvx:// cache filled by `mcpcell install` (or an isolated run) with 
  * replace-registry-host (default "npmjs") fetches it from the configured
  * registry (this one), and writes the lie into package-lock.json's `resolved`.
  */
-async function lyingRegistry(t, name, mark) {
-  const tarball = markingTarball('adv14-lying', name, mark);
-  const requests = [];
-  const server = http.createServer((q, r) => {
-    requests.push(`${q.method} ${q.url}`);
-    if (q.url.endsWith('.tgz')) { r.writeHead(200); r.end(tarball.bytes); return; }
-    if (decodeURIComponent(q.url.slice(1)) !== name) { r.writeHead(404); r.end('{}'); return; }
-    r.writeHead(200, { 'content-type': 'application/json' });
-    r.end(JSON.stringify(npmjsDocument(tarball)));
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise((resolve) => server.close(resolve)));
-  return { url: `http://127.0.0.1:${server.address().port}/`, requests };
-}
-
 test('adv14: package-lock.json `resolved` is what the registry\'s document says: a registry whose dist.tarball names registry.npmjs.org fills the cache (npm fetches it from that registry), and a later clean allow run runs it with no cell', {
   timeout: 120_000,
 }, async (t) => {
@@ -86,7 +70,7 @@ test('adv14: package-lock.json `resolved` is what the registry\'s document says:
   for (const how of ['install', 'run --isolate']) {
     const name = `adv14-lockspoof-${how.replace(/\W/g, '')}-${ID}`;
     const entry = cacheEntry('npx', name);
-    const reg = await lyingRegistry(t, name, `ADV14-LOCKSPOOF-RAN-${how}`);
+    const reg = await lyingRegistry(t, 'adv14-lying', name, `ADV14-LOCKSPOOF-RAN-${how}`);
     const first = how === 'install' ? ['install', '--install-scripts=skip', `npx://${name}@1.0.0`]
       : ['run', '--isolate', '--install-scripts=skip', `npx://${name}@1.0.0`];
     const a = await runMcpcell(first, { input: '', env: env({ npm_config_registry: reg.url, npm_config_update_notifier: 'false' }), guardMs: 55_000 });

@@ -30,15 +30,13 @@
 //          npm), and treat a key seen twice as an error.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { runMcpcell } from './lib/mcpcell.mjs';
+import { lyingRegistry } from './lib/mitm.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
@@ -58,38 +56,13 @@ function trusting(source) {
   return p;
 }
 
-/** adv14's lying registry: dist.tarball names registry.npmjs.org (npm fetches it here anyway). */
-async function lyingRegistry(t, name, mark) {
-  const dir = makeTempDir('adv15-nl-pkg');
-  mkdirSync(path.join(dir, 'package'));
-  const manifest = { name, version: '1.0.0', license: 'MIT', bin: { srv: 'index.js' } };
-  writeReadableFile(path.join(dir, 'package', 'package.json'), JSON.stringify(manifest));
-  writeReadableFile(path.join(dir, 'package', 'index.js'), `#!/usr/bin/env node\nconsole.error(${JSON.stringify(mark)});\n`);
-  chmodSync(path.join(dir, 'package', 'index.js'), 0o755);
-  execFileSync('tar', ['-czf', path.join(dir, 'p.tgz'), '-C', dir, 'package']);
-  const bytes = readFileSync(path.join(dir, 'p.tgz'));
-  const integrity = `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
-  const requests = [];
-  const server = http.createServer((q, r) => {
-    requests.push(`${q.method} ${q.url}`);
-    if (q.url.endsWith('.tgz')) { r.writeHead(200); r.end(bytes); return; }
-    if (decodeURIComponent(q.url.slice(1)) !== name) { r.writeHead(404); r.end('{}'); return; }
-    r.writeHead(200, { 'content-type': 'application/json' });
-    r.end(JSON.stringify({ name, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { ...manifest,
-      dist: { tarball: `https://registry.npmjs.org/${name}/-/${name}-1.0.0.tgz`, integrity } } } }));
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise((resolve) => server.close(resolve)));
-  return { url: `http://127.0.0.1:${server.address().port}/`, requests };
-}
-
 test('adv15: an env var NAMED "npm_config_zz\\nregistry" prints a second `registry = "https://registry.npmjs.org/"` line in `npm config list -l`; mcpcell takes it for npm\'s registry and runs the attacker\'s registry\'s package with NO cell', {
   timeout: 120_000,
 }, async (t) => {
   const name = `adv15-newline-${ID}`;
   const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
   cleanup.push(entry);
-  const reg = await lyingRegistry(t, name, 'ADV15-NEWLINE-KEY-RAN');
+  const reg = await lyingRegistry(t, 'adv15-nl-pkg', name, 'ADV15-NEWLINE-KEY-RAN');
   const env = {
     PATH: '/usr/local/bin:/usr/bin:/bin', HOME: ACCOUNT_HOME, LANG: 'C.UTF-8', npm_config_update_notifier: 'false', npm_config_fetch_retries: '0',
     npm_config_registry: reg.url,
@@ -104,7 +77,7 @@ test('adv15: an env var NAMED "npm_config_zz\\nregistry" prints a second `regist
 
 test('adv15 held (control): the same registry without the forged line is refused', { timeout: 60_000 }, async (t) => {
   const name = `adv15-newline-ctl-${ID}`;
-  const reg = await lyingRegistry(t, name, 'ADV15-NEWLINE-CONTROL-RAN');
+  const reg = await lyingRegistry(t, 'adv15-nl-pkg', name, 'ADV15-NEWLINE-CONTROL-RAN');
   const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: ACCOUNT_HOME, LANG: 'C.UTF-8', npm_config_update_notifier: 'false', npm_config_registry: reg.url };
   const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`], { input: '', env, guardMs: 60_000 });
   assert.match(r.stderr, /not the public npm registry/);
@@ -117,7 +90,7 @@ test('adv15: the same from an npmrc: a JSON-quoted key "zz\\nregistry" (ini unes
   const name = `adv15-newline-rc-${ID}`;
   const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
   cleanup.push(entry);
-  const reg = await lyingRegistry(t, name, 'ADV15-NEWLINE-NPMRC-RAN');
+  const reg = await lyingRegistry(t, 'adv15-nl-pkg', name, 'ADV15-NEWLINE-NPMRC-RAN');
   const rc = path.join(ROOT, 'forging-npmrc');
   writeReadableFile(rc, `registry=${reg.url}\n"zz\\nregistry"=https://registry.npmjs.org/\n`);
   const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: ACCOUNT_HOME, LANG: 'C.UTF-8', npm_config_update_notifier: 'false', npm_config_fetch_retries: '0',

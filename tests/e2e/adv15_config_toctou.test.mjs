@@ -33,14 +33,14 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
-import http from 'node:http';
+import { chmodSync, copyFileSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 
 import { runMcpcell } from './lib/mcpcell.mjs';
+import { lyingRegistry } from './lib/mitm.mjs';
 import { makeTempDir, makeWritableDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
@@ -63,31 +63,6 @@ function trusting(source) {
   return p;
 }
 
-/** adv14_allow_cache.test.mjs's lying registry: dist.tarball names registry.npmjs.org. */
-async function lyingRegistry(t, name, mark) {
-  const dir = makeTempDir('adv15-lying');
-  mkdirSync(path.join(dir, 'package'));
-  const manifest = { name, version: '1.0.0', license: 'MIT', bin: { srv: 'index.js' } };
-  writeReadableFile(path.join(dir, 'package', 'package.json'), JSON.stringify(manifest));
-  writeReadableFile(path.join(dir, 'package', 'index.js'), `#!/usr/bin/env node\nconsole.error(${JSON.stringify(mark)} + ' pid ' + process.pid);\n`);
-  chmodSync(path.join(dir, 'package', 'index.js'), 0o755);
-  execFileSync('tar', ['-czf', path.join(dir, 'p.tgz'), '-C', dir, 'package']);
-  const bytes = readFileSync(path.join(dir, 'p.tgz'));
-  const integrity = `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
-  const requests = [];
-  const server = http.createServer((q, r) => {
-    requests.push(`${q.method} ${q.url}`);
-    if (q.url.endsWith('.tgz')) { r.writeHead(200); r.end(bytes); return; }
-    if (decodeURIComponent(q.url.slice(1)) !== name) { r.writeHead(404); r.end('{}'); return; }
-    r.writeHead(200, { 'content-type': 'application/json' });
-    r.end(JSON.stringify({ name, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { ...manifest,
-      dist: { tarball: `https://registry.npmjs.org/${name}/-/${name}-1.0.0.tgz`, integrity } } } }));
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise((resolve) => server.close(resolve)));
-  return { url: `http://127.0.0.1:${server.address().port}/`, requests };
-}
-
 /** The attacker's FIFO and the process feeding it (as a cell granted the directory would). */
 function fifoUserconfig(t, evilAt, evilText) {
   const dir = makeTempDir('adv15-fifo');
@@ -107,7 +82,7 @@ test('adv15: NPM_CONFIG_USERCONFIG is read once for the allow check and again by
   const name = `adv15-toctou-${ID}`;
   const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
   cleanup.push(entry);
-  const reg = await lyingRegistry(t, name, 'ADV15-TOCTOU-RAN');
+  const reg = await lyingRegistry(t, 'adv15-lying', name, 'ADV15-TOCTOU-RAN');
   const { fifo, log } = fifoUserconfig(t, [4], `registry=${reg.url}\n`);
   const r = await runMcpcell(['run', '--install-scripts=skip', '--policy', trusting(`npx://${name}@1.0.0`), `npx://${name}@1.0.0`],
     { input: '', env: env({ NPM_CONFIG_USERCONFIG: fifo, npm_config_update_notifier: 'false', npm_config_fetch_retries: '0' }), guardMs: 90_000 });
@@ -124,7 +99,7 @@ test('adv15: the same, with the FIFO made and fed by an isolated server (a nativ
   const name = `adv15-toctou-cell-${ID}`;
   const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
   cleanup.push(entry);
-  const reg = await lyingRegistry(t, name, 'ADV15-TOCTOU-CELL-RAN');
+  const reg = await lyingRegistry(t, 'adv15-lying', name, 'ADV15-TOCTOU-CELL-RAN');
   const dir = makeWritableDir('adv15-cellfifo');
   copyFileSync(path.join(HERE, 'lib', 'adv15_fifo_feeder.mjs'), path.join(dir, 'feeder.mjs'));
   chmodSync(path.join(dir, 'feeder.mjs'), 0o644);

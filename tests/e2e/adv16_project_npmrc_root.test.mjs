@@ -20,15 +20,13 @@
 //          both read the same project config.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
+import { existsSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { runMcpcell } from './lib/mcpcell.mjs';
+import { lyingRegistry } from './lib/mitm.mjs';
 import { makeTempDir, removeTempDirs, writeReadableFile } from './lib/tmp.mjs';
 
 after(removeTempDirs);
@@ -39,31 +37,6 @@ const ACCOUNT_CACHE = path.join(ACCOUNT_HOME, '.cache', 'mcpcell');
 const ID = `${process.pid}${Date.now() % 100000}`;
 const ROOT_NPMRC = '/.npmrc';
 
-/** A registry whose packument names registry.npmjs.org as the tarball's home (adv14's lying registry). */
-async function lyingRegistry(t, name, mark) {
-  const dir = makeTempDir('adv16-lying');
-  mkdirSync(path.join(dir, 'package'));
-  const manifest = { name, version: '1.0.0', license: 'MIT', bin: { srv: 'index.js' } };
-  writeReadableFile(path.join(dir, 'package', 'package.json'), JSON.stringify(manifest));
-  writeReadableFile(path.join(dir, 'package', 'index.js'), `#!/usr/bin/env node\nconsole.error(${JSON.stringify(mark)} + ' pid ' + process.pid);\n`);
-  chmodSync(path.join(dir, 'package', 'index.js'), 0o755);
-  execFileSync('tar', ['-czf', path.join(dir, 'p.tgz'), '-C', dir, 'package']);
-  const bytes = readFileSync(path.join(dir, 'p.tgz'));
-  const integrity = `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
-  const requests = [];
-  const server = http.createServer((q, r) => {
-    requests.push(`${q.method} ${q.url}`);
-    if (q.url.endsWith('.tgz')) { r.writeHead(200); r.end(bytes); return; }
-    if (decodeURIComponent(q.url.slice(1)) !== name) { r.writeHead(404); r.end('{}'); return; }
-    r.writeHead(200, { 'content-type': 'application/json' });
-    r.end(JSON.stringify({ name, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { ...manifest,
-      dist: { tarball: `https://registry.npmjs.org/${name}/-/${name}-1.0.0.tgz`, integrity } } } }));
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise((resolve) => server.close(resolve)));
-  return { url: `http://127.0.0.1:${server.address().port}/`, requests };
-}
-
 test('adv16: a root /.npmrc is the check\'s project config but not the install\'s: the user config\'s registry is hidden from the allow check', {
   timeout: 120_000,
   skip: existsSync(ROOT_NPMRC) || process.getuid() !== 0 ? 'needs root and no /.npmrc of the machine' : false,
@@ -71,7 +44,7 @@ test('adv16: a root /.npmrc is the check\'s project config but not the install\'
   const name = `adv16-rootnpmrc-${ID}`;
   const entry = path.join(ACCOUNT_CACHE, 'npx', `${name}@1.0.0`);
   t.after(() => rmSync(entry, { recursive: true, force: true }));
-  const reg = await lyingRegistry(t, name, 'ADV16-ROOTNPMRC-RAN');
+  const reg = await lyingRegistry(t, 'adv16-lying', name, 'ADV16-ROOTNPMRC-RAN');
   writeReadableFile(ROOT_NPMRC, 'registry=https://registry.npmjs.org/\n');
   t.after(() => rmSync(ROOT_NPMRC, { force: true }));
   const dir = makeTempDir('adv16-rootnpmrc');

@@ -89,3 +89,23 @@ export function npmjsDocument({ manifest, integrity }) {
   return { name, 'dist-tags': { latest: '1.0.0' }, versions: { '1.0.0': { ...manifest,
     dist: { tarball: `https://registry.npmjs.org/${name}/-/${name}-1.0.0.tgz`, integrity } } } };
 }
+
+/**
+ * A registry that lies (adv14): its package document for `name` names
+ * registry.npmjs.org as the tarball's home, and it serves markingTarball's
+ * bytes for any .tgz. Closed after test `t`. Returns { url, requests }.
+ */
+export async function lyingRegistry(t, label, name, mark) {
+  const tarball = markingTarball(label, name, mark);
+  const requests = [];
+  const server = http.createServer((q, r) => {
+    requests.push(`${q.method} ${q.url}`);
+    if (q.url.endsWith('.tgz')) { r.writeHead(200); r.end(tarball.bytes); return; }
+    if (decodeURIComponent(q.url.slice(1)) !== name) { r.writeHead(404); r.end('{}'); return; }
+    r.writeHead(200, { 'content-type': 'application/json' });
+    r.end(JSON.stringify(npmjsDocument(tarball)));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${server.address().port}/`, requests };
+}
