@@ -13,12 +13,14 @@
 #include "cell/bind_source.h"
 #include "cell/credentials.h"
 #include "cell/grant_scan_cache.h"
+#include "cell/hidden_dirs.h"
 #include "util/cache_dir.h"
 #include "cell/mount_plan.h"
 #include "cell/socket_scan.h"
 #include "util/home_path.h"
 #include "util/path_search.h"
 #include "util/units.h"
+#include "util/path_prefix.h"
 
 namespace mcpcell {
 namespace {
@@ -51,15 +53,9 @@ std::string Absolute(const std::string& p) {
   return ec ? p : abs.lexically_normal().string();
 }
 
-bool AtOrBelow(const std::string& path, const std::string& dir) {
-  if (dir == "/") return true;
-  if (path.compare(0, dir.size(), dir) != 0) return false;
-  return path.size() == dir.size() || path[dir.size()] == '/';
-}
-
 bool UnderSystemDir(const std::string& path) {
   for (const char* d : {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"}) {
-    if (AtOrBelow(path, d)) return true;
+    if (PathAtOrBelow(path, d)) return true;
   }
   return false;
 }
@@ -154,7 +150,7 @@ Status MaskBeneath(CellSpec* spec, const std::string& real, const std::string& t
     // ~/.ssh in a granted /var/tmp) is masked once: two masks on one
     // target refused the whole run ("named twice").
     bool covered = false;
-    for (const auto& dir : both.unreadable) covered = covered || AtOrBelow(cred, dir);
+    for (const auto& dir : both.unreadable) covered = covered || PathAtOrBelow(cred, dir);
     if (covered) continue;
     // An empty read-only tmpfs over a directory; /dev/null over anything else.
     MountSpec mask{MountSpec::Kind::kTmpfs, "", inside(cred), false, false, 4096, "masked"};
@@ -174,8 +170,8 @@ Status MaskBeneath(CellSpec* spec, const std::string& real, const std::string& t
   for (const auto& sock : scan.sockets) {
     // Already hidden by a credential mask (/run/docker.sock, ~/.ssh/agent.sock).
     bool covered = false;
-    for (const auto& cred : creds.found) covered = covered || AtOrBelow(sock, cred);
-    for (const auto& dir : both.unreadable) covered = covered || AtOrBelow(sock, dir);
+    for (const auto& cred : creds.found) covered = covered || PathAtOrBelow(sock, cred);
+    for (const auto& dir : both.unreadable) covered = covered || PathAtOrBelow(sock, dir);
     if (covered) continue;
     spec->mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kBind, "/dev/null", inside(sock), false, false, 0, "masked"},
                                       MountSpec::Origin::kMasked));
@@ -197,7 +193,11 @@ Status AddGrant(CellSpec* spec, const std::string& real, const std::string& targ
   MountSpec bind{MountSpec::Kind::kBind, real, target, writable, false, 0, why};
   MCPCELL_TRY(RecordSourceIdentity(&bind));
   spec->mounts.push_back(std::move(bind));
-  if (mask && IsDir(real)) MCPCELL_TRY(MaskBeneath(spec, real, target, label, notes));
+  if (!IsDir(real)) return {};
+  // mcpcell's state is masked even under --force-credentials: that flag is
+  // about the user's own credentials, not other cells' logs.
+  MCPCELL_TRY(MaskHiddenDirsBeneath(spec, real, target, label, notes));
+  if (mask) MCPCELL_TRY(MaskBeneath(spec, real, target, label, notes));
   return {};
 }
 
@@ -228,7 +228,7 @@ std::string VenvBaseInterpreter(const std::string& venv) {
 void AddServerMount(CellSpec* spec, const std::string& path, const std::string& why,
                     std::vector<std::string>* notes) {
   for (const auto& m : spec->mounts) {
-    if (m.kind == MountSpec::Kind::kBind && AtOrBelow(path, m.target) && AtOrBelow(path, m.source)) return;
+    if (m.kind == MountSpec::Kind::kBind && PathAtOrBelow(path, m.target) && PathAtOrBelow(path, m.source)) return;
   }
   if (UnderSystemDir(path)) return;
   if (auto cred = CheckNotCredential(path); !cred.ok()) {
@@ -283,7 +283,7 @@ Status AddServerMounts(CellSpec* spec, std::vector<std::string>* notes) {
     if (a.empty() || a.front() == '-') continue;
     std::string abs = Absolute(a);
     // Kernel files (/proc/self/cgroup, /sys/...) are arguments, not server code.
-    if (IsReservedTarget(abs) || AtOrBelow(abs, "/sys") || !IsFile(abs)) break;
+    if (IsReservedTarget(abs) || PathAtOrBelow(abs, "/sys") || !IsFile(abs)) break;
     auto script = RealPath(abs);
     if (!script) break;
     AddServerMount(spec, PackageRoot(*script), "server code", notes);
@@ -298,7 +298,7 @@ Status AddServerMounts(CellSpec* spec, std::vector<std::string>* notes) {
 std::string HostPathOf(const CellSpec& spec, const std::string& cell_path) {
   const MountSpec* best = nullptr;
   for (const auto& m : spec.mounts) {
-    if (!AtOrBelow(cell_path, m.target)) continue;
+    if (!PathAtOrBelow(cell_path, m.target)) continue;
     if (best == nullptr || m.target.size() >= best->target.size()) best = &m;
   }
   if (best == nullptr || best->kind != MountSpec::Kind::kBind || IsMask(*best)) return {};
@@ -534,7 +534,7 @@ Status CheckNotWritableByCell(const CellSpec& spec, const std::string& flag, con
   for (const auto& m : spec.mounts) {
     if (m.kind != MountSpec::Kind::kBind || !m.writable) continue;
     for (const auto& c : candidates) {
-      if (AtOrBelow(c, m.source)) return refuse(m, c);
+      if (PathAtOrBelow(c, m.source)) return refuse(m, c);
     }
   }
   // A hard link is the same file under another name: one inside the grant
@@ -580,7 +580,7 @@ Status CheckDirNotWritableByCell(const CellSpec& spec, const std::string& what, 
   };
   for (const auto& m : spec.mounts) {
     if (m.kind != MountSpec::Kind::kBind || !m.writable) continue;
-    if (AtOrBelow(m.source, lexical) || AtOrBelow(m.source, real)) return refuse(m, "");
+    if (PathAtOrBelow(m.source, lexical) || PathAtOrBelow(m.source, real)) return refuse(m, "");
     // The directory under another name (a host bind mount of it): each
     // ancestor of the grant compared by device and inode.
     for (fs::path d = fs::path(m.source); exists; d = d.parent_path()) {
@@ -630,7 +630,7 @@ Result<CellSpec> BuildCellSpec(const RunRequest& req, const std::vector<std::str
   std::string cwd = fs::current_path(ec).string();
   spec.workdir = spec.home;
   for (const auto& m : spec.mounts) {
-    if (m.kind == MountSpec::Kind::kBind && m.origin != MountSpec::Origin::kSystem && !ec && AtOrBelow(cwd, m.source) &&
+    if (m.kind == MountSpec::Kind::kBind && m.origin != MountSpec::Origin::kSystem && !ec && PathAtOrBelow(cwd, m.source) &&
         m.source == m.target) {
       spec.workdir = cwd;
     }

@@ -22,6 +22,7 @@
 #include "cell/backend.h"
 #include "cell/cell_network.h"
 #include "cell/credentials.h"
+#include "cell/hidden_dirs.h"
 #include "cell/mount_plan.h"
 #include "cell/script_cell.h"
 #include "cell/spec_builder.h"
@@ -880,6 +881,7 @@ Result<LaunchPlan> PlanLaunch(const RunRequest& req) {
   MCPCELL_TRY(CheckPlannedCell(ref, req, *resolved, spec));
   SayPlanNotes(req, decided->facts, spec, *net, plain, notes);
   MCPCELL_TRY(CheckRecordsOutOfReach(spec, req, decision));
+  MCPCELL_TRY(CheckHiddenDirsOutOfReach(spec));  // mcpcell's state is not even readable
   // The merged request: the profile's mcpcell.call_rate, max_message,
   // max_inflight and call_timeout are in it (adv8: they were dropped).
   MCPCELL_TRY(LowerRelay(merged, *profile, plan, &spec.relay));

@@ -33,9 +33,12 @@ std::vector<OwnDir> McpcellOwnDirs() {
   static const std::string kCache = "mcpcell's cache (npx and uvx packages, compiled secret rules, grant scans)";
   std::vector<OwnDir> out;
   auto add = [&out](const std::string& base, const std::string& what) {
+    bool hidden = &what == &kState;
     if (base.empty() || base[0] != '/') return;
     std::string dir = (base == "/" ? "" : base) + "/mcpcell";
-    if (std::none_of(out.begin(), out.end(), [&](const OwnDir& d) { return d.path == dir; })) out.push_back({dir, what});
+    if (std::none_of(out.begin(), out.end(), [&](const OwnDir& d) { return d.path == dir; })) {
+      out.push_back({dir, what, hidden});
+    }
   };
   add(StateBaseForThisUser(), kState);
   add(UserCacheBase(), kCache);

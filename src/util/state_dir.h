@@ -31,6 +31,10 @@ std::string StateDirForThisUser();
 struct OwnDir {
   std::string path;
   std::string what;  ///< "mcpcell's state directory (cell records, logs, tool pins)", or its cache's
+  /// No cell may see it at all (the state directory: every cell's records and
+  /// stderr copies, the pins): never granted, masked inside any grant above it.
+  /// The cache is only kept from writing: a server runs from its packages.
+  bool hidden = false;
 };
 std::vector<OwnDir> McpcellOwnDirs();
 
