@@ -47,6 +47,14 @@ struct HostToolRun {
   } disk = {};
 };
 
+/// What a host tool's install may take of the disk (HostToolRun::disk):
+/// npm's unpacking of a package's tarballs, pip's of its wheels, npm's cache
+/// of a registry's answers. Real servers unpack to tens of MiB, the heaviest
+/// to a few hundred; the install scripts' budget (cell/script_cell.cc) is as
+/// much again.
+inline constexpr std::uint64_t kHostInstallBytes = 1ULL << 30;
+inline constexpr std::uint64_t kHostInstallInodes = 250000;
+
 /// Runs it; every 30 s a "still <what>" line goes to stderr. Errors: not
 /// found, a non-zero exit, a signal, or the limit (then the whole process
 /// group is killed and the error names the limit and --install-timeout).

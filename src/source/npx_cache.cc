@@ -1,5 +1,7 @@
 #include "source/npx_cache.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,15 +76,16 @@ std::vector<CachedPackage> ChoosePrune(const std::vector<CachedPackage>& cached,
   return out;
 }
 
-bool RemoveCachedPackage(const CachedPackage& p) {
-  fs::path dir(p.dir);
-  // Named like an install under way of ours: if we die mid-removal, the next
-  // install or `mcpcell gc` finishes it (RemoveAbandonedInstalls).
-  fs::path aside = dir.parent_path() / (".install-" + std::to_string(::getpid()) + "-pruned-" + dir.filename().string());
-  std::error_code ec;
-  fs::rename(dir, aside, ec);
-  if (ec) return false;
-  return RemoveTree(aside.string());
+bool RemoveCachedPackage(const CachedPackage& p) { return RemoveInstallAside(p.dir, "pruned"); }
+
+bool RemoveInstallAside(const std::string& dir, const std::string& why) {
+  std::string parent = fs::path(dir).parent_path().string();
+  for (int n = 0; n < 100; ++n) {
+    std::string aside = parent + "/.install-" + std::to_string(::getpid()) + "-" + why + "-" + std::to_string(n);
+    if (::renameat2(AT_FDCWD, dir.c_str(), AT_FDCWD, aside.c_str(), RENAME_NOREPLACE) == 0) return RemoveTree(aside);
+    if (errno != EEXIST) return false;
+  }
+  return false;
 }
 
 }  // namespace mcpcell

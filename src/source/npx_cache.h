@@ -36,4 +36,12 @@ std::vector<CachedPackage> ChoosePrune(const std::vector<CachedPackage>& cached,
 /// Removes one cached version (rename aside, then delete). False when it is gone or cannot be removed.
 bool RemoveCachedPackage(const CachedPackage& p);
 
+/// Moves the install directory `dir` aside, under a short name of an
+/// install of ours under way (".install-<pid>-<why>-<n>": a kill
+/// mid-removal is swept like one), then removes it. Short whatever `dir`'s
+/// own name: a name@version of 233 bytes or more made the old aside name
+/// pass NAME_MAX and nothing was removed (adv21). False when it could not
+/// be moved or removed.
+bool RemoveInstallAside(const std::string& dir, const std::string& why);
+
 }  // namespace mcpcell

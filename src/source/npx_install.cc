@@ -26,13 +26,16 @@
 #include "source/cache_entry_owner.h"
 #include "source/host_run.h"
 #include "source/install_scopes.h"
-#include "source/public_npm.h"
+#include "source/install_origin.h"
+#include "source/npx_cache.h"
+#include "source/public_sources.h"
 #include "source/registry_url.h"
 #include "source/url_credential.h"
 #include "source/host_tool.h"
 #include "source/npm_config.h"
 #include "source/lockfile_scrub.h"
 #include "source/npmrc_snapshot.h"
+#include "util/process_environment.h"
 #include "util/diag.h"
 #include "util/remove_tree.h"
 #include "util/terminal_text.h"
@@ -90,13 +93,8 @@ bool AnyRegistryHoldsToken(const NpmConfig& config) {
 /// 404's "GET URL"), and npm's output reaches the client (adv14).
 std::vector<std::string> RegistryTokenPieces(const NpmConfig& config) {
   std::vector<std::string> pieces;
-  auto add = [&](const std::string& url) {
-    auto normal = NormalizeRegistryUrl(url);
-    if (!normal.ok()) return;
-    for (auto& p : TokenPieces(*normal)) pieces.push_back(std::move(p));
-  };
-  add(config.registry);
-  for (const auto& s : config.scopes) add(s.second);
+  AppendUrlTokenPieces(config.registry, &pieces);
+  for (const auto& s : config.scopes) AppendUrlTokenPieces(s.second, &pieces);
   return pieces;
 }
 
@@ -140,12 +138,6 @@ class ProjectConfigFile {
   UniqueFd fd_;
 };
 
-/// What npm's unpacking of an install's tarballs may take of the disk (the
-/// install scripts' budget, cell/script_cell.cc, is as much again): real
-/// servers unpack to tens of MiB, the heaviest to a few hundred.
-constexpr std::uint64_t kNpmUnpackBytes = 1ULL << 30;
-constexpr std::uint64_t kNpmUnpackInodes = 250000;
-
 class NpmTool : public PackageTool {
  public:
   NpmTool(std::vector<std::string> cell_writable, std::chrono::milliseconds limit, std::vector<std::string> npm_scopes)
@@ -187,7 +179,7 @@ class NpmTool : public PackageTool {
                                      "--ignore-scripts", "--omit=dev",
                                      "--allow-git=none", "--allow-remote=none", "--allow-file=none",
                                      "--allow-directory=none",
-                                     // where each package came from, in the install's lockfile (public_npm.h)
+                                     // where each package came from, in the install's lockfile (install_origin.h)
                                      "--omit-lockfile-registry-resolved=false",
                                      // the registry asked again, not npm's cache: a man in the middle's
                                      // answers of an earlier install stay there under the registry's key,
@@ -215,7 +207,7 @@ class NpmTool : public PackageTool {
     // What the tarballs unpack to is the registry's to choose: bounded as
     // the install scripts' writes are (adv19: 1 MiB of gzip, 1.2 GiB).
     auto out = Run(argv, false, "installing " + package + "@" + version + " with npm", scopes->Env(), npmrc->Fds(),
-                   {prefix, kNpmUnpackBytes, kNpmUnpackInodes});
+                   {prefix, kHostInstallBytes, kHostInstallInodes});
     MCPCELL_TRY(npmrc->Remove());
     if (!out.ok()) {
       Error e = out.error();
@@ -230,7 +222,7 @@ class NpmTool : public PackageTool {
     // only an install made under the public registry's — the settings of
     // the copies npm read (npmrc_snapshot.h), judged here.
     std::string why = npm_scopes_.empty() ? WhyNpmConfigIsNotPublic(*config, package) : "--npm-scope";
-    if (why.empty()) why = WhyCaEnvironmentIsNotPublic();
+    if (why.empty()) why = WhyCaEnvironmentIsNotPublic(ProcessEnvironment());
     return WriteInstallOrigin(prefix, why);
   }
 
@@ -247,6 +239,10 @@ class NpmTool : public PackageTool {
     // npmrc and environment setting.
     auto root = NpxCacheRoot();
     if (!root.ok()) return root.error();
+    // Every npm run with the launch's cache, not only the install's: `npm
+    // view` writes the registry's answer whole into it (adv21: a 1.4 GiB
+    // packument). (The runs before it, `npm config get`, write nothing.)
+    if (disk.dir.empty() && snapshot_) disk = {*root, kHostInstallBytes, kHostInstallInodes};
     // Once taken, every npm run reads the copies and a cache of this
     // launch's own (npmrc_snapshot.h): what another install's registry (a
     // man in the middle) left in a shared one was served again — kept by a
@@ -504,33 +500,59 @@ Status HandleScripts(const std::string& dir, const NpxScripts& scripts, PackageT
   return WritableByOwnerOnly(dir + "/node_modules");
 }
 
+/// In an install whose scripts run in place, while they run: a launch that
+/// finds it (holding the install's lock) knows that run was killed.
+constexpr const char* kScriptsRunningMark = ".mcpcell-scripts-running";
+
 /// A package published without its scripts run (an older mcpcell, or
 /// --install-scripts=skip): run them now, in place, one mcpcell at a time
-/// (flock(2) on the install directory; the second finds the record).
-Status RunScriptsInPlace(const std::string& cache_dir, const NpxScripts& scripts, PackageTool& tool) {
+/// (flock(2) on the install directory; the second finds the record). False
+/// when there is no such install any more (removed or replaced while this
+/// launch waited, or removed here after a killed run): install it afresh.
+Result<bool> RunScriptsInPlace(const std::string& cache_dir, const NpxScripts& scripts, PackageTool& tool) {
   UniqueFd dir(::open(cache_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
   if (!dir) return ErrnoError("open installed package", cache_dir);
   while (::flock(dir.get(), LOCK_EX) != 0) {
     if (errno != EINTR) return ErrnoError("lock installed package", cache_dir);
   }
-  if (InstallScriptsRan(cache_dir)) return {};
+  // While this launch waited, another's in-place run may have failed and
+  // removed the install, and a third published a fresh one under the name:
+  // what is locked must be what the name names (adv21).
+  struct stat held{}, named{};
+  if (::fstat(dir.get(), &held) != 0 || ::stat(cache_dir.c_str(), &named) != 0 || held.st_dev != named.st_dev ||
+      held.st_ino != named.st_ino) {
+    return false;
+  }
+  if (InstallScriptsRan(cache_dir)) return true;
+  // A run of ours killed mid-scripts (a client's timeout, the OOM killer)
+  // left its mark: what its scripts wrote goes with the install instead of
+  // each retry adding to it (adv21: two killed launches, two blobs).
+  if (::faccessat(dir.get(), kScriptsRunningMark, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+    Say(cache_dir + ": an earlier launch running its install scripts in place was stopped before they ended; "
+        "installing it afresh");
+    if (RemoveInstallAside(cache_dir, "killed")) return false;
+    return MakeError("remove the interrupted install", cache_dir, "remove it, or run 'mcpcell cache prune'");
+  }
+  UniqueFd mark(::openat(dir.get(), kScriptsRunningMark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!mark) return ErrnoError("mark the install scripts as running in", cache_dir);
   if (!FindScriptPackages(cache_dir + "/node_modules").empty()) {
     Say(cache_dir + " was installed without running its install scripts; running them now");
   }
   Status ran = HandleScripts(cache_dir, scripts, tool);
-  if (ran.ok()) return ran;
+  if (ran.ok()) {
+    (void)::unlinkat(dir.get(), kScriptsRunningMark, 0);
+    return true;
+  }
   // What the failed scripts wrote stays nowhere: the install goes (aside
   // first, named as an install of ours under way, so a kill mid-removal is
   // swept), and the next launch installs it afresh under a budget of its
   // own (adv19: each retry of a failed in-place run added up to 1 GiB to
   // the published install).
-  fs::path at(cache_dir);
-  std::string aside = (at.parent_path() / (".install-" + std::to_string(::getpid()) + "-failed-" +
-                                            at.filename().string())).string();
   Error e = ran.error();
-  if (::rename(cache_dir.c_str(), aside.c_str()) == 0 && RemoveTree(aside)) {
-    e.detail += std::string(e.detail.empty() ? "" : "; ") + "the install was removed; the next launch installs it afresh";
-  }
+  e.detail += std::string(e.detail.empty() ? "" : "; ") +
+              (RemoveInstallAside(cache_dir, "failed")
+                   ? "the install was removed; the next launch installs it afresh"
+                   : "the install could not be removed: remove " + cache_dir + " or run 'mcpcell cache prune'");
   return e;
 }
 
@@ -590,22 +612,30 @@ Result<InstalledPackage> EnsureNpxPackage(const ServerRef& ref, PackageTool& too
   }
   out.cache_dir = cache_root + "/" + CacheName(ref.package, out.version);
   out.package_dir = out.cache_dir + "/node_modules/" + ref.package;
-  std::error_code ec;
-  if (!fs::exists(out.package_dir + "/package.json", ec)) {
-    if (!may_install) {
-      out.bin_path = out.package_dir + "/<bin from package.json>";
-      return out;
+  // Twice at most: an install whose in-place scripts were killed, or that
+  // another launch removed while this one waited for it, is installed afresh.
+  for (int pass = 0;; ++pass) {
+    std::error_code ec;
+    if (!fs::exists(out.package_dir + "/package.json", ec)) {
+      if (!may_install) {
+        out.bin_path = out.package_dir + "/<bin from package.json>";
+        return out;
+      }
+      Say("installing " + ref.package + "@" + out.version + " outside the cell into " + out.cache_dir +
+          " (npm --ignore-scripts)");
+      auto install = [&](const std::string& tmp) -> Status {
+        MCPCELL_TRY(tool.Install(ref.package, out.version, tmp));
+        return HandleScripts(tmp, scripts, tool);
+      };
+      MCPCELL_TRY(InstallIntoCache(cache_root, out.cache_dir, install));
+      out.installed_now = true;
+    } else if (may_install && scripts.mode == InstallScriptsMode::kCell && !InstallScriptsRan(out.cache_dir)) {
+      auto ran = RunScriptsInPlace(out.cache_dir, scripts, tool);
+      if (!ran.ok()) return ran.error();
+      if (!*ran && pass < 2) continue;
+      if (!*ran) return MakeError("run the install scripts of", out.cache_dir, "other launches kept replacing it; run again");
     }
-    Say("installing " + ref.package + "@" + out.version + " outside the cell into " + out.cache_dir +
-        " (npm --ignore-scripts)");
-    auto install = [&](const std::string& tmp) -> Status {
-      MCPCELL_TRY(tool.Install(ref.package, out.version, tmp));
-      return HandleScripts(tmp, scripts, tool);
-    };
-    MCPCELL_TRY(InstallIntoCache(cache_root, out.cache_dir, install));
-    out.installed_now = true;
-  } else if (may_install && scripts.mode == InstallScriptsMode::kCell && !InstallScriptsRan(out.cache_dir)) {
-    MCPCELL_TRY(RunScriptsInPlace(out.cache_dir, scripts, tool));
+    break;
   }
   // What runs must be what this user's mcpcell installed (adv11): checked
   // on every use, not only after an install.

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <map>
 
+#include "source/url_credential.h"
 #include "util/terminal_text.h"
 
 namespace mcpcell {
@@ -92,10 +93,9 @@ std::vector<std::string> PipSettings::Env(std::string_view command) const {
 
 bool IsPipIndexKey(std::string_view key) { return In(kIndexKeys, key); }
 
-std::vector<std::string> NonIndexPipVariables(char** env) {
+std::vector<std::string> NonIndexPipVariables(const std::vector<std::string>& env) {
   std::vector<std::string> names;
-  for (char** e = env; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry(*e);
+  for (std::string_view entry : env) {
     std::string_view name = entry.substr(0, entry.find('='));
     if (name.substr(0, 4) != "PIP_") continue;
     std::string key;
@@ -103,6 +103,27 @@ std::vector<std::string> NonIndexPipVariables(char** env) {
     if (!IsPipIndexKey(key) && !In(kSetByMcpcell, key)) names.emplace_back(name);
   }
   return names;
+}
+
+std::vector<std::string> PipIndexTokenPieces(const std::vector<std::string>& env) {
+  std::vector<std::string> pieces;
+  for (std::string_view entry : env) {
+    std::size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view name = entry.substr(0, eq);
+    if (name != "PIP_INDEX_URL" && name != "PIP_EXTRA_INDEX_URL" && name != "PIP_FIND_LINKS" && name != "PIP_PROXY") {
+      continue;
+    }
+    std::string_view urls = entry.substr(eq + 1);
+    while (!urls.empty()) {
+      std::size_t end = urls.find_first_of(" \t\n");
+      std::string_view url = urls.substr(0, end);
+      if (!url.empty()) AppendUrlTokenPieces(url, &pieces);
+      if (end == std::string_view::npos) break;
+      urls.remove_prefix(end + 1);
+    }
+  }
+  return pieces;
 }
 
 std::string UnusedPipSettingsNote(const PipSettings& settings) {

@@ -51,6 +51,14 @@ bool IsPipIndexKey(std::string_view key);
 /// setting (PIP_INDEX_URL, PIP_CERT, ...): the host pip must not see them
 /// (adv16: PIP_PYTHON had pip re-run itself under any program, PIP_LOG
 /// appended its log to any file). Their names, for the caller to drop.
-std::vector<std::string> NonIndexPipVariables(char** env);
+std::vector<std::string> NonIndexPipVariables(const std::vector<std::string>& env);
+
+/// The token-shaped pieces (source/url_credential.h TokenPieces) of the
+/// URLs the index variables of `env` name (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL,
+/// PIP_FIND_LINKS, PIP_PROXY; space-separated lists): pip prints them whole
+/// ("Looking in indexes:", "Downloading"), redacting only a password in the
+/// userinfo, and what pip prints reaches the client (adv21: a Gemfury-style
+/// path token).
+std::vector<std::string> PipIndexTokenPieces(const std::vector<std::string>& env);
 
 }  // namespace mcpcell

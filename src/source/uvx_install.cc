@@ -17,12 +17,13 @@
 #include "source/host_run.h"
 #include "source/host_tool.h"
 #include "source/pip_settings.h"
-#include "source/public_npm.h"
+#include "source/pip_wheels_only.h"
+#include "source/install_origin.h"
+#include "source/public_sources.h"
+#include "util/process_environment.h"
 #include "util/diag.h"
 #include "util/json_input.h"
 #include "util/terminal_text.h"
-
-extern char** environ;
 
 namespace mcpcell {
 namespace {
@@ -73,21 +74,31 @@ class PipTool : public PythonTool {
       e.detail += " — is python3-venv installed (apt-get install python3-venv)?";
       return e;
     }
-    // --only-binary: no setup.py runs here, on the host (see the header).
+    auto pip_root = Run({kVenvPython, "-I", "-c", kPipRootProgram}, true, "finding the host's pip", "");
+    if (!pip_root.ok()) return pip_root.error();
+    // --only-binary: no setup.py runs here, on the host (see the header);
+    // the wheels-only program refuses what that flag lets through (a direct
+    // reference's sdist or repository, adv21). Run by the venv's own Python,
+    // pip installs into the venv.
     // --no-cache-dir: pip's cache (~/.cache/pip) is a directory a cell may
     // have been granted; a wheel planted there would become another server's
     // code. Installs happen once per version, so the cost is small.
     // --no-input: a prompt for index credentials would hang with stdin on /dev/null.
-    auto pip = Run({kVenvPython, "-I", "-m", "pip", "--python", venv_dir + "/bin/python3", "install", "--only-binary=:all:",
-                    "--no-cache-dir", "--no-input", "--disable-pip-version-check", "--no-warn-script-location", "--progress-bar", "off",
-                    package + "==" + version},
-                   false, "installing " + package + "==" + version + " with pip", "install");
+    auto guarded = WheelsOnlyPipRun(
+        venv_dir + "/bin/python3", pip_root->substr(0, pip_root->find('\n')),
+        {"install", "--only-binary=:all:", "--no-cache-dir", "--no-input", "--disable-pip-version-check",
+         "--no-warn-script-location", "--progress-bar", "off", package + "==" + version});
+    if (!guarded.ok()) return guarded.error();
+    // What a wheel unpacks to is the index's to choose: the budget of npm's
+    // unpacking (adv21: a 1.2 MB wheel unpacked to 1.2 GiB).
+    auto pip = Run(std::move(guarded->argv), false, "installing " + package + "==" + version + " with pip", "install",
+                   {guarded->program.get()}, {venv_dir, kHostInstallBytes, kHostInstallInodes});
     if (!pip.ok()) {
       Error e = pip.error();
       e.detail += "; only wheels are installed (a source distribution would run its setup.py on the host)";
       return e;
     }
-    return WriteInstallOrigin(venv_dir, WhyPipSettingsAreNotPublic());  // public_npm.h
+    return WriteInstallOrigin(venv_dir, WhyPipSettingsAreNotPublic(ProcessEnvironment()));
   }
 
  private:
@@ -108,13 +119,16 @@ class PipTool : public PythonTool {
   // for no pip): its section of pip.conf is read with [global]
   // (source/pip_settings.h: the config files themselves are not,
   // PIP_CONFIG_FILE=/dev/null).
-  Result<std::string> Run(std::vector<std::string> argv, bool capture, std::string what, std::string_view command) {
+  Result<std::string> Run(std::vector<std::string> argv, bool capture, std::string what, std::string_view command,
+                          std::vector<int> pass_fds = {}, HostToolRun::Disk disk = {}) {
     HostToolRun run{std::move(argv), capture, limit_, std::move(what), cell_writable_, kPipTimeoutHint, kPipMissingHint,
                     {"PYTHON", "_PIP_", "PIP_CONFIG_FILE"}};
+    run.pass_fds = std::move(pass_fds);
+    run.disk = std::move(disk);
     // Of the caller's PIP_* variables only the index settings (adv13, adv16:
     // PIP_TARGET, PIP_REQUIREMENT, PIP_PYTHON, PIP_LOG...), each dropped by
     // its exact name ("NAME=").
-    for (const auto& name : NonIndexPipVariables(::environ)) run.drop_env_prefixes.push_back(name + "=");
+    for (const auto& name : NonIndexPipVariables(ProcessEnvironment())) run.drop_env_prefixes.push_back(name + "=");
     if (command == "config") {
       // `pip config list` reads every pip.conf, whose [global] python= makes
       // pip re-run itself under that program before it lists anything, and
@@ -130,6 +144,9 @@ class PipTool : public PythonTool {
         if (std::getenv(var.substr(0, var.find('=')).c_str()) == nullptr) run.extra_env.push_back(std::move(var));
       }
     }
+    std::vector<std::string> env = ProcessEnvironment();
+    env.insert(env.end(), run.extra_env.begin(), run.extra_env.end());
+    run.masked = PipIndexTokenPieces(env);
     return RunHostTool(run);
   }
 
@@ -143,7 +160,7 @@ class PipTool : public PythonTool {
       if (!listed.ok()) return listed.error();
       settings_ = ParsePipConfigList(*listed);
       if (std::string note = UnusedPipSettingsNote(*settings_); !note.empty()) Say(note);
-      if (auto names = NonIndexPipVariables(::environ); !names.empty()) {
+      if (auto names = NonIndexPipVariables(ProcessEnvironment()); !names.empty()) {
         std::string list;
         for (const auto& n : names) list += (list.empty() ? "" : ", ") + VisibleOnTerminal(n);
         Say(list + " not passed to the host pip: only its index settings are (what is built and where it is "

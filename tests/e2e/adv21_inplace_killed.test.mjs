@@ -55,7 +55,6 @@ function noProcessIn(dir) {
 }
 
 test('adv21: a killed in-place script run is undone, so retries do not pile up what the scripts wrote', {
-  todo: 'adv21: RunScriptsInPlace removes a failed run\'s install but not a killed one\'s; every retry adds up to the budget',
   timeout: 240_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;

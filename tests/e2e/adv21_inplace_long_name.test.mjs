@@ -46,7 +46,6 @@ const h = scriptsHome('e2e-adv21-long');
 after(removeTempDirs);
 
 test('adv21: a failed in-place script run of a package with a long name@version is removed like any other', {
-  todo: 'adv21: the aside name .install-PID-failed-<name>@<version> passes NAME_MAX; rename fails and the failed install stays',
   timeout: 240_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;

@@ -46,7 +46,6 @@ const h = scriptsHome('e2e-adv21-stale');
 after(removeTempDirs);
 
 test('adv21: a launch that waited for a failed in-place run\'s lock installs afresh instead of working on the removed install', {
-  todo: 'adv21: RunScriptsInPlace works by name on a directory other than the one it locked (stale after a failed run removed it)',
   timeout: 240_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;

@@ -84,7 +84,6 @@ async function startHugePackumentRegistry(name) {
 }
 
 test('adv21: npm view (an unpinned npx:// version) is held to the install\'s disk budget', {
-  todo: 'adv21: only npm install has a disk budget; npm view writes a registry\'s packument of any size to the cache',
   timeout: 400_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;

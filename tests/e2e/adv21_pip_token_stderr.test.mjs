@@ -40,7 +40,6 @@ const id = randomBytes(3).toString('hex');
 after(removeTempDirs);
 
 test('adv21: a path-token Python index\'s token is not printed by the host pip on mcpcell\'s stderr', {
-  todo: 'adv21: pip\'s runs have no masks (uvx_install.cc Run: HostToolRun::masked empty); "Looking in indexes" names the token',
   timeout: 180_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;

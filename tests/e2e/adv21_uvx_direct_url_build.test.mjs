@@ -101,7 +101,6 @@ print(wheel)
 }
 
 test('adv21: a uvx:// wheel\'s direct-URL sdist dependency runs no build code on the host', {
-  todo: 'adv21: pip builds a Requires-Dist direct reference on the host (--only-binary does not cover it): its PEP 517 backend ran',
   timeout: 180_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;

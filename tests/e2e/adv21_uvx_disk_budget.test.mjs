@@ -81,7 +81,6 @@ print(name)
 }
 
 test('adv21: the host pip\'s install of a uvx:// wheel is bounded like npm\'s (a 1.2 MiB wheel unpacks to 1.2 GiB)', {
-  todo: 'adv21: pip\'s install on the host has no disk budget (uvx_install.cc passes no HostToolRun::Disk)',
   timeout: 300_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;

@@ -67,10 +67,7 @@ TEST(PipSettings, OnlyTheIndexVariablesOfTheCallerReachThePip) {
   std::vector<std::string> entries = {"PIP_INDEX_URL=https://m.example/simple", "PIP_CERT=/etc/ssl/certs/ca-certificates.crt",
                                       "PIP_DEFAULT_TIMEOUT=180", "PIP_PYTHON=/tmp/x", "PIP_LOG=/root/.bashrc",
                                       "PIP_TARGET=/tmp/t", "PIP_DISABLE_PIP_VERSION_CHECK=1", "PATH=/usr/bin", "PIPX=1"};
-  std::vector<char*> env;
-  for (auto& e : entries) env.push_back(e.data());
-  env.push_back(nullptr);
-  EXPECT_EQ(NonIndexPipVariables(env.data()), (std::vector<std::string>{"PIP_PYTHON", "PIP_LOG", "PIP_TARGET"}));
+  EXPECT_EQ(NonIndexPipVariables(entries), (std::vector<std::string>{"PIP_PYTHON", "PIP_LOG", "PIP_TARGET"}));
   EXPECT_TRUE(IsPipIndexKey("find-links"));
   EXPECT_FALSE(IsPipIndexKey("python"));
 }
