@@ -108,7 +108,10 @@ bool SecretGuard::ClearedRaw(std::string_view line) {
   if (!raw_ok_) return false;
   RawScanPlan plan = PlanRawScan(line);
   if (!plan.usable) return false;
-  return !scanner_->AnyMatch(line, scratch_.get()) && !scanner_->AnyMatch(plan.escaped, scratch_.get());
+  // No rule matches empty text (Vectorscan refuses such a pattern without
+  // HS_FLAG_ALLOWEMPTY), so a line with no escaped string skips that call.
+  return !scanner_->AnyMatch(line, scratch_.get()) &&
+         (plan.escaped.empty() || !scanner_->AnyMatch(plan.escaped, scratch_.get()));
 }
 
 std::vector<SecretFinding> SecretGuard::Scan(simdjson::dom::element root, std::string_view line) {

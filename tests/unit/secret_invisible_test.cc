@@ -167,19 +167,21 @@ TEST(SecretInvisible, OneListForTheScanTheFastPathAndThePinDisplayOverAllOfUnico
   EXPECT_EQ(VisibleText("a" + Utf8(0x3164) + "b" + Utf8(0xFFA0) + Utf8(0x17B4)), "a\\u{3164}b\\u{FFA0}\\u{17B4}");
 }
 
-// The search reads plain ASCII 8 bytes at a time: every invisible character,
-// at every offset of an ASCII run (both sides of an 8-byte boundary, at the
-// end), is found all the same (a NUL only where it is no separator).
+// The search reads plain ASCII 64, 16 and 8 bytes at a time: every invisible
+// character, at every offset of an ASCII run (both sides of each stride's
+// boundary, at the end), is found all the same (a NUL only where it is no
+// separator).
 TEST(SecretInvisible, EveryInvisibleCharacterIsFoundAtEveryOffsetOfAnAsciiRun) {
   std::vector<char32_t> all;
   for (char32_t cp = 0; cp <= 0x10FFFF; ++cp) {
     if ((cp < 0xD800 || cp > 0xDFFF) && IsInvisibleCodePoint(cp) && cp != '\r') all.push_back(cp);
   }
-  const std::string filler = "abcdefghijklmnopqrstuvwxyz";
+  std::string filler;
+  while (filler.size() < 140) filler += "abcdefghijklmnopqrstuvwxyz ~";
   for (char32_t cp : all) {
     std::string mark = Utf8(cp);
-    for (std::size_t at = 0; at <= 17; ++at) {
-      std::string s = filler.substr(0, at) + mark + filler.substr(0, 17 - at);
+    for (std::size_t at = 0; at <= 137; ++at) {
+      std::string s = filler.substr(0, at) + mark + filler.substr(0, 137 - at);
       if (cp != 0) {
         ASSERT_TRUE(HasInvisibleChar(s, true)) << std::hex << static_cast<unsigned>(cp) << " at " << at;
       }
@@ -187,10 +189,13 @@ TEST(SecretInvisible, EveryInvisibleCharacterIsFoundAtEveryOffsetOfAnAsciiRun) {
       ASSERT_TRUE(HasInvisibleChar(filler.substr(0, at) + mark, false)) << std::hex << static_cast<unsigned>(cp) << " at the end";
     }
   }
-  // Text around the 8-byte steps: tab, LF, CR and every printable byte are not invisible.
+  // Text around the steps: tab, LF, CR and every printable byte are not invisible.
   std::string visible;
   for (int c = 0x20; c < 0x7F; ++c) visible += static_cast<char>(c);
   EXPECT_FALSE(HasInvisibleChar(visible + "\t\n\r" + visible, false));
+  for (std::size_t at = 0; at <= 130; ++at) {
+    EXPECT_FALSE(HasInvisibleChar(visible.substr(0, at % visible.size()) + visible + visible, false)) << at;
+  }
 }
 
 }  // namespace
