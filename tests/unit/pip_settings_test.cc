@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace mcpcell {
 namespace {
 
@@ -70,6 +72,21 @@ TEST(PipSettings, OnlyTheIndexVariablesOfTheCallerReachThePip) {
   EXPECT_EQ(NonIndexPipVariables(entries), (std::vector<std::string>{"PIP_PYTHON", "PIP_LOG", "PIP_TARGET"}));
   EXPECT_TRUE(IsPipIndexKey("find-links"));
   EXPECT_FALSE(IsPipIndexKey("python"));
+}
+
+// adv21: pip prints its index URLs whole but for a userinfo password; the
+// path token of a Gemfury-style index, in any index variable, is masked.
+TEST(PipSettings, TheIndexUrlsPathTokensAreMasked) {
+  std::vector<std::string> env = {
+      "PIP_INDEX_URL=https://pypi.fury.io/1a2B3c4D5e6F7g8H9i0J/acme/",
+      "PIP_EXTRA_INDEX_URL=https://a.example/simple https://b.example/0123456789abcdef0123456789abcdef/simple",
+      "PIP_DEFAULT_TIMEOUT=1a2B3c4D5e6F7g8H9i0JxyzQ", "PATH=/usr/bin"};
+  auto pieces = PipIndexTokenPieces(env);
+  auto has = [&](const std::string& p) { return std::find(pieces.begin(), pieces.end(), p) != pieces.end(); };
+  EXPECT_TRUE(has("1a2B3c4D5e6F7g8H9i0J"));
+  EXPECT_TRUE(has("0123456789abcdef0123456789abcdef"));
+  EXPECT_FALSE(has("1a2B3c4D5e6F7g8H9i0JxyzQ")) << "not an index variable";
+  EXPECT_TRUE(PipIndexTokenPieces({"PIP_INDEX_URL=https://pypi.org/simple"}).empty());
 }
 
 }  // namespace
