@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "cell/native/seccomp_prebuilt.h"
+
 #include <future>
 #include <mutex>
 #include <optional>
@@ -38,7 +40,7 @@ void Compute(bool root, std::promise<IdFacts> facts, std::promise<Result<Seccomp
     (void)f.known(kCellIdFirst);  // NSS's modules load at the first lookup, not during the claim
     facts.set_value(std::move(f));
   }
-  seccomp.set_value(CompileSeccomp(SeccompDenyRules()));
+  seccomp.set_value(SeccompProgramFor(SeccompVariant::kDeny));
 }
 
 }  // namespace
@@ -68,7 +70,7 @@ Result<SeccompProgram> PrefetchedSeccomp() {
   }
   if (p.seccomp_ready) return *p.seccomp_ready;
   lock.unlock();
-  return CompileSeccomp(SeccompDenyRules());
+  return SeccompProgramFor(SeccompVariant::kDeny);
 }
 
 IdFacts PrefetchedHostIdFacts() {
