@@ -36,9 +36,9 @@ Prefetch& State() {
 
 void Compute(bool root, std::promise<IdFacts> facts, std::promise<Result<SeccompProgram>> seccomp) {
   if (root) {
-    IdFacts f = HostIdFacts();
-    (void)f.known(kCellIdFirst);  // NSS's modules load at the first lookup, not during the claim
-    facts.set_value(std::move(f));
+    // NSS's modules load at the first lookup, here rather than in the claim,
+    // and the id the claim tries first is asked about here too.
+    facts.set_value(WithFirstCandidateLookedUp(HostIdFacts()));
   }
   seccomp.set_value(SeccompProgramFor(SeccompVariant::kDeny));
 }
@@ -80,7 +80,13 @@ IdFacts PrefetchedHostIdFacts() {
     p.facts_ready = p.facts->get();
     p.facts.reset();
   }
-  if (p.facts_ready) return *p.facts_ready;
+  if (p.facts_ready) {
+    IdFacts out = *p.facts_ready;
+    // The drawn start serves one claim: a later cell of this run (the
+    // server's, after an install script's) draws its own.
+    p.facts_ready->first_offset.reset();
+    return out;
+  }
   lock.unlock();
   return HostIdFacts();
 }
