@@ -105,6 +105,8 @@ TEST(SeccompPrebuilt, AnyMismatchFallsBackToCompiling) {
   other_id[0] = other_id[0] == '0' ? '1' : '0';
   e.library_build_id = other_id.c_str();
   ExpectCompiled(e, v);
+  e.library_build_id = nullptr;
+  ExpectCompiled(e, v);
   e = d.entry;
   e.variant = SeccompVariant::kDenyAndPreallocation;
   ExpectCompiled(e, v);

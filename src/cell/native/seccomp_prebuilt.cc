@@ -7,7 +7,8 @@ namespace {
 
 bool KeyEquals(const PrebuiltSeccomp& entry, const SeccompCompileKey& key) {
   return entry.arch == key.arch && std::equal(key.version, key.version + 3, entry.version) &&
-         key.library_build_id == entry.library_build_id && entry.api_level == key.api_level &&
+         entry.library_build_id != nullptr && key.library_build_id == entry.library_build_id &&
+         entry.api_level == key.api_level &&
          std::ranges::equal(entry.inputs, key.inputs);
 }
 
