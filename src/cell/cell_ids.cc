@@ -199,9 +199,21 @@ IdFacts HostIdFacts() {
   return f;
 }
 
+IdFacts WithFirstCandidateLookedUp(IdFacts facts) {
+  std::uint32_t offset = RandomOffset();
+  facts.first_offset = offset;
+  if (!facts.known) return facts;
+  std::uint32_t id = kCellIdFirst + offset;
+  bool known = facts.known(id);
+  facts.known = [id, known, rest = std::move(facts.known)](std::uint32_t asked) {
+    return asked == id ? known : rest(asked);
+  };
+  return facts;
+}
+
 Result<CellIdClaim> CellIdClaim::Claim(const std::string& dir, const IdFacts& facts, int attempts) {
   MCPCELL_TRY(EnsureOwnDir(dir));
-  std::uint32_t offset = RandomOffset();
+  std::uint32_t offset = facts.first_offset ? *facts.first_offset % kCellIdCount : RandomOffset();
   for (int i = 0; i < attempts; ++i) {
     std::uint32_t id = kCellIdFirst + (offset + static_cast<std::uint32_t>(i)) % kCellIdCount;
     if (!IdIsFree(id, facts)) continue;

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -48,6 +49,8 @@ struct IdFacts {
   std::vector<IdRange> subordinate;     ///< /etc/subuid and /etc/subgid
   std::set<std::uint32_t> process_ids;  ///< every uid and gid of every running process
   std::function<bool(std::uint32_t)> known;  ///< getpwuid or getgrgid knows it
+  /// Where a claim starts in the block; unset: the claim draws it at random.
+  std::optional<std::uint32_t> first_offset;
 };
 
 /// True when `id` is in the block and none of `facts` uses it. Pure but for `known`.
@@ -56,6 +59,15 @@ bool IdIsFree(std::uint32_t id, const IdFacts& facts);
 /// The machine's facts: /etc/subuid, /etc/subgid, /proc/[0-9]*/status
 /// (Uid:/Gid: lines, all four ids) and NSS.
 IdFacts HostIdFacts();
+
+/// `facts` with a claim's random start drawn now and that id's NSS answer
+/// asked now and kept. For the launch's prefetch thread (launch_prefetch.h):
+/// NSS's first lookup of an unknown id loads nss_systemd (~0.4 ms here) and
+/// the lookup pair is ~0.3 ms after it, which the claim, on the launch's
+/// critical path, would otherwise pay for the id it tries first. The answer
+/// is a snapshot as the process walk is: an account added after it is one
+/// added right after the claim.
+IdFacts WithFirstCandidateLookedUp(IdFacts facts);
 
 /// One claimed id; the lock file is removed and the lock dropped when it is
 /// destroyed. Move-only. A claimer killed with -9 drops the lock with its

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "cell/native/seccomp_prebuilt.h"
+
 #include <future>
 #include <mutex>
 #include <optional>
@@ -34,11 +36,11 @@ Prefetch& State() {
 
 void Compute(bool root, std::promise<IdFacts> facts, std::promise<Result<SeccompProgram>> seccomp) {
   if (root) {
-    IdFacts f = HostIdFacts();
-    (void)f.known(kCellIdFirst);  // NSS's modules load at the first lookup, not during the claim
-    facts.set_value(std::move(f));
+    // NSS's modules load at the first lookup, here rather than in the claim,
+    // and the id the claim tries first is asked about here too.
+    facts.set_value(WithFirstCandidateLookedUp(HostIdFacts()));
   }
-  seccomp.set_value(CompileSeccomp(SeccompDenyRules()));
+  seccomp.set_value(SeccompProgramFor(SeccompVariant::kDeny));
 }
 
 }  // namespace
@@ -68,7 +70,7 @@ Result<SeccompProgram> PrefetchedSeccomp() {
   }
   if (p.seccomp_ready) return *p.seccomp_ready;
   lock.unlock();
-  return CompileSeccomp(SeccompDenyRules());
+  return SeccompProgramFor(SeccompVariant::kDeny);
 }
 
 IdFacts PrefetchedHostIdFacts() {
@@ -78,7 +80,13 @@ IdFacts PrefetchedHostIdFacts() {
     p.facts_ready = p.facts->get();
     p.facts.reset();
   }
-  if (p.facts_ready) return *p.facts_ready;
+  if (p.facts_ready) {
+    IdFacts out = *p.facts_ready;
+    // The drawn start serves one claim: a later cell of this run (the
+    // server's, after an install script's) draws its own.
+    p.facts_ready->first_offset.reset();
+    return out;
+  }
   lock.unlock();
   return HostIdFacts();
 }

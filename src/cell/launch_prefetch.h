@@ -3,8 +3,9 @@
 // on a thread of its own while the main thread parses and plans (issue 15:
 // on a 2-core machine the two overlap). Each result is what the launch would
 // have computed itself at that point; nothing is decided earlier than before:
-//  - the seccomp program: the deny list is static (SeccompDenyRules), its
-//    compile 0.7-0.8 ms;
+//  - the seccomp program: the deny list is static (SeccompDenyRules); built
+//    in when this run's key matches (seccomp_prebuilt.h), else a 0.6-0.8 ms
+//    compile;
 //  - for root, the facts a host uid claim avoids (/etc/subuid and subgid,
 //    every process's ids, NSS loaded): 2.4-3.3 ms, most of it NSS's first
 //    lookup and the /proc walk. A process started after the walk is not in
@@ -21,7 +22,7 @@ namespace mcpcell {
 /// Starts the thread, once; later calls do nothing. Call it before planning.
 void StartLaunchPrefetch();
 
-/// CompileSeccomp(SeccompDenyRules()): the prefetched result, or computed now.
+/// SeccompProgramFor(SeccompVariant::kDeny): the prefetched result, or made now.
 Result<SeccompProgram> PrefetchedSeccomp();
 
 /// HostIdFacts(): the prefetched facts, or read now. Does not wait for the

@@ -119,6 +119,44 @@ TEST(CellIds, HostFactsSeeASavedBlockId) {
   EXPECT_FALSE(IdIsFree(kOnly, f));
 }
 
+TEST(CellIds, FirstCandidateIsAskedOnceAndTriedFirst) {
+  TempDir t;
+  int calls = 0;
+  std::uint32_t asked = 0;
+  IdFacts f;
+  f.known = [&](std::uint32_t id) {
+    ++calls;
+    asked = id;
+    return false;
+  };
+  IdFacts g = WithFirstCandidateLookedUp(f);
+  ASSERT_TRUE(g.first_offset.has_value());
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(asked, kCellIdFirst + *g.first_offset);
+  const std::uint32_t first = asked;
+  auto c = CellIdClaim::Claim(t.Sub(), g);
+  ASSERT_TRUE(c.ok()) << c.error().Message();
+  EXPECT_EQ(c->id(), first);
+  EXPECT_EQ(calls, 1);  // the kept answer
+  EXPECT_FALSE(g.known(first + 1));
+  EXPECT_EQ(calls, 2);  // any other id is asked
+}
+
+TEST(CellIds, AKnownFirstCandidateIsSkipped) {
+  TempDir t;
+  std::uint32_t first = 0;
+  IdFacts f;
+  f.known = [&first](std::uint32_t id) {
+    if (first == 0) first = id;
+    return id == first;  // the first id asked is in passwd
+  };
+  IdFacts g = WithFirstCandidateLookedUp(f);
+  auto c = CellIdClaim::Claim(t.Sub(), g);
+  ASSERT_TRUE(c.ok()) << c.error().Message();
+  EXPECT_NE(c->id(), first);
+  EXPECT_EQ(c->id(), kCellIdFirst + (*g.first_offset + 1) % kCellIdCount);
+}
+
 TEST(CellIds, RealClaimGetsAFreeIdOfTheBlock) {
   TempDir t;
   IdFacts f = HostIdFacts();

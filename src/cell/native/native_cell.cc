@@ -22,6 +22,7 @@
 #include "cell/native/id_map.h"
 #include "cell/native/idmap_mount.h"
 #include "cell/native/seccomp.h"
+#include "cell/native/seccomp_prebuilt.h"
 #include "cell/native/setup_report.h"
 #include "cell/native/stdio_relay.h"
 #include "cell/stderr_log.h"
@@ -330,17 +331,12 @@ class NativeCellRun {
     return {};
   }
 
-  // Compiled once here, loaded by the server with one syscall.
+  // Built in (seccomp_prebuilt.h) or compiled here; loaded by the server with one syscall.
   Step CompileFilter() {
     if (!spec_.seccomp) return {};
-    Result<SeccompProgram> compiled = SeccompProgram();
-    if (spec_.refuse_preallocation) {
-      auto rules = SeccompDenyRules();
-      for (auto& r : PreallocationRules()) rules.push_back(std::move(r));
-      compiled = CompileSeccomp(rules);
-    } else {
-      compiled = PrefetchedSeccomp();
-    }
+    Result<SeccompProgram> compiled = spec_.refuse_preallocation
+                                          ? SeccompProgramFor(SeccompVariant::kDenyAndPreallocation)
+                                          : PrefetchedSeccomp();
     if (!compiled) return Failed(kExitSetupFailed, compiled.error());
     seccomp_ = std::move(*compiled);
     TracePhase("seccomp-compiled");
