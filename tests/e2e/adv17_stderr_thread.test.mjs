@@ -173,7 +173,9 @@ test('held: 100 MB of stderr without a newline through the secret scan: bounded 
   const state = stateDir();
   const child = spawn(MCPCELL_BIN, ['run', '--isolate', '--relay=on', '--', '/bin/sh', '-c',
     'head -c 75000000 /dev/urandom | base64 -w0 >&2; printf "\\0\\033]52;c;AAAA\\007\\033[2J" >&2'], {
-    env: { ...process.env, XDG_STATE_HOME: state }, stdio: ['ignore', 'ignore', 'pipe'],
+    // stdin stays open: at the client's EOF the stop order would give the
+    // server --grace (2 s) to finish its 100 MB, which a loaded machine misses.
+    env: { ...process.env, XDG_STATE_HOME: state }, stdio: ['pipe', 'ignore', 'pipe'],
   });
   let bytes = 0;
   child.stderr.on('data', (d) => { bytes += d.length; });
