@@ -25,7 +25,7 @@
 //   (realpath of the nearest existing ancestor, the rest normalized), or
 //   make the state directory (OpenStateDir, through the same resolution the
 //   launch will use) before any grant is compared with it; CheckHiddenDirs
-//   OutOfReach (hidden_dirs.cc:70) has the same blind spot for binds.
+//   OutOfReach (hidden_dirs.cc:68) has the same blind spot for binds.
 //
 // Bounded: two short runs, one polling at most 200 times; homes removed after.
 
