@@ -11,7 +11,9 @@
 // user's home, or /var/tmp holding homes) reads every user's `mcpcell logs`
 // copies and records. Credentials in the same grant are masked by name
 // (~/.ssh of that home reads "Permission denied"), so the gap is specific
-// to the state directory.
+// to the state directory. With --write the cell also writes there: it can
+// forge that user's tool pins (the relay's check that a server's tools did
+// not change) and records.
 //   Reproduce: as alice, run any server that writes SECRET to stderr; as
 //   root `mcpcell run --read /home/alice -- sh -c 'cat
 //   /home/alice/.local/state/mcpcell/logs/*'` prints SECRET.
@@ -23,6 +25,7 @@
 // Bounded: two short runs; the home is removed after.
 
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { after, test } from 'node:test';
 
 import { runMcpcell, skipWithoutCell } from './lib/mcpcell.mjs';
@@ -47,4 +50,20 @@ test('adv22: a root launch granted another user\'s home does not read that user\
   t.diagnostic(r.stdout.split('\n')[0]);
   assert.match(r.stdout, /\[end\]/, r.stderr.slice(-800));
   assert.ok(!r.stdout.includes(MARK), `root's cell granted ${home} read mcpcell-test's stderr copy`);
+});
+
+test('adv22: a root launch granted another user\'s home to write forges nothing in that user\'s mcpcell state', {
+  timeout: 120_000,
+  todo: 'adv22: the write check, like the masks, knows the launching user\'s state directories only',
+}, async (t) => {
+  if (await skipWithoutCell(t)) return;
+  if (!canActAsTestUser()) { t.skip('needs root and the account mcpcell-test'); return; }
+  const home = testUserHome('adv22-other-user-w');
+  const theirs = runAsTestUser(['run', '--isolate', '--relay=off', '--', '/bin/true'], testUserEnv(home));
+  assert.equal(theirs.code, 0, `the other user's run (test setup): ${theirs.stderr.slice(-600)}`);
+  const forged = `${home}/.local/state/mcpcell/pins/adv22-forged`;
+  const r = await runMcpcell(['run', '--isolate', '--relay=off', '--write', home, '--', '/bin/sh', '-c',
+    'mkdir -p "${1%/*}" 2>&1; echo forged > "$1" 2>&1; echo "[end]"', 'sh', forged]);
+  t.diagnostic(`exit ${r.code}`);
+  assert.ok(!existsSync(forged), `root's cell granted --write ${home} wrote ${forged}`);
 });
