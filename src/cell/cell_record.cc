@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "util/dir_names.h"
@@ -148,6 +149,21 @@ SweepCount ReapCellRecords(int dir) {
     if (::unlinkat(dir, name.c_str(), 0) == 0) ++count.removed;
   }
   return count;
+}
+
+std::vector<std::string> CacheDirsInUse() {
+  std::vector<std::string> dirs;
+  auto fd = OpenStateDir("cells");
+  if (!fd) return dirs;
+  for (const auto& l : ListCellRecords(fd->get())) {
+    if (l.alive && !l.record.npx_cache_dir.empty()) dirs.push_back(l.record.npx_cache_dir);
+  }
+  return dirs;
+}
+
+bool CacheDirInUse(const std::string& dir) {
+  auto dirs = CacheDirsInUse();
+  return std::find(dirs.begin(), dirs.end(), dir) != dirs.end();
 }
 
 }  // namespace mcpcell

@@ -70,6 +70,13 @@ struct ListedRecord {
 /// only, opened with O_NOFOLLOW, at most 64 KiB each; others are skipped.
 std::vector<ListedRecord> ListCellRecords(int dir);
 
+/// The npx/uvx install directories this user's running cells run from
+/// (their records' npx_cache_dir): never pruned nor removed under them.
+std::vector<std::string> CacheDirsInUse();
+
+/// Whether `dir` is one of CacheDirsInUse().
+bool CacheDirInUse(const std::string& dir);
+
 struct SweepCount {
   int checked = 0;
   int removed = 0;

@@ -70,6 +70,11 @@ constexpr Location kLocations[] = {
     {".sqlite_history", "SQLite history", true},
     {".lesshst", "less history", true},
     {".password-store", "pass password store"},
+    // mcpcell's own state (cell/hidden_dirs.h) of any account, where the
+    // account's default puts it: an id-mapped grant of another user's home
+    // showed that user's stderr copies and let a --write forge their pins (adv22).
+    {".local/state/mcpcell", "mcpcell's state directory (cell records, logs, tool pins)"},
+    {"/var/lib/mcpcell", "mcpcell's state directory (cell records, logs, tool pins)"},
     {".local/share/keyrings", "desktop keyring"},
     {".mozilla", "browser profile"},
     {".config/google-chrome", "browser profile"},

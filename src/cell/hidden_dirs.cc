@@ -15,10 +15,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// `dir` resolved through symlinks when it exists, else as written.
+// `dir` resolved through symlinks as far as it exists, the rest appended:
+// a state directory not made yet still lies where its parent leads
+// (~/.local/state -> ~/data: below a grant of ~/data, adv22).
 std::string Resolved(const std::string& dir) {
-  char buf[PATH_MAX];
-  return ::realpath(dir.c_str(), buf) != nullptr ? std::string(buf) : dir;
+  fs::path rest;
+  for (fs::path p = fs::path(dir).lexically_normal(); !p.empty(); p = p.parent_path()) {
+    char buf[PATH_MAX];
+    if (::realpath(p.c_str(), buf) != nullptr) {
+      return rest.empty() ? std::string(buf) : (fs::path(buf) / rest).lexically_normal().string();
+    }
+    rest = rest.empty() ? p.filename() : p.filename() / rest;
+    if (p == p.parent_path()) break;
+  }
+  return dir;
 }
 
 // The directory and the missing ones on its way, 0700 (XDG's mode for
@@ -30,6 +40,18 @@ Status MakePrivateDirs(const std::string& dir) {
     if (::mkdir(made.c_str(), 0700) != 0 && errno != EEXIST) return ErrnoError("create mcpcell's state directory", made.string());
   }
   return {};
+}
+
+bool Exists(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool Masked(const CellSpec& spec, const std::string& inside) {
+  for (const auto& k : spec.mounts) {
+    if (IsMask(k) && PathAtOrBelow(inside, k.target)) return true;
+  }
+  return false;
 }
 
 struct Hidden {
@@ -49,15 +71,24 @@ std::vector<Hidden> HiddenDirs() {
 
 Status MaskHiddenDirsBeneath(CellSpec* spec, const std::string& real, const std::string& target,
                              const std::string& label, std::vector<std::string>* notes) {
+  const std::string own_run = fs::path(StateDirForThisUser()).lexically_normal().string();
   for (const auto& own : McpcellOwnDirs()) {
     if (!own.hidden) continue;
-    // As written, or through a symlink on its way (~/.local/state -> /data/state, /data granted).
-    if (!PathAtOrBelow(own.path, real) && !PathAtOrBelow(Resolved(own.path), real)) continue;
-    MCPCELL_TRY(MakePrivateDirs(own.path));
     std::string dir = Resolved(own.path);
-    if (!PathAtOrBelow(dir, real)) continue;  // a link out of the grant: nothing of it shows here
+    if (!PathAtOrBelow(dir, real)) continue;  // not in this grant, as written or through a link
     if (dir == real) return MakeError(label, real, "is " + own.what + "; no cell may see it. Grant a directory outside it");
+    if (!Exists(dir)) {
+      // This run makes its own state directory (its record) while the cell
+      // lives: made now, so it is masked. Another one (a default this run
+      // does not use) is not made in a home that may not be ours (adv22:
+      // root with HOME=/home/alice): nothing is there to hide.
+      if (fs::path(own.path).lexically_normal().string() != own_run) continue;
+      MCPCELL_TRY(MakePrivateDirs(own.path));
+      dir = Resolved(own.path);
+      if (!PathAtOrBelow(dir, real) || dir == real) continue;
+    }
     std::string inside = target + dir.substr(real == "/" ? 0 : real.size());
+    if (Masked(*spec, inside)) continue;  // the credential scan found it by name (any account's)
     spec->mounts.push_back(WithOrigin(MountSpec{MountSpec::Kind::kTmpfs, "", inside, false, false, 4096, "masked"},
                                       MountSpec::Origin::kMasked));
     notes->push_back("masked " + own.what + " " + dir + " inside " + label);
@@ -77,9 +108,7 @@ Status CheckHiddenDirsOutOfReach(const CellSpec& spec) {
       }
       if (!PathAtOrBelow(h.path, m.source)) continue;
       std::string inside = m.target + h.path.substr(m.source == "/" ? 0 : m.source.size());
-      bool masked = false;
-      for (const auto& k : spec.mounts) masked = masked || (IsMask(k) && PathAtOrBelow(inside, k.target));
-      if (!masked) {
+      if (!Masked(spec, inside) && Exists(h.path)) {
         return MakeError(m.why, m.source,
                          "would show " + h.what + " " + h.path + " at " + inside +
                              " unmasked; grant a directory that does not contain it");

@@ -194,10 +194,10 @@ Status AddGrant(CellSpec* spec, const std::string& real, const std::string& targ
   MCPCELL_TRY(RecordSourceIdentity(&bind));
   spec->mounts.push_back(std::move(bind));
   if (!IsDir(real)) return {};
-  // mcpcell's state is masked even under --force-credentials: that flag is
-  // about the user's own credentials, not other cells' logs.
-  MCPCELL_TRY(MaskHiddenDirsBeneath(spec, real, target, label, notes));
   if (mask) MCPCELL_TRY(MaskBeneath(spec, real, target, label, notes));
+  // mcpcell's own state is masked even under --force-credentials: that flag
+  // is about the user's own credentials, not other cells' logs.
+  MCPCELL_TRY(MaskHiddenDirsBeneath(spec, real, target, label, notes));
   return {};
 }
 

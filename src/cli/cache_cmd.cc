@@ -30,17 +30,6 @@ struct CacheOptions {
   std::string only;
 };
 
-// The npx directories this user's running cells bind: never pruned.
-std::vector<std::string> InUse() {
-  std::vector<std::string> dirs;
-  auto fd = OpenStateDir("cells");
-  if (!fd) return dirs;
-  for (const auto& l : ListCellRecords(fd->get())) {
-    if (l.alive && !l.record.npx_cache_dir.empty()) dirs.push_back(l.record.npx_cache_dir);
-  }
-  return dirs;
-}
-
 std::string Size(std::uint64_t bytes) {
   char buf[32];
   if (bytes >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
@@ -56,7 +45,7 @@ nlohmann::json ToJson(const CachedPackage& p) {
 // Both caches' versions, each marked with its kind; the roots for the summary line.
 Result<std::vector<CachedPackage>> ListBoth(std::string* roots) {
   std::vector<CachedPackage> all;
-  const auto in_use = InUse();
+  const auto in_use = CacheDirsInUse();
   for (auto [kind, root] : {std::pair{"npx", NpxCacheRoot()}, std::pair{"uvx", UvxCacheRoot()}}) {
     if (!root) return root.error();
     for (auto& p : ListNpxCache(*root, in_use)) {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "cell/cell_record.h"
 #include "cell/script_cell.h"
 #include "cli/commands.h"
 #include "core/exit_codes.h"
@@ -93,7 +94,7 @@ int Install(const InstallRequest& req) {
   }
   auto inst = uvx ? EnsureUvxPackage(*ref, *MakePipTool({}, limit), *root, true)
                   : EnsureNpxPackage(*ref, *MakeNpmTool({}, limit, req.npm_scopes), *root, true,
-                                     NpxScripts{*mode, script_cell.get(), limit, HoldsBuiltinSecret});
+                                     NpxScripts{*mode, script_cell.get(), limit, HoldsBuiltinSecret, CacheDirInUse});
   if (!inst.ok()) {
     SayAs("install", inst.error().Message());
     return 1;

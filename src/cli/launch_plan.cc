@@ -21,6 +21,7 @@
 
 #include "cell/backend.h"
 #include "cell/cell_network.h"
+#include "cell/cell_record.h"
 #include "cell/credentials.h"
 #include "cell/hidden_dirs.h"
 #include "cell/mount_plan.h"
@@ -270,7 +271,7 @@ Result<Resolved> ResolveArgv(const ServerRef& ref, const RunRequest& req, const 
       auto mode = ParseInstallScriptsMode(req.install_scripts.value_or("cell"));
       if (!mode.ok()) return mode.error();
       auto script_cell = MakeNativeScriptCell();
-      auto inst = EnsureNpxPackage(ref, *npm, *root, !req.dry_run, NpxScripts{*mode, script_cell.get(), *limit, HoldsBuiltinSecret});
+      auto inst = EnsureNpxPackage(ref, *npm, *root, !req.dry_run, NpxScripts{*mode, script_cell.get(), *limit, HoldsBuiltinSecret, CacheDirInUse});
       if (!inst.ok()) return InstallError(inst.error(), ref, "npm's registry setting");
       r.argv = {"node", inst->bin_path};
       r.argv.insert(r.argv.end(), ref.args.begin(), ref.args.end());

@@ -527,7 +527,13 @@ Result<bool> RunScriptsInPlace(const std::string& cache_dir, const NpxScripts& s
   // A run of ours killed mid-scripts (a client's timeout, the OOM killer)
   // left its mark: what its scripts wrote goes with the install instead of
   // each retry adding to it (adv21: two killed launches, two blobs).
+  bool in_use = scripts.in_use && scripts.in_use(cache_dir);
   if (::faccessat(dir.get(), kScriptsRunningMark, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (in_use) {
+      return MakeError("run the install scripts of", cache_dir,
+                       "an earlier launch running them in place was stopped before they ended, and a running server "
+                       "uses the install (mcpcell ps): run again once it has ended");
+    }
     Say(cache_dir + ": an earlier launch running its install scripts in place was stopped before they ended; "
         "installing it afresh");
     if (RemoveInstallAside(cache_dir, "killed")) return false;
@@ -550,7 +556,8 @@ Result<bool> RunScriptsInPlace(const std::string& cache_dir, const NpxScripts& s
   // the published install).
   Error e = ran.error();
   e.detail += std::string(e.detail.empty() ? "" : "; ") +
-              (RemoveInstallAside(cache_dir, "failed")
+              (in_use ? "the install was kept: a running server uses it (mcpcell ps)"
+               : RemoveInstallAside(cache_dir, "failed")
                    ? "the install was removed; the next launch installs it afresh"
                    : "the install could not be removed: remove " + cache_dir + " or run 'mcpcell cache prune'");
   return e;

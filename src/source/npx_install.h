@@ -97,6 +97,10 @@ struct NpxScripts {
   /// kCell: the relay's secret rules, asked of the registry URLs the cells
   /// would get (guard/secret_check.h's HoldsBuiltinSecret; url_credential.h).
   SecretCheck holds_secret = {};
+  /// Whether a running cell's server runs from this install directory (its
+  /// record, cell/cell_record.h): such an install is never removed under it
+  /// (adv22: a failed in-place run removed a live server's install).
+  std::function<bool(const std::string&)> in_use = {};
 };
 
 /// Resolves the version, and installs into the cache unless already there

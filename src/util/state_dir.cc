@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "util/cache_dir.h"
@@ -35,7 +36,9 @@ std::vector<OwnDir> McpcellOwnDirs() {
   auto add = [&out](const std::string& base, const std::string& what) {
     bool hidden = &what == &kState;
     if (base.empty() || base[0] != '/') return;
-    std::string dir = (base == "/" ? "" : base) + "/mcpcell";
+    // Normalized: "~/.local/state/" and "~/.local/state" are one directory,
+    // masked once (adv22: two masks on one target refused every launch).
+    std::string dir = (std::filesystem::path(base) / "mcpcell").lexically_normal().string();
     if (std::none_of(out.begin(), out.end(), [&](const OwnDir& d) { return d.path == dir; })) {
       out.push_back({dir, what, hidden});
     }

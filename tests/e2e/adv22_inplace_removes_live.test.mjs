@@ -46,7 +46,6 @@ const SERVER = '#!/usr/bin/env node\nprocess.stderr.write("adv22-server-" + "up\
 
 test('adv22: a failed in-place script run does not remove the install a running server uses', {
   timeout: 240_000,
-  todo: 'adv22: npx_install.cc RunScriptsInPlace removes the install (RemoveInstallAside) without asking whether a running cell binds it',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   const top = `e2e-adv22-live-${id}`;

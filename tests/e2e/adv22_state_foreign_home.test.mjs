@@ -34,7 +34,6 @@ after(removeTestUserHomes);
 
 test('adv22: a root launch granted the HOME it was given makes no root-owned directory in another user\'s home', {
   timeout: 60_000,
-  todo: 'adv22: hidden_dirs.cc MakePrivateDirs makes $HOME/.local/state/mcpcell as root in a home that is not root\'s',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   if (!canActAsTestUser()) { t.skip('needs root and the account mcpcell-test'); return; }

@@ -37,7 +37,6 @@ const MARK = 'ADV22-OTHER-USER-STDERR-6809';
 
 test('adv22: a root launch granted another user\'s home does not read that user\'s mcpcell state', {
   timeout: 120_000,
-  todo: 'adv22: state_dir.cc McpcellOwnDirs hides the launching user\'s state only; id-mapped grants read other users\'',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   if (!canActAsTestUser()) { t.skip('needs root and the account mcpcell-test'); return; }
@@ -54,7 +53,6 @@ test('adv22: a root launch granted another user\'s home does not read that user\
 
 test('adv22: a root launch granted another user\'s home to write forges nothing in that user\'s mcpcell state', {
   timeout: 120_000,
-  todo: 'adv22: the write check, like the masks, knows the launching user\'s state directories only',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   if (!canActAsTestUser()) { t.skip('needs root and the account mcpcell-test'); return; }

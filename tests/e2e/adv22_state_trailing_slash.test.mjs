@@ -28,7 +28,6 @@ after(removeTestUserHomes);
 
 test('adv22: XDG_STATE_HOME with a trailing slash does not refuse a grant of the home', {
   timeout: 60_000,
-  todo: 'adv22: state_dir.cc McpcellOwnDirs dedups unnormalized paths; two masks on one target refuse the launch',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   if (!canActAsTestUser()) { t.skip('needs root to act as mcpcell-test'); return; }
