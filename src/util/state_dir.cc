@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +30,51 @@ std::string StateBaseForThisUser() {
 
 std::string StateDirForThisUser() { return StateBaseForThisUser() + "/mcpcell"; }
 
+std::string AccountStateDir() {
+  if (::geteuid() == 0) return "/var/lib/mcpcell";
+  const passwd* pw = ::getpwuid(::geteuid());
+  if (pw == nullptr || pw->pw_dir == nullptr || pw->pw_dir[0] != '/') return "";
+  return (std::filesystem::path(pw->pw_dir) / ".local/state/mcpcell").lexically_normal().string();
+}
+
+namespace {
+
+constexpr const char* kKnownList = "known-state-dirs";
+// Paths of ~100 bytes: a few hundred state directories. A list grown past
+// this after its gone directories are dropped is refused, not cut.
+constexpr std::size_t kKnownListMax = 64 * 1024;
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] == '/') out.push_back(line);
+  }
+  return out;
+}
+
+// The list file's text; "" when there is none. Read through O_NOFOLLOW: the
+// account's state directory is one no cell can write (it is hidden), so
+// the list is the account's own.
+std::string ReadAll(int fd) {
+  std::string text;
+  char buf[8192];
+  for (ssize_t n; text.size() <= kKnownListMax && (n = ::read(fd, buf, sizeof buf)) > 0;) {
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::string> KnownStateDirs() {
+  std::string account = AccountStateDir();
+  if (account.empty()) return {};
+  UniqueFd fd(::open((account + "/" + kKnownList).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return {};
+  return Lines(ReadAll(fd.get()));
+}
+
 std::vector<OwnDir> McpcellOwnDirs() {
   static const std::string kState = "mcpcell's state directory (cell records, logs, tool pins)";
   static const std::string kCache = "mcpcell's cache (npx and uvx packages, compiled secret rules, grant scans)";
@@ -53,6 +99,13 @@ std::vector<OwnDir> McpcellOwnDirs() {
     add(home + "/.local/state", kState);  // the pin directory's default, for root too
   }
   if (::geteuid() == 0) add("/var/lib", kState);
+  // Every state directory a launch of this account used under another
+  // XDG_STATE_HOME or HOME (adv22): this run's environment does not name it.
+  for (const auto& dir : KnownStateDirs()) {
+    if (std::none_of(out.begin(), out.end(), [&](const OwnDir& d) { return d.path == dir; })) {
+      out.push_back({dir, kState, true});
+    }
+  }
   return out;
 }
 
@@ -80,19 +133,67 @@ Result<UniqueFd> OpenOwnSubdir(int parent, const std::string& name, const std::s
   return fd;
 }
 
-}  // namespace
-
-Result<UniqueFd> OpenStateDir(const std::string& leaf) {
-  std::string base = StateBaseForThisUser();
+// <base>/mcpcell, made with the base's missing parents (~/.local/state may
+// not exist yet): 0700.
+Result<UniqueFd> OpenStateRoot(const std::string& base) {
   if (base.empty() || base[0] != '/') return MakeError("open the state directory", base, "not an absolute path");
-  // The base's missing parents (~/.local/state may not exist yet): 0700.
   for (std::size_t slash = base.find('/', 1); slash != std::string::npos; slash = base.find('/', slash + 1)) {
     (void)::mkdir(base.substr(0, slash).c_str(), 0700);
   }
   (void)::mkdir(base.c_str(), 0700);
   UniqueFd base_fd(::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!base_fd) return ErrnoError("open the state directory", base);
-  auto own = OpenOwnSubdir(base_fd.get(), "mcpcell", base + "/mcpcell");
+  return OpenOwnSubdir(base_fd.get(), "mcpcell", base + "/mcpcell");
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st{};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+Status RememberStateDir(const std::string& dir) {
+  std::string account = AccountStateDir();
+  std::string norm = std::filesystem::path(dir).lexically_normal().string();
+  if (norm.size() > 1 && norm.back() == '/') norm.pop_back();  // "x/mcpcell/" is "x/mcpcell"
+  if (norm == account) return {};
+  if (account.empty()) {
+    return MakeError("record the state directory", norm,
+                     "this account has no home in the password database to keep the list of its state directories "
+                     "in; unset XDG_STATE_HOME");
+  }
+  auto root = OpenStateRoot(std::filesystem::path(account).parent_path().string());
+  if (!root) return root.error();
+  const std::string list = account + "/" + kKnownList;
+  UniqueFd fd(::openat(root->get(), kKnownList, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return ErrnoError("record the state directory in", list);
+  // Several launches may add at once: one rewrites the list at a time.
+  if (::flock(fd.get(), LOCK_EX) != 0) return ErrnoError("lock", list);
+  std::vector<std::string> known = Lines(ReadAll(fd.get()));
+  if (std::find(known.begin(), known.end(), norm) != known.end()) return {};
+  std::string text;
+  for (const auto& k : known) {
+    if (PathExists(k)) text += k + "\n";  // a removed one hides nothing; its launch adds it again
+  }
+  text += norm + "\n";
+  if (text.size() > kKnownListMax) {
+    return MakeError("record the state directory in", list,
+                     "lists more than " + std::to_string(kKnownListMax) +
+                         " bytes of existing state directories; remove the ones no longer used");
+  }
+  if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+    return ErrnoError("record the state directory in", list);
+  }
+  return {};
+}
+
+Result<UniqueFd> OpenStateDir(const std::string& leaf) {
+  std::string base = StateBaseForThisUser();
+  // Listed before anything is written in it: a launch under another
+  // XDG_STATE_HOME hides this one only if it knows of it.
+  MCPCELL_TRY(RememberStateDir(base + "/mcpcell"));
+  auto own = OpenStateRoot(base);
   if (!own) return own.error();
   return OpenOwnSubdir(own->get(), leaf, base + "/mcpcell/" + leaf);
 }

@@ -22,12 +22,29 @@ std::string StateBaseForThisUser();
 /// StateBaseForThisUser() + "/mcpcell".
 std::string StateDirForThisUser();
 
+/// The account's own state directory, whatever this run's environment says:
+/// /var/lib/mcpcell for root, else the passwd home's .local/state/mcpcell;
+/// "" when the account has no home. It keeps the list of every other state
+/// directory the account's launches used (KnownStateDirs).
+std::string AccountStateDir();
+
+/// The state directories launches of this account used under another
+/// XDG_STATE_HOME or HOME, as they recorded themselves (RememberStateDir).
+std::vector<std::string> KnownStateDirs();
+
+/// Adds `dir` to the account's list (AccountStateDir()/known-state-dirs)
+/// unless it is the account's own: a launch whose environment names another
+/// state directory must still hide this one from its cells (adv22). Gone
+/// directories are dropped from the list as it is rewritten.
+Status RememberStateDir(const std::string& dir);
+
 /// Every directory mcpcell keeps files of its own in (state: records, logs,
 /// pins; cache: npx and uvx packages, compiled secret rules, grant scans),
 /// as this run's environment names them AND as the account's defaults do
 /// ($HOME and the passwd home, /var/lib for root): a run under another
 /// XDG_CACHE_HOME, XDG_STATE_HOME or HOME must not grant its cell one that
-/// a later run in the usual environment trusts. Absolute, without duplicates.
+/// a later run in the usual environment trusts; and every state directory in
+/// KnownStateDirs(). Absolute, without duplicates.
 struct OwnDir {
   std::string path;
   std::string what;  ///< "mcpcell's state directory (cell records, logs, tool pins)", or its cache's

@@ -1,7 +1,8 @@
 // Adversary pass adv22: the state directory another launch of the same
 // user made under a different XDG_STATE_HOME is hidden from no cell.
 //
-// Finding (LOW-MEDIUM): McpcellOwnDirs (src/util/state_dir.cc:31-52) lists
+// Fixed in session 15 (the suggested fix below: util/state_dir.h
+// RememberStateDir, KnownStateDirs). Finding (LOW-MEDIUM): McpcellOwnDirs (src/util/state_dir.cc:31-52) lists
 // the state directory of this launch's environment (XDG_STATE_HOME, else
 // ~/.local/state) and ~/.local/state/mcpcell of $HOME and the passwd home.
 // A user whose launches do not all see the same XDG_STATE_HOME — set in
@@ -34,7 +35,6 @@ const MARK = 'ADV22-OTHER-CLIENT-STDERR-8086';
 
 test('adv22: a cell granted the home reads no state directory another launch made under its XDG_STATE_HOME', {
   timeout: 120_000,
-  todo: 'adv22: state_dir.cc McpcellOwnDirs hides only the state directory of this launch\'s environment',
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
   if (!canActAsTestUser()) { t.skip('needs root to act as mcpcell-test'); return; }
