@@ -509,6 +509,37 @@ constexpr const char* kScriptsRunningMark = ".mcpcell-scripts-running";
 /// (flock(2) on the install directory; the second finds the record). False
 /// when there is no such install any more (removed or replaced while this
 /// launch waited, or removed here after a killed run): install it afresh.
+// An earlier run of ours killed mid-scripts (a client's timeout, the OOM
+// killer) left its mark: what its scripts wrote goes with the install
+// instead of each retry adding to it (adv21: two killed launches, two
+// blobs). False when the install was moved aside (install it afresh).
+Result<bool> ClearInterruptedRun(int dir, const std::string& cache_dir, bool in_use) {
+  if (::faccessat(dir, kScriptsRunningMark, F_OK, AT_SYMLINK_NOFOLLOW) != 0) return true;
+  if (in_use) {
+    return MakeError("run the install scripts of", cache_dir,
+                     "an earlier launch running them in place was stopped before they ended, and a running server "
+                     "uses the install (mcpcell ps): run again once it has ended");
+  }
+  Say(cache_dir + ": an earlier launch running its install scripts in place was stopped before they ended; "
+      "installing it afresh");
+  if (RemoveInstallAside(cache_dir, "killed")) return false;
+  return MakeError("remove the interrupted install", cache_dir, "remove it, or run 'mcpcell cache prune'");
+}
+
+// What failed scripts wrote stays nowhere: the install goes (aside first,
+// named as an install of ours under way, so a kill mid-removal is swept),
+// and the next launch installs it afresh under a budget of its own (adv19:
+// each retry of a failed in-place run added up to 1 GiB to the published
+// install) — unless a running server uses it.
+Error AfterFailedRun(Error e, const std::string& cache_dir, bool in_use) {
+  e.detail += std::string(e.detail.empty() ? "" : "; ") +
+              (in_use ? "the install was kept: a running server uses it (mcpcell ps)"
+               : RemoveInstallAside(cache_dir, "failed")
+                   ? "the install was removed; the next launch installs it afresh"
+                   : "the install could not be removed: remove " + cache_dir + " or run 'mcpcell cache prune'");
+  return e;
+}
+
 Result<bool> RunScriptsInPlace(const std::string& cache_dir, const NpxScripts& scripts, PackageTool& tool) {
   UniqueFd dir(::open(cache_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
   if (!dir) return ErrnoError("open installed package", cache_dir);
@@ -524,43 +555,18 @@ Result<bool> RunScriptsInPlace(const std::string& cache_dir, const NpxScripts& s
     return false;
   }
   if (InstallScriptsRan(cache_dir)) return true;
-  // A run of ours killed mid-scripts (a client's timeout, the OOM killer)
-  // left its mark: what its scripts wrote goes with the install instead of
-  // each retry adding to it (adv21: two killed launches, two blobs).
   bool in_use = scripts.in_use && scripts.in_use(cache_dir);
-  if (::faccessat(dir.get(), kScriptsRunningMark, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
-    if (in_use) {
-      return MakeError("run the install scripts of", cache_dir,
-                       "an earlier launch running them in place was stopped before they ended, and a running server "
-                       "uses the install (mcpcell ps): run again once it has ended");
-    }
-    Say(cache_dir + ": an earlier launch running its install scripts in place was stopped before they ended; "
-        "installing it afresh");
-    if (RemoveInstallAside(cache_dir, "killed")) return false;
-    return MakeError("remove the interrupted install", cache_dir, "remove it, or run 'mcpcell cache prune'");
-  }
+  auto kept = ClearInterruptedRun(dir.get(), cache_dir, in_use);
+  if (!kept.ok() || !*kept) return kept;
   UniqueFd mark(::openat(dir.get(), kScriptsRunningMark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!mark) return ErrnoError("mark the install scripts as running in", cache_dir);
   if (!FindScriptPackages(cache_dir + "/node_modules").empty()) {
     Say(cache_dir + " was installed without running its install scripts; running them now");
   }
   Status ran = HandleScripts(cache_dir, scripts, tool);
-  if (ran.ok()) {
-    (void)::unlinkat(dir.get(), kScriptsRunningMark, 0);
-    return true;
-  }
-  // What the failed scripts wrote stays nowhere: the install goes (aside
-  // first, named as an install of ours under way, so a kill mid-removal is
-  // swept), and the next launch installs it afresh under a budget of its
-  // own (adv19: each retry of a failed in-place run added up to 1 GiB to
-  // the published install).
-  Error e = ran.error();
-  e.detail += std::string(e.detail.empty() ? "" : "; ") +
-              (in_use ? "the install was kept: a running server uses it (mcpcell ps)"
-               : RemoveInstallAside(cache_dir, "failed")
-                   ? "the install was removed; the next launch installs it afresh"
-                   : "the install could not be removed: remove " + cache_dir + " or run 'mcpcell cache prune'");
-  return e;
+  if (!ran.ok()) return AfterFailedRun(ran.error(), cache_dir, in_use);
+  (void)::unlinkat(dir.get(), kScriptsRunningMark, 0);
+  return true;
 }
 
 }  // namespace
