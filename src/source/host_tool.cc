@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "util/cache_dir.h"
@@ -128,6 +129,22 @@ std::vector<HostToolInput> HostToolInputs() {
   return out;
 }
 
+namespace {
+
+// A package's own bin directory (a project's node_modules/.bin, a package's
+// node_modules/x/bin): what is there came with a repository or a package,
+// not from the user's installs. A client's env block puts
+// "${workspaceFolder}/node_modules/.bin" first on PATH, and the npm found
+// there would run as the user, outside any cell (adv13).
+bool InsidePackages(const std::string& dir) {
+  for (const auto& part : std::filesystem::path(dir)) {
+    if (part == "node_modules") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string HostToolPath(const std::string& path_env, const std::vector<std::string>& cell_writable) {
   std::string out;
   for (const auto& dir : SplitPath(path_env)) {
@@ -135,6 +152,7 @@ std::string HostToolPath(const std::string& path_env, const std::vector<std::str
     char buf[PATH_MAX];
     if (::realpath(dir.c_str(), buf) == nullptr) continue;
     std::string real = buf;
+    if (InsidePackages(dir) || InsidePackages(real)) continue;
     bool writable = false;
     for (const auto& w : cell_writable) writable |= !w.empty() && PathAtOrBelow(real, w);
     if (writable) continue;

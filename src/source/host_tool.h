@@ -17,7 +17,9 @@
 namespace mcpcell {
 
 /// `path_env` (a PATH value) with only absolute entries that are neither
-/// one of `cell_writable` (resolved host directories) nor beneath one.
+/// one of `cell_writable` (resolved host directories) nor beneath one, nor
+/// inside a `node_modules` directory (a package's or a repository's bins,
+/// which a client's env block may put first).
 /// Entries are compared after resolving symlinks; one that does not exist is dropped.
 std::string HostToolPath(const std::string& path_env, const std::vector<std::string>& cell_writable);
 

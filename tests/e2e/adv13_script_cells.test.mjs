@@ -187,7 +187,6 @@ test('adv13: the 1 MiB cap on what install scripts print is per cell: a package 
 });
 
 test('adv13: the host\'s npm (outside every cell, even for an isolated run) is whatever an absolute PATH entry of mcpcell\'s environment names first: a repository\'s node_modules/.bin/npm runs as the user', {
-  todo: 'adv13: HostToolPath keeps every absolute PATH entry a cell cannot write; the PATH a client env block gives mcpcell ("${workspaceFolder}/node_modules/.bin:...") chooses the npm and node that run on the host',
   timeout: 60_000,
 }, async () => {
   const repo = makeTempDir('adv13-repo');

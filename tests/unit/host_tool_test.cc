@@ -48,6 +48,14 @@ TEST_F(HostToolTest, DropsRelativeEmptyAndMissingEntries) {
   EXPECT_EQ(HostToolPath(path, {}), root_ + "/sys");
 }
 
+TEST_F(HostToolTest, DropsEntriesInsideNodeModulesAsWrittenOrResolved) {
+  fs::create_directories(root_ + "/repo/node_modules/.bin");
+  Tool(root_ + "/repo/node_modules/.bin/npm");
+  fs::create_directory_symlink(root_ + "/repo/node_modules/.bin", root_ + "/repo-bin");
+  std::string path = root_ + "/repo/node_modules/.bin:" + root_ + "/repo-bin:" + root_ + "/sys";
+  EXPECT_EQ(FindHostTool("npm", HostToolPath(path, {})), root_ + "/sys/npm");
+}
+
 TEST_F(HostToolTest, FindsNothingWhenOnlyWritableDirsHoldTheTool) {
   EXPECT_EQ(FindHostTool("npm", HostToolPath(root_ + "/write", {root_ + "/write"})), "");
 }
