@@ -9,17 +9,20 @@ import { MCPCELL_BIN } from './paths.mjs';
 export const SOCKET = (process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock').replace(/^unix:\/\//, '');
 export const DOCKER_USER = process.env.MCPCELL_DOCKER_TEST_USER ?? 'mcpcell-docker';
 
-/** Skips `t` (and returns false) unless the engine answers and the run is root (to switch users). */
-export async function needEngineAsRoot(t) {
+/** Root's Podman service (scripts/docker.sh ensure_podman). */
+export const PODMAN_SOCKET = (process.env.CONTAINER_HOST ?? 'unix:///run/podman/podman.sock').replace(/^unix:\/\//, '');
+
+/** Skips `t` (and returns false) unless the engine on `socket` answers and the run is root. */
+export async function needEngineAsRoot(t, socket = SOCKET) {
   if (process.getuid() !== 0) {
     t.skip('switches to the docker-group user and inspects the host: root only');
     return false;
   }
   try {
-    const r = await engineRequest(SOCKET, 'GET', '/_ping');
+    const r = await engineRequest(socket, 'GET', '/_ping');
     if (r.status === 200) return true;
   } catch {}
-  t.skip(`no container engine on ${SOCKET} (scripts/docker.sh starts one)`);
+  t.skip(`no container engine on ${socket} (scripts/docker.sh starts docker and podman)`);
   return false;
 }
 
