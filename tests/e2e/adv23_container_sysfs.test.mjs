@@ -2,7 +2,7 @@
 // native cell does not have at all.
 //
 // Finding (LOW, information for a kernel exploit rather than a way out): the
-// create body (src/cell/docker/create_body.cc:174-200, HostConfig) leaves
+// create body (src/cell/docker/create_body.cc:177-214, HostConfig) leaves
 // the engine's default /sys, the host's sysfs mounted read-only. A server in
 // a docker cell reads /sys/kernel/btf/vmlinux (the running kernel's full
 // type information, what CO-RE exploits and struct-offset guessing need),

@@ -5,7 +5,7 @@
 // podman cell silently lacks): mcpcell states "tmpfs /tmp noexec: nothing
 // downloaded there can be run directly" (src/cell/docker/README.md), and in
 // native and docker cells every writable place (/tmp, the home, /dev/shm) is
-// noexec. TmpfsOptions (src/cell/docker/create_body.cc:66-85) puts noexec
+// noexec. TmpfsOptions (src/cell/docker/create_body.cc:67-86) puts noexec
 // only on /tmp and relies on Docker adding it to the others; Podman does
 // not: the home tmpfs is mounted "rw,nosuid,nodev" (exec allowed), and with
 // ReadonlyRootfs Podman adds writable tmpfs of its own on /var/tmp and /run

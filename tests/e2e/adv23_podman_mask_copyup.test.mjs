@@ -6,7 +6,7 @@
 // directory is shown): a masked directory is an empty
 // read-only tmpfs (src/cell/spec_builder.cc:145-158, hidden_dirs.cc:92),
 // sent to the engine in HostConfig.Tmpfs with the options of TmpfsOptions
-// (src/cell/docker/create_body.cc:66-85: "ro,nosuid,nodev,size=4096,
+// (src/cell/docker/create_body.cc:67-86: "ro,nosuid,nodev,size=4096,
 // mode=0755"). Podman's tmpfs mounts default to `tmpcopyup`: it copies the
 // directory underneath into the new tmpfs (owners and modes kept) before
 // mounting it. So a podman cell granted `--read ~` reads whatever in ~/.ssh,
@@ -15,8 +15,8 @@
 // keeps the source's mode but is root's, so a 0700 directory (mcpcell's own
 // state directory) stays closed to the cell's uid (tried with --uid of the
 // owner: Permission denied); a cell as uid 0 would read those copies too,
-// but as root every grant with --uid 0 is refused as swappable. Docker's Tmpfs does not copy (docker cells are masked; tried),
-// nor does runsc.
+// but as root every grant with --uid 0 is refused as swappable. Docker's
+// Tmpfs does not copy (docker cells are masked; tried), nor does runsc.
 //   Reproduce (root, podman service up): mkdir -p /srv/x/.aws;
 //   echo key >/srv/x/.aws/credentials;
 //   mcpcell run --isolate=podman --read /srv/x -- cat /srv/x/.aws/credentials

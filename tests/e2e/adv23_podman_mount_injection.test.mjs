@@ -5,7 +5,7 @@
 // directory someone else named: per-job or per-upload directories, a
 // checkout, what an earlier cell wrote under a --write grant): mcpcell sends
 // each bind as HostConfig.Mounts {Type bind, Source, Target, ReadOnly}
-// (src/cell/docker/create_body.cc:30-37 BindMount; SpecMounts, line 104-130,
+// (src/cell/docker/create_body.cc:30-37 BindMount; SpecMounts, lines 116-140,
 // checks the source and passes it on verbatim). Podman's Docker-compatible
 // API (4.3 here) turns each entry into a `--mount type=bind,source=S,
 // destination=T,...` string and parses it again, splitting on ','; a

@@ -5,8 +5,8 @@
 // hidepid=2 / hidepid=invisible, a common hardening, or mcpcell started by a
 // systemd unit with ProtectProc=invisible): every container run and `mcpcell
 // gc` reaps containers "whose supervisor label names a dead process"
-// (src/cell/docker/reaper.cc ReapOrphans). Dead is decided by reading
-// /proc/PID/stat (reaper.cc SupervisorAlive: `if (start.empty()) return
+// (src/cell/docker/reaper.cc:51 ReapOrphans). Dead is decided by reading
+// /proc/PID/stat (reaper.cc:30-35 SupervisorAlive: `if (start.empty()) return
 // false;`), so a supervisor the caller may not see is dead to it. One
 // ordinary `mcpcell run --isolate=docker` by any docker-group user then
 // SIGKILLs and removes every other user's running container cell (root's
