@@ -33,6 +33,15 @@
 //    Fix: list the directory as opened: after OpenStateRoot, readlink
 //    /proc/self/fd/N of the mcpcell fd (or realpath of the base once made)
 //    and record that; list both spellings if the written one must stay.
+//    The launch's own state directory has the same hole (adv22 fixed `..`
+//    only where no symlink precedes it): hidden_dirs.cc:23 Resolved() calls
+//    lexically_normal() BEFORE realpath, so `link/..` becomes $H and the
+//    mask goes to $H/s/mcpcell (a mount point mcpcell makes there), while
+//    the cell of a launch with that XDG_STATE_HOME and --read $H reads
+//    $H/deep/s/mcpcell: its own and every earlier record and log.
+//    Fix: resolve with realpath on the path as written (the longest existing
+//    prefix as written, then normalize only the missing rest), never
+//    lexically_normal first; or refuse a state base holding `..`.
 // 3. LOW-MEDIUM: the list is read once, at launch. A cell already running
 //    with a grant of ~/projects does not hide a state directory another
 //    launch makes later below it (XDG_STATE_HOME=~/projects/.state, a
@@ -113,6 +122,24 @@ test('adv24: XDG_STATE_HOME with `..` after a symlink is listed where it is not:
   t.diagnostic(r.stdout.split('\n')[0]);
   assert.match(r.stdout, /\[end\]/, r.stderr.slice(-800));
   assert.ok(!r.stdout.includes(mark), `a cell granted ${home} read the stderr copy in ${home}/deep/s/mcpcell (listed as ${home}/s/mcpcell)`);
+});
+
+test('adv24: a launch under XDG_STATE_HOME=link/../s does not mask its own state directory from its cell', {
+  todo: 'adv24: hidden_dirs Resolved() normalizes link/.. lexically before realpath: own state dir unmasked',
+  timeout: 120_000,
+}, async (t) => {
+  if (await skipUnlessTestUser(t)) return;
+  const mark = 'ADV24-DOTDOT-OWN-6161';
+  const home = testUserHome('adv24-dotdot-own', ['deep/dir']);
+  runAsTestUserShell(`ln -s "${home}/deep/dir" "${home}/link"`);
+  const env = testUserEnv(home, { XDG_STATE_HOME: `${home}/link/../s` });
+  const first = runAsTestUser(tell(mark), env);
+  assert.equal(first.code, 0, `the first launch under ${home}/link/../s (test setup): ${first.stderr.slice(-600)}`);
+  const r = runAsTestUser(['run', '--isolate', '--relay=off', '--read', home, '--', '/bin/sh', '-c',
+    'echo "[list] $(ls -A "$1"/deep/s/mcpcell 2>&1)"; cat "$1"/deep/s/mcpcell/logs/* 2>&1; echo "[end]"', 'sh', home], env);
+  t.diagnostic(r.stdout.split('\n')[0]);
+  assert.match(r.stdout, /\[end\]/, r.stderr.slice(-800));
+  assert.ok(!r.stdout.includes(mark), `the cell of a launch under ${home}/link/../s read its state directory ${home}/deep/s/mcpcell`);
 });
 
 test('adv24: a running cell reads a state directory another launch makes below its grant after it started', {
