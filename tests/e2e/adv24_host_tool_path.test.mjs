@@ -53,7 +53,6 @@ const CASES = [
 
 for (const c of CASES) {
   test(`adv24: the host npm comes from ${c.label} on the client's PATH, run as the user outside any cell`, {
-    todo: `adv24: HostToolPath drops only node_modules entries; ${c.bin} of a repository chooses the host npm`,
     timeout: 60_000,
   }, async () => {
     const repo = makeTempDir('adv24-repo');
