@@ -1,6 +1,7 @@
 // Adversary pass adv24 on 255224a: a launch that cannot list its state
 // directory still keeps its tool pins there. FAILED on main at 5f04c5e;
-// marked todo so the suite stays green.
+// fixed in session 15 (cli/pins_plan.cc lists the pins' state directory
+// or refuses the launch).
 //
 // MEDIUM: RememberStateDir fails for an account whose passwd home is missing
 // or cannot be written (nobody's /nonexistent, a systemd DynamicUser, a
@@ -27,7 +28,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, chmodSync, mkdtempSync, readdirSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -64,7 +65,6 @@ function pinOnce(env) {
 }
 
 test('adv24: a launch that cannot list its state directory keeps its pins there, unlisted: a later cell rewrites them', {
-  todo: 'adv24: pins written under an unlisted XDG_STATE_HOME when RememberStateDir fails (home missing / list full)',
   timeout: 120_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
@@ -78,8 +78,14 @@ test('adv24: a launch that cannot list its state directory keeps its pins there,
   chownSync(home, NOBODY.uid, NOBODY.gid);
   const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' };
   const first = await pinOnce({ ...env, XDG_STATE_HOME: `${home}/xdg` });
-  assert.match(first.out, /"name":"add"/, `the pinning session (test setup): ${first.err.slice(-600)}`);
   const pins = `${home}/xdg/mcpcell/pins`;
+  if (!first.out.includes('"name":"add"')) {
+    // Fixed (session 15): pinning where the state directory cannot be
+    // listed is refused, naming why and the way out; nothing is pinned.
+    assert.match(first.err, /tool pins are kept only in a state directory every launch hides/, first.err.slice(-800));
+    assert.ok(!existsSync(pins), `the refused launch still made ${pins}`);
+    return;
+  }
   t.diagnostic(`pins: ${readdirSync(pins).join(' ')}`);
   const r = spawnSync(MCPCELL_BIN, ['run', '--isolate', '--relay=off', '--write', `${home}/xdg`, '--', '/bin/sh', '-c',
     'for f in "$1"/*.json; do grep -q pins_server "$f" && echo "[read]"; done; echo forged > "$1"/adv24-forged && echo "[wrote]"; echo "[end]"',
