@@ -11,6 +11,8 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <cstdio>
 #include <sstream>
 
 #include "util/cache_dir.h"
@@ -89,15 +91,55 @@ std::string ReadAll(int fd) {
   return text;
 }
 
+
+// The list in `account_dir`; with `owner` set, only a regular file of that
+// uid and only entries that uid owns (another account's list, read by root).
+std::vector<std::string> ReadList(const std::string& account_dir, std::optional<uid_t> owner) {
+  // O_NONBLOCK: a FIFO planted in another account's directory does not stall root's launch.
+  UniqueFd fd(::open((account_dir + "/" + kKnownList).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat st{};
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || (owner && st.st_uid != *owner)) return {};
+  std::vector<std::string> lines = Lines(ReadAll(fd.get()));
+  if (owner) {
+    // A directory only its owner could have made: an account cannot have
+    // root hide (or refuse a grant of) a directory of someone else's.
+    std::erase_if(lines, [&](const std::string& l) { return ::lstat(l.c_str(), &st) != 0 || st.st_uid != *owner; });
+  }
+  return lines;
+}
+
+// Root's cells see other accounts' homes id-mapped (their 0700 is no bar):
+// each account's own list names state directories under its own
+// XDG_STATE_HOME that root's list does not (adv24). Read from /etc/passwd
+// (fgetpwent_r: thread-safe; an account only in a network directory keeps
+// its default, masked by name).
+std::vector<std::string> OtherAccountsStateDirs() {
+  std::vector<std::string> out;
+  std::FILE* f = std::fopen("/etc/passwd", "re");
+  if (f == nullptr) return out;
+  passwd pw{};
+  passwd* got = nullptr;
+  char buf[4096];
+  while (::fgetpwent_r(f, &pw, buf, sizeof buf, &got) == 0 && got != nullptr) {
+    if (pw.pw_uid == 0 || pw.pw_dir == nullptr || pw.pw_dir[0] != '/') continue;
+    std::string dir = (std::filesystem::path(pw.pw_dir) / ".local/state/mcpcell").lexically_normal().string();
+    for (auto& l : ReadList(dir, pw.pw_uid)) out.push_back(std::move(l));
+  }
+  std::fclose(f);
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> KnownStateDirs() {
   std::string account = AccountStateDir();
-  if (account.empty()) return {};
-  UniqueFd fd(::open((account + "/" + kKnownList).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd) return {};
-  return Lines(ReadAll(fd.get()));
+  std::vector<std::string> out = account.empty() ? std::vector<std::string>{} : ReadList(account, std::nullopt);
+  if (::geteuid() == 0) {
+    for (auto& l : OtherAccountsStateDirs()) out.push_back(std::move(l));
+  }
+  return out;
 }
+
 
 std::vector<OwnDir> McpcellOwnDirs() {
   static const std::string kState = "mcpcell's state directory (cell records, logs, tool pins)";

@@ -1,5 +1,6 @@
 // Adversary pass adv24 on 255224a: root's cells read the state directory
-// another account kept under its own XDG_STATE_HOME. FAILED on main at
+// another account kept under its own XDG_STATE_HOME (fixed in session 15:
+// root reads each passwd account's list, entries that account owns). FAILED on main at
 // 5f04c5e; marked todo so the suite stays green.
 //
 // MEDIUM (mcpcell run as root: a system service, a shared host's admin):
@@ -35,7 +36,6 @@ after(removeTestUserHomes);
 const MARK = 'ADV24-OTHER-ACCOUNT-XDG-8181';
 
 test('adv24: a root launch granted another user\'s home reads that user\'s state directory under its XDG_STATE_HOME', {
-  todo: 'adv24: known-state-dirs is per account; root masks only its own list, another account\'s XDG state dir is read',
   timeout: 120_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;
