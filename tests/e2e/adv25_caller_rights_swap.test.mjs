@@ -50,7 +50,8 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, lchownSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lchownSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, symlinkSync,
+  writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -105,24 +106,32 @@ function mcpcellAsDockerUserVia(host, args) {
   });
 }
 
+/**
+ * A fresh tree with what the caller may not reach: `pub/secret` (0644) in a
+ * 0755 directory below a 0700 one of root's. { root, pub, value }.
+ */
+function unreachableTree() {
+  const root = mkdtempSync('/var/tmp/e2e-adv25-swap-');
+  dirs.push(root);
+  chmodSync(root, 0o755);
+  const hidden = path.join(root, 'hidden');
+  const pub = path.join(hidden, 'pub');
+  mkdirSync(pub, { recursive: true });
+  chmodSync(hidden, 0o700);
+  chmodSync(pub, 0o755);
+  const value = `beyond-caller-${randomBytes(6).toString('hex')}`;
+  writeFileSync(path.join(pub, 'secret'), value, { mode: 0o644 });
+  const control = spawnSync('runuser', ['-u', DOCKER_USER, '--', 'cat', path.join(pub, 'secret')], { encoding: 'utf8' });
+  assert.notEqual(control.status, 0, 'control: the caller itself cannot read the file');
+  return { root, pub, value };
+}
+
 test('docker cell of a docker-group user: a grant swapped after the checks does not bind what the caller cannot reach',
   { todo: 'adv25: the engine binds a docker-group caller\'s grant by a path the caller swaps after the caller-rights check', timeout: 90_000 },
   async (t) => {
     if (!(await needEngineAsRoot(t))) return;
     const uid = dockerUserUid();
-    const root = mkdtempSync('/var/tmp/e2e-adv25-swap-');
-    dirs.push(root);
-    chmodSync(root, 0o755);
-    // What the caller may not reach: a 0644 file in a 0755 directory below a 0700 one of root's.
-    const hidden = path.join(root, 'hidden');
-    const pub = path.join(hidden, 'pub');
-    mkdirSync(pub, { recursive: true });
-    chmodSync(hidden, 0o700);
-    chmodSync(pub, 0o755);
-    const value = `beyond-caller-${randomBytes(6).toString('hex')}`;
-    writeFileSync(path.join(pub, 'secret'), value, { mode: 0o644 });
-    const control = spawnSync('runuser', ['-u', DOCKER_USER, '--', 'cat', path.join(pub, 'secret')], { encoding: 'utf8' });
-    assert.notEqual(control.status, 0, 'control: the caller itself cannot read the file');
+    const { root, pub, value } = unreachableTree();
     // The caller's own directory and grant.
     const own = path.join(root, 'own');
     const grant = path.join(own, 'd');
@@ -140,4 +149,49 @@ test('docker cell of a docker-group user: a grant swapped after the checks does 
       '/bin/cat', path.join(grant, 'secret')]);
     assert.doesNotMatch(r.stdout, new RegExp(value),
       `the cell read ${path.join(pub, 'secret')}, which its caller cannot reach (exit ${r.code}); stderr: ${r.stderr}`);
+  });
+
+// The same window without any check at all: the directories mcpcell itself
+// makes for the cell (secrets, stdio FIFOs, the DNS report, the egress
+// gate) are the caller's own, in /dev/shm, and are bound by path with no
+// CheckBindSource (create_body.cc AddSupervisorMounts; RecheckSources
+// covers spec mounts only, docker_cell.cc:349-356). A caller that swaps
+// /dev/shm/mcpcell-secrets-*/s once mcpcell has filled it (its ACL entry for
+// the cell's uid is the last step: the group bits show the ACL mask) gets
+// whatever directory it names bound at /run/secrets, no proxy and no luck
+// needed (the window is the whole container create).
+//   Suggested fix: check these directories as the spec's binds are (no
+//   symlink, same device/inode recorded at creation) at create and before
+//   start, and give them to the engine only once no one but mcpcell can
+//   rename them (for a caller that is not root there is no such place: the
+//   post-start identity check above covers them too).
+test('docker cell of a docker-group user: the secrets directory swapped before start does not bind what the caller cannot reach',
+  { todo: 'adv25: mcpcell\'s own secrets/stdio/DNS/egress dirs are bound by path with no check; the caller swaps them', timeout: 90_000 },
+  async (t) => {
+    if (!(await needEngineAsRoot(t))) return;
+    const uid = dockerUserUid();
+    const { root, pub, value } = unreachableTree();
+    const secretFile = path.join(root, 'token');
+    writeFileSync(secretFile, 'x');
+    chownSync(secretFile, uid, uid);
+    // What the caller does (as root here for brevity; the directory is the caller's own).
+    let swapped = '';
+    const poll = setInterval(() => {
+      for (const n of readdirSync('/dev/shm').filter((e) => e.startsWith('mcpcell-secrets-'))) {
+        const s = path.join('/dev/shm', n, 's');
+        try {
+          if (swapped || statSync(s).uid !== uid || (statSync(s).mode & 0o070) === 0) continue;
+          renameSync(s, `${s}.old`);
+          symlinkSync(pub, s);
+          lchownSync(s, uid, uid);
+          swapped = s;
+        } catch {}
+      }
+    }, 1);
+    const r = await mcpcellAsDockerUserVia(SOCKET, ['run', '--isolate=docker', '--relay=off', '--secret', `token=${secretFile}`,
+      '--', '/bin/cat', '/run/secrets/secret']);
+    clearInterval(poll);
+    assert.doesNotMatch(r.stdout, new RegExp(value),
+      `the cell read ${path.join(pub, 'secret')} through its swapped secrets directory ${swapped} (exit ${r.code}); ` +
+      `stderr: ${r.stderr}`);
   });
