@@ -165,7 +165,8 @@ test('docker cell of a docker-group user: a grant swapped after the checks does 
 //   start, and give them to the engine only once no one but mcpcell can
 //   rename them (for a caller that is not root there is no such place: the
 //   post-start identity check above covers them too).
-test('docker cell of a docker-group user: the secrets directory swapped before start does not bind what the caller cannot reach',
+for (const isolate of ['docker', 'gvisor']) {
+test(`${isolate} cell of a docker-group user: the secrets directory swapped before start does not bind what the caller cannot reach`,
   { todo: 'adv25: mcpcell\'s own secrets/stdio/DNS/egress dirs are bound by path with no check; the caller swaps them', timeout: 90_000 },
   async (t) => {
     if (!(await needEngineAsRoot(t))) return;
@@ -180,7 +181,9 @@ test('docker cell of a docker-group user: the secrets directory swapped before s
       for (const n of readdirSync('/dev/shm').filter((e) => e.startsWith('mcpcell-secrets-'))) {
         const s = path.join('/dev/shm', n, 's');
         try {
-          if (swapped || statSync(s).uid !== uid || (statSync(s).mode & 0o070) === 0) continue;
+          // Filled once handed over: an ACL entry (group bits = its mask), or under gVisor the "other" bits.
+          const handed = isolate === 'gvisor' ? 0o005 : 0o050;
+          if (swapped || statSync(s).uid !== uid || (statSync(s).mode & handed) === 0) continue;
           renameSync(s, `${s}.old`);
           symlinkSync(pub, s);
           lchownSync(s, uid, uid);
@@ -188,10 +191,11 @@ test('docker cell of a docker-group user: the secrets directory swapped before s
         } catch {}
       }
     }, 1);
-    const r = await mcpcellAsDockerUserVia(SOCKET, ['run', '--isolate=docker', '--relay=off', '--secret', `token=${secretFile}`,
+    const r = await mcpcellAsDockerUserVia(SOCKET, ['run', `--isolate=${isolate}`, '--relay=off', '--secret', `token=${secretFile}`,
       '--', '/bin/cat', '/run/secrets/secret']);
     clearInterval(poll);
     assert.doesNotMatch(r.stdout, new RegExp(value),
       `the cell read ${path.join(pub, 'secret')} through its swapped secrets directory ${swapped} (exit ${r.code}); ` +
       `stderr: ${r.stderr}`);
   });
+}
