@@ -9,8 +9,8 @@
 // that is not root gets no more than the caller has"; docker-group membership
 // is root-equivalent through raw docker, so LOW where users may run docker
 // themselves): CheckGrant runs faccessat(AT_EACCESS) on m.source at
-// ClaimHostIds (caller_rights.cc:34-35); CheckBindSource re-opens the source
-// without symlinks at create and before start (docker_cell.cc:63-69,
+// ClaimHostIds (caller_rights.cc:32-36); CheckBindSource re-opens the source
+// without symlinks at create and before start (docker_cell.cc:63-68,
 // 349-356), but for a caller that is not root nothing refuses a source
 // whose components the caller can rename (docker_cell.cc:65 returns early:
 // "every cell of this user writes as it"), and runc opens the bind source
@@ -154,12 +154,13 @@ test('docker cell of a docker-group user: a grant swapped after the checks does 
 // The same window without any check at all: the directories mcpcell itself
 // makes for the cell (secrets, stdio FIFOs, the DNS report, the egress
 // gate) are the caller's own, in /dev/shm, and are bound by path with no
-// CheckBindSource (create_body.cc AddSupervisorMounts; RecheckSources
+// CheckBindSource (create_body.cc:147-157 AddSupervisorMounts; RecheckSources
 // covers spec mounts only, docker_cell.cc:349-356). A caller that swaps
 // /dev/shm/mcpcell-secrets-*/s once mcpcell has filled it (its ACL entry for
 // the cell's uid is the last step: the group bits show the ACL mask) gets
 // whatever directory it names bound at /run/secrets, no proxy and no luck
-// needed (the window is the whole container create).
+// needed (the window is the whole container create). The same under
+// gVisor (runsc's gofer opens the source by path too).
 //   Suggested fix: check these directories as the spec's binds are (no
 //   symlink, same device/inode recorded at creation) at create and before
 //   start, and give them to the engine only once no one but mcpcell can

@@ -5,8 +5,8 @@
 // Finding (MEDIUM: each is a long-lived token, key or password, handed to any
 // server granted the home or a directory holding a copy; the list is what
 // mcpcell promises to mask, docs/THREAT_MODEL.md "credential locations"):
-// src/cell/credentials.cc:33-117 (kLocations) names none of these, and the
-// by-name match (LocationNamedBy, credentials.cc:140) takes only exact
+// src/cell/credentials.cc:32-122 (kLocations) names none of these, and the
+// by-name match (LocationNamedBy, credentials.cc:138) takes only exact
 // trailing components, so a neighbour or a variant of a listed name escapes:
 //   - AI agents and MCP clients, the programs mcpcell runs beside:
 //     ~/.config/github-copilot/{hosts,apps}.json (Copilot's GitHub OAuth
