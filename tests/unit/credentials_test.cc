@@ -86,7 +86,13 @@ TEST(CredentialsBeneath, FindsRegistryGitCloudAndAgentLogins) {
       {".m2/settings.xml", ".m2/settings.xml"}, {".gradle/gradle.properties", ".gradle/gradle.properties"},
       {".composer/auth.json", ".composer/auth.json"}, {".config/composer/auth.json", ".config/composer/auth.json"},
       {".claude/.credentials.json", ".claude/.credentials.json"}, {".codex/auth.json", ".codex/auth.json"},
-      {".config/doctl/config.yaml", ".config/doctl"}, {".oci/config", ".oci"}};
+      {".config/doctl/config.yaml", ".config/doctl"}, {".oci/config", ".oci"},
+      // adv25: neighbours of listed names, matched wherever they are
+      {"run/containers/auth.json", "run/containers/auth.json"}, {"keys/id_ed25519_sk", "keys/id_ed25519_sk"},
+      {".local/state/zsh/history", ".local/state/zsh/history"},
+      {".local/share/fish/fish_history", ".local/share/fish/fish_history"},
+      {".cache/huggingface/stored_tokens", ".cache/huggingface/stored_tokens"}, {".claude.json", ".claude.json"},
+      {".config/github-copilot/hosts.json", ".config/github-copilot"}};
   for (const auto& [made, found] : cases) d.File(std::string("home/") + made);
   const auto home = d.path / "home";
   auto all = CredentialsBeneath(home.string());
