@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -440,6 +441,31 @@ TEST(CellCgroupReal, JanitorRemovesCgroupsAfterSupervisorIsKilled) {
   for (const auto& d : dirs) EXPECT_FALSE(DirExists(d)) << d;
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {  // the janitor, if it has exited
   }
+}
+
+// The fd handed to the janitor (the cell's mount namespace, in a run) stays
+// open for as long as the janitor lives, after the supervisor's copy is
+// closed, and closes when it exits: a pipe's write end stands in for it.
+TEST(CellCgroupReal, JanitorHoldsTheGivenFdUntilItExits) {
+  SKIP_UNLESS_CGROUPS_WRITABLE();
+  int held[2];
+  ASSERT_EQ(::pipe2(held, O_CLOEXEC), 0);
+  {
+    Limits l;
+    l.pids = {16, true};
+    auto cg = CellCgroup::Create(l, NewCellId(), nullptr);
+    ASSERT_TRUE(cg.ok()) << cg.error().Message();
+    ASSERT_TRUE(StartCgroupJanitor(*cg, held[1]).ok());
+    ::close(held[1]);
+    struct pollfd open_fd{held[0], POLLIN, 0};
+    EXPECT_EQ(::poll(&open_fd, 1, 0), 0) << "the janitor must still hold the write end";
+  }  // the cgroup is removed and the janitor's pipe closed: it exits
+  // A guard against a hang, not a time limit: the janitor exits at once here.
+  struct pollfd eof{held[0], POLLIN, 0};
+  ASSERT_EQ(::poll(&eof, 1, 30000), 1);
+  char c = 0;
+  EXPECT_EQ(::read(held[0], &c, 1), 0) << "EOF: the janitor closed it at its exit";
+  ::close(held[0]);
 }
 
 // The v2 code path on a hybrid machine: its "unified" hierarchy has none of our

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cell/native/cgroup.h"
@@ -120,15 +121,19 @@ void RemoveDirs(const JanitorPaths& p) {
   }
 }
 
-// Closes every fd but `keep_a` and `keep_b` (-1 = none).
-void CloseAllBut(int keep_a, int keep_b) {
-  int lo = keep_a < keep_b ? keep_a : keep_b;
-  int hi = keep_a < keep_b ? keep_b : keep_a;
+// Closes every fd but the three kept (-1 = none; no allocation: after fork).
+void CloseAllBut(int a, int b, int c) {
+  int keep[3] = {a, b, c};
+  for (int i = 0; i < 3; ++i) {  // sort three
+    for (int j = i + 1; j < 3; ++j) {
+      if (keep[j] < keep[i]) std::swap(keep[i], keep[j]);
+    }
+  }
   unsigned next = 0;
-  for (int keep : {lo, hi}) {
-    if (keep < 0) continue;
-    if (static_cast<unsigned>(keep) > next) ::close_range(next, static_cast<unsigned>(keep) - 1, 0);
-    next = static_cast<unsigned>(keep) + 1;
+  for (int k : keep) {
+    if (k < 0 || static_cast<unsigned>(k) < next) continue;
+    if (static_cast<unsigned>(k) > next) ::close_range(next, static_cast<unsigned>(k) - 1, 0);
+    next = static_cast<unsigned>(k) + 1;
   }
   ::close_range(next, ~0U, 0);
 }
@@ -151,11 +156,12 @@ void WaitForSupervisor(int read_fd, int pid_fd) {
   }
 }
 
-[[noreturn]] void RunJanitor(int read_fd, int pid_fd, const JanitorPaths& paths) {
+[[noreturn]] void RunJanitor(int read_fd, int pid_fd, int cell_mnt_ns, const JanitorPaths& paths) {
   // Hold nothing of the supervisor's: above all not the client's stdio pipes,
   // or the MCP client would never see EOF when the supervisor dies
-  // (close_range(2), Linux 5.9).
-  CloseAllBut(read_fd, pid_fd);
+  // (close_range(2), Linux 5.9). The cell's mount namespace is held on
+  // purpose (StartCgroupJanitor says why) and dropped at our exit.
+  CloseAllBut(read_fd, pid_fd, cell_mnt_ns);
   // Ctrl-C in the client's terminal reaches the whole foreground process
   // group; the janitor has its own session, but ignore the usual stop
   // signals anyway so only the supervisor's end decides when it runs.
@@ -173,7 +179,7 @@ void WaitForSupervisor(int read_fd, int pid_fd) {
 
 }  // namespace
 
-Status StartCgroupJanitor(const CellCgroup& cgroup) {
+Status StartCgroupJanitor(const CellCgroup& cgroup, int cell_mnt_ns) {
   if (!cgroup.active()) return {};
   if (cgroup.janitor_pipe_) return MakeError("start cgroup janitor", "", "already started");
   JanitorPaths paths;
@@ -200,7 +206,7 @@ Status StartCgroupJanitor(const CellCgroup& cgroup) {
     pid_t janitor = ::fork();
     if (janitor == 0) {
       ::close(write_end.get());
-      RunJanitor(read_end.get(), self_pidfd.get(), paths);
+      RunJanitor(read_end.get(), self_pidfd.get(), cell_mnt_ns, paths);
     }
     ::_exit(janitor < 0 ? 1 : 0);
   }

@@ -424,7 +424,10 @@ class NativeCellRun {
     // A supervisor killed before this point leaves cgroups that the next run,
     // `mcpcell gc` (or the janitor of any later run) reaps as stale.
     if (cgroup_->active()) {
-      if (auto j = StartCgroupJanitor(*cgroup_); !j) {
+      // The janitor keeps the cell's mount namespace (cgroup.h says why); our
+      // copy closes at once. Not open (PID 1 already gone): no change but speed.
+      UniqueFd mnt_ns(::open(("/proc/" + std::to_string(pid_) + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
+      if (auto j = StartCgroupJanitor(*cgroup_, mnt_ns.get()); !j) {
         Warn(j.error().Message());
       }
     }
