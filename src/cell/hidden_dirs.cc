@@ -56,7 +56,8 @@ std::vector<Hidden> HiddenDirs() {
 
 Status MaskHiddenDirsBeneath(CellSpec* spec, const std::string& real, const std::string& target,
                              const std::string& label, std::vector<std::string>* notes) {
-  const std::string own_run = fs::path(StateDirForThisUser()).lexically_normal().string();
+  // McpcellOwnDirs' paths are resolved as far as they exist; so is this one.
+  const std::string own_run = ResolvedAsFarAsExists(StateDirForThisUser());
   for (const auto& own : McpcellOwnDirs()) {
     if (!own.hidden) continue;
     std::string dir = ResolvedAsFarAsExists(own.path);
@@ -67,7 +68,7 @@ Status MaskHiddenDirsBeneath(CellSpec* spec, const std::string& real, const std:
       // lives: made now, so it is masked. Another one (a default this run
       // does not use) is not made in a home that may not be ours (adv22:
       // root with HOME=/home/alice): nothing is there to hide.
-      if (fs::path(own.path).lexically_normal().string() != own_run) continue;
+      if (own.path != own_run) continue;
       MCPCELL_TRY(MakePrivateDirs(own.path));
       dir = ResolvedAsFarAsExists(own.path);
       if (!PathAtOrBelow(dir, real) || dir == real) continue;
