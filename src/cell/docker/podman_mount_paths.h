@@ -11,7 +11,7 @@
 // on ':'. So a bind source or target, or a tmpfs target, holding a
 // character either parser gives a meaning is refused for Podman, not
 // quoted: ',' (option separator), ':' (target/options separator, and the
-// -v syntax), '"' and '\'' (quoting in the CSV reader newer versions
+// -v syntax), '"' and '\'' (quoting, where a version splits with a CSV reader
 // parse with), and control characters (a newline ends a CSV record). '=' is
 // left: each option is split at its first '=' only, so "source=/a=b" is the
 // path "/a=b". Docker takes Mounts and Tmpfs keys as JSON values and needs
