@@ -427,6 +427,11 @@ TEST(DockerCreateBody, ReadOnlyBindsAreNotRecursiveOnDocker) {
   o.podman = true;
   auto p = Build(SampleSpec(), o);
   for (const auto& m : p["HostConfig"]["Mounts"]) EXPECT_FALSE(m["BindOptions"].contains("NonRecursive")) << m.dump();
+  // gVisor makes the whole tree read-only itself and shows the submount.
+  ContainerOptions g = SampleOptions();
+  g.runtime = "runsc";
+  auto r = Build(SampleSpec(), g);
+  for (const auto& m : r["HostConfig"]["Mounts"]) EXPECT_FALSE(m["BindOptions"].contains("NonRecursive")) << m.dump();
 }
 
 }  // namespace

@@ -39,8 +39,10 @@ nlohmann::json BindMount(const ContainerOptions& o, const std::string& source, c
   // bind is not recursive: the cell sees the directory underneath a
   // submount, never the submount; grant it separately to see it. No check of
   // mountinfo, which a mount made after it would escape. Podman binds this
-  // way already (and its compat API has no such field).
-  if (!writable && !o.podman) options["NonRecursive"] = true;
+  // way already (and its compat API has no such field). gVisor makes the
+  // whole tree read-only itself (EROFS below it; tried), and shows the
+  // submount as a native cell does: its binds stay recursive.
+  if (!writable && !o.podman && o.runtime != "runsc") options["NonRecursive"] = true;
   return {{"Type", "bind"}, {"Source", source}, {"Target", target}, {"ReadOnly", !writable}, {"BindOptions", options}};
 }
 
