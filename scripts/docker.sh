@@ -136,7 +136,8 @@ e2e_docker() {
   # (never skips) under MCPCELL_E2E_BACKEND=docker if its service is not up.
   ensure_podman || return 1
   (cd "$stage/e2e" && env MCPCELL_BIN="$stage/mcpcell" MCPCELL_E2E_BACKEND=docker \
-    MCPCELL_DOCKER_TEST_USER="$DOCKER_TEST_USER" node --test --test-concurrency=1 --test-reporter=spec ./docker*.test.mjs ./podman.test.mjs)
+    MCPCELL_DOCKER_TEST_USER="$DOCKER_TEST_USER" node --test --test-concurrency=1 --test-reporter=spec ./docker*.test.mjs ./podman.test.mjs \
+    ./adv23_*.test.mjs)
 }
 
 # The same container tests as a normal user in the docker group (issue 18.3:

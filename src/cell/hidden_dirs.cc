@@ -8,28 +8,13 @@
 #include <filesystem>
 
 #include "util/path_prefix.h"
+#include "util/resolved_path.h"
 #include "util/state_dir.h"
 
 namespace mcpcell {
 namespace {
 
 namespace fs = std::filesystem;
-
-// `dir` resolved through symlinks as far as it exists, the rest appended:
-// a state directory not made yet still lies where its parent leads
-// (~/.local/state -> ~/data: below a grant of ~/data, adv22).
-std::string Resolved(const std::string& dir) {
-  fs::path rest;
-  for (fs::path p = fs::path(dir).lexically_normal(); !p.empty(); p = p.parent_path()) {
-    char buf[PATH_MAX];
-    if (::realpath(p.c_str(), buf) != nullptr) {
-      return rest.empty() ? std::string(buf) : (fs::path(buf) / rest).lexically_normal().string();
-    }
-    rest = rest.empty() ? p.filename() : p.filename() / rest;
-    if (p == p.parent_path()) break;
-  }
-  return dir;
-}
 
 // The directory and the missing ones on its way, 0700 (XDG's mode for
 // state); an existing one is left as it is (OpenStateDir checks its mode).
@@ -62,7 +47,7 @@ struct Hidden {
 std::vector<Hidden> HiddenDirs() {
   std::vector<Hidden> out;
   for (const auto& own : McpcellOwnDirs()) {
-    if (own.hidden) out.push_back({Resolved(own.path), own.what});
+    if (own.hidden) out.push_back({ResolvedAsFarAsExists(own.path), own.what});
   }
   return out;
 }
@@ -74,7 +59,7 @@ Status MaskHiddenDirsBeneath(CellSpec* spec, const std::string& real, const std:
   const std::string own_run = fs::path(StateDirForThisUser()).lexically_normal().string();
   for (const auto& own : McpcellOwnDirs()) {
     if (!own.hidden) continue;
-    std::string dir = Resolved(own.path);
+    std::string dir = ResolvedAsFarAsExists(own.path);
     if (!PathAtOrBelow(dir, real)) continue;  // not in this grant, as written or through a link
     if (dir == real) return MakeError(label, real, "is " + own.what + "; no cell may see it. Grant a directory outside it");
     if (!Exists(dir)) {
@@ -84,7 +69,7 @@ Status MaskHiddenDirsBeneath(CellSpec* spec, const std::string& real, const std:
       // root with HOME=/home/alice): nothing is there to hide.
       if (fs::path(own.path).lexically_normal().string() != own_run) continue;
       MCPCELL_TRY(MakePrivateDirs(own.path));
-      dir = Resolved(own.path);
+      dir = ResolvedAsFarAsExists(own.path);
       if (!PathAtOrBelow(dir, real) || dir == real) continue;
     }
     std::string inside = target + dir.substr(real == "/" ? 0 : real.size());

@@ -10,6 +10,7 @@
 #include "guard/pin_store.h"
 #include "profile/permission_profile.h"
 #include "source/server_ref.h"
+#include "util/state_dir.h"
 
 namespace mcpcell {
 
@@ -64,6 +65,15 @@ Status LowerPins(const ServerRef& ref, const PermissionProfile& profile, const L
   if (out->pins_dir.empty()) {
     return MakeError("find the pin directory", "", "neither XDG_STATE_HOME nor HOME is set; set one, or set "
                                                    "mcpcell.pins.mode \"off\" in the profile");
+  }
+  // The pins' state directory is hidden from every launch's cells only if
+  // it is on the account's list (adv24: pins under an unlisted
+  // XDG_STATE_HOME were written by a later cell granted it).
+  if (auto listed = RememberStateDir(std::filesystem::path(out->pins_dir).parent_path().string()); !listed) {
+    Error e = listed.error();
+    e.detail += "; tool pins are kept only in a state directory every launch hides. Fix that, or set "
+                "mcpcell.pins.mode \"off\" in the profile";
+    return e;
   }
   return {};
 }

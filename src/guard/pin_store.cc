@@ -17,6 +17,7 @@
 #include "util/json_input.h"
 #include "util/owned_file.h"
 #include "util/write_all.h"
+#include "util/state_dir.h"
 
 namespace mcpcell {
 namespace {
@@ -69,8 +70,7 @@ std::set<std::string> StringSet(const json& j) {
 }  // namespace
 
 std::string DefaultPinsDir() {
-  const char* xdg = std::getenv("XDG_STATE_HOME");
-  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/mcpcell/pins";
+  if (std::string xdg = StateHomeFromEnvironment(); !xdg.empty()) return xdg + "/mcpcell/pins";
   std::string home = CallerHome();
   if (home.empty()) return "";
   return home + "/.local/state/mcpcell/pins";

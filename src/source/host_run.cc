@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
+
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -36,7 +38,11 @@ struct HostCommand {
 Result<HostCommand> PrepareHostCommand(const HostToolRun& run) {
   const std::string& name = run.argv[0];
   const char* path = std::getenv("PATH");
-  std::string safe = HostToolPath(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", run.cell_writable);
+  char cwd[PATH_MAX];
+  const char* home = std::getenv("HOME");
+  std::string safe = WithoutProjectEntries(
+      HostToolPath(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", run.cell_writable),
+      ::getcwd(cwd, sizeof cwd) != nullptr ? cwd : "", home != nullptr ? home : "");
   HostCommand c{"", HostToolEnvironment(environ, safe)};
   std::erase_if(c.env, [&](const std::string& e) {
     return std::any_of(run.drop_env_prefixes.begin(), run.drop_env_prefixes.end(),
@@ -68,7 +74,8 @@ Result<HostCommand> PrepareHostCommand(const HostToolRun& run) {
   if (c.exe.empty()) {
     return MakeError("find " + name + " on the host", "",
                      (name[0] == '/' ? std::string("not an executable file outside the directories a cell may write")
-                                     : "not on PATH (relative entries and directories the cell may write are skipped: " +
+                                     : "not on PATH (relative entries, directories the cell may write and a project's own — inside node_modules, a "
+                                       "Python venv or the working directory — are skipped: " +
                                            safe + ")") +
                          " — " + run.missing_hint);
   }

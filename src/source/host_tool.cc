@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -156,6 +157,40 @@ std::string HostToolPath(const std::string& path_env, const std::vector<std::str
     bool writable = false;
     for (const auto& w : cell_writable) writable |= !w.empty() && PathAtOrBelow(real, w);
     if (writable) continue;
+    out += (out.empty() ? "" : ":") + dir;
+  }
+  return out;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A Python venv's bin holds a console script of every package installed in
+// it, under any name (adv24: a dependency's `npm`): the entry or one of its
+// ancestors holds pyvenv.cfg.
+bool InsideVenv(const std::string& real) {
+  for (fs::path p(real); ; p = p.parent_path()) {
+    struct stat st{};
+    if (::stat((p / "pyvenv.cfg").c_str(), &st) == 0) return true;
+    if (p == p.parent_path()) return false;
+  }
+}
+
+}  // namespace
+
+std::string WithoutProjectEntries(const std::string& path, const std::string& cwd, const std::string& home) {
+  char buf[PATH_MAX];
+  std::string project = !cwd.empty() && ::realpath(cwd.c_str(), buf) != nullptr ? buf : "";
+  std::string real_home = !home.empty() && ::realpath(home.c_str(), buf) != nullptr ? buf : "";
+  // "/" or the home (or above it) is where clients start servers that have
+  // no workspace: everything is below it, nothing of it is a project's.
+  if (project == "/" || (!real_home.empty() && PathAtOrBelow(real_home, project))) project.clear();
+  std::string out;
+  for (const auto& dir : SplitPath(path)) {
+    if (dir.empty() || ::realpath(dir.c_str(), buf) == nullptr) continue;
+    std::string real = buf;
+    if (InsideVenv(real) || (!project.empty() && PathAtOrBelow(real, project))) continue;
     out += (out.empty() ? "" : ":") + dir;
   }
   return out;

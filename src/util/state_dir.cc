@@ -8,17 +8,28 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <cstdio>
 #include <sstream>
 
 #include "util/cache_dir.h"
+#include "util/resolved_path.h"
 
 namespace mcpcell {
 
-std::string StateBaseForThisUser() {
+std::string StateHomeFromEnvironment() {
   const char* state = std::getenv("XDG_STATE_HOME");
-  if (state != nullptr && state[0] == '/') return state;
+  // Relative: invalid (XDG base directory spec). A control byte (a newline)
+  // is no path of a state directory either: the list keeps one per line (adv24).
+  if (state == nullptr || state[0] != '/' || HasControlByte(state)) return "";
+  return state;
+}
+
+std::string StateBaseForThisUser() {
+  if (std::string state = StateHomeFromEnvironment(); !state.empty()) return state;
   if (::geteuid() == 0) return "/var/lib";
   const char* home = std::getenv("HOME");
   std::string base = home != nullptr && home[0] == '/' ? home : "/nonexistent";
@@ -40,15 +51,30 @@ std::string AccountStateDir() {
 namespace {
 
 constexpr const char* kKnownList = "known-state-dirs";
+constexpr const char* kKnownListNew = "known-state-dirs.new";
+constexpr const char* kKnownListLock = "known-state-dirs.lock";
 // Paths of ~100 bytes: a few hundred state directories. A list grown past
 // this after its gone directories are dropped is refused, not cut.
 constexpr std::size_t kKnownListMax = 64 * 1024;
+
+// Absolute, normalized, no control byte, and named "mcpcell" (a state
+// directory is <base>/mcpcell, never a symlink): a line injected some other
+// way (adv24: a newline in XDG_STATE_HOME) names no directory to hide.
+bool IsStateDirPath(const std::string& p) {
+  if (p.size() < 2 || p[0] != '/' || HasControlByte(p)) return false;
+  std::filesystem::path path(p);
+  return path.lexically_normal().string() == p && path.filename() == "mcpcell";
+}
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line[0] == '/') out.push_back(line);
+    // What RememberStateDir writes: absolute, resolved, normalized. Any
+    // other line is no entry of ours.
+    if (IsStateDirPath(line)) {
+      out.push_back(line);
+    }
   }
   return out;
 }
@@ -65,15 +91,55 @@ std::string ReadAll(int fd) {
   return text;
 }
 
+
+// The list in `account_dir`; with `owner` set, only a regular file of that
+// uid and only entries that uid owns (another account's list, read by root).
+std::vector<std::string> ReadList(const std::string& account_dir, std::optional<uid_t> owner) {
+  // O_NONBLOCK: a FIFO planted in another account's directory does not stall root's launch.
+  UniqueFd fd(::open((account_dir + "/" + kKnownList).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat st{};
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || (owner && st.st_uid != *owner)) return {};
+  std::vector<std::string> lines = Lines(ReadAll(fd.get()));
+  if (owner) {
+    // A directory only its owner could have made: an account cannot have
+    // root hide (or refuse a grant of) a directory of someone else's.
+    std::erase_if(lines, [&](const std::string& l) { return ::lstat(l.c_str(), &st) != 0 || st.st_uid != *owner; });
+  }
+  return lines;
+}
+
+// Root's cells see other accounts' homes id-mapped (their 0700 is no bar):
+// each account's own list names state directories under its own
+// XDG_STATE_HOME that root's list does not (adv24). Read from /etc/passwd
+// (fgetpwent_r: thread-safe; an account only in a network directory keeps
+// its default, masked by name).
+std::vector<std::string> OtherAccountsStateDirs() {
+  std::vector<std::string> out;
+  std::FILE* f = std::fopen("/etc/passwd", "re");
+  if (f == nullptr) return out;
+  passwd pw{};
+  passwd* got = nullptr;
+  char buf[4096];
+  while (::fgetpwent_r(f, &pw, buf, sizeof buf, &got) == 0 && got != nullptr) {
+    if (pw.pw_uid == 0 || pw.pw_dir == nullptr || pw.pw_dir[0] != '/') continue;
+    std::string dir = (std::filesystem::path(pw.pw_dir) / ".local/state/mcpcell").lexically_normal().string();
+    for (auto& l : ReadList(dir, pw.pw_uid)) out.push_back(std::move(l));
+  }
+  std::fclose(f);
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> KnownStateDirs() {
   std::string account = AccountStateDir();
-  if (account.empty()) return {};
-  UniqueFd fd(::open((account + "/" + kKnownList).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd) return {};
-  return Lines(ReadAll(fd.get()));
+  std::vector<std::string> out = account.empty() ? std::vector<std::string>{} : ReadList(account, std::nullopt);
+  if (::geteuid() == 0) {
+    for (auto& l : OtherAccountsStateDirs()) out.push_back(std::move(l));
+  }
+  return out;
 }
+
 
 std::vector<OwnDir> McpcellOwnDirs() {
   static const std::string kState = "mcpcell's state directory (cell records, logs, tool pins)";
@@ -84,7 +150,10 @@ std::vector<OwnDir> McpcellOwnDirs() {
     if (base.empty() || base[0] != '/') return;
     // Normalized: "~/.local/state/" and "~/.local/state" are one directory,
     // masked once (adv22: two masks on one target refused every launch).
-    std::string dir = (std::filesystem::path(base) / "mcpcell").lexically_normal().string();
+    // Resolved as far as it exists: where the directory is or would be made
+    // (adv24: "$H/link/../s" is below link's target), one spelling per
+    // directory (adv22: a trailing slash put two masks on one target).
+    std::string dir = ResolvedAsFarAsExists(base + "/mcpcell");
     if (std::none_of(out.begin(), out.end(), [&](const OwnDir& d) { return d.path == dir; })) {
       out.push_back({dir, what, hidden});
     }
@@ -154,35 +223,44 @@ bool PathExists(const std::string& path) {
 }  // namespace
 
 Status RememberStateDir(const std::string& dir) {
+  if (HasControlByte(dir)) return MakeError("record the state directory", dir, "a path with a control byte (a newline)");
   std::string account = AccountStateDir();
-  std::string norm = std::filesystem::path(dir).lexically_normal().string();
-  if (norm.size() > 1 && norm.back() == '/') norm.pop_back();  // "x/mcpcell/" is "x/mcpcell"
-  if (norm == account) return {};
+  // As it lies on disk: the directory a later launch must find below its grants.
+  std::string real = ResolvedAsFarAsExists(dir);
+  if (!account.empty() && real == ResolvedAsFarAsExists(account)) return {};
+  if (!IsStateDirPath(real)) return MakeError("record the state directory", real, "not a directory named mcpcell");
   if (account.empty()) {
-    return MakeError("record the state directory", norm,
+    return MakeError("record the state directory", real,
                      "this account has no home in the password database to keep the list of its state directories "
                      "in; unset XDG_STATE_HOME");
   }
   auto root = OpenStateRoot(std::filesystem::path(account).parent_path().string());
   if (!root) return root.error();
   const std::string list = account + "/" + kKnownList;
-  UniqueFd fd(::openat(root->get(), kKnownList, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd) return ErrnoError("record the state directory in", list);
-  // Several launches may add at once: one rewrites the list at a time.
-  if (::flock(fd.get(), LOCK_EX) != 0) return ErrnoError("lock", list);
-  std::vector<std::string> known = Lines(ReadAll(fd.get()));
-  if (std::find(known.begin(), known.end(), norm) != known.end()) return {};
+  // Writers take turns on a lock file of their own; readers take no lock:
+  // the list is replaced whole by rename(2), so a reader sees the old one or
+  // the new one (adv24: a reader during truncate-and-write saw none).
+  UniqueFd lock(::openat(root->get(), kKnownListLock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!lock) return ErrnoError("lock", list);
+  while (::flock(lock.get(), LOCK_EX) != 0) {
+    if (errno != EINTR) return ErrnoError("lock", list);
+  }
+  std::vector<std::string> known;
+  if (UniqueFd fd(::openat(root->get(), kKnownList, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)); fd) known = Lines(ReadAll(fd.get()));
+  if (std::find(known.begin(), known.end(), real) != known.end()) return {};
   std::string text;
   for (const auto& k : known) {
     if (PathExists(k)) text += k + "\n";  // a removed one hides nothing; its launch adds it again
   }
-  text += norm + "\n";
+  text += real + "\n";
   if (text.size() > kKnownListMax) {
     return MakeError("record the state directory in", list,
                      "lists more than " + std::to_string(kKnownListMax) +
                          " bytes of existing state directories; remove the ones no longer used");
   }
-  if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+  UniqueFd tmp(::openat(root->get(), kKnownListNew, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!tmp || ::write(tmp.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
+      ::renameat(root->get(), kKnownListNew, root->get(), kKnownList) != 0) {
     return ErrnoError("record the state directory in", list);
   }
   return {};
@@ -190,11 +268,14 @@ Status RememberStateDir(const std::string& dir) {
 
 Result<UniqueFd> OpenStateDir(const std::string& leaf) {
   std::string base = StateBaseForThisUser();
-  // Listed before anything is written in it: a launch under another
-  // XDG_STATE_HOME hides this one only if it knows of it.
-  MCPCELL_TRY(RememberStateDir(base + "/mcpcell"));
   auto own = OpenStateRoot(base);
   if (!own) return own.error();
+  // Listed, as the directory opened lies on disk, before anything is
+  // written in it: a launch under another XDG_STATE_HOME hides this one
+  // only if it knows of it.
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink(("/proc/self/fd/" + std::to_string(own->get())).c_str(), buf, sizeof buf - 1);
+  MCPCELL_TRY(RememberStateDir(n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : base + "/mcpcell"));
   return OpenOwnSubdir(own->get(), leaf, base + "/mcpcell/" + leaf);
 }
 

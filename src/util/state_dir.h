@@ -19,6 +19,9 @@ namespace mcpcell {
 /// user's shell must find the records those runs wrote.
 std::string StateBaseForThisUser();
 
+/// $XDG_STATE_HOME when it is valid (absolute, no control byte), else "".
+std::string StateHomeFromEnvironment();
+
 /// StateBaseForThisUser() + "/mcpcell".
 std::string StateDirForThisUser();
 

@@ -38,7 +38,7 @@ const FILES = {
   '.config/git/credentials': 'https://adv23:git-token-adv23@git.example\n',
 };
 
-test('docker cell granted a home: container registry and git XDG credentials are masked', { todo: 'adv23: ~/.config/containers/auth.json and ~/.config/git/credentials are not credential locations', timeout: 120_000 }, async (t) => {
+test('docker cell granted a home: container registry and git XDG credentials are masked', { timeout: 120_000 }, async (t) => {
   if (!(await needEngineAsRoot(t))) return;
   const home = mkdtempSync('/var/tmp/e2e-adv23-creds-');
   dirs.push(home);

@@ -49,7 +49,7 @@ function rootDir(mode) {
   return d;
 }
 
-test('docker cell run by a docker-group user: --uid 0 does not read a root-only file', { todo: 'adv23: a docker-group caller picks --uid 0 and reads root-only files', timeout: 90_000 }, async (t) => {
+test('docker cell run by a docker-group user: --uid 0 does not read a root-only file', { timeout: 90_000 }, async (t) => {
   if (!(await needEngineAsRoot(t))) return;
   dockerUserUid();
   const dir = rootDir(0o755);
@@ -63,7 +63,7 @@ test('docker cell run by a docker-group user: --uid 0 does not read a root-only 
   assert.notEqual(r.code, 0, 'a --uid the caller does not hold must be refused');
 });
 
-test('docker cell run by a docker-group user: --uid 0 --write does not create root-owned files', { todo: 'adv23: a docker-group caller picks --uid 0 and writes root-owned files in root-only dirs', timeout: 90_000 }, async (t) => {
+test('docker cell run by a docker-group user: --uid 0 --write does not create root-owned files', { timeout: 90_000 }, async (t) => {
   if (!(await needEngineAsRoot(t))) return;
   dockerUserUid();
   // A root-owned 0755 directory, as /etc/cron.d or /etc/sudoers.d are.

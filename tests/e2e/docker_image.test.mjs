@@ -175,8 +175,17 @@ test('docker://: args after -- replace Cmd; image Env/WorkingDir apply; the imag
   assert.equal(b.cwd, '/');
   assert.equal(b.hasSh, false);
 
-  const uid = await runMcpcell(['run', ...PROBE_RUN, '--uid', '3000', `docker://${WITH_SH}`, '--', '-e', PROBE]);
-  assert.equal(JSON.parse(uid.stdout).uid, 3000, '--uid wins over the image');
+  // Root may name any uid; a docker-group caller only its own (adv23: the
+  // engine, as root, would run the server as whoever it names).
+  const want = process.getuid() === 0 ? 3000 : process.getuid();
+  const uid = await runMcpcell(['run', ...PROBE_RUN, '--uid', String(want), `docker://${WITH_SH}`, '--', '-e', PROBE]);
+  assert.equal(uid.code, 0, uid.stderr);
+  assert.equal(JSON.parse(uid.stdout).uid, want, '--uid wins over the image');
+  if (process.getuid() !== 0) {
+    const other = await runMcpcell(['run', ...PROBE_RUN, '--uid', '3000', `docker://${WITH_SH}`, '--', '-e', PROBE]);
+    assert.equal(other.code, 2, `a docker-group caller named another uid: ${other.stderr}`);
+    assert.match(other.stderr, /--uid 3000: a container cell of a caller that is not root runs as the caller's own uid/);
+  }
 });
 
 /** WITH_SH plus an /etc/passwd and /etc/group, committed with `USER user` (a small layer on top). */

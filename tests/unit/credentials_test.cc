@@ -71,6 +71,29 @@ TEST(CredentialsBeneath, FindsPipAndUvConfigs) {
   EXPECT_TRUE(Has(all, home / ".config/pip/pip.conf"));
 }
 
+// adv23: registry logins, git's XDG store, cloud and AI-agent tokens, found
+// under a grant of ~ as under one of ~/.config.
+TEST(CredentialsBeneath, FindsRegistryGitCloudAndAgentLogins) {
+  ScratchDir d;
+  // {file made, what is found}: a directory entry is found as the directory.
+  const std::pair<const char*, const char*> cases[] = {
+      {".config/containers/auth.json", ".config/containers/auth.json"},
+      {".config/git/credentials", ".config/git/credentials"},
+      {".config/helm/registry/config.json", ".config/helm/registry/config.json"},
+      {".config/rclone/rclone.conf", ".config/rclone/rclone.conf"},
+      {".s3cfg", ".s3cfg"}, {".boto", ".boto"}, {".databrickscfg", ".databrickscfg"},
+      {".huggingface/token", ".huggingface/token"}, {".cache/huggingface/token", ".cache/huggingface/token"},
+      {".m2/settings.xml", ".m2/settings.xml"}, {".gradle/gradle.properties", ".gradle/gradle.properties"},
+      {".composer/auth.json", ".composer/auth.json"}, {".config/composer/auth.json", ".config/composer/auth.json"},
+      {".claude/.credentials.json", ".claude/.credentials.json"}, {".codex/auth.json", ".codex/auth.json"},
+      {".config/doctl/config.yaml", ".config/doctl"}, {".oci/config", ".oci"}};
+  for (const auto& [made, found] : cases) d.File(std::string("home/") + made);
+  const auto home = d.path / "home";
+  auto all = CredentialsBeneath(home.string());
+  for (const auto& [made, found] : cases) EXPECT_TRUE(Has(all, home / found)) << made;
+  EXPECT_TRUE(Has(CredentialsBeneath((home / ".config").string()), home / ".config/containers/auth.json"));
+}
+
 // Issue 10 item 6: a grant of ~/.config, ~/.local/share or ~/work must not
 // show the credentials below it, however deep.
 TEST(CredentialsBeneath, FindsCredentialsAtAnyDepth) {

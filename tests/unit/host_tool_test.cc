@@ -56,6 +56,23 @@ TEST_F(HostToolTest, DropsEntriesInsideNodeModulesAsWrittenOrResolved) {
   EXPECT_EQ(FindHostTool("npm", HostToolPath(path, {})), root_ + "/sys/npm");
 }
 
+// adv24: a venv's bin (a dependency's console script named npm) and a
+// workspace's own bin directory chose the host npm.
+TEST_F(HostToolTest, DropsVenvEntriesAndTheWorkspacesOwnButNotOutsideAHomeOrRootCwd) {
+  fs::create_directories(root_ + "/ws/.venv/bin");
+  std::ofstream(root_ + "/ws/.venv/pyvenv.cfg") << "home = /usr/bin\n";
+  fs::create_directories(root_ + "/ws/bin");
+  fs::create_directories(root_ + "/home/.nvm/bin");
+  std::string path = root_ + "/ws/.venv/bin:" + root_ + "/ws/bin:" + root_ + "/home/.nvm/bin:" + root_ + "/sys";
+  EXPECT_EQ(WithoutProjectEntries(path, root_ + "/ws", root_ + "/home"), root_ + "/home/.nvm/bin:" + root_ + "/sys");
+  EXPECT_EQ(WithoutProjectEntries(path, "/", root_ + "/home"),
+            root_ + "/ws/bin:" + root_ + "/home/.nvm/bin:" + root_ + "/sys") << "cwd /: no workspace; a venv still is one";
+  EXPECT_EQ(WithoutProjectEntries(path, root_ + "/home", root_ + "/home"),
+            root_ + "/ws/bin:" + root_ + "/home/.nvm/bin:" + root_ + "/sys") << "cwd = home: no workspace";
+  EXPECT_EQ(WithoutProjectEntries(path, root_, root_ + "/home"),
+            root_ + "/ws/bin:" + root_ + "/home/.nvm/bin:" + root_ + "/sys") << "cwd above home: no workspace";
+}
+
 TEST_F(HostToolTest, FindsNothingWhenOnlyWritableDirsHoldTheTool) {
   EXPECT_EQ(FindHostTool("npm", HostToolPath(root_ + "/write", {root_ + "/write"})), "");
 }

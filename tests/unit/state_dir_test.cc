@@ -1,11 +1,13 @@
 #include "util/state_dir.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include <gtest/gtest.h>
 
 #include "temp_dir.h"
+#include "util/resolved_path.h"
 
 namespace mcpcell {
 namespace {
@@ -44,6 +46,38 @@ TEST(StateDir, AStateDirectoryUsedUnderAnotherXdgStateHomeIsHiddenByEveryLaunch)
   std::filesystem::remove_all(tmp.File("xdg-b"));
   ASSERT_TRUE(static_cast<bool>(RememberStateDir(AccountStateDir()))) << "the account's own is never listed";
   EXPECT_FALSE(Lists(KnownStateDirs(), AccountStateDir()));
+}
+
+// adv24: a newline in XDG_STATE_HOME wrote lines of its choosing (a
+// directory to refuse, the real one unlisted).
+TEST(StateDir, ANewlineNeitherReachesTheListNorNamesTheStateHome) {
+  testing::TempDir tmp("state-dir-nl");
+  EXPECT_FALSE(static_cast<bool>(RememberStateDir(tmp.File("a\n" + tmp.path() + "/work\n/b/mcpcell"))));
+  std::string work = tmp.File("work");
+  std::filesystem::create_directories(work);
+  EXPECT_FALSE(static_cast<bool>(RememberStateDir(work))) << "only a directory named mcpcell is a state directory";
+  auto known = KnownStateDirs();
+  EXPECT_EQ(std::find(known.begin(), known.end(), work), known.end());
+  ::setenv("XDG_STATE_HOME", (tmp.path() + "/s\n/x").c_str(), 1);
+  EXPECT_EQ(StateHomeFromEnvironment(), "") << "an XDG_STATE_HOME with a control byte is invalid, like a relative one";
+  ::unsetenv("XDG_STATE_HOME");
+}
+
+// adv24: "$H/link/../s" is below link's target, where the kernel (and
+// mkdir) puts it, not at "$H/s" as text would have it.
+TEST(StateDir, APathThroughALinkAndDotDotIsListedWhereItLies) {
+  testing::TempDir tmp("state-dir-dotdot");
+  std::filesystem::create_directories(tmp.File("deep/dir"));
+  std::filesystem::create_directory_symlink(tmp.File("deep/dir"), tmp.File("link"));
+  EXPECT_EQ(ResolvedAsFarAsExists(tmp.File("link/../s/mcpcell")), tmp.File("deep/s/mcpcell"));
+  EXPECT_EQ(ResolvedAsFarAsExists(tmp.File("link/x/")), tmp.File("deep/dir/x"));
+  EXPECT_EQ(ResolvedAsFarAsExists(tmp.File("none/../y")), tmp.File("y"));
+  std::filesystem::create_directories(tmp.File("deep/s/mcpcell"));
+  ASSERT_TRUE(static_cast<bool>(RememberStateDir(tmp.File("link/../s/mcpcell"))));
+  auto known = KnownStateDirs();
+  EXPECT_NE(std::find(known.begin(), known.end(), tmp.File("deep/s/mcpcell")), known.end());
+  std::filesystem::remove_all(tmp.File("deep"));
+  ASSERT_TRUE(static_cast<bool>(RememberStateDir(tmp.File("gone/mcpcell"))));  // drops the removed one
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "cell/cell_ids.h"
 #include "cell/native/id_map.h"
 #include "cell/docker/base_image.h"
+#include "cell/docker/caller_rights.h"
 #include "cell/docker/container_net.h"
 #include "cell/docker/container_watcher.h"
 #include "cell/docker/run_dirs.h"
@@ -220,6 +221,8 @@ class ContainerCellRun {
   // unless --uid/--gid chose one.
   Step ClaimHostIds() {
     cell_ = spec_;
+    // The engine is root: a caller that is not gets no more than it has (adv23).
+    if (auto ok = CheckWithinCallerRights(spec_, ::geteuid(), CallerGroups()); !ok) return Refuse(kExitUsage, ok.error());
     if (opts_.user_given || spec_.ids_given) return {};
     auto c = CellIdClaim::ClaimForThisUser();
     if (!c) return Refuse(kExitSetupFailed, c.error());

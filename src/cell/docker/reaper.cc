@@ -1,7 +1,9 @@
 #include "cell/docker/reaper.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <fstream>
 #include <sstream>
@@ -32,7 +34,13 @@ bool SupervisorAlive(const std::string& pid_label, const std::string& start_labe
   long pid = std::strtol(pid_label.c_str(), &end, 10);
   if (end == pid_label.c_str() || *end != '\0' || pid <= 0) return false;
   std::string start = ProcessStartTime(pid);
-  if (start.empty()) return false;
+  if (start.empty()) {
+    // Unreadable is not gone: /proc mounted hidepid=2 (or ProtectProc=
+    // invisible) hides other users' processes, and a run that took root's
+    // supervisor for dead removed its live cell (adv23). Only ESRCH says no
+    // such process; a hidden one (EPERM) is kept, start time unknown.
+    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
+  }
   return start_label.empty() || start == start_label;  // a reused pid has another start time
 }
 
