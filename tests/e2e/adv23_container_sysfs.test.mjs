@@ -32,7 +32,7 @@ import { MCPCELL_BIN } from './lib/paths.mjs';
 const PROBES = ['/sys/kernel/btf/vmlinux', '/sys/devices/system/cpu/vulnerabilities/spectre_v2', '/sys/module/kernel'];
 
 for (const [level, socket] of [['docker', SOCKET], ['podman', PODMAN_SOCKET]]) {
-  test(`${level} cell: the host's sysfs is not shown (a native cell has none)`, { todo: `adv23: ${level} cells see the host's /sys (kernel BTF, CPU mitigations, modules)`, timeout: 90_000 }, async (t) => {
+  test(`${level} cell: the host's sysfs is not shown (a native cell has none)`, { timeout: 90_000 }, async (t) => {
     if (!(await needEngineAsRoot(t, socket))) return;
     const script = PROBES.map((p) => `test -e ${p} && echo "shown ${p}"`).join('; ') + '; echo done';
     const r = spawnSync(MCPCELL_BIN, ['run', `--isolate=${level}`, '--relay=off', '--', '/bin/sh', '-c', script],

@@ -326,5 +326,113 @@ TEST(DockerCreateBody, EveryNonSystemBindSourceIsCheckedAndARefusalStops) {
   EXPECT_EQ(checked, (std::vector<std::string>{"/srv/app", "/srv/data"}));
 }
 
+// adv23: Podman re-parses each mount as "type=bind,source=S,destination=T"
+// (split on ',') and each tmpfs as "TARGET:OPTIONS": a path carrying a
+// separator would have the engine mount another path than the one checked.
+TEST(DockerCreateBody, PodmanRefusesMountPathsItWouldReparse) {
+  for (const std::string bad : {"/srv/in,src=/etc", "/srv/a:b", "/srv/a\"b", "/srv/a'b", "/srv/a\nb"}) {
+    CellSpec s = SampleSpec();
+    s.mounts.push_back({MountSpec::Kind::kBind, bad, bad, false, false, 0, "--read"});
+    ContainerOptions o = SampleOptions();
+    o.podman = true;
+    auto b = BuildCreateBody(s, o);
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_EQ(b.error().path, bad);
+    EXPECT_NE(b.error().Message().find("Podman"), std::string::npos) << b.error().Message();
+    // Docker takes Mounts as JSON values: the same grant is bound as written.
+    auto d = Build(s, SampleOptions());
+    ASSERT_NE(FindMount(d, bad), nullptr) << bad;
+    EXPECT_EQ((*FindMount(d, bad))["Source"], bad);
+  }
+  CellSpec s = SampleSpec();
+  s.mounts.push_back({MountSpec::Kind::kTmpfs, "", "/srv/app/x,y", false, false, 4096, "masked"});
+  ContainerOptions o = SampleOptions();
+  o.podman = true;
+  auto b = BuildCreateBody(s, o);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.error().path, "/srv/app/x,y");
+  EXPECT_TRUE(BuildCreateBody(SampleSpec(), o).ok()) << "an ordinary spec still builds for Podman";
+}
+
+// adv23: Podman's tmpfs default is tmpcopyup, which fills a mask with what
+// it masks. Docker would hand the unknown option to the kernel (refused).
+TEST(DockerCreateBody, PodmanTmpfsNeverCopiesWhatItCovers) {
+  ContainerOptions o = SampleOptions();
+  o.podman = true;
+  auto b = Build(SampleSpec(), o);
+  ASSERT_FALSE(b["HostConfig"]["Tmpfs"].empty());
+  for (const auto& [target, options] : b["HostConfig"]["Tmpfs"].items()) {
+    EXPECT_NE(options.get<std::string>().find(",notmpcopyup"), std::string::npos) << target << ": " << options;
+  }
+  auto d = Build(SampleSpec(), SampleOptions());
+  for (const auto& [target, options] : d["HostConfig"]["Tmpfs"].items()) {
+    EXPECT_EQ(options.get<std::string>().find("tmpcopyup"), std::string::npos) << target << ": " << options;
+  }
+}
+
+// adv23: nothing the cell may write can be run, on every engine: each tmpfs
+// is noexec (the home and masks too), and Podman's own writable /var/tmp and
+// /run are replaced by mcpcell's.
+TEST(DockerCreateBody, EveryTmpfsIsNoexecAndPodmansOwnAreReplaced) {
+  for (bool podman : {false, true}) {
+    ContainerOptions o = SampleOptions();
+    o.podman = podman;
+    auto b = Build(SampleSpec(), o);
+    const auto& tmpfs = b["HostConfig"]["Tmpfs"];
+    for (const auto& [target, options] : tmpfs.items()) {
+      EXPECT_NE(options.get<std::string>().find(",noexec"), std::string::npos) << target << ": " << options;
+    }
+    EXPECT_EQ(tmpfs.contains("/var/tmp"), podman);
+    EXPECT_EQ(tmpfs.contains("/run"), podman);
+  }
+  ContainerOptions o = SampleOptions();
+  o.podman = true;
+  auto b = Build(SampleSpec(), o);
+  std::string run = b["HostConfig"]["Tmpfs"]["/run"];
+  EXPECT_NE(run.find("mode=0755"), std::string::npos) << "root's: the cell cannot write /run: " << run;
+  // A spec mount at one of those places stays the spec's.
+  CellSpec s = SampleSpec();
+  s.mounts.push_back({MountSpec::Kind::kBind, "/srv/vt", "/var/tmp", true, false, 0, "--write"});
+  auto w = Build(s, o);
+  EXPECT_FALSE(w["HostConfig"]["Tmpfs"].contains("/var/tmp"));
+  EXPECT_NE(FindMount(w, "/var/tmp"), nullptr);
+}
+
+// adv23: the host's sysfs (kernel BTF, CPU mitigations, modules) is covered
+// by an empty read-only tmpfs under runc; gVisor's sysfs is its own.
+TEST(DockerCreateBody, HostSysfsIsCoveredExceptUnderGvisor) {
+  for (bool podman : {false, true}) {
+    ContainerOptions o = SampleOptions();
+    o.podman = podman;
+    auto b = Build(SampleSpec(), o);
+    std::string sys = b["HostConfig"]["Tmpfs"]["/sys"];
+    EXPECT_EQ(sys.rfind("ro,", 0), 0U) << sys;
+  }
+  ContainerOptions o = SampleOptions();
+  o.runtime = "runsc";
+  auto b = Build(SampleSpec(), o);
+  EXPECT_FALSE(b["HostConfig"]["Tmpfs"].contains("/sys"));
+}
+
+// adv23: Docker < 25 makes only the top of a recursive bind read-only, so a
+// read-only bind is not recursive there; a writable one stays recursive.
+// Podman's compat API has no such field (and binds non-recursively).
+TEST(DockerCreateBody, ReadOnlyBindsAreNotRecursiveOnDocker) {
+  auto b = Build(SampleSpec(), SampleOptions());
+  for (const auto& m : b["HostConfig"]["Mounts"]) {
+    EXPECT_EQ(m["BindOptions"].value("NonRecursive", false), m["ReadOnly"].get<bool>()) << m.dump();
+    EXPECT_EQ(m["BindOptions"]["Propagation"], "rprivate") << m.dump();
+  }
+  ContainerOptions o = SampleOptions();
+  o.podman = true;
+  auto p = Build(SampleSpec(), o);
+  for (const auto& m : p["HostConfig"]["Mounts"]) EXPECT_FALSE(m["BindOptions"].contains("NonRecursive")) << m.dump();
+  // gVisor makes the whole tree read-only itself and shows the submount.
+  ContainerOptions g = SampleOptions();
+  g.runtime = "runsc";
+  auto r = Build(SampleSpec(), g);
+  for (const auto& m : r["HostConfig"]["Mounts"]) EXPECT_FALSE(m["BindOptions"].contains("NonRecursive")) << m.dump();
+}
+
 }  // namespace
 }  // namespace mcpcell::docker

@@ -1,11 +1,13 @@
 #include "cell/docker/create_body.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
 
 #include "cell/docker/container_net.h"
 #include "cell/docker/dns_report.h"
+#include "cell/docker/podman_mount_paths.h"
 #include "cell/docker/seccomp_profile.h"
 #include "cell/docker/stdio_fifos.h"
 
@@ -27,13 +29,28 @@ nlohmann::json Labels(const ContainerOptions& o) {
           {kLabelSupervisorPidNs, o.supervisor_pidns}};
 }
 
-nlohmann::json BindMount(const std::string& source, const std::string& target, bool writable) {
+nlohmann::json BindMount(const ContainerOptions& o, const std::string& source, const std::string& target,
+                         bool writable) {
   // rprivate: nothing the host mounts later under `source` propagates in.
-  return {{"Type", "bind"},
-          {"Source", source},
-          {"Target", target},
-          {"ReadOnly", !writable},
-          {"BindOptions", {{"Propagation", "rprivate"}}}};
+  nlohmann::json options{{"Propagation", "rprivate"}};
+  // Docker before 25 (API < 1.44, which has ReadOnlyForceRecursive) makes
+  // only the top of a recursive bind read-only: a disk, NFS or 1777 tmpfs
+  // mounted below a --read grant stayed writable (adv23). So a read-only
+  // bind is not recursive: the cell sees the directory underneath a
+  // submount, never the submount; grant it separately to see it. No check of
+  // mountinfo, which a mount made after it would escape. Podman binds this
+  // way already (and its compat API has no such field). gVisor makes the
+  // whole tree read-only itself (EROFS below it; tried), and shows the
+  // submount as a native cell does: its binds stay recursive.
+  if (!writable && !o.podman && o.runtime != "runsc") options["NonRecursive"] = true;
+  return {{"Type", "bind"}, {"Source", source}, {"Target", target}, {"ReadOnly", !writable}, {"BindOptions", options}};
+}
+
+// Podman copies what a tmpfs covers into it unless told not to (its default
+// is tmpcopyup): every mask would show what it masks (adv23). Docker hands
+// options it does not know to the kernel, which refuses them: Podman only.
+std::string ForEngine(std::string tmpfs_options, const ContainerOptions& o) {
+  return o.podman ? tmpfs_options + ",notmpcopyup" : tmpfs_options;
 }
 
 Result<nlohmann::json> NetworkMode(const CellSpec& spec, const ContainerOptions& o) {
@@ -67,12 +84,12 @@ nlohmann::json CellSeccompProfile(const std::string& runtime) {
 std::string TmpfsOptions(const MountSpec& m, const CellSpec& spec, bool owner_options) {
   std::uint64_t size = m.size_bytes != 0 ? m.size_bytes : kDefaultTmpfsBytes;
   std::string o = m.writable ? "rw" : "ro";
-  o += ",nosuid,nodev";
-  if (m.target == "/tmp") {
-    // Sticky and world-writable like any /tmp; noexec: nothing downloaded
-    // there can be run directly.
-    return o + ",noexec,size=" + std::to_string(size) + ",mode=1777";
-  }
+  // noexec on every tmpfs (the home too): nothing the cell writes or
+  // downloads can be run directly, as in a native cell. Docker adds it by
+  // default; Podman does not (adv23).
+  o += ",nosuid,nodev,noexec";
+  // Sticky and world-writable like any /tmp.
+  if (m.target == "/tmp") return o + ",size=" + std::to_string(size) + ",mode=1777";
   o += ",size=" + std::to_string(size);
   // A writable tmpfs (the home) belongs to the cell's user, else it could not write it.
   if (m.writable && !owner_options) {
@@ -117,7 +134,8 @@ Result<nlohmann::json> SpecMounts(const CellSpec& spec, const ContainerOptions& 
   nlohmann::json mounts = nlohmann::json::array();
   for (const auto& m : spec.mounts) {
     if (m.kind == MountSpec::Kind::kTmpfs) {
-      (*tmpfs)[m.target] = TmpfsOptions(m, spec, opts.tmpfs_owner_options);
+      if (opts.podman) MCPCELL_TRY(CheckPodmanMountPath("tmpfs target", m.target));
+      (*tmpfs)[m.target] = ForEngine(TmpfsOptions(m, spec, opts.tmpfs_owner_options), opts);
       continue;
     }
     if (m.optional && opts.exists && !opts.exists(m.source)) continue;
@@ -133,8 +151,12 @@ Result<nlohmann::json> SpecMounts(const CellSpec& spec, const ContainerOptions& 
     // at the link's path instead, resolved here once like every other source.
     char real[PATH_MAX];
     if (m.origin == MountSpec::Origin::kServerLink && ::realpath(m.source.c_str(), real) != nullptr) bind.source = real;
+    if (opts.podman) {
+      MCPCELL_TRY(CheckPodmanMountPath("bind source", bind.source));
+      MCPCELL_TRY(CheckPodmanMountPath("bind target", bind.target));
+    }
     if (opts.check_source && m.origin != MountSpec::Origin::kSystem) MCPCELL_TRY(opts.check_source(bind));
-    mounts.push_back(BindMount(bind.source, bind.target, bind.writable));
+    mounts.push_back(BindMount(opts, bind.source, bind.target, bind.writable));
   }
   return mounts;
 }
@@ -145,16 +167,37 @@ bool DnsReport(const CellSpec& spec, const ContainerOptions& opts) {
 
 // mcpcell's own binds after the spec's: secrets, the stdio FIFOs, the egress gate.
 void AddSupervisorMounts(const CellSpec& spec, const ContainerOptions& opts, nlohmann::json* mounts) {
-  if (!opts.secrets_host_dir.empty()) mounts->push_back(BindMount(opts.secrets_host_dir, kSecretsTarget, false));
+  if (!opts.secrets_host_dir.empty()) mounts->push_back(BindMount(opts, opts.secrets_host_dir, kSecretsTarget, false));
   // Read-only is enough: opening a FIFO for writing does not write the filesystem.
-  if (!opts.stdio_host_dir.empty()) mounts->push_back(BindMount(opts.stdio_host_dir, kStdioTarget, false));
+  if (!opts.stdio_host_dir.empty()) mounts->push_back(BindMount(opts, opts.stdio_host_dir, kStdioTarget, false));
   if (spec.network.mode == NetworkSpec::Mode::kAllowList) {
-    for (const auto& b : EgressBinds(opts.egress_host_dir)) mounts->push_back(BindMount(b.source, b.target, false));
+    for (const auto& b : EgressBinds(opts.egress_host_dir)) mounts->push_back(BindMount(opts, b.source, b.target, false));
   }
   if (DnsReport(spec, opts)) {
-    mounts->push_back(BindMount(opts.dns_report_host_dir, kDnsReportTarget, false));
-    mounts->push_back(BindMount(opts.dns_report_host_dir + "/resolv.conf", "/etc/resolv.conf", false));
+    mounts->push_back(BindMount(opts, opts.dns_report_host_dir, kDnsReportTarget, false));
+    mounts->push_back(BindMount(opts, opts.dns_report_host_dir + "/resolv.conf", "/etc/resolv.conf", false));
   }
+}
+
+bool SpecMountsAt(const CellSpec& spec, const std::string& target) {
+  return std::any_of(spec.mounts.begin(), spec.mounts.end(), [&](const MountSpec& m) { return m.target == target; });
+}
+
+// mcpcell's own tmpfs over what the engine would mount itself (adv23). An
+// empty read-only /sys: the host's sysfs shows kernel BTF, CPU mitigations
+// and modules, and a native cell has none (runc still mounts the cell's own
+// cgroup below it); gVisor's sysfs is its own synthetic one and stays. For
+// Podman, /var/tmp and /run: with a read-only root it mounts writable,
+// exec-able tmpfs there (containers.conf read_only_tmpfs); these are noexec,
+// and /run is root's (the engine makes its mountpoints there).
+void AddEngineTmpfs(const CellSpec& spec, const ContainerOptions& opts, nlohmann::json* tmpfs) {
+  auto add = [&](const std::string& target, const std::string& options) {
+    if (!tmpfs->contains(target) && !SpecMountsAt(spec, target)) (*tmpfs)[target] = ForEngine(options, opts);
+  };
+  if (opts.runtime != "runsc") add("/sys", "ro,nosuid,nodev,noexec,size=4096,mode=0755");
+  if (!opts.podman) return;
+  add("/var/tmp", "rw,nosuid,nodev,noexec,size=" + std::to_string(kDefaultTmpfsBytes) + ",mode=1777");
+  add("/run", "rw,nosuid,nodev,noexec,size=1048576,mode=0755");
 }
 
 nlohmann::json Ulimits(const CellSpec& spec, const ContainerOptions& opts) {
@@ -224,6 +267,7 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
   auto mounts = SpecMounts(spec, opts, &tmpfs);
   if (!mounts) return mounts.error();
   AddSupervisorMounts(spec, opts, &*mounts);
+  AddEngineTmpfs(spec, opts, &tmpfs);
   bool fifo = !opts.stdio_host_dir.empty();
   bool egress = spec.network.mode == NetworkSpec::Mode::kAllowList;
 

@@ -72,6 +72,13 @@ struct ContainerOptions {
   /// Checks a bind source just before the engine is asked to bind it (the
   /// engine binds by path; see OpenCheckedBindSource). Unset: not checked.
   std::function<Status(const MountSpec&)> check_source = {};
+  /// The engine is Podman's compat service (adv23), which differs in three
+  /// ways mcpcell must undo: it re-parses mounts as option strings (paths
+  /// with a separator in them are refused: podman_mount_paths.h), a tmpfs
+  /// gets a copy of what it covers unless told `notmpcopyup` (a mask would
+  /// show what it masks), and a read-only root gets writable, exec-able
+  /// tmpfs of Podman's at /var/tmp and /run (mcpcell mounts its own).
+  bool podman = false;
 };
 
 /// The create body. Hardening that does not depend on the spec is always on:
@@ -86,6 +93,7 @@ Result<nlohmann::json> BuildCreateBody(const CellSpec& spec, const ContainerOpti
 nlohmann::json CellSeccompProfile(const std::string& runtime);
 
 /// Mount options for one tmpfs of the spec, e.g. "rw,nosuid,nodev,noexec,size=134217728,mode=1777".
+/// Every tmpfs is noexec: nothing the cell writes can be run, as in a native cell.
 std::string TmpfsOptions(const MountSpec& m, const CellSpec& spec, bool owner_options = true);
 
 }  // namespace mcpcell::docker

@@ -340,6 +340,7 @@ class ContainerCellRun {
     copts.dns_report_host_dir = dns_report_.host_dir();
     copts.set_entrypoint = opts_.source_image.has_value();
     copts.nproc_limit = opts_.engine == Engine::kPodman;
+    copts.podman = opts_.engine == Engine::kPodman;
     copts.check_source = [this](const MountSpec& m) { return CheckContainerBindSource(m, cell_.uid); };
     return BuildCreateBody(cell_, copts);
   }
