@@ -56,6 +56,30 @@ bool Reapable(const std::string& pid_label, const std::string& start_label, cons
   return !SupervisorAlive(pid_label, start_label);
 }
 
+namespace {
+
+// Force-removes `id`. Another remover may be at it (the dead supervisor's
+// watcher, a second gc): the engine then answers 409 "removal ... is already
+// in progress", and we wait, bounded, until it is gone (seen as a flaky gc
+// failure in docker_faults).
+Status RemoveContainer(const EngineClient& engine, const std::string& id) {
+  auto del = engine.Call("DELETE", "/containers/" + id + "?force=1&v=1");
+  if (!del) return del.error();
+  if (del->status == 204 || del->status == 404) return {};
+  if (del->status != 409 || EngineMessage(*del).find("already in progress") == std::string::npos) {
+    return MakeError("remove orphaned container", id, EngineMessage(*del));
+  }
+  for (int i = 0; i < 100; ++i) {
+    auto r = engine.Call("GET", "/containers/" + id + "/json");
+    if (!r) return r.error();
+    if (r->status == 404) return {};
+    ::usleep(50'000);
+  }
+  return MakeError("remove orphaned container", id, "another removal of it is still under way after 5 s");
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> ReapOrphans(const EngineClient& engine) {
   nlohmann::json filters{{"label", {kLabelSupervisor}}};
   auto r = engine.Call("GET", "/containers/json?all=1&filters=" + UrlEncode(filters.dump()));
@@ -72,11 +96,7 @@ Result<std::vector<std::string>> ReapOrphans(const EngineClient& engine) {
     if (!Reapable(pid, start, labels.value(kLabelSupervisorPidNs, ""), own_pidns)) continue;
     std::string id = c.value("Id", "");
     if (id.empty()) continue;
-    auto del = engine.Call("DELETE", "/containers/" + id + "?force=1&v=1");
-    if (!del) return del.error();
-    if (del->status != 204 && del->status != 404) {
-      return MakeError("remove orphaned container", id, EngineMessage(*del));
-    }
+    MCPCELL_TRY(RemoveContainer(engine, id));
     std::string name = id.substr(0, 12);
     if (c.contains("Names") && c["Names"].is_array() && !c["Names"].empty()) {
       name = c["Names"][0].get<std::string>();
