@@ -5,7 +5,7 @@
 //
 // LOW (information, a podman cell differs from docker and native cells):
 // the create body asks for a private cgroup namespace
-// (src/cell/docker/create_body.cc:238, {"CgroupnsMode", "private"}), and
+// (src/cell/docker/create_body.cc:236, {"CgroupnsMode", "private"}), and
 // docker gives one (/proc/self/cgroup reads "9:name=systemd:/"), but
 // Podman's compat API does not carry the field over: a podman cell stays in
 // the host's cgroup namespace. /proc/self/cgroup and the roots of the

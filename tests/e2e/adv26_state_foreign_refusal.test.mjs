@@ -5,8 +5,8 @@
 // LOW-MEDIUM (denial of service on root's launches by any local account, no
 // privilege needed; fails closed, nothing leaks): another account's listed
 // state directory is treated by root as root's own. McpcellOwnDirs
-// (src/util/state_dir.cc:155-161) appends KnownStateDirs() — for root, every
-// account's entries (OtherAccountsStateDirs, state_dir.cc:114-131) — and
+// (src/util/state_dir.cc:171-177) appends KnownStateDirs() — for root, every
+// account's entries (OtherAccountsStateDirs, state_dir.cc:116-131, 138) — and
 // launch_plan.cc:202 runs CheckDirNotWritableByCell on each of them, which
 // refuses any writable grant at or above it ("lies inside mcpcell's state
 // directory ... the cell could plant files there that a later run of mcpcell
