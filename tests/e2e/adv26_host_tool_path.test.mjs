@@ -17,6 +17,9 @@
 //     repository's bin/ (a git working tree) is kept;
 //   - the env block that sets PATH also sets HOME to the workspace (or any
 //     directory inside it): the project is then "the home or above it";
+//   - the cwd is a subdirectory of the repository (a monorepo's package, a
+//     config's "cwd": "${workspaceFolder}/packages/server", a client started
+//     one level down): ${repo}/bin is not at/below the cwd, so it is kept;
 //   - HOME is relative ("." or "bin"): realpath() resolves it against the
 //     cwd, so it is inside the project, which is then "above the home"
 //     (host_run.cc:42 passes getenv("HOME") unchecked; Homes() in the same
@@ -50,15 +53,18 @@ const CASES = [
   { label: 'the client starts the server in / (no workspace cwd)', cwd: () => '/', home: (h) => h },
   { label: 'the env block sets HOME to the workspace', cwd: (repo) => repo, home: (h, repo) => repo },
   { label: 'HOME is relative (".")', cwd: (repo) => repo, home: () => '.' },
+  { label: 'the client starts the server in a subdirectory of the repository', cwd: (repo) => `${repo}/packages/server`,
+    home: (h) => h },
 ];
 
 for (const c of CASES) {
   test(`adv26: the host npm comes from a repository's bin/ when ${c.label}`, {
-    todo: `adv26: the cwd rule is off when ${c.label}; the repository's bin/npm runs on the host`,
+    todo: `adv26: ${c.label}: the repository's bin/npm still runs on the host`,
     timeout: 60_000,
   }, async () => {
     const repo = makeTempDir('adv26-repo');
     mkdirSync(path.join(repo, '.git'));
+    mkdirSync(path.join(repo, 'packages', 'server'), { recursive: true });
     const bin = path.join(repo, 'bin');
     mkdirSync(bin, { recursive: true });
     writeFileSync(path.join(bin, 'npm'), '#!/bin/sh\necho "ADV26-HOST-NPM-RAN uid=$(id -u) $*" >&2\nexit 1\n');
