@@ -19,7 +19,7 @@
 // group-writable project share, /home) fail with exit 2, for as long as the
 // directory exists. The same user can do it for any number of shared
 // directories (the list holds ~64 KiB of entries, each one lstat'ed, realpath'ed and
-// compared on every root launch, up to three times per launch).
+// compared on every root launch, three times and once more per grant).
 //   Reproduce: as mcpcell-test, XDG_STATE_HOME=/var/tmp/share mcpcell run -- true
 //   (share mode 1777); as root, mcpcell run --write /var/tmp/share -- true: refused.
 // Suggested fix: another account's directories are hidden (masked below a
