@@ -22,7 +22,7 @@
 //     one level down): ${repo}/bin is not at/below the cwd, so it is kept;
 //   - HOME is relative ("." or "bin"): realpath() resolves it against the
 //     cwd, so it is inside the project, which is then "above the home"
-//     (host_run.cc:42 passes getenv("HOME") unchecked; Homes() in the same
+//     (host_run.cc:42-45 passes getenv("HOME") unchecked; Homes() in the same
 //     file already ignores a relative $HOME).
 //   Reproduce: cd /; PATH=$REPO/bin:/usr/bin:/bin mcpcell run --isolate
 //   npx://x@1.0.0 with $REPO/.git and an executable $REPO/bin/npm: it runs

@@ -8,7 +8,7 @@
 // link is removed: "system /usr: would show mcpcell's state directory ...
 // /usr/lib at /usr/lib unmasked" — tried on 03191d7 in a private mount
 // namespace with a copy of the list, so no other run saw it): "owns" is checked with lstat(2) on the listed
-// path (src/util/state_dir.cc:107, `::lstat(l.c_str(), &st) != 0 ||
+// path (src/util/state_dir.cc:106, `::lstat(l.c_str(), &st) != 0 ||
 // st.st_uid != *owner`), so a *symlink* named mcpcell that the account owns
 // passes, and every user of the entry then resolves it:
 // McpcellOwnDirs/HiddenDirs/MaskHiddenDirsBeneath (ResolvedAsFarAsExists,
