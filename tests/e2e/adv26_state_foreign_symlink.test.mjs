@@ -50,7 +50,7 @@ after(() => {
 
 /** `script` as mcpcell-test holding the list's lock (RememberStateDir's writers take it too). */
 function underListLock(script) {
-  return spawnSync('flock', [`${LIST_DIR}/known-state-dirs.lock`, 'sh', '-c', script], { ...asTestUser, encoding: 'utf8' });
+  return spawnSync('flock', [`${LIST_DIR}/known-state-dirs.lock`, 'sh', '-c', `umask 077; ${script}`], { ...asTestUser, encoding: 'utf8' });
 }
 
 test('adv26: another account lists a symlink named mcpcell and root treats its target as a state directory', {
