@@ -199,7 +199,9 @@ Status CheckRecordsOutOfReach(const CellSpec& spec, const RunRequest& req, const
   // run's cell must not plant what the default environment runs). First:
   // their refusals name the narrower thing.
   for (const auto& in : HostToolInputs()) MCPCELL_TRY(CheckNotWritableByCell(spec, in.what, in.path));
-  for (const auto& own : McpcellOwnDirs()) MCPCELL_TRY(CheckDirNotWritableByCell(spec, own.what, own.path));
+  for (const auto& own : McpcellOwnDirs()) {
+    if (!own.others) MCPCELL_TRY(CheckDirNotWritableByCell(spec, own.what, own.path));  // theirs: masked only
+  }
   return {};
 }
 

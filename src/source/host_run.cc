@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -39,10 +40,13 @@ Result<HostCommand> PrepareHostCommand(const HostToolRun& run) {
   const std::string& name = run.argv[0];
   const char* path = std::getenv("PATH");
   char cwd[PATH_MAX];
-  const char* home = std::getenv("HOME");
+  // The account's home, not $HOME: a client's env block may set HOME to the
+  // repository (or "."), which would make it "no workspace" (adv26).
+  const passwd* pw = ::getpwuid(::geteuid());
+  std::string home = pw != nullptr && pw->pw_dir != nullptr && pw->pw_dir[0] == '/' ? pw->pw_dir : "";
   std::string safe = WithoutProjectEntries(
       HostToolPath(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", run.cell_writable),
-      ::getcwd(cwd, sizeof cwd) != nullptr ? cwd : "", home != nullptr ? home : "");
+      ::getcwd(cwd, sizeof cwd) != nullptr ? cwd : "", home);
   HostCommand c{"", HostToolEnvironment(environ, safe)};
   std::erase_if(c.env, [&](const std::string& e) {
     return std::any_of(run.drop_env_prefixes.begin(), run.drop_env_prefixes.end(),

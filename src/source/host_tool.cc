@@ -186,6 +186,16 @@ std::string WithoutProjectEntries(const std::string& path, const std::string& cw
   // "/" or the home (or above it) is where clients start servers that have
   // no workspace: everything is below it, nothing of it is a project's.
   if (project == "/" || (!real_home.empty() && PathAtOrBelow(real_home, project))) project.clear();
+  // The workspace is the repository the cwd lies in (adv26: a client started
+  // in $REPO/packages/server still put $REPO/bin first), up to the home.
+  for (fs::path p(project); !project.empty() && p != p.parent_path(); p = p.parent_path()) {
+    if (!real_home.empty() && PathAtOrBelow(real_home, p.string())) break;
+    struct stat st{};
+    if (::lstat((p / ".git").c_str(), &st) == 0) {
+      project = p.string();
+      break;
+    }
+  }
   std::string out;
   for (const auto& dir : SplitPath(path)) {
     if (dir.empty() || ::realpath(dir.c_str(), buf) == nullptr) continue;

@@ -26,9 +26,10 @@ std::string HostToolPath(const std::string& path_env, const std::vector<std::str
 /// `path` without the entries a project brings along (adv24), for the PATH
 /// a host tool is looked up in and runs with: an entry inside a Python venv
 /// (an ancestor holds pyvenv.cfg: its bin has every installed package's
-/// console scripts, of any name), or at or below `cwd` — the client's
-/// workspace (`${workspaceFolder}/bin`) — unless cwd is "/" or `home` or an
-/// ancestor of it. Compared after resolving symlinks.
+/// console scripts, of any name), or at or below the client's workspace —
+/// `cwd`, or the repository it lies in (the nearest ancestor holding .git,
+/// below `home`) — unless cwd is "/" or `home` (the account's, not $HOME) or
+/// an ancestor of it. Compared after resolving symlinks.
 std::string WithoutProjectEntries(const std::string& path, const std::string& cwd, const std::string& home);
 
 /// The first executable regular file `name` in `path` ("" when none).

@@ -94,6 +94,16 @@ std::string ReadAll(int fd) {
 
 // The list in `account_dir`; with `owner` set, only a regular file of that
 // uid and only entries that uid owns (another account's list, read by root).
+// Another account's entries root takes: at most this many each (one mask
+// per entry in a grant above them: adv26 listed 1,400).
+constexpr std::size_t kOtherAccountMax = 32;
+
+// The list in `account_dir`. Another account's (`owner` set: root reads it)
+// only as a regular file of that uid, and only entries that are a real
+// directory of that uid (named mcpcell, Lines) reached through no symlink:
+// an account cannot make root hide anything but its own (adv26: a link of
+// the account's to /usr/lib made every root launch fail), and what it lists
+// is masked, never a reason to refuse root's grant (OwnDir::others).
 std::vector<std::string> ReadList(const std::string& account_dir, std::optional<uid_t> owner) {
   // O_NONBLOCK: a FIFO planted in another account's directory does not stall root's launch.
   UniqueFd fd(::open((account_dir + "/" + kKnownList).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -101,12 +111,16 @@ std::vector<std::string> ReadList(const std::string& account_dir, std::optional<
   if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || (owner && st.st_uid != *owner)) return {};
   std::vector<std::string> lines = Lines(ReadAll(fd.get()));
   if (owner) {
-    // A directory only its owner could have made: an account cannot have
-    // root hide (or refuse a grant of) a directory of someone else's.
-    std::erase_if(lines, [&](const std::string& l) { return ::lstat(l.c_str(), &st) != 0 || st.st_uid != *owner; });
+    std::erase_if(lines, [&](const std::string& l) {
+      return ::lstat(l.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != *owner ||
+             ResolvedAsFarAsExists(l) != l;
+    });
+    if (lines.size() > kOtherAccountMax) lines.resize(kOtherAccountMax);
   }
   return lines;
 }
+
+}  // namespace
 
 // Root's cells see other accounts' homes id-mapped (their 0700 is no bar):
 // each account's own list names state directories under its own
@@ -115,12 +129,21 @@ std::vector<std::string> ReadList(const std::string& account_dir, std::optional<
 // its default, masked by name).
 std::vector<std::string> OtherAccountsStateDirs() {
   std::vector<std::string> out;
+  if (::geteuid() != 0) return out;
   std::FILE* f = std::fopen("/etc/passwd", "re");
   if (f == nullptr) return out;
   passwd pw{};
   passwd* got = nullptr;
-  char buf[4096];
-  while (::fgetpwent_r(f, &pw, buf, sizeof buf, &got) == 0 && got != nullptr) {
+  std::vector<char> buf(4096);
+  for (;;) {
+    int err = ::fgetpwent_r(f, &pw, buf.data(), buf.size(), &got);
+    // A line longer than the buffer: a bigger one, the same line again (adv26:
+    // a 5,000-byte GECOS ended the scan and the accounts after it were not read).
+    if (err == ERANGE && buf.size() < (1U << 20)) {
+      buf.resize(buf.size() * 4);
+      continue;
+    }
+    if (err != 0 || got == nullptr) break;
     if (pw.pw_uid == 0 || pw.pw_dir == nullptr || pw.pw_dir[0] != '/') continue;
     std::string dir = (std::filesystem::path(pw.pw_dir) / ".local/state/mcpcell").lexically_normal().string();
     for (auto& l : ReadList(dir, pw.pw_uid)) out.push_back(std::move(l));
@@ -129,15 +152,9 @@ std::vector<std::string> OtherAccountsStateDirs() {
   return out;
 }
 
-}  // namespace
-
 std::vector<std::string> KnownStateDirs() {
   std::string account = AccountStateDir();
-  std::vector<std::string> out = account.empty() ? std::vector<std::string>{} : ReadList(account, std::nullopt);
-  if (::geteuid() == 0) {
-    for (auto& l : OtherAccountsStateDirs()) out.push_back(std::move(l));
-  }
-  return out;
+  return account.empty() ? std::vector<std::string>{} : ReadList(account, std::nullopt);
 }
 
 
@@ -173,6 +190,11 @@ std::vector<OwnDir> McpcellOwnDirs() {
   for (const auto& dir : KnownStateDirs()) {
     if (std::none_of(out.begin(), out.end(), [&](const OwnDir& d) { return d.path == dir; })) {
       out.push_back({dir, kState, true});
+    }
+  }
+  for (const auto& dir : OtherAccountsStateDirs()) {
+    if (std::none_of(out.begin(), out.end(), [&](const OwnDir& d) { return d.path == dir; })) {
+      out.push_back({dir, "another account's mcpcell state directory", true, true});
     }
   }
   return out;

@@ -35,6 +35,11 @@ std::string AccountStateDir();
 /// XDG_STATE_HOME or HOME, as they recorded themselves (RememberStateDir).
 std::vector<std::string> KnownStateDirs();
 
+/// For root: the state directories every other passwd account listed (its
+/// own known-state-dirs), each a real directory of that account reached
+/// through no symlink, at most 32 per account; empty for anyone else.
+std::vector<std::string> OtherAccountsStateDirs();
+
 /// Adds `dir` to the account's list (AccountStateDir()/known-state-dirs)
 /// unless it is the account's own: a launch whose environment names another
 /// state directory must still hide this one from its cells (adv22). Gone
@@ -55,6 +60,10 @@ struct OwnDir {
   /// stderr copies, the pins): never granted, masked inside any grant above it.
   /// The cache is only kept from writing: a server runs from its packages.
   bool hidden = false;
+  /// Another account's (root reads each account's list, OtherAccountsStateDirs):
+  /// masked like ours, but never a reason to refuse root's writable grant
+  /// above it (adv26: any account could block root's --write of a shared dir).
+  bool others = false;
 };
 std::vector<OwnDir> McpcellOwnDirs();
 

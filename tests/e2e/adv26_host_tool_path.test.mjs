@@ -50,7 +50,8 @@ const id = randomBytes(4).toString('hex');
 after(removeTempDirs);
 
 const CASES = [
-  { label: 'the client starts the server in / (no workspace cwd)', cwd: () => '/', home: (h) => h },
+  // Open: with no workspace cwd nothing says which directory is a project's.
+  { label: 'the client starts the server in / (no workspace cwd)', cwd: () => '/', home: (h) => h, open: true },
   { label: 'the env block sets HOME to the workspace', cwd: (repo) => repo, home: (h, repo) => repo },
   { label: 'HOME is relative (".")', cwd: (repo) => repo, home: () => '.' },
   { label: 'the client starts the server in a subdirectory of the repository', cwd: (repo) => `${repo}/packages/server`,
@@ -59,7 +60,7 @@ const CASES = [
 
 for (const c of CASES) {
   test(`adv26: the host npm comes from a repository's bin/ when ${c.label}`, {
-    todo: `adv26: ${c.label}: the repository's bin/npm still runs on the host`,
+    ...(c.open ? { todo: `adv26: ${c.label}: the repository's bin/npm still runs on the host` } : {}),
     timeout: 60_000,
   }, async () => {
     const repo = makeTempDir('adv26-repo');

@@ -47,7 +47,6 @@ after(() => {
 });
 
 test('adv26: another account\'s state directory in a shared directory refuses root\'s --write of that directory', {
-  todo: 'adv26: any account makes root\'s --write of a shared directory fail by keeping its XDG_STATE_HOME there',
   timeout: 120_000,
 }, async (t) => {
   if (await skipWithoutCell(t)) return;

@@ -73,6 +73,15 @@ TEST_F(HostToolTest, DropsVenvEntriesAndTheWorkspacesOwnButNotOutsideAHomeOrRoot
             root_ + "/ws/bin:" + root_ + "/home/.nvm/bin:" + root_ + "/sys") << "cwd above home: no workspace";
 }
 
+// adv26: a client started in $REPO/packages/server: the workspace is the repository.
+TEST_F(HostToolTest, TheWorkspaceIsTheRepositoryTheCwdLiesIn) {
+  fs::create_directories(root_ + "/repo/.git");
+  fs::create_directories(root_ + "/repo/bin");
+  fs::create_directories(root_ + "/repo/packages/server");
+  std::string path = root_ + "/repo/bin:" + root_ + "/sys";
+  EXPECT_EQ(WithoutProjectEntries(path, root_ + "/repo/packages/server", root_ + "/home"), root_ + "/sys");
+}
+
 TEST_F(HostToolTest, FindsNothingWhenOnlyWritableDirsHoldTheTool) {
   EXPECT_EQ(FindHostTool("npm", HostToolPath(root_ + "/write", {root_ + "/write"})), "");
 }
