@@ -3,8 +3,6 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <climits>
-#include <cstdlib>
 #include <filesystem>
 
 #include "util/path_prefix.h"
@@ -39,28 +37,16 @@ bool Masked(const CellSpec& spec, const std::string& inside) {
   return false;
 }
 
-struct Hidden {
-  std::string path;  ///< resolved
-  std::string what;
-};
-
-std::vector<Hidden> HiddenDirs() {
-  std::vector<Hidden> out;
-  for (const auto& own : McpcellOwnDirs()) {
-    if (own.hidden) out.push_back({ResolvedAsFarAsExists(own.path), own.what});
-  }
-  return out;
-}
-
 }  // namespace
 
 Status MaskHiddenDirsBeneath(CellSpec* spec, const std::string& real, const std::string& target,
                              const std::string& label, std::vector<std::string>* notes) {
-  // McpcellOwnDirs' paths are resolved as far as they exist; so is this one.
+  // McpcellOwnDirs' paths are resolved as far as they exist (where the
+  // directory is, or would be made); so is this one.
   const std::string own_run = ResolvedAsFarAsExists(StateDirForThisUser());
   for (const auto& own : McpcellOwnDirs()) {
     if (!own.hidden) continue;
-    std::string dir = ResolvedAsFarAsExists(own.path);
+    const std::string& dir = own.path;
     if (!PathAtOrBelow(dir, real)) continue;  // not in this grant, as written or through a link
     if (dir == real) return MakeError(label, real, "is " + own.what + "; no cell may see it. Grant a directory outside it");
     if (!Exists(dir)) {
@@ -68,10 +54,8 @@ Status MaskHiddenDirsBeneath(CellSpec* spec, const std::string& real, const std:
       // lives: made now, so it is masked. Another one (a default this run
       // does not use) is not made in a home that may not be ours (adv22:
       // root with HOME=/home/alice): nothing is there to hide.
-      if (own.path != own_run) continue;
-      MCPCELL_TRY(MakePrivateDirs(own.path));
-      dir = ResolvedAsFarAsExists(own.path);
-      if (!PathAtOrBelow(dir, real) || dir == real) continue;
+      if (dir != own_run) continue;
+      MCPCELL_TRY(MakePrivateDirs(dir));  // made where the resolved path said: the same path after
     }
     std::string inside = target + dir.substr(real == "/" ? 0 : real.size());
     if (Masked(*spec, inside)) continue;  // the credential scan found it by name (any account's)
@@ -83,7 +67,8 @@ Status MaskHiddenDirsBeneath(CellSpec* spec, const std::string& real, const std:
 }
 
 Status CheckHiddenDirsOutOfReach(const CellSpec& spec) {
-  for (const Hidden& h : HiddenDirs()) {
+  for (const auto& h : McpcellOwnDirs()) {
+    if (!h.hidden) continue;
     for (const auto& m : spec.mounts) {
       if (m.kind != MountSpec::Kind::kBind || IsMask(m)) continue;
       if (PathAtOrBelow(m.source, h.path)) {

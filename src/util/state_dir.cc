@@ -14,6 +14,7 @@
 #include <optional>
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 #include "util/cache_dir.h"
 #include "util/resolved_path.h"
@@ -162,18 +163,18 @@ std::vector<OwnDir> McpcellOwnDirs() {
   static const std::string kState = "mcpcell's state directory (cell records, logs, tool pins)";
   static const std::string kCache = "mcpcell's cache (npx and uvx packages, compiled secret rules, grant scans)";
   std::vector<OwnDir> out;
-  auto add = [&out](const std::string& base, const std::string& what) {
-    bool hidden = &what == &kState;
-    if (base.empty() || base[0] != '/') return;
-    // Normalized: "~/.local/state/" and "~/.local/state" are one directory,
-    // masked once (adv22: two masks on one target refused every launch).
-    // Resolved as far as it exists: where the directory is or would be made
-    // (adv24: "$H/link/../s" is below link's target), one spelling per
-    // directory (adv22: a trailing slash put two masks on one target).
-    std::string dir = ResolvedAsFarAsExists(base + "/mcpcell");
-    if (std::none_of(out.begin(), out.end(), [&](const OwnDir& d) { return d.path == dir; })) {
-      out.push_back({dir, what, hidden});
+  // One entry per directory (adv22: two masks on one target refused every launch).
+  auto keep = [&out](OwnDir d) {
+    if (std::none_of(out.begin(), out.end(), [&](const OwnDir& o) { return o.path == d.path; })) {
+      out.push_back(std::move(d));
     }
+  };
+  auto add = [&keep](const std::string& base, const std::string& what) {
+    if (base.empty() || base[0] != '/') return;
+    // Resolved as far as it exists: where the directory is or would be made
+    // (adv24: "$H/link/../s" is below link's target), one spelling of it
+    // ("~/.local/state/" and "~/.local/state" are one).
+    keep({ResolvedAsFarAsExists(base + "/mcpcell"), what, &what == &kState});
   };
   add(StateBaseForThisUser(), kState);
   add(UserCacheBase(), kCache);
@@ -187,16 +188,8 @@ std::vector<OwnDir> McpcellOwnDirs() {
   if (::geteuid() == 0) add("/var/lib", kState);
   // Every state directory a launch of this account used under another
   // XDG_STATE_HOME or HOME (adv22): this run's environment does not name it.
-  for (const auto& dir : KnownStateDirs()) {
-    if (std::none_of(out.begin(), out.end(), [&](const OwnDir& d) { return d.path == dir; })) {
-      out.push_back({dir, kState, true});
-    }
-  }
-  for (const auto& dir : OtherAccountsStateDirs()) {
-    if (std::none_of(out.begin(), out.end(), [&](const OwnDir& d) { return d.path == dir; })) {
-      out.push_back({dir, "another account's mcpcell state directory", true, true});
-    }
-  }
+  for (const auto& dir : KnownStateDirs()) keep({dir, kState, true});
+  for (const auto& dir : OtherAccountsStateDirs()) keep({dir, "another account's mcpcell state directory", true, true});
   return out;
 }
 
